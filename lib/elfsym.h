@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Function symbols, load segments and build-id of one ELF file (libelf). */
+#ifndef EMBER_ELFSYM_H
+#define EMBER_ELFSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bounds on hostile files: symbols kept per file, bytes per symbol name. */
+#define ELFSYM_MAX_SYMBOLS (4u << 20)
+#define ELFSYM_MAX_NAME 4096
+
+enum elf_syms_source { ELF_SYMS_NONE = 0, ELF_SYMS_SYMTAB, ELF_SYMS_DYNSYM };
+
+struct elf_syms;
+
+/* Loads from an open fd (not closed) or from memory. NULL with errno set. */
+struct elf_syms *elf_syms_load_fd(int fd);
+struct elf_syms *elf_syms_load_mem(const void *buf, size_t len);
+void elf_syms_free(struct elf_syms *s);
+
+/* Converts a file offset (from /proc/PID/maps) to the ELF virtual address. */
+bool elf_syms_offset_to_vaddr(const struct elf_syms *s, uint64_t file_off, uint64_t *vaddr);
+/* Function containing the ELF virtual address, or NULL. */
+const char *elf_syms_lookup(const struct elf_syms *s, uint64_t vaddr);
+/* GNU build-id as lower-case hex, "" when absent. */
+const char *elf_syms_build_id(const struct elf_syms *s);
+enum elf_syms_source elf_syms_source(const struct elf_syms *s);
+size_t elf_syms_count(const struct elf_syms *s);
+/* Approximate heap bytes held. */
+size_t elf_syms_memory(const struct elf_syms *s);
+
+#endif

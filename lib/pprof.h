@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pprof profiles: a builder that interns strings, mappings, functions and
+ * locations (ids = index + 1) and folds identical samples; a validating decoder
+ * for profiles from outside (files, history, network); and a merge of decoded
+ * profiles into a builder.
+ */
+#ifndef EMBER_PPROF_H
+#define EMBER_PPROF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile pprof_profile;
+
+#define PPROF_MAX_SAMPLE_TYPES 8
+#define PPROF_MAX_LABELS 16
+
+struct pprof_value_type {
+	const char *type;	/* e.g. "samples", "cpu" */
+	const char *unit;	/* e.g. "count", "nanoseconds" */
+};
+
+struct pprof_meta {
+	struct pprof_value_type sample_types[PPROF_MAX_SAMPLE_TYPES];
+	size_t n_sample_types;
+	struct pprof_value_type period_type;
+	int64_t period;
+	int64_t time_nanos;
+	int64_t duration_nanos;
+};
+
+/* A mapping as the symbolizer sees it; interned by all of its fields. */
+struct pprof_mapping_desc {
+	uint64_t start, limit, offset;
+	const char *file;
+	const char *build_id;	/* "" or NULL when none */
+	bool has_functions;
+};
+
+/* A sample label: a string one when str != NULL, else numeric (num, num_unit). */
+struct pprof_label {
+	const char *key;
+	const char *str;
+	int64_t num;
+	const char *num_unit;	/* NULL for none */
+};
+
+struct pprof_builder;
+
+struct pprof_builder *pprof_builder_new(const struct pprof_meta *meta);
+void pprof_builder_free(struct pprof_builder *b);
+const struct pprof_meta *pprof_builder_meta(const struct pprof_builder *b);
+void pprof_builder_set_time(struct pprof_builder *b, int64_t time_nanos, int64_t duration_nanos);
+
+/* Interning; each returns an id >= 1, or 0 with errno set (ENOMEM). */
+uint64_t pprof_mapping(struct pprof_builder *b, const struct pprof_mapping_desc *m);
+uint64_t pprof_function(struct pprof_builder *b, const char *name, const char *system_name,
+			const char *filename);
+/* A location of mapping_id (0 = none) at address, with one Line per function
+ * (innermost first; n_funcs may be 0 for an unnamed frame). */
+uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id, uint64_t address,
+			const uint64_t *function_ids, size_t n_funcs);
+
+/* Adds values (one per sample type) to the sample with these locations (leaf
+ * first) and labels, creating it when new. 0 or negative errno. */
+int pprof_add_sample(struct pprof_builder *b, const uint64_t *location_ids, size_t n_locs,
+		     const int64_t *values, const struct pprof_label *labels, size_t n_labels);
+
+size_t pprof_sample_count(const struct pprof_builder *b);	/* distinct samples */
+int64_t pprof_value_total(const struct pprof_builder *b, size_t type_index);
+
+/* Serializes to an uncompressed profile.proto message. 0 or negative errno. */
+int pprof_encode(const struct pprof_builder *b, uint8_t **out, size_t *out_len);
+
+/*
+ * Decodes a profile (gzip or not, at most EMBER_MAX_PROFILE_BYTES once
+ * decompressed) and checks what readers rely on: string_table[0] == "", every
+ * string index in range, ids non-zero and unique, every referenced id exists,
+ * one value per sample type. On failure returns a negative errno and writes a
+ * one-line reason into err.
+ */
+int pprof_decode(const uint8_t *buf, size_t len, pprof_profile **out, char *err, size_t errlen);
+void pprof_profile_free(pprof_profile *p);
+
+/* Which samples of a profile to merge. */
+struct pprof_filter {
+	bool by_pid;
+	int64_t pid;		/* keep samples whose numeric label "pid" equals this */
+};
+
+/*
+ * Adds every sample of p (passing f, which may be NULL) into b: mappings,
+ * functions and locations are re-interned by content and identical samples
+ * summed. The builder's time range grows to cover p. -EINVAL when p's sample
+ * types differ from the builder's.
+ */
+int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pprof_filter *f);
+
+#endif

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* /proc/PID/maps: a pure parser, a bounded reader and address lookup. */
+#ifndef EMBER_PROCMAPS_H
+#define EMBER_PROCMAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Bounds on what one process may make us hold. */
+#define PROCMAPS_MAX_ENTRIES 65536
+#define PROCMAPS_MAX_BYTES (16u << 20)
+
+enum { PROCMAP_R = 1, PROCMAP_W = 2, PROCMAP_X = 4, PROCMAP_SHARED = 8 };
+
+struct proc_map {
+	uint64_t start, end;	/* [start, end) in the process's address space */
+	uint64_t offset;	/* file offset of start */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t perms;		/* PROCMAP_* bits */
+	char *path;		/* NULL for anonymous mappings; "[vdso]" etc. kept as is */
+};
+
+struct proc_maps {
+	struct proc_map *v;	/* sorted by start */
+	size_t n;
+	size_t bad_lines;	/* malformed lines skipped */
+};
+
+/* Pure: parses text into out (which must be zeroed). 0 or -ENOMEM / -E2BIG. */
+int procmaps_parse(const char *text, size_t len, struct proc_maps *out);
+/* Reads /proc/PID/maps (bounded by PROCMAPS_MAX_BYTES) and parses it. */
+int procmaps_read(pid_t pid, struct proc_maps *out);
+/* The mapping that contains addr, or NULL. */
+const struct proc_map *procmaps_find(const struct proc_maps *m, uint64_t addr);
+void procmaps_free(struct proc_maps *m);
+
+#endif

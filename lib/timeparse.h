@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsing of user-given times and durations (pure). */
+#ifndef EMBER_TIMEPARSE_H
+#define EMBER_TIMEPARSE_H
+
+#include <stdint.h>
+
+/*
+ * Parses a point in time: RFC 3339 ("2026-11-22T03:14:00Z", with offset or
+ * fractional seconds), unix seconds ("1763781240"), or a time relative to now
+ * ("-15m", "-2h", "-1d", "-30s", "now"). Returns 0 and *out_ns in ns since the
+ * epoch, or -EINVAL.
+ */
+int parse_time(const char *s, int64_t now_ns, int64_t *out_ns);
+
+/*
+ * Parses a duration: "10", "10s", "500ms", "2m", "1h", "7d". A bare number is
+ * seconds. Returns 0 and *out_ns, or -EINVAL (also on overflow or negative).
+ */
+int parse_duration(const char *s, int64_t *out_ns);
+
+#endif

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs every Debian package that building, running and testing ember needs.
+# Idempotent: packages already present are skipped by apt-get.
+set -euo pipefail
+
+PKGS=(
+	# build
+	build-essential cmake pkg-config clang llvm bpftool
+	libbpf-dev libelf-dev zlib1g-dev libzstd-dev
+	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
+	libsqlite3-dev libsystemd-dev libinih-dev libiberty-dev
+	# tests
+	check golang-go binutils
+	# benchmarks (peers)
+	linux-perf bpftrace
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "install-deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* The single runner of every unit suite (fork mode unless CK_FORK=no). */
+#include <stdlib.h>
+
+#include <check.h>
+
+#include "suites.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(timeparse_suite());
+	int failed;
+
+	srunner_add_suite(sr, compress_suite());
+	srunner_add_suite(sr, pprof_suite());
+	srunner_add_suite(sr, history_suite());
+	srunner_add_suite(sr, procmaps_suite());
+	srunner_add_suite(sr, elfsym_suite());
+	srunner_add_suite(sr, ksyms_suite());
+	srunner_add_suite(sr, symbolizer_suite());
+	srunner_add_suite(sr, config_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

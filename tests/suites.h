@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* One Check suite per module; check_main.c runs them all. */
+#ifndef EMBER_TEST_SUITES_H
+#define EMBER_TEST_SUITES_H
+
+#include <check.h>
+
+Suite *timeparse_suite(void);
+Suite *compress_suite(void);
+Suite *pprof_suite(void);
+Suite *history_suite(void);
+Suite *procmaps_suite(void);
+Suite *elfsym_suite(void);
+Suite *ksyms_suite(void);
+Suite *symbolizer_suite(void);
+Suite *config_suite(void);
+
+#endif
