@@ -1,7 +1,141 @@
 // SPDX-License-Identifier: MIT
-/* placeholder */
+/* The configuration parser: defaults, every key, and each error with its line. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
 #include "suites.h"
+
+static int parse(const char *text, struct ember_config *c, struct config_errors *e)
+{
+	config_defaults(c);
+	memset(e, 0, sizeof(*e));
+	return config_parse(text, strlen(text), "t.conf", c, e);
+}
+
+START_TEST(test_defaults)
+{
+	struct ember_config c;
+	struct config_errors e;
+
+	ck_assert_int_eq(parse("", &c, &e), 0);
+	ck_assert_uint_eq(c.hz, 19);
+	ck_assert_int_eq(c.interval_ns, 10000000000LL);
+	ck_assert_str_eq(c.data_dir, "/var/lib/ember");
+	ck_assert(!c.include_idle);
+}
+END_TEST
+
+START_TEST(test_all_keys)
+{
+	struct ember_config c;
+	struct config_errors e;
+	const char *t = "; comment\n# comment\n[daemon]\nhz = 99\ninterval = 2m  # two minutes\n"
+			"data_dir = /srv/ember\ninclude_idle = yes\n";
+
+	ck_assert_int_eq(parse(t, &c, &e), 0);
+	ck_assert_uint_eq(e.n, 0);
+	ck_assert_uint_eq(c.hz, 99);
+	ck_assert_int_eq(c.interval_ns, 120000000000LL);
+	ck_assert_str_eq(c.data_dir, "/srv/ember");
+	ck_assert(c.include_idle);
+}
+END_TEST
+
+START_TEST(test_errors_with_lines)
+{
+	struct ember_config c;
+	struct config_errors e;
+	const char *t = "[daemon]\nhz = 1000\nhz = abc\ninterval = 0.5s\nwhat = 1\n"
+			"data_dir = relative\ninclude_idle = maybe\n[collector]\nurl = x\n";
+
+	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 7);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: hz: '1000'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: hz: 'abc'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: interval"));
+	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: unknown key 'what'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: data_dir"));
+	ck_assert_ptr_nonnull(strstr(e.msg[5], "t.conf:7: include_idle"));
+	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:9: unknown section [collector]"));
+	/* the good default survives a refused value */
+	ck_assert_uint_eq(c.hz, 19);
+}
+END_TEST
+
+START_TEST(test_syntax_and_bounds)
+{
+	struct ember_config c;
+	struct config_errors e;
+	char longline[600];
+
+	ck_assert_int_eq(parse("[daemon]\nhz 99\n", &c, &e), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: syntax error"));
+	ck_assert_int_eq(parse("hz = 5\n", &c, &e), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:1: key 'hz' outside a section"));
+	memset(longline, 'x', sizeof(longline) - 1);
+	longline[sizeof(longline) - 1] = '\0';
+	ck_assert_int_eq(parse(longline, &c, &e), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:1: line longer than"));
+	ck_assert_int_eq(parse("[daemon]\ninterval = 2h\n", &c, &e), -EINVAL);
+	ck_assert_int_eq(parse("[daemon]\ninterval = 1h\nhz = 999\n", &c, &e), 0);
+	ck_assert_uint_eq(c.hz, 999);
+}
+END_TEST
+
+START_TEST(test_many_errors_bounded)
+{
+	struct ember_config c;
+	struct config_errors e;
+	static char t[8192];
+	size_t off = snprintf(t, sizeof(t), "[daemon]\n");
+
+	for (int i = 0; i < 100; i++)
+		off += snprintf(t + off, sizeof(t) - off, "bad%d = 1\n", i);
+	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, CONFIG_MAX_ERRORS);
+	ck_assert_uint_eq(e.dropped, 100 - CONFIG_MAX_ERRORS);
+}
+END_TEST
+
+START_TEST(test_load_missing_file)
+{
+	struct ember_config c;
+	struct config_errors e = {};
+
+	config_defaults(&c);
+	ck_assert_int_lt(config_load("/nonexistent/ember.conf", &c, &e), 0);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "/nonexistent/ember.conf:0: cannot open"));
+}
+END_TEST
+
+START_TEST(test_config_set)
+{
+	struct ember_config c;
+	char err[200];
+
+	config_defaults(&c);
+	ck_assert_int_eq(config_set(&c, "hz", "250", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.hz, 250);
+	ck_assert_int_ne(config_set(&c, "hz", "-1", err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "hz: '-1'"));
+	ck_assert_uint_eq(c.hz, 250);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
-	return suite_create("config");
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_all_keys);
+	tcase_add_test(tc, test_errors_with_lines);
+	tcase_add_test(tc, test_syntax_and_bounds);
+	tcase_add_test(tc, test_many_errors_bounded);
+	tcase_add_test(tc, test_load_missing_file);
+	tcase_add_test(tc, test_config_set);
+	suite_add_tcase(s, tc);
+	return s;
 }
