@@ -1,5 +1,416 @@
 // SPDX-License-Identifier: MIT
-int main(void)
+/*
+ * emberd: samples every process's on-CPU stacks with BPF and stores one pprof
+ * profile per interval in the local history. main() reads top to bottom.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "drain.h"
+#include "history.h"
+#include "log.h"
+#include "sampler.h"
+#include "symbolizer.h"
+#include "timeparse.h"
+
+#define EMBER_VERSION "0.1.0"
+#define CAP_PERFMON_BIT 38
+#define CAP_BPF_BIT 39
+#define CAP_SYS_ADMIN_BIT 21
+
+/* What the command line asked for, on top of the configuration file. */
+struct args {
+	const char *config_path;	/* NULL: the default file if it exists */
+	const char *data_dir, *hz, *interval;
+	int64_t duration_ns;		/* 0: run until signalled */
+	bool verbose, check_config;
+};
+
+/* The running daemon. */
+struct daemon {
+	struct ember_config cfg;
+	struct history *hist;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	int epfd, sigfd, tickfd, endfd;
+	int64_t interval_start_ns;
+	uint64_t last_metrics[EMBER_CPU_M_NR];
+	uint64_t profiles_stored;
+};
+
+static void usage(FILE *f)
 {
-	return 1;
+	fprintf(f,
+"Usage: emberd [OPTIONS]\n"
+"\n"
+"Samples the on-CPU stacks of every process on this host with eBPF and writes\n"
+"one pprof CPU profile per interval into the local history, where emberctl\n"
+"reads it.\n"
+"\n"
+"Options:\n"
+"  -c, --config FILE      configuration file (default " EMBER_DEFAULT_CONFIG " if it\n"
+"                         exists, else built-in defaults)\n"
+"  -d, --data-dir DIR     where the history lives (default " EMBER_DEFAULT_DATA_DIR ")\n"
+"      --hz N             samples per second per CPU, %d..%d (default 19)\n"
+"      --interval DUR     one profile per DUR, 1s..1h (default 10s)\n"
+"      --duration DUR     stop after DUR, storing the last partial interval\n"
+"      --check-config     validate the configuration, print 'configuration OK', exit\n"
+"  -v, --verbose          debug logging (libbpf's messages included)\n"
+"  -h, --help             this help\n"
+"  -V, --version          print the version\n"
+"\n"
+"Durations: 500ms, 10s, 2m, 1h, or a number of seconds.\n"
+"Signals: TERM and INT store the current partial interval and exit.\n"
+"Needs root, or CAP_BPF and CAP_PERFMON (+ CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH\n"
+"to read other processes' binaries), and a kernel with BTF.\n"
+"\n"
+"Look at what it stored:\n"
+"  emberctl --data-dir DIR list\n"
+"  emberctl --data-dir DIR export --type cpu --since -15m -o cpu.pb.gz\n"
+"  go tool pprof -top cpu.pb.gz\n",
+		EMBER_HZ_MIN, EMBER_HZ_MAX);
+}
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	enum { OPT_HZ = 256, OPT_INTERVAL, OPT_DURATION, OPT_CHECK };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "data-dir", required_argument, NULL, 'd' },
+		{ "hz", required_argument, NULL, OPT_HZ },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{},
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:d:vhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': a->config_path = optarg; break;
+		case 'd': a->data_dir = optarg; break;
+		case OPT_HZ: a->hz = optarg; break;
+		case OPT_INTERVAL: a->interval = optarg; break;
+		case OPT_DURATION:
+			if (parse_duration(optarg, &a->duration_ns) || a->duration_ns <= 0) {
+				fprintf(stderr, "emberd: --duration: '%s' is not a duration "
+					"(e.g. 30s, 5m)\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_CHECK: a->check_config = true; break;
+		case 'v': a->verbose = true; break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': printf("emberd %s\n", EMBER_VERSION); exit(0);
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "emberd: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+static void print_errors(const struct config_errors *errs)
+{
+	for (size_t i = 0; i < errs->n; i++)
+		fprintf(stderr, "%s\n", errs->msg[i]);
+	if (errs->dropped)
+		fprintf(stderr, "... and %zu more errors\n", errs->dropped);
+}
+
+/* Configuration file (explicit, default if present, or none) then command line. */
+static int load_config(const struct args *a, struct ember_config *cfg)
+{
+	struct config_errors errs = {};
+	const char *path = a->config_path;
+	char err[256];
+
+	config_defaults(cfg);
+	if (!path && access(EMBER_DEFAULT_CONFIG, F_OK) == 0)
+		path = EMBER_DEFAULT_CONFIG;
+	if (path && config_load(path, cfg, &errs)) {
+		print_errors(&errs);
+		return 1;
+	}
+	if ((a->hz && config_set(cfg, "hz", a->hz, err, sizeof(err))) ||
+	    (a->interval && config_set(cfg, "interval", a->interval, err, sizeof(err))) ||
+	    (a->data_dir && config_set(cfg, "data_dir", a->data_dir, err, sizeof(err)))) {
+		fprintf(stderr, "emberd: command line: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* Effective capabilities from /proc/self/status; 0 when unreadable. */
+static uint64_t effective_caps(void)
+{
+	char line[256];
+	uint64_t caps = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %lx", &caps) == 1)
+			break;
+	fclose(f);
+	return caps;
+}
+
+/* One line naming what is missing, or 0. */
+static int check_host(void)
+{
+	uint64_t caps = effective_caps();
+	bool admin = caps & (1ULL << CAP_SYS_ADMIN_BIT);
+
+	if (!admin && !((caps & (1ULL << CAP_BPF_BIT)) && (caps & (1ULL << CAP_PERFMON_BIT)))) {
+		log_err("missing privileges: emberd must run as root, or with CAP_BPF and "
+			"CAP_PERFMON (it has%s%s)",
+			caps & (1ULL << CAP_BPF_BIT) ? " CAP_BPF" : " neither",
+			caps & (1ULL << CAP_PERFMON_BIT) ? " CAP_PERFMON" : "");
+		return 1;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		log_err("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): emberd needs a "
+			"kernel built with CONFIG_DEBUG_INFO_BTF", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void report_metrics(struct daemon *d, const struct drain_stats *st)
+{
+	static const char *const names[EMBER_CPU_M_NR] = {
+		[EMBER_CPU_M_USTACK_COLLISION] = "user stack collisions",
+		[EMBER_CPU_M_KSTACK_COLLISION] = "kernel stack collisions",
+		[EMBER_CPU_M_USTACK_FAILED] = "user stacks failed",
+		[EMBER_CPU_M_KSTACK_FAILED] = "kernel stacks failed",
+		[EMBER_CPU_M_COUNTS_FULL] = "samples dropped (counts map full)",
+	};
+	uint64_t now[EMBER_CPU_M_NR], delta[EMBER_CPU_M_NR];
+	char losses[512] = "";
+	size_t off = 0;
+
+	if (sampler_metrics(d->sampler, now))
+		return;
+	for (int m = 0; m < EMBER_CPU_M_NR; m++) {
+		delta[m] = now[m] - d->last_metrics[m];
+		if (names[m] && delta[m] && off < sizeof(losses))
+			off += snprintf(losses + off, sizeof(losses) - off, ", %s %lu", names[m],
+					delta[m]);
+	}
+	memcpy(d->last_metrics, now, sizeof(now));
+	if (off)
+		log_warnx("interval: %lu samples in %lu stacks of %u processes%s", st->samples,
+			  st->stacks, st->processes, losses);
+	else
+		log_debug("interval: %lu samples in %lu stacks of %u processes (idle skipped %lu)",
+			  st->samples, st->stacks, st->processes,
+			  delta[EMBER_CPU_M_IDLE_SKIPPED]);
+}
+
+/* Drains what was sampled since the interval began and stores it. */
+static int store_interval(struct daemon *d)
+{
+	int64_t start = d->interval_start_ns, end = now_ns(CLOCK_REALTIME);
+	struct pprof_builder *b = NULL;
+	struct drain_stats st;
+	uint8_t *buf = NULL;
+	size_t len;
+	int rc;
+
+	d->interval_start_ns = end;
+	rc = drain_cpu_profile(d->sampler, d->sym, d->cfg.hz, start, end, &b, &st);
+	if (rc) {
+		log_warnx("cannot drain the samples: %s", strerror(-rc));
+		return rc;
+	}
+	report_metrics(d, &st);
+	rc = pprof_encode(b, &buf, &len);
+	if (!rc) {
+		struct history_meta m = {
+			.start_ns = start, .end_ns = end, .type = "cpu", .app = "", .labels = "",
+			.samples = st.samples, .processes = st.processes,
+		};
+
+		rc = history_put(d->hist, &m, buf, len, NULL);
+		if (rc)
+			log_warnx("cannot store the profile in %s: %s", history_path(d->hist),
+				  strerror(-rc));
+		else
+			d->profiles_stored++;
+	} else {
+		log_warnx("cannot encode the profile: %s", strerror(-rc));
+	}
+	free(buf);
+	pprof_builder_free(b);
+	return rc;
+}
+
+static int add_fd(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int arm_timer(int fd, int64_t first_ns, int64_t every_ns)
+{
+	struct itimerspec its = {
+		.it_value = { first_ns / 1000000000LL, first_ns % 1000000000LL },
+		.it_interval = { every_ns / 1000000000LL, every_ns % 1000000000LL },
+	};
+
+	return timerfd_settime(fd, 0, &its, NULL) ? -errno : 0;
+}
+
+static int setup_loop(struct daemon *d, int64_t duration_ns)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->endfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sigfd < 0 || d->tickfd < 0 || d->endfd < 0 || d->epfd < 0)
+		return -errno;
+	if (arm_timer(d->tickfd, d->cfg.interval_ns, d->cfg.interval_ns) ||
+	    (duration_ns && arm_timer(d->endfd, duration_ns, 0)))
+		return -errno;
+	if (add_fd(d->epfd, d->sigfd) || add_fd(d->epfd, d->tickfd) || add_fd(d->epfd, d->endfd))
+		return -errno;
+	return 0;
+}
+
+/* Runs until a stop signal or the end of --duration; stores the last interval. */
+static int run_loop(struct daemon *d)
+{
+	for (;;) {
+		struct epoll_event ev;
+		struct signalfd_siginfo si;
+		uint64_t ticks;
+		int n = epoll_wait(d->epfd, &ev, 1, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (ev.data.fd == d->tickfd) {
+			if (read(d->tickfd, &ticks, sizeof(ticks)) > 0)
+				store_interval(d);
+		} else if (ev.data.fd == d->endfd) {
+			log_info("duration reached: storing the last interval");
+			break;
+		} else if (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGHUP) {
+				log_info("SIGHUP: configuration reload is not supported yet; "
+					 "restart emberd to apply changes");
+				continue;
+			}
+			log_info("%s: storing the last interval", strsignal(si.ssi_signo));
+			break;
+		}
+	}
+	return store_interval(d);
+}
+
+static void teardown(struct daemon *d)
+{
+	sampler_close(d->sampler);
+	symbolizer_free(d->sym);
+	history_close(d->hist);
+	for (int *fd = &d->epfd; fd <= &d->endfd; fd++)
+		if (*fd >= 0)
+			close(*fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = { .epfd = -1, .sigfd = -1, .tickfd = -1, .endfd = -1 };
+	struct sampler_opts so = {};
+	struct args a = {};
+	const char *herr = NULL;
+	char err[512];
+	int rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc;
+	if (load_config(&a, &d.cfg))
+		return 1;
+	if (a.check_config) {
+		printf("configuration OK\n");
+		return 0;
+	}
+	log_init("emberd", a.verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+	if (check_host())
+		return 1;
+
+	d.hist = history_open(d.cfg.data_dir, false, &herr);
+	if (!d.hist) {
+		log_err("cannot open the history in %s: %s", d.cfg.data_dir,
+			herr ? herr : strerror(errno));
+		return 1;
+	}
+	d.sym = symbolizer_new();
+	if (!d.sym) {
+		log_err("cannot set up symbolization: %s", strerror(errno));
+		teardown(&d);
+		return 1;
+	}
+	so.hz = d.cfg.hz;
+	so.interval_ns = d.cfg.interval_ns;
+	so.include_idle = d.cfg.include_idle;
+	rc = sampler_open(&so, &d.sampler, err, sizeof(err));
+	if (rc) {
+		log_err("%s", err);
+		teardown(&d);
+		return 1;
+	}
+	d.interval_start_ns = now_ns(CLOCK_REALTIME);
+	rc = setup_loop(&d, a.duration_ns);
+	if (rc) {
+		log_err("cannot set up the event loop: %s", strerror(-rc));
+		teardown(&d);
+		return 1;
+	}
+	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
+		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9, history_path(d.hist));
+	log_info("look at it: emberctl --data-dir %s list; emberctl --data-dir %s export "
+		 "--type cpu --since -15m -o cpu.pb.gz; go tool pprof -top cpu.pb.gz",
+		 d.cfg.data_dir, d.cfg.data_dir);
+
+	rc = run_loop(&d);
+	log_info("stopped after storing %lu profiles", d.profiles_stored);
+	teardown(&d);
+	return rc ? 1 : 0;
 }

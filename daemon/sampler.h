@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The on-CPU sampler: owns bpf/cpu.bpf.c's skeleton, one cpu-clock perf event
+ * per online CPU, and the double-buffered maps it drains.
+ */
+#ifndef EMBER_SAMPLER_H
+#define EMBER_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember/cpu.h"
+
+struct sampler_opts {
+	unsigned int hz;		/* samples per second per CPU */
+	int64_t interval_ns;		/* used to size the maps */
+	bool include_idle;
+	uint32_t target_tgid;		/* 0: every process */
+};
+
+/* One folded stack as drained: ips leaf first, n == 0 when there is none. */
+struct sampler_stack {
+	const uint64_t *ips;
+	size_t n;
+	int32_t id;			/* the stack id, or < 0 (EMBER_STACK_NONE or -errno) */
+};
+
+typedef int (*sampler_cb)(const struct ember_cpu_key *key, uint64_t count,
+			  const struct sampler_stack *user, const struct sampler_stack *kern,
+			  void *arg);
+
+struct sampler;
+
+/* Loads, sizes and attaches the BPF program. On failure returns a negative
+ * errno and a one-line cause in err (what is missing: privileges, BTF, perf). */
+int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, size_t errlen);
+void sampler_close(struct sampler *s);
+unsigned int sampler_ncpus(const struct sampler *s);
+/* Map sizes chosen, for the log. */
+void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stacks);
+
+/*
+ * Switches the programs to the other buffer, waits for programs still writing
+ * to the old one, then calls cb for every folded stack of the old buffer and
+ * empties it (counts and stacks), so that nothing is lost or counted twice.
+ */
+int sampler_drain(struct sampler *s, sampler_cb cb, void *arg);
+
+/* Metrics summed over CPUs since load, indexed by enum ember_cpu_metric. */
+int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR]);
+
+#endif
