@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers of the integration tests: skip only where BPF truly cannot run,
+# start emberd and wait until it samples, and read profiles with go tool pprof.
+set -euo pipefail
+
+: "${EMBER_BUILD:?EMBER_BUILD must point at the build directory}"
+: "${EMBER_SRC:?EMBER_SRC must point at the source directory}"
+EMBERD=$EMBER_BUILD/daemon/emberd
+EMBERCTL=$EMBER_BUILD/cli/emberctl
+FX=$EMBER_BUILD/tests
+
+T=$(mktemp -d /tmp/ember-test.XXXXXX)
+export HOME=$T GOCACHE=$T/gocache PPROF_TMPDIR=$T
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; [ -f "$T/emberd.log" ] && sed 's/^/  emberd: /' "$T/emberd.log" | tail -20; exit 1; }
+pass() { echo "PASS: $*"; }
+
+require_bpf() {
+	[ "$(id -u)" -eq 0 ] || skip "not root: loading BPF programs needs root (or CAP_BPF+CAP_PERFMON)"
+	[ -r /sys/kernel/btf/vmlinux ] || skip "kernel without BTF: /sys/kernel/btf/vmlinux missing"
+	[ -x "$EMBERD" ] || fail "emberd not built at $EMBERD"
+}
+
+require_go() {
+	command -v go >/dev/null || fail "go not installed (scripts/install-deps.sh installs golang-go)"
+}
+
+# start_emberd ARGS...: runs emberd in the background on $T/data, waits until it samples.
+start_emberd() {
+	"$EMBERD" --data-dir "$T/data" "$@" >"$T/emberd.log" 2>&1 &
+	EMBERD_PID=$!
+	PIDS+=("$EMBERD_PID")
+	for _ in $(seq 1 300); do
+		grep -q "sampling .* CPUs" "$T/emberd.log" && return 0
+		kill -0 "$EMBERD_PID" 2>/dev/null || fail "emberd exited during start-up"
+		sleep 0.1
+	done
+	fail "emberd did not start sampling within 30 s"
+}
+
+# wait_emberd: waits for emberd to exit by itself and checks its status.
+wait_emberd() {
+	local rc=0
+	wait "$EMBERD_PID" || rc=$?
+	[ "$rc" -eq 0 ] || fail "emberd exited with status $rc"
+}
+
+# pprof_top FILE [ARGS]: go tool pprof's flat/cum table, no symbolization.
+pprof_top() {
+	local f=$1; shift
+	go tool pprof -top -nodecount=1000 -symbolize=none "$@" "$f" 2>"$T/pprof.err" ||
+		fail "go tool pprof rejected $f: $(cat "$T/pprof.err")"
+}
+
+# flat_of TOPFILE FUNC: the flat count of FUNC in a pprof -top listing (0 if absent).
+flat_of() {
+	awk -v fn="$2" '$6 == fn { v = $1 } END { print (v == "" ? 0 : v) }' "$1"
+}
+
+# total_of TOPFILE: the profile's total from the "... of N total" line.
+total_of() {
+	sed -n 's/.* of \([0-9][0-9]*\) total.*/\1/p' "$1" | head -1
+}
