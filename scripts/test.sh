@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs what is missing, builds with -Werror, and runs the whole test suite:
+# unit suites and BPF integration tests (ctest), the unit suites again under
+# ASan+UBSan, and a short run of every fuzz target over its seed corpus.
+# FUZZ_SECONDS (default 20) sets the time per fuzz target.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh || exit 1
+jobs=$(nproc)
+passed=0
+failed=0
+stage() { # stage NAME CMD...: runs one stage and counts it
+	local name=$1; shift
+	echo "=== $name"
+	if "$@"; then passed=$((passed + 1)); echo "=== $name: ok"
+	else failed=$((failed + 1)); echo "=== $name: FAILED"; fi
+}
+
+build_main() {
+	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_WERROR=ON >/dev/null &&
+		cmake --build build -j"$jobs"
+}
+run_ctest() { (cd build && ctest --output-on-failure --timeout 600); }
+build_asan() {
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_WERROR=ON \
+		>/dev/null && cmake --build build-asan -j"$jobs" --target check_ember
+}
+run_asan() { CK_FORK=yes ASAN_OPTIONS=detect_leaks=1 build-asan/tests/check_ember; }
+build_fuzz() {
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DEMBER_FUZZ=ON >/dev/null &&
+		cmake --build build-fuzz -j"$jobs" --target $(fuzz_targets)
+}
+fuzz_targets() { for f in tests/fuzz/fuzz_*.c; do basename "$f" .c; done; }
+run_fuzz() {
+	local t=$1 corpus=tests/fuzz/corpus/${1#fuzz_} work
+	work=$(mktemp -d)
+	[ -d "$corpus" ] && cp -r "$corpus/." "$work/"
+	build-fuzz/tests/$t -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \
+		-print_final_stats=1 "$work" 2>&1 | tail -3
+	local rc=${PIPESTATUS[0]}
+	rm -rf "$work"
+	return "$rc"
+}
+
+stage build build_main || true
+stage ctest run_ctest
+stage build-asan build_asan
+stage unit-asan run_asan
+if stage build-fuzz build_fuzz; then
+	for t in $(fuzz_targets); do stage "$t" run_fuzz "$t"; done
+fi
+echo "summary: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
