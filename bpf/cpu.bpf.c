@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * On-CPU sampler: runs on every cpu-clock perf event, folds the sample into a
- * count per (process, user stack, kernel stack) in the active buffer.
+ * count per (process, user stack, kernel stack, comm) in the active buffer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -31,13 +31,27 @@ struct {
 	__type(value, __u64);
 } counts0 SEC(".maps"), counts1 SEC(".maps");
 
-/* Stack traces referenced by counts0 and counts1; sized by the daemon. */
+/*
+ * Stacks referenced by counts0 and counts1, keyed by the hash of their
+ * addresses: unlike a stack-trace map, two stacks never evict each other short
+ * of a 64-bit hash collision. Not preallocated: memory follows the distinct
+ * stacks of one interval, not max_entries (set by the daemon).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, EMBER_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, struct ember_stack);
 } stacks0 SEC(".maps"), stacks1 SEC(".maps");
+
+/* Per-CPU scratch space for the stack being read (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ember_stack);
+} scratch SEC(".maps");
 
 /* Per-CPU counters indexed by enum ember_cpu_metric; summed by the daemon. */
 struct {
@@ -56,16 +70,75 @@ static __always_inline void metric_inc(enum ember_cpu_metric m)
 		*v += 1;
 }
 
-/* Stores one stack; a negative result is kept in the key as the loss marker. */
-static __always_inline __s32 get_stack(void *ctx, void *stacks, __u64 flags,
-				       enum ember_cpu_metric collision, enum ember_cpu_metric failed)
+/* FNV-1a over whole words, then a final avalanche; 0 is reserved for "none". */
+static __always_inline __u64 stack_hash(const struct ember_stack *st)
 {
-	long id = bpf_get_stackid(ctx, stacks, flags);
+	__u64 h = 0xcbf29ce484222325ULL;
 
-	if (id >= 0)
-		return id;
-	metric_inc(id == -17 /* EEXIST */ ? collision : failed);
-	return id;
+	/* bound: the deepest stack bpf_get_stack() fills in */
+	for (int i = 0; i < EMBER_MAX_STACK_DEPTH; i++) {
+		if (i >= st->len)
+			break;
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+/*
+ * Reads one stack into scratch and stores it once in stacks. Returns its hash,
+ * or 0 with *lost set when it could not be read or stored.
+ */
+static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
+					 enum ember_cpu_metric failed, bool *lost)
+{
+	__u32 zero = 0;
+	struct ember_stack *st = bpf_map_lookup_elem(&scratch, &zero);
+	long bytes;
+	__u64 h;
+
+	if (!st)
+		return 0;
+	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (bytes <= 0) {
+		metric_inc(failed);
+		*lost = true;
+		return 0;
+	}
+	st->len = bytes / sizeof(__u64);
+	st->pad = 0;
+	h = stack_hash(st);
+	if (bpf_map_lookup_elem(stacks, &h))
+		return h;
+	if (bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(stacks, &h)) {
+		metric_inc(EMBER_CPU_M_STACKS_FULL);
+		*lost = true;
+		return 0;
+	}
+	return h;
+}
+
+static __always_inline void add_count(void *counts, const struct ember_cpu_key *key)
+{
+	__u64 one = 1, *count = bpf_map_lookup_elem(counts, key);
+
+	if (!count) {
+		if (!bpf_map_update_elem(counts, key, &one, BPF_NOEXIST)) {
+			metric_inc(EMBER_CPU_M_COUNTED);
+			return;
+		}
+		/* another CPU may have inserted it meanwhile */
+		count = bpf_map_lookup_elem(counts, key);
+		if (!count) {
+			metric_inc(EMBER_CPU_M_COUNTS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(count, 1);
+	metric_inc(EMBER_CPU_M_COUNTED);
 }
 
 static __always_inline void count_sample(struct bpf_perf_event_data *ctx, void *counts,
@@ -73,30 +146,23 @@ static __always_inline void count_sample(struct bpf_perf_event_data *ctx, void *
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct ember_cpu_key key = {};
-	__u64 one = 1, *count;
+	bool lost = false;
 
 	key.tgid = tgid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.user_stack_id = ember_is_kthread(task) ? EMBER_STACK_NONE :
-			    get_stack(ctx, stacks, BPF_F_USER_STACK, EMBER_CPU_M_USTACK_COLLISION,
-				      EMBER_CPU_M_USTACK_FAILED);
-	key.kern_stack_id = ember_user_mode(ctx) ? EMBER_STACK_NONE :
-			    get_stack(ctx, stacks, 0, EMBER_CPU_M_KSTACK_COLLISION,
-				      EMBER_CPU_M_KSTACK_FAILED);
-
-	count = bpf_map_lookup_elem(counts, &key);
-	if (count) {
-		__sync_fetch_and_add(count, 1);
-	} else if (bpf_map_update_elem(counts, &key, &one, BPF_NOEXIST)) {
-		/* another CPU may have inserted it meanwhile */
-		count = bpf_map_lookup_elem(counts, &key);
-		if (!count) {
-			metric_inc(EMBER_CPU_M_COUNTS_FULL);
-			return;
-		}
-		__sync_fetch_and_add(count, 1);
+	if (!ember_is_kthread(task)) {
+		key.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK,
+					     EMBER_CPU_M_USTACK_FAILED, &lost);
+		if (lost)
+			key.flags |= EMBER_KEY_USTACK_LOST;
 	}
-	metric_inc(EMBER_CPU_M_COUNTED);
+	if (!ember_user_mode(ctx)) {
+		lost = false;
+		key.kern_stack = store_stack(ctx, stacks, 0, EMBER_CPU_M_KSTACK_FAILED, &lost);
+		if (lost)
+			key.flags |= EMBER_KEY_KSTACK_LOST;
+	}
+	add_count(counts, &key);
 }
 
 SEC("perf_event")

@@ -53,7 +53,7 @@ static uint64_t named_location(struct drain_ctx *c, const char *name)
 static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_stack *st,
 			bool kernel, uint64_t *locs, size_t n, bool *lost)
 {
-	if (st->id < 0 && st->id != EMBER_STACK_NONE) {
+	if (st->lost) {
 		*lost = true;
 		locs[n++] = named_location(c, kernel ? "[lost kernel stack]" : "[lost user stack]");
 		return n;

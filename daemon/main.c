@@ -204,10 +204,9 @@ static int64_t now_ns(clockid_t clk)
 static void report_metrics(struct daemon *d, const struct drain_stats *st)
 {
 	static const char *const names[EMBER_CPU_M_NR] = {
-		[EMBER_CPU_M_USTACK_COLLISION] = "user stack collisions",
-		[EMBER_CPU_M_KSTACK_COLLISION] = "kernel stack collisions",
-		[EMBER_CPU_M_USTACK_FAILED] = "user stacks failed",
-		[EMBER_CPU_M_KSTACK_FAILED] = "kernel stacks failed",
+		[EMBER_CPU_M_USTACK_FAILED] = "user stacks unreadable",
+		[EMBER_CPU_M_KSTACK_FAILED] = "kernel stacks unreadable",
+		[EMBER_CPU_M_STACKS_FULL] = "stacks lost (stack map full)",
 		[EMBER_CPU_M_COUNTS_FULL] = "samples dropped (counts map full)",
 	};
 	uint64_t now[EMBER_CPU_M_NR], delta[EMBER_CPU_M_NR];

@@ -28,11 +28,14 @@
  */
 #define FLIP_GRACE_NS (10 * 1000 * 1000)
 
-/* Map sizes: bounds on kernel memory whatever the rate (a stack entry is ~1 KiB). */
+/*
+ * Map sizes: bounds on kernel memory whatever the rate. A count entry is ~100
+ * bytes, preallocated; a stack entry ~1.1 KiB, allocated only when used.
+ */
 #define COUNTS_MIN 1024
 #define COUNTS_MAX 65536
-#define STACKS_MIN 2048
-#define STACKS_MAX 16384
+#define STACKS_MIN 4096
+#define STACKS_MAX 32768
 
 struct sampler {
 	struct cpu_bpf *skel;
@@ -43,7 +46,7 @@ struct sampler {
 	uint32_t counts_max, stacks_max;
 	uint32_t active;		/* buffer the programs write to */
 	struct ember_cpu_key *keys;	/* drain scratch: counts_max keys */
-	uint32_t *stack_ids;		/* drain scratch: stacks_max ids */
+	uint64_t *stack_ids;		/* drain scratch: stacks_max stack hashes */
 	uint64_t *metric_vals;		/* ncpus_possible values of one metric */
 };
 
@@ -255,22 +258,27 @@ static void sleep_ns(long ns)
 		;
 }
 
-/* Reads one stack; a missing id yields an empty stack (the id says why). */
-static void read_stack(int fd, int32_t id, uint64_t *ips, struct sampler_stack *st)
+/* Reads one stack into buf; hash 0 yields an empty stack. */
+static void read_stack(int fd, uint64_t hash, bool lost, struct ember_stack *buf,
+		       struct sampler_stack *st)
 {
-	st->ips = ips;
+	st->ips = (const uint64_t *)buf->ips;
 	st->n = 0;
-	st->id = id;
-	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
+	st->lost = lost;
+	if (!hash)
 		return;
-	while (st->n < EMBER_MAX_STACK_DEPTH && ips[st->n])
-		st->n++;
+	if (bpf_map_lookup_elem(fd, &hash, buf)) {
+		st->lost = true;
+		return;
+	}
+	st->n = buf->len < EMBER_MAX_STACK_DEPTH ? buf->len : EMBER_MAX_STACK_DEPTH;
 }
 
 /* Empties a stack map, including stacks no count refers to (dropped samples). */
 static void clear_stacks(struct sampler *s, int fd)
 {
-	uint32_t n = 0, key, *prev = NULL;
+	uint64_t key, *prev = NULL;
+	uint32_t n = 0;
 
 	while (n < s->stacks_max && !bpf_map_get_next_key(fd, prev, &key)) {
 		s->stack_ids[n] = key;
@@ -286,7 +294,7 @@ int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)
 	struct bpf_map *cmap = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
 	struct bpf_map *smap = old ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
 	int cfd = bpf_map__fd(cmap), sfd = bpf_map__fd(smap), rc = 0;
-	uint64_t uips[EMBER_MAX_STACK_DEPTH], kips[EMBER_MAX_STACK_DEPTH];
+	struct ember_stack ubuf, kbuf;
 	struct ember_cpu_key *prev = NULL;
 
 	s->active = !old;
@@ -301,8 +309,10 @@ int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)
 
 		if (bpf_map_lookup_elem(cfd, &s->keys[i], &count))
 			continue;
-		read_stack(sfd, s->keys[i].user_stack_id, uips, &us);
-		read_stack(sfd, s->keys[i].kern_stack_id, kips, &ks);
+		read_stack(sfd, s->keys[i].user_stack, s->keys[i].flags & EMBER_KEY_USTACK_LOST,
+			   &ubuf, &us);
+		read_stack(sfd, s->keys[i].kern_stack, s->keys[i].flags & EMBER_KEY_KSTACK_LOST,
+			   &kbuf, &ks);
 		if (!rc)
 			rc = cb(&s->keys[i], count, &us, &ks, arg);
 	}

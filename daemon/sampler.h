@@ -19,11 +19,11 @@ struct sampler_opts {
 	uint32_t target_tgid;		/* 0: every process */
 };
 
-/* One folded stack as drained: ips leaf first, n == 0 when there is none. */
+/* One stack as drained: ips leaf first; n == 0 when there is none or it was lost. */
 struct sampler_stack {
 	const uint64_t *ips;
 	size_t n;
-	int32_t id;			/* the stack id, or < 0 (EMBER_STACK_NONE or -errno) */
+	bool lost;			/* the stack existed but could not be read or kept */
 };
 
 typedef int (*sampler_cb)(const struct ember_cpu_key *key, uint64_t count,

@@ -17,21 +17,32 @@
 /* Number of buffers the sampler alternates between (double buffering). */
 #define EMBER_CPU_NBUF 2
 
+/* Flags of ember_cpu_key: the stack existed but could not be read or stored. */
+#define EMBER_KEY_USTACK_LOST 0x1
+#define EMBER_KEY_KSTACK_LOST 0x2
+
 /*
- * Key of the counts maps: one folded stack of one process. A stack id of
- * EMBER_STACK_NONE means there is no such stack (kernel thread: no user stack;
- * sample taken in user mode: no kernel stack); any other negative id is the
- * -errno of bpf_get_stackid() and means the stack was lost (counted in metrics).
+ * Key of the counts maps: one folded stack of one process. Stacks are stored
+ * once in the stacks map of the same buffer, content-addressed by a 64-bit hash
+ * of their addresses; 0 means no stack (kernel thread: no user stack; sample in
+ * user mode: no kernel stack; or lost, see flags).
  */
-#define EMBER_STACK_NONE (-1)
 struct ember_cpu_key {
 	__u32 tgid;		  /* process id (thread group) */
-	__s32 user_stack_id;	  /* id in the stacks map of the same buffer, or < 0 */
-	__s32 kern_stack_id;	  /* id in the stacks map of the same buffer, or < 0 */
-	__u32 pad;		  /* explicit padding, always 0 */
+	__u32 flags;		  /* EMBER_KEY_* */
+	__u64 user_stack;	  /* hash of the user stack in the stacks map, or 0 */
+	__u64 kern_stack;	  /* hash of the kernel stack in the stacks map, or 0 */
 	char comm[EMBER_COMM_LEN]; /* thread name at sampling time */
 };
-_Static_assert(sizeof(struct ember_cpu_key) == 32, "ember_cpu_key is ABI");
+_Static_assert(sizeof(struct ember_cpu_key) == 40, "ember_cpu_key is ABI");
+
+/* Value of the stacks maps: one stack, leaf first. */
+struct ember_stack {
+	__u32 len;			 /* valid entries in ips */
+	__u32 pad;			 /* explicit padding, always 0 */
+	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* instruction pointers, leaf first */
+};
+_Static_assert(sizeof(struct ember_stack) == 8 + 8 * EMBER_MAX_STACK_DEPTH, "ember_stack is ABI");
 
 /*
  * Index of the per-CPU metrics array. Every early return of the BPF program
@@ -42,10 +53,9 @@ enum ember_cpu_metric {
 	EMBER_CPU_M_COUNTED,		/* samples added to a counts map */
 	EMBER_CPU_M_IDLE_SKIPPED,	/* idle task samples left out (not a loss) */
 	EMBER_CPU_M_FILTERED,		/* samples of processes not selected (not a loss) */
-	EMBER_CPU_M_USTACK_COLLISION,	/* user stack hash collided: sample kept, stack lost */
-	EMBER_CPU_M_KSTACK_COLLISION,	/* kernel stack hash collided: sample kept, stack lost */
-	EMBER_CPU_M_USTACK_FAILED,	/* user stack unreadable or map full: sample kept, stack lost */
-	EMBER_CPU_M_KSTACK_FAILED,	/* kernel stack unreadable or map full: sample kept, stack lost */
+	EMBER_CPU_M_USTACK_FAILED,	/* user stack unreadable: sample kept, stack lost */
+	EMBER_CPU_M_KSTACK_FAILED,	/* kernel stack unreadable: sample kept, stack lost */
+	EMBER_CPU_M_STACKS_FULL,	/* stacks map full: sample kept, stack lost */
 	EMBER_CPU_M_COUNTS_FULL,	/* counts map full: the whole sample was dropped */
 	EMBER_CPU_M_NR,
 };
