@@ -1,2 +1,457 @@
 // SPDX-License-Identifier: MIT
-/* placeholder */
+/*
+ * The local history: one SQLite database in WAL mode, so that emberctl reads
+ * while emberd writes; one row per profile, its pprof stored as a zstd blob.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "compress.h"
+#include "history.h"
+
+#define HISTORY_FILE "history.db"
+/* PRAGMA user_version of the schema below; bump it with a migration. */
+#define SCHEMA_VERSION 1
+/* How long a statement waits on the other side's lock (a checkpoint, a writer). */
+#define BUSY_TIMEOUT_MS 5000
+/* zstd's default level: cheap enough to run every interval, ~4x on pprof. */
+#define BLOB_ZSTD_LEVEL 3
+
+static const char schema_sql[] = "CREATE TABLE profiles ("
+				 "id INTEGER PRIMARY KEY, "
+				 "start_ns INTEGER NOT NULL, "
+				 "end_ns INTEGER NOT NULL, "
+				 "type TEXT NOT NULL, "
+				 "app TEXT NOT NULL, "
+				 "labels TEXT NOT NULL, "
+				 "samples INTEGER NOT NULL, "
+				 "processes INTEGER NOT NULL, "
+				 "raw_size INTEGER NOT NULL, "
+				 "blob BLOB NOT NULL);"
+				 "CREATE INDEX profiles_type_start ON profiles(type, start_ns);"
+				 "PRAGMA user_version = 1;";
+
+static const char insert_sql[] =
+	"INSERT INTO profiles (start_ns, end_ns, type, app, labels, samples, processes, "
+	"raw_size, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+/*
+ * Overlap with [?1, ?2), oldest first. Four variants: with or without the
+ * blob (listing should not read megabytes) and with or without a type (only
+ * "type = ?3" lets the (type, start_ns) index serve both filter and order).
+ */
+#define QUERY_COLS "SELECT id, start_ns, end_ns, type, app, labels, samples, processes, raw_size, "
+#define QUERY_WHERE                                           \
+	" FROM profiles WHERE start_ns < ?2 AND end_ns > ?1 " \
+	"AND (?4 IS NULL OR app = ?4)"
+#define QUERY_ORDER " ORDER BY start_ns, id"
+
+static const char *const query_sql[2][2] = {
+	[0][0] = QUERY_COLS "NULL" QUERY_WHERE QUERY_ORDER,
+	[0][1] = QUERY_COLS "NULL" QUERY_WHERE " AND type = ?3" QUERY_ORDER,
+	[1][0] = QUERY_COLS "blob" QUERY_WHERE QUERY_ORDER,
+	[1][1] = QUERY_COLS "blob" QUERY_WHERE " AND type = ?3" QUERY_ORDER,
+};
+
+enum {
+	COL_ID,
+	COL_START,
+	COL_END,
+	COL_TYPE,
+	COL_APP,
+	COL_LABELS,
+	COL_SAMPLES,
+	COL_PROCESSES,
+	COL_RAW_SIZE,
+	COL_BLOB
+};
+
+struct history {
+	sqlite3 *db;
+	char *path;
+	bool read_only;
+	sqlite3_stmt *insert;
+	sqlite3_stmt *query[2][2]; /* [with_blob][by_type], prepared on first use */
+};
+
+static int sqlite_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		return -EBADMSG;
+	default:
+		return -EIO;
+	}
+}
+
+static int make_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+static int user_version(sqlite3 *db, int *version)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
+}
+
+/* Creates the schema once; the IMMEDIATE transaction makes two writers agree. */
+static int create_schema(sqlite3 *db)
+{
+	int rc, version = 0, err;
+
+	rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	err = user_version(db, &version);
+	if (!err && version == 0) {
+		rc = sqlite3_exec(db, schema_sql, NULL, NULL, NULL);
+		err = rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+	}
+	rc = sqlite3_exec(db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+	if (!err && rc != SQLITE_OK)
+		err = sqlite_errno(rc);
+	return err;
+}
+
+/*
+ * WAL lets readers (emberctl) run while the daemon writes; synchronous=NORMAL
+ * is durable across crashes of the process and only risks the last commits on
+ * power loss, which costs one fsync per checkpoint instead of per profile.
+ */
+static int setup_writer(sqlite3 *db)
+{
+	int rc;
+
+	rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", NULL, NULL,
+			  NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	return create_schema(db);
+}
+
+static int check_schema(sqlite3 *db, const char **err)
+{
+	int version = 0, ret;
+
+	ret = user_version(db, &version);
+	if (ret) {
+		*err = "cannot read the schema version";
+		return ret;
+	}
+	if (version == 0) {
+		*err = "history.db holds no ember history";
+		return -ENOENT;
+	}
+	if (version > SCHEMA_VERSION) {
+		*err = "history.db was written by a newer ember";
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int open_db(struct history *h, const char **err)
+{
+	int flags =
+		h->read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	struct stat st;
+	int rc, ret;
+
+	/* sqlite's CANTOPEN says neither "missing" nor "not allowed": ask first. */
+	if (h->read_only && stat(h->path, &st) < 0) {
+		ret = -errno;
+		*err = ret == -ENOENT ? "no history.db in the data directory" : strerror(-ret);
+		return ret;
+	}
+	rc = sqlite3_open_v2(h->path, &h->db, flags, NULL);
+	if (rc != SQLITE_OK) {
+		*err = sqlite3_errstr(rc);
+		return sqlite_errno(rc);
+	}
+	sqlite3_extended_result_codes(h->db, 1);
+	sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
+	if (!h->read_only) {
+		ret = setup_writer(h->db);
+		if (ret) {
+			*err = sqlite3_errstr(sqlite3_errcode(h->db));
+			return ret;
+		}
+	}
+	return check_schema(h->db, err);
+}
+
+struct history *history_open(const char *data_dir, bool read_only, const char **err)
+{
+	const char *ignored;
+	struct history *h;
+	int ret;
+
+	if (!err)
+		err = &ignored;
+	*err = NULL;
+	if (!data_dir || !*data_dir) {
+		*err = "no data directory";
+		errno = EINVAL;
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		goto err_nomem;
+	h->read_only = read_only;
+	if (asprintf(&h->path, "%s/%s", data_dir, HISTORY_FILE) < 0) {
+		h->path = NULL;
+		goto err_nomem;
+	}
+	if (!read_only) {
+		ret = make_dir(data_dir);
+		if (ret) {
+			*err = strerror(-ret);
+			goto err_close;
+		}
+	}
+	ret = open_db(h, err);
+	if (ret)
+		goto err_close;
+	return h;
+
+err_nomem:
+	*err = strerror(ENOMEM);
+	ret = -ENOMEM;
+err_close:
+	history_close(h);
+	errno = -ret;
+	return NULL;
+}
+
+void history_close(struct history *h)
+{
+	if (!h)
+		return;
+	sqlite3_finalize(h->insert);
+	for (int b = 0; b < 2; b++) {
+		for (int t = 0; t < 2; t++)
+			sqlite3_finalize(h->query[b][t]);
+	}
+	sqlite3_close(h->db);
+	free(h->path);
+	free(h);
+}
+
+const char *history_path(const struct history *h)
+{
+	return h->path;
+}
+
+static int prepare(struct history *h, const char *sql, sqlite3_stmt **st)
+{
+	int rc;
+
+	if (*st)
+		return 0;
+	rc = sqlite3_prepare_v3(h->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+	return rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+}
+
+static bool meta_valid(const struct history_meta *m)
+{
+	return m && m->type && *m->type && m->start_ns <= m->end_ns && m->samples <= INT64_MAX;
+}
+
+static int bind_meta(sqlite3_stmt *st, const struct history_meta *m, size_t raw_size)
+{
+	int rc = SQLITE_OK;
+
+	rc |= sqlite3_bind_int64(st, 1, m->start_ns);
+	rc |= sqlite3_bind_int64(st, 2, m->end_ns);
+	rc |= sqlite3_bind_text(st, 3, m->type, -1, SQLITE_STATIC);
+	rc |= sqlite3_bind_text(st, 4, m->app ? m->app : "", -1, SQLITE_STATIC);
+	rc |= sqlite3_bind_text(st, 5, m->labels ? m->labels : "", -1, SQLITE_STATIC);
+	rc |= sqlite3_bind_int64(st, 6, (sqlite3_int64)m->samples);
+	rc |= sqlite3_bind_int64(st, 7, m->processes);
+	rc |= sqlite3_bind_int64(st, 8, (sqlite3_int64)raw_size);
+	return rc == SQLITE_OK ? 0 : -ENOMEM;
+}
+
+int history_put(struct history *h, const struct history_meta *m, const uint8_t *pprof, size_t len,
+		int64_t *id_out)
+{
+	uint8_t *blob = NULL;
+	size_t blob_len;
+	int ret, rc;
+
+	if (!meta_valid(m) || !pprof || len == 0)
+		return -EINVAL;
+	if (len > EMBER_MAX_PROFILE_BYTES)
+		return -EFBIG;
+	if (h->read_only)
+		return -EROFS;
+	ret = prepare(h, insert_sql, &h->insert);
+	if (ret)
+		return ret;
+	ret = zstd_compress_buf(pprof, len, BLOB_ZSTD_LEVEL, &blob, &blob_len);
+	if (ret)
+		return ret;
+	if (blob_len > INT_MAX) {
+		ret = -EFBIG;
+		goto out;
+	}
+	ret = bind_meta(h->insert, m, len);
+	if (!ret &&
+	    sqlite3_bind_blob(h->insert, 9, blob, (int)blob_len, SQLITE_STATIC) != SQLITE_OK)
+		ret = -ENOMEM;
+	if (ret)
+		goto out;
+	rc = sqlite3_step(h->insert);
+	if (rc != SQLITE_DONE) {
+		ret = sqlite_errno(rc);
+		goto out;
+	}
+	if (id_out)
+		*id_out = sqlite3_last_insert_rowid(h->db);
+out:
+	sqlite3_reset(h->insert);
+	sqlite3_clear_bindings(h->insert);
+	free(blob);
+	return ret;
+}
+
+static const char *column_str(sqlite3_stmt *st, int col)
+{
+	const unsigned char *s = sqlite3_column_text(st, col);
+
+	return s ? (const char *)s : "";
+}
+
+static void read_meta(sqlite3_stmt *st, struct history_row *row)
+{
+	int64_t samples = sqlite3_column_int64(st, COL_SAMPLES);
+	int64_t processes = sqlite3_column_int64(st, COL_PROCESSES);
+
+	row->id = sqlite3_column_int64(st, COL_ID);
+	row->meta.start_ns = sqlite3_column_int64(st, COL_START);
+	row->meta.end_ns = sqlite3_column_int64(st, COL_END);
+	row->meta.type = column_str(st, COL_TYPE);
+	row->meta.app = column_str(st, COL_APP);
+	row->meta.labels = column_str(st, COL_LABELS);
+	/* Clamped, not trusted: the file may have been edited or damaged. */
+	row->meta.samples = samples < 0 ? 0 : (uint64_t)samples;
+	if (processes < 0)
+		processes = 0;
+	row->meta.processes = processes > UINT32_MAX ? UINT32_MAX : (uint32_t)processes;
+}
+
+/*
+ * Decompresses the row's blob into a buffer the caller frees. A blob that
+ * does not decompress, or not to the size recorded when it was stored, is
+ * corrupt: *out stays NULL and the row is still reported.
+ */
+static int read_blob(sqlite3_stmt *st, uint8_t **out, size_t *out_len)
+{
+	const void *blob = sqlite3_column_blob(st, COL_BLOB);
+	int blob_len = sqlite3_column_bytes(st, COL_BLOB);
+	int64_t raw_size = sqlite3_column_int64(st, COL_RAW_SIZE);
+	int ret;
+
+	*out = NULL;
+	*out_len = 0;
+	if (!blob && sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM)
+		return -ENOMEM;
+	if (!blob || blob_len <= 0 || raw_size <= 0 || raw_size > EMBER_MAX_PROFILE_BYTES)
+		return 0;
+	ret = zstd_decompress_buf(blob, (size_t)blob_len, (size_t)raw_size, out, out_len);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret || *out_len != (size_t)raw_size) {
+		free(*out);
+		*out = NULL;
+		*out_len = 0;
+	}
+	return 0;
+}
+
+static int bind_query(sqlite3_stmt *st, const struct history_query *q)
+{
+	int rc = SQLITE_OK;
+
+	rc |= sqlite3_bind_int64(st, 1, q->since_ns);
+	rc |= sqlite3_bind_int64(st, 2, q->until_ns);
+	if (q->type)
+		rc |= sqlite3_bind_text(st, 3, q->type, -1, SQLITE_STATIC);
+	if (q->app)
+		rc |= sqlite3_bind_text(st, 4, q->app, -1, SQLITE_STATIC);
+	else
+		rc |= sqlite3_bind_null(st, 4);
+	return rc == SQLITE_OK ? 0 : -ENOMEM;
+}
+
+/* Rows are only valid during cb; a query may not be started from inside cb. */
+int history_query(struct history *h, const struct history_query *q, bool with_blob, history_cb cb,
+		  void *arg)
+{
+	sqlite3_stmt **st;
+	struct history_row row;
+	uint8_t *pprof;
+	int ret, rc = SQLITE_DONE;
+
+	if (!h || !q || !cb)
+		return -EINVAL;
+	if (q->since_ns >= q->until_ns)
+		return 0; /* an empty window overlaps nothing, not even a row spanning it */
+	st = &h->query[with_blob][q->type != NULL];
+	ret = prepare(h, query_sql[with_blob][q->type != NULL], st);
+	if (ret)
+		return ret;
+	ret = bind_query(*st, q);
+	while (!ret && (rc = sqlite3_step(*st)) == SQLITE_ROW) {
+		memset(&row, 0, sizeof(row));
+		read_meta(*st, &row);
+		pprof = NULL;
+		if (with_blob)
+			ret = read_blob(*st, &pprof, &row.pprof_len);
+		row.pprof = pprof;
+		if (!ret)
+			ret = cb(&row, arg);
+		free(pprof);
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = sqlite_errno(rc);
+	sqlite3_reset(*st);
+	sqlite3_clear_bindings(*st);
+	return ret;
+}
