@@ -23,7 +23,9 @@
 #include "symbolizer.h"
 #include "timeparse.h"
 
+#ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
+#endif
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 #define CAP_SYS_ADMIN_BIT 21

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The configuration parser: defaults, every key, and each error with its line. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
