@@ -1,2 +1,459 @@
 // SPDX-License-Identifier: MIT
-/* placeholder */
+/*
+ * Reads what naming a frame needs from one ELF file with libelf: function
+ * symbols (.symtab, else .dynsym), PT_LOAD segments and the GNU build-id.
+ * Files are untrusted: every count and offset is checked, names are bounded.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <gelf.h>
+
+#include "elfsym.h"
+
+/* Bounds on hostile files beyond those of the header. */
+#define ELFSYM_MAX_PHDRS 4096	/* program headers looked at; real files have ~15 */
+#define ELFSYM_MAX_LOADS 64	/* real files have 2 to 5 PT_LOAD segments */
+#define ELFSYM_MAX_NOTES 64	/* note segments or sections searched for a build-id */
+#define ELFSYM_MAX_BUILD_ID 64	/* bytes; GNU ld writes 20 (sha1) or 16 (md5) */
+/* Names are copied per symbol, so aliases sharing one long name add up. */
+#define ELFSYM_MAX_ARENA (256u << 20)
+
+struct elf_load {
+	uint64_t offset, filesz, vaddr, memsz;
+};
+
+struct elf_sym {
+	uint64_t addr, end;	/* [addr, end) in ELF virtual addresses */
+	uint32_t name;		/* offset into arena */
+	uint8_t bind;		/* STB_*, to choose among aliases */
+};
+
+struct elf_syms {
+	struct elf_sym *v;
+	size_t n, cap;
+	char *arena;
+	size_t arena_len, arena_cap;
+	struct elf_load loads[ELFSYM_MAX_LOADS];
+	size_t n_loads;
+	enum elf_syms_source source;
+	char build_id[2 * ELFSYM_MAX_BUILD_ID + 1];
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	size_t ncap = *cap ? *cap : first;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = reallocarray(*p, ncap, elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* True when [off, off + size) lies inside a file of file_size bytes. */
+static bool in_file(uint64_t off, uint64_t size, size_t file_size)
+{
+	return off <= file_size && size <= file_size - off;
+}
+
+static void read_loads(Elf *elf, struct elf_syms *s, size_t file_size)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n && i < ELFSYM_MAX_PHDRS && s->n_loads < ELFSYM_MAX_LOADS; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			break;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		if (!in_file(ph.p_offset, ph.p_filesz, file_size) || ph.p_memsz < ph.p_filesz ||
+		    ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			continue;
+		s->loads[s->n_loads++] = (struct elf_load){
+			.offset = ph.p_offset,
+			.filesz = ph.p_filesz,
+			.vaddr = ph.p_vaddr,
+			.memsz = ph.p_memsz,
+		};
+	}
+}
+
+/* Looks for NT_GNU_BUILD_ID in one block of notes; true when found. */
+static bool build_id_from_notes(Elf_Data *data, struct elf_syms *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t off = 0, next, name_off, desc_off, i;
+	const unsigned char *desc;
+	GElf_Nhdr nh;
+
+	while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		off = next;
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != sizeof(ELF_NOTE_GNU) ||
+		    memcmp((const char *)data->d_buf + name_off, ELF_NOTE_GNU,
+			   sizeof(ELF_NOTE_GNU)) ||
+		    nh.n_descsz == 0 || nh.n_descsz > ELFSYM_MAX_BUILD_ID)
+			continue;
+		desc = (const unsigned char *)data->d_buf + desc_off;
+		for (i = 0; i < nh.n_descsz; i++) {
+			s->build_id[2 * i] = hex[desc[i] >> 4];
+			s->build_id[2 * i + 1] = hex[desc[i] & 0xf];
+		}
+		s->build_id[2 * nh.n_descsz] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* The build-id from PT_NOTE segments, or from SHT_NOTE sections when none has it. */
+static void read_build_id(Elf *elf, struct elf_syms *s, size_t file_size)
+{
+	size_t i, n, seen = 0;
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		n = 0;
+	for (i = 0; i < n && i < ELFSYM_MAX_PHDRS && seen < ELFSYM_MAX_NOTES; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			break;
+		if (ph.p_type != PT_NOTE || !in_file(ph.p_offset, ph.p_filesz, file_size))
+			continue;
+		seen++;
+		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+					    ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (data && build_id_from_notes(data, s))
+			return;
+	}
+	while ((scn = elf_nextscn(elf, scn)) && seen < ELFSYM_MAX_NOTES) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    (sh.sh_flags & SHF_COMPRESSED) || !in_file(sh.sh_offset, sh.sh_size, file_size))
+			continue;
+		seen++;
+		data = elf_getdata(scn, NULL);
+		if (data && build_id_from_notes(data, s))
+			return;
+	}
+}
+
+/* .symtab when there is one, else .dynsym; NULL when neither is usable. */
+static Elf_Scn *find_symbols(Elf *elf, size_t file_size, enum elf_syms_source *src)
+{
+	Elf_Scn *scn = NULL, *dyn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED) ||
+		    !in_file(sh.sh_offset, sh.sh_size, file_size))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB) {
+			*src = ELF_SYMS_SYMTAB;
+			return scn;
+		}
+		if (sh.sh_type == SHT_DYNSYM && !dyn)
+			dyn = scn;
+	}
+	*src = dyn ? ELF_SYMS_DYNSYM : ELF_SYMS_NONE;
+	return dyn;
+}
+
+static int add_symbol(struct elf_syms *s, const char *name, uint64_t addr, uint64_t size,
+		      uint8_t bind)
+{
+	size_t len = strnlen(name, ELFSYM_MAX_NAME + 1);
+	struct elf_sym *e;
+	int err;
+
+	if (len == 0 || len > ELFSYM_MAX_NAME)
+		return 0;
+	if (s->arena_len + len + 1 > ELFSYM_MAX_ARENA)
+		return -E2BIG;
+	err = grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 256);
+	if (!err)
+		err = grow((void **)&s->arena, &s->arena_cap, s->arena_len + len + 1, 1, 4096);
+	if (err)
+		return err;
+	memcpy(s->arena + s->arena_len, name, len + 1);
+	e = &s->v[s->n++];
+	e->addr = addr;
+	if (size == 0)
+		e->end = 0;	/* no size: finish_symbols() gives it an end */
+	else
+		e->end = addr + size > addr ? addr + size : UINT64_MAX;
+	e->name = (uint32_t)s->arena_len;
+	e->bind = bind;
+	s->arena_len += len + 1;
+	return 0;
+}
+
+static int read_symbols(Elf *elf, struct elf_syms *s, size_t file_size, bool thumb)
+{
+	enum elf_syms_source src;
+	Elf_Scn *scn = find_symbols(elf, file_size, &src);
+	size_t i, count, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	int err;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_entsize != entsize || entsize == 0)
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return 0;
+	count = data->d_size / entsize;
+	if (count > ELFSYM_MAX_SYMBOLS)
+		count = ELFSYM_MAX_SYMBOLS;
+	s->source = src;
+	for (i = 0; i < count; i++) {
+		const char *name;
+		uint64_t addr;
+		int type;
+
+		if (!gelf_getsym(data, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_value == 0 ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if (!name)
+			continue;
+		addr = thumb ? sym.st_value & ~1ull : sym.st_value;
+		err = add_symbol(s, name, addr, sym.st_size, GELF_ST_BIND(sym.st_info));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int bind_rank(uint8_t bind)
+{
+	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+}
+
+/*
+ * By address; among aliases at one address the name kept is the first of:
+ * fewer leading underscores (glibc exports getpid as a weak alias of the
+ * global __getpid: users know the public name), global over weak over local,
+ * shorter, then alphabetical, so the choice never depends on table order.
+ */
+static int cmp_sym(const void *a, const void *b, void *arena)
+{
+	const struct elf_sym *x = a, *y = b;
+	const char *nx = (const char *)arena + x->name, *ny = (const char *)arena + y->name;
+	size_t ux, uy, lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	ux = strspn(nx, "_");
+	uy = strspn(ny, "_");
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	if (bind_rank(x->bind) != bind_rank(y->bind))
+		return bind_rank(x->bind) - bind_rank(y->bind);
+	lx = strlen(nx);
+	ly = strlen(ny);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(nx, ny);
+}
+
+static const struct elf_load *load_of_vaddr(const struct elf_syms *s, uint64_t vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_loads; i++)
+		if (vaddr >= s->loads[i].vaddr && vaddr - s->loads[i].vaddr < s->loads[i].memsz)
+			return &s->loads[i];
+	return NULL;
+}
+
+/*
+ * Sorts, keeps one symbol per address (its end the furthest of the aliases')
+ * and ends a symbol without size at the next symbol or its segment's end.
+ */
+static void finish_symbols(struct elf_syms *s)
+{
+	size_t i, w = 0;
+	void *p;
+
+	if (s->n > 1)
+		qsort_r(s->v, s->n, sizeof(*s->v), cmp_sym, s->arena);
+	for (i = 0; i < s->n; i++) {
+		if (w > 0 && s->v[w - 1].addr == s->v[i].addr) {
+			if (s->v[i].end > s->v[w - 1].end)
+				s->v[w - 1].end = s->v[i].end;
+			continue;
+		}
+		s->v[w++] = s->v[i];
+	}
+	s->n = w;
+	for (i = 0; i < s->n; i++) {
+		const struct elf_load *l;
+		uint64_t end;
+
+		if (s->v[i].end)
+			continue;
+		end = i + 1 < s->n ? s->v[i + 1].addr : UINT64_MAX;
+		l = load_of_vaddr(s, s->v[i].addr);
+		if (l && l->vaddr + l->memsz < end)
+			end = l->vaddr + l->memsz;
+		/* Last symbol, outside any segment: only its first byte is known. */
+		s->v[i].end = end == UINT64_MAX ? s->v[i].addr + 1 : end;
+	}
+	p = realloc(s->v, (s->n ? s->n : 1) * sizeof(*s->v));
+	if (p)
+		s->v = p;
+	s->cap = s->n;
+	p = realloc(s->arena, s->arena_len ? s->arena_len : 1);
+	if (p)
+		s->arena = p;
+	s->arena_cap = s->arena_len;
+}
+
+static struct elf_syms *load_elf(Elf *elf, size_t file_size)
+{
+	struct elf_syms *s;
+	GElf_Ehdr eh;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	read_loads(elf, s, file_size);
+	read_build_id(elf, s, file_size);
+	/* The low bit of an ARM function address selects Thumb mode. */
+	err = read_symbols(elf, s, file_size, eh.e_machine == EM_ARM);
+	if (err) {
+		elf_syms_free(s);
+		errno = -err;
+		return NULL;
+	}
+	finish_symbols(s);
+	return s;
+}
+
+struct elf_syms *elf_syms_load_fd(int fd)
+{
+	struct elf_syms *s;
+	struct stat st;
+	Elf *elf;
+
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	s = load_elf(elf, (size_t)st.st_size);
+	elf_end(elf);
+	return s;
+}
+
+struct elf_syms *elf_syms_load_mem(const void *buf, size_t len)
+{
+	struct elf_syms *s;
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	/* libelf only reads the image (foreign byte order is converted in copies). */
+	elf = elf_memory((char *)buf, len);
+	if (!elf) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	s = load_elf(elf, len);
+	elf_end(elf);
+	return s;
+}
+
+void elf_syms_free(struct elf_syms *s)
+{
+	if (!s)
+		return;
+	free(s->v);
+	free(s->arena);
+	free(s);
+}
+
+bool elf_syms_offset_to_vaddr(const struct elf_syms *s, uint64_t file_off, uint64_t *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_loads; i++) {
+		const struct elf_load *l = &s->loads[i];
+
+		if (file_off >= l->offset && file_off - l->offset < l->filesz) {
+			*vaddr = l->vaddr + (file_off - l->offset);
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *elf_syms_lookup(const struct elf_syms *s, uint64_t vaddr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || vaddr >= s->v[lo - 1].end)
+		return NULL;
+	return s->arena + s->v[lo - 1].name;
+}
+
+const char *elf_syms_build_id(const struct elf_syms *s)
+{
+	return s->build_id;
+}
+
+enum elf_syms_source elf_syms_source(const struct elf_syms *s)
+{
+	return s->source;
+}
+
+size_t elf_syms_count(const struct elf_syms *s)
+{
+	return s->n;
+}
+
+size_t elf_syms_memory(const struct elf_syms *s)
+{
+	return sizeof(*s) + s->cap * sizeof(*s->v) + s->arena_cap;
+}

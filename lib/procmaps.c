@@ -1,2 +1,275 @@
 // SPDX-License-Identifier: MIT
-/* placeholder */
+/*
+ * /proc/PID/maps: a pure parser (text in, sorted mappings out, malformed lines
+ * counted and skipped), a bounded reader and a binary-search lookup.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procmaps.h"
+
+/* One line's fields, with the path still pointing into the text. */
+struct map_line {
+	struct proc_map map;
+	const char *path;
+	size_t path_len;
+};
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Parses digits in base 16 or 10 at *p; false on no digits or overflow. */
+static bool parse_num(const char **p, const char *end, unsigned int base, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int d;
+
+	for (; s < end && (d = hexval(*s)) >= 0 && (unsigned int)d < base; s++) {
+		if (v > (UINT64_MAX - (uint64_t)d) / base)
+			return false;
+		v = v * base + (uint64_t)d;
+	}
+	if (s == *p)
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+static bool expect(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return false;
+	(*p)++;
+	return true;
+}
+
+/* "rwxp": each position is its letter or '-', the last is 'p' or 's'. */
+static bool parse_perms(const char **p, const char *end, uint32_t *perms)
+{
+	static const char letters[3] = { 'r', 'w', 'x' };
+	const char *s = *p;
+	uint32_t v = 0;
+	int i;
+
+	if (end - s < 4)
+		return false;
+	for (i = 0; i < 3; i++) {
+		if (s[i] == letters[i])
+			v |= 1u << i;
+		else if (s[i] != '-')
+			return false;
+	}
+	if (s[3] == 's')
+		v |= PROCMAP_SHARED;
+	else if (s[3] != 'p')
+		return false;
+	*perms = v;
+	*p = s + 4;
+	return true;
+}
+
+/* "start-end perms offset major:minor inode [path]"; the path may hold spaces. */
+static bool parse_line(const char *s, const char *end, struct map_line *ml)
+{
+	struct proc_map *m = &ml->map;
+	uint64_t major, minor;
+
+	memset(ml, 0, sizeof(*ml));
+	if (!parse_num(&s, end, 16, &m->start) || !expect(&s, end, '-') ||
+	    !parse_num(&s, end, 16, &m->end) || !expect(&s, end, ' ') ||
+	    !parse_perms(&s, end, &m->perms) || !expect(&s, end, ' ') ||
+	    !parse_num(&s, end, 16, &m->offset) || !expect(&s, end, ' ') ||
+	    !parse_num(&s, end, 16, &major) || !expect(&s, end, ':') ||
+	    !parse_num(&s, end, 16, &minor) || !expect(&s, end, ' ') ||
+	    !parse_num(&s, end, 10, &m->inode))
+		return false;
+	if (m->start >= m->end || major > UINT32_MAX || minor > UINT32_MAX)
+		return false;
+	m->dev_major = (uint32_t)major;
+	m->dev_minor = (uint32_t)minor;
+	if (s < end && *s != ' ')
+		return false;
+	while (s < end && *s == ' ')
+		s++;
+	/* The kernel pads to a column before the path; no path means anonymous. */
+	ml->path = s < end ? s : NULL;
+	ml->path_len = (size_t)(end - s);
+	/* The kernel escapes what could break a line; a NUL means this is not maps. */
+	return !memchr(s, '\0', ml->path_len);
+}
+
+/*
+ * Walks the lines of text. With dst NULL it only counts entries and path
+ * bytes; otherwise it fills dst and copies the paths into arena.
+ */
+static size_t walk_lines(const char *text, size_t len, struct proc_map *dst, char *arena,
+			 size_t *path_bytes, size_t *bad_lines)
+{
+	const char *p = text, *end = text + len;
+	size_t n = 0, bytes = 0, bad = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		struct map_line ml;
+
+		if (eol == p) {
+			/* empty lines (e.g. a final newline) are not errors */
+		} else if (!parse_line(p, eol, &ml)) {
+			bad++;
+		} else {
+			if (dst) {
+				dst[n] = ml.map;
+				if (ml.path) {
+					memcpy(arena + bytes, ml.path, ml.path_len);
+					arena[bytes + ml.path_len] = '\0';
+					dst[n].path = arena + bytes;
+				}
+			}
+			if (ml.path)
+				bytes += ml.path_len + 1;
+			n++;
+		}
+		p = eol + 1;
+	}
+	*path_bytes = bytes;
+	*bad_lines = bad;
+	return n;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct proc_map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int procmaps_parse(const char *text, size_t len, struct proc_maps *out)
+{
+	size_t n, bytes, bad, i;
+	struct proc_map *v;
+
+	if (len > PROCMAPS_MAX_BYTES)
+		return -E2BIG;
+	n = walk_lines(text, len, NULL, NULL, &bytes, &bad);
+	if (n > PROCMAPS_MAX_ENTRIES)
+		return -E2BIG;
+	/* One block: the entries, then their paths. procmaps_free frees just v. */
+	v = malloc(n * sizeof(*v) + bytes + 1);
+	if (!v)
+		return -ENOMEM;
+	walk_lines(text, len, v, (char *)(v + n), &bytes, &bad);
+	for (i = 1; i < n; i++) {
+		if (v[i - 1].start > v[i].start) {
+			qsort(v, n, sizeof(*v), cmp_start);
+			break;
+		}
+	}
+	out->v = v;
+	out->n = n;
+	out->bad_lines = bad;
+	return 0;
+}
+
+/* Reads all of fd into a new buffer of at most max bytes; -E2BIG beyond. */
+static int read_bounded(int fd, size_t max, char **buf, size_t *len)
+{
+	size_t cap = 64 * 1024, n = 0;
+	char *b = malloc(cap), *nb;
+	ssize_t r;
+
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			/* Room for max + 1 bytes tells "exactly max" from "too big". */
+			if (cap > max) {
+				free(b);
+				return -E2BIG;
+			}
+			cap = cap * 2 > max ? max + 1 : cap * 2;
+			nb = realloc(b, cap);
+			if (!nb) {
+				free(b);
+				return -ENOMEM;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			free(b);
+			return (int)r;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int procmaps_read(pid_t pid, struct proc_maps *out)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = read_bounded(fd, PROCMAPS_MAX_BYTES, &buf, &len);
+	close(fd);
+	if (err)
+		return err;
+	err = procmaps_parse(buf, len, out);
+	free(buf);
+	return err;
+}
+
+const struct proc_map *procmaps_find(const struct proc_maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	/* Find the last mapping whose start is <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= m->v[lo - 1].end)
+		return NULL;
+	return &m->v[lo - 1];
+}
+
+void procmaps_free(struct proc_maps *m)
+{
+	if (!m)
+		return;
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+	m->bad_lines = 0;
+}

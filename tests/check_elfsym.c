@@ -1,7 +1,284 @@
 // SPDX-License-Identifier: MIT
-/* placeholder */
+/*
+ * elfsym against the fixture binaries, with binutils (nm, readelf) as the
+ * independent reader of the expected answers; and hostile, broken buffers.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elfsym.h"
 #include "suites.h"
+
+#define FX(name) FIXTURE_DIR "/" name
+
+/* The address nm gives name in file (-D: the dynamic table), or 0. */
+static uint64_t nm_addr(const char *file, const char *name, bool dynamic)
+{
+	unsigned long long addr, found = 0;
+	char cmd[1024], line[1024], sym[512], type;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm %s --defined-only '%s'", dynamic ? "-D" : "", file);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		/* nm -D prints versioned names as name@@VERSION */
+		if (sscanf(line, "%llx %c %511[^@\n]", &addr, &type, sym) == 3 &&
+		    !strcmp(sym, name))
+			found = addr;
+	pclose(p);
+	return found;
+}
+
+/* The build-id as readelf -n prints it, or "". */
+static void readelf_build_id(const char *file, char *out, size_t len)
+{
+	char cmd[1024], line[1024], *id;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s'", file);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), p)) {
+		id = strstr(line, "Build ID: ");
+		if (id)
+			snprintf(out, len, "%.*s", (int)strcspn(id + 10, "\n"), id + 10);
+	}
+	pclose(p);
+}
+
+static struct elf_syms *load_file(const char *path)
+{
+	struct elf_syms *s;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));
+	s = elf_syms_load_fd(fd);
+	close(fd);
+	ck_assert_msg(s != NULL, "%s: %s", path, strerror(errno));
+	return s;
+}
+
+/* name is found at its nm address, one byte in, and not just before it. */
+static void check_named(const struct elf_syms *s, const char *nm_file, bool dynamic,
+			const char *name)
+{
+	uint64_t addr = nm_addr(nm_file, name, dynamic);
+	const char *before;
+
+	ck_assert_msg(addr != 0, "nm finds no %s in %s", name, nm_file);
+	ck_assert_str_eq(elf_syms_lookup(s, addr), name);
+	ck_assert_str_eq(elf_syms_lookup(s, addr + 1), name);
+	before = elf_syms_lookup(s, addr - 1);
+	ck_assert(before == NULL || strcmp(before, name) != 0);
+}
+
+static void check_build_id(const struct elf_syms *s, const char *file)
+{
+	char want[256];
+
+	readelf_build_id(file, want, sizeof(want));
+	ck_assert_uint_eq(strlen(want), 40);
+	ck_assert_str_eq(elf_syms_build_id(s), want);
+}
+
+START_TEST(test_pie)
+{
+	struct elf_syms *s = load_file(FX("fx_pie"));
+
+	ck_assert_int_eq(elf_syms_source(s), ELF_SYMS_SYMTAB);
+	check_named(s, FX("fx_pie"), false, "pie_hot_function");
+	check_named(s, FX("fx_pie"), false, "pie_cold_function");
+	check_named(s, FX("fx_pie"), false, "main");
+	check_build_id(s, FX("fx_pie"));
+	ck_assert_ptr_null(elf_syms_lookup(s, 0));
+	ck_assert_uint_gt(elf_syms_count(s), 3);
+	ck_assert_uint_gt(elf_syms_memory(s), elf_syms_count(s));
+	elf_syms_free(s);
+}
+END_TEST
+
+START_TEST(test_shlib)
+{
+	struct elf_syms *s = load_file(FX("libfx_shlib.so"));
+
+	ck_assert_int_eq(elf_syms_source(s), ELF_SYMS_SYMTAB);
+	check_named(s, FX("libfx_shlib.so"), false, "shlib_hot_function");
+	check_named(s, FX("libfx_shlib.so"), false, "shlib_cold_function");
+	check_build_id(s, FX("libfx_shlib.so"));
+	elf_syms_free(s);
+}
+END_TEST
+
+/* Stripped to .dynsym: names still come from the dynamic table. */
+START_TEST(test_dynsym)
+{
+	struct elf_syms *s = load_file(FX("fx_dynsym"));
+	struct elf_syms *full = load_file(FX("fx_dynsym_full"));
+
+	ck_assert_int_eq(elf_syms_source(s), ELF_SYMS_DYNSYM);
+	ck_assert_int_eq(elf_syms_source(full), ELF_SYMS_SYMTAB);
+	check_named(s, FX("fx_dynsym_full"), false, "pie_hot_function");
+	check_named(s, FX("fx_dynsym_full"), false, "shlib_hot_function");
+	check_named(s, FX("fx_dynsym"), true, "shlib_cold_function");
+	check_build_id(s, FX("fx_dynsym_full"));
+	ck_assert_str_eq(elf_syms_build_id(s), elf_syms_build_id(full));
+	ck_assert_uint_lt(elf_syms_count(s), elf_syms_count(full));
+	elf_syms_free(s);
+	elf_syms_free(full);
+}
+END_TEST
+
+/* Every PT_LOAD that readelf lists maps file offsets to addresses. */
+START_TEST(test_offset_to_vaddr)
+{
+	unsigned long long off, va, pa, fsz, msz, end = 0;
+	struct elf_syms *s = load_file(FX("fx_pie"));
+	char line[512];
+	uint64_t got;
+	int loads = 0;
+	FILE *p;
+
+	p = popen("readelf -lW '" FX("fx_pie") "'", "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, " LOAD %llx %llx %llx %llx %llx", &off, &va, &pa, &fsz, &msz) != 5)
+			continue;
+		loads++;
+		ck_assert(elf_syms_offset_to_vaddr(s, off, &got));
+		ck_assert_uint_eq(got, va);
+		ck_assert(elf_syms_offset_to_vaddr(s, off + fsz - 1, &got));
+		ck_assert_uint_eq(got, va + fsz - 1);
+		if (off + fsz > end)
+			end = off + fsz;
+	}
+	pclose(p);
+	ck_assert_int_ge(loads, 2);
+	ck_assert(!elf_syms_offset_to_vaddr(s, end, &got));
+	ck_assert(!elf_syms_offset_to_vaddr(s, UINT64_MAX, &got));
+	elf_syms_free(s);
+}
+END_TEST
+
+/* libc's aliases (getpid and __getpid share an address): the plain name wins. */
+START_TEST(test_libc_aliases)
+{
+	void *fn = dlsym(RTLD_DEFAULT, "getpid");
+	struct elf_syms *s;
+	Dl_info info;
+	uint64_t addr;
+
+	ck_assert(fn && dladdr(fn, &info) && info.dli_fname);
+	s = load_file(info.dli_fname);
+	addr = nm_addr(info.dli_fname, "getpid", true);
+	ck_assert_uint_ne(addr, 0);
+	ck_assert_str_eq(elf_syms_lookup(s, addr), "getpid");
+	ck_assert_uint_eq(strlen(elf_syms_build_id(s)), 40);
+	elf_syms_free(s);
+}
+END_TEST
+
+START_TEST(test_not_elf)
+{
+	int fd = open(FIXTURE_SRC_DIR "/pie_main.c", O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	errno = 0;
+	ck_assert_ptr_null(elf_syms_load_fd(fd));
+	ck_assert_int_eq(errno, ENOEXEC);
+	close(fd);
+	fd = open(FIXTURE_DIR, O_RDONLY | O_CLOEXEC | O_DIRECTORY);
+	ck_assert_ptr_null(elf_syms_load_fd(fd));
+	close(fd);
+	ck_assert_ptr_null(elf_syms_load_fd(-1));
+	ck_assert_ptr_null(elf_syms_load_mem("", 0));
+	ck_assert_ptr_null(elf_syms_load_mem("\177ELF", 4));
+	elf_syms_free(NULL);
+}
+END_TEST
+
+static void *read_all(const char *path, size_t *len)
+{
+	struct stat st;
+	void *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* Whatever comes back from a broken image must be usable; NULL is fine. */
+static void poke(const void *buf, size_t len)
+{
+	struct elf_syms *s = elf_syms_load_mem(buf, len);
+	uint64_t va;
+
+	if (!s)
+		return;
+	elf_syms_lookup(s, 0x1280);
+	elf_syms_offset_to_vaddr(s, 0x1000, &va);
+	ck_assert_uint_le(strlen(elf_syms_build_id(s)), 128);
+	elf_syms_free(s);
+}
+
+START_TEST(test_truncated_and_garbage)
+{
+	size_t len, cut, i;
+	unsigned char *img = read_all(FX("fx_pie"), &len), *copy = malloc(len);
+	struct elf_syms *s = elf_syms_load_mem(img, len);
+	uint32_t x = 12345;
+
+	ck_assert_ptr_nonnull(s);
+	check_named(s, FX("fx_pie"), false, "pie_hot_function");
+	elf_syms_free(s);
+	for (cut = 0; cut < len; cut += cut < 128 ? 1 : 97)
+		poke(img, cut);
+	/* Corrupt a few bytes at a time, deterministically. */
+	ck_assert_ptr_nonnull(copy);
+	for (i = 0; i < 2000; i++) {
+		int k;
+
+		memcpy(copy, img, len);
+		for (k = 0; k < 8; k++) {
+			x = x * 1103515245u + 12345u;
+			copy[(x >> 8) % (i % 2 ? 256 : len)] = (unsigned char)(x >> 24);
+		}
+		poke(copy, len);
+	}
+	for (i = 0; i < len; i++)
+		copy[i] = (unsigned char)(i * 31);
+	memcpy(copy, img, 64);
+	poke(copy, len);
+	free(copy);
+	free(img);
+}
+END_TEST
+
 Suite *elfsym_suite(void)
 {
-	return suite_create("elfsym");
+	Suite *s = suite_create("elfsym");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_pie);
+	tcase_add_test(tc, test_shlib);
+	tcase_add_test(tc, test_dynsym);
+	tcase_add_test(tc, test_offset_to_vaddr);
+	tcase_add_test(tc, test_libc_aliases);
+	tcase_add_test(tc, test_not_elf);
+	tcase_add_test(tc, test_truncated_and_garbage);
+	suite_add_tcase(s, tc);
+	return s;
 }

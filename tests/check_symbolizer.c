@@ -1,7 +1,248 @@
 // SPDX-License-Identifier: MIT
-/* placeholder */
+/*
+ * symbolizer: frames of this process (its own code, libc), of a fixture
+ * process, and of the kernel, checked against nm and /proc/kallsyms.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procmaps.h"
 #include "suites.h"
+#include "symbolizer.h"
+
+#define FX(name) FIXTURE_DIR "/" name
+
+__attribute__((noinline)) static int symbolizer_test_target(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+static struct symbolizer *new_symbolizer(void)
+{
+	struct symbolizer *s = symbolizer_new();
+
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+START_TEST(test_self)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target + 1;
+	struct symbolizer *s = new_symbolizer();
+	struct sym_frame f;
+
+	symbolizer_frame(s, getpid(), addr, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	ck_assert_ptr_nonnull(strstr(f.file, "check_ember"));
+	ck_assert_uint_eq(strlen(f.build_id), 40);
+	ck_assert(!f.kernel);
+	ck_assert_uint_eq(f.address, addr);
+	ck_assert(f.map_start <= addr && addr < f.map_limit);
+	symbolizer_free(s);
+}
+END_TEST
+
+START_TEST(test_libc)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid");
+	struct symbolizer *s = new_symbolizer();
+	struct sym_frame f;
+
+	ck_assert_uint_ne(addr, 0);
+	symbolizer_frame(s, getpid(), addr + 1, false, &f);
+	ck_assert_str_eq(f.function, "getpid");
+	ck_assert_ptr_nonnull(strstr(f.file, "libc"));
+	symbolizer_free(s);
+}
+END_TEST
+
+START_TEST(test_kernel)
+{
+	unsigned long long addr = 0;
+	char line[1024], name[512] = "", type;
+	struct symbolizer *s = new_symbolizer();
+	struct sym_frame f;
+	FILE *kf = fopen("/proc/kallsyms", "r");
+
+	ck_assert_ptr_nonnull(kf);
+	while (fgets(line, sizeof(line), kf))
+		if (sscanf(line, "%llx %c %511s", &addr, &type, name) == 3 &&
+		    !strcmp(name, "schedule"))
+			break;
+	fclose(kf);
+	symbolizer_frame(s, getpid(), addr + 4, true, &f);
+	ck_assert(f.kernel);
+	ck_assert_str_eq(f.file, "[kernel.kallsyms]");
+	if (addr == 0)
+		ck_assert_ptr_null(f.function);	/* kallsyms hidden */
+	else
+		ck_assert_str_eq(f.function, "schedule");
+	symbolizer_frame(s, getpid(), 0x10, true, &f);
+	ck_assert_ptr_null(f.function);
+	ck_assert_str_eq(f.file, "[kernel.kallsyms]");
+	symbolizer_free(s);
+}
+END_TEST
+
+/* Anonymous memory, nothing mapped, no such process, a file that is not ELF. */
+START_TEST(test_unnamed)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	void *anon = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open(FIXTURE_SRC_DIR "/pie_main.c", O_RDONLY | O_CLOEXEC);
+	void *text = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+
+	ck_assert(anon != MAP_FAILED && text != MAP_FAILED);
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)anon + 8, false, &f);
+	ck_assert_ptr_null(f.file);
+	ck_assert_ptr_null(f.function);
+	ck_assert_str_eq(f.build_id, "");
+	symbolizer_frame(s, getpid(), 8, false, &f);
+	ck_assert_ptr_null(f.file);
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)text + 8, false, &f);
+	ck_assert_ptr_nonnull(strstr(f.file, "pie_main.c"));
+	ck_assert_ptr_null(f.function);
+	ck_assert_uint_eq(f.map_start, (uint64_t)(uintptr_t)text);
+	/* No such process: read once, then remembered as failed. */
+	symbolizer_frame(s, 0x3ffffff0, 0x400000, false, &f);
+	symbolizer_frame(s, 0x3ffffff0, 0x400010, false, &f);
+	ck_assert_ptr_null(f.file);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.frames, 5);
+	ck_assert_uint_eq(st.unnamed, 5);
+	ck_assert_uint_eq(st.maps_read, 1);
+	ck_assert_uint_eq(st.maps_failed, 1);
+	ck_assert_uint_eq(st.files_cached, 1);	/* the negative entry of pie_main.c */
+	munmap(anon, 4096);
+	munmap(text, 4096);
+	close(fd);
+	symbolizer_free(s);
+}
+END_TEST
+
+/* A binary is parsed once for all intervals; maps are read once per interval. */
+START_TEST(test_cache)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_stats st, st2;
+	struct sym_frame f;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		symbolizer_frame(s, getpid(), addr + (uint64_t)i, false, &f);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.maps_read, 1);
+	ck_assert_uint_eq(st.named, 3);
+	ck_assert_uint_eq(st.files_cached, 1);
+	ck_assert_uint_gt(st.file_cache_bytes, 0);
+	symbolizer_end_interval(s);
+	symbolizer_frame(s, getpid(), addr, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_stats(s, &st2);
+	ck_assert_uint_eq(st2.maps_read, 2);
+	ck_assert_uint_eq(st2.files_cached, 1);
+	ck_assert_uint_eq(st2.file_cache_bytes, st.file_cache_bytes);
+	symbolizer_free(s);
+	symbolizer_free(NULL);
+}
+END_TEST
+
+static uint64_t nm_addr(const char *file, const char *name)
+{
+	unsigned long long addr, found = 0;
+	char cmd[1024], line[1024], sym[512], type;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", file);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %511s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	pclose(p);
+	return found;
+}
+
+/* Where the child loaded the file whose path ends in suffix (first segment's start). */
+static uint64_t load_base(pid_t pid, const char *suffix)
+{
+	struct proc_maps m = { 0 };
+	uint64_t base = 0;
+	size_t i, n = strlen(suffix);
+
+	ck_assert_int_eq(procmaps_read(pid, &m), 0);
+	for (i = 0; i < m.n && !base; i++) {
+		const char *p = m.v[i].path;
+
+		if (p && strlen(p) >= n && !strcmp(p + strlen(p) - n, suffix) && !m.v[i].offset)
+			base = m.v[i].start;
+	}
+	procmaps_free(&m);
+	return base;
+}
+
+static void check_child_frame(struct symbolizer *s, pid_t pid, const char *file,
+			      const char *suffix, const char *name)
+{
+	uint64_t base = load_base(pid, suffix), addr = nm_addr(file, name);
+	struct sym_frame f;
+
+	ck_assert_msg(base && addr, "%s in %s", name, suffix);
+	/* PIEs and libraries are linked at 0: runtime = load base + ELF address. */
+	symbolizer_frame(s, pid, base + addr + 2, false, &f);
+	ck_assert_str_eq(f.function, name);
+	ck_assert_ptr_nonnull(f.file);
+	ck_assert_str_eq(f.file + strlen(f.file) - strlen(suffix), suffix);
+	ck_assert_uint_eq(strlen(f.build_id), 40);
+}
+
+START_TEST(test_other_process)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	pid_t pid = fork();
+	int i;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(FX("fx_pie"), "fx_pie", "10", (char *)NULL);
+		_exit(127);
+	}
+	/* Wait until the dynamic loader has mapped the shared library. */
+	for (i = 0; i < 250 && !load_base(pid, "/libfx_shlib.so"); i++)
+		nanosleep(&pause, NULL);
+	check_child_frame(s, pid, FX("fx_pie"), "/fx_pie", "pie_hot_function");
+	check_child_frame(s, pid, FX("libfx_shlib.so"), "/libfx_shlib.so", "shlib_hot_function");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	symbolizer_free(s);
+}
+END_TEST
+
 Suite *symbolizer_suite(void)
 {
-	return suite_create("symbolizer");
+	Suite *s = suite_create("symbolizer");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_self);
+	tcase_add_test(tc, test_libc);
+	tcase_add_test(tc, test_kernel);
+	tcase_add_test(tc, test_unnamed);
+	tcase_add_test(tc, test_cache);
+	tcase_add_test(tc, test_other_process);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+	return s;
 }
