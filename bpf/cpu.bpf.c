@@ -8,6 +8,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "ember/cpu.h"
+#include "ember/proc.h"
 #include "core_fixes.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -34,13 +35,13 @@ struct {
 /*
  * Stacks referenced by counts0 and counts1, keyed by the hash of their
  * addresses: unlike a stack-trace map, two stacks never evict each other short
- * of a 64-bit hash collision. Not preallocated: memory follows the distinct
- * stacks of one interval, not max_entries (set by the daemon).
+ * of a 64-bit hash collision. Preallocated (sized by the daemon): allocating in
+ * the timer interrupt can fail transiently (seen: 1 in ~2000 inserts), and a
+ * full preallocated map is the only way left to lose a stack.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
 	__type(key, __u64);
 	__type(value, struct ember_stack);
 } stacks0 SEC(".maps"), stacks1 SEC(".maps");
@@ -60,6 +61,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } metrics SEC(".maps");
+
+/* Process events, owned by proc.bpf.c: the daemon reuses that object's fd. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, EMBER_PROC_RINGBUF_BYTES);
+} events SEC(".maps");
+
+/* Processes already reported, owned by proc.bpf.c (fd reused). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, EMBER_PROC_KNOWN_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} known SEC(".maps");
 
 static __always_inline void metric_inc(enum ember_cpu_metric m)
 {
@@ -141,6 +156,32 @@ static __always_inline void add_count(void *counts, const struct ember_cpu_key *
 	metric_inc(EMBER_CPU_M_COUNTED);
 }
 
+/*
+ * Reports the first sample of a process so that the daemon captures its
+ * mappings while it lives. A failed report is retried on its next sample.
+ */
+static __always_inline void note_process(__u32 tgid)
+{
+	struct ember_proc_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&known, &tgid))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		metric_inc(EMBER_CPU_M_PROC_EVENT_LOST);
+		return;
+	}
+	if (bpf_map_update_elem(&known, &tgid, &one, BPF_NOEXIST)) {
+		bpf_ringbuf_discard(e, 0); /* another CPU reported it meanwhile */
+		return;
+	}
+	e->type = EMBER_PROC_NEW;
+	e->tgid = tgid;
+	e->ktime_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline void count_sample(struct bpf_perf_event_data *ctx, void *counts,
 					 void *stacks, __u32 tgid)
 {
@@ -180,6 +221,7 @@ int ember_cpu_sample(struct bpf_perf_event_data *ctx)
 		metric_inc(EMBER_CPU_M_FILTERED);
 		return 0;
 	}
+	note_process(tgid);
 	if (active_buf == 0)
 		count_sample(ctx, &counts0, &stacks0, tgid);
 	else

@@ -29,13 +29,15 @@
 #define FLIP_GRACE_NS (10 * 1000 * 1000)
 
 /*
- * Map sizes: bounds on kernel memory whatever the rate. A count entry is ~100
- * bytes, preallocated; a stack entry ~1.1 KiB, allocated only when used.
+ * Map sizes, preallocated: room for every sample of an interval (two stacks
+ * each), within bounds on kernel memory whatever the rate. A count entry is
+ * ~100 bytes, a stack entry ~1.1 KiB: 2.2 MiB of stacks per buffer at the
+ * defaults, 18 MiB at most.
  */
 #define COUNTS_MIN 1024
 #define COUNTS_MAX 65536
-#define STACKS_MIN 4096
-#define STACKS_MAX 32768
+#define STACKS_MIN 2048
+#define STACKS_MAX 16384
 
 struct sampler {
 	struct cpu_bpf *skel;
@@ -177,6 +179,13 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 	bpf_map__set_max_entries(s->skel->maps.counts1, s->counts_max);
 	bpf_map__set_max_entries(s->skel->maps.stacks0, s->stacks_max);
 	bpf_map__set_max_entries(s->skel->maps.stacks1, s->stacks_max);
+	/* process events go to proctrack's ring buffer: reuse its maps */
+	if ((o->events_fd >= 0 && bpf_map__reuse_fd(s->skel->maps.events, o->events_fd)) ||
+	    (o->known_fd >= 0 && bpf_map__reuse_fd(s->skel->maps.known, o->known_fd))) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot share the process-event maps: %s", strerror(errno));
+		return rc;
+	}
 	rc = cpu_bpf__load(s->skel);
 	if (rc) {
 		if (rc == -EPERM || rc == -EACCES)

@@ -17,6 +17,7 @@ struct sampler_opts {
 	int64_t interval_ns;		/* used to size the maps */
 	bool include_idle;
 	uint32_t target_tgid;		/* 0: every process */
+	int events_fd, known_fd;	/* proctrack's shared maps, or -1 for private ones */
 };
 
 /* One stack as drained: ips leaf first; n == 0 when there is none or it was lost. */

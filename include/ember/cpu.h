@@ -57,6 +57,7 @@ enum ember_cpu_metric {
 	EMBER_CPU_M_KSTACK_FAILED,	/* kernel stack unreadable: sample kept, stack lost */
 	EMBER_CPU_M_STACKS_FULL,	/* stacks map full: sample kept, stack lost */
 	EMBER_CPU_M_COUNTS_FULL,	/* counts map full: the whole sample was dropped */
+	EMBER_CPU_M_PROC_EVENT_LOST,	/* first-sample event lost (ring buffer full); retried */
 	EMBER_CPU_M_NR,
 };
 

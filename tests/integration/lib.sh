@@ -56,13 +56,19 @@ wait_emberd() {
 # pprof_top FILE [ARGS]: go tool pprof's flat/cum table, no symbolization.
 pprof_top() {
 	local f=$1; shift
-	go tool pprof -top -nodecount=1000 -symbolize=none "$@" "$f" 2>"$T/pprof.err" ||
+	go tool pprof -top -nodecount=100000 -nodefraction=0 -symbolize=none "$@" "$f" \
+		2>"$T/pprof.err" ||
 		fail "go tool pprof rejected $f: $(cat "$T/pprof.err")"
 }
 
 # flat_of TOPFILE FUNC: the flat count of FUNC in a pprof -top listing (0 if absent).
 flat_of() {
 	awk -v fn="$2" '$6 == fn { v = $1 } END { print (v == "" ? 0 : v) }' "$1"
+}
+
+# shown_of TOPFILE: the samples a filtered (-focus/-tagfocus) listing accounts for.
+shown_of() {
+	sed -n 's/^Showing nodes accounting for \([0-9][0-9]*\),.*/\1/p' "$1" | head -1
 }
 
 # total_of TOPFILE: the profile's total from the "... of N total" line.

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Process events: exec and exit, from raw tracepoints (no tracefs needed), into
+ * the events ring buffer that cpu.bpf.c also writes "first sample" events to.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "ember/proc.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Process events for the daemon; shared with cpu.bpf.c (which reuses its fd). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, EMBER_PROC_RINGBUF_BYTES);
+} events SEC(".maps");
+
+/* Processes already reported; shared with cpu.bpf.c. LRU: never full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, EMBER_PROC_KNOWN_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} known SEC(".maps");
+
+/* Per-CPU counters indexed by enum ember_proc_metric; summed by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EMBER_PROC_M_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} proc_metrics SEC(".maps");
+
+static __always_inline void metric_inc(enum ember_proc_metric m)
+{
+	__u32 key = m;
+	__u64 *v = bpf_map_lookup_elem(&proc_metrics, &key);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline void emit(__u32 type, __u32 tgid)
+{
+	struct ember_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		metric_inc(EMBER_PROC_M_RINGBUF_FULL);
+		return;
+	}
+	e->type = type;
+	e->tgid = tgid;
+	e->ktime_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* After exec the mappings are new: forget the process so its next sample reports it. */
+SEC("raw_tracepoint/sched_process_exec")
+int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	metric_inc(EMBER_PROC_M_EXEC);
+	bpf_map_delete_elem(&known, &tgid);
+	emit(EMBER_PROC_EXEC, tgid);
+	return 0;
+}
+
+/* Runs for every exiting thread; only the leader's exit ends the process. */
+SEC("raw_tracepoint/sched_process_exit")
+int ember_proc_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+
+	if ((__u32)pid_tgid != tgid)
+		return 0;
+	metric_inc(EMBER_PROC_M_EXIT);
+	if (bpf_map_delete_elem(&known, &tgid) == 0)
+		emit(EMBER_PROC_EXIT, tgid);
+	return 0;
+}

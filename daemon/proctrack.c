@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loads bpf/proc.bpf.c, attaches its raw tracepoints and reads the events ring
+ * buffer. The only file that includes the proc skeleton.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "proctrack.h"
+
+#include "proc.skel.h"
+
+struct proctrack {
+	struct proc_bpf *skel;
+	struct ring_buffer *rb;
+	proctrack_cb cb;
+	void *arg;
+	uint64_t *metric_vals;	/* one value per possible CPU */
+	int ncpus;
+};
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct proctrack *p = ctx;
+
+	if (size < sizeof(struct ember_proc_event))
+		return 0;
+	p->cb(data, p->arg);
+	return 0;
+}
+
+int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err,
+		   size_t errlen)
+{
+	struct proctrack *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p)
+		return -ENOMEM;
+	p->cb = cb;
+	p->arg = arg;
+	p->ncpus = libbpf_num_possible_cpus();
+	p->metric_vals = calloc(p->ncpus > 0 ? p->ncpus : 1, sizeof(*p->metric_vals));
+	p->skel = proc_bpf__open_and_load();
+	if (!p->skel || !p->metric_vals) {
+		rc = p->skel ? -ENOMEM : -errno;
+		snprintf(err, errlen, "cannot load the process-event BPF programs: %s",
+			 strerror(-rc));
+		goto fail;
+	}
+	rc = proc_bpf__attach(p->skel);
+	if (rc) {
+		snprintf(err, errlen, "cannot attach to the sched_process_exec/exit raw "
+			 "tracepoints: %s", strerror(-rc));
+		goto fail;
+	}
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);
+	if (!p->rb) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open the events ring buffer: %s", strerror(-rc));
+		goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	proctrack_close(p);
+	return rc;
+}
+
+void proctrack_close(struct proctrack *p)
+{
+	if (!p)
+		return;
+	ring_buffer__free(p->rb);
+	proc_bpf__destroy(p->skel);
+	free(p->metric_vals);
+	free(p);
+}
+
+int proctrack_events_fd(const struct proctrack *p)
+{
+	return bpf_map__fd(p->skel->maps.events);
+}
+
+int proctrack_known_fd(const struct proctrack *p)
+{
+	return bpf_map__fd(p->skel->maps.known);
+}
+
+int proctrack_epoll_fd(const struct proctrack *p)
+{
+	return ring_buffer__epoll_fd(p->rb);
+}
+
+int proctrack_consume(struct proctrack *p)
+{
+	return ring_buffer__consume(p->rb);
+}
+
+int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR])
+{
+	int fd = bpf_map__fd(p->skel->maps.proc_metrics);
+
+	for (uint32_t m = 0; m < EMBER_PROC_M_NR; m++) {
+		out[m] = 0;
+		if (bpf_map_lookup_elem(fd, &m, p->metric_vals))
+			return -errno;
+		for (int c = 0; c < p->ncpus; c++)
+			out[m] += p->metric_vals[c];
+	}
+	return 0;
+}

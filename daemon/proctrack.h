@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process tracking: owns bpf/proc.bpf.c (exec and exit raw tracepoints) and the
+ * events ring buffer, which cpu.bpf.c shares to report first samples.
+ */
+#ifndef EMBER_PROCTRACK_H
+#define EMBER_PROCTRACK_H
+
+#include <stdint.h>
+
+#include "ember/proc.h"
+
+typedef void (*proctrack_cb)(const struct ember_proc_event *e, void *arg);
+
+struct proctrack;
+
+/* Loads and attaches; a negative errno and a one-line cause in err on failure. */
+int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err,
+		   size_t errlen);
+void proctrack_close(struct proctrack *p);
+/* fds of the shared maps, for the cpu sampler to reuse before its load. */
+int proctrack_events_fd(const struct proctrack *p);
+int proctrack_known_fd(const struct proctrack *p);
+/* Becomes readable when events are pending; then call proctrack_consume(). */
+int proctrack_epoll_fd(const struct proctrack *p);
+/* Hands every pending event to the callback; the number handled or -errno. */
+int proctrack_consume(struct proctrack *p);
+/* Metrics summed over CPUs since load, indexed by enum ember_proc_metric. */
+int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR]);
+
+#endif
