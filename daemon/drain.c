@@ -34,7 +34,7 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 		mapping = pprof_mapping(c->b, &m);
 	}
 	if (f.function)
-		func = pprof_function(c->b, f.function, f.function, "");
+		func = pprof_function(c->b, f.function, f.system_name, "");
 	return pprof_location(c->b, mapping, f.address, &func, func ? 1 : 0);
 }
 

@@ -19,6 +19,7 @@
 #include "drain.h"
 #include "history.h"
 #include "log.h"
+#include "proctrack.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "timeparse.h"
@@ -26,6 +27,14 @@
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
 #endif
+/*
+ * A process first seen while the dynamic loader is still mapping its libraries
+ * is captured again after these delays (ld.so takes 1-50 ms), so that a
+ * short-lived one leaves a complete snapshot behind.
+ */
+#define RECAPTURE_FIRST_NS (20 * 1000000LL)
+#define RECAPTURE_SECOND_NS (250 * 1000000LL)
+#define RECAPTURE_MAX 4096
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 #define CAP_SYS_ADMIN_BIT 21
@@ -38,15 +47,29 @@ struct args {
 	bool verbose, check_config;
 };
 
+/* Processes to capture again, in due order (a FIFO: the delays are fixed). */
+struct recapture {
+	struct {
+		pid_t pid;
+		int round;		/* 1: first recapture, 2: second */
+		int64_t due_ns;		/* CLOCK_MONOTONIC */
+	} q[RECAPTURE_MAX];
+	size_t head, n;
+	uint64_t dropped;		/* queue full: captured once only */
+};
+
 /* The running daemon. */
 struct daemon {
 	struct ember_config cfg;
 	struct history *hist;
 	struct sampler *sampler;
+	struct proctrack *proc;
 	struct symbolizer *sym;
-	int epfd, sigfd, tickfd, endfd;
+	int epfd, sigfd, tickfd, endfd, recapfd;
+	struct recapture recap;
 	int64_t interval_start_ns;
 	uint64_t last_metrics[EMBER_CPU_M_NR];
+	uint64_t last_proc_metrics[EMBER_PROC_M_NR];
 	uint64_t profiles_stored;
 };
 
@@ -203,6 +226,34 @@ static int64_t now_ns(clockid_t clk)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * The symbolizer's figures: a summary with -v, and the perf maps refused (each
+ * file is counted once) whenever more were, since they point at a hostile or
+ * broken writer.
+ */
+static void report_symbols(struct daemon *d)
+{
+	static uint64_t last_refused;
+	struct symbolizer_stats s;
+	uint64_t refused;
+
+	symbolizer_stats(d->sym, &s);
+	refused = s.perfmap.refused_symlink + s.perfmap.refused_owner + s.perfmap.refused_size +
+		  s.perfmap.refused_type;
+	if (refused != last_refused)
+		log_info("perf maps refused: symlink %lu, wrong owner %lu, too big %lu, "
+			 "not a regular file %lu (malformed lines skipped %lu)",
+			 s.perfmap.refused_symlink, s.perfmap.refused_owner,
+			 s.perfmap.refused_size, s.perfmap.refused_type, s.perfmap.bad_lines);
+	last_refused = refused;
+	log_debug("symbols: %lu of %lu frames named, %lu demangled; file cache %lu binaries, "
+		  "%lu of %lu MiB (%lu named from a debug file); perf maps %lu, %lu KiB, "
+		  "%lu frames named, %lu malformed lines",
+		  s.named, s.frames, s.demangled, s.files_cached, s.file_cache_bytes >> 20,
+		  s.file_cache_bound >> 20, s.debug_build_id + s.debug_link, s.perfmap.maps,
+		  s.perfmap.memory >> 10, s.perfmap.named, s.perfmap.bad_lines);
+}
+
 static void report_metrics(struct daemon *d, const struct drain_stats *st)
 {
 	static const char *const names[EMBER_CPU_M_NR] = {
@@ -210,7 +261,9 @@ static void report_metrics(struct daemon *d, const struct drain_stats *st)
 		[EMBER_CPU_M_KSTACK_FAILED] = "kernel stacks unreadable",
 		[EMBER_CPU_M_STACKS_FULL] = "stacks lost (stack map full)",
 		[EMBER_CPU_M_COUNTS_FULL] = "samples dropped (counts map full)",
+		[EMBER_CPU_M_PROC_EVENT_LOST] = "new-process events retried (ring buffer full)",
 	};
+	uint64_t pnow[EMBER_PROC_M_NR] = {};
 	uint64_t now[EMBER_CPU_M_NR], delta[EMBER_CPU_M_NR];
 	char losses[512] = "";
 	size_t off = 0;
@@ -224,6 +277,15 @@ static void report_metrics(struct daemon *d, const struct drain_stats *st)
 					delta[m]);
 	}
 	memcpy(d->last_metrics, now, sizeof(now));
+	if (!proctrack_metrics(d->proc, pnow)) {
+		uint64_t lost = pnow[EMBER_PROC_M_RINGBUF_FULL] -
+				d->last_proc_metrics[EMBER_PROC_M_RINGBUF_FULL];
+
+		if (lost && off < sizeof(losses))
+			off += snprintf(losses + off, sizeof(losses) - off,
+					", process events lost %lu", lost);
+		memcpy(d->last_proc_metrics, pnow, sizeof(pnow));
+	}
 	if (off)
 		log_warnx("interval: %lu samples in %lu stacks of %u processes%s", st->samples,
 			  st->stacks, st->processes, losses);
@@ -231,6 +293,73 @@ static void report_metrics(struct daemon *d, const struct drain_stats *st)
 		log_debug("interval: %lu samples in %lu stacks of %u processes (idle skipped %lu)",
 			  st->samples, st->stacks, st->processes,
 			  delta[EMBER_CPU_M_IDLE_SKIPPED]);
+	report_symbols(d);
+}
+
+static int arm_timer(int fd, int64_t first_ns, int64_t every_ns);
+
+static void recapture_arm(struct daemon *d)
+{
+	struct recapture *r = &d->recap;
+	int64_t wait = 0;
+
+	if (r->n) {
+		wait = r->q[r->head].due_ns - now_ns(CLOCK_MONOTONIC);
+		if (wait < 1000)
+			wait = 1000; /* 0 would disarm the timer */
+	}
+	arm_timer(d->recapfd, wait, 0);
+}
+
+static void recapture_push(struct daemon *d, pid_t pid, int round, int64_t delay_ns)
+{
+	struct recapture *r = &d->recap;
+	size_t tail = (r->head + r->n) % RECAPTURE_MAX;
+
+	if (r->n == RECAPTURE_MAX) {
+		r->dropped++;
+		return;
+	}
+	r->q[tail].pid = pid;
+	r->q[tail].round = round;
+	r->q[tail].due_ns = now_ns(CLOCK_MONOTONIC) + delay_ns;
+	if (r->n++ == 0)
+		recapture_arm(d);
+}
+
+/* Captures again every process whose delay has passed. */
+static void recapture_due(struct daemon *d)
+{
+	struct recapture *r = &d->recap;
+	int64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t ticks;
+
+	if (read(d->recapfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return;
+	while (r->n && r->q[r->head].due_ns <= now) {
+		pid_t pid = r->q[r->head].pid;
+		int round = r->q[r->head].round;
+
+		r->head = (r->head + 1) % RECAPTURE_MAX;
+		r->n--;
+		if (symbolizer_capture(d->sym, pid) == 0 && round == 1)
+			recapture_push(d, pid, 2, RECAPTURE_SECOND_NS - RECAPTURE_FIRST_NS);
+	}
+	recapture_arm(d);
+}
+
+/* Captures a process while it lives; forgets it after the drain that follows its exit. */
+static void on_proc_event(const struct ember_proc_event *e, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (e->type == EMBER_PROC_EXIT) {
+		symbolizer_exited(d->sym, e->tgid);
+	} else if (e->type == EMBER_PROC_NEW) {
+		if (symbolizer_capture(d->sym, e->tgid) == 0)
+			recapture_push(d, e->tgid, 1, RECAPTURE_FIRST_NS);
+	}
+	/* EXEC: the first sample after it reports the process again, with its libraries */
 }
 
 /* Drains what was sampled since the interval began and stores it. */
@@ -244,6 +373,7 @@ static int store_interval(struct daemon *d)
 	int rc;
 
 	d->interval_start_ns = end;
+	proctrack_consume(d->proc); /* exits and first sights before the drain uses them */
 	rc = drain_cpu_profile(d->sampler, d->sym, d->cfg.hz, start, end, &b, &st);
 	if (rc) {
 		log_warnx("cannot drain the samples: %s", strerror(-rc));
@@ -301,13 +431,15 @@ static int setup_loop(struct daemon *d, int64_t duration_ns)
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	d->tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->endfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->recapfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->sigfd < 0 || d->tickfd < 0 || d->endfd < 0 || d->epfd < 0)
+	if (d->sigfd < 0 || d->tickfd < 0 || d->endfd < 0 || d->recapfd < 0 || d->epfd < 0)
 		return -errno;
 	if (arm_timer(d->tickfd, d->cfg.interval_ns, d->cfg.interval_ns) ||
 	    (duration_ns && arm_timer(d->endfd, duration_ns, 0)))
 		return -errno;
-	if (add_fd(d->epfd, d->sigfd) || add_fd(d->epfd, d->tickfd) || add_fd(d->epfd, d->endfd))
+	if (add_fd(d->epfd, d->sigfd) || add_fd(d->epfd, d->tickfd) || add_fd(d->epfd, d->endfd) ||
+	    add_fd(d->epfd, d->recapfd) || add_fd(d->epfd, proctrack_epoll_fd(d->proc)))
 		return -errno;
 	return 0;
 }
@@ -325,7 +457,11 @@ static int run_loop(struct daemon *d)
 			continue;
 		if (n < 0)
 			return -errno;
-		if (ev.data.fd == d->tickfd) {
+		if (ev.data.fd == proctrack_epoll_fd(d->proc)) {
+			proctrack_consume(d->proc);
+		} else if (ev.data.fd == d->recapfd) {
+			recapture_due(d);
+		} else if (ev.data.fd == d->tickfd) {
 			if (read(d->tickfd, &ticks, sizeof(ticks)) > 0)
 				store_interval(d);
 		} else if (ev.data.fd == d->endfd) {
@@ -347,16 +483,17 @@ static int run_loop(struct daemon *d)
 static void teardown(struct daemon *d)
 {
 	sampler_close(d->sampler);
+	proctrack_close(d->proc);
 	symbolizer_free(d->sym);
 	history_close(d->hist);
-	for (int *fd = &d->epfd; fd <= &d->endfd; fd++)
+	for (int *fd = &d->epfd; fd <= &d->recapfd; fd++)
 		if (*fd >= 0)
 			close(*fd);
 }
 
 int main(int argc, char **argv)
 {
-	struct daemon d = { .epfd = -1, .sigfd = -1, .tickfd = -1, .endfd = -1 };
+	struct daemon d = { .epfd = -1, .sigfd = -1, .tickfd = -1, .endfd = -1, .recapfd = -1 };
 	struct sampler_opts so = {};
 	struct args a = {};
 	const char *herr = NULL;
@@ -388,6 +525,14 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
+	rc = proctrack_open(on_proc_event, &d, &d.proc, err, sizeof(err));
+	if (rc) {
+		log_err("%s", err);
+		teardown(&d);
+		return 1;
+	}
+	so.events_fd = proctrack_events_fd(d.proc);
+	so.known_fd = proctrack_known_fd(d.proc);
 	so.hz = d.cfg.hz;
 	so.interval_ns = d.cfg.interval_ns;
 	so.include_idle = d.cfg.include_idle;

@@ -40,6 +40,8 @@ struct elf_syms {
 	size_t n_loads;
 	enum elf_syms_source source;
 	char build_id[2 * ELFSYM_MAX_BUILD_ID + 1];
+	char debuglink[ELFSYM_MAX_DEBUGLINK];	/* "" when absent */
+	uint32_t debuglink_crc;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
@@ -146,6 +148,45 @@ static void read_build_id(Elf *elf, struct elf_syms *s, size_t file_size)
 		if (data && build_id_from_notes(data, s))
 			return;
 	}
+}
+
+/*
+ * .gnu_debuglink: a NUL-terminated file name padded to 4 bytes, then the CRC32
+ * of the debug file in the file's byte order. Names with a '/' are refused.
+ */
+static void read_debuglink(Elf *elf, struct elf_syms *s, size_t file_size, bool msb)
+{
+	Elf_Scn *scn = NULL;
+	const unsigned char *p;
+	size_t shstrndx, len, crc_off;
+	Elf_Data *data;
+	const char *name;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    (sh.sh_flags & SHF_COMPRESSED) || !in_file(sh.sh_offset, sh.sh_size, file_size))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".gnu_debuglink"))
+			break;
+	}
+	data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !data->d_buf)
+		return;
+	p = data->d_buf;
+	len = strnlen((const char *)p, data->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	if (len == 0 || len >= sizeof(s->debuglink) || crc_off + 4 > data->d_size ||
+	    memchr(p, '/', len))
+		return;
+	memcpy(s->debuglink, p, len);
+	s->debuglink[len] = '\0';
+	p += crc_off;
+	for (int i = 0; i < 4; i++)
+		s->debuglink_crc = s->debuglink_crc << 8 | p[msb ? i : 3 - i];
 }
 
 /* .symtab when there is one, else .dynsym; NULL when neither is usable. */
@@ -339,6 +380,7 @@ static struct elf_syms *load_elf(Elf *elf, size_t file_size)
 		return NULL;
 	read_loads(elf, s, file_size);
 	read_build_id(elf, s, file_size);
+	read_debuglink(elf, s, file_size, eh.e_ident[EI_DATA] == ELFDATA2MSB);
 	/* The low bit of an ARM function address selects Thumb mode. */
 	err = read_symbols(elf, s, file_size, eh.e_machine == EM_ARM);
 	if (err) {
@@ -451,6 +493,14 @@ enum elf_syms_source elf_syms_source(const struct elf_syms *s)
 size_t elf_syms_count(const struct elf_syms *s)
 {
 	return s->n;
+}
+
+const char *elf_syms_debuglink(const struct elf_syms *s, uint32_t *crc)
+{
+	if (!s->debuglink[0])
+		return NULL;
+	*crc = s->debuglink_crc;
+	return s->debuglink;
 }
 
 size_t elf_syms_memory(const struct elf_syms *s)

@@ -10,6 +10,8 @@
 /* Bounds on hostile files: symbols kept per file, bytes per symbol name. */
 #define ELFSYM_MAX_SYMBOLS (4u << 20)
 #define ELFSYM_MAX_NAME 4096
+/* Bytes of a .gnu_debuglink file name. */
+#define ELFSYM_MAX_DEBUGLINK 256
 
 enum elf_syms_source { ELF_SYMS_NONE = 0, ELF_SYMS_SYMTAB, ELF_SYMS_DYNSYM };
 
@@ -30,5 +32,10 @@ enum elf_syms_source elf_syms_source(const struct elf_syms *s);
 size_t elf_syms_count(const struct elf_syms *s);
 /* Approximate heap bytes held. */
 size_t elf_syms_memory(const struct elf_syms *s);
+/*
+ * The file name in .gnu_debuglink (a plain name, no '/') and the CRC32 of the
+ * debug file it names, or NULL when the file has none.
+ */
+const char *elf_syms_debuglink(const struct elf_syms *s, uint32_t *crc);
 
 #endif

@@ -11,9 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "debugfile.h"
+#include "demangle.h"
 #include "elfsym.h"
 #include "ksyms.h"
 #include "log.h"
@@ -25,6 +28,15 @@
 #define SYM_MAX_CACHE_BYTES (1ull << 30)
 /* Processes whose mappings are held during one interval. */
 #define SYM_MAX_PIDS 16384
+/* Bytes of parsed perf maps, and of demangled names, kept together. */
+#define SYM_MAX_PERFMAP_BYTES (256u << 20)
+#define SYM_MAX_DEMANGLE_BYTES (16u << 20)
+/*
+ * No user address is this high on any 64-bit Linux (x86-64 with 5-level
+ * paging ends user space at 2^56, kernel space starts at 0xff00...): such an
+ * address in a user stack is a kernel one and is named as such.
+ */
+#define SYM_USER_LIMIT (1ull << 56)
 
 static const char kernel_file[] = "[kernel.kallsyms]";
 static const char deleted_suffix[] = " (deleted)";
@@ -39,17 +51,26 @@ struct file_key {
 struct file_entry {
 	struct file_key key;
 	struct elf_syms *syms;
+	struct elf_syms *dbg;		/* the .symtab of its separate debug file, if found */
+	bool dbg_tried;			/* looked for it (only without a .symtab) */
 	size_t bytes;
 	uint64_t used;			/* interval in which it was last used */
 	struct file_entry *prev, *next;	/* LRU list, most recently used first */
 };
 
-/* One process's mappings for this interval, and the file each resolved to. */
+/*
+ * One process's mappings and the file each resolved to. Kept across intervals:
+ * re-read once per interval while the process lives, kept as last seen once it
+ * exited, until the drain that follows its exit has used them.
+ */
 struct pid_entry {
 	pid_t pid;
 	int err;			/* reading the maps failed: do not retry */
 	struct proc_maps maps;
 	struct file_entry **files;	/* per mapping: NULL untried, no_file, or cached */
+	uint64_t read_interval;		/* interval in which maps were read */
+	uint64_t used_interval;		/* last interval a frame or capture used it */
+	bool exited;			/* its exit was noted: never re-read, drop after the drain */
 };
 
 struct symbolizer {
@@ -62,6 +83,11 @@ struct symbolizer {
 	struct pid_entry *last_pid;	/* consecutive frames come from one stack */
 	uint64_t interval;
 	struct symbolizer_stats st;
+	struct perfmap_cache *perfmaps;	/* JIT code of each process */
+	struct demangle_cache *demangle;
+	uint64_t demangle_interval;	/* interval in which the demangle cache was last trimmed */
+	struct elf_syms *vdso;		/* our own vDSO image: every process maps the same */
+	uint64_t vdso_size;
 };
 
 /* Marks a mapping whose file could not be opened or cached this interval. */
@@ -133,17 +159,19 @@ static void file_evict(struct symbolizer *s, struct file_entry *f)
 	s->n_files--;
 	s->file_bytes -= f->bytes;
 	elf_syms_free(f->syms);
+	elf_syms_free(f->dbg);
 	free(f);
 }
 
 /*
  * Makes room for one more file. Only files unused this interval may go: the
- * strings of the others may still be held by the caller.
+ * strings of the others may still be held by the caller, and files of kept
+ * processes are pinned for the next interval (used = interval + 1).
  */
 static bool file_make_room(struct symbolizer *s)
 {
 	while (s->n_files >= SYM_MAX_FILES || s->file_bytes > SYM_MAX_CACHE_BYTES) {
-		if (!s->lru_tail || s->lru_tail->used == s->interval)
+		if (!s->lru_tail || s->lru_tail->used >= s->interval)
 			return false;
 		file_evict(s, s->lru_tail);
 	}
@@ -228,6 +256,32 @@ static int open_mapping(pid_t pid, const struct proc_map *m, struct stat *st)
 	return fd;
 }
 
+/*
+ * The symbols naming f: its own .symtab, else the .symtab of its separate
+ * debug file (looked for once per binary), else its .dynsym.
+ */
+static const struct elf_syms *file_symbols(struct symbolizer *s, pid_t pid, const char *path,
+					   struct file_entry *f)
+{
+	enum debugfile_via via;
+	size_t bytes;
+
+	if (!f->dbg_tried && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB) {
+		f->dbg_tried = true;
+		f->dbg = debugfile_load(pid, path, f->syms, &via);
+		if (f->dbg) {
+			bytes = elf_syms_memory(f->dbg);
+			f->bytes += bytes;
+			s->file_bytes += bytes;
+			if (via == DEBUGFILE_BUILD_ID)
+				s->st.debug_build_id++;
+			else
+				s->st.debug_link++;
+		}
+	}
+	return f->dbg ? f->dbg : f->syms;
+}
+
 /* The cached file of mapping m, opening and parsing it on first use. */
 static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 					   const struct proc_map *m)
@@ -252,6 +306,9 @@ static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 		file_touch(s, f);
 	} else {
 		f = file_insert(s, fd, &probe.key);
+		/* Its debug file is looked for now, while the process's root can be reached. */
+		if (f && f->syms)
+			file_symbols(s, pid, m->path, f);
 	}
 	close(fd);
 	return f;
@@ -291,41 +348,179 @@ static void pid_entry_free(void *p)
 	free(pe);
 }
 
-/* The process's mappings for this interval, read on first use; NULL when unknown. */
-static struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
+/* (Re-)reads pe's mappings; on failure the previous snapshot, if any, stays. */
+static int pid_read(struct symbolizer *s, struct pid_entry *pe)
 {
-	struct pid_entry probe = { .pid = pid }, **slot, *pe;
+	struct proc_maps maps = {};
+	struct file_entry **files;
+	int err = procmaps_read(pe->pid, &maps);
+
+	/* an exiting process (or a zombie) has no mm left: its maps read empty */
+	if (!err && maps.n == 0) {
+		procmaps_free(&maps);
+		err = -ESRCH;
+	}
+	if (err) {
+		s->st.maps_failed++;
+		if (!pe->maps.v)
+			pe->err = err;
+		return err;
+	}
+	files = calloc(maps.n ? maps.n : 1, sizeof(*files));
+	if (!files) {
+		procmaps_free(&maps);
+		return -ENOMEM;
+	}
+	procmaps_free(&pe->maps);
+	free(pe->files);
+	pe->maps = maps;
+	pe->files = files;
+	pe->err = 0;
+	pe->read_interval = s->interval;
+	s->st.maps_read++;
+	return 0;
+}
+
+static struct pid_entry *pid_find(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry probe = { .pid = pid }, **slot;
 
 	if (s->last_pid && s->last_pid->pid == pid)
 		return s->last_pid;
 	slot = tfind(&probe, &s->pids, cmp_pid);
-	if (slot)
-		return s->last_pid = *slot;
+	return slot ? (s->last_pid = *slot) : NULL;
+}
+
+static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe;
+
 	if (s->n_pids >= SYM_MAX_PIDS)
 		return NULL;
 	pe = calloc(1, sizeof(*pe));
 	if (!pe)
 		return NULL;
 	pe->pid = pid;
-	pe->err = procmaps_read(pid, &pe->maps);
-	if (!pe->err) {
-		pe->files = calloc(pe->maps.n ? pe->maps.n : 1, sizeof(*pe->files));
-		if (!pe->files) {
-			procmaps_free(&pe->maps);
-			pe->err = -ENOMEM;
-		}
-	}
-	if (pe->err)
-		s->st.maps_failed++;
-	else
-		s->st.maps_read++;
-	slot = tsearch(pe, &s->pids, cmp_pid);
-	if (!slot) {
+	pid_read(s, pe);
+	if (!tsearch(pe, &s->pids, cmp_pid)) {
 		pid_entry_free(pe);
 		return NULL;
 	}
 	s->n_pids++;
 	return s->last_pid = pe;
+}
+
+/*
+ * The process's mappings for this interval: read on first use, re-read once per
+ * interval while it lives, the last snapshot once it is gone. NULL when unknown.
+ */
+static struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+
+	if (!pe)
+		pe = pid_new(s, pid);
+	else if (!pe->exited && !pe->err && pe->read_interval != s->interval &&
+		 pid_read(s, pe) < 0)
+		pe->exited = true; /* gone without an exit event: keep what we had */
+	if (pe)
+		pe->used_interval = s->interval;
+	return pe;
+}
+
+/* Opens every executable file mapping now, while the process can be reached. */
+static void pid_resolve_files(struct symbolizer *s, struct pid_entry *pe)
+{
+	for (size_t i = 0; i < pe->maps.n; i++) {
+		const struct proc_map *m = &pe->maps.v[i];
+
+		if ((m->perms & PROCMAP_X) && m->path && m->path[0] == '/' && m->inode)
+			mapping_file(s, pe, i);
+	}
+}
+
+int symbolizer_capture(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+	int err;
+
+	if (!pe) {
+		pe = pid_new(s, pid);
+		if (!pe)
+			return -ENOMEM;
+		err = pe->err;
+	} else {
+		err = pid_read(s, pe);
+		if (!err)
+			pe->exited = false; /* a new process under a reused pid, or an exec */
+	}
+	if (err)
+		return err;
+	pe->used_interval = s->interval;
+	pid_resolve_files(s, pe);
+	s->st.captured++;
+	return 0;
+}
+
+void symbolizer_exited(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+
+	if (pe)
+		pe->exited = true;
+}
+
+/* Whether pe is dropped at the end of this interval. */
+static bool pid_expired(const struct symbolizer *s, const struct pid_entry *pe)
+{
+	/* exited: this interval's drain has used it; idle for 2 intervals: re-read if seen */
+	return pe->exited || pe->err || pe->used_interval + 2 <= s->interval;
+}
+
+/* twalk cannot delete: gather the entries first. */
+struct pid_walk {
+	struct pid_entry **v;
+	size_t n;
+};
+
+static void pid_gather(const void *node, VISIT which, void *arg)
+{
+	struct pid_walk *w = arg;
+
+	if (which == postorder || which == leaf)
+		w->v[w->n++] = *(struct pid_entry *const *)node;
+}
+
+static void pid_expire(struct symbolizer *s)
+{
+	struct pid_entry **all = calloc(s->n_pids ? s->n_pids : 1, sizeof(*all));
+	struct pid_walk w = { .v = all };
+
+	if (!all) {
+		tdestroy(s->pids, pid_entry_free);
+		s->pids = NULL;
+		s->n_pids = 0;
+		return;
+	}
+	twalk_r(s->pids, pid_gather, &w);
+	for (size_t i = 0; i < w.n; i++) {
+		struct pid_entry *pe = all[i];
+
+		if (!pid_expired(s, pe)) {
+			/* pin its files: kept entries may still name frames next interval */
+			for (size_t j = 0; j < pe->maps.n; j++) {
+				if (!pe->files[j] || pe->files[j] == &no_file)
+					continue;
+				file_touch(s, pe->files[j]);
+				pe->files[j]->used = s->interval + 1;
+			}
+			continue;
+		}
+		tdelete(pe, &s->pids, cmp_pid);
+		pid_entry_free(pe);
+		s->n_pids--;
+	}
+	free(all);
 }
 
 static void kernel_frame(struct symbolizer *s, uint64_t addr, struct sym_frame *out)
@@ -336,32 +531,102 @@ static void kernel_frame(struct symbolizer *s, uint64_t addr, struct sym_frame *
 	out->function = ksyms_lookup(s->ksyms, addr, NULL);
 }
 
-static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *out)
+/* Names addr in a mapped ELF file; false when the mapping is no readable ELF file. */
+static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct proc_map *m,
+		       uint64_t addr, struct sym_frame *out)
 {
-	const struct proc_map *m;
-	struct pid_entry *pe;
+	const struct elf_syms *syms;
 	struct file_entry *f;
 	uint64_t vaddr;
 
-	pe = pid_maps(s, pid);
-	if (!pe || pe->err)
-		return;
-	m = procmaps_find(&pe->maps, addr);
-	if (!m || !m->path)
-		return;
-	out->file = m->path;
-	out->map_start = m->start;
-	out->map_limit = m->end;
-	out->map_offset = m->offset;
-	/* [vdso], [heap], memfd names and the like have no file to read. */
-	if (m->path[0] != '/' || !m->inode)
-		return;
+	/* [heap], [stack], memfd names and the like have no file to read. */
+	if (m->path[0] != '/' || !m->inode || !strncmp(m->path, "/memfd:", 7))
+		return false;
 	f = mapping_file(s, pe, (size_t)(m - pe->maps.v));
 	if (f == &no_file || !f->syms)
-		return;
+		return false;
 	out->build_id = elf_syms_build_id(f->syms);
+	syms = file_symbols(s, pe->pid, m->path, f);
+	/* A debug file's addresses are the binary's: translate with the binary's segments. */
 	if (elf_syms_offset_to_vaddr(f->syms, addr - m->start + m->offset, &vaddr))
-		out->function = elf_syms_lookup(f->syms, vaddr);
+		out->function = elf_syms_lookup(syms, vaddr);
+	return true;
+}
+
+/*
+ * Loads our own vDSO: the kernel maps the same image into every process, so
+ * it names every process's [vdso] frames. Its size is the [vdso] mapping's.
+ */
+static void vdso_load(struct symbolizer *s)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct proc_maps maps = { 0 };
+	const struct proc_map *m;
+
+	if (!base || procmaps_read(getpid(), &maps))
+		return;
+	m = procmaps_find(&maps, base);
+	if (m && m->start == base && m->path && !strcmp(m->path, "[vdso]")) {
+		s->vdso = elf_syms_load_mem((const void *)(uintptr_t)base, m->end - m->start);
+		s->vdso_size = m->end - m->start;
+	}
+	procmaps_free(&maps);
+}
+
+static void vdso_frame(struct symbolizer *s, const struct proc_map *m, uint64_t addr,
+		       struct sym_frame *out)
+{
+	uint64_t vaddr;
+
+	/* A process of another ABI (32-bit, x32) has another vDSO. */
+	if (!s->vdso || m->end - m->start != s->vdso_size)
+		return;
+	out->build_id = elf_syms_build_id(s->vdso);
+	if (elf_syms_offset_to_vaddr(s->vdso, addr - m->start, &vaddr))
+		out->function = elf_syms_lookup(s->vdso, vaddr);
+	if (out->function)
+		s->st.vdso_named++;
+}
+
+static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *out)
+{
+	const struct proc_map *m = NULL;
+	struct pid_entry *pe;
+
+	pe = pid_maps(s, pid);
+	if (pe && !pe->err)
+		m = procmaps_find(&pe->maps, addr);
+	if (m && m->path) {
+		out->file = m->path;
+		out->map_start = m->start;
+		out->map_limit = m->end;
+		out->map_offset = m->offset;
+	}
+	if (m && m->path && !strcmp(m->path, "[vdso]"))
+		vdso_frame(s, m, addr, out);
+	else if (!m || !m->path || !file_frame(s, pe, m, addr, out))
+		/* Anonymous (or memfd) code is JIT code: its perf map names it. */
+		out->function = perfmap_cache_lookup(s->perfmaps, pid, addr, s->interval);
+}
+
+/* C++ and Rust names: the readable one is the function, the mangled its system name. */
+static void demangle_frame(struct symbolizer *s, struct sym_frame *out)
+{
+	const char *readable;
+
+	if (s->demangle_interval != s->interval) {
+		/* Names handed out in earlier intervals are no longer held. */
+		demangle_cache_trim(s->demangle);
+		s->demangle_interval = s->interval;
+	}
+	if (!out->function || !demangle_is_mangled(out->function))
+		return;
+	readable = demangle_cache_get(s->demangle, out->function);
+	if (!readable)
+		return;
+	out->system_name = out->function;
+	out->function = readable;
+	s->st.demangled++;
 }
 
 struct symbolizer *symbolizer_new(void)
@@ -371,10 +636,18 @@ struct symbolizer *symbolizer_new(void)
 
 	if (!s)
 		return NULL;
+	s->perfmaps = perfmap_cache_new(SYM_MAX_PERFMAP_BYTES);
+	s->demangle = demangle_cache_new(SYM_MAX_DEMANGLE_BYTES);
+	if (!s->perfmaps || !s->demangle) {
+		symbolizer_free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
 	err = ksyms_load(&s->ksyms);
 	if (err)
 		log_warnx("kernel symbols unavailable, kernel frames stay unnamed: %s",
 			  strerror(-err));
+	vdso_load(s);
 	return s;
 }
 
@@ -382,10 +655,15 @@ void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kerne
 		      struct sym_frame *out)
 {
 	*out = (struct sym_frame){ .build_id = "", .address = addr };
-	if (kernel)
+	if (kernel) {
 		kernel_frame(s, addr, out);
-	else
+	} else if (addr >= SYM_USER_LIMIT) {
+		s->st.kernel_in_user++;
+		kernel_frame(s, addr, out);
+	} else {
 		user_frame(s, pid, addr, out);
+	}
+	demangle_frame(s, out);
 	s->st.frames++;
 	if (out->function)
 		s->st.named++;
@@ -395,9 +673,7 @@ void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kerne
 
 void symbolizer_end_interval(struct symbolizer *s)
 {
-	tdestroy(s->pids, pid_entry_free);
-	s->pids = NULL;
-	s->n_pids = 0;
+	pid_expire(s);
 	s->last_pid = NULL;
 	s->interval++;
 }
@@ -407,6 +683,9 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	*st = s->st;
 	st->files_cached = s->n_files;
 	st->file_cache_bytes = s->file_bytes;
+	st->file_cache_bound = SYM_MAX_CACHE_BYTES;
+	st->demangle_bytes = demangle_cache_bytes(s->demangle);
+	perfmap_cache_stats(s->perfmaps, &st->perfmap);
 }
 
 static void file_entry_free(void *p)
@@ -414,6 +693,7 @@ static void file_entry_free(void *p)
 	struct file_entry *f = p;
 
 	elf_syms_free(f->syms);
+	elf_syms_free(f->dbg);
 	free(f);
 }
 
@@ -421,8 +701,11 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	symbolizer_end_interval(s);
+	tdestroy(s->pids, pid_entry_free);
 	tdestroy(s->files, file_entry_free);
 	ksyms_free(s->ksyms);
+	perfmap_cache_free(s->perfmaps);
+	demangle_cache_free(s->demangle);
+	elf_syms_free(s->vdso);
 	free(s);
 }

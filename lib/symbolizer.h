@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "perfmap.h"
+
 /* One resolved frame. Strings are owned by the symbolizer and stay valid until
  * symbolizer_end_interval(). */
 struct sym_frame {
@@ -21,12 +23,20 @@ struct sym_frame {
 	uint64_t map_start, map_limit, map_offset; /* the mapping, when file != NULL */
 	uint64_t address;	/* the runtime address */
 	bool kernel;
+	const char *system_name; /* the mangled name when function was demangled, else NULL */
 };
 
 struct symbolizer_stats {
 	uint64_t frames, named, unnamed;
 	uint64_t files_cached, file_cache_bytes;
 	uint64_t maps_read, maps_failed;
+	uint64_t captured;		/* processes captured on first sight or exec */
+	uint64_t file_cache_bound;	/* bytes the file cache may hold (LRU by binary) */
+	uint64_t debug_build_id, debug_link; /* binaries named from a debug file found so */
+	uint64_t demangled, demangle_bytes; /* frames demangled; the demangle cache's bytes */
+	uint64_t vdso_named;		/* frames named from the vDSO image */
+	uint64_t kernel_in_user;	/* kernel addresses in user stacks, named as kernel */
+	struct perfmap_stats perfmap;	/* JIT frames from /tmp/perf-PID.map */
 };
 
 struct symbolizer;
@@ -38,7 +48,18 @@ void symbolizer_free(struct symbolizer *s);
 /* Resolves addr of process pid (or of the kernel). Always fills out. */
 void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel,
 		      struct sym_frame *out);
-/* Forgets per-process mappings (re-read next interval) and per-interval strings. */
+/*
+ * Reads pid's mappings and opens its executable files now, while it lives (first
+ * sight of the process in a sample, or after exec), so that its frames can be
+ * named after it exited. 0 or negative errno (-ENOENT: already gone).
+ */
+int symbolizer_capture(struct symbolizer *s, pid_t pid);
+/* Notes that pid exited: its snapshot serves the next drain, then is dropped. */
+void symbolizer_exited(struct symbolizer *s, pid_t pid);
+/*
+ * Called after each drain: drops processes that exited or went idle, and lets
+ * live ones be re-read on next use. Strings handed out stay valid until here.
+ */
 void symbolizer_end_interval(struct symbolizer *s);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st);
 

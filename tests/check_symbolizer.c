@@ -231,6 +231,52 @@ START_TEST(test_other_process)
 }
 END_TEST
 
+/* [vdso] frames are named from the vDSO image; clock_gettime is in every vDSO. */
+START_TEST(test_vdso)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_stats st;
+	struct proc_maps maps = { 0 };
+	const struct proc_map *m = NULL;
+	struct sym_frame f;
+	bool found = false;
+
+	ck_assert_int_eq(procmaps_read(getpid(), &maps), 0);
+	for (size_t i = 0; i < maps.n; i++)
+		if (maps.v[i].path && !strcmp(maps.v[i].path, "[vdso]"))
+			m = &maps.v[i];
+	ck_assert_ptr_nonnull(m);
+	for (uint64_t a = m->start; a < m->end && !found; a += 4) {
+		symbolizer_frame(s, getpid(), a, false, &f);
+		ck_assert_str_eq(f.file, "[vdso]");
+		found = f.function && !strcmp(f.function, "clock_gettime");
+	}
+	ck_assert(found);
+	ck_assert_uint_ne(strlen(f.build_id), 0);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_gt(st.vdso_named, 0);
+	procmaps_free(&maps);
+	symbolizer_free(s);
+}
+END_TEST
+
+/* A kernel address in a user stack is named as a kernel frame, never through user maps. */
+START_TEST(test_kernel_address_in_user_stack)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	symbolizer_frame(s, getpid(), 0xffffffff81000000ull, false, &f);
+	ck_assert(f.kernel);
+	ck_assert_str_eq(f.file, "[kernel.kallsyms]");
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.kernel_in_user, 1);
+	ck_assert_uint_eq(st.maps_read, 0);
+	symbolizer_free(s);
+}
+END_TEST
+
 Suite *symbolizer_suite(void)
 {
 	Suite *s = suite_create("symbolizer");
@@ -242,6 +288,8 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_unnamed);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_other_process);
+	tcase_add_test(tc, test_vdso);
+	tcase_add_test(tc, test_kernel_address_in_user_stack);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

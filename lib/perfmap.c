@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Perf maps: an incremental parser (names kept in chunks that never move, so
+ * that appending never invalidates a name handed out), and a cache that reads
+ * each process's file safely through its own root and re-reads it on a miss.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfmap.h"
+
+/* Names are stored in chunks this big; a line (so a name) is at most PERFMAP_MAX_LINE. */
+#define PM_CHUNK (64u << 10)
+/* Processes whose perf map state is kept, and intervals an unused one is kept for. */
+#define PM_MAX_PROCS 4096
+#define PM_IDLE_INTERVALS 6
+/* A miss re-reads the file at most this often per process. */
+#define PM_RETRY_MS 1000
+/* Lines of /proc/PID/status looked at for Uid and NStgid (they are near the top). */
+#define PM_STATUS_LINES 64
+
+struct pm_sym {
+	uint64_t start, end;	/* [start, end) */
+	const char *name;	/* in a chunk */
+	uint32_t seq;		/* parse order: the latest entry at one start wins */
+};
+
+struct pm_chunk {
+	struct pm_chunk *next;
+	size_t used;
+	char data[PM_CHUNK];
+};
+
+struct perf_map {
+	struct pm_sym *v;
+	size_t n, cap;
+	struct pm_chunk *chunks;	/* the newest first */
+	size_t n_chunks;
+	uint32_t seq;
+	bool sorted;
+	bool skip_line;		/* inside an over-long line: drop up to its newline */
+	uint64_t bad_lines;
+};
+
+struct perf_map *perfmap_new(void)
+{
+	struct perf_map *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->sorted = true;
+	return m;
+}
+
+void perfmap_free(struct perf_map *m)
+{
+	struct pm_chunk *c, *next;
+
+	if (!m)
+		return;
+	for (c = m->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(m->v);
+	free(m);
+}
+
+static const char *store_name(struct perf_map *m, const char *name, size_t len)
+{
+	struct pm_chunk *c = m->chunks;
+	char *p;
+
+	if (!c || PM_CHUNK - c->used < len + 1) {
+		c = malloc(sizeof(*c));
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->next = m->chunks;
+		m->chunks = c;
+		m->n_chunks++;
+	}
+	p = c->data + c->used;
+	memcpy(p, name, len);
+	p[len] = '\0';
+	c->used += len + 1;
+	return p;
+}
+
+/* A hex number of 1 to 16 digits, with an optional 0x; advances *p past it. */
+static bool parse_hex(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int digits = 0;
+
+	if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; s < end; s++, digits++) {
+		char c = *s;
+		int d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			break;
+		if (digits == 16)
+			return false;
+		v = v << 4 | (uint64_t)d;
+	}
+	if (digits == 0)
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/* Skips one or more blanks; false when there are none. */
+static bool skip_blanks(const char **p, const char *end)
+{
+	const char *s = *p;
+
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	if (s == *p)
+		return false;
+	*p = s;
+	return true;
+}
+
+/* Names are text: control bytes (and NULs) mean the line is not a perf map line. */
+static bool name_ok(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return false;
+	}
+	return len > 0;
+}
+
+/* One line without its newline: 1 when added, 0 when malformed, -ENOMEM. */
+static int parse_line(struct perf_map *m, const char *s, size_t len)
+{
+	const char *p = s, *end = s + len, *name;
+	uint64_t start, size;
+	struct pm_sym *e;
+
+	while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (len > PERFMAP_MAX_LINE || !parse_hex(&p, end, &start) || !skip_blanks(&p, end) ||
+	    !parse_hex(&p, end, &size) || !skip_blanks(&p, end) ||
+	    !name_ok(p, (size_t)(end - p)) || size == 0 || start + size < start)
+		return 0;
+	if (m->n >= PERFMAP_MAX_ENTRIES)
+		return 0;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		struct pm_sym *v = reallocarray(m->v, cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	name = store_name(m, p, (size_t)(end - p));
+	if (!name)
+		return -ENOMEM;
+	e = &m->v[m->n++];
+	*e = (struct pm_sym){ .start = start, .end = start + size, .name = name, .seq = m->seq++ };
+	m->sorted = false;
+	return 1;
+}
+
+int perfmap_parse(struct perf_map *m, const char *text, size_t len, size_t *used)
+{
+	size_t pos = 0;
+	int ret;
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t line_len;
+
+		if (!nl) {
+			/* An unfinished line: wait for its end unless it is already too long. */
+			if (len - pos > PERFMAP_MAX_LINE && !m->skip_line) {
+				m->bad_lines++;
+				m->skip_line = true;
+			}
+			if (m->skip_line)
+				pos = len;
+			break;
+		}
+		line_len = (size_t)(nl - (text + pos));
+		if (m->skip_line) {
+			m->skip_line = false;
+		} else {
+			ret = parse_line(m, text + pos, line_len);
+			if (ret < 0) {
+				*used = pos;
+				return ret;
+			}
+			if (ret == 0)
+				m->bad_lines++;
+		}
+		pos += line_len + 1;
+	}
+	*used = pos;
+	return 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct pm_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sorts by start and keeps, at each start, the entry parsed last (code reused by the JIT). */
+static void sort_syms(struct perf_map *m)
+{
+	size_t i, w = 0;
+
+	qsort(m->v, m->n, sizeof(*m->v), cmp_sym);
+	for (i = 0; i < m->n; i++) {
+		if (w > 0 && m->v[w - 1].start == m->v[i].start)
+			w--;
+		m->v[w++] = m->v[i];
+	}
+	m->n = w;
+	m->sorted = true;
+}
+
+const char *perfmap_lookup(struct perf_map *m, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!m->sorted)
+		sort_syms(m);
+	hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= m->v[lo - 1].end)
+		return NULL;
+	return m->v[lo - 1].name;
+}
+
+size_t perfmap_count(struct perf_map *m)
+{
+	if (!m->sorted)
+		sort_syms(m);
+	return m->n;
+}
+
+uint64_t perfmap_bad_lines(const struct perf_map *m)
+{
+	return m->bad_lines;
+}
+
+size_t perfmap_memory(const struct perf_map *m)
+{
+	return sizeof(*m) + m->cap * sizeof(*m->v) + m->n_chunks * sizeof(struct pm_chunk);
+}
+
+/* --- the cache of live processes' perf maps ------------------------------------- */
+
+/* Why a file was refused; a file is counted once per reason, not once per retry. */
+enum pm_refusal { PM_OK = 0, PM_SYMLINK, PM_OWNER, PM_SIZE, PM_TYPE };
+
+/* One process: its parsed map and where reading its file stopped. */
+struct pm_proc {
+	pid_t pid;
+	struct perf_map *map;		/* NULL until a file was read */
+	struct perf_map *retired;	/* replaced this interval: its names may still be held */
+	uint64_t dev, ino, off;		/* the file read, and the bytes of it parsed */
+	int64_t next_try_ms;		/* a miss before this does not re-read */
+	uint64_t used;			/* interval of the last lookup */
+	enum pm_refusal refused;	/* the refusal last counted */
+};
+
+struct perfmap_cache {
+	struct pm_proc **v;		/* sorted by pid */
+	size_t n;
+	size_t bytes, max_bytes;
+	uint64_t interval;
+	struct pm_proc *last;		/* consecutive frames come from one process */
+	struct perfmap_stats st;
+};
+
+struct perfmap_cache *perfmap_cache_new(size_t max_bytes)
+{
+	struct perfmap_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->v = calloc(PM_MAX_PROCS, sizeof(*c->v));
+	if (!c->v) {
+		free(c);
+		return NULL;
+	}
+	c->max_bytes = max_bytes;
+	return c;
+}
+
+static void proc_free(struct perfmap_cache *c, struct pm_proc *p)
+{
+	if (p->map)
+		c->bytes -= perfmap_memory(p->map);
+	if (p->retired)
+		c->bytes -= perfmap_memory(p->retired);
+	perfmap_free(p->map);
+	perfmap_free(p->retired);
+	free(p);
+}
+
+void perfmap_cache_free(struct perfmap_cache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		proc_free(c, c->v[i]);
+	free(c->v);
+	free(c);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A new interval: names handed out before are released; idle processes are forgotten. */
+static void new_interval(struct perfmap_cache *c, uint64_t interval)
+{
+	size_t i, w = 0;
+
+	c->interval = interval;
+	c->last = NULL;
+	for (i = 0; i < c->n; i++) {
+		struct pm_proc *p = c->v[i];
+
+		if (p->retired) {
+			c->bytes -= perfmap_memory(p->retired);
+			perfmap_free(p->retired);
+			p->retired = NULL;
+		}
+		if (p->used + PM_IDLE_INTERVALS < interval)
+			proc_free(c, p);
+		else
+			c->v[w++] = p;
+	}
+	c->n = w;
+}
+
+/* The index of pid in c->v, or where it would go. */
+static size_t proc_index(const struct perfmap_cache *c, pid_t pid)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->v[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Makes room for one more process by forgetting the least recently used idle one. */
+static bool proc_make_room(struct perfmap_cache *c)
+{
+	size_t i, victim = c->n;
+
+	if (c->n < PM_MAX_PROCS)
+		return true;
+	for (i = 0; i < c->n; i++)
+		if (c->v[i]->used != c->interval &&
+		    (victim == c->n || c->v[i]->used < c->v[victim]->used))
+			victim = i;
+	if (victim == c->n)
+		return false;
+	proc_free(c, c->v[victim]);
+	memmove(&c->v[victim], &c->v[victim + 1], (c->n - victim - 1) * sizeof(*c->v));
+	c->n--;
+	return true;
+}
+
+static struct pm_proc *proc_get(struct perfmap_cache *c, pid_t pid)
+{
+	struct pm_proc *p;
+	size_t i;
+
+	if (c->last && c->last->pid == pid)
+		return c->last;
+	i = proc_index(c, pid);
+	if (i < c->n && c->v[i]->pid == pid)
+		return c->last = c->v[i];
+	if (!proc_make_room(c))
+		return NULL;
+	i = proc_index(c, pid);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	memmove(&c->v[i + 1], &c->v[i], (c->n - i) * sizeof(*c->v));
+	c->v[i] = p;
+	c->n++;
+	return c->last = p;
+}
+
+/* Who the process is: its real and effective uid, and its pid in its own namespace. */
+struct pm_ids {
+	uid_t ruid, euid;
+	long nspid;
+};
+
+static void parse_nspid(const char *s, long *out)
+{
+	const char *last = NULL;
+
+	for (const char *p = s; *p; p++)
+		if ((*p >= '0' && *p <= '9') && (p == s || p[-1] == '\t' || p[-1] == ' '))
+			last = p;
+	if (last)
+		*out = strtol(last, NULL, 10);
+}
+
+static int read_ids(pid_t pid, struct pm_ids *ids)
+{
+	char path[64], *line = NULL;
+	bool have_uid = false, have_tgid = false;
+	size_t cap = 0;
+	unsigned long r, e;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	ids->nspid = pid;
+	for (i = 0; i < PM_STATUS_LINES && getline(&line, &cap, f) > 0; i++) {
+		if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2) {
+			ids->ruid = (uid_t)r;
+			ids->euid = (uid_t)e;
+			have_uid = true;
+		} else if (!strncmp(line, "NStgid:", 7)) {
+			/* The innermost namespace's pid is the last one: the JIT's getpid(). */
+			parse_nspid(line + 7, &ids->nspid);
+			have_tgid = true;
+		} else if (!have_tgid && !strncmp(line, "NSpid:", 6)) {
+			parse_nspid(line + 6, &ids->nspid);
+		}
+	}
+	free(line);
+	fclose(f);
+	return have_uid ? 0 : -ENODATA;
+}
+
+/*
+ * Opens path under root without following any symlink, and with the process's
+ * root as "/" (openat2); where openat2 is missing, O_NOFOLLOW still refuses a
+ * symlink as the last component.
+ */
+static int open_in_root(int root, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
+
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		fd = openat(root, path, (int)how.flags);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static void refuse(struct perfmap_cache *c, struct pm_proc *p, enum pm_refusal why)
+{
+	if (p->refused == why)
+		return;
+	p->refused = why;
+	switch (why) {
+	case PM_SYMLINK:
+		c->st.refused_symlink++;
+		break;
+	case PM_OWNER:
+		c->st.refused_owner++;
+		break;
+	case PM_SIZE:
+		c->st.refused_size++;
+		break;
+	case PM_TYPE:
+		c->st.refused_type++;
+		break;
+	case PM_OK:
+		break;
+	}
+}
+
+/* The process's perf map, checked: 0 with *fd open, a refusal, or -errno. */
+static int open_checked(struct perfmap_cache *c, struct pm_proc *p, int *fd, struct stat *st)
+{
+	struct pm_ids ids;
+	char path[64];
+	int root, err;
+
+	err = read_ids(p->pid, &ids);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)p->pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "tmp/perf-%ld.map", ids.nspid);
+	*fd = open_in_root(root, path);
+	close(root);
+	if (*fd == -ELOOP || *fd == -EXDEV) {
+		refuse(c, p, PM_SYMLINK);
+		return -ELOOP;
+	}
+	if (*fd < 0)
+		return *fd;
+	err = fstat(*fd, st) ? -errno : 0;
+	if (!err && !S_ISREG(st->st_mode)) {
+		refuse(c, p, PM_TYPE);
+		err = -EINVAL;
+	} else if (!err && st->st_uid != ids.ruid && st->st_uid != ids.euid) {
+		refuse(c, p, PM_OWNER);
+		err = -EPERM;
+	} else if (!err && (uint64_t)st->st_size > PERFMAP_MAX_FILE) {
+		refuse(c, p, PM_SIZE);
+		err = -EFBIG;
+	}
+	if (err)
+		close(*fd);
+	return err;
+}
+
+/* Reads [off, off + len) of fd; the bytes read, short when the file shrank. */
+static size_t read_at(int fd, char *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = pread(fd, buf + got, len - got, (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/* Starts over on a new map when the file was replaced or shrank. */
+static int restart_map(struct perfmap_cache *c, struct pm_proc *p, const struct stat *st)
+{
+	struct perf_map *m = perfmap_new();
+
+	if (!m)
+		return -ENOMEM;
+	if (p->map) {
+		/* Names of the old map may be held until the interval ends. */
+		if (p->retired) {
+			c->bytes -= perfmap_memory(p->retired);
+			perfmap_free(p->retired);
+		}
+		p->retired = p->map;
+	}
+	p->map = m;
+	c->bytes += perfmap_memory(m);
+	p->dev = st->st_dev;
+	p->ino = st->st_ino;
+	p->off = 0;
+	return 0;
+}
+
+/* Parses what was appended to the process's perf map since the last read. */
+static void refresh(struct perfmap_cache *c, struct pm_proc *p)
+{
+	uint64_t bad_before, len;
+	size_t got, used, before;
+	struct stat st;
+	char *buf;
+	int fd = -1;
+
+	if (open_checked(c, p, &fd, &st))
+		return;
+	p->refused = PM_OK;
+	if (!p->map || p->dev != (uint64_t)st.st_dev || p->ino != (uint64_t)st.st_ino ||
+	    (uint64_t)st.st_size < p->off) {
+		if (restart_map(c, p, &st))
+			goto out;
+	}
+	len = (uint64_t)st.st_size - p->off;
+	/* Parsed maps take about the file's size: stay within the cache's bound. */
+	if (len == 0 || c->bytes + len > c->max_bytes)
+		goto out;
+	buf = malloc(len);
+	if (!buf)
+		goto out;
+	got = read_at(fd, buf, len, p->off);
+	before = perfmap_memory(p->map);
+	bad_before = perfmap_bad_lines(p->map);
+	perfmap_parse(p->map, buf, got, &used);
+	free(buf);
+	p->off += used;
+	c->bytes += perfmap_memory(p->map) - before;
+	c->st.reads++;
+	c->st.bytes_read += got;
+	c->st.bad_lines += perfmap_bad_lines(p->map) - bad_before;
+out:
+	close(fd);
+}
+
+const char *perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t addr,
+				 uint64_t interval)
+{
+	const char *name = NULL;
+	struct pm_proc *p;
+	int64_t now;
+
+	if (interval != c->interval)
+		new_interval(c, interval);
+	p = proc_get(c, pid);
+	if (!p)
+		return NULL;
+	p->used = interval;
+	if (p->map)
+		name = perfmap_lookup(p->map, addr);
+	if (!name) {
+		now = now_ms();
+		if (now < p->next_try_ms)
+			return NULL;
+		p->next_try_ms = now + PM_RETRY_MS;
+		refresh(c, p);
+		if (p->map)
+			name = perfmap_lookup(p->map, addr);
+	}
+	if (name)
+		c->st.named++;
+	return name;
+}
+
+void perfmap_cache_stats(const struct perfmap_cache *c, struct perfmap_stats *st)
+{
+	*st = c->st;
+	st->maps = c->n;
+	st->memory = c->bytes;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Perf map files (/tmp/perf-PID.map, "START SIZE name" per line) written by JITs:
+ * a pure incremental parser with lookup, and a cache that reads them safely.
+ */
+#ifndef EMBER_PERFMAP_H
+#define EMBER_PERFMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Bounds on what a process's perf map may make us read and hold. */
+#define PERFMAP_MAX_FILE (64u << 20)
+#define PERFMAP_MAX_LINE 4096
+#define PERFMAP_MAX_ENTRIES (2u << 20)
+
+/* One file's symbols; names never move once parsed (lookups may hand them out). */
+struct perf_map;
+
+/* NULL with errno set. */
+struct perf_map *perfmap_new(void);
+void perfmap_free(struct perf_map *m);
+/*
+ * Pure: parses the complete lines of text[0..len) into m, after what earlier
+ * calls parsed. *used is set to the bytes consumed: an unfinished last line is
+ * left for the next call (whose text must start there). Malformed lines are
+ * skipped and counted. 0, or -ENOMEM.
+ */
+int perfmap_parse(struct perf_map *m, const char *text, size_t len, size_t *used);
+/* The name of the symbol containing addr (the latest one at its start), or NULL. */
+const char *perfmap_lookup(struct perf_map *m, uint64_t addr);
+size_t perfmap_count(struct perf_map *m);
+uint64_t perfmap_bad_lines(const struct perf_map *m);
+/* Approximate heap bytes held. */
+size_t perfmap_memory(const struct perf_map *m);
+
+/* What reading the perf maps of live processes did and refused, since the start. */
+struct perfmap_stats {
+	uint64_t reads;			/* files (re-)read, in full or their appended tail */
+	uint64_t bytes_read;
+	uint64_t refused_symlink;	/* the path was, or went through, a symlink */
+	uint64_t refused_owner;		/* not owned by the process's user */
+	uint64_t refused_size;		/* over PERFMAP_MAX_FILE */
+	uint64_t refused_type;		/* not a regular file (fifo, device, directory) */
+	uint64_t bad_lines;		/* malformed lines skipped */
+	uint64_t named;			/* frames named from a perf map */
+	uint64_t maps, memory;		/* processes whose map is held, and its bytes */
+};
+
+/* The perf maps of the processes seen, by pid, with a bound on their total bytes. */
+struct perfmap_cache;
+
+struct perfmap_cache *perfmap_cache_new(size_t max_bytes);
+void perfmap_cache_free(struct perfmap_cache *c);
+/*
+ * Names addr of process pid from its perf map, reading the file on first use
+ * and again on a miss (at most once a second per process). interval is the
+ * caller's interval number: names stay valid until it changes, and maps
+ * unused for a few intervals are forgotten then.
+ */
+const char *perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t addr,
+				 uint64_t interval);
+void perfmap_cache_stats(const struct perfmap_cache *c, struct perfmap_stats *st);
+
+#endif

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * debugfile: the stripped fixtures' debug files found by .gnu_debuglink (CRC
+ * checked) and by build-id, with nm on the unstripped binaries as the reference.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "debugfile.h"
+#include "suites.h"
+
+#define FX(name) FIXTURE_DIR "/" name
+
+static uint64_t nm_addr(const char *file, const char *name)
+{
+	unsigned long long addr, found = 0;
+	char cmd[1024], line[1024], sym[512], type;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", file);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %511s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	pclose(p);
+	ck_assert_uint_ne(found, 0);
+	return found;
+}
+
+static struct elf_syms *load(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct elf_syms *s;
+
+	ck_assert_int_ge(fd, 0);
+	s = elf_syms_load_fd(fd);
+	close(fd);
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+START_TEST(test_debuglink)
+{
+	struct elf_syms *bin = load(FX("fx_debuglink")), *dbg;
+	enum debugfile_via via;
+	uint32_t crc;
+
+	ck_assert_int_eq(elf_syms_source(bin), ELF_SYMS_DYNSYM);
+	ck_assert_str_eq(elf_syms_debuglink(bin, &crc), "fx_debuglink.debug");
+	dbg = debugfile_load(getpid(), FX("fx_debuglink"), bin, &via);
+	ck_assert_ptr_nonnull(dbg);
+	ck_assert_int_eq(via, DEBUGFILE_DEBUGLINK);
+	ck_assert_int_eq(elf_syms_source(dbg), ELF_SYMS_SYMTAB);
+	ck_assert_str_eq(elf_syms_lookup(dbg, nm_addr(FX("fx_debuglink_full"), "work_a") + 2),
+			 "work_a");
+	ck_assert_str_eq(elf_syms_build_id(dbg), elf_syms_build_id(bin));
+	elf_syms_free(dbg);
+	elf_syms_free(bin);
+}
+END_TEST
+
+START_TEST(test_debuglink_crc_mismatch)
+{
+	char dir[] = "/tmp/ember-dbg.XXXXXX", cmd[1024], path[256];
+	struct elf_syms *bin;
+	enum debugfile_via via;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	/* The debuglink names fx_debuglink.debug, but that file is another binary's. */
+	snprintf(cmd, sizeof(cmd), "cp '%s' %s/fx_debuglink && cp '%s' %s/fx_debuglink.debug",
+		 FX("fx_debuglink"), dir, FX("fx_buildid.debug"), dir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/fx_debuglink", dir);
+	bin = load(path);
+	ck_assert_ptr_null(debugfile_load(getpid(), path, bin, &via));
+	ck_assert_int_eq(via, DEBUGFILE_NONE);
+	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	elf_syms_free(bin);
+}
+END_TEST
+
+START_TEST(test_none)
+{
+	struct elf_syms *bin = load(FX("fx_stripped"));
+	enum debugfile_via via = DEBUGFILE_BUILD_ID;
+	uint32_t crc;
+
+	ck_assert_ptr_null(elf_syms_debuglink(bin, &crc));
+	ck_assert_ptr_null(debugfile_load(getpid(), FX("fx_stripped"), bin, &via));
+	ck_assert_int_eq(via, DEBUGFILE_NONE);
+	/* No such process: no root to look in. */
+	ck_assert_ptr_null(debugfile_load(0x3ffffff0, FX("fx_stripped"), bin, &via));
+	elf_syms_free(bin);
+}
+END_TEST
+
+Suite *debugfile_suite(void)
+{
+	Suite *s = suite_create("debugfile");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_debuglink);
+	tcase_add_test(tc, test_debuglink_crc_mismatch);
+	tcase_add_test(tc, test_none);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Stripped binaries, all running at once: fx_dynsym (stripped to .dynsym, its hot
+# function exported) is named from .dynsym; fx_buildid from its debug file found by
+# build-id under /usr/lib/debug/.build-id (installed here, removed on exit);
+# fx_debuglink from the debug file its .gnu_debuglink names; fx_stripped (no
+# symbols at all) stays unnamed, its frames in a mapping that carries its file name
+# and build-id.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+require_go
+for f in fx_dynsym fx_buildid fx_buildid.debug fx_debuglink fx_debuglink.debug fx_stripped; do
+	[ -f "$FX/$f" ] || fail "fixture $f not built in $FX"
+done
+
+build_id() { readelf -n "$1" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -1; }
+id=$(build_id "$FX/fx_buildid")
+[ -n "$id" ] || fail "fx_buildid has no build-id"
+DBG=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+[ -e "$DBG" ] && fail "$DBG already exists: not overwriting it"
+# Remove afterwards exactly what was created here.
+made=$(mkdir -pv "$(dirname "$DBG")" | sed -n "s/^mkdir: created directory '\(.*\)'$/\1/p" | tac)
+trap 'rm -f "$DBG"; for d in $made; do rmdir "$d"; done; cleanup' EXIT
+cp "$FX/fx_buildid.debug" "$DBG"
+stripped_id=$(build_id "$FX/fx_stripped")
+
+start_emberd --hz 99 --interval 2s --duration 12s
+declare -A PID_OF
+for f in fx_dynsym fx_buildid fx_debuglink fx_stripped; do
+	"$FX/$f" 8 &
+	PID_OF[$f]=$!
+	PIDS+=("$!")
+done
+# Their exit status is their result's low bit: not a failure.
+for f in "${!PID_OF[@]}"; do wait "${PID_OF[$f]}" || true; done
+wait_emberd
+
+# top FIXTURE: exports the fixture's profile and prints its -top table to $T/FIXTURE.top.
+top() {
+	"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "${PID_OF[$1]}" \
+		-o "$T/$1.pb.gz" >/dev/null || fail "export of $1 failed"
+	pprof_top "$T/$1.pb.gz" -sample_index=samples >"$T/$1.top"
+}
+
+# work_ab fixtures: work_a must be named and hold 3/4 of work_a + work_b.
+check_work_ab() {
+	local f=$1 how=$2 a b
+	top "$f"
+	a=$(flat_of "$T/$f.top" work_a)
+	b=$(flat_of "$T/$f.top" work_b)
+	echo "$f: work_a=$a work_b=$b of $(total_of "$T/$f.top") samples"
+	[ "$((a + b))" -ge 100 ] || { head -15 "$T/$f.top"; fail "$f: work_a/work_b not named from $how"; }
+	awk -v a="$a" -v b="$b" 'BEGIN { s = a / (a + b); exit !(s >= 0.65 && s <= 0.85) }' ||
+		fail "$f: work_a share $a/($a+$b) is not 3/4"
+}
+
+top fx_dynsym
+hot=$(flat_of "$T/fx_dynsym.top" pie_hot_function)
+shl=$(flat_of "$T/fx_dynsym.top" shlib_hot_function)
+echo "fx_dynsym: pie_hot_function=$hot shlib_hot_function=$shl of $(total_of "$T/fx_dynsym.top")"
+[ "$((hot + shl))" -ge 100 ] || { head -15 "$T/fx_dynsym.top"; fail "fx_dynsym not named from .dynsym"; }
+
+check_work_ab fx_buildid "the build-id debug file"
+check_work_ab fx_debuglink "the .gnu_debuglink debug file"
+
+top fx_stripped
+total=$(total_of "$T/fx_stripped.top")
+grep -qE ' work_[ab]$' "$T/fx_stripped.top" && fail "fx_stripped has names it cannot have"
+go tool pprof -raw -symbolize=none "$T/fx_stripped.pb.gz" >"$T/raw.txt" 2>"$T/pprof.err" ||
+	fail "go tool pprof -raw rejected the profile: $(cat "$T/pprof.err")"
+# -raw lists mappings as "ID: 0xSTART/0xLIMIT/0xOFFSET FILE BUILDID [FN]".
+grep -E "/fx_stripped $stripped_id" "$T/raw.txt" >"$T/map.txt" ||
+	{ sed -n '/^Mappings/,$p' "$T/raw.txt"; fail "no mapping of fx_stripped with build-id $stripped_id"; }
+map_id=$(awk -F: 'NR == 1 { print $1 + 0 }' "$T/map.txt")
+# Locations: "ID: 0xADDR M=MAPPING" with no function after them when unnamed.
+unnamed=$(awk -v m="M=$map_id" '/^Locations/ { on = 1; next } /^Mappings/ { on = 0 }
+	on && $3 == m && NF == 3 { n++ } END { print n + 0 }' "$T/raw.txt")
+echo "fx_stripped: $total samples, $unnamed unnamed locations in mapping $map_id ($stripped_id)"
+[ "$unnamed" -ge 1 ] || { sed -n '/^Locations/,$p' "$T/raw.txt" | head -30; fail "no unnamed location in fx_stripped's mapping"; }
+[ "${total:-0}" -ge 100 ] || fail "fx_stripped has only $total samples"
+pass "dynsym $((hot + shl)), build-id and debuglink named, fully stripped left unnamed with its build-id"
