@@ -296,6 +296,7 @@ struct pm_proc {
 	int64_t next_try_ms;		/* a miss before this does not re-read */
 	uint64_t used;			/* interval of the last lookup */
 	enum pm_refusal refused;	/* the refusal last counted */
+	bool gone;			/* the process exited: dropped at the next interval */
 };
 
 struct perfmap_cache {
@@ -366,7 +367,7 @@ static void new_interval(struct perfmap_cache *c, uint64_t interval)
 			perfmap_free(p->retired);
 			p->retired = NULL;
 		}
-		if (p->used + PM_IDLE_INTERVALS < interval)
+		if (p->gone || p->used + PM_IDLE_INTERVALS < interval)
 			proc_free(c, p);
 		else
 			c->v[w++] = p;
@@ -388,6 +389,14 @@ static size_t proc_index(const struct perfmap_cache *c, pid_t pid)
 			hi = mid;
 	}
 	return lo;
+}
+
+void perfmap_cache_forget(struct perfmap_cache *c, pid_t pid)
+{
+	size_t i = proc_index(c, pid);
+
+	if (i < c->n && c->v[i]->pid == pid)
+		c->v[i]->gone = true;
 }
 
 /* Makes room for one more process by forgetting the least recently used idle one. */

@@ -62,6 +62,9 @@ void perfmap_cache_free(struct perfmap_cache *c);
  */
 const char *perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t addr,
 				 uint64_t interval);
+/* The process exited: its map is dropped at the next interval, so that a new
+ * process reusing the pid starts afresh. */
+void perfmap_cache_forget(struct perfmap_cache *c, pid_t pid);
 void perfmap_cache_stats(const struct perfmap_cache *c, struct perfmap_stats *st);
 
 #endif

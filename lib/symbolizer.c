@@ -516,6 +516,8 @@ static void pid_expire(struct symbolizer *s)
 			}
 			continue;
 		}
+		if (pe->exited)
+			perfmap_cache_forget(s->perfmaps, pe->pid);
 		tdelete(pe, &s->pids, cmp_pid);
 		pid_entry_free(pe);
 		s->n_pids--;
