@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,10 @@ struct parse_ctx {
 	unsigned int line;
 	struct ember_config *cfg;
 	struct config_errors *errs;
+	unsigned int section_seq;	/* section headers read so far */
+	unsigned int section_line;	/* line of the last one */
+	unsigned int app_seq;		/* section_seq of the current [app] */
+	struct app_config *app;		/* the [app] being read, NULL if none or refused */
 };
 
 static void add_error(struct config_errors *errs, const char *file, unsigned int line,
@@ -44,6 +49,15 @@ static void add_error(struct config_errors *errs, const char *file, unsigned int
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	snprintf(errs->msg[errs->n++], sizeof(errs->msg[0]), "%s:%u: %s", file, line, msg);
+}
+
+void config_free(struct ember_config *c)
+{
+	if (!c)
+		return;
+	free(c->apps);
+	c->apps = NULL;
+	c->n_apps = 0;
 }
 
 void config_defaults(struct ember_config *c)
@@ -88,6 +102,196 @@ static int parse_uint(const char *v, unsigned long min, unsigned long max, unsig
 	return 0;
 }
 
+bool config_label_name_ok(const char *name)
+{
+	if (!name[0] || strlen(name) >= CONFIG_NAME_MAX || !strncmp(name, "__", 2))
+		return false;
+	if (!isalpha((unsigned char)name[0]) && name[0] != '_')
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return false;
+	return true;
+}
+
+/* Labels ember sets itself; configuration may not. */
+static bool label_reserved(const char *name)
+{
+	return !strcmp(name, "service_name") || !strcmp(name, "hostname");
+}
+
+static int add_label(struct config_label *v, size_t *n, const char *name, const char *value,
+		     char *err, size_t errlen)
+{
+	if (!config_label_name_ok(name) || label_reserved(name)) {
+		snprintf(err, errlen, "label '%s': names are [a-zA-Z_][a-zA-Z0-9_]*, not "
+			 "__-prefixed, and not service_name or hostname (set by ember)", name);
+		return -EINVAL;
+	}
+	if (!value[0] || strlen(value) >= CONFIG_VALUE_MAX) {
+		snprintf(err, errlen, "label '%s': the value must be 1 to %d bytes", name,
+			 CONFIG_VALUE_MAX - 1);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		if (!strcmp(v[i].name, name)) {
+			snprintf(err, errlen, "label '%s' set twice", name);
+			return -EINVAL;
+		}
+	}
+	if (*n >= CONFIG_MAX_USER_LABELS) {
+		snprintf(err, errlen, "more than %d labels", CONFIG_MAX_USER_LABELS);
+		return -E2BIG;
+	}
+	snprintf(v[*n].name, sizeof(v[*n].name), "%s", name);
+	snprintf(v[*n].value, sizeof(v[*n].value), "%s", value);
+	(*n)++;
+	return 0;
+}
+
+/* A glob fnmatch() can use as meant: non-empty, brackets closed, no dangling '\'. */
+static bool glob_ok(const char *g)
+{
+	if (!g[0] || strlen(g) >= CONFIG_VALUE_MAX)
+		return false;
+	for (const char *p = g; *p; p++) {
+		if (*p == '\\') {
+			if (!*++p)
+				return false;
+		} else if (*p == '[') {
+			const char *q = p + 1;
+
+			if (*q == '!' || *q == '^')
+				q++;
+			if (*q == ']')
+				q++;
+			while (*q && *q != ']')
+				q++;
+			if (!*q)
+				return false;
+			p = q;
+		}
+	}
+	return fnmatch(g, "", 0) != -1;
+}
+
+static const struct {
+	const char *key;
+	enum app_rule_kind kind;
+} rule_keys[] = {
+	{ "match.unit", RULE_UNIT },	   { "match.cgroup", RULE_CGROUP },
+	{ "match.exe", RULE_EXE },	   { "match.comm", RULE_COMM },
+	{ "match.cmdline", RULE_CMDLINE }, { "match.container", RULE_CONTAINER },
+};
+
+static int add_rule(struct app_config *a, enum app_rule_kind kind, const char *env,
+		    const char *pattern, char *err, size_t errlen)
+{
+	struct app_rule *r;
+
+	if (!glob_ok(pattern)) {
+		snprintf(err, errlen, "bad glob '%s' (empty, unclosed '[' or trailing '\\')",
+			 pattern);
+		return -EINVAL;
+	}
+	if (a->n_rules >= CONFIG_MAX_RULES) {
+		snprintf(err, errlen, "more than %d match rules", CONFIG_MAX_RULES);
+		return -E2BIG;
+	}
+	r = &a->rules[a->n_rules++];
+	r->kind = kind;
+	snprintf(r->env, sizeof(r->env), "%s", env ? env : "");
+	snprintf(r->pattern, sizeof(r->pattern), "%s", pattern);
+	return 0;
+}
+
+/* Applies one key of an [app] section. */
+static int set_app_key(struct app_config *a, const char *key, const char *value, char *err,
+		       size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(rule_keys) / sizeof(rule_keys[0]); i++)
+		if (!strcmp(key, rule_keys[i].key))
+			return add_rule(a, rule_keys[i].kind, NULL, value, err, errlen);
+	if (!strncmp(key, "match.env.", 10)) {
+		const char *var = key + 10;
+
+		if (!var[0] || strlen(var) >= CONFIG_NAME_MAX || strchr(var, '=')) {
+			snprintf(err, errlen, "match.env.NAME: bad variable name '%s'", var);
+			return -EINVAL;
+		}
+		return add_rule(a, RULE_ENV, var, value, err, errlen);
+	}
+	if (!strncmp(key, "label.", 6))
+		return add_label(a->labels, &a->n_labels, key + 6, value, err, errlen);
+	if (!strcmp(key, "exclude")) {
+		if (parse_bool(value, &a->exclude)) {
+			snprintf(err, errlen, "exclude: '%s' is not yes or no", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	snprintf(err, errlen, "unknown key '%s' in [app \"%s\"]", key, a->name);
+	return -ENOENT;
+}
+
+/* Parses 'app "NAME"' into name; false when the section is not of that form. */
+static bool parse_app_section(const char *section, char *name, size_t len)
+{
+	const char *p = section + 3, *end;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p++ != '"')
+		return false;
+	end = strchr(p, '"');
+	if (!end || end[1] || end == p || (size_t)(end - p) >= len)
+		return false;
+	for (const char *q = p; q < end; q++)
+		if (!isprint((unsigned char)*q))
+			return false;
+	memcpy(name, p, end - p);
+	name[end - p] = '\0';
+	return true;
+}
+
+/* Starts the app of a new [app "NAME"] section; NULL (error logged) when refused. */
+static struct app_config *begin_app(struct parse_ctx *ctx, const char *section)
+{
+	struct ember_config *c = ctx->cfg;
+	char name[CONFIG_NAME_MAX];
+	struct app_config *a;
+
+	if (!parse_app_section(section, name, sizeof(name))) {
+		add_error(ctx->errs, ctx->filename, ctx->section_line,
+			  "bad section [%s]: expected [app \"NAME\"]", section);
+		return NULL;
+	}
+	for (size_t i = 0; i < c->n_apps; i++) {
+		if (!strcmp(c->apps[i].name, name)) {
+			add_error(ctx->errs, ctx->filename, ctx->section_line,
+				  "app \"%s\" defined twice (first at line %u)", name,
+				  c->apps[i].line);
+			return NULL;
+		}
+	}
+	if (c->n_apps >= CONFIG_MAX_APPS) {
+		add_error(ctx->errs, ctx->filename, ctx->section_line, "more than %d apps",
+			  CONFIG_MAX_APPS);
+		return NULL;
+	}
+	a = realloc(c->apps, (c->n_apps + 1) * sizeof(*a));
+	if (!a) {
+		add_error(ctx->errs, ctx->filename, ctx->section_line, "out of memory");
+		return NULL;
+	}
+	c->apps = a;
+	a = &c->apps[c->n_apps++];
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	a->line = ctx->section_line;
+	return a;
+}
+
 /* Applies one [daemon] key; writes a message into err on failure. */
 static int set_daemon_key(struct ember_config *c, const char *key, const char *value, char *err,
 			  size_t errlen)
@@ -122,6 +326,14 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 			snprintf(err, errlen, "include_idle: '%s' is not yes or no", value);
 			return -EINVAL;
 		}
+	} else if (!strcmp(key, "profile")) {
+		if (strcmp(value, "all") && strcmp(value, "matched")) {
+			snprintf(err, errlen, "profile: '%s' is not all or matched", value);
+			return -EINVAL;
+		}
+		c->profile_matched = !strcmp(value, "matched");
+	} else if (!strncmp(key, "labels.", 7)) {
+		return add_label(c->labels, &c->n_labels, key + 7, value, err, errlen);
 	} else {
 		snprintf(err, errlen, "unknown key '%s' in [daemon]", key);
 		return -ENOENT;
@@ -162,6 +374,15 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		add_error(ctx->errs, ctx->filename, ctx->line, "key '%s' outside a section", name);
 		return 1;
 	}
+	if (!strncmp(section, "app", 3) && (section[3] == ' ' || section[3] == '"')) {
+		if (ctx->app_seq != ctx->section_seq) {
+			ctx->app_seq = ctx->section_seq;
+			ctx->app = begin_app(ctx, section);
+		}
+		if (ctx->app && set_app_key(ctx->app, name, val, err, sizeof(err)))
+			add_error(ctx->errs, ctx->filename, ctx->line, "%s", err);
+		return 1;
+	}
 	if (strcmp(section, "daemon")) {
 		add_error(ctx->errs, ctx->filename, ctx->line, "unknown section [%s]", section);
 		return 1;
@@ -193,6 +414,10 @@ static char *read_line(char *buf, int size, void *stream)
 	}
 	memcpy(buf, ctx->pos, n);
 	buf[n] = '\0';
+	if (buf[strspn(buf, " \t")] == '[') {
+		ctx->section_seq++;
+		ctx->section_line = ctx->line;
+	}
 	if (memchr(buf, '\0', n)) {
 		add_error(ctx->errs, ctx->filename, ctx->line, "NUL byte in line");
 		buf[0] = '\n';
@@ -200,6 +425,30 @@ static char *read_line(char *buf, int size, void *stream)
 	}
 	ctx->pos += n;
 	return buf;
+}
+
+/* Checks what only the whole file tells: rules present, label count per series. */
+static void check_apps(const struct ember_config *c, const char *filename,
+		       struct config_errors *errs)
+{
+	for (size_t i = 0; i < c->n_apps; i++) {
+		const struct app_config *a = &c->apps[i];
+		size_t labels = c->n_labels + a->n_labels;
+
+		if (!a->n_rules)
+			add_error(errs, filename, a->line,
+				  "app \"%s\" has no match rule (match.unit, match.exe, ...)",
+				  a->name);
+		for (size_t j = 0; j < a->n_labels; j++)
+			for (size_t k = 0; k < c->n_labels; k++)
+				if (!strcmp(a->labels[j].name, c->labels[k].name))
+					labels--; /* the app's value overrides the host's */
+		if (labels > CONFIG_MAX_USER_LABELS)
+			add_error(errs, filename, a->line,
+				  "app \"%s\" would carry %zu labels with the [daemon] ones; "
+				  "at most %d fit in a series", a->name, labels,
+				  CONFIG_MAX_USER_LABELS);
+	}
 }
 
 int config_parse(const char *text, size_t len, const char *filename, struct ember_config *c,
@@ -218,6 +467,7 @@ int config_parse(const char *text, size_t len, const char *filename, struct embe
 		add_error(errs, filename, rc, "syntax error (expected [section] or key = value)");
 	else if (rc < 0)
 		add_error(errs, filename, 0, "cannot parse (out of memory)");
+	check_apps(c, filename, errs);
 	return errs->n || errs->dropped ? -EINVAL : 0;
 }
 

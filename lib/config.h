@@ -21,12 +21,61 @@
 #define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL)	/* 1 h */
 #define CONFIG_MAX_ERRORS 64
 #define CONFIG_MAX_BYTES (1u << 20)
+#define CONFIG_MAX_APPS 256
+#define CONFIG_MAX_RULES 16		/* match rules per application */
+/*
+ * Labels a profile series may carry: Pyroscope's limit is 30, of which ember
+ * sets __name__, __delta__, service_name and hostname itself.
+ */
+#define CONFIG_MAX_SERIES_LABELS 30
+#define CONFIG_MAX_USER_LABELS (CONFIG_MAX_SERIES_LABELS - 4)
+#define CONFIG_NAME_MAX 128		/* application and label names */
+#define CONFIG_VALUE_MAX 256		/* label values and patterns */
+
+/* What a match rule looks at. */
+enum app_rule_kind {
+	RULE_UNIT,			/* systemd unit, e.g. checkout.service */
+	RULE_CGROUP,			/* cgroup path */
+	RULE_EXE,			/* executable path */
+	RULE_COMM,			/* thread-group leader's comm */
+	RULE_CMDLINE,			/* command line, arguments joined by spaces */
+	RULE_CONTAINER,			/* container id (64 hex digits) */
+	RULE_ENV,			/* an environment variable's value (opt-in) */
+};
+
+/* One match rule: a glob (fnmatch, '*' crosses '/') on one property. */
+struct app_rule {
+	enum app_rule_kind kind;
+	char env[CONFIG_NAME_MAX];	/* the variable, for RULE_ENV */
+	char pattern[CONFIG_VALUE_MAX];
+};
+
+struct config_label {
+	char name[CONFIG_NAME_MAX];	/* [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed */
+	char value[CONFIG_VALUE_MAX];
+};
+
+/* One [app "NAME"] section: every rule must hold; the first matching app wins. */
+struct app_config {
+	char name[CONFIG_NAME_MAX];	/* becomes service_name */
+	unsigned int line;		/* of its section header, for messages */
+	struct app_rule rules[CONFIG_MAX_RULES];
+	size_t n_rules;
+	struct config_label labels[CONFIG_MAX_USER_LABELS];
+	size_t n_labels;
+	bool exclude;			/* never profile these processes */
+};
 
 struct ember_config {
 	unsigned int hz;		/* samples per second per CPU */
 	int64_t interval_ns;		/* one profile per interval */
 	char data_dir[PATH_MAX];	/* local history lives here */
 	bool include_idle;		/* count the idle task's samples too */
+	bool profile_matched;		/* profile = matched: only processes an [app] matches */
+	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */
+	size_t n_labels;
+	struct app_config *apps;	/* in file order; owned, see config_free() */
+	size_t n_apps;
 };
 
 /* Errors collected while parsing, each "FILE:LINE: message". */
@@ -36,12 +85,16 @@ struct config_errors {
 	size_t dropped;			/* errors past CONFIG_MAX_ERRORS */
 };
 
+/* Defaults; a config given to config_defaults() must later go to config_free(). */
 void config_defaults(struct ember_config *c);
+void config_free(struct ember_config *c);
 /* Parses text over c (which holds defaults). 0, or -EINVAL with errs filled. */
 int config_parse(const char *text, size_t len, const char *filename, struct ember_config *c,
 		 struct config_errors *errs);
 /* Reads and parses a file; a missing or unreadable file is an error in errs. */
 int config_load(const char *path, struct ember_config *c, struct config_errors *errs);
+/* Whether name is a label name ember accepts: [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed. */
+bool config_label_name_ok(const char *name);
 /* Validates a value given on the command line, e.g. ("hz", "99"). Same rules. */
 int config_set(struct ember_config *c, const char *key, const char *value, char *err,
 	       size_t errlen);

@@ -125,6 +125,100 @@ START_TEST(test_config_set)
 }
 END_TEST
 
+START_TEST(test_apps)
+{
+	struct ember_config c;
+	struct config_errors e;
+	const char *t = "[daemon]\nprofile = matched   # only apps\nlabels.env = prod\n"
+			"[app \"checkout\"]\nmatch.unit = checkout.service\n"
+			"match.exe = /usr/bin/node\nmatch.cmdline = *server.js*\n"
+			"label.team = payments\nlabel.version = 2.4.1\n"
+			"match.env.SERVICE_NAME = checkout\n"
+			"[app \"batch\"]\nmatch.cgroup = /system.slice/batch-*.service\nexclude = yes\n";
+
+	ck_assert_int_eq(parse(t, &c, &e), 0);
+	ck_assert(c.profile_matched);
+	ck_assert_uint_eq(c.n_labels, 1);
+	ck_assert_str_eq(c.labels[0].name, "env");
+	ck_assert_str_eq(c.labels[0].value, "prod");
+	ck_assert_uint_eq(c.n_apps, 2);
+	ck_assert_str_eq(c.apps[0].name, "checkout");
+	ck_assert_uint_eq(c.apps[0].line, 4);
+	ck_assert_uint_eq(c.apps[0].n_rules, 4);
+	ck_assert_int_eq(c.apps[0].rules[0].kind, RULE_UNIT);
+	ck_assert_str_eq(c.apps[0].rules[2].pattern, "*server.js*");
+	ck_assert_int_eq(c.apps[0].rules[3].kind, RULE_ENV);
+	ck_assert_str_eq(c.apps[0].rules[3].env, "SERVICE_NAME");
+	ck_assert_uint_eq(c.apps[0].n_labels, 2);
+	ck_assert_str_eq(c.apps[0].labels[1].value, "2.4.1");
+	ck_assert(!c.apps[0].exclude);
+	ck_assert(c.apps[1].exclude);
+	ck_assert_int_eq(c.apps[1].rules[0].kind, RULE_CGROUP);
+	config_free(&c);
+}
+END_TEST
+
+START_TEST(test_app_errors)
+{
+	struct ember_config c;
+	struct config_errors e;
+	const char *t = "[app \"a\"]\n"		/* 1 */
+			"match.exe = /bin/[ab\n"	/* 2: bad glob */
+			"label.__name__ = x\n"		/* 3: reserved */
+			"label.9x = y\n"		/* 4: bad name */
+			"label.service_name = z\n"	/* 5: set by ember */
+			"match.pid = 3\n"		/* 6: unknown key */
+			"[app \"a\"]\n"		/* 7: duplicate */
+			"match.comm = x\n"		/* 8 */
+			"[app nope]\n"			/* 9: bad header */
+			"match.comm = x\n"		/* 10 */
+			"[app \"empty\"]\n"		/* 11 */
+			"exclude = maybe\n"		/* 12 */
+			"[daemon]\nprofile = some\n";	/* 13, 14 */
+
+	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 11);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: bad glob '/bin/[ab'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: label '__name__'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: label '9x'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: label 'service_name'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: unknown key 'match.pid'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[5], "t.conf:7: app \"a\" defined twice (first at line 1)"));
+	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:9: bad section [app nope]"));
+	ck_assert_ptr_nonnull(strstr(e.msg[7], "t.conf:12: exclude"));
+	ck_assert_ptr_nonnull(strstr(e.msg[8], "t.conf:14: profile"));
+	/* "a" kept no valid rule: its only one was the bad glob */
+	ck_assert_ptr_nonnull(strstr(e.msg[9], "t.conf:1: app \"a\" has no match rule"));
+	ck_assert_ptr_nonnull(strstr(e.msg[10], "t.conf:11: app \"empty\" has no match rule"));
+	config_free(&c);
+}
+END_TEST
+
+START_TEST(test_label_bounds)
+{
+	struct ember_config c;
+	struct config_errors e;
+	static char t[8192];
+	size_t off = snprintf(t, sizeof(t), "[daemon]\n");
+
+	for (int i = 0; i < 20; i++)
+		off += snprintf(t + off, sizeof(t) - off, "labels.h%d = v\n", i);
+	off += snprintf(t + off, sizeof(t) - off, "[app \"x\"]\nmatch.comm = x\nlabel.h0 = w\n");
+	for (int i = 0; i < 7; i++)
+		off += snprintf(t + off, sizeof(t) - off, "label.a%d = v\n", i);
+	/* 20 host + 7 app (h0 overrides) = 27 > 26 */
+	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:22: app \"x\" would carry 27 labels"));
+	config_free(&c);
+	ck_assert(config_label_name_ok("team"));
+	ck_assert(config_label_name_ok("_x9"));
+	ck_assert(!config_label_name_ok("__x"));
+	ck_assert(!config_label_name_ok("a-b"));
+	ck_assert(!config_label_name_ok(""));
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -137,6 +231,9 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_many_errors_bounded);
 	tcase_add_test(tc, test_load_missing_file);
 	tcase_add_test(tc, test_config_set);
+	tcase_add_test(tc, test_apps);
+	tcase_add_test(tc, test_app_errors);
+	tcase_add_test(tc, test_label_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }
