@@ -46,6 +46,17 @@ struct {
 	__type(value, struct ember_stack);
 } stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
+/*
+ * Processes not to sample (excluded by configuration, or unmatched with
+ * profile = matched); maintained by the daemon as it classifies processes.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EMBER_CPU_DROP_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} drop_tgids SEC(".maps");
+
 /* Per-CPU scratch space for the stack being read (too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -221,7 +232,12 @@ int ember_cpu_sample(struct bpf_perf_event_data *ctx)
 		metric_inc(EMBER_CPU_M_FILTERED);
 		return 0;
 	}
+	/* reported even when dropped: after an exec it may have to be sampled again */
 	note_process(tgid);
+	if (bpf_map_lookup_elem(&drop_tgids, &tgid)) {
+		metric_inc(EMBER_CPU_M_FILTERED);
+		return 0;
+	}
 	if (active_buf == 0)
 		count_sample(ctx, &counts0, &stacks0, tgid);
 	else

@@ -69,7 +69,7 @@ static const char main_help[] =
 	"while emberd writes; reading " DEFAULT_DATA_DIR " needs root.\n";
 
 static const char list_help[] =
-	"Usage: emberctl list [--since T] [--until T] [--type TYPE] [--app NAME]\n"
+	"Usage: emberctl list [--since T] [--until T] [--type TYPE] [--app NAME] [--label K=V]\n"
 	"\n"
 	"Prints one line per stored profile, oldest first: start time (UTC), the\n"
 	"interval it covers, its type, its application (\"-\" for host-wide), its\n"
@@ -79,6 +79,7 @@ static const char list_help[] =
 	"  -u, --until T    end of the window, excluded (default: open)\n"
 	"  -t, --type TYPE  only profiles of this type, e.g. cpu (default: all)\n"
 	"  -a, --app NAME   only this application's profiles (default: all)\n"
+	"  -l, --label K=V  only profiles carrying this label (repeatable: all must hold)\n"
 	"  -h, --help       show this help\n"
 	"Times: see \"emberctl --help\". Example: emberctl list --since -30m --type cpu\n";
 
@@ -95,17 +96,22 @@ static const char export_help[] =
 	"  -u, --until T      end of the window, excluded (default: open)\n"
 	"  -p, --pid N        keep only the samples of process N\n"
 	"  -a, --app NAME     only this application's profiles (default: all)\n"
+	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"
 	"  -o, --output FILE  where to write; written to FILE.tmp then renamed, so a\n"
 	"                     reader never sees half a file; \"-\" writes to stdout\n"
 	"  -h, --help         show this help\n"
 	"Times: see \"emberctl --help\". Example:\n"
 	"  emberctl export --since -10m --pid 4242 -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n";
 
-/* What list and export select: a window, a type and an application. */
+#define MAX_LABEL_FILTERS 32
+
+/* What list and export select: a window, a type, an application and labels. */
 struct selection {
 	int64_t since, until; /* INT64_MIN / INT64_MAX when not given */
 	const char *type; /* NULL: every type */
 	const char *app; /* NULL: every application */
+	const char *labels[MAX_LABEL_FILTERS]; /* "k=v", all must hold */
+	size_t n_labels;
 };
 
 struct export_opts {
@@ -272,6 +278,13 @@ static bool selection_option(struct selection *sel, int c, const char *arg, int6
 	case 'a':
 		sel->app = arg;
 		return true;
+	case 'l':
+		if (!strchr(arg, '=') || arg[0] == '=')
+			usage_error("--label: \"%s\" is not KEY=VALUE", arg);
+		if (sel->n_labels == MAX_LABEL_FILTERS)
+			usage_error("--label: at most %d", MAX_LABEL_FILTERS);
+		sel->labels[sel->n_labels++] = arg;
+		return true;
 	}
 	return false;
 }
@@ -312,7 +325,8 @@ static void no_operands(int argc, char **argv)
 static const struct option list_options[] = {
 	{"since", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
 	{"type", required_argument, NULL, 't'},	 {"app", required_argument, NULL, 'a'},
-	{"help", no_argument, NULL, 'h'},	 {0},
+	{"label", required_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'},
+	{0},
 };
 
 static void parse_list(int argc, char **argv, struct selection *sel)
@@ -322,7 +336,7 @@ static void parse_list(int argc, char **argv, struct selection *sel)
 
 	*sel = (struct selection){.since = INT64_MIN, .until = INT64_MAX};
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:s:u:t:a:h", list_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:s:u:t:a:l:h", list_options, NULL)) != -1) {
 		if (c == 'h')
 			show(list_help);
 		if (!selection_option(sel, c, optarg, now))
@@ -336,6 +350,7 @@ static const struct option export_options[] = {
 	{"since", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
 	{"type", required_argument, NULL, 't'},	 {"app", required_argument, NULL, 'a'},
 	{"pid", required_argument, NULL, 'p'},	 {"output", required_argument, NULL, 'o'},
+	{"label", required_argument, NULL, 'l'},
 	{"help", no_argument, NULL, 'h'},	 {0},
 };
 
@@ -346,7 +361,7 @@ static void parse_export(int argc, char **argv, struct export_opts *o)
 
 	*o = (struct export_opts){.sel = {.since = INT64_MIN, .until = INT64_MAX, .type = "cpu"}};
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:s:u:t:a:p:o:h", export_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:s:u:t:a:l:p:o:h", export_options, NULL)) != -1) {
 		if (c == 'h')
 			show(export_help);
 		else if (c == 'p')
@@ -432,6 +447,8 @@ static int cmd_list(const char *data_dir, int argc, char **argv)
 		.until_ns = sel.until,
 		.type = sel.type,
 		.app = sel.app,
+		.labels = sel.labels,
+		.n_labels = sel.n_labels,
 	};
 	ret = history_query(h, &q, false, print_row, &totals);
 	if (ret) {
@@ -644,6 +661,8 @@ static int cmd_export(const char *data_dir, int argc, char **argv)
 		.until_ns = o.sel.until,
 		.type = o.sel.type,
 		.app = o.sel.app,
+		.labels = o.sel.labels,
+		.n_labels = o.sel.n_labels,
 	};
 	ret = history_query(h, &q, true, merge_row, &s);
 	if (ret) {

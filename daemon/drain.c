@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The drain: for every folded stack of the interval, name its frames with the
- * symbolizer and add it to a pprof builder with its pid and comm.
+ * The drain: for every folded stack of the interval, find its process's
+ * application, name its frames with the symbolizer and add it to that
+ * application's pprof builder with its pid and comm.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,12 +14,13 @@
 #define KERNEL_FILE "[kernel.kallsyms]"
 
 struct drain_ctx {
-	struct pprof_builder *b;
+	struct pprof_builder *b;	/* the current stack's application's builder */
 	struct symbolizer *sym;
-	int64_t period;
-	struct drain_stats *st;
-	uint32_t *pids;		/* every tgid seen, to count processes */
-	size_t npids, cap;
+	struct pprof_meta meta;
+	drain_classify_fn classify;
+	void *arg;
+	struct drain_result *out;
+	struct drain_profile *last;	/* consecutive stacks often share an application */
 };
 
 static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr, bool kernel)
@@ -66,19 +69,51 @@ static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_
 	return n;
 }
 
-static int remember_pid(struct drain_ctx *c, uint32_t pid)
+static int remember_pid(struct drain_profile *p, uint32_t pid)
 {
-	if (c->npids == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 256;
-		uint32_t *p = realloc(c->pids, cap * sizeof(*p));
+	if (p->npids == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		uint32_t *v = realloc(p->pids, cap * sizeof(*v));
 
-		if (!p)
+		if (!v)
 			return -ENOMEM;
-		c->pids = p;
-		c->cap = cap;
+		p->pids = v;
+		p->cap = cap;
 	}
-	c->pids[c->npids++] = pid;
+	p->pids[p->npids++] = pid;
 	return 0;
+}
+
+/* The profile of the application named service, created on first use. */
+static struct drain_profile *profile_for(struct drain_ctx *c, const struct proc_class *pc)
+{
+	struct drain_result *r = c->out;
+	struct drain_profile *p;
+
+	if (c->last && !strcmp(c->last->service, pc->match.service))
+		return c->last;
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].service, pc->match.service))
+			return c->last = &r->v[i];
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 16;
+
+		p = realloc(r->v, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		r->v = p;
+		r->cap = cap;
+		c->last = NULL;
+	}
+	p = &r->v[r->n];
+	memset(p, 0, sizeof(*p));
+	p->b = pprof_builder_new(&c->meta);
+	if (!p->b)
+		return NULL;
+	snprintf(p->service, sizeof(p->service), "%s", pc->match.service);
+	p->app = pc->match.app;
+	r->n++;
+	return c->last = p;
 }
 
 static int on_stack(const struct ember_cpu_key *key, uint64_t count,
@@ -87,11 +122,24 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 	struct drain_ctx *c = arg;
 	uint64_t locs[2 * EMBER_MAX_STACK_DEPTH + 2];
 	char comm[EMBER_COMM_LEN + 1];
+	const struct proc_class *pc;
+	struct drain_profile *p;
 	bool lost = false;
 	size_t n = 0;
 
 	memcpy(comm, key->comm, EMBER_COMM_LEN);
 	comm[EMBER_COMM_LEN] = '\0';
+	pc = c->classify(key->tgid, comm, c->arg);
+	if (!pc)
+		return -ENOMEM;
+	if (pc->match.excluded) {
+		c->out->excluded += count; /* counted before the BPF filter knew it */
+		return 0;
+	}
+	p = profile_for(c, pc);
+	if (!p)
+		return -ENOMEM;
+	c->b = p->b;
 	n = add_stack(c, key->tgid, kern, true, locs, n, &lost);
 	n = add_stack(c, key->tgid, user, false, locs, n, &lost);
 	if (n == 0)
@@ -104,13 +152,13 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 		{ .key = "pid", .num = key->tgid },
 		{ .key = "comm", .str = comm },
 	};
-	int64_t values[] = { (int64_t)count, (int64_t)count * c->period };
+	int64_t values[] = { (int64_t)count, (int64_t)count * c->meta.period };
 
-	c->st->samples += count;
-	c->st->stacks++;
+	p->st.samples += count;
+	p->st.stacks++;
 	if (lost)
-		c->st->lost_stacks += count;
-	if (remember_pid(c, key->tgid))
+		p->st.lost_stacks += count;
+	if (remember_pid(p, key->tgid))
 		return -ENOMEM;
 	return pprof_add_sample(c->b, locs, n, values, labels, 2);
 }
@@ -133,33 +181,49 @@ static uint32_t count_distinct(uint32_t *v, size_t n)
 	return d;
 }
 
-int drain_cpu_profile(struct sampler *s, struct symbolizer *sym, unsigned int hz,
-		      int64_t start_ns, int64_t end_ns, struct pprof_builder **out,
-		      struct drain_stats *st)
+void drain_result_free(struct drain_result *r)
 {
-	struct pprof_meta meta = {
-		.sample_types = { { "samples", "count" }, { "cpu", "nanoseconds" } },
-		.n_sample_types = 2,
-		.period_type = { "cpu", "nanoseconds" },
-		.period = 1000000000LL / hz,
-		.time_nanos = start_ns,
-		.duration_nanos = end_ns - start_ns,
+	for (size_t i = 0; i < r->n; i++) {
+		pprof_builder_free(r->v[i].b);
+		free(r->v[i].pids);
+	}
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+int drain_cpu_profiles(struct sampler *s, struct symbolizer *sym, unsigned int hz,
+		       int64_t start_ns, int64_t end_ns, drain_classify_fn classify, void *arg,
+		       struct drain_result *out)
+{
+	struct drain_ctx c = {
+		.sym = sym,
+		.meta = {
+			.sample_types = { { "samples", "count" }, { "cpu", "nanoseconds" } },
+			.n_sample_types = 2,
+			.period_type = { "cpu", "nanoseconds" },
+			.period = 1000000000LL / hz,
+			.time_nanos = start_ns,
+			.duration_nanos = end_ns - start_ns,
+		},
+		.classify = classify,
+		.arg = arg,
+		.out = out,
 	};
-	struct drain_ctx c = { .sym = sym, .period = meta.period, .st = st };
 	int rc;
 
-	memset(st, 0, sizeof(*st));
-	c.b = pprof_builder_new(&meta);
-	if (!c.b)
-		return -errno;
+	memset(out, 0, sizeof(*out));
 	rc = sampler_drain(s, on_stack, &c);
-	st->processes = count_distinct(c.pids, c.npids);
-	free(c.pids);
-	symbolizer_end_interval(sym);
-	if (rc) {
-		pprof_builder_free(c.b);
-		return rc;
+	for (size_t i = 0; i < out->n; i++) {
+		struct drain_profile *p = &out->v[i];
+
+		p->st.processes = count_distinct(p->pids, p->npids);
+		out->total.samples += p->st.samples;
+		out->total.stacks += p->st.stacks;
+		out->total.lost_stacks += p->st.lost_stacks;
+		out->total.processes += p->st.processes;
 	}
-	*out = c.b;
-	return 0;
+	symbolizer_end_interval(sym);
+	if (rc)
+		drain_result_free(out);
+	return rc;
 }

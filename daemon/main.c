@@ -18,7 +18,10 @@
 #include "config.h"
 #include "drain.h"
 #include "history.h"
+#include "apps.h"
 #include "log.h"
+#include "procinfo.h"
+#include "proctable.h"
 #include "proctrack.h"
 #include "sampler.h"
 #include "symbolizer.h"
@@ -64,7 +67,11 @@ struct daemon {
 	struct history *hist;
 	struct sampler *sampler;
 	struct proctrack *proc;
+	struct proctable *procs;
 	struct symbolizer *sym;
+	const struct args *args;
+	struct ember_config next_cfg;	/* a reloaded configuration, applied after the drain */
+	bool reload_pending;
 	int epfd, sigfd, tickfd, endfd, recapfd;
 	struct recapture recap;
 	int64_t interval_start_ns;
@@ -150,16 +157,23 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return 0;
 }
 
-static void print_errors(const struct config_errors *errs)
+/* Errors go to stderr at start-up (plain lines) and to the log on reload. */
+static void print_errors(const struct config_errors *errs, bool to_log)
 {
-	for (size_t i = 0; i < errs->n; i++)
-		fprintf(stderr, "%s\n", errs->msg[i]);
-	if (errs->dropped)
+	for (size_t i = 0; i < errs->n; i++) {
+		if (to_log)
+			log_warnx("%s", errs->msg[i]);
+		else
+			fprintf(stderr, "%s\n", errs->msg[i]);
+	}
+	if (errs->dropped && to_log)
+		log_warnx("... and %zu more errors", errs->dropped);
+	else if (errs->dropped)
 		fprintf(stderr, "... and %zu more errors\n", errs->dropped);
 }
 
 /* Configuration file (explicit, default if present, or none) then command line. */
-static int load_config(const struct args *a, struct ember_config *cfg)
+static int load_config(const struct args *a, struct ember_config *cfg, bool to_log)
 {
 	struct config_errors errs = {};
 	const char *path = a->config_path;
@@ -169,13 +183,18 @@ static int load_config(const struct args *a, struct ember_config *cfg)
 	if (!path && access(EMBER_DEFAULT_CONFIG, F_OK) == 0)
 		path = EMBER_DEFAULT_CONFIG;
 	if (path && config_load(path, cfg, &errs)) {
-		print_errors(&errs);
+		print_errors(&errs, to_log);
+		config_free(cfg);
 		return 1;
 	}
 	if ((a->hz && config_set(cfg, "hz", a->hz, err, sizeof(err))) ||
 	    (a->interval && config_set(cfg, "interval", a->interval, err, sizeof(err))) ||
 	    (a->data_dir && config_set(cfg, "data_dir", a->data_dir, err, sizeof(err)))) {
-		fprintf(stderr, "emberd: command line: %s\n", err);
+		if (to_log)
+			log_warnx("command line: %s", err);
+		else
+			fprintf(stderr, "emberd: command line: %s\n", err);
+		config_free(cfg);
 		return 1;
 	}
 	return 0;
@@ -254,7 +273,8 @@ static void report_symbols(struct daemon *d)
 		  s.perfmap.memory >> 10, s.perfmap.named, s.perfmap.bad_lines);
 }
 
-static void report_metrics(struct daemon *d, const struct drain_stats *st)
+static void report_metrics(struct daemon *d, const struct drain_stats *st, uint64_t excluded,
+			   size_t napps)
 {
 	static const char *const names[EMBER_CPU_M_NR] = {
 		[EMBER_CPU_M_USTACK_FAILED] = "user stacks unreadable",
@@ -287,12 +307,13 @@ static void report_metrics(struct daemon *d, const struct drain_stats *st)
 		memcpy(d->last_proc_metrics, pnow, sizeof(pnow));
 	}
 	if (off)
-		log_warnx("interval: %lu samples in %lu stacks of %u processes%s", st->samples,
-			  st->stacks, st->processes, losses);
+		log_warnx("interval: %lu samples in %lu stacks of %u processes in %zu apps%s",
+			  st->samples, st->stacks, st->processes, napps, losses);
 	else
-		log_debug("interval: %lu samples in %lu stacks of %u processes (idle skipped %lu)",
-			  st->samples, st->stacks, st->processes,
-			  delta[EMBER_CPU_M_IDLE_SKIPPED]);
+		log_debug("interval: %lu samples in %lu stacks of %u processes in %zu apps "
+			  "(excluded %lu, filtered in BPF %lu, idle skipped %lu)",
+			  st->samples, st->stacks, st->processes, napps, excluded,
+			  delta[EMBER_CPU_M_FILTERED], delta[EMBER_CPU_M_IDLE_SKIPPED]);
 	report_symbols(d);
 }
 
@@ -348,57 +369,148 @@ static void recapture_due(struct daemon *d)
 	recapture_arm(d);
 }
 
-/* Captures a process while it lives; forgets it after the drain that follows its exit. */
-static void on_proc_event(const struct ember_proc_event *e, void *arg)
+/* Tells the BPF program whether to sample a process, as its class says. */
+static void apply_class(const struct proc_class *pc, void *arg)
 {
 	struct daemon *d = arg;
 
+	if (sampler_drop(d->sampler, pc->pid, pc->match.excluded) == -E2BIG)
+		log_debug("kernel filter full: pid %d is filtered in user space", pc->pid);
+}
+
+/*
+ * Captures a process while it lives and classifies it into an application;
+ * forgets it after the drain that follows its exit.
+ */
+static void on_proc_event(const struct ember_proc_event *e, void *arg)
+{
+	struct daemon *d = arg;
+	const struct proc_class *pc;
+
 	if (e->type == EMBER_PROC_EXIT) {
 		symbolizer_exited(d->sym, e->tgid);
+		proctable_exited(d->procs, e->tgid);
+		sampler_drop(d->sampler, e->tgid, false);
 	} else if (e->type == EMBER_PROC_NEW) {
+		pc = proctable_classify(d->procs, &d->cfg, e->tgid, NULL);
+		if (pc)
+			apply_class(pc, d);
+		if (pc && pc->match.excluded)
+			return;
 		if (symbolizer_capture(d->sym, e->tgid) == 0)
 			recapture_push(d, e->tgid, 1, RECAPTURE_FIRST_NS);
 	}
 	/* EXEC: the first sample after it reports the process again, with its libraries */
 }
 
-/* Drains what was sampled since the interval began and stores it. */
-static int store_interval(struct daemon *d)
+static const struct proc_class *classify_for_drain(uint32_t pid, const char *comm, void *arg)
 {
-	int64_t start = d->interval_start_ns, end = now_ns(CLOCK_REALTIME);
-	struct pprof_builder *b = NULL;
-	struct drain_stats st;
+	struct daemon *d = arg;
+
+	return proctable_get(d->procs, &d->cfg, pid, comm);
+}
+
+/* Stores one application's profile of the interval. */
+static int store_profile(struct daemon *d, const struct drain_profile *p, int64_t start,
+			 int64_t end)
+{
+	char labels[CONFIG_MAX_SERIES_LABELS * (CONFIG_NAME_MAX + CONFIG_VALUE_MAX + 2)];
+	struct history_meta m = {
+		.start_ns = start, .end_ns = end, .type = "cpu", .app = p->service,
+		.labels = labels, .samples = p->st.samples, .processes = p->st.processes,
+	};
 	uint8_t *buf = NULL;
 	size_t len;
 	int rc;
 
+	rc = apps_labels_text(&d->cfg, p->app, p->service, procinfo_hostname(), labels,
+			      sizeof(labels));
+	if (!rc)
+		rc = pprof_encode(p->b, &buf, &len);
+	if (rc) {
+		log_warnx("cannot encode the profile of %s: %s", p->service, strerror(-rc));
+		return rc;
+	}
+	rc = history_put(d->hist, &m, buf, len, NULL);
+	free(buf);
+	if (rc)
+		log_warnx("cannot store the profile of %s in %s: %s", p->service,
+			  history_path(d->hist), strerror(-rc));
+	else
+		d->profiles_stored++;
+	return rc;
+}
+
+static void apply_reload(struct daemon *d);
+
+/*
+ * Drains what was sampled since the interval began and stores one profile per
+ * application; then a reloaded configuration takes effect.
+ */
+static int store_interval(struct daemon *d)
+{
+	int64_t start = d->interval_start_ns, end = now_ns(CLOCK_REALTIME);
+	struct drain_result r;
+	int rc, failed = 0;
+
 	d->interval_start_ns = end;
 	proctrack_consume(d->proc); /* exits and first sights before the drain uses them */
-	rc = drain_cpu_profile(d->sampler, d->sym, d->cfg.hz, start, end, &b, &st);
+	rc = drain_cpu_profiles(d->sampler, d->sym, d->cfg.hz, start, end, classify_for_drain, d,
+				&r);
+	proctable_end_interval(d->procs);
 	if (rc) {
 		log_warnx("cannot drain the samples: %s", strerror(-rc));
 		return rc;
 	}
-	report_metrics(d, &st);
-	rc = pprof_encode(b, &buf, &len);
-	if (!rc) {
-		struct history_meta m = {
-			.start_ns = start, .end_ns = end, .type = "cpu", .app = "", .labels = "",
-			.samples = st.samples, .processes = st.processes,
-		};
+	report_metrics(d, &r.total, r.excluded, r.n);
+	for (size_t i = 0; i < r.n; i++)
+		if (store_profile(d, &r.v[i], start, end))
+			failed = -EIO;
+	drain_result_free(&r);
+	if (d->reload_pending)
+		apply_reload(d);
+	return failed;
+}
 
-		rc = history_put(d->hist, &m, buf, len, NULL);
-		if (rc)
-			log_warnx("cannot store the profile in %s: %s", history_path(d->hist),
-				  strerror(-rc));
-		else
-			d->profiles_stored++;
-	} else {
-		log_warnx("cannot encode the profile: %s", strerror(-rc));
+/* SIGHUP: a valid file is applied after the next drain; a bad one changes nothing. */
+static void request_reload(struct daemon *d)
+{
+	struct ember_config next;
+
+	if (load_config(d->args, &next, true)) {
+		log_warnx("configuration refused: keeping the running one");
+		return;
 	}
-	free(buf);
-	pprof_builder_free(b);
-	return rc;
+	if (d->reload_pending)
+		config_free(&d->next_cfg);
+	d->next_cfg = next;
+	d->reload_pending = true;
+	log_info("configuration reloaded: %zu apps; it takes effect at the next interval",
+		 next.n_apps);
+}
+
+static void apply_reload(struct daemon *d)
+{
+	struct ember_config *n = &d->next_cfg;
+
+	if (n->hz != d->cfg.hz || strcmp(n->data_dir, d->cfg.data_dir) ||
+	    n->include_idle != d->cfg.include_idle) {
+		log_warnx("hz, data_dir and include_idle change only with a restart: keeping "
+			  "%u Hz, %s, include_idle=%s", d->cfg.hz, d->cfg.data_dir,
+			  d->cfg.include_idle ? "yes" : "no");
+		n->hz = d->cfg.hz;
+		snprintf(n->data_dir, sizeof(n->data_dir), "%s", d->cfg.data_dir);
+		n->include_idle = d->cfg.include_idle;
+	}
+	if (n->interval_ns != d->cfg.interval_ns)
+		arm_timer(d->tickfd, n->interval_ns, n->interval_ns);
+	config_free(&d->cfg);
+	d->cfg = *n;
+	memset(n, 0, sizeof(*n));
+	d->reload_pending = false;
+	proctable_reclassify(d->procs, &d->cfg, apply_class, d);
+	log_info("configuration applied: %zu apps, profile = %s", d->cfg.n_apps,
+		 d->cfg.profile_matched ? "matched" : "all");
 }
 
 static int add_fd(int epfd, int fd)
@@ -469,8 +581,7 @@ static int run_loop(struct daemon *d)
 			break;
 		} else if (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
-				log_info("SIGHUP: configuration reload is not supported yet; "
-					 "restart emberd to apply changes");
+				request_reload(d);
 				continue;
 			}
 			log_info("%s: storing the last interval", strsignal(si.ssi_signo));
@@ -484,6 +595,10 @@ static void teardown(struct daemon *d)
 {
 	sampler_close(d->sampler);
 	proctrack_close(d->proc);
+	proctable_free(d->procs);
+	if (d->reload_pending)
+		config_free(&d->next_cfg);
+	config_free(&d->cfg);
 	symbolizer_free(d->sym);
 	history_close(d->hist);
 	for (int *fd = &d->epfd; fd <= &d->recapfd; fd++)
@@ -503,12 +618,14 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc;
-	if (load_config(&a, &d.cfg))
+	if (load_config(&a, &d.cfg, false))
 		return 1;
 	if (a.check_config) {
 		printf("configuration OK\n");
+		config_free(&d.cfg);
 		return 0;
 	}
+	d.args = &a;
 	log_init("emberd", a.verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 	if (check_host())
 		return 1;
@@ -520,7 +637,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.sym = symbolizer_new();
-	if (!d.sym) {
+	d.procs = proctable_new();
+	if (!d.sym || !d.procs) {
 		log_err("cannot set up symbolization: %s", strerror(errno));
 		teardown(&d);
 		return 1;

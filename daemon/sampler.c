@@ -331,6 +331,16 @@ int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)
 	return rc;
 }
 
+int sampler_drop(struct sampler *s, uint32_t tgid, bool drop)
+{
+	int fd = bpf_map__fd(s->skel->maps.drop_tgids);
+	uint8_t one = 1;
+
+	if (!drop)
+		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &tgid, &one, BPF_ANY) ? -errno : 0;
+}
+
 int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR])
 {
 	int fd = bpf_map__fd(s->skel->maps.metrics);

@@ -48,6 +48,10 @@ void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stacks);
  */
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg);
 
+/* Stops (drop) or resumes sampling process tgid in the kernel. 0 or -errno
+ * (-E2BIG when EMBER_CPU_DROP_MAX processes are already dropped). */
+int sampler_drop(struct sampler *s, uint32_t tgid, bool drop);
+
 /* Metrics summed over CPUs since load, indexed by enum ember_cpu_metric. */
 int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR]);
 

@@ -420,6 +420,27 @@ static int bind_query(sqlite3_stmt *st, const struct history_query *q)
 	return rc == SQLITE_OK ? 0 : -ENOMEM;
 }
 
+/* Whether a row's "k=v\n" label lines include every label the query asks for. */
+static bool labels_match(const char *labels, const struct history_query *q)
+{
+	for (size_t i = 0; i < q->n_labels; i++) {
+		size_t n = strlen(q->labels[i]);
+		const char *p = labels;
+		bool found = false;
+
+		while (p && *p && !found) {
+			const char *nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+			found = len == n && !memcmp(p, q->labels[i], n);
+			p = nl ? nl + 1 : NULL;
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 /* Rows are only valid during cb; a query may not be started from inside cb. */
 int history_query(struct history *h, const struct history_query *q, bool with_blob, history_cb cb,
 		  void *arg)
@@ -441,6 +462,8 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 	while (!ret && (rc = sqlite3_step(*st)) == SQLITE_ROW) {
 		memset(&row, 0, sizeof(row));
 		read_meta(*st, &row);
+		if (!labels_match(row.meta.labels ? row.meta.labels : "", q))
+			continue;
 		pprof = NULL;
 		if (with_blob)
 			ret = read_blob(*st, &pprof, &row.pprof_len);

@@ -31,6 +31,8 @@ struct history_query {
 	int64_t since_ns, until_ns;
 	const char *type;
 	const char *app;
+	const char *const *labels;	/* "k=v" each row's labels must all include */
+	size_t n_labels;
 };
 
 struct history;

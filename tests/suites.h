@@ -17,5 +17,6 @@ Suite *config_suite(void);
 Suite *perfmap_suite(void);
 Suite *demangle_suite(void);
 Suite *debugfile_suite(void);
+Suite *procinfo_suite(void);
 
 #endif

@@ -14,6 +14,8 @@
 #define EMBER_MAX_STACK_DEPTH 127
 /* TASK_COMM_LEN of the kernel. */
 #define EMBER_COMM_LEN 16
+/* Processes the daemon can exclude in the kernel at once (beyond: in user space). */
+#define EMBER_CPU_DROP_MAX 16384
 /* Number of buffers the sampler alternates between (double buffering). */
 #define EMBER_CPU_NBUF 2
 

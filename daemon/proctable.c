@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Process table: classification of each sampled process into an application,
+ * read once per process (and again after exec) and kept until its exit drained.
+ */
+#include <errno.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proctable.h"
+
+/* Processes classified at once; past it, processes are classified per lookup. */
+#define PROCTABLE_MAX 65536
+
+struct proctable {
+	void *root;			/* tsearch tree of struct proc_class, by pid */
+	size_t n;
+	uint64_t interval;
+	struct proc_class *last;	/* consecutive lookups are for one process */
+	struct proc_class scratch;	/* answer when the table is full */
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct proc_class *)a)->pid, y = ((const struct proc_class *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+struct proctable *proctable_new(void)
+{
+	return calloc(1, sizeof(struct proctable));
+}
+
+void proctable_free(struct proctable *t)
+{
+	if (!t)
+		return;
+	tdestroy(t->root, free);
+	free(t);
+}
+
+size_t proctable_size(const struct proctable *t)
+{
+	return t->n;
+}
+
+static int read_env(const char *name, char *out, size_t len, void *arg)
+{
+	return procinfo_env(*(pid_t *)arg, name, out, len);
+}
+
+/* Classifies pc->pid from /proc; a process already gone is named by its comm. */
+static void classify(struct proctable *t, struct proc_class *pc, const struct ember_config *cfg,
+		     const char *comm)
+{
+	struct proc_info pi;
+	pid_t pid = pc->pid;
+
+	pc->gone = procinfo_read(pid, &pi) != 0;
+	if (pc->gone) {
+		memset(&pi, 0, sizeof(pi));
+		pi.pid = pid;
+		snprintf(pi.comm, sizeof(pi.comm), "%s", comm ? comm : "");
+		snprintf(pi.cmdline, sizeof(pi.cmdline), "%s", pi.comm);
+	}
+	apps_classify(cfg, &pi, pc->gone ? NULL : read_env, &pid, &pc->match);
+	pc->used_interval = t->interval;
+}
+
+static struct proc_class *find(struct proctable *t, pid_t pid)
+{
+	struct proc_class probe = { .pid = pid }, **slot;
+
+	if (t->last && t->last->pid == pid)
+		return t->last;
+	slot = tfind(&probe, &t->root, cmp_pid);
+	return slot ? (t->last = *slot) : NULL;
+}
+
+static struct proc_class *insert(struct proctable *t, pid_t pid)
+{
+	struct proc_class *pc;
+
+	if (t->n >= PROCTABLE_MAX) {
+		memset(&t->scratch, 0, sizeof(t->scratch));
+		t->scratch.pid = pid;
+		return &t->scratch;
+	}
+	pc = calloc(1, sizeof(*pc));
+	if (!pc)
+		return NULL;
+	pc->pid = pid;
+	if (!tsearch(pc, &t->root, cmp_pid)) {
+		free(pc);
+		return NULL;
+	}
+	t->n++;
+	return t->last = pc;
+}
+
+const struct proc_class *proctable_classify(struct proctable *t, const struct ember_config *cfg,
+					    pid_t pid, const char *comm)
+{
+	struct proc_class *pc = find(t, pid);
+
+	if (!pc)
+		pc = insert(t, pid);
+	if (!pc)
+		return NULL;
+	pc->exited = false; /* a new process under a reused pid, or an exec */
+	classify(t, pc, cfg, comm);
+	return pc;
+}
+
+const struct proc_class *proctable_get(struct proctable *t, const struct ember_config *cfg,
+				       pid_t pid, const char *comm)
+{
+	struct proc_class *pc = find(t, pid);
+
+	if (!pc)
+		return proctable_classify(t, cfg, pid, comm);
+	pc->used_interval = t->interval;
+	return pc;
+}
+
+void proctable_exited(struct proctable *t, pid_t pid)
+{
+	struct proc_class *pc = find(t, pid);
+
+	if (pc)
+		pc->exited = true;
+}
+
+/* twalk cannot delete: gather the entries first. */
+struct gather {
+	struct proc_class **v;
+	size_t n;
+};
+
+static void gather(const void *node, VISIT which, void *arg)
+{
+	struct gather *g = arg;
+
+	if (which == postorder || which == leaf)
+		g->v[g->n++] = *(struct proc_class *const *)node;
+}
+
+static struct proc_class **all_entries(struct proctable *t, size_t *n)
+{
+	struct gather g = { .v = calloc(t->n ? t->n : 1, sizeof(*g.v)) };
+
+	if (g.v)
+		twalk_r(t->root, gather, &g);
+	*n = g.n;
+	return g.v;
+}
+
+void proctable_end_interval(struct proctable *t)
+{
+	size_t n;
+	struct proc_class **v = all_entries(t, &n);
+
+	t->last = NULL;
+	for (size_t i = 0; v && i < n; i++) {
+		/* exited: this drain has used it; idle: classified again if seen again */
+		if (!v[i]->exited && !v[i]->gone && v[i]->used_interval + 2 > t->interval)
+			continue;
+		tdelete(v[i], &t->root, cmp_pid);
+		free(v[i]);
+		t->n--;
+	}
+	free(v);
+	t->interval++;
+}
+
+void proctable_reclassify(struct proctable *t, const struct ember_config *cfg,
+			  void (*cb)(const struct proc_class *pc, void *arg), void *arg)
+{
+	size_t n;
+	struct proc_class **v = all_entries(t, &n);
+
+	for (size_t i = 0; v && i < n; i++) {
+		if (v[i]->exited)
+			continue;
+		classify(t, v[i], cfg, v[i]->match.service);
+		cb(v[i], arg);
+	}
+	free(v);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process table: which application each sampled process belongs to. A
+ * process is classified on first sight and after exec, and forgotten after the
+ * drain that follows its exit.
+ */
+#ifndef EMBER_PROCTABLE_H
+#define EMBER_PROCTABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "apps.h"
+#include "config.h"
+
+/* One process's classification. */
+struct proc_class {
+	pid_t pid;
+	struct app_match match;		/* application, service_name, excluded */
+	bool exited;			/* exit noted: dropped after the next drain */
+	bool gone;			/* was already gone when classified: inferred from comm */
+	uint64_t used_interval;		/* last interval it was looked up or classified */
+};
+
+struct proctable;
+
+struct proctable *proctable_new(void);
+void proctable_free(struct proctable *t);
+/* (Re)classifies pid now from /proc (first sight, exec, reload). NULL on ENOMEM. */
+const struct proc_class *proctable_classify(struct proctable *t, const struct ember_config *cfg,
+					    pid_t pid, const char *comm);
+/* The cached classification, or a new one. NULL on ENOMEM. */
+const struct proc_class *proctable_get(struct proctable *t, const struct ember_config *cfg,
+				       pid_t pid, const char *comm);
+void proctable_exited(struct proctable *t, pid_t pid);
+/* After each drain: drops exited processes and those idle for 2 intervals. */
+void proctable_end_interval(struct proctable *t);
+/* Classifies every known process again (new configuration); cb sees each result. */
+void proctable_reclassify(struct proctable *t, const struct ember_config *cfg,
+			  void (*cb)(const struct proc_class *pc, void *arg), void *arg);
+size_t proctable_size(const struct proctable *t);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which application a process belongs to: the first [app] whose rules all hold,
+ * or a service name inferred from the process. Pure: process facts in, answer out.
+ */
+#ifndef EMBER_APPS_H
+#define EMBER_APPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "procinfo.h"
+
+/* The answer for one process. */
+struct app_match {
+	int app;			/* index in cfg->apps, or -1 when none matched */
+	bool excluded;			/* exclude = yes, or profile = matched and no app */
+	char service[CONFIG_NAME_MAX];	/* service_name of its profiles */
+};
+
+/* Reads environment variable name of the process into out; 0 or -errno. */
+typedef int (*app_env_fn)(const char *name, char *out, size_t outlen, void *arg);
+
+/* Classifies pi; env (may be NULL) is asked only for the variables rules name. */
+void apps_classify(const struct ember_config *c, const struct proc_info *pi, app_env_fn env,
+		   void *arg, struct app_match *out);
+
+/*
+ * service_name of a process no [app] matched: its systemd unit without
+ * ".service", else "container-" and the first 12 digits of its container id,
+ * else its executable's base name, else its comm; "kernel" for kernel threads.
+ */
+void apps_infer_service(const struct proc_info *pi, char *out, size_t len);
+
+/*
+ * The labels of a profile series as stored in the history: "k=v" lines sorted
+ * by name, '\n'-terminated: service_name, hostname, the [daemon] labels and the
+ * app's (which override the host's). 0, or -ENOSPC when out is too small.
+ */
+int apps_labels_text(const struct ember_config *c, int app, const char *service,
+		     const char *hostname, char *out, size_t len);
+
+#endif

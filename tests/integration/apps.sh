@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Per-application profiles: an [app] matched by command line gets its name and
+# labels, an unmatched process an inferred name; profile = matched and
+# exclude = yes drop the others in BPF; SIGHUP with a broken file keeps the
+# running configuration and logs FILE:LINE, a good one takes effect.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+require_go
+
+CONF=$T/ember.conf
+app_conf() { # app_conf PROFILE EXCLUDE
+	printf '[daemon]\nprofile = %s\nlabels.env = test\n[app "alpha"]\nmatch.cmdline = *fx_work_ab*alpha*\nlabel.team = a\nexclude = %s\n' "$1" "$2" >"$CONF"
+}
+count() { "$EMBERCTL" --data-dir "$T/data" list "$@" | grep -c ' cpu ' || true; }
+workloads() { # runs the matched and the unmatched copy for $1 seconds
+	"$FX/fx_work_ab" "$1" alpha & A=$!
+	"$FX/fx_work_ab" "$1" & B=$!
+	PIDS+=("$A" "$B")
+	wait "$A" "$B"
+}
+fresh() { rm -rf "$T/data"; }
+
+# 1. profile = all: alpha named and labelled, the other inferred from its executable
+app_conf all no
+start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
+workloads 4
+wait_emberd
+[ "$(count --app alpha --label team=a --label env=test)" -ge 1 ] || fail "no alpha profile with team=a"
+[ "$(count --app fx_work_ab --label env=test)" -ge 1 ] || fail "no profile inferred as fx_work_ab"
+[ "$(count --app fx_work_ab --label team=a)" -eq 0 ] || fail "the unmatched process got team=a"
+"$EMBERCTL" --data-dir "$T/data" export --app alpha --pid "$A" -o "$T/a.pb.gz" ||
+	fail "no samples of the matched process under alpha"
+if "$EMBERCTL" --data-dir "$T/data" export --app alpha --pid "$B" -o "$T/b.pb.gz" 2>/dev/null; then
+	fail "the unmatched process has samples under alpha"
+fi
+pprof_top "$T/a.pb.gz" -sample_index=samples >"$T/top.txt"
+[ "$(flat_of "$T/top.txt" work_a)" -gt 100 ] || fail "alpha's profile lacks work_a"
+pass "profile = all: alpha labelled team=a, the other named fx_work_ab"
+
+# 2. profile = matched: only alpha is stored, the rest dropped in BPF
+fresh
+app_conf matched no
+start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
+workloads 4
+wait_emberd
+apps=$("$EMBERCTL" --data-dir "$T/data" list | awk '/ cpu / { print $4 }' | sort -u | tr '\n' ' ')
+[ "$apps" = "alpha " ] || fail "profile = matched stored other apps: $apps"
+grep -Eq 'filtered in BPF [1-9]' "$T/emberd.log" || fail "nothing was filtered in BPF"
+pass "profile = matched: only alpha stored ($apps)"
+
+# 3. exclude = yes: alpha is absent, the other present
+fresh
+app_conf all yes
+start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
+workloads 4
+wait_emberd
+[ "$(count --app alpha)" -eq 0 ] || fail "excluded alpha was stored"
+[ "$(count --app fx_work_ab)" -ge 1 ] || fail "the unmatched process is missing"
+pass "exclude = yes: alpha absent, fx_work_ab present"
+
+# 4. SIGHUP: a broken file changes nothing and is logged with its line
+fresh
+app_conf all no
+start_emberd --config "$CONF" --hz 99 --interval 1s --duration 12s -v
+"$FX/fx_work_ab" 11 alpha & A=$!
+PIDS+=("$A")
+sleep 2
+printf '[daemon]\nprofile = all\nhz = nope\n' >"$CONF"
+kill -HUP "$EMBERD_PID"
+sleep 1
+grep -q "ember.conf:3: hz" "$T/emberd.log" || fail "the broken file's error is not logged as FILE:LINE"
+grep -q "configuration refused" "$T/emberd.log" || fail "no refusal logged"
+since=$(date +%s)
+sleep 3
+[ "$(count --app alpha --label team=a --since "$since")" -ge 2 ] ||
+	fail "alpha stopped being profiled after a broken reload"
+app_conf all yes
+kill -HUP "$EMBERD_PID"
+sleep 2
+since=$(date +%s)
+wait "$A"
+wait_emberd
+grep -q "configuration applied" "$T/emberd.log" || fail "the good reload was not applied"
+[ "$(count --app alpha --since "$since")" -eq 0 ] || fail "alpha still stored after exclude reload"
+pass "SIGHUP: broken file refused with FILE:LINE, good file applied"
