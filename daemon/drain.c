@@ -15,6 +15,7 @@
 
 struct drain_ctx {
 	struct pprof_builder *b;	/* the current stack's application's builder */
+	struct drain_profile *p;	/* and its profile */
 	struct symbolizer *sym;
 	struct pprof_meta meta;
 	drain_classify_fn classify;
@@ -41,6 +42,64 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 	return pprof_location(c->b, mapping, f.address, &func, func ? 1 : 0);
 }
 
+static size_t frame_slot(const struct drain_profile *p, uint32_t pid, uint64_t addr, bool kernel)
+{
+	uint64_t h = (addr ^ ((uint64_t)pid << 32 | kernel)) * 0x9e3779b97f4a7c15ULL;
+	size_t i = (h >> 17) & (p->frames_cap - 1);
+
+	while (p->frames[i].addr && (p->frames[i].addr != addr || p->frames[i].pid != pid ||
+				     p->frames[i].kernel != kernel))
+		i = (i + 1) & (p->frames_cap - 1);
+	return i;
+}
+
+/* Doubles the frame cache (kept at most half full); false on ENOMEM. */
+static bool frames_grow(struct drain_profile *p)
+{
+	struct drain_frame *old = p->frames;
+	size_t old_cap = p->frames_cap;
+
+	p->frames_cap = old_cap ? 2 * old_cap : 1024;
+	p->frames = calloc(p->frames_cap, sizeof(*p->frames));
+	if (!p->frames) {
+		p->frames = old;
+		p->frames_cap = old_cap;
+		return false;
+	}
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i].addr)
+			p->frames[frame_slot(p, old[i].pid, old[i].addr, old[i].kernel)] = old[i];
+	free(old);
+	return true;
+}
+
+/*
+ * The location of a frame: named once per profile and interval, then found
+ * again in the cache (most frames recur across the interval's stacks).
+ */
+static uint64_t cached_location(struct drain_ctx *c, uint32_t pid, uint64_t addr, bool kernel)
+{
+	struct drain_profile *p = c->p;
+	uint64_t loc;
+	size_t i;
+
+	if (kernel)
+		pid = 0;
+	if (!addr) /* 0 marks free slots: never cached */
+		return frame_location(c, pid, addr, kernel);
+	if (2 * (p->nframes + 1) > p->frames_cap && !frames_grow(p))
+		return frame_location(c, pid, addr, kernel);
+	i = frame_slot(p, pid, addr, kernel);
+	if (p->frames[i].addr)
+		return p->frames[i].location;
+	loc = frame_location(c, pid, addr, kernel);
+	if (loc) {
+		p->frames[i] = (struct drain_frame){ addr, pid, kernel, loc };
+		p->nframes++;
+	}
+	return loc;
+}
+
 /* A pseudo-frame standing for a stack the kernel could not give us. */
 static uint64_t named_location(struct drain_ctx *c, const char *name)
 {
@@ -64,7 +123,7 @@ static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_
 	for (size_t i = 0; i < st->n; i++) {
 		uint64_t addr = st->ips[i] - (n > 0 ? 1 : 0);
 
-		locs[n++] = frame_location(c, pid, addr, kernel);
+		locs[n++] = cached_location(c, pid, addr, kernel);
 	}
 	return n;
 }
@@ -140,6 +199,7 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 	if (!p)
 		return -ENOMEM;
 	c->b = p->b;
+	c->p = p;
 	n = add_stack(c, key->tgid, kern, true, locs, n, &lost);
 	n = add_stack(c, key->tgid, user, false, locs, n, &lost);
 	if (n == 0)
@@ -186,6 +246,7 @@ void drain_result_free(struct drain_result *r)
 	for (size_t i = 0; i < r->n; i++) {
 		pprof_builder_free(r->v[i].b);
 		free(r->v[i].pids);
+		free(r->v[i].frames);
 	}
 	free(r->v);
 	memset(r, 0, sizeof(*r));

@@ -18,6 +18,14 @@ struct drain_stats {
 	uint64_t lost_stacks;	/* samples whose user or kernel stack was lost */
 };
 
+/* A frame already turned into a location of one builder. */
+struct drain_frame {
+	uint64_t addr;			/* adjusted address; 0 marks a free slot */
+	uint32_t pid;			/* 0 for kernel frames: the same in every process */
+	uint32_t kernel;
+	uint64_t location;		/* id in the profile's builder */
+};
+
 /* One application's CPU profile of the interval. */
 struct drain_profile {
 	char service[CONFIG_NAME_MAX];	/* service_name */
@@ -26,6 +34,8 @@ struct drain_profile {
 	struct drain_stats st;
 	uint32_t *pids;			/* every tgid seen, to count processes */
 	size_t npids, cap;
+	struct drain_frame *frames;	/* open-addressing cache: frames repeat across stacks */
+	size_t nframes, frames_cap;
 };
 
 struct drain_result {

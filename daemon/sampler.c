@@ -39,6 +39,15 @@
 #define STACKS_MIN 2048
 #define STACKS_MAX 16384
 
+/* Stacks read from the old buffer in one pass, with an index by hash. */
+struct drained_stacks {
+	uint64_t *hash;			/* n hashes, then ... */
+	struct ember_stack *v;		/* ... their stacks */
+	size_t n, cap;
+	uint32_t *index;		/* open addressing: 1 + position in v, 0 = free */
+	size_t index_cap;
+};
+
 struct sampler {
 	struct cpu_bpf *skel;
 	struct bpf_link **links;	/* one per online CPU */
@@ -48,7 +57,8 @@ struct sampler {
 	uint32_t counts_max, stacks_max;
 	uint32_t active;		/* buffer the programs write to */
 	struct ember_cpu_key *keys;	/* drain scratch: counts_max keys */
-	uint64_t *stack_ids;		/* drain scratch: stacks_max stack hashes */
+	uint64_t *counts;		/* drain scratch: their counts */
+	struct drained_stacks stk;	/* drain scratch: the old buffer's stacks */
 	uint64_t *metric_vals;		/* ncpus_possible values of one metric */
 };
 
@@ -216,9 +226,9 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 	rc = load(s, o, err, errlen);
 	if (!rc) {
 		s->keys = calloc(s->counts_max, sizeof(*s->keys));
-		s->stack_ids = calloc(s->stacks_max, sizeof(*s->stack_ids));
+		s->counts = calloc(s->counts_max, sizeof(*s->counts));
 		s->metric_vals = calloc(s->ncpus_possible, sizeof(*s->metric_vals));
-		if (!s->keys || !s->stack_ids || !s->metric_vals)
+		if (!s->keys || !s->counts || !s->metric_vals)
 			rc = -ENOMEM;
 	}
 	if (!rc)
@@ -242,7 +252,7 @@ void sampler_close(struct sampler *s)
 	free(s->links);
 	free(s->pfds);
 	free(s->keys);
-	free(s->stack_ids);
+	free(s->counts);
 	free(s->metric_vals);
 	cpu_bpf__destroy(s->skel);
 	free(s);
@@ -267,67 +277,144 @@ static void sleep_ns(long ns)
 		;
 }
 
-/* Reads one stack into buf; hash 0 yields an empty stack. */
-static void read_stack(int fd, uint64_t hash, bool lost, struct ember_stack *buf,
+/* Batch size of map reads: one syscall per this many entries. */
+#define DRAIN_BATCH 256
+
+/*
+ * Reads and deletes every entry of a hash map in batches, appending keys and
+ * values. Returns the number read, or -errno. The map is not written meanwhile.
+ */
+static long take_all(int fd, void *keys, void *vals, size_t key_size, size_t val_size,
+		     size_t room)
+{
+	uint32_t in = 0, out = 0, count;
+	bool first = true;
+	size_t n = 0;
+	int err;
+
+	do {
+		count = room - n < DRAIN_BATCH ? room - n : DRAIN_BATCH;
+		if (!count)
+			return n; /* full: what remains is left for the next drain */
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out,
+						      (char *)keys + n * key_size,
+						      (char *)vals + n * val_size, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		n += count;
+		in = out;
+		first = false;
+	} while (!err);
+	return n;
+}
+
+static bool stacks_reserve(struct drained_stacks *d, size_t want)
+{
+	uint64_t *h;
+	struct ember_stack *v;
+
+	if (want <= d->cap)
+		return true;
+	h = realloc(d->hash, want * sizeof(*h));
+	if (h)
+		d->hash = h;
+	v = h ? realloc(d->v, want * sizeof(*v)) : NULL;
+	if (!v)
+		return false;
+	d->v = v;
+	d->cap = want;
+	return true;
+}
+
+static size_t index_slot(const struct drained_stacks *d, uint64_t hash)
+{
+	size_t i = (hash >> 7) & (d->index_cap - 1);
+
+	while (d->index[i] && d->hash[d->index[i] - 1] != hash)
+		i = (i + 1) & (d->index_cap - 1);
+	return i;
+}
+
+/* Takes every stack of the old buffer and indexes them by hash. */
+static int read_stacks(struct sampler *s, int fd)
+{
+	struct drained_stacks *d = &s->stk;
+	long got;
+
+	d->n = 0;
+	do {
+		if (!stacks_reserve(d, d->n + DRAIN_BATCH))
+			return -ENOMEM;
+		got = take_all(fd, d->hash + d->n, d->v + d->n, sizeof(*d->hash), sizeof(*d->v),
+			       DRAIN_BATCH);
+		if (got < 0)
+			return got;
+		d->n += got;
+	} while (got == DRAIN_BATCH);
+	free(d->index);
+	for (d->index_cap = 64; d->index_cap < 2 * d->n; d->index_cap <<= 1)
+		;
+	d->index = calloc(d->index_cap, sizeof(*d->index));
+	if (!d->index)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		d->index[index_slot(d, d->hash[i])] = i + 1;
+	return 0;
+}
+
+/* Frees the drain's stacks: large and transient, not worth keeping in RSS. */
+static void drop_stacks(struct drained_stacks *d)
+{
+	free(d->hash);
+	free(d->v);
+	free(d->index);
+	memset(d, 0, sizeof(*d));
+}
+
+/* The stack of hash; 0 (none) yields an empty stack, one not found a lost one. */
+static void find_stack(const struct drained_stacks *d, uint64_t hash, bool lost,
 		       struct sampler_stack *st)
 {
-	st->ips = (const uint64_t *)buf->ips;
+	size_t i;
+
+	st->ips = NULL;
 	st->n = 0;
 	st->lost = lost;
 	if (!hash)
 		return;
-	if (bpf_map_lookup_elem(fd, &hash, buf)) {
+	i = d->index[index_slot(d, hash)];
+	if (!i) {
 		st->lost = true;
 		return;
 	}
-	st->n = buf->len < EMBER_MAX_STACK_DEPTH ? buf->len : EMBER_MAX_STACK_DEPTH;
-}
-
-/* Empties a stack map, including stacks no count refers to (dropped samples). */
-static void clear_stacks(struct sampler *s, int fd)
-{
-	uint64_t key, *prev = NULL;
-	uint32_t n = 0;
-
-	while (n < s->stacks_max && !bpf_map_get_next_key(fd, prev, &key)) {
-		s->stack_ids[n] = key;
-		prev = &s->stack_ids[n++];
-	}
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &s->stack_ids[i]);
+	st->ips = (const uint64_t *)d->v[i - 1].ips;
+	st->n = d->v[i - 1].len < EMBER_MAX_STACK_DEPTH ? d->v[i - 1].len : EMBER_MAX_STACK_DEPTH;
 }
 
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)
 {
-	uint32_t old = s->active, n = 0;
+	uint32_t old = s->active;
 	struct bpf_map *cmap = old ? s->skel->maps.counts1 : s->skel->maps.counts0;
 	struct bpf_map *smap = old ? s->skel->maps.stacks1 : s->skel->maps.stacks0;
-	int cfd = bpf_map__fd(cmap), sfd = bpf_map__fd(smap), rc = 0;
-	struct ember_stack ubuf, kbuf;
-	struct ember_cpu_key *prev = NULL;
+	int rc;
+	long n;
 
 	s->active = !old;
 	__atomic_store_n(&s->skel->bss->active_buf, s->active, __ATOMIC_SEQ_CST);
 	sleep_ns(FLIP_GRACE_NS);
 
-	while (n < s->counts_max && !bpf_map_get_next_key(cfd, prev, &s->keys[n]))
-		prev = &s->keys[n++];
-	for (uint32_t i = 0; i < n; i++) {
+	n = take_all(bpf_map__fd(cmap), s->keys, s->counts, sizeof(*s->keys), sizeof(*s->counts),
+		     s->counts_max);
+	rc = n < 0 ? (int)n : read_stacks(s, bpf_map__fd(smap));
+	for (long i = 0; !rc && i < n; i++) {
+		const struct ember_cpu_key *k = &s->keys[i];
 		struct sampler_stack us, ks;
-		uint64_t count;
 
-		if (bpf_map_lookup_elem(cfd, &s->keys[i], &count))
-			continue;
-		read_stack(sfd, s->keys[i].user_stack, s->keys[i].flags & EMBER_KEY_USTACK_LOST,
-			   &ubuf, &us);
-		read_stack(sfd, s->keys[i].kern_stack, s->keys[i].flags & EMBER_KEY_KSTACK_LOST,
-			   &kbuf, &ks);
-		if (!rc)
-			rc = cb(&s->keys[i], count, &us, &ks, arg);
+		find_stack(&s->stk, k->user_stack, k->flags & EMBER_KEY_USTACK_LOST, &us);
+		find_stack(&s->stk, k->kern_stack, k->flags & EMBER_KEY_KSTACK_LOST, &ks);
+		rc = cb(k, s->counts[i], &us, &ks, arg);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(cfd, &s->keys[i]);
-	clear_stacks(s, sfd);
+	drop_stacks(&s->stk);
 	return rc;
 }
 

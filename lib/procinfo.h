@@ -20,7 +20,7 @@
 struct proc_info {
 	pid_t pid;
 	char comm[16 + 1];		/* /proc/PID/comm, without its newline */
-	char exe[PATH_MAX];		/* /proc/PID/exe target, " (deleted)" stripped; "" when unreadable */
+	char exe[PATH_MAX];		/* /proc/PID/exe, " (deleted)" stripped; "" if unreadable */
 	char cmdline[4096];		/* /proc/PID/cmdline, NULs turned into spaces, truncated */
 	char cgroup[PATH_MAX];		/* see procinfo_parse_cgroup; "" when unknown */
 	char unit[256];			/* systemd unit from the cgroup path; "" when none */
@@ -31,8 +31,8 @@ struct proc_info {
 /*
  * Reads the metadata of pid with bounded reads; a field whose file is missing
  * or unreadable (exe of a kernel thread, or of another user's process without
- * privileges) is left empty. 0, -EINVAL for pid <= 0, or -ENOENT / -ESRCH when
- * the process is gone (also when it exits during the read).
+ * privileges) is left empty. 0, -EINVAL for pid <= 0, -ENOMEM, or -ENOENT /
+ * -ESRCH when the process is gone (also when it exits during the read).
  */
 int procinfo_read(pid_t pid, struct proc_info *out);
 

@@ -410,22 +410,33 @@ static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid)
 	return s->last_pid = pe;
 }
 
-/*
- * The process's mappings for this interval: read on first use, re-read once per
- * interval while it lives, the last snapshot once it is gone. NULL when unknown.
- */
+/* The process's mappings: read on first use (or capture). NULL when unknown. */
 static struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
 {
 	struct pid_entry *pe = pid_find(s, pid);
 
 	if (!pe)
 		pe = pid_new(s, pid);
-	else if (!pe->exited && !pe->err && pe->read_interval != s->interval &&
-		 pid_read(s, pe) < 0)
-		pe->exited = true; /* gone without an exit event: keep what we had */
 	if (pe)
 		pe->used_interval = s->interval;
 	return pe;
+}
+
+/*
+ * The mapping of addr. Mappings are re-read only when an address falls outside
+ * them (a library loaded since), at most once per interval per process: a
+ * long-running process costs no /proc read per interval.
+ */
+static const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe,
+					   uint64_t addr)
+{
+	const struct proc_map *m = procmaps_find(&pe->maps, addr);
+
+	if (m || pe->exited || pe->read_interval == s->interval)
+		return m;
+	if (pid_read(s, pe) < 0)
+		pe->exited = true; /* gone without an exit event: keep what we had */
+	return procmaps_find(&pe->maps, addr);
 }
 
 /* Opens every executable file mapping now, while the process can be reached. */
@@ -597,7 +608,7 @@ static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sy
 
 	pe = pid_maps(s, pid);
 	if (pe && !pe->err)
-		m = procmaps_find(&pe->maps, addr);
+		m = pid_find_map(s, pe, addr);
 	if (m && m->path) {
 		out->file = m->path;
 		out->map_start = m->start;

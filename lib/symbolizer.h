@@ -14,8 +14,8 @@
 
 #include "perfmap.h"
 
-/* One resolved frame. Strings are owned by the symbolizer and stay valid until
- * symbolizer_end_interval(). */
+/* One resolved frame. Strings are owned by the symbolizer: copy them before the
+ * next call into it (a re-read of the process's mappings may free them). */
 struct sym_frame {
 	const char *function;	/* NULL when unknown */
 	const char *file;	/* mapping path, "[kernel.kallsyms]", or NULL when no mapping */

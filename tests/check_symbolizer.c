@@ -131,7 +131,10 @@ START_TEST(test_unnamed)
 }
 END_TEST
 
-/* A binary is parsed once for all intervals; maps are read once per interval. */
+/*
+ * A binary is parsed once for all intervals; a process's maps are read once,
+ * and again only when an address falls outside them (once per interval).
+ */
 START_TEST(test_cache)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
@@ -151,9 +154,23 @@ START_TEST(test_cache)
 	symbolizer_frame(s, getpid(), addr, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	symbolizer_stats(s, &st2);
-	ck_assert_uint_eq(st2.maps_read, 2);
+	ck_assert_uint_eq(st2.maps_read, 1);
 	ck_assert_uint_eq(st2.files_cached, 1);
 	ck_assert_uint_eq(st2.file_cache_bytes, st.file_cache_bytes);
+
+	/* a mapping made since: the miss re-reads the maps, once per interval */
+	int fd = open("/proc/self/exe", O_RDONLY);
+	void *late = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+
+	ck_assert_ptr_ne(late, MAP_FAILED);
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)late + 16, false, &f);
+	ck_assert_ptr_nonnull(f.file);
+	symbolizer_frame(s, getpid(), 16, false, &f); /* unmapped: no second read */
+	ck_assert_ptr_null(f.file);
+	symbolizer_stats(s, &st2);
+	ck_assert_uint_eq(st2.maps_read, 2);
+	munmap(late, 4096);
+	close(fd);
 	symbolizer_free(s);
 	symbolizer_free(NULL);
 }

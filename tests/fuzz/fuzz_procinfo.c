@@ -64,7 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (cg[0]) {
 		__builtin_trap();
 	}
-	if (procinfo_parse_cgroup(text, size, tiny, sizeof(tiny)) == 0 && strlen(tiny) >= sizeof(tiny))
+	if (procinfo_parse_cgroup(text, size, tiny, sizeof(tiny)) == 0 &&
+	    strlen(tiny) >= sizeof(tiny))
 		__builtin_trap();
 	check_path(path);
 

@@ -15,7 +15,7 @@ wait "$WL"
 wait_emberd
 
 cpu=$(awk '/cpu_seconds/ { print $2 }' "$T/busy.out")
-intervals=$("$EMBERCTL" --data-dir "$T/data" list --type cpu | grep -c ' cpu ' || true)
+intervals=$("$EMBERCTL" --data-dir "$T/data" list --type cpu --app fx_busy | grep -c ' cpu ' || true)
 [ "$intervals" -ge 20 ] || fail "expected >= 20 stored 1 s intervals, found $intervals"
 "$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
 	fail "export failed"
