@@ -67,6 +67,8 @@ void config_defaults(struct ember_config *c)
 	c->interval_ns = 10LL * 1000000000LL;
 	snprintf(c->data_dir, sizeof(c->data_dir), "%s", EMBER_DEFAULT_DATA_DIR);
 	c->include_idle = false;
+	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
+	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
 }
 
 static int parse_bool(const char *v, bool *out)
@@ -234,6 +236,158 @@ static int set_app_key(struct app_config *a, const char *key, const char *value,
 	return -ENOENT;
 }
 
+/*
+ * A file holding a secret: absolute, a regular file, and readable by its owner
+ * only (a password readable by other users is refused, not warned about).
+ */
+static int check_secret_file(const char *key, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (path[0] != '/') {
+		snprintf(err, errlen, "%s: '%s' must be an absolute path", key, path);
+		return -EINVAL;
+	}
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "%s: %s: %s", key, path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s is not a regular file", key, path);
+		return -EINVAL;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		snprintf(err, errlen, "%s: %s is accessible to other users (mode %03o): "
+			 "chmod 600 it", key, path, st.st_mode & 0777);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int set_path(char *dst, size_t len, const char *key, const char *value, char *err,
+		    size_t errlen)
+{
+	if (value[0] != '/' || strlen(value) >= len) {
+		snprintf(err, errlen, "%s: '%s' must be an absolute path", key, value);
+		return -EINVAL;
+	}
+	snprintf(dst, len, "%s", value);
+	return 0;
+}
+
+static int set_duration(int64_t *dst, const char *key, const char *value, int64_t min,
+			int64_t max, const char *range, char *err, size_t errlen)
+{
+	int64_t ns;
+
+	if (parse_duration(value, &ns) || ns < min || ns > max) {
+		snprintf(err, errlen, "%s: '%s' is not a duration from %s", key, value, range);
+		return -EINVAL;
+	}
+	*dst = ns;
+	return 0;
+}
+
+/* An HTTP header name: a token (RFC 9110), not one ember sets itself. */
+static bool header_name_ok(const char *name)
+{
+	static const char *const own[] = { "content-type", "content-length", "content-encoding",
+					   "connect-protocol-version", "host", "authorization",
+					   "x-scope-orgid", "expect" };
+
+	if (!name[0] || strlen(name) >= CONFIG_NAME_MAX)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("!#$%&'*+-.^_`|~", *p))
+			return false;
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (!strcasecmp(name, own[i]))
+			return false;
+	return true;
+}
+
+static int set_url(struct collector_config *cc, const char *value, char *err, size_t errlen)
+{
+	size_t n = strlen(value);
+
+	if ((strncmp(value, "http://", 7) && strncmp(value, "https://", 8)) ||
+	    n >= sizeof(cc->url) || strpbrk(value, " \t\r\n") || n <= 8) {
+		snprintf(err, errlen, "url: '%.120s' is not an http:// or https:// URL", value);
+		return -EINVAL;
+	}
+	snprintf(cc->url, sizeof(cc->url), "%s", value);
+	while (n > 8 && cc->url[n - 1] == '/') /* the API paths are appended */
+		cc->url[--n] = '\0';
+	return 0;
+}
+
+/* Applies one [collector] key. */
+static int set_collector_key(struct collector_config *cc, const char *key, const char *value,
+			     char *err, size_t errlen)
+{
+	if (!strcmp(key, "url"))
+		return set_url(cc, value, err, errlen);
+	if (!strcmp(key, "protocol")) {
+		if (strcmp(value, "push") && strcmp(value, "ingest")) {
+			snprintf(err, errlen, "protocol: '%s' is not push or ingest", value);
+			return -EINVAL;
+		}
+		cc->protocol = !strcmp(value, "push") ? COLLECTOR_PUSH : COLLECTOR_INGEST;
+		return 0;
+	}
+	if (!strcmp(key, "tenant") || !strcmp(key, "basic_auth_user")) {
+		char *dst = key[0] == 't' ? cc->tenant : cc->basic_auth_user;
+
+		if (strlen(value) >= CONFIG_VALUE_MAX || strpbrk(value, "\r\n|:")) {
+			snprintf(err, errlen, "%s: '%s' is not a valid value", key, value);
+			return -EINVAL;
+		}
+		snprintf(dst, CONFIG_VALUE_MAX, "%s", value);
+		return 0;
+	}
+	if (!strcmp(key, "basic_auth_password_file") || !strcmp(key, "bearer_token_file")) {
+		char *dst = key[0] == 'b' && key[1] == 'a' ? cc->basic_auth_password_file :
+							     cc->bearer_token_file;
+		int rc = check_secret_file(key, value, err, errlen);
+
+		return rc ? rc : set_path(dst, PATH_MAX, key, value, err, errlen);
+	}
+	if (!strcmp(key, "ca_file"))
+		return set_path(cc->ca_file, sizeof(cc->ca_file), key, value, err, errlen);
+	if (!strcmp(key, "insecure_skip_verify")) {
+		if (parse_bool(value, &cc->insecure_skip_verify)) {
+			snprintf(err, errlen, "insecure_skip_verify: '%s' is not yes or no", value);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "timeout"))
+		return set_duration(&cc->timeout_ns, key, value, 100000000LL,
+				    300LL * 1000000000LL, "100ms to 5m", err, errlen);
+	if (!strcmp(key, "max_age"))
+		return set_duration(&cc->max_age_ns, key, value, 60LL * 1000000000LL,
+				    30LL * 86400 * 1000000000LL, "1m to 30d", err, errlen);
+	if (!strncmp(key, "external_labels.", 16))
+		return add_label(cc->external_labels, &cc->n_external_labels, key + 16, value, err,
+				 errlen);
+	if (!strncmp(key, "header.", 7)) {
+		if (!header_name_ok(key + 7) || strpbrk(value, "\r\n")) {
+			snprintf(err, errlen, "header.%s: not a header name ember lets you set, or "
+				 "a value with a line break", key + 7);
+			return -EINVAL;
+		}
+		if (cc->n_headers >= CONFIG_MAX_HEADERS) {
+			snprintf(err, errlen, "more than %d headers", CONFIG_MAX_HEADERS);
+			return -E2BIG;
+		}
+		snprintf(cc->headers[cc->n_headers].name, CONFIG_NAME_MAX, "%s", key + 7);
+		snprintf(cc->headers[cc->n_headers++].value, CONFIG_VALUE_MAX, "%s", value);
+		return 0;
+	}
+	snprintf(err, errlen, "unknown key '%s' in [collector]", key);
+	return -ENOENT;
+}
+
 /* Parses 'app "NAME"' into name; false when the section is not of that form. */
 static bool parse_app_section(const char *section, char *name, size_t len)
 {
@@ -383,6 +537,11 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			add_error(ctx->errs, ctx->filename, ctx->line, "%s", err);
 		return 1;
 	}
+	if (!strcmp(section, "collector")) {
+		if (set_collector_key(&ctx->cfg->collector, name, val, err, sizeof(err)))
+			add_error(ctx->errs, ctx->filename, ctx->line, "%s", err);
+		return 1;
+	}
 	if (strcmp(section, "daemon")) {
 		add_error(ctx->errs, ctx->filename, ctx->line, "unknown section [%s]", section);
 		return 1;
@@ -431,6 +590,14 @@ static char *read_line(char *buf, int size, void *stream)
 static void check_apps(const struct ember_config *c, const char *filename,
 		       struct config_errors *errs)
 {
+	const struct collector_config *cc = &c->collector;
+
+	if (cc->basic_auth_user[0] && !cc->basic_auth_password_file[0])
+		add_error(errs, filename, 0, "[collector] basic_auth_user needs "
+			  "basic_auth_password_file");
+	if (cc->basic_auth_password_file[0] && cc->bearer_token_file[0])
+		add_error(errs, filename, 0, "[collector] basic auth and a bearer token exclude "
+			  "each other");
 	for (size_t i = 0; i < c->n_apps; i++) {
 		const struct app_config *a = &c->apps[i];
 		size_t labels = c->n_labels + a->n_labels;

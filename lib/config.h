@@ -66,6 +66,34 @@ struct app_config {
 	bool exclude;			/* never profile these processes */
 };
 
+#define CONFIG_MAX_HEADERS 16
+#define CONFIG_DEFAULT_PUSH_TIMEOUT_NS (10LL * 1000000000LL)
+#define CONFIG_DEFAULT_MAX_AGE_NS (3600LL * 1000000000LL)
+
+/* How profiles reach the collector. */
+enum collector_protocol {
+	COLLECTOR_PUSH = 0,		/* POST {url}/push.v1.PusherService/Push (Connect) */
+	COLLECTOR_INGEST,		/* POST {url}/ingest?format=pprof (legacy) */
+};
+
+/* The [collector] section. Secrets stay in their files; only paths are kept here. */
+struct collector_config {
+	char url[1024];			/* "" = no collector: local history only */
+	enum collector_protocol protocol;
+	char tenant[CONFIG_VALUE_MAX];	/* X-Scope-OrgID, "" for none */
+	char basic_auth_user[CONFIG_VALUE_MAX];
+	char basic_auth_password_file[PATH_MAX];
+	char bearer_token_file[PATH_MAX];
+	struct config_label headers[CONFIG_MAX_HEADERS]; /* header.NAME = VALUE */
+	size_t n_headers;
+	char ca_file[PATH_MAX];
+	bool insecure_skip_verify;	/* TLS certificates not checked: loud warning */
+	int64_t timeout_ns;		/* per request */
+	int64_t max_age_ns;		/* older unsent profiles are expired, not pushed */
+	struct config_label external_labels[CONFIG_MAX_USER_LABELS]; /* external_labels.K */
+	size_t n_external_labels;
+};
+
 struct ember_config {
 	unsigned int hz;		/* samples per second per CPU */
 	int64_t interval_ns;		/* one profile per interval */
@@ -76,6 +104,7 @@ struct ember_config {
 	size_t n_labels;
 	struct app_config *apps;	/* in file order; owned, see config_free() */
 	size_t n_apps;
+	struct collector_config collector;
 };
 
 /* Errors collected while parsing, each "FILE:LINE: message". */

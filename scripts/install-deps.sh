@@ -11,7 +11,7 @@ PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
 	libsqlite3-dev libsystemd-dev libinih-dev libiberty-dev
 	# tests
-	check golang-go binutils nodejs
+	check golang-go binutils libmicrohttpd-dev curl nodejs
 	# benchmarks (peers)
 	linux-perf bpftrace
 )

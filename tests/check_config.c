@@ -2,7 +2,10 @@
 /* The configuration parser: defaults, every key, and each error with its line. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "suites.h"
@@ -48,7 +51,7 @@ START_TEST(test_errors_with_lines)
 	struct ember_config c;
 	struct config_errors e;
 	const char *t = "[daemon]\nhz = 1000\nhz = abc\ninterval = 0.5s\nwhat = 1\n"
-			"data_dir = relative\ninclude_idle = maybe\n[collector]\nurl = x\n";
+			"data_dir = relative\ninclude_idle = maybe\n[collecter]\nurl = x\n";
 
 	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
 	ck_assert_uint_eq(e.n, 7);
@@ -58,7 +61,7 @@ START_TEST(test_errors_with_lines)
 	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: unknown key 'what'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: data_dir"));
 	ck_assert_ptr_nonnull(strstr(e.msg[5], "t.conf:7: include_idle"));
-	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:9: unknown section [collector]"));
+	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:9: unknown section [collecter]"));
 	/* the good default survives a refused value */
 	ck_assert_uint_eq(c.hz, 19);
 }
@@ -219,6 +222,90 @@ START_TEST(test_label_bounds)
 }
 END_TEST
 
+/* A secret file with this mode, in a fresh temporary directory. */
+static void make_secret(char *path, size_t len, mode_t mode)
+{
+	char dir[] = "/tmp/ember-cfg.XXXXXX";
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, len, "%s/secret", dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("s3cret\n", f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+START_TEST(test_collector)
+{
+	struct ember_config c;
+	struct config_errors e;
+	char secret[256], t[2048];
+
+	make_secret(secret, sizeof(secret), 0600);
+	snprintf(t, sizeof(t),
+		 "[collector]\nurl = https://pyro.example:4040/\nprotocol = ingest\n"
+		 "tenant = team-a\nbasic_auth_user = 1234\nbasic_auth_password_file = %s\n"
+		 "header.X-Extra = yes\ntimeout = 5s\nmax_age = 2h\n"
+		 "external_labels.region = eu\nca_file = /etc/ssl/ca.pem\n", secret);
+	ck_assert_int_eq(parse(t, &c, &e), 0);
+	ck_assert_str_eq(c.collector.url, "https://pyro.example:4040");
+	ck_assert_int_eq(c.collector.protocol, COLLECTOR_INGEST);
+	ck_assert_str_eq(c.collector.tenant, "team-a");
+	ck_assert_str_eq(c.collector.basic_auth_password_file, secret);
+	ck_assert_uint_eq(c.collector.n_headers, 1);
+	ck_assert_str_eq(c.collector.headers[0].name, "X-Extra");
+	ck_assert_int_eq(c.collector.timeout_ns, 5000000000LL);
+	ck_assert_int_eq(c.collector.max_age_ns, 7200000000000LL);
+	ck_assert_str_eq(c.collector.external_labels[0].name, "region");
+	config_free(&c);
+
+	/* defaults: no collector, 10 s timeout, 1 h max_age */
+	ck_assert_int_eq(parse("", &c, &e), 0);
+	ck_assert_str_eq(c.collector.url, "");
+	ck_assert_int_eq(c.collector.timeout_ns, 10000000000LL);
+	ck_assert_int_eq(c.collector.max_age_ns, 3600000000000LL);
+	unlink(secret);
+}
+END_TEST
+
+START_TEST(test_collector_errors)
+{
+	struct ember_config c;
+	struct config_errors e;
+	char secret[256], t[2048];
+
+	make_secret(secret, sizeof(secret), 0640);
+	snprintf(t, sizeof(t),
+		 "[collector]\n"
+		 "url = ftp://x\n"			/* 2 */
+		 "bearer_token_file = %s\n"		/* 3: group-readable */
+		 "basic_auth_password_file = relative\n"	/* 4 */
+		 "header.Authorization = x\n"		/* 5: ember's own */
+		 "timeout = 0s\n"			/* 6 */
+		 "protocol = grpc\n"			/* 7 */
+		 "external_labels.__x = y\n"		/* 8 */
+		 "password = hunter2\n", secret);	/* 9 */
+	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 8);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: url"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: bearer_token_file"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "accessible to other users (mode 640)"));
+	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: basic_auth_password_file"));
+	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: header.Authorization"));
+	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: timeout"));
+	ck_assert_ptr_nonnull(strstr(e.msg[5], "t.conf:7: protocol"));
+	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:8: label '__x'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[7], "t.conf:9: unknown key 'password'"));
+	/* a refused secret's value never appears in a message */
+	for (size_t i = 0; i < e.n; i++)
+		ck_assert_ptr_null(strstr(e.msg[i], "s3cret"));
+	config_free(&c);
+	unlink(secret);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -234,6 +321,8 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_apps);
 	tcase_add_test(tc, test_app_errors);
 	tcase_add_test(tc, test_label_bounds);
+	tcase_add_test(tc, test_collector);
+	tcase_add_test(tc, test_collector_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
