@@ -10,6 +10,7 @@
 #include "ember/cpu.h"
 #include "ember/proc.h"
 #include "core_fixes.bpf.h"
+#include "proc_maps.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -73,19 +74,6 @@ struct {
 	__type(value, __u64);
 } metrics SEC(".maps");
 
-/* Process events, owned by proc.bpf.c: the daemon reuses that object's fd. */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, EMBER_PROC_RINGBUF_BYTES);
-} events SEC(".maps");
-
-/* Processes already reported, owned by proc.bpf.c (fd reused). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, EMBER_PROC_KNOWN_MAX);
-	__type(key, __u32);
-	__type(value, __u8);
-} known SEC(".maps");
 
 static __always_inline void metric_inc(enum ember_cpu_metric m)
 {

@@ -7,22 +7,10 @@
 #include <bpf/bpf_helpers.h>
 
 #include "ember/proc.h"
+#include "proc_maps.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* Process events for the daemon; shared with cpu.bpf.c (which reuses its fd). */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, EMBER_PROC_RINGBUF_BYTES);
-} events SEC(".maps");
-
-/* Processes already reported; shared with cpu.bpf.c. LRU: never full. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, EMBER_PROC_KNOWN_MAX);
-	__type(key, __u32);
-	__type(value, __u8);
-} known SEC(".maps");
 
 /* Per-CPU counters indexed by enum ember_proc_metric; summed by the daemon. */
 struct {

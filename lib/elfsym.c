@@ -5,6 +5,7 @@
  * Files are untrusted: every count and offset is checked, names are bounded.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <gelf.h>
 
 #include "elfsym.h"
+#include "util.h"
 
 /* Bounds on hostile files beyond those of the header. */
 #define ELFSYM_MAX_PHDRS 4096	/* program headers looked at; real files have ~15 */
@@ -43,23 +45,6 @@ struct elf_syms {
 	char debuglink[ELFSYM_MAX_DEBUGLINK];	/* "" when absent */
 	uint32_t debuglink_crc;
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
-{
-	size_t ncap = *cap ? *cap : first;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = reallocarray(*p, ncap, elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 /* True when [off, off + size) lies inside a file of file_size bytes. */
 static bool in_file(uint64_t off, uint64_t size, size_t file_size)
@@ -221,9 +206,9 @@ static int add_symbol(struct elf_syms *s, const char *name, uint64_t addr, uint6
 		return 0;
 	if (s->arena_len + len + 1 > ELFSYM_MAX_ARENA)
 		return -E2BIG;
-	err = grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 256);
+	err = array_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 256);
 	if (!err)
-		err = grow((void **)&s->arena, &s->arena_cap, s->arena_len + len + 1, 1, 4096);
+		err = array_grow((void **)&s->arena, &s->arena_cap, s->arena_len + len + 1, 1, 4096);
 	if (err)
 		return err;
 	memcpy(s->arena + s->arena_len, name, len + 1);
@@ -465,16 +450,9 @@ bool elf_syms_offset_to_vaddr(const struct elf_syms *s, uint64_t file_off, uint6
 
 const char *elf_syms_lookup(const struct elf_syms *s, uint64_t vaddr)
 {
-	size_t lo = 0, hi = s->n;
+	size_t lo = sorted_upper_bound(s->v, s->n, sizeof(*s->v), offsetof(struct elf_sym, addr),
+				       vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->v[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || vaddr >= s->v[lo - 1].end)
 		return NULL;
 	return s->arena + s->v[lo - 1].name;

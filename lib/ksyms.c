@@ -4,12 +4,14 @@
  * arena, sorted by address, one symbol kept per address.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ksyms.h"
+#include "util.h"
 
 /* KSYM_NAME_LEN is 512 in current kernels; longer lines are not kallsyms. */
 #define KSYMS_NAME_MAX 512
@@ -41,23 +43,6 @@ struct ksyms {
 	size_t n_modules, modules_cap;
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem, size_t first)
-{
-	size_t ncap = *cap ? *cap : first;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = reallocarray(*p, ncap, elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 /* Copies s[0..len) and a NUL into the arena; its offset in *off. */
 static int arena_add(struct ksyms *k, const char *s, size_t len, uint32_t *off)
 {
@@ -65,7 +50,7 @@ static int arena_add(struct ksyms *k, const char *s, size_t len, uint32_t *off)
 
 	if (k->arena_len + len + 1 > KSYMS_MAX_ARENA)
 		return -E2BIG;
-	err = grow((void **)&k->arena, &k->arena_cap, k->arena_len + len + 1, 1, 64 << 10);
+	err = array_grow((void **)&k->arena, &k->arena_cap, k->arena_len + len + 1, 1, 64 << 10);
 	if (err)
 		return err;
 	memcpy(k->arena + k->arena_len, s, len);
@@ -99,7 +84,7 @@ static int module_index(struct ksyms *k, const char *name, size_t len, uint16_t 
 	if (k->n_modules >= KSYMS_MAX_MODULES)
 		return -E2BIG;
 	/* Slot 0 stands for the core kernel and is reserved on first use. */
-	err = grow((void **)&k->modules, &k->modules_cap, (k->n_modules ? k->n_modules : 1) + 1,
+	err = array_grow((void **)&k->modules, &k->modules_cap, (k->n_modules ? k->n_modules : 1) + 1,
 		   sizeof(*k->modules), 16);
 	if (!err)
 		err = arena_add(k, name, len, &off);
@@ -203,7 +188,7 @@ static int add_line(struct ksyms *k, const char *s, const char *end)
 		if (err)
 			return err;
 	}
-	err = grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v), 4096);
+	err = array_grow((void **)&k->v, &k->cap, k->n + 1, sizeof(*k->v), 4096);
 	if (err)
 		return err;
 	e = &k->v[k->n];
@@ -366,22 +351,14 @@ static uint64_t sym_end(const struct ksyms *k, size_t i)
 
 const char *ksyms_lookup(const struct ksyms *k, uint64_t addr, const char **module)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	const struct ksym *e;
 
 	if (module)
 		*module = NULL;
 	if (!k)
 		return NULL;
-	hi = k->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sorted_upper_bound(k->v, k->n, sizeof(*k->v), offsetof(struct ksym, addr), addr);
 	if (lo == 0)
 		return NULL;
 	e = &k->v[lo - 1];

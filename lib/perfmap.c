@@ -5,6 +5,7 @@
  * each process's file safely through its own root and re-reads it on a miss.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "perfmap.h"
+#include "util.h"
 
 /* Names are stored in chunks this big; a line (so a name) is at most PERFMAP_MAX_LINE. */
 #define PM_CHUNK (64u << 10)
@@ -247,19 +249,11 @@ static void sort_syms(struct perf_map *m)
 
 const char *perfmap_lookup(struct perf_map *m, uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!m->sorted)
 		sort_syms(m);
-	hi = m->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = sorted_upper_bound(m->v, m->n, sizeof(*m->v), offsetof(struct pm_sym, start), addr);
 	if (lo == 0 || addr >= m->v[lo - 1].end)
 		return NULL;
 	return m->v[lo - 1].name;

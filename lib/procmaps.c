@@ -4,6 +4,7 @@
  * counted and skipped), a bounded reader and a binary-search lookup.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "util.h"
 
 /* One line's fields, with the path still pointing into the text. */
 struct map_line {
@@ -248,17 +250,9 @@ int procmaps_read(pid_t pid, struct proc_maps *out)
 
 const struct proc_map *procmaps_find(const struct proc_maps *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo = sorted_upper_bound(m->v, m->n, sizeof(*m->v), offsetof(struct proc_map, start),
+				       addr);
 
-	/* Find the last mapping whose start is <= addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || addr >= m->v[lo - 1].end)
 		return NULL;
 	return &m->v[lo - 1];

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers the pure modules share: growing arrays and searching sorted ones. */
+#ifndef EMBER_UTIL_H
+#define EMBER_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Grows *p, an array of elem-byte items with *cap slots, to hold need items,
+ * doubling from first. 0 or -ENOMEM (then *p is unchanged).
+ */
+int array_grow(void **p, size_t *cap, size_t need, size_t elem, size_t first);
+
+/*
+ * In n items of stride bytes sorted by the uint64_t at byte offset off, the
+ * number of items whose key is <= key: the item that may contain key (the last
+ * one starting at or before it) is at index result - 1, none when 0.
+ */
+size_t sorted_upper_bound(const void *base, size_t n, size_t stride, size_t off, uint64_t key);
+
+#endif
