@@ -6,6 +6,7 @@
 require_bpf
 
 "$EMBERD" --help | grep -q -- '--duration' || fail "--help does not document --duration"
+out=$("$EMBERD" --check-config --config "$EMBER_SRC/config/ember.conf") || fail "the shipped ember.conf is refused: $out"
 
 # configuration: good, bad (every error with its line), missing
 printf '[daemon]\nhz = 49   # comment\ninterval = 5s\n' >"$T/good.conf"
