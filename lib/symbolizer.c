@@ -349,6 +349,41 @@ static void pid_entry_free(void *p)
 }
 
 /* (Re-)reads pe's mappings; on failure the previous snapshot, if any, stays. */
+static bool same_mapping(const struct proc_map *a, const struct proc_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && !a->path == !b->path &&
+	       (!a->path || !strcmp(a->path, b->path));
+}
+
+/*
+ * Keeps the files already resolved for mappings that did not change, so that
+ * reading a process's maps again opens only what is new (both lists are
+ * sorted by start).
+ */
+static void carry_files(const struct pid_entry *pe, const struct proc_maps *maps,
+			struct file_entry **files)
+{
+	size_t i = 0, j = 0;
+
+	while (i < pe->maps.n && j < maps->n) {
+		const struct proc_map *o = &pe->maps.v[i], *m = &maps->v[j];
+
+		if (o->start < m->start) {
+			i++;
+		} else if (m->start < o->start) {
+			j++;
+		} else {
+			/* a failure (no_file) is retried: it may have been passing */
+			if (same_mapping(o, m) && pe->files[i] != &no_file)
+				files[j] = pe->files[i];
+			i++;
+			j++;
+		}
+	}
+}
+
 static int pid_read(struct symbolizer *s, struct pid_entry *pe)
 {
 	struct proc_maps maps = {};
@@ -371,6 +406,8 @@ static int pid_read(struct symbolizer *s, struct pid_entry *pe)
 		procmaps_free(&maps);
 		return -ENOMEM;
 	}
+	if (pe->files)
+		carry_files(pe, &maps, files);
 	procmaps_free(&pe->maps);
 	free(pe->files);
 	pe->maps = maps;
