@@ -17,7 +17,7 @@
 
 #define HISTORY_FILE "history.db"
 /* PRAGMA user_version of the schema below; bump it with a migration. */
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 /* How long a statement waits on the other side's lock (a checkpoint, a writer). */
 #define BUSY_TIMEOUT_MS 5000
 /* zstd's default level: cheap enough to run every interval, ~4x on pprof. */
@@ -36,6 +36,21 @@ static const char schema_sql[] = "CREATE TABLE profiles ("
 				 "blob BLOB NOT NULL);"
 				 "CREATE INDEX profiles_type_start ON profiles(type, start_ns);"
 				 "PRAGMA user_version = 1;";
+
+/*
+ * v2: the history is the push queue. Rows of a v1 file become pending; the
+ * (push_state, start_ns) index finds the oldest and newest pending row and
+ * counts rows by state without reading the table. collector_state holds
+ * what `emberctl status` shows when the daemon is down.
+ */
+static const char migrate_v2_sql[] =
+	"ALTER TABLE profiles ADD COLUMN push_state INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE profiles ADD COLUMN push_attempts INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE profiles ADD COLUMN push_error TEXT;"
+	"ALTER TABLE profiles ADD COLUMN push_changed_ns INTEGER NOT NULL DEFAULT 0;"
+	"CREATE INDEX profiles_push ON profiles(push_state, start_ns);"
+	"CREATE TABLE collector_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
+	"PRAGMA user_version = 2;";
 
 static const char insert_sql[] =
 	"INSERT INTO profiles (start_ns, end_ns, type, app, labels, samples, processes, "
@@ -59,6 +74,39 @@ static const char *const query_sql[2][2] = {
 	[1][1] = QUERY_COLS "blob" QUERY_WHERE " AND type = ?3" QUERY_ORDER,
 };
 
+/* The push queue's statements; "push_state = 0" (pending) lets the index serve. */
+enum push_stmt {
+	PUSH_OLDEST,
+	PUSH_NEWEST,
+	PUSH_MARK,
+	PUSH_ATTEMPT,
+	PUSH_EXPIRE,
+	PUSH_COUNTS,
+	PUSH_PENDING,
+	PUSH_STATE_SET,
+	PUSH_STATE_GET,
+	PUSH_STMT_COUNT
+};
+
+#define PENDING_COLS QUERY_COLS "blob, push_attempts FROM profiles WHERE push_state = 0 "
+
+static const char *const push_sql[PUSH_STMT_COUNT] = {
+	[PUSH_OLDEST] = PENDING_COLS "ORDER BY start_ns, id LIMIT 1",
+	[PUSH_NEWEST] = PENDING_COLS "ORDER BY start_ns DESC, id DESC LIMIT 1",
+	[PUSH_MARK] = "UPDATE profiles SET push_state = ?2, push_error = ?3, push_changed_ns = ?4 "
+		      "WHERE id = ?1",
+	[PUSH_ATTEMPT] = "UPDATE profiles SET push_attempts = push_attempts + 1, push_error = ?2, "
+			 "push_changed_ns = ?3 WHERE id = ?1 AND push_state = 0",
+	[PUSH_EXPIRE] = "UPDATE profiles SET push_state = 3, push_changed_ns = ?2, "
+			"push_error = 'older than the collector accepts' "
+			"WHERE push_state = 0 AND start_ns < ?1",
+	[PUSH_COUNTS] = "SELECT push_state, count(*), min(start_ns) FROM profiles "
+			"GROUP BY push_state",
+	[PUSH_PENDING] = "SELECT count(*), min(start_ns) FROM profiles WHERE push_state = 0",
+	[PUSH_STATE_SET] = "INSERT OR REPLACE INTO collector_state (key, value) VALUES (?1, ?2)",
+	[PUSH_STATE_GET] = "SELECT value FROM collector_state WHERE key = ?1",
+};
+
 enum {
 	COL_ID,
 	COL_START,
@@ -69,15 +117,18 @@ enum {
 	COL_SAMPLES,
 	COL_PROCESSES,
 	COL_RAW_SIZE,
-	COL_BLOB
+	COL_BLOB,
+	COL_ATTEMPTS		/* PENDING_COLS only */
 };
 
 struct history {
 	sqlite3 *db;
 	char *path;
 	bool read_only;
+	int version;		/* a read-only open may see a v1 file: no push state */
 	sqlite3_stmt *insert;
 	sqlite3_stmt *query[2][2]; /* [with_blob][by_type], prepared on first use */
+	sqlite3_stmt *push[PUSH_STMT_COUNT]; /* push_sql, prepared on first use */
 };
 
 static int sqlite_errno(int rc)
@@ -131,7 +182,11 @@ static int user_version(sqlite3 *db, int *version)
 	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
 }
 
-/* Creates the schema once; the IMMEDIATE transaction makes two writers agree. */
+/*
+ * Creates the schema, or brings an older one up to date, once: a new file goes
+ * through the same migrations as an old one. The IMMEDIATE transaction makes
+ * two writers (emberd's sampler and its uploader) agree.
+ */
 static int create_schema(sqlite3 *db)
 {
 	int rc, version = 0, err;
@@ -142,6 +197,11 @@ static int create_schema(sqlite3 *db)
 	err = user_version(db, &version);
 	if (!err && version == 0) {
 		rc = sqlite3_exec(db, schema_sql, NULL, NULL, NULL);
+		err = rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+		version = 1;
+	}
+	if (!err && version == 1) {
+		rc = sqlite3_exec(db, migrate_v2_sql, NULL, NULL, NULL);
 		err = rc == SQLITE_OK ? 0 : sqlite_errno(rc);
 	}
 	rc = sqlite3_exec(db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
@@ -166,11 +226,12 @@ static int setup_writer(sqlite3 *db)
 	return create_schema(db);
 }
 
-static int check_schema(sqlite3 *db, const char **err)
+static int check_schema(sqlite3 *db, int *out_version, const char **err)
 {
 	int version = 0, ret;
 
 	ret = user_version(db, &version);
+	*out_version = version;
 	if (ret) {
 		*err = "cannot read the schema version";
 		return ret;
@@ -213,7 +274,7 @@ static int open_db(struct history *h, const char **err)
 			return ret;
 		}
 	}
-	return check_schema(h->db, err);
+	return check_schema(h->db, &h->version, err);
 }
 
 struct history *history_open(const char *data_dir, bool read_only, const char **err)
@@ -268,6 +329,8 @@ void history_close(struct history *h)
 		for (int t = 0; t < 2; t++)
 			sqlite3_finalize(h->query[b][t]);
 	}
+	for (int i = 0; i < PUSH_STMT_COUNT; i++)
+		sqlite3_finalize(h->push[i]);
 	sqlite3_close(h->db);
 	free(h->path);
 	free(h);
@@ -477,4 +540,345 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 	sqlite3_reset(*st);
 	sqlite3_clear_bindings(*st);
 	return ret;
+}
+
+/* --- the push queue --------------------------------------------------------------- */
+
+/* Prepares a push statement; -ENODATA on a file without push state, -EROFS for writes. */
+static int push_stmt(struct history *h, enum push_stmt which, bool writes, sqlite3_stmt **out)
+{
+	int ret;
+
+	if (!h)
+		return -EINVAL;
+	if (h->version < 2)
+		return -ENODATA;
+	if (writes && h->read_only)
+		return -EROFS;
+	ret = prepare(h, push_sql[which], &h->push[which]);
+	*out = h->push[which];
+	return ret;
+}
+
+/* Steps a statement that returns no rows, then resets it. */
+static int step_done(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+static char *dup_column(sqlite3_stmt *st, int col)
+{
+	return strdup(column_str(st, col));
+}
+
+static int read_pending(sqlite3_stmt *st, struct history_pending *p)
+{
+	struct history_row row = {0};
+	int64_t attempts = sqlite3_column_int64(st, COL_ATTEMPTS);
+
+	read_meta(st, &row);
+	p->id = row.id;
+	p->start_ns = row.meta.start_ns;
+	p->end_ns = row.meta.end_ns;
+	p->attempts = attempts < 0 ? 0 : attempts > UINT32_MAX ? UINT32_MAX : (uint32_t)attempts;
+	p->type = dup_column(st, COL_TYPE);
+	p->app = dup_column(st, COL_APP);
+	p->labels = dup_column(st, COL_LABELS);
+	if (!p->type || !p->app || !p->labels)
+		return -ENOMEM;
+	return read_blob(st, &p->pprof, &p->pprof_len);
+}
+
+int history_next_pending(struct history *h, bool newest, struct history_pending *out)
+{
+	sqlite3_stmt *st;
+	int ret, rc;
+
+	if (!out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	ret = push_stmt(h, newest ? PUSH_NEWEST : PUSH_OLDEST, false, &st);
+	if (ret)
+		return ret;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		ret = read_pending(st, out);
+	else
+		ret = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+	sqlite3_reset(st);
+	if (ret)
+		history_pending_free(out);
+	return ret;
+}
+
+void history_pending_free(struct history_pending *p)
+{
+	if (!p)
+		return;
+	free(p->type);
+	free(p->app);
+	free(p->labels);
+	free(p->pprof);
+	memset(p, 0, sizeof(*p));
+}
+
+static int bind_message(sqlite3_stmt *st, int col, const char *message)
+{
+	if (!message)
+		return sqlite3_bind_null(st, col);
+	return sqlite3_bind_text(st, col, message, -1, SQLITE_STATIC);
+}
+
+/* 0 when the statement changed a row, -ENOENT when none matched. */
+static int step_changed(struct history *h, sqlite3_stmt *st)
+{
+	int ret = step_done(st);
+
+	if (!ret && sqlite3_changes(h->db) == 0)
+		ret = -ENOENT;
+	return ret;
+}
+
+int history_mark(struct history *h, int64_t id, enum history_push_state state, const char *message,
+		 int64_t now_ns)
+{
+	sqlite3_stmt *st;
+	int ret, rc = SQLITE_OK;
+
+	if (state != HISTORY_SENT && state != HISTORY_REJECTED && state != HISTORY_EXPIRED)
+		return -EINVAL;
+	ret = push_stmt(h, PUSH_MARK, true, &st);
+	if (ret)
+		return ret;
+	rc |= sqlite3_bind_int64(st, 1, id);
+	rc |= sqlite3_bind_int(st, 2, state);
+	rc |= bind_message(st, 3, message);
+	rc |= sqlite3_bind_int64(st, 4, now_ns);
+	if (rc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	return step_changed(h, st);
+}
+
+int history_mark_attempt(struct history *h, int64_t id, const char *message, int64_t now_ns)
+{
+	sqlite3_stmt *st;
+	int ret, rc = SQLITE_OK;
+
+	ret = push_stmt(h, PUSH_ATTEMPT, true, &st);
+	if (ret)
+		return ret;
+	rc |= sqlite3_bind_int64(st, 1, id);
+	rc |= bind_message(st, 2, message);
+	rc |= sqlite3_bind_int64(st, 3, now_ns);
+	if (rc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	return step_changed(h, st);
+}
+
+int history_expire_pending(struct history *h, int64_t cutoff_ns, int64_t now_ns, uint64_t *n)
+{
+	sqlite3_stmt *st;
+	int ret, rc = SQLITE_OK;
+
+	if (n)
+		*n = 0;
+	ret = push_stmt(h, PUSH_EXPIRE, true, &st);
+	if (ret)
+		return ret;
+	rc |= sqlite3_bind_int64(st, 1, cutoff_ns);
+	rc |= sqlite3_bind_int64(st, 2, now_ns);
+	if (rc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	ret = step_done(st);
+	if (!ret && n)
+		*n = (uint64_t)sqlite3_changes64(h->db);
+	return ret;
+}
+
+int history_push_counts(struct history *h, struct history_push_counts *c)
+{
+	sqlite3_stmt *st;
+	int ret, rc;
+
+	if (!c)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	ret = push_stmt(h, PUSH_COUNTS, false, &st);
+	if (ret)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 1);
+		uint64_t count = n < 0 ? 0 : (uint64_t)n;
+
+		switch (sqlite3_column_int(st, 0)) {
+		case HISTORY_PENDING:
+			c->pending = count;
+			c->oldest_pending_ns = sqlite3_column_int64(st, 2);
+			break;
+		case HISTORY_SENT:
+			c->sent = count;
+			break;
+		case HISTORY_REJECTED:
+			c->rejected = count;
+			break;
+		case HISTORY_EXPIRED:
+			c->expired = count;
+			break;
+		default: /* a state from a newer ember, or an edited file */
+			break;
+		}
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+int history_pending_count(struct history *h, uint64_t *n, int64_t *oldest_ns)
+{
+	sqlite3_stmt *st;
+	int ret, rc;
+
+	if (!n || !oldest_ns)
+		return -EINVAL;
+	*n = 0;
+	*oldest_ns = 0;
+	ret = push_stmt(h, PUSH_PENDING, false, &st);
+	if (ret)
+		return ret;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		int64_t count = sqlite3_column_int64(st, 0);
+
+		*n = count < 0 ? 0 : (uint64_t)count;
+		*oldest_ns = sqlite3_column_int64(st, 1); /* NULL reads as 0 */
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
+}
+
+/* --- collector state ------------------------------------------------------------- */
+
+int history_state_set(struct history *h, const char *key, const char *value)
+{
+	sqlite3_stmt *st;
+	int ret, rc = SQLITE_OK;
+
+	if (!key || !value)
+		return -EINVAL;
+	ret = push_stmt(h, PUSH_STATE_SET, true, &st);
+	if (ret)
+		return ret;
+	rc |= sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	rc |= sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+	if (rc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	return step_done(st);
+}
+
+int history_state_get(struct history *h, const char *key, char *value, size_t len)
+{
+	sqlite3_stmt *st;
+	int ret, rc;
+
+	if (!key || !value || !len)
+		return -EINVAL;
+	ret = push_stmt(h, PUSH_STATE_GET, false, &st);
+	if (ret)
+		return ret;
+	if (sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		snprintf(value, len, "%s", column_str(st, 0));
+	ret = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+/* Keys of the collector state; a value is text, numbers in decimal. */
+#define KEY_URL "url"
+#define KEY_LAST_SUCCESS "last_success_ns"
+#define KEY_LAST_ERROR_AT "last_error_ns"
+#define KEY_LAST_STATUS "last_status"
+#define KEY_LAST_ERROR "last_error"
+#define KEY_OUTAGE "outage_since_ns"
+
+static int state_set_int(struct history *h, const char *key, int64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%lld", (long long)v);
+	return history_state_set(h, key, buf);
+}
+
+static int64_t state_get_int(struct history *h, const char *key)
+{
+	char buf[24];
+
+	if (history_state_get(h, key, buf, sizeof(buf)))
+		return 0;
+	return strtoll(buf, NULL, 10);
+}
+
+/* All keys in one transaction: a reader never sees half an update. */
+int history_collector_save(struct history *h, const struct history_collector_state *s)
+{
+	int ret, rc;
+
+	if (!h || !s)
+		return -EINVAL;
+	if (h->read_only)
+		return -EROFS;
+	rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	ret = history_state_set(h, KEY_URL, s->url);
+	if (!ret)
+		ret = state_set_int(h, KEY_LAST_SUCCESS, s->last_success_ns);
+	if (!ret)
+		ret = state_set_int(h, KEY_LAST_ERROR_AT, s->last_error_ns);
+	if (!ret)
+		ret = state_set_int(h, KEY_LAST_STATUS, s->last_status);
+	if (!ret)
+		ret = history_state_set(h, KEY_LAST_ERROR, s->last_error);
+	if (!ret)
+		ret = state_set_int(h, KEY_OUTAGE, s->outage_since_ns);
+	rc = sqlite3_exec(h->db, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+	if (!ret && rc != SQLITE_OK)
+		ret = sqlite_errno(rc);
+	return ret;
+}
+
+int history_collector_load(struct history *h, struct history_collector_state *s)
+{
+	int ret;
+
+	if (!h || !s)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	if (h->version < 2)
+		return -ENODATA;
+	ret = history_state_get(h, KEY_URL, s->url, sizeof(s->url));
+	if (ret && ret != -ENOENT)
+		return ret;
+	s->last_success_ns = state_get_int(h, KEY_LAST_SUCCESS);
+	s->last_error_ns = state_get_int(h, KEY_LAST_ERROR_AT);
+	s->last_status = (long)state_get_int(h, KEY_LAST_STATUS);
+	s->outage_since_ns = state_get_int(h, KEY_OUTAGE);
+	ret = history_state_get(h, KEY_LAST_ERROR, s->last_error, sizeof(s->last_error));
+	return ret == -ENOENT ? 0 : ret;
 }

@@ -54,4 +54,76 @@ typedef int (*history_cb)(const struct history_row *row, void *arg);
 int history_query(struct history *h, const struct history_query *q, bool with_blob,
 		  history_cb cb, void *arg);
 
+/*
+ * Store-and-forward: the history is the push queue. Every stored profile starts
+ * pending; the uploader takes pending rows and marks each one sent, rejected
+ * (the collector refused it: not retried) or expired (older than the
+ * collector's ingestion window: never pushed, still kept locally).
+ */
+enum history_push_state {
+	HISTORY_PENDING = 0,
+	HISTORY_SENT = 1,
+	HISTORY_REJECTED = 2,
+	HISTORY_EXPIRED = 3,
+};
+
+/* A pending profile taken for pushing; owned by the caller, see history_pending_free(). */
+struct history_pending {
+	int64_t id;
+	int64_t start_ns, end_ns;
+	char *type, *app, *labels;
+	uint32_t attempts;		/* failed attempts so far */
+	uint8_t *pprof;			/* uncompressed; NULL when the stored blob is bad */
+	size_t pprof_len;
+};
+
+/* The oldest (newest == false) or newest pending profile by start time.
+ * 0, -ENOENT when none is pending, or another negative errno. */
+int history_next_pending(struct history *h, bool newest, struct history_pending *out);
+void history_pending_free(struct history_pending *p);
+
+/* Moves a row to state (sent, rejected or expired) with message (may be NULL). */
+int history_mark(struct history *h, int64_t id, enum history_push_state state, const char *message,
+		 int64_t now_ns);
+/* Counts a failed attempt on a row that stays pending, with its cause. */
+int history_mark_attempt(struct history *h, int64_t id, const char *message, int64_t now_ns);
+/* Marks every pending row that started before cutoff_ns expired; *n (may be NULL) gets how many. */
+int history_expire_pending(struct history *h, int64_t cutoff_ns, int64_t now_ns, uint64_t *n);
+
+struct history_push_counts {
+	uint64_t pending, sent, rejected, expired;
+	int64_t oldest_pending_ns;	/* start of the oldest pending profile; 0 when none */
+};
+
+/*
+ * Counts by state: reads the whole (push_state, start_ns) index, so it is for
+ * `emberctl status`, not for every push. -ENODATA on a history written before
+ * push states existed (a read-only open of a v1 file).
+ */
+int history_push_counts(struct history *h, struct history_push_counts *c);
+/* Pending profiles only, and the start of the oldest (0 when none): cheap. */
+int history_pending_count(struct history *h, uint64_t *n, int64_t *oldest_ns);
+
+/*
+ * The collector's state, kept by the uploader after each change so that
+ * `emberctl status` can show it even when the daemon is down.
+ */
+struct history_collector_state {
+	char url[1024];			/* credentials removed */
+	int64_t last_success_ns;	/* 0: never */
+	int64_t last_error_ns;		/* 0: never */
+	long last_status;		/* HTTP status of the last error; 0: transport error */
+	char last_error[256];		/* one line */
+	int64_t outage_since_ns;	/* 0: the collector is reachable */
+};
+
+int history_collector_save(struct history *h, const struct history_collector_state *s);
+/* Missing keys read as zero/empty; -ENODATA as for history_push_counts(). */
+int history_collector_load(struct history *h, struct history_collector_state *s);
+
+/* The key/value table underneath; values are bounded by len (truncated, always terminated). */
+int history_state_set(struct history *h, const char *key, const char *value);
+/* 0, -ENOENT when the key is missing. */
+int history_state_get(struct history *h, const char *key, char *value, size_t len);
+
 #endif

@@ -416,6 +416,250 @@ START_TEST(test_not_a_database)
 }
 END_TEST
 
+/* --- the push queue ------------------------------------------------------------------ */
+
+static void expect_pending(struct history *h, bool newest, int64_t id)
+{
+	struct history_pending p;
+
+	ck_assert_int_eq(history_next_pending(h, newest, &p), 0);
+	ck_assert_int_eq(p.id, id);
+	history_pending_free(&p);
+}
+
+static struct history_push_counts counts(struct history *h)
+{
+	struct history_push_counts c;
+
+	ck_assert_int_eq(history_push_counts(h, &c), 0);
+	return c;
+}
+
+START_TEST(test_pending_order)
+{
+	struct history *h = open_rw();
+	struct history_pending p;
+	int64_t a, b, c, d;
+
+	ck_assert_int_eq(history_next_pending(h, false, &p), -ENOENT);
+	ck_assert_int_eq(history_next_pending(h, true, &p), -ENOENT);
+	b = put(h, 200, 300, "cpu", "x", 2);
+	a = put(h, 100, 200, "cpu", "x", 1); /* stored late, started first */
+	c = put(h, 300, 400, "cpu", "x", 3);
+	d = put(h, 300, 400, "cpu", "y", 4); /* same start: the later id is newer */
+	expect_pending(h, false, a);
+	expect_pending(h, true, d);
+
+	ck_assert_int_eq(history_next_pending(h, false, &p), 0);
+	ck_assert_int_eq(p.start_ns, 100);
+	ck_assert_int_eq(p.end_ns, 200);
+	ck_assert_str_eq(p.type, "cpu");
+	ck_assert_str_eq(p.app, "x");
+	ck_assert_str_eq(p.labels, "env=test\nservice_name=x");
+	ck_assert_uint_eq(p.attempts, 0);
+	ck_assert_ptr_nonnull(p.pprof);
+	ck_assert_uint_eq(p.pprof_len, 40);
+	ck_assert_uint_eq(p.pprof[0], 100);
+	ck_assert_uint_eq(p.pprof[1], 1);
+	history_pending_free(&p);
+	history_pending_free(&p); /* twice is harmless */
+
+	ck_assert_int_eq(history_mark(h, a, HISTORY_SENT, NULL, 1000), 0);
+	ck_assert_int_eq(history_mark(h, d, HISTORY_SENT, NULL, 1000), 0);
+	expect_pending(h, false, b);
+	expect_pending(h, true, c);
+	history_close(h);
+}
+END_TEST
+
+START_TEST(test_push_states)
+{
+	struct history *h = open_rw();
+	struct history_push_counts c;
+	struct history_pending p;
+	int64_t a, b, d, e;
+	uint64_t n = 99;
+	int64_t oldest;
+	struct seen s;
+
+	a = put(h, 100, 200, "cpu", "x", 1);
+	b = put(h, 200, 300, "cpu", "x", 2);
+	d = put(h, 300, 400, "cpu", "x", 3);
+	e = put(h, 400, 500, "cpu", "x", 4);
+	c = counts(h);
+	ck_assert_uint_eq(c.pending, 4);
+	ck_assert_int_eq(c.oldest_pending_ns, 100);
+
+	/* a failed attempt keeps the row pending and counts */
+	ck_assert_int_eq(history_mark_attempt(h, a, "HTTP 503", 1000), 0);
+	ck_assert_int_eq(history_mark_attempt(h, a, "timeout", 2000), 0);
+	ck_assert_int_eq(history_next_pending(h, false, &p), 0);
+	ck_assert_int_eq(p.id, a);
+	ck_assert_uint_eq(p.attempts, 2);
+	history_pending_free(&p);
+
+	ck_assert_int_eq(history_mark(h, a, HISTORY_SENT, NULL, 3000), 0);
+	ck_assert_int_eq(history_mark(h, b, HISTORY_REJECTED, "HTTP 400: bad labels", 3000), 0);
+	ck_assert_int_eq(history_mark_attempt(h, b, "late", 3000), -ENOENT); /* not pending */
+	ck_assert_int_eq(history_mark(h, d, HISTORY_PENDING, NULL, 3000), -EINVAL);
+	ck_assert_int_eq(history_mark(h, 9999, HISTORY_SENT, NULL, 3000), -ENOENT);
+	c = counts(h);
+	ck_assert_uint_eq(c.pending, 2);
+	ck_assert_uint_eq(c.sent, 1);
+	ck_assert_uint_eq(c.rejected, 1);
+	ck_assert_uint_eq(c.expired, 0);
+	ck_assert_int_eq(c.oldest_pending_ns, 300);
+
+	/* expiry: rows that started before the cutoff, pending only */
+	ck_assert_int_eq(history_expire_pending(h, 400, 4000, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(history_expire_pending(h, 400, 4000, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	c = counts(h);
+	ck_assert_uint_eq(c.pending, 1);
+	ck_assert_uint_eq(c.expired, 1);
+	ck_assert_int_eq(history_pending_count(h, &n, &oldest), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(oldest, 400);
+	ck_assert_uint_eq(c.sent, 1);
+	ck_assert_int_eq(c.oldest_pending_ns, 400);
+	expect_pending(h, false, e);
+
+	/* expired rows stay in the local history */
+	s = query(h, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	ck_assert_int_eq(s.n, 4);
+	ck_assert_int_eq(history_mark(h, e, HISTORY_SENT, NULL, 5000), 0);
+	c = counts(h);
+	ck_assert_uint_eq(c.pending, 0);
+	ck_assert_int_eq(c.oldest_pending_ns, 0);
+	ck_assert_int_eq(history_pending_count(h, &n, &oldest), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(oldest, 0);
+	ck_assert_int_eq(history_next_pending(h, true, &p), -ENOENT);
+	history_close(h);
+}
+END_TEST
+
+START_TEST(test_push_state_read_only)
+{
+	struct history *h = open_rw(), *ro;
+	struct history_push_counts c;
+
+	put(h, 100, 200, "cpu", "x", 1);
+	ro = history_open(datadir, true, NULL);
+	ck_assert_ptr_nonnull(ro);
+	ck_assert_int_eq(history_push_counts(ro, &c), 0);
+	ck_assert_uint_eq(c.pending, 1);
+	ck_assert_int_eq(history_mark(ro, 1, HISTORY_SENT, NULL, 1), -EROFS);
+	ck_assert_int_eq(history_state_set(ro, "k", "v"), -EROFS);
+	history_close(ro);
+	history_close(h);
+}
+END_TEST
+
+/* A file as ember 0.1 wrote it: the v1 schema, rows but no push state. */
+START_TEST(test_migrate_v1)
+{
+	struct history_push_counts c;
+	struct history *h, *ro;
+	struct seen s;
+	int64_t id;
+
+	ck_assert_int_eq(mkdir(datadir, 0700), 0);
+	sql("CREATE TABLE profiles (id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL, "
+	    "end_ns INTEGER NOT NULL, type TEXT NOT NULL, app TEXT NOT NULL, "
+	    "labels TEXT NOT NULL, samples INTEGER NOT NULL, processes INTEGER NOT NULL, "
+	    "raw_size INTEGER NOT NULL, blob BLOB NOT NULL);"
+	    "CREATE INDEX profiles_type_start ON profiles(type, start_ns);"
+	    "INSERT INTO profiles VALUES (1, 10, 20, 'cpu', 'a', 'service_name=a', 5, 1, 0, x'00');"
+	    "INSERT INTO profiles VALUES (2, 20, 30, 'cpu', 'b', 'service_name=b', 6, 1, 0, x'00');"
+	    "PRAGMA user_version = 1;");
+
+	/* read-only: the old rows list, push state does not exist yet */
+	ro = history_open(datadir, true, NULL);
+	ck_assert_ptr_nonnull(ro);
+	s = query(ro, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	ck_assert_int_eq(s.n, 2);
+	ck_assert_int_eq(history_push_counts(ro, &c), -ENODATA);
+	history_close(ro);
+
+	h = open_rw(); /* migrates */
+	c = counts(h);
+	ck_assert_uint_eq(c.pending, 2);
+	ck_assert_int_eq(c.oldest_pending_ns, 10);
+	expect_pending(h, false, 1);
+	expect_pending(h, true, 2);
+	id = put(h, 40, 50, "cpu", "c", 9);
+	ck_assert_int_eq(id, 3);
+	expect_pending(h, true, 3);
+	history_close(h);
+
+	/* and stays migrated: a second open changes nothing */
+	h = open_rw();
+	c = counts(h);
+	ck_assert_uint_eq(c.pending, 3);
+	history_close(h);
+	sql("SELECT push_state, push_attempts, push_error, push_changed_ns FROM profiles;"
+	    "SELECT key, value FROM collector_state;");
+}
+END_TEST
+
+START_TEST(test_collector_state)
+{
+	struct history *h = open_rw(), *ro;
+	struct history_collector_state st = {0}, got;
+	char v[8];
+
+	ck_assert_int_eq(history_collector_load(h, &got), 0); /* nothing saved yet */
+	ck_assert_str_eq(got.url, "");
+	ck_assert_int_eq(got.last_success_ns, 0);
+	ck_assert_int_eq(history_state_get(h, "url", v, sizeof(v)), -ENOENT);
+
+	snprintf(st.url, sizeof(st.url), "http://127.0.0.1:4040");
+	st.last_success_ns = 1700000000123456789LL;
+	st.last_error_ns = 1700000001000000000LL;
+	st.last_status = 503;
+	snprintf(st.last_error, sizeof(st.last_error), "HTTP 503 unavailable: overloaded");
+	st.outage_since_ns = 1700000000999999999LL;
+	ck_assert_int_eq(history_collector_save(h, &st), 0);
+
+	ro = history_open(datadir, true, NULL); /* emberctl status with the daemon down */
+	ck_assert_int_eq(history_collector_load(ro, &got), 0);
+	ck_assert_str_eq(got.url, st.url);
+	ck_assert_int_eq(got.last_success_ns, st.last_success_ns);
+	ck_assert_int_eq(got.last_error_ns, st.last_error_ns);
+	ck_assert_int_eq(got.last_status, 503);
+	ck_assert_str_eq(got.last_error, st.last_error);
+	ck_assert_int_eq(got.outage_since_ns, st.outage_since_ns);
+
+	/* values are truncated to the caller's buffer */
+	ck_assert_int_eq(history_state_get(ro, "url", v, sizeof(v)), 0);
+	ck_assert_str_eq(v, "http://");
+	history_close(ro);
+
+	st.outage_since_ns = 0;
+	ck_assert_int_eq(history_collector_save(h, &st), 0);
+	ck_assert_int_eq(history_collector_load(h, &got), 0);
+	ck_assert_int_eq(got.outage_since_ns, 0);
+	history_close(h);
+}
+END_TEST
+
+START_TEST(test_pending_corrupt_blob)
+{
+	struct history *h = open_rw();
+	struct history_pending p;
+
+	put(h, 100, 200, "cpu", "x", 1);
+	sql("UPDATE profiles SET blob = x'0102030405'");
+	ck_assert_int_eq(history_next_pending(h, false, &p), 0);
+	ck_assert_ptr_null(p.pprof); /* reported, for the uploader to reject */
+	ck_assert_str_eq(p.app, "x");
+	history_pending_free(&p);
+	history_close(h);
+}
+END_TEST
+
 Suite *history_suite(void)
 {
 	Suite *s = suite_create("history");
@@ -433,6 +677,12 @@ Suite *history_suite(void)
 	tcase_add_test(tc, test_missing_read_only);
 	tcase_add_test(tc, test_newer_schema);
 	tcase_add_test(tc, test_not_a_database);
+	tcase_add_test(tc, test_pending_order);
+	tcase_add_test(tc, test_push_states);
+	tcase_add_test(tc, test_push_state_read_only);
+	tcase_add_test(tc, test_migrate_v1);
+	tcase_add_test(tc, test_collector_state);
+	tcase_add_test(tc, test_pending_corrupt_blob);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,5 +18,6 @@ Suite *perfmap_suite(void);
 Suite *demangle_suite(void);
 Suite *debugfile_suite(void);
 Suite *procinfo_suite(void);
+Suite *push_suite(void);
 
 #endif

@@ -1,0 +1,845 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Store-and-forward to the collector: takes pending profiles from the history
+ * (oldest and newest in turn), pushes each one in its own request, retries
+ * transient failures with backoff and records every outcome in the history.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "history.h"
+#include "log.h"
+#include "push.h"
+#include "uploader.h"
+
+#define NS_PER_SEC 1000000000LL
+/* A secret file holds one line: a token or a password. */
+#define SECRET_MAX 4096
+/* Without a wake-up (none lost, but cheap insurance), look for work this often. */
+#define IDLE_RECHECK_NS (60 * NS_PER_SEC)
+/* After a history error (disk full, a lock held too long), wait before trying again. */
+#define HISTORY_RETRY_NS (5 * NS_PER_SEC)
+/* The same rejection is logged at most this often. */
+#define REJECT_LOG_NS (60 * NS_PER_SEC)
+/*
+ * A backlog longer than this is drained from both ends in turn, so that the
+ * newest profiles are not stuck behind it; a shorter one (a brief outage)
+ * goes out oldest first, in order, in a few seconds anyway.
+ */
+#define ALTERNATE_MIN_PENDING 64
+#define PUSH_PATH "/push.v1.PusherService/Push"
+#define INGEST_PATH "/ingest?"
+#define EXPIRED_MSG "older than the collector accepts"
+
+/* The reply body, kept up to PUSH_MAX_REPLY_BYTES: only its message matters. */
+struct reply {
+	char buf[PUSH_MAX_REPLY_BYTES];
+	size_t len;
+};
+
+struct uploader {
+	struct collector_config cc;	/* a copy: the daemon may reload its own */
+	char *base;			/* cc.url without a trailing '/' */
+	char log_url[1024];		/* cc.url without credentials, for logs and status */
+	char *password;			/* basic auth, from its file; never logged */
+	struct history *hist;		/* this thread's own connection */
+	CURL *curl;			/* one handle: its connection is kept alive */
+	struct curl_slist *headers;
+	char errbuf[CURL_ERROR_SIZE];
+	struct reply reply;
+	uint64_t rnd;			/* xorshift state for the backoff's jitter */
+	bool newest_turn;		/* take the newest pending profile next */
+	struct history_collector_state cs; /* what the history shows `emberctl status` */
+	char reject_msg[256];		/* the last rejection logged, when, and how many since */
+	int64_t reject_logged_ns;
+	uint64_t reject_quiet;
+
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;		/* guards stop, woken and stats */
+	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
+	bool stop, woken;
+	atomic_bool stopping;		/* stop, for curl's progress callback */
+	struct uploader_stats stats;
+};
+
+static int64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+static int64_t now_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+static uint64_t next_random(struct uploader *u)
+{
+	u->rnd ^= u->rnd << 13;
+	u->rnd ^= u->rnd >> 7;
+	u->rnd ^= u->rnd << 17;
+	return u->rnd;
+}
+
+static void format_time(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / NS_PER_SEC);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "%lld", (long long)t);
+}
+
+/* --- setup ------------------------------------------------------------------------- */
+
+/* Reads a one-line secret (trailing newline and spaces dropped) into *out. */
+static int read_secret(const char *path, char **out, char *err, size_t errlen)
+{
+	char buf[SECRET_MAX + 1];
+	struct stat st;
+	ssize_t n;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	n = S_ISREG(st.st_mode) ? read(fd, buf, sizeof(buf)) : -1;
+	if (n < 0 || n > SECRET_MAX) {
+		ret = n < 0 && S_ISREG(st.st_mode) ? -errno : -EINVAL;
+		snprintf(err, errlen, "%s: %s", path,
+			 n > SECRET_MAX ? "longer than 4096 bytes" : "not a readable regular file");
+		goto out;
+	}
+	while (n > 0 && strchr(" \t\r\n", buf[n - 1]))
+		n--;
+	buf[n] = '\0';
+	if (n == 0 || strlen(buf) != (size_t)n || strpbrk(buf, "\r\n")) {
+		ret = -EINVAL;
+		snprintf(err, errlen, "%s: %s", path, n ? "holds more than one line" : "is empty");
+		goto out;
+	}
+	*out = strdup(buf);
+	if (!*out)
+		ret = -ENOMEM;
+out:
+	explicit_bzero(buf, sizeof(buf));
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int add_header(struct uploader *u, const char *fmt, const char *a, const char *b)
+{
+	struct curl_slist *l;
+	char *h;
+
+	if (asprintf(&h, fmt, a, b) < 0)
+		return -ENOMEM;
+	l = curl_slist_append(u->headers, h);
+	explicit_bzero(h, strlen(h));
+	free(h);
+	if (!l)
+		return -ENOMEM;
+	u->headers = l;
+	return 0;
+}
+
+static bool header_ok(const char *s)
+{
+	return !strpbrk(s, "\r\n");
+}
+
+static int build_auth(struct uploader *u, char *err, size_t errlen)
+{
+	const struct collector_config *cc = &u->cc;
+	char *token = NULL;
+	int ret;
+
+	if (*cc->bearer_token_file && *cc->basic_auth_user) {
+		snprintf(err, errlen, "collector: both basic auth and a bearer token are set");
+		return -EINVAL;
+	}
+	if (*cc->basic_auth_user && !*cc->basic_auth_password_file) {
+		snprintf(err, errlen, "collector: basic_auth_user needs basic_auth_password_file");
+		return -EINVAL;
+	}
+	if (*cc->basic_auth_user)
+		return read_secret(cc->basic_auth_password_file, &u->password, err, errlen);
+	if (!*cc->bearer_token_file)
+		return 0;
+	ret = read_secret(cc->bearer_token_file, &token, err, errlen);
+	if (ret)
+		return ret;
+	ret = add_header(u, "Authorization: Bearer %s%s", token, "");
+	explicit_bzero(token, strlen(token));
+	free(token);
+	return ret;
+}
+
+static int build_headers(struct uploader *u, char *err, size_t errlen)
+{
+	const struct collector_config *cc = &u->cc;
+	bool push = cc->protocol == COLLECTOR_PUSH;
+	int ret;
+
+	ret = add_header(u, "Content-Type: %s%s",
+			 push ? "application/proto" : "application/octet-stream", "");
+	if (!ret && push)
+		ret = add_header(u, "Connect-Protocol-Version: 1%s%s", "", "");
+	/* no 100-continue round trip: proxies that ignore it would delay every push */
+	if (!ret)
+		ret = add_header(u, "Expect:%s%s", "", "");
+	if (!ret && *cc->tenant) {
+		if (!header_ok(cc->tenant)) {
+			snprintf(err, errlen, "collector: tenant holds a line break");
+			return -EINVAL;
+		}
+		ret = add_header(u, "X-Scope-OrgID: %s%s", cc->tenant, "");
+	}
+	for (size_t i = 0; !ret && i < cc->n_headers && i < CONFIG_MAX_HEADERS; i++) {
+		if (!header_ok(cc->headers[i].name) || !header_ok(cc->headers[i].value)) {
+			snprintf(err, errlen, "collector: header %s holds a line break",
+				 cc->headers[i].name);
+			return -EINVAL;
+		}
+		ret = add_header(u, "%s: %s", cc->headers[i].name, cc->headers[i].value);
+	}
+	if (!ret)
+		ret = build_auth(u, err, errlen);
+	else
+		snprintf(err, errlen, "collector: %s", strerror(-ret));
+	return ret;
+}
+
+/* The URL must parse; the logged form drops any user:password it holds. */
+static int check_url(struct uploader *u, char *err, size_t errlen)
+{
+	CURLU *h = curl_url();
+	char *s = NULL;
+	size_t n;
+	int ret = 0;
+
+	if (!h)
+		return -ENOMEM;
+	if (strnlen(u->cc.url, sizeof(u->cc.url)) == sizeof(u->cc.url) ||
+	    curl_url_set(h, CURLUPART_URL, u->cc.url, 0) != CURLUE_OK) {
+		snprintf(err, errlen, "collector: invalid url");
+		ret = -EINVAL;
+		goto out;
+	}
+	curl_url_set(h, CURLUPART_USER, NULL, 0);
+	curl_url_set(h, CURLUPART_PASSWORD, NULL, 0);
+	if (curl_url_get(h, CURLUPART_URL, &s, 0) == CURLUE_OK)
+		snprintf(u->log_url, sizeof(u->log_url), "%s", s);
+	curl_free(s);
+	n = strnlen(u->cc.url, sizeof(u->cc.url));
+	while (n && u->cc.url[n - 1] == '/')
+		n--;
+	u->base = strndup(u->cc.url, n);
+	if (!u->base)
+		ret = -ENOMEM;
+out:
+	curl_url_cleanup(h);
+	return ret;
+}
+
+static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct reply *r = arg;
+	size_t n = size * nmemb, room = sizeof(r->buf) - r->len;
+
+	memcpy(r->buf + r->len, data, n < room ? n : room);
+	r->len += n < room ? n : room;
+	return n; /* the rest is read and dropped: the connection stays usable */
+}
+
+/* Aborts an in-flight request when the daemon stops. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct uploader *u = arg;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	return atomic_load(&u->stopping) ? 1 : 0;
+}
+
+static int setup_curl(struct uploader *u)
+{
+	const struct collector_config *cc = &u->cc;
+	int64_t ms = cc->timeout_ns > 0 ? cc->timeout_ns / 1000000 : 10000;
+	CURLcode rc = CURLE_OK;
+	CURL *c;
+
+	u->curl = c = curl_easy_init();
+	if (!c)
+		return -ENOMEM;
+	rc |= curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	rc |= curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	rc |= curl_easy_setopt(c, CURLOPT_ERRORBUFFER, u->errbuf);
+	rc |= curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	rc |= curl_easy_setopt(c, CURLOPT_WRITEDATA, &u->reply);
+	rc |= curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	rc |= curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	rc |= curl_easy_setopt(c, CURLOPT_XFERINFODATA, u);
+	rc |= curl_easy_setopt(c, CURLOPT_HTTPHEADER, u->headers);
+	rc |= curl_easy_setopt(c, CURLOPT_USERAGENT, "emberd/" EMBER_VERSION);
+	rc |= curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(ms < 1 ? 1 : ms));
+	rc |= curl_easy_setopt(c, CURLOPT_POST, 1L);
+	rc |= curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+	rc |= curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	if (*cc->ca_file)
+		rc |= curl_easy_setopt(c, CURLOPT_CAINFO, cc->ca_file);
+	if (cc->insecure_skip_verify) {
+		rc |= curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+		rc |= curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (u->password) {
+		rc |= curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		rc |= curl_easy_setopt(c, CURLOPT_USERNAME, cc->basic_auth_user);
+		rc |= curl_easy_setopt(c, CURLOPT_PASSWORD, u->password);
+	}
+	return rc == CURLE_OK ? 0 : -EINVAL;
+}
+
+/* --- waiting ----------------------------------------------------------------------- */
+
+static bool stopping(struct uploader *u)
+{
+	return atomic_load(&u->stopping);
+}
+
+static void deadline_after(int64_t ns, struct timespec *ts)
+{
+	int64_t t = clock_ns(CLOCK_MONOTONIC) + ns;
+
+	ts->tv_sec = t / NS_PER_SEC;
+	ts->tv_nsec = t % NS_PER_SEC;
+}
+
+/* Sleeps ns unless stopped; a wake-up does not cut a backoff short. false when stopped. */
+static bool sleep_for(struct uploader *u, int64_t ns)
+{
+	struct timespec ts;
+	bool stop;
+
+	deadline_after(ns, &ts);
+	pthread_mutex_lock(&u->lock);
+	while (!u->stop && pthread_cond_timedwait(&u->cond, &u->lock, &ts) != ETIMEDOUT)
+		;
+	stop = u->stop;
+	pthread_mutex_unlock(&u->lock);
+	return !stop;
+}
+
+/* Waits for a stored profile (uploader_wake), the stop, or the idle recheck. */
+static void wait_for_work(struct uploader *u)
+{
+	struct timespec ts;
+
+	deadline_after(IDLE_RECHECK_NS, &ts);
+	pthread_mutex_lock(&u->lock);
+	while (!u->stop && !u->woken &&
+	       pthread_cond_timedwait(&u->cond, &u->lock, &ts) != ETIMEDOUT)
+		;
+	u->woken = false;
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* --- state ------------------------------------------------------------------------- */
+
+static void save_state(struct uploader *u)
+{
+	int ret = history_collector_save(u->hist, &u->cs);
+
+	if (ret)
+		log_warnx("collector: cannot record its state in %s: %s", history_path(u->hist),
+			  strerror(-ret));
+}
+
+static void refresh_counts(struct uploader *u)
+{
+	uint64_t n;
+	int64_t oldest;
+
+	if (history_pending_count(u->hist, &n, &oldest))
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->stats.pending = n;
+	u->stats.oldest_pending_ns = oldest;
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* The collector answered (sent or rejected): an outage, if any, is over. */
+static void collector_reachable(struct uploader *u, int64_t now)
+{
+	uint64_t pending = 0;
+	int64_t oldest;
+
+	if (!u->cs.outage_since_ns)
+		return;
+	history_pending_count(u->hist, &pending, &oldest);
+	log_info("collector %s reachable again after %lld s, %llu profiles pending", u->log_url,
+		 (long long)((now - u->cs.outage_since_ns) / NS_PER_SEC),
+		 (unsigned long long)pending);
+	u->cs.outage_since_ns = 0;
+	pthread_mutex_lock(&u->lock);
+	u->stats.outage = false;
+	u->stats.outage_since_ns = 0;
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void record_error(struct uploader *u, long status, const char *msg, int64_t now)
+{
+	u->cs.last_error_ns = now;
+	u->cs.last_status = status;
+	snprintf(u->cs.last_error, sizeof(u->cs.last_error), "%s", msg);
+	pthread_mutex_lock(&u->lock);
+	u->stats.last_status = status;
+	snprintf(u->stats.last_error, sizeof(u->stats.last_error), "%s", msg);
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void on_sent(struct uploader *u, const struct history_pending *p, int64_t now)
+{
+	int ret = history_mark(u->hist, p->id, HISTORY_SENT, NULL, now);
+
+	if (ret)
+		log_warnx("collector: cannot mark profile %lld sent: %s", (long long)p->id,
+			  strerror(-ret));
+	collector_reachable(u, now);
+	u->cs.last_success_ns = now;
+	pthread_mutex_lock(&u->lock);
+	u->stats.sent++;
+	u->stats.last_success_ns = now;
+	pthread_mutex_unlock(&u->lock);
+	save_state(u);
+}
+
+/*
+ * One line per rejection, except that a collector refusing everything (wrong
+ * credentials) is not logged each interval: the same message again within
+ * REJECT_LOG_NS is only counted, and the count goes with the next line.
+ */
+static void log_rejected(struct uploader *u, const struct history_pending *p, const char *msg,
+			 int64_t now)
+{
+	char when[32], quiet[64] = "";
+
+	if (!strcmp(msg, u->reject_msg) && now - u->reject_logged_ns < REJECT_LOG_NS) {
+		u->reject_quiet++;
+		return;
+	}
+	format_time(p->start_ns, when, sizeof(when));
+	if (u->reject_quiet)
+		snprintf(quiet, sizeof(quiet), " (and %llu more before, not logged)",
+			 (unsigned long long)u->reject_quiet);
+	log_warnx("collector %s rejected the %s profile of %s at %s: %s%s", u->log_url, p->type,
+		  *p->app ? p->app : "the host", when, msg, quiet);
+	snprintf(u->reject_msg, sizeof(u->reject_msg), "%s", msg);
+	u->reject_logged_ns = now;
+	u->reject_quiet = 0;
+}
+
+static void on_rejected(struct uploader *u, const struct history_pending *p, long status,
+			const char *msg, int64_t now)
+{
+	int ret = history_mark(u->hist, p->id, HISTORY_REJECTED, msg, now);
+
+	log_rejected(u, p, msg, now);
+	if (ret)
+		log_warnx("collector: cannot mark profile %lld rejected: %s", (long long)p->id,
+			  strerror(-ret));
+	if (status)
+		collector_reachable(u, now);
+	record_error(u, status, msg, now);
+	pthread_mutex_lock(&u->lock);
+	u->stats.rejected++;
+	pthread_mutex_unlock(&u->lock);
+	save_state(u);
+}
+
+static void on_retry(struct uploader *u, const struct history_pending *p, long status,
+		     const char *msg, int64_t now)
+{
+	char since[32];
+
+	history_mark_attempt(u->hist, p->id, msg, now);
+	if (!u->cs.outage_since_ns) {
+		u->cs.outage_since_ns = now;
+		format_time(now, since, sizeof(since));
+		log_warnx("collector %s unreachable since %s: %s", u->log_url, since, msg);
+	}
+	record_error(u, status, msg, now);
+	pthread_mutex_lock(&u->lock);
+	u->stats.retries++;
+	u->stats.outage = true;
+	u->stats.outage_since_ns = u->cs.outage_since_ns;
+	pthread_mutex_unlock(&u->lock);
+	save_state(u);
+}
+
+/* Pending profiles older than max_age: a default Pyroscope refuses them (ingestion window). */
+static void expire_old(struct uploader *u)
+{
+	int64_t now = now_ns();
+	uint64_t n = 0;
+	int ret;
+
+	if (u->cc.max_age_ns <= 0)
+		return;
+	ret = history_expire_pending(u->hist, now - u->cc.max_age_ns, now, &n);
+	if (ret)
+		log_warnx("collector: cannot expire old profiles: %s", strerror(-ret));
+	if (!n)
+		return;
+	log_warnx("collector: %llu unsent profiles older than %lld s expired, kept locally only",
+		  (unsigned long long)n, (long long)(u->cc.max_age_ns / NS_PER_SEC));
+	pthread_mutex_lock(&u->lock);
+	u->stats.expired += n;
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* --- pushing ----------------------------------------------------------------------- */
+
+struct request {
+	char *url;
+	uint8_t *body;
+	size_t len;
+};
+
+static void request_free(struct request *r)
+{
+	free(r->url);
+	free(r->body);
+}
+
+static int build_request(struct uploader *u, const struct history_pending *p, struct request *r)
+{
+	struct push_profile pp = {
+		.type = p->type, .app = p->app, .labels = p->labels,
+		.start_ns = p->start_ns, .end_ns = p->end_ns,
+		.pprof = p->pprof, .pprof_len = p->pprof_len,
+	};
+	const struct config_label *ext = u->cc.external_labels;
+	size_t n_ext = u->cc.n_external_labels;
+	char *query = NULL;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (u->cc.protocol == COLLECTOR_INGEST) {
+		ret = push_build_ingest(&pp, ext, n_ext, &query, &r->body, &r->len);
+		if (!ret && asprintf(&r->url, "%s" INGEST_PATH "%s", u->base, query) < 0)
+			ret = -ENOMEM;
+		free(query);
+	} else {
+		ret = push_build_request(&pp, ext, n_ext, &r->body, &r->len);
+		if (!ret && asprintf(&r->url, "%s" PUSH_PATH, u->base) < 0)
+			ret = -ENOMEM;
+	}
+	if (ret) {
+		request_free(r);
+		memset(r, 0, sizeof(*r));
+	}
+	return ret;
+}
+
+/* One HTTP exchange; -EINTR when the daemon stopped it. */
+static int send_once(struct uploader *u, const struct request *rq, long *status, char *msg,
+		     size_t msglen, enum push_verdict *v)
+{
+	struct push_reply r = {0};
+	CURLcode rc;
+
+	u->reply.len = 0;
+	u->errbuf[0] = '\0';
+	curl_easy_setopt(u->curl, CURLOPT_URL, rq->url);
+	curl_easy_setopt(u->curl, CURLOPT_POSTFIELDS, rq->body);
+	curl_easy_setopt(u->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->len);
+	rc = curl_easy_perform(u->curl);
+	if (rc != CURLE_OK && stopping(u))
+		return -EINTR;
+	*status = 0;
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(u->curl, CURLINFO_RESPONSE_CODE, status);
+	r.curl_code = (int)rc;
+	r.curl_error = u->errbuf;
+	r.status = *status;
+	r.body = u->reply.buf;
+	r.body_len = u->reply.len;
+	*v = push_classify(&r, msg, msglen);
+	return 0;
+}
+
+static bool too_old(const struct uploader *u, const struct history_pending *p, int64_t now)
+{
+	return u->cc.max_age_ns > 0 && p->start_ns < now - u->cc.max_age_ns;
+}
+
+/* Pushes one profile until it is sent, rejected or expired, or the daemon stops. */
+static void push_one(struct uploader *u, const struct history_pending *p)
+{
+	char msg[256];
+	struct request rq;
+	enum push_verdict v;
+	unsigned int retry = 0;
+	long status;
+	int ret;
+
+	if (!p->pprof) {
+		on_rejected(u, p, 0, "the stored profile is corrupt", now_ns());
+		return;
+	}
+	ret = build_request(u, p, &rq);
+	if (ret) {
+		if (ret == -ENOMEM)
+			sleep_for(u, HISTORY_RETRY_NS);
+		else
+			on_rejected(u, p, 0, strerror(-ret), now_ns());
+		return;
+	}
+	while (!stopping(u)) {
+		if (too_old(u, p, now_ns())) {
+			history_mark(u->hist, p->id, HISTORY_EXPIRED, EXPIRED_MSG, now_ns());
+			pthread_mutex_lock(&u->lock);
+			u->stats.expired++;
+			pthread_mutex_unlock(&u->lock);
+			break;
+		}
+		if (send_once(u, &rq, &status, msg, sizeof(msg), &v))
+			break;
+		if (v == PUSH_SENT) {
+			on_sent(u, p, now_ns());
+			break;
+		}
+		if (v == PUSH_REJECT) {
+			on_rejected(u, p, status, msg, now_ns());
+			break;
+		}
+		on_retry(u, p, status, msg, now_ns());
+		if (!sleep_for(u, push_backoff_ns(++retry, next_random(u))))
+			break;
+	}
+	request_free(&rq);
+}
+
+/* Whether to take the newest pending profile next; alternates only on a long backlog. */
+static bool take_newest(struct uploader *u)
+{
+	uint64_t pending;
+	bool newest = u->newest_turn;
+
+	pthread_mutex_lock(&u->lock);
+	pending = u->stats.pending;
+	pthread_mutex_unlock(&u->lock);
+	u->newest_turn = pending > ALTERNATE_MIN_PENDING && !newest;
+	return newest && pending > ALTERNATE_MIN_PENDING;
+}
+
+static void *run(void *arg)
+{
+	struct uploader *u = arg;
+	struct history_pending p;
+	int ret;
+
+	while (!stopping(u)) {
+		expire_old(u);
+		refresh_counts(u);
+		ret = history_next_pending(u->hist, take_newest(u), &p);
+		if (ret == -ENOENT) {
+			wait_for_work(u);
+			continue;
+		}
+		if (ret) {
+			log_warnx("collector: cannot read pending profiles from %s: %s",
+				  history_path(u->hist), strerror(-ret));
+			sleep_for(u, HISTORY_RETRY_NS);
+			continue;
+		}
+		push_one(u, &p);
+		history_pending_free(&p);
+	}
+	refresh_counts(u);
+	return NULL;
+}
+
+/* --- lifecycle --------------------------------------------------------------------- */
+
+static void free_uploader(struct uploader *u)
+{
+	for (struct curl_slist *l = u->headers; l; l = l->next)
+		explicit_bzero(l->data, strlen(l->data)); /* the bearer token */
+	curl_slist_free_all(u->headers);
+	curl_easy_cleanup(u->curl);
+	if (u->password) {
+		explicit_bzero(u->password, strlen(u->password));
+		free(u->password);
+	}
+	history_close(u->hist);
+	free(u->base);
+	pthread_cond_destroy(&u->cond);
+	pthread_mutex_destroy(&u->lock);
+	free(u);
+	curl_global_cleanup();
+}
+
+static int init_sync(struct uploader *u)
+{
+	pthread_condattr_t attr;
+	int ret;
+
+	ret = pthread_mutex_init(&u->lock, NULL);
+	if (ret)
+		return -ret;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	ret = pthread_cond_init(&u->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	return -ret;
+}
+
+/* Last state from a previous run, kept if it was about the same collector. */
+static void load_state(struct uploader *u)
+{
+	struct history_collector_state old;
+
+	if (!history_collector_load(u->hist, &old) && !strcmp(old.url, u->log_url))
+		u->cs = old;
+	snprintf(u->cs.url, sizeof(u->cs.url), "%s", u->log_url);
+	u->cs.outage_since_ns = 0; /* the first failure of this run starts a new one */
+	u->stats.last_success_ns = u->cs.last_success_ns;
+	u->stats.last_status = u->cs.last_status;
+	snprintf(u->stats.last_error, sizeof(u->stats.last_error), "%s", u->cs.last_error);
+	save_state(u);
+}
+
+static int setup(struct uploader *u, const char *data_dir, char *err, size_t errlen)
+{
+	const char *herr = NULL;
+	int ret;
+
+	if (!*u->cc.url) {
+		snprintf(err, errlen, "collector: no url");
+		return -EINVAL;
+	}
+	ret = check_url(u, err, errlen);
+	if (!ret)
+		ret = build_headers(u, err, errlen);
+	if (ret)
+		return ret;
+	ret = setup_curl(u);
+	if (ret) {
+		snprintf(err, errlen, "collector: libcurl refused an option: %s", strerror(-ret));
+		return ret;
+	}
+	u->hist = history_open(data_dir, false, &herr);
+	if (!u->hist) {
+		ret = -errno;
+		snprintf(err, errlen, "collector: cannot open the history: %s", herr ? herr : "?");
+		return ret;
+	}
+	load_state(u);
+	if (getrandom(&u->rnd, sizeof(u->rnd), GRND_NONBLOCK) != sizeof(u->rnd) || !u->rnd)
+		u->rnd = (uint64_t)clock_ns(CLOCK_MONOTONIC) | 1;
+	return 0;
+}
+
+/* The thread blocks every signal: the daemon takes them through its signalfd. */
+static int start_thread(struct uploader *u)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&u->thread, NULL, run, u);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	u->started = ret == 0;
+	return -ret;
+}
+
+int uploader_start(const struct collector_config *cc, const char *data_dir, struct uploader **out,
+		   char *err, size_t errlen)
+{
+	struct uploader *u;
+	int ret;
+
+	*out = NULL;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(err, errlen, "collector: libcurl cannot initialize");
+		return -ENOMEM;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u || init_sync(u)) {
+		free(u);
+		curl_global_cleanup();
+		snprintf(err, errlen, "collector: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	u->cc = *cc;
+	atomic_init(&u->stopping, false);
+	ret = setup(u, data_dir, err, errlen);
+	if (!ret) {
+		ret = start_thread(u);
+		if (ret)
+			snprintf(err, errlen, "collector: no thread: %s", strerror(-ret));
+	}
+	if (ret) {
+		free_uploader(u);
+		return ret;
+	}
+	*out = u;
+	return 0;
+}
+
+void uploader_wake(struct uploader *u)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->woken = true;
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+void uploader_stop(struct uploader *u)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->stop = true;
+	atomic_store(&u->stopping, true);
+	pthread_cond_signal(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	if (u->started)
+		pthread_join(u->thread, NULL);
+	free_uploader(u);
+}
+
+void uploader_stats(struct uploader *u, struct uploader_stats *st)
+{
+	if (!u) {
+		memset(st, 0, sizeof(*st));
+		return;
+	}
+	pthread_mutex_lock(&u->lock);
+	*st = u->stats;
+	pthread_mutex_unlock(&u->lock);
+}
