@@ -1,0 +1,1440 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fake_collector: a Pyroscope stand-in for the push tests. It validates pushes like the real
+ * server (COLLECTORS.md 1.3-1.8), stores what it accepts for assertions, and injects faults.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "compress.h"
+#include "pprof.h"
+#include "push/v1/push.pb-c.h"
+
+#define PUSH_PATH "/push.v1.PusherService/Push"
+#define NS_PER_SEC ((int64_t)1000000000)
+#define NS_PER_MS ((int64_t)1000000)
+/* Pyroscope's limits (pkg/validation/limits.go) */
+#define MAX_LABELS 30
+#define MAX_LABEL_NAME 1024
+#define MAX_LABEL_VALUE 2048
+#define MAX_SAMPLES 16000
+#define MAX_SAMPLE_LABELS 100
+#define NEWER_THAN_NS (600 * NS_PER_SEC)
+/* Our own bounds: this is test code, but it must survive any input. */
+#define CONN_MEMORY_LIMIT (64u << 10) /* headers and MHD's buffers per connection */
+#define MAX_CONNECTIONS 64
+#define MAX_REASONS 64
+#define MAX_INGEST_LABELS 64
+
+/* What the next push or ingest request gets instead of an honest answer. */
+enum fault_mode {
+	FAULT_NONE,
+	FAULT_503,
+	FAULT_429,
+	FAULT_400,
+	FAULT_500,
+	FAULT_HTML502,
+	FAULT_SLOW,
+	FAULT_SLOWOK,
+	FAULT_CLOSE,
+	FAULT_DROP,
+	FAULT_REFUSE,
+	FAULT_MODES
+};
+
+static const char *const fault_names[FAULT_MODES] = {
+	"none", "503", "429", "400", "500", "html502", "slow", "slowok", "close", "drop", "refuse",
+};
+
+struct options {
+	const char *store;
+	const char *port_file;
+	unsigned int port;
+	size_t max_body;
+	size_t max_profile;
+	int64_t max_age_ns;
+	bool utf8_labels;
+	bool quiet;
+};
+
+/* Everything the handler threads share; guarded by lock. */
+struct state {
+	pthread_mutex_t lock;
+	struct options opt;
+	FILE *index;
+	uint64_t seq;
+	uint64_t requests, accepted;
+	uint64_t status[600];
+	struct {
+		char name[48];
+		uint64_t n;
+	} reasons[MAX_REASONS];
+	size_t n_reasons;
+	uint64_t faults_served[FAULT_MODES];
+	enum fault_mode fault;
+	unsigned int fault_left;
+	unsigned int fault_ms;
+	int wake_fd; /* admin -> main thread: a refuse window starts */
+	unsigned int refuse_s;
+	atomic_int stopping; /* set by main before stopping MHD: cuts slow replies short */
+};
+
+static struct state g = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1};
+
+/* One request's body as it arrives. */
+struct req {
+	uint8_t *body;
+	size_t len, cap;
+	bool too_big;
+};
+
+/* A series' labels, owned copies, sorted by name before use. */
+struct labelset {
+	size_t n;
+	char *name[MAX_INGEST_LABELS];
+	char *value[MAX_INGEST_LABELS];
+};
+
+/* A verdict: status 0 means accepted. */
+struct verdict {
+	unsigned int status;
+	const char *code; /* Connect code */
+	const char *reason; /* stats key */
+	char msg[512];
+};
+
+static const char usage_text[] =
+	"usage: fake_collector --store DIR [--port N] [--port-file FILE] [--max-age SECONDS]\n"
+	"                      [--max-body BYTES] [--max-profile BYTES] [--utf8-labels] [--quiet]\n"
+	"\n"
+	"A Pyroscope stand-in for ember's push tests, on 127.0.0.1 only (port 0 = ephemeral;\n"
+	"the port is printed as 'listening on 127.0.0.1:PORT' and written to --port-file).\n"
+	"\n"
+	"POST /push.v1.PusherService/Push   Connect unary push (COLLECTORS.md 1.3-1.6):\n"
+	"  405 + Allow for another method; 415 + Accept-Post unless Content-Type is\n"
+	"  application/proto (application/json is valid Connect but not implemented here:\n"
+	"  it gets 415 too); 400 when Connect-Protocol-Version is present and not 1; 501\n"
+	"  for a Content-Encoding other than gzip/identity; 429 resource_exhausted for a body\n"
+	"  over --max-body (default 16 MiB). Each raw_profile is gunzipped when it starts with\n"
+	"  1f 8b (at most --max-profile bytes, default 4 MiB), decoded and checked: labels (at\n"
+	"  least one, __name__ set, service_name not empty (added as unknown_service when\n"
+	"  absent), <= 30, names <= 1024 and values <= 2048 bytes, valid UTF-8, no duplicates,\n"
+	"  names [a-zA-Z_][a-zA-Z0-9_]* unless --utf8-labels), profile (>= 1 sample type, no\n"
+	"  '-' in sample types, <= 16000 samples, <= 100 labels per sample, time_nanos within\n"
+	"  [now - max-age (default 3600 s), now + 10 min], 0 = now). Errors are Connect JSON\n"
+	"  {\"code\",\"message\"} with the status of the code. Unlike Pyroscope, one bad series\n"
+	"  rejects the whole request (ember sends one series per request). Success: 200 with\n"
+	"  an empty application/proto body.\n"
+	"POST /ingest?name=APP{k=v,..}&from=&until=&format=pprof&spyName=   legacy raw pprof\n"
+	"  (COLLECTORS.md 1.8): 400 for a bad name or time, 413 over --max-body, 422 for other\n"
+	"  formats or a profile failing the checks above; __name__ derived from sample types.\n"
+	"\n"
+	"Store (--store DIR): every accepted profile as DIR/NNNNNN.pb (uncompressed pprof) and a\n"
+	"line in DIR/index.tsv: seq, arrival (unix ms), labels (sorted k=v joined by ','),\n"
+	"time_nanos, total of the first sample type, endpoint (push|ingest). The sequence\n"
+	"continues across restarts on the same DIR.\n"
+	"\n"
+	"Admin endpoints (same port):\n"
+	"  POST /admin/fault?mode=M&count=N[&ms=D][&seconds=S]  the next N push/ingest requests\n"
+	"    get fault M: 503, 429, 400, 500 (Connect JSON, nothing stored), html502 (HTML 502\n"
+	"    body), slow (wait D ms, default 15000, then 503 unstored: a reply slower than the\n"
+	"    client's timeout), slowok (wait D ms, then handle normally: may store a duplicate),\n"
+	"    close (200 headers, then the connection is closed mid-body; nothing stored), drop\n"
+	"    (connection closed with no reply), refuse (listening socket closed for S seconds,\n"
+	"    default 5: connections refused), none (clear).\n"
+	"  GET /admin/stats   plain 'key value' lines: requests, accepted, status.CODE,\n"
+	"    rejected.REASON, fault.MODE (faults served), fault_pending.\n"
+	"SIGTERM/SIGINT stop it.\n";
+
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+/* --- small helpers -------------------------------------------------------------------- */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * NS_PER_MS};
+
+	nanosleep(&ts, NULL);
+}
+
+static bool utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i, n;
+
+	while (*p) {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if ((*p & 0xe0) == 0xc0 && *p >= 0xc2)
+			n = 1;
+		else if ((*p & 0xf0) == 0xe0)
+			n = 2;
+		else if ((*p & 0xf8) == 0xf0 && *p <= 0xf4)
+			n = 3;
+		else
+			return false;
+		for (i = 1; i <= n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+static bool legacy_name(const char *s)
+{
+	if (!(isalpha((unsigned char)*s) || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_'))
+			return false;
+	return true;
+}
+
+static void verdict_set(struct verdict *v, unsigned int status, const char *code,
+			const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void verdict_set(struct verdict *v, unsigned int status, const char *code,
+			const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->status = status;
+	v->code = code;
+	v->reason = reason;
+	va_start(ap, fmt);
+	vsnprintf(v->msg, sizeof(v->msg), fmt, ap);
+	va_end(ap);
+}
+
+static void count_reason(const char *reason)
+{
+	size_t i;
+
+	for (i = 0; i < g.n_reasons; i++)
+		if (!strcmp(g.reasons[i].name, reason))
+			break;
+	if (i == g.n_reasons) {
+		if (g.n_reasons == MAX_REASONS)
+			return;
+		snprintf(g.reasons[i].name, sizeof(g.reasons[i].name), "%s", reason);
+		g.n_reasons++;
+	}
+	g.reasons[i].n++;
+}
+
+/* --- labels ----------------------------------------------------------------------------- */
+
+static void labelset_free(struct labelset *ls)
+{
+	size_t i;
+
+	for (i = 0; i < ls->n; i++) {
+		free(ls->name[i]);
+		free(ls->value[i]);
+	}
+	ls->n = 0;
+}
+
+static int labelset_add(struct labelset *ls, const char *name, size_t nlen, const char *value,
+			size_t vlen)
+{
+	if (ls->n == MAX_INGEST_LABELS)
+		return -E2BIG;
+	ls->name[ls->n] = strndup(name, nlen);
+	ls->value[ls->n] = strndup(value, vlen);
+	if (!ls->name[ls->n] || !ls->value[ls->n]) {
+		free(ls->name[ls->n]);
+		free(ls->value[ls->n]);
+		return -ENOMEM;
+	}
+	ls->n++;
+	return 0;
+}
+
+static const char *labelset_get(const struct labelset *ls, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ls->n; i++)
+		if (!strcmp(ls->name[i], name))
+			return ls->value[i];
+	return NULL;
+}
+
+static void labelset_sort(struct labelset *ls)
+{
+	size_t i, j;
+	char *t;
+
+	for (i = 1; i < ls->n; i++)
+		for (j = i; j > 0 && strcmp(ls->name[j - 1], ls->name[j]) > 0; j--) {
+			t = ls->name[j];
+			ls->name[j] = ls->name[j - 1];
+			ls->name[j - 1] = t;
+			t = ls->value[j];
+			ls->value[j] = ls->value[j - 1];
+			ls->value[j - 1] = t;
+		}
+}
+
+static bool check_label(const char *name, const char *value, struct verdict *v)
+{
+	if (!*name || !utf8_valid(name) || (!g.opt.utf8_labels && !legacy_name(name))) {
+		verdict_set(v, 400, "invalid_argument", "invalid_label_name",
+			    "invalid labels '%.64s' with error: invalid label name", name);
+		return false;
+	}
+	if (strlen(name) > MAX_LABEL_NAME) {
+		verdict_set(v, 400, "invalid_argument", "label_name_too_long",
+			    "label name too long: '%.64s...'", name);
+		return false;
+	}
+	if (strlen(value) > MAX_LABEL_VALUE) {
+		verdict_set(v, 400, "invalid_argument", "label_value_too_long",
+			    "label value too long for label '%.64s'", name);
+		return false;
+	}
+	if (!utf8_valid(value)) {
+		verdict_set(v, 400, "invalid_argument", "invalid_label_value",
+			    "invalid label value for '%.64s': not UTF-8", name);
+		return false;
+	}
+	return true;
+}
+
+/* ValidateLabels (validate.go:130-215); ls is sorted on success. */
+static bool check_labels(struct labelset *ls, struct verdict *v)
+{
+	const char *s;
+	size_t i;
+
+	if (!ls->n) {
+		verdict_set(v, 400, "invalid_argument", "missing_labels",
+			    "error at least one label pair is required per profile batch");
+		return false;
+	}
+	s = labelset_get(ls, "__name__");
+	if (!s || !*s || !utf8_valid(s)) {
+		verdict_set(v, 400, "invalid_argument", "missing_name",
+			    "invalid or missing metric name (__name__ label)");
+		return false;
+	}
+	s = labelset_get(ls, "service_name");
+	if (!s) {
+		if (labelset_add(ls, "service_name", 12, "unknown_service", 15)) {
+			verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
+				    "too many labels");
+			return false;
+		}
+	} else if (!*s) {
+		verdict_set(v, 400, "invalid_argument", "empty_service_name",
+			    "invalid labels: service_name is empty");
+		return false;
+	}
+	if (ls->n > MAX_LABELS) {
+		verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
+			    "profile series has %zu label names; limit %d", ls->n, MAX_LABELS);
+		return false;
+	}
+	labelset_sort(ls);
+	for (i = 0; i < ls->n; i++) {
+		if (i && !strcmp(ls->name[i - 1], ls->name[i])) {
+			verdict_set(v, 400, "invalid_argument", "duplicate_label_names",
+				    "profile with labels has duplicate label name: '%.64s'",
+				    ls->name[i]);
+			return false;
+		}
+		if (strcmp(ls->name[i], "__name__") && !check_label(ls->name[i], ls->value[i], v))
+			return false;
+	}
+	return true;
+}
+
+/* "k=v,k=v" with tab, newline and backslash escaped, for index.tsv. */
+static void labels_format(const struct labelset *ls, char *out, size_t outlen)
+{
+	size_t i, o = 0;
+	const char *s;
+	int pass;
+
+	for (i = 0; i < ls->n; i++) {
+		for (pass = 0; pass < 2; pass++) {
+			s = pass ? ls->value[i] : ls->name[i];
+			for (; *s && o + 3 < outlen; s++) {
+				if (*s == '\t' || *s == '\n' || *s == '\\') {
+					out[o++] = '\\';
+					out[o++] = *s == '\t' ? 't' : *s == '\n' ? 'n' : '\\';
+				} else {
+					out[o++] = *s;
+				}
+			}
+			if (o + 2 < outlen)
+				out[o++] = pass ? ',' : '=';
+		}
+	}
+	out[o ? o - 1 : 0] = '\0';
+}
+
+/* --- profiles --------------------------------------------------------------------------- */
+
+static bool profile_strings_ok(const pprof_profile *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_string_table; i++)
+		if (!utf8_valid(p->string_table[i]))
+			return false;
+	return true;
+}
+
+/* ValidateProfile (validate.go:321-440) on a decoded profile; fills time_nanos if 0. */
+static bool check_profile(pprof_profile *p, struct verdict *v)
+{
+	int64_t now = now_ns();
+	size_t i;
+
+	if (!p->n_sample_type) {
+		verdict_set(v, 400, "invalid_argument", "empty_profile", "empty profile");
+		return false;
+	}
+	for (i = 0; i < p->n_sample_type; i++)
+		if (strchr(p->string_table[p->sample_type[i]->type], '-')) {
+			verdict_set(v, 400, "invalid_argument", "sample_type_dash",
+				    "sample type contains -: '%.64s'",
+				    p->string_table[p->sample_type[i]->type]);
+			return false;
+		}
+	if (!profile_strings_ok(p)) {
+		verdict_set(v, 400, "invalid_argument", "invalid_utf8",
+			    "profile contains a string that is not valid UTF-8");
+		return false;
+	}
+	if (p->n_sample > MAX_SAMPLES) {
+		verdict_set(v, 400, "invalid_argument", "too_many_samples",
+			    "profile has %zu samples, limit %d", p->n_sample, MAX_SAMPLES);
+		return false;
+	}
+	for (i = 0; i < p->n_sample; i++)
+		if (p->sample[i]->n_label > MAX_SAMPLE_LABELS) {
+			verdict_set(v, 400, "invalid_argument", "too_many_sample_labels",
+				    "sample has %zu labels, limit %d", p->sample[i]->n_label,
+				    MAX_SAMPLE_LABELS);
+			return false;
+		}
+	if (!p->time_nanos)
+		p->time_nanos = now;
+	if (p->time_nanos < now - g.opt.max_age_ns || p->time_nanos > now + NEWER_THAN_NS) {
+		verdict_set(v, 400, "invalid_argument", "outside_ingestion_window",
+			    "profile is outside of ingestion window (profile timestamp: %" PRId64
+			    ", the ingestion window starts at %" PRId64 " and ends at %" PRId64 ")",
+			    p->time_nanos, now - g.opt.max_age_ns, now + NEWER_THAN_NS);
+		return false;
+	}
+	return true;
+}
+
+/* A raw_profile (gzip or not) -> uncompressed bytes and a checked, decoded profile. */
+static bool load_profile(const uint8_t *buf, size_t len, uint8_t **raw, size_t *raw_len,
+			 pprof_profile **out, struct verdict *v)
+{
+	char err[256];
+	int ret;
+
+	*raw = NULL;
+	if (is_gzip(buf, len)) {
+		ret = gzip_decompress(buf, len, g.opt.max_profile, raw, raw_len);
+		if (ret == -EFBIG)
+			goto too_big;
+		if (ret) {
+			verdict_set(v, 400, "invalid_argument", "bad_profile",
+				    "failed to decompress profile: %s", strerror(-ret));
+			return false;
+		}
+	} else {
+		if (len > g.opt.max_profile)
+			goto too_big;
+		*raw = malloc(len ? len : 1);
+		if (!*raw) {
+			verdict_set(v, 500, "internal", "oom", "out of memory");
+			return false;
+		}
+		memcpy(*raw, buf, len);
+		*raw_len = len;
+	}
+	ret = pprof_decode(*raw, *raw_len, out, err, sizeof(err));
+	if (ret) {
+		verdict_set(v, 400, "invalid_argument", "bad_profile",
+			    "failed to parse profile: %s", err);
+		goto fail;
+	}
+	if (check_profile(*out, v))
+		return true;
+	pprof_profile_free(*out);
+fail:
+	free(*raw);
+	*raw = NULL;
+	return false;
+too_big:
+	verdict_set(v, 400, "invalid_argument", "profile_too_big",
+		    "uncompressed profile payload size exceeds limit of %zu bytes",
+		    g.opt.max_profile);
+	return false;
+}
+
+static int64_t profile_total(const pprof_profile *p)
+{
+	int64_t t = 0;
+	size_t i;
+
+	for (i = 0; i < p->n_sample; i++)
+		if (p->sample[i]->n_value)
+			t += p->sample[i]->value[0];
+	return t;
+}
+
+/* An accepted profile: DIR/NNNNNN.pb, then its line in index.tsv. Under g.lock. */
+static int store_profile(const struct labelset *ls, const pprof_profile *p, const uint8_t *raw,
+			 size_t len, const char *endpoint)
+{
+	char path[4096], labels[8192];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%06" PRIu64 ".pb", g.opt.store, g.seq + 1);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	ok = fwrite(raw, 1, len, f) == len;
+	if (fclose(f) || !ok)
+		return -EIO;
+	g.seq++;
+	labels_format(ls, labels, sizeof(labels));
+	fprintf(g.index, "%" PRIu64 "\t%" PRId64 "\t%s\t%" PRId64 "\t%" PRId64 "\t%s\n", g.seq,
+		now_ns() / NS_PER_MS, labels, p->time_nanos, profile_total(p), endpoint);
+	fflush(g.index);
+	g.accepted++;
+	if (!g.opt.quiet)
+		printf("stored %06" PRIu64 " %s %s\n", g.seq, endpoint, labels);
+	fflush(stdout);
+	return 0;
+}
+
+/* --- HTTP replies ----------------------------------------------------------------------- */
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, unsigned int status, const char *ctype,
+				  const void *body, size_t len, const char *hname,
+				  const char *hvalue)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	if (ctype)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	if (hname)
+		MHD_add_response_header(r, hname, hvalue);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A reply to a push or ingest request, counted in status.CODE. */
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *ctype,
+			     const void *body, size_t len, const char *hname, const char *hvalue)
+{
+	pthread_mutex_lock(&g.lock);
+	if (status < 600)
+		g.status[status]++;
+	pthread_mutex_unlock(&g.lock);
+	return send_reply(c, status, ctype, body, len, hname, hvalue);
+}
+
+static void json_escape(const char *s, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (; *s && o + 7 < outlen; s++) {
+		if (*s == '"' || *s == '\\') {
+			out[o++] = '\\';
+			out[o++] = *s;
+		} else if ((unsigned char)*s < 0x20) {
+			o += (size_t)snprintf(out + o, outlen - o, "\\u%04x", (unsigned char)*s);
+		} else {
+			out[o++] = *s;
+		}
+	}
+	out[o] = '\0';
+}
+
+/* A Connect error: JSON {code, message}, counted under its reason. */
+static enum MHD_Result reply_verdict(struct MHD_Connection *c, const struct verdict *v,
+				     const char *hname, const char *hvalue)
+{
+	char msg[1024], body[1200];
+	int n;
+
+	pthread_mutex_lock(&g.lock);
+	count_reason(v->reason);
+	pthread_mutex_unlock(&g.lock);
+	if (!g.opt.quiet)
+		printf("rejected %u %s: %s\n", v->status, v->reason, v->msg);
+	fflush(stdout);
+	json_escape(v->msg, msg, sizeof(msg));
+	n = snprintf(body, sizeof(body), "{\"code\":\"%s\",\"message\":\"%s\"}", v->code, msg);
+	return reply(c, v->status, "application/json", body, (size_t)n, hname, hvalue);
+}
+
+/* "close": declares a body it never finishes, so the client sees a reply cut short. */
+static ssize_t truncated_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)cls;
+	if (pos || max < 8)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	memcpy(buf, "\n\n\n\n\n\n\n\n", 8);
+	return 8;
+}
+
+static enum MHD_Result reply_cut(struct MHD_Connection *c)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_callback(64, 64, truncated_body, NULL, NULL);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/proto");
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* --- faults ----------------------------------------------------------------------------- */
+
+/* Takes the pending fault for this request, if any. */
+static enum fault_mode fault_take(unsigned int *ms)
+{
+	enum fault_mode f = FAULT_NONE;
+
+	pthread_mutex_lock(&g.lock);
+	if (g.fault != FAULT_NONE && g.fault != FAULT_REFUSE && g.fault_left) {
+		f = g.fault;
+		*ms = g.fault_ms;
+		g.faults_served[f]++;
+		if (!--g.fault_left)
+			g.fault = FAULT_NONE;
+	}
+	pthread_mutex_unlock(&g.lock);
+	return f;
+}
+
+static void wait_ms(unsigned int ms)
+{
+	while (ms && !g.stopping) {
+		sleep_ms(ms < 50 ? ms : 50);
+		ms -= ms < 50 ? ms : 50;
+	}
+}
+
+/* Serves fault f; FAULT_SLOWOK returns MHD_YES with *handled = false (go on normally). */
+static enum MHD_Result serve_fault(struct MHD_Connection *c, enum fault_mode f, unsigned int ms,
+				   bool *handled)
+{
+	static const char html[] =
+		"<html><head><title>502 Bad Gateway</title></head>\r\n"
+		"<body><center><h1>502 Bad Gateway</h1></center></body></html>\r\n";
+	struct verdict v;
+
+	*handled = true;
+	if (!g.opt.quiet)
+		printf("fault %s\n", fault_names[f]);
+	fflush(stdout);
+	switch (f) {
+	case FAULT_SLOWOK:
+		wait_ms(ms);
+		*handled = false;
+		return MHD_YES;
+	case FAULT_SLOW:
+		wait_ms(ms);
+		verdict_set(&v, 503, "unavailable", "fault_slow", "injected fault: slow reply");
+		break;
+	case FAULT_503:
+		verdict_set(&v, 503, "unavailable", "fault_503", "injected fault: unavailable");
+		break;
+	case FAULT_429:
+		verdict_set(&v, 429, "resource_exhausted", "fault_429",
+			    "injected fault: push rate limit (4 MB) exceeded while adding 1 KB");
+		break;
+	case FAULT_400:
+		verdict_set(&v, 400, "invalid_argument", "fault_400",
+			    "injected fault: invalid argument");
+		break;
+	case FAULT_500:
+		verdict_set(&v, 500, "internal", "fault_500", "injected fault: internal error");
+		break;
+	case FAULT_HTML502:
+		return reply(c, 502, "text/html", html, sizeof(html) - 1, NULL, NULL);
+	case FAULT_CLOSE:
+		return reply_cut(c);
+	default:
+		return MHD_NO; /* FAULT_DROP: MHD closes the connection, no reply */
+	}
+	return reply_verdict(c, &v, NULL, NULL);
+}
+
+static enum fault_mode fault_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; s && i < FAULT_MODES; i++)
+		if (!strcmp(s, fault_names[i]))
+			return (enum fault_mode)i;
+	return FAULT_MODES;
+}
+
+static unsigned int arg_uint(struct MHD_Connection *c, const char *key, unsigned int def)
+{
+	const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtoul(s, &end, 10);
+	return *end || v > 86400000ul ? def : (unsigned int)v;
+}
+
+static enum MHD_Result admin_fault(struct MHD_Connection *c)
+{
+	enum fault_mode f =
+		fault_parse(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode"));
+	char body[128];
+	int n;
+
+	if (f == FAULT_MODES)
+		return send_reply(c, 400, "text/plain", "unknown mode\n", 13, NULL, NULL);
+	pthread_mutex_lock(&g.lock);
+	g.fault = f;
+	g.fault_left = arg_uint(c, "count", 1);
+	g.fault_ms = arg_uint(c, "ms", 15000);
+	if (f == FAULT_REFUSE) {
+		g.refuse_s = arg_uint(c, "seconds", 5);
+		g.faults_served[f]++;
+		g.fault = FAULT_NONE;
+		g.fault_left = 0;
+		if (write(g.wake_fd, "r", 1) != 1)
+			perror("fake_collector: wake");
+	}
+	n = snprintf(body, sizeof(body), "fault %s count %u ms %u\n", fault_names[f], g.fault_left,
+		     g.fault_ms);
+	pthread_mutex_unlock(&g.lock);
+	return send_reply(c, 200, "text/plain", body, (size_t)n, NULL, NULL);
+}
+
+static enum MHD_Result admin_stats(struct MHD_Connection *c)
+{
+	char body[8192];
+	size_t o = 0, i;
+
+	pthread_mutex_lock(&g.lock);
+	o += (size_t)snprintf(body + o, sizeof(body) - o,
+			      "requests %" PRIu64 "\naccepted %" PRIu64 "\n", g.requests,
+			      g.accepted);
+	for (i = 0; i < 600; i++)
+		if (g.status[i])
+			o += (size_t)snprintf(body + o, sizeof(body) - o,
+					      "status.%zu %" PRIu64 "\n", i, g.status[i]);
+	for (i = 0; i < g.n_reasons; i++)
+		o += (size_t)snprintf(body + o, sizeof(body) - o, "rejected.%s %" PRIu64 "\n",
+				      g.reasons[i].name, g.reasons[i].n);
+	for (i = 1; i < FAULT_MODES; i++)
+		if (g.faults_served[i])
+			o += (size_t)snprintf(body + o, sizeof(body) - o, "fault.%s %" PRIu64 "\n",
+					      fault_names[i], g.faults_served[i]);
+	o += (size_t)snprintf(body + o, sizeof(body) - o, "fault_pending %s %u\n",
+			      fault_names[g.fault], g.fault_left);
+	pthread_mutex_unlock(&g.lock);
+	return send_reply(c, 200, "text/plain", body, o, NULL, NULL);
+}
+
+/* --- push ------------------------------------------------------------------------------- */
+
+/* Connect's header checks (connect-go handler.go, protocol_connect.go, protocol.go). */
+static bool push_headers_ok(struct MHD_Connection *c, struct verdict *v, const char **accept)
+{
+	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+	const char *pv =
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Protocol-Version");
+	const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+
+	*accept = NULL;
+	if (!ct || strcasecmp(ct, "application/proto")) {
+		*accept = "application/proto, application/json";
+		verdict_set(v, 415, "unknown", "bad_content_type", "unsupported content type %.64s",
+			    ct ? ct : "(none)");
+		return false;
+	}
+	if (pv && strcmp(pv, "1")) {
+		verdict_set(v, 400, "invalid_argument", "bad_protocol_version",
+			    "connect-protocol-version must be \"1\": got \"%.16s\"", pv);
+		return false;
+	}
+	if (ce && *ce && strcasecmp(ce, "gzip") && strcasecmp(ce, "identity")) {
+		verdict_set(v, 501, "unimplemented", "bad_encoding",
+			    "unknown compression \"%.32s\": supported encodings are gzip", ce);
+		return false;
+	}
+	return true;
+}
+
+/* The request body, gunzipped when Content-Encoding says so (into *tmp). */
+static bool push_body(struct MHD_Connection *c, struct req *r, const uint8_t **buf, size_t *len,
+		      uint8_t **tmp, struct verdict *v)
+{
+	const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+	int ret;
+
+	*tmp = NULL;
+	*buf = r->body;
+	*len = r->len;
+	if (!ce || strcasecmp(ce, "gzip"))
+		return true;
+	ret = gzip_decompress(r->body, r->len, g.opt.max_body, tmp, len);
+	if (ret == -EFBIG) {
+		verdict_set(v, 429, "resource_exhausted", "body_too_big",
+			    "message is larger than configured max %zu", g.opt.max_body);
+		return false;
+	}
+	if (ret) {
+		verdict_set(v, 400, "invalid_argument", "bad_gzip", "decompress gzip: %s",
+			    strerror(-ret));
+		return false;
+	}
+	*buf = *tmp;
+	return true;
+}
+
+static bool series_labels(const Push__V1__RawProfileSeries *s, struct labelset *ls,
+			  struct verdict *v)
+{
+	size_t i;
+
+	ls->n = 0;
+	if (s->n_labels > MAX_INGEST_LABELS) {
+		verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
+			    "profile series has %zu label names; limit %d", s->n_labels,
+			    MAX_LABELS);
+		return false;
+	}
+	for (i = 0; i < s->n_labels; i++)
+		if (labelset_add(ls, s->labels[i]->name, strlen(s->labels[i]->name),
+				 s->labels[i]->value, strlen(s->labels[i]->value))) {
+			verdict_set(v, 500, "internal", "oom", "out of memory");
+			return false;
+		}
+	return check_labels(ls, v);
+}
+
+/* Validates every series and profile first, then stores them all: all or nothing. */
+static bool push_apply(const Push__V1__PushRequest *pr, struct verdict *v, bool store)
+{
+	struct labelset ls = {0};
+	pprof_profile *p;
+	uint8_t *raw;
+	size_t i, j, len;
+	bool ok = true;
+
+	for (i = 0; ok && i < pr->n_series; i++) {
+		ok = series_labels(pr->series[i], &ls, v);
+		for (j = 0; ok && j < pr->series[i]->n_samples; j++) {
+			const ProtobufCBinaryData *d = &pr->series[i]->samples[j]->raw_profile;
+
+			ok = load_profile(d->data, d->len, &raw, &len, &p, v);
+			if (ok && store) {
+				pthread_mutex_lock(&g.lock);
+				if (store_profile(&ls, p, raw, len, "push"))
+					verdict_set(v, 500, "internal", "store_failed",
+						    "cannot store the profile");
+				pthread_mutex_unlock(&g.lock);
+			}
+			if (ok) {
+				pprof_profile_free(p);
+				free(raw);
+			}
+		}
+		labelset_free(&ls);
+	}
+	return ok && !v->status;
+}
+
+static enum MHD_Result handle_push(struct MHD_Connection *c, struct req *r)
+{
+	Push__V1__PushRequest *pr = NULL;
+	struct verdict v = {0};
+	const char *accept;
+	const uint8_t *buf;
+	uint8_t *tmp = NULL;
+	size_t len;
+	enum MHD_Result ret;
+
+	if (!push_headers_ok(c, &v, &accept))
+		return reply_verdict(c, &v, accept ? "Accept-Post" : NULL, accept);
+	if (r->too_big) {
+		verdict_set(&v, 429, "resource_exhausted", "body_too_big",
+			    "message size is larger than configured max %zu", g.opt.max_body);
+		return reply_verdict(c, &v, NULL, NULL);
+	}
+	if (!push_body(c, r, &buf, &len, &tmp, &v))
+		return reply_verdict(c, &v, NULL, NULL);
+	pr = push__v1__push_request__unpack(NULL, len, buf);
+	free(tmp);
+	if (!pr)
+		verdict_set(&v, 400, "invalid_argument", "bad_request_proto",
+			    "unmarshal into push.v1.PushRequest: malformed message");
+	else if (!pr->n_series)
+		verdict_set(&v, 400, "invalid_argument", "no_profiles", "no profiles received");
+	else if (push_apply(pr, &v, false))
+		push_apply(pr, &v, true);
+	if (pr)
+		push__v1__push_request__free_unpacked(pr, NULL);
+	if (v.status)
+		return reply_verdict(c, &v, NULL, NULL);
+	ret = reply(c, 200, "application/proto", "", 0, NULL, NULL);
+	return ret;
+}
+
+/* --- legacy /ingest ---------------------------------------------------------------------- */
+
+static bool app_char(char ch)
+{
+	return isalnum((unsigned char)ch) || strchr("_.-/", ch);
+}
+
+static const char *trim(const char *s, const char *end, size_t *len)
+{
+	while (s < end && *s == ' ')
+		s++;
+	while (end > s && end[-1] == ' ')
+		end--;
+	*len = (size_t)(end - s);
+	return s;
+}
+
+/* One "k=v" of APP{...}: keys [A-Za-z0-9_.], __name__ reserved. */
+static bool ingest_pair(const char *s, const char *end, struct labelset *ls)
+{
+	const char *eq = memchr(s, '=', (size_t)(end - s));
+	const char *k, *val;
+	size_t kl, vl, i;
+
+	if (!eq)
+		return false;
+	k = trim(s, eq, &kl);
+	val = trim(eq + 1, end, &vl);
+	if (!kl || (kl == 8 && !memcmp(k, "__name__", 8)))
+		return false;
+	for (i = 0; i < kl; i++)
+		if (!isalnum((unsigned char)k[i]) && k[i] != '_' && k[i] != '.')
+			return false;
+	if (kl > 2 && !memcmp(k, "__", 2) && strncmp(k, "__session_id__", kl))
+		return true; /* dropped, as the server does */
+	return !labelset_add(ls, k, kl, val, vl);
+}
+
+/* labelset.Parse: APP{k1=v1,k2=v2}; service_name = APP unless given. */
+static bool ingest_name(const char *name, struct labelset *ls)
+{
+	const char *p = name, *brace, *end, *comma;
+
+	while (*p && app_char(*p))
+		p++;
+	if (p == name || (*p && *p != '{'))
+		return false;
+	brace = p;
+	if (*brace == '{') {
+		end = strchr(brace, '}');
+		if (!end || end[1])
+			return false;
+		for (p = brace + 1; p < end; p = comma + 1) {
+			comma = memchr(p, ',', (size_t)(end - p));
+			if (!comma)
+				comma = end;
+			if (comma > p && !ingest_pair(p, comma, ls))
+				return false;
+		}
+	}
+	if (!labelset_get(ls, "service_name"))
+		return !labelset_add(ls, "service_name", 12, name, (size_t)(brace - name));
+	return true;
+}
+
+/* attime.Parse for digits: 13 digits ms, 16 us, 19 ns, otherwise seconds; "now". */
+static bool ingest_time(const char *s, int64_t *ns)
+{
+	size_t n;
+	char *end;
+	long long v;
+
+	if (!s || !strcmp(s, "now")) {
+		*ns = now_ns();
+		return true;
+	}
+	n = strlen(s);
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!n || *end || errno || v < 0)
+		return false;
+	*ns = n == 19 ? v : n == 16 ? v * 1000 : n == 13 ? v * NS_PER_MS : v * NS_PER_SEC;
+	return true;
+}
+
+/* __name__ from the sample types (profile.go:172-250, simplified). */
+static const char *ingest_metric(const pprof_profile *p)
+{
+	size_t i;
+	const char *t;
+
+	for (i = 0; i < p->n_sample_type; i++) {
+		t = p->string_table[p->sample_type[i]->type];
+		if (!strcmp(t, "wall"))
+			return "wall";
+		if (strstr(t, "cpu") || !strcmp(t, "samples"))
+			return "process_cpu";
+		if (!strncmp(t, "alloc_", 6) || !strncmp(t, "inuse_", 6) || !strcmp(t, "space") ||
+		    !strcmp(t, "objects"))
+			return "memory";
+		if (!strncmp(t, "mutex_", 6))
+			return "mutex";
+		if (!strncmp(t, "block_", 6))
+			return "block";
+		if (!strncmp(t, "goroutine", 9))
+			return "goroutines";
+	}
+	return "unknown";
+}
+
+static bool ingest_labels(struct MHD_Connection *c, struct labelset *ls, int64_t *from,
+			  struct verdict *v)
+{
+	const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+	const char *fmt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+	const char *spy = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "spyName");
+	int64_t until;
+
+	if (!name || !ingest_name(name, ls)) {
+		verdict_set(v, 400, "invalid_argument", "bad_name", "invalid name '%.128s'",
+			    name ? name : "");
+		return false;
+	}
+	if (!ingest_time(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "from"), from) ||
+	    !ingest_time(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "until"), &until)) {
+		verdict_set(v, 400, "invalid_argument", "bad_time", "invalid from or until");
+		return false;
+	}
+	if (!fmt || strcmp(fmt, "pprof")) {
+		verdict_set(v, 422, "unknown", "bad_format",
+			    "the fake collector only implements format=pprof, got '%.32s'",
+			    fmt ? fmt : "(folded)");
+		return false;
+	}
+	if (labelset_add(ls, "__delta__", 9, "false", 5) ||
+	    labelset_add(ls, "pyroscope_spy", 13, spy ? spy : "unknown", spy ? strlen(spy) : 7)) {
+		verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
+			    "too many labels");
+		return false;
+	}
+	return true;
+}
+
+static enum MHD_Result handle_ingest(struct MHD_Connection *c, struct req *r)
+{
+	struct labelset ls = {0};
+	struct verdict v = {0};
+	pprof_profile *p = NULL;
+	uint8_t *raw = NULL;
+	size_t len;
+	int64_t from = 0;
+
+	if (r->too_big) {
+		verdict_set(&v, 413, "resource_exhausted", "body_too_big",
+			    "request body too large: limit %zu", g.opt.max_body);
+		goto out;
+	}
+	if (!ingest_labels(c, &ls, &from, &v))
+		goto out;
+	if (!load_profile(r->body, r->len, &raw, &len, &p, &v)) {
+		if (v.status == 400)
+			v.status = 422; /* conversion failures are 422 on /ingest */
+		goto out;
+	}
+	if (labelset_add(&ls, "__name__", 8, ingest_metric(p), strlen(ingest_metric(p))))
+		verdict_set(&v, 400, "invalid_argument", "max_label_names_per_series", "labels");
+	else if (check_labels(&ls, &v)) {
+		pthread_mutex_lock(&g.lock);
+		if (store_profile(&ls, p, raw, len, "ingest"))
+			verdict_set(&v, 500, "internal", "store_failed",
+				    "cannot store the profile");
+		pthread_mutex_unlock(&g.lock);
+	}
+	pprof_profile_free(p);
+	free(raw);
+out:
+	labelset_free(&ls);
+	if (v.status)
+		return reply_verdict(c, &v, NULL, NULL);
+	return reply(c, 200, "text/plain", "", 0, NULL, NULL);
+}
+
+/* --- dispatch ---------------------------------------------------------------------------- */
+
+static bool req_append(struct req *r, const char *data, size_t len)
+{
+	size_t cap;
+	uint8_t *nb;
+
+	if (r->too_big || r->len + len > g.opt.max_body) {
+		r->too_big = true;
+		return true;
+	}
+	if (r->len + len > r->cap) {
+		cap = r->cap ? r->cap : 4096;
+		while (cap < r->len + len)
+			cap *= 2;
+		nb = realloc(r->body, cap);
+		if (!nb)
+			return false;
+		r->body = nb;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, len);
+	r->len += len;
+	return true;
+}
+
+static enum MHD_Result dispatch(struct MHD_Connection *c, const char *url, const char *method,
+				struct req *r)
+{
+	struct verdict v = {0};
+	enum fault_mode f;
+	unsigned int ms = 0;
+	bool push = !strcmp(url, PUSH_PATH), handled;
+	enum MHD_Result ret;
+
+	if (!strcmp(url, "/admin/stats") && !strcmp(method, "GET"))
+		return admin_stats(c);
+	if (!strcmp(url, "/admin/fault") && !strcmp(method, "POST"))
+		return admin_fault(c);
+	if (!push && strcmp(url, "/ingest") && strcmp(url, "/pyroscope/ingest")) {
+		verdict_set(&v, 404, "not_found", "not_found", "404 page not found: %.128s", url);
+		return reply_verdict(c, &v, NULL, NULL);
+	}
+	pthread_mutex_lock(&g.lock);
+	g.requests++;
+	pthread_mutex_unlock(&g.lock);
+	if (strcmp(method, "POST")) {
+		verdict_set(&v, 405, "unknown", "bad_method", "method %.16s not allowed", method);
+		return reply_verdict(c, &v, "Allow", "POST");
+	}
+	f = fault_take(&ms);
+	if (f != FAULT_NONE) {
+		ret = serve_fault(c, f, ms, &handled);
+		if (handled)
+			return ret;
+	}
+	return push ? handle_push(c, r) : handle_ingest(c, r);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct req *r = *con_cls;
+	const char *cl;
+
+	(void)cls;
+	(void)version;
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return MHD_NO;
+		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+		if (cl && strtoull(cl, NULL, 10) > g.opt.max_body)
+			r->too_big = true;
+		*con_cls = r;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!req_append(r, upload, *upload_size))
+			return MHD_NO;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	return dispatch(c, url, method, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (r) {
+		free(r->body);
+		free(r);
+		*con_cls = NULL;
+	}
+}
+
+/* --- listening, store, main --------------------------------------------------------------- */
+
+static int listen_on(unsigned int *port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)*port)};
+	socklen_t alen = sizeof(a);
+	int fd, one = 1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64) ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen)) {
+		one = -errno;
+		close(fd);
+		return one;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static struct MHD_Daemon *start_http(unsigned int *port)
+{
+	struct MHD_Daemon *d;
+	int fd = listen_on(port);
+
+	if (fd < 0) {
+		fprintf(stderr, "fake_collector: 127.0.0.1:%u: %s\n", *port, strerror(-fd));
+		return NULL;
+	}
+	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+				     MHD_USE_ERROR_LOG,
+			     0, NULL, NULL, on_request, NULL, MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_LIMIT,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)60,
+			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "fake_collector: cannot start the HTTP server\n");
+		close(fd);
+	}
+	return d;
+}
+
+static int write_port_file(const char *path, unsigned int port)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%u\n", port);
+	if (fclose(f))
+		return -EIO;
+	return rename(tmp, path) ? -errno : 0;
+}
+
+/* Opens DIR/index.tsv for appending; the sequence continues from its last line. */
+static int open_store(const char *dir)
+{
+	char path[4096], line[16384];
+	FILE *f;
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/index.tsv", dir);
+	f = fopen(path, "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			g.seq = strtoull(line, NULL, 10) > g.seq ? strtoull(line, NULL, 10) : g.seq;
+		fclose(f);
+	}
+	g.index = fopen(path, "a");
+	return g.index ? 0 : -errno;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option lopts[] = {
+		{"store", required_argument, NULL, 's'},
+		{"port", required_argument, NULL, 'p'},
+		{"port-file", required_argument, NULL, 'f'},
+		{"max-age", required_argument, NULL, 'a'},
+		{"max-body", required_argument, NULL, 'b'},
+		{"max-profile", required_argument, NULL, 'm'},
+		{"utf8-labels", no_argument, NULL, 'u'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	int ch;
+
+	*o = (struct options){
+		.max_body = 16u << 20, .max_profile = 4u << 20, .max_age_ns = 3600 * NS_PER_SEC};
+	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			o->store = optarg;
+			break;
+		case 'p':
+			o->port = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'f':
+			o->port_file = optarg;
+			break;
+		case 'a':
+			o->max_age_ns = strtoll(optarg, NULL, 10) * NS_PER_SEC;
+			break;
+		case 'b':
+			o->max_body = strtoull(optarg, NULL, 10);
+			break;
+		case 'm':
+			o->max_profile = strtoull(optarg, NULL, 10);
+			break;
+		case 'u':
+			o->utf8_labels = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (!o->store || optind != argc || o->port > 65535 || !o->max_body || !o->max_profile ||
+	    o->max_age_ns <= 0) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A refuse window: the listening socket closed for refuse_s seconds, then reopened. */
+static struct MHD_Daemon *refuse_window(struct MHD_Daemon *d, unsigned int port, int sfd)
+{
+	struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+	unsigned int s;
+
+	pthread_mutex_lock(&g.lock);
+	s = g.refuse_s;
+	pthread_mutex_unlock(&g.lock);
+	sleep_ms(100); /* lets the admin reply go out */
+	MHD_stop_daemon(d);
+	printf("refusing connections for %u s\n", s);
+	fflush(stdout);
+	if (poll(&pfd, 1, (int)s * 1000) > 0)
+		return NULL;
+	return start_http(&port);
+}
+
+static int run(unsigned int port, int sfd, int wake_rd)
+{
+	struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = wake_rd, .events = POLLIN}};
+	struct MHD_Daemon *d = start_http(&port);
+	char b;
+
+	if (!d)
+		return 1;
+	printf("listening on 127.0.0.1:%u\n", port);
+	fflush(stdout);
+	if (g.opt.port_file && write_port_file(g.opt.port_file, port)) {
+		perror("fake_collector: port file");
+		MHD_stop_daemon(d);
+		return 1;
+	}
+	while (d) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		if (pfd[1].revents && read(wake_rd, &b, 1) == 1)
+			d = refuse_window(d, port, sfd);
+	}
+	g.stopping = 1;
+	if (d)
+		MHD_stop_daemon(d);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	sigset_t mask;
+	int sfd, pipefd[2], ret;
+
+	if (parse_args(argc, argv, &g.opt))
+		return 2;
+	if (open_store(g.opt.store)) {
+		perror("fake_collector: store");
+		return 1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0 || pipe2(pipefd, O_CLOEXEC)) {
+		perror("fake_collector");
+		return 1;
+	}
+	g.wake_fd = pipefd[1];
+	ret = run(g.opt.port, sfd, pipefd[0]);
+	fclose(g.index);
+	return ret;
+}
