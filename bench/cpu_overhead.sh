@@ -392,7 +392,7 @@ run_one() {
 	set -- $st # utime stime maxrss wall status
 	# a clean exit, or (perf) death by the stop signal re-raised after its clean-up
 	[ "$5" -eq 0 ] || [ "$5" -eq "$(kill -l "$sig")" ] ||
-		log "$cfg: the profiler exited with wait status $5 (stderr: $(tail -1 "$err"))"
+		log "$cfg: the profiler exited with wait status $5 (stderr: $(grep -v "debug:" "$err" | tail -4 | tr "\n" "|"))"
 	[ "$kind" = perf ] && data=$(stat -c %s "$T/perf.data")
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cfg" "$rep" ${w% *} ${w#* } \
 		"$(awk -v u="$1" -v s="$2" 'BEGIN{printf "%.6f", u + s}')" "$4" \

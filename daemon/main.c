@@ -26,6 +26,7 @@
 #include "sampler.h"
 #include "symbolizer.h"
 #include "timeparse.h"
+#include "uploader.h"
 
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
@@ -69,6 +70,7 @@ struct daemon {
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;
+	struct uploader *up;		/* NULL without a [collector] url */
 	const struct args *args;
 	struct ember_config next_cfg;	/* a reloaded configuration, applied after the drain */
 	bool reload_pending;
@@ -466,6 +468,8 @@ static int store_interval(struct daemon *d)
 	for (size_t i = 0; i < r.n; i++)
 		if (store_profile(d, &r.v[i], start, end))
 			failed = -EIO;
+	if (d->up && r.n)
+		uploader_wake(d->up);
 	drain_result_free(&r);
 	if (d->reload_pending)
 		apply_reload(d);
@@ -489,6 +493,27 @@ static void request_reload(struct daemon *d)
 		 next.n_apps);
 }
 
+/* Starts pushing to the configured collector, if any. 0 or -errno (logged). */
+static int start_uploader(struct daemon *d)
+{
+	const struct collector_config *cc = &d->cfg.collector;
+	char err[512];
+	int rc;
+
+	if (!cc->url[0])
+		return 0;
+	if (cc->insecure_skip_verify)
+		log_warnx("[collector] insecure_skip_verify = yes: the collector's TLS certificate "
+			  "is NOT checked; profiles and credentials can be intercepted");
+	rc = uploader_start(cc, d->cfg.data_dir, &d->up, err, sizeof(err));
+	if (rc)
+		log_err("collector: %s", err);
+	else
+		log_info("pushing profiles to %s (%s)", cc->url,
+			 cc->protocol == COLLECTOR_PUSH ? "push API" : "legacy ingest");
+	return rc;
+}
+
 static void apply_reload(struct daemon *d)
 {
 	struct ember_config *n = &d->next_cfg;
@@ -504,9 +529,17 @@ static void apply_reload(struct daemon *d)
 	}
 	if (n->interval_ns != d->cfg.interval_ns)
 		arm_timer(d->tickfd, n->interval_ns, n->interval_ns);
+	bool collector_changed = memcmp(&n->collector, &d->cfg.collector, sizeof(n->collector));
+
 	config_free(&d->cfg);
 	d->cfg = *n;
 	memset(n, 0, sizeof(*n));
+	if (collector_changed) {
+		uploader_stop(d->up);
+		d->up = NULL;
+		if (start_uploader(d))
+			log_warnx("collector disabled until the next valid reload");
+	}
 	d->reload_pending = false;
 	proctable_reclassify(d->procs, &d->cfg, apply_class, d);
 	log_info("configuration applied: %zu apps, profile = %s", d->cfg.n_apps,
@@ -593,6 +626,7 @@ static int run_loop(struct daemon *d)
 
 static void teardown(struct daemon *d)
 {
+	uploader_stop(d->up);
 	sampler_close(d->sampler);
 	proctrack_close(d->proc);
 	proctable_free(d->procs);
@@ -664,6 +698,10 @@ int main(int argc, char **argv)
 	rc = setup_loop(&d, a.duration_ns);
 	if (rc) {
 		log_err("cannot set up the event loop: %s", strerror(-rc));
+		teardown(&d);
+		return 1;
+	}
+	if (start_uploader(&d)) {
 		teardown(&d);
 		return 1;
 	}

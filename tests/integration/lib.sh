@@ -15,7 +15,8 @@ PIDS=()
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	rm -rf "$T"
+	# KEEP_T=1 keeps the test's directory (logs, data) to look at a failure
+	if [ -n "${KEEP_T:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
 
