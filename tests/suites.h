@@ -14,6 +14,7 @@ Suite *elfsym_suite(void);
 Suite *ksyms_suite(void);
 Suite *symbolizer_suite(void);
 Suite *config_suite(void);
+Suite *apps_suite(void);
 Suite *perfmap_suite(void);
 Suite *demangle_suite(void);
 Suite *debugfile_suite(void);
