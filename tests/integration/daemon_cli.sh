@@ -34,11 +34,11 @@ if command -v setpriv >/dev/null; then
 	grep -q "CAP_BPF and CAP_PERFMON" "$T/err" || fail "message does not name the caps: $(cat "$T/err")"
 fi
 
-# SIGTERM stores the partial interval
+# SIGTERM stores the partial interval (profiles exist for what was sampled)
 start_emberd --interval 60s
-sleep 3
+"$FX/fx_work_ab" 2
 kill -TERM "$EMBERD_PID"
 wait_emberd
-n=$("$EMBERCTL" --data-dir "$T/data" list --type cpu | grep -c ' cpu ' || true)
+n=$("$EMBERCTL" --data-dir "$T/data" list --type cpu --app fx_work_ab | grep -c ' cpu ' || true)
 [ "$n" -eq 1 ] || fail "expected the partial interval stored on SIGTERM, found $n profiles"
 pass "daemon command line"
