@@ -37,10 +37,14 @@ run_fuzz() {
 	local t=$1 corpus=tests/fuzz/corpus/${1#fuzz_} work
 	work=$(mktemp -d)
 	[ -d "$corpus" ] && cp -r "$corpus/." "$work/"
+	# a crash's input is kept under build-fuzz/, and its report shown
+	mkdir -p build-fuzz/artifacts
 	build-fuzz/tests/$t -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \
-		-print_final_stats=1 "$work" 2>&1 | tail -3
-	local rc=${PIPESTATUS[0]}
-	rm -rf "$work"
+		-artifact_prefix=build-fuzz/artifacts/"$t"- -print_final_stats=1 "$work" \
+		>"$work.log" 2>&1
+	local rc=$?
+	if [ "$rc" -ne 0 ]; then grep -v '^#' "$work.log" | head -40; else tail -3 "$work.log"; fi
+	rm -rf "$work" "$work.log"
 	return "$rc"
 }
 

@@ -14,5 +14,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	config_defaults(&c);
 	config_parse((const char *)data, size, "fuzz", &c, &e);
+	config_free(&c);
 	return 0;
 }
