@@ -712,7 +712,8 @@ int main(int argc, char **argv)
 		 d.cfg.data_dir, d.cfg.data_dir);
 
 	rc = run_loop(&d);
-	log_info("stopped after storing %lu profiles", d.profiles_stored);
+	log_info("stopped after storing %lu profile%s", d.profiles_stored,
+		 d.profiles_stored == 1 ? "" : "s");
 	teardown(&d);
 	return rc ? 1 : 0;
 }
