@@ -5,6 +5,7 @@
  * symbols are cached by file identity across processes and intervals.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <search.h>
@@ -52,7 +53,13 @@ struct file_entry {
 	struct file_key key;
 	struct elf_syms *syms;
 	struct elf_syms *dbg;		/* the .symtab of its separate debug file, if found */
-	bool dbg_tried;			/* looked for it (only without a .symtab) */
+	enum debugfile_via dbg_via;
+	bool loading;			/* queued or being parsed by the loader (under s->lock) */
+	bool settled;			/* its size and debug file were accounted for */
+	int load_fd;			/* for the loader: the file, opened while reachable */
+	pid_t load_pid;			/* for the loader: whose root holds its debug file */
+	char *load_path;
+	struct file_entry *next_job;	/* the loader's queue */
 	size_t bytes;
 	uint64_t used;			/* interval in which it was last used */
 	struct file_entry *prev, *next;	/* LRU list, most recently used first */
@@ -88,6 +95,16 @@ struct symbolizer {
 	uint64_t demangle_interval;	/* interval in which the demangle cache was last trimmed */
 	struct elf_syms *vdso;		/* our own vDSO image: every process maps the same */
 	uint64_t vdso_size;
+	/*
+	 * The loader thread parses new binaries (and finds their debug files) so
+	 * that a cold 200 MB binary never blocks the event loop; the drain waits
+	 * only for a binary it needs that is still being parsed.
+	 */
+	pthread_t loader;
+	bool loader_running, loader_stop;
+	pthread_mutex_t lock;		/* guards the queue and every entry's loading */
+	pthread_cond_t work, done;
+	struct file_entry *jobs, *jobs_tail;
 };
 
 /* Marks a mapping whose file could not be opened or cached this interval. */
@@ -152,15 +169,25 @@ static void file_touch(struct symbolizer *s, struct file_entry *f)
 	lru_push(s, f);
 }
 
+static void file_entry_free(void *p)
+{
+	struct file_entry *f = p;
+
+	elf_syms_free(f->syms);
+	elf_syms_free(f->dbg);
+	if (f->load_fd >= 0)
+		close(f->load_fd);
+	free(f->load_path);
+	free(f);
+}
+
 static void file_evict(struct symbolizer *s, struct file_entry *f)
 {
 	lru_unlink(s, f);
 	tdelete(f, &s->files, cmp_file);
 	s->n_files--;
 	s->file_bytes -= f->bytes;
-	elf_syms_free(f->syms);
-	elf_syms_free(f->dbg);
-	free(f);
+	file_entry_free(f);
 }
 
 /*
@@ -171,15 +198,87 @@ static void file_evict(struct symbolizer *s, struct file_entry *f)
 static bool file_make_room(struct symbolizer *s)
 {
 	while (s->n_files >= SYM_MAX_FILES || s->file_bytes > SYM_MAX_CACHE_BYTES) {
-		if (!s->lru_tail || s->lru_tail->used >= s->interval)
+		/* the loader may be working on it: loading entries are never at risk */
+		if (!s->lru_tail || s->lru_tail->used >= s->interval || !s->lru_tail->settled)
 			return false;
 		file_evict(s, s->lru_tail);
 	}
 	return true;
 }
 
-/* Parses fd into a new cache entry (negative when it does not parse). */
-static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct file_key *key)
+/* The loader: parses queued files, then looks for their debug files. */
+static void *loader_main(void *arg)
+{
+	struct symbolizer *s = arg;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		struct file_entry *f = s->jobs;
+
+		if (!f && s->loader_stop)
+			break;
+		if (!f) {
+			pthread_cond_wait(&s->work, &s->lock);
+			continue;
+		}
+		s->jobs = f->next_job;
+		if (!s->jobs)
+			s->jobs_tail = NULL;
+		pthread_mutex_unlock(&s->lock);
+		/* only this thread touches the entry's symbols while it is loading */
+		f->syms = elf_syms_load_fd(f->load_fd);
+		close(f->load_fd);
+		f->load_fd = -1;
+		if (f->syms && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB && f->load_path)
+			f->dbg = debugfile_load(f->load_pid, f->load_path, f->syms, &f->dbg_via);
+		pthread_mutex_lock(&s->lock);
+		f->loading = false;
+		pthread_cond_broadcast(&s->done);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Parses f now, in this thread: when the loader could not be started. */
+static void load_inline(struct file_entry *f)
+{
+	f->syms = elf_syms_load_fd(f->load_fd);
+	close(f->load_fd);
+	f->load_fd = -1;
+	if (f->syms && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB && f->load_path)
+		f->dbg = debugfile_load(f->load_pid, f->load_path, f->syms, &f->dbg_via);
+	f->loading = false;
+}
+
+/*
+ * Waits until f is parsed, then accounts for it once. Its symbols are only
+ * read after this (the lock orders them after the loader's writes).
+ */
+static void file_wait(struct symbolizer *s, struct file_entry *f)
+{
+	if (f->settled)
+		return;
+	pthread_mutex_lock(&s->lock);
+	while (f->loading)
+		pthread_cond_wait(&s->done, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	f->settled = true;
+	f->bytes = sizeof(*f) + (f->syms ? elf_syms_memory(f->syms) : 0) +
+		   (f->dbg ? elf_syms_memory(f->dbg) : 0);
+	s->file_bytes += f->bytes;
+	if (f->dbg && f->dbg_via == DEBUGFILE_BUILD_ID)
+		s->st.debug_build_id++;
+	else if (f->dbg)
+		s->st.debug_link++;
+}
+
+/*
+ * A new cache entry for fd (a binary not seen before), parsed by the loader;
+ * its debug file is looked for there too, while the process's root can still
+ * be reached.
+ */
+static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct file_key *key,
+				      pid_t pid, const char *path)
 {
 	struct file_entry *f, **slot;
 
@@ -189,16 +288,33 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 	if (!f)
 		return NULL;
 	f->key = *key;
-	f->syms = elf_syms_load_fd(fd);
-	f->bytes = sizeof(*f) + (f->syms ? elf_syms_memory(f->syms) : 0);
-	slot = tsearch(f, &s->files, cmp_file);
-	if (!slot) {
-		elf_syms_free(f->syms);
+	f->load_pid = pid;
+	f->load_path = path ? strdup(path) : NULL;
+	f->load_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (f->load_fd < 0) {
+		free(f->load_path);
 		free(f);
 		return NULL;
 	}
+	f->loading = true;
+	slot = tsearch(f, &s->files, cmp_file);
+	if (!slot) {
+		file_entry_free(f);
+		return NULL;
+	}
+	if (s->loader_running) {
+		pthread_mutex_lock(&s->lock);
+		if (s->jobs_tail)
+			s->jobs_tail->next_job = f;
+		else
+			s->jobs = f;
+		s->jobs_tail = f;
+		pthread_cond_signal(&s->work);
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		load_inline(f);
+	}
 	s->n_files++;
-	s->file_bytes += f->bytes;
 	lru_push(s, f);
 	f->used = s->interval;
 	return f;
@@ -258,27 +374,10 @@ static int open_mapping(pid_t pid, const struct proc_map *m, struct stat *st)
 
 /*
  * The symbols naming f: its own .symtab, else the .symtab of its separate
- * debug file (looked for once per binary), else its .dynsym.
+ * debug file (looked for once per binary, by the loader), else its .dynsym.
  */
-static const struct elf_syms *file_symbols(struct symbolizer *s, pid_t pid, const char *path,
-					   struct file_entry *f)
+static const struct elf_syms *file_symbols(const struct file_entry *f)
 {
-	enum debugfile_via via;
-	size_t bytes;
-
-	if (!f->dbg_tried && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB) {
-		f->dbg_tried = true;
-		f->dbg = debugfile_load(pid, path, f->syms, &via);
-		if (f->dbg) {
-			bytes = elf_syms_memory(f->dbg);
-			f->bytes += bytes;
-			s->file_bytes += bytes;
-			if (via == DEBUGFILE_BUILD_ID)
-				s->st.debug_build_id++;
-			else
-				s->st.debug_link++;
-		}
-	}
 	return f->dbg ? f->dbg : f->syms;
 }
 
@@ -305,10 +404,7 @@ static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 		f = *found;
 		file_touch(s, f);
 	} else {
-		f = file_insert(s, fd, &probe.key);
-		/* Its debug file is looked for now, while the process's root can be reached. */
-		if (f && f->syms)
-			file_symbols(s, pid, m->path, f);
+		f = file_insert(s, fd, &probe.key, pid, m->path);
 	}
 	close(fd);
 	return f;
@@ -593,10 +689,13 @@ static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct 
 	if (m->path[0] != '/' || !m->inode || !strncmp(m->path, "/memfd:", 7))
 		return false;
 	f = mapping_file(s, pe, (size_t)(m - pe->maps.v));
-	if (f == &no_file || !f->syms)
+	if (f == &no_file)
+		return false;
+	file_wait(s, f);
+	if (!f->syms)
 		return false;
 	out->build_id = elf_syms_build_id(f->syms);
-	syms = file_symbols(s, pe->pid, m->path, f);
+	syms = file_symbols(f);
 	/* A debug file's addresses are the binary's: translate with the binary's segments. */
 	if (elf_syms_offset_to_vaddr(f->syms, addr - m->start + m->offset, &vaddr))
 		out->function = elf_syms_lookup(syms, vaddr);
@@ -698,6 +797,13 @@ struct symbolizer *symbolizer_new(void)
 		log_warnx("kernel symbols unavailable, kernel frames stay unnamed: %s",
 			  strerror(-err));
 	vdso_load(s);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->done, NULL);
+	/* without the thread, binaries are parsed inline: slower, still correct */
+	s->loader_running = !pthread_create(&s->loader, NULL, loader_main, s);
+	if (!s->loader_running)
+		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
 	return s;
 }
 
@@ -738,19 +844,18 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	perfmap_cache_stats(s->perfmaps, &st->perfmap);
 }
 
-static void file_entry_free(void *p)
-{
-	struct file_entry *f = p;
-
-	elf_syms_free(f->syms);
-	elf_syms_free(f->dbg);
-	free(f);
-}
 
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	if (s->loader_running) {
+		pthread_mutex_lock(&s->lock);
+		s->loader_stop = true;
+		pthread_cond_signal(&s->work);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->loader, NULL); /* it finishes the queued files first */
+	}
 	tdestroy(s->pids, pid_entry_free);
 	tdestroy(s->files, file_entry_free);
 	ksyms_free(s->ksyms);

@@ -225,6 +225,31 @@ static void check_child_frame(struct symbolizer *s, pid_t pid, const char *file,
 	ck_assert_uint_eq(strlen(f.build_id), 40);
 }
 
+/*
+ * Capture opens a process's binaries and hands their parsing to the loader
+ * thread: nothing is parsed or accounted on the caller's side until a frame
+ * needs the symbols (then it waits for them).
+ */
+START_TEST(test_capture_defers_parsing)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	ck_assert_int_eq(symbolizer_capture(s, getpid()), 0);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.captured, 1);
+	ck_assert_uint_ge(st.files_cached, 2);	/* this test binary, libc, ... */
+	ck_assert_uint_eq(st.file_cache_bytes, 0);	/* none waited for yet */
+	symbolizer_frame(s, getpid(), addr, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_stats(s, &st);
+	ck_assert_uint_gt(st.file_cache_bytes, 0);
+	symbolizer_free(s);
+}
+END_TEST
+
 START_TEST(test_other_process)
 {
 	struct symbolizer *s = new_symbolizer();
@@ -304,6 +329,7 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_kernel);
 	tcase_add_test(tc, test_unnamed);
 	tcase_add_test(tc, test_cache);
+	tcase_add_test(tc, test_capture_defers_parsing);
 	tcase_add_test(tc, test_other_process);
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_kernel_address_in_user_stack);
