@@ -281,8 +281,10 @@ static void sleep_ns(long ns)
 #define DRAIN_BATCH 256
 
 /*
- * Reads and deletes every entry of a hash map in batches, appending keys and
- * values. Returns the number read, or -errno. The map is not written meanwhile.
+ * Reads and deletes every entry of a hash map in batches into room slots,
+ * returning the number read, or -errno. The map is not written meanwhile.
+ * room must be at least max_entries: a call's room then always covers what is
+ * left, so the kernel never refuses it for a bucket larger than the room.
  */
 static long take_all(int fd, void *keys, void *vals, size_t key_size, size_t val_size,
 		     size_t room)
@@ -335,22 +337,31 @@ static size_t index_slot(const struct drained_stacks *d, uint64_t hash)
 	return i;
 }
 
-/* Takes every stack of the old buffer and indexes them by hash. */
+/*
+ * Takes every stack of the old buffer and indexes them by hash. Each batch
+ * call gets room for a full DRAIN_BATCH: the kernel refuses (ENOSPC) a call
+ * whose room is smaller than the next hash bucket, so the room never shrinks.
+ */
 static int read_stacks(struct sampler *s, int fd)
 {
 	struct drained_stacks *d = &s->stk;
-	long got;
+	uint32_t in = 0, out = 0, count;
+	bool first = true;
+	int err;
 
 	d->n = 0;
 	do {
 		if (!stacks_reserve(d, d->n + DRAIN_BATCH))
 			return -ENOMEM;
-		got = take_all(fd, d->hash + d->n, d->v + d->n, sizeof(*d->hash), sizeof(*d->v),
-			       DRAIN_BATCH);
-		if (got < 0)
-			return got;
-		d->n += got;
-	} while (got == DRAIN_BATCH);
+		count = DRAIN_BATCH;
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, d->hash + d->n,
+						      d->v + d->n, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		d->n += count;
+		in = out;
+		first = false;
+	} while (!err);
 	free(d->index);
 	for (d->index_cap = 64; d->index_cap < 2 * d->n; d->index_cap <<= 1)
 		;
