@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <search.h>
@@ -800,8 +801,17 @@ struct symbolizer *symbolizer_new(void)
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->done, NULL);
-	/* without the thread, binaries are parsed inline: slower, still correct */
+	/*
+	 * Without the thread, binaries are parsed inline: slower, still correct.
+	 * It is created with every signal blocked, so that signals meant for the
+	 * daemon's signalfd (TERM, INT, HUP) can never be delivered to it.
+	 */
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	s->loader_running = !pthread_create(&s->loader, NULL, loader_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!s->loader_running)
 		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
 	return s;
