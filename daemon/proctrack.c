@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "percpu.h"
 #include "proctrack.h"
 
 #include "proc.skel.h"
@@ -20,8 +21,6 @@ struct proctrack {
 	struct ring_buffer *rb;
 	proctrack_cb cb;
 	void *arg;
-	uint64_t *metric_vals;	/* one value per possible CPU */
-	int ncpus;
 };
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -44,11 +43,9 @@ int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err
 		return -ENOMEM;
 	p->cb = cb;
 	p->arg = arg;
-	p->ncpus = libbpf_num_possible_cpus();
-	p->metric_vals = calloc(p->ncpus > 0 ? p->ncpus : 1, sizeof(*p->metric_vals));
 	p->skel = proc_bpf__open_and_load();
-	if (!p->skel || !p->metric_vals) {
-		rc = p->skel ? -ENOMEM : -errno;
+	if (!p->skel) {
+		rc = -errno;
 		snprintf(err, errlen, "cannot load the process-event BPF programs: %s",
 			 strerror(-rc));
 		goto fail;
@@ -78,7 +75,6 @@ void proctrack_close(struct proctrack *p)
 		return;
 	ring_buffer__free(p->rb);
 	proc_bpf__destroy(p->skel);
-	free(p->metric_vals);
 	free(p);
 }
 
@@ -104,14 +100,5 @@ int proctrack_consume(struct proctrack *p)
 
 int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR])
 {
-	int fd = bpf_map__fd(p->skel->maps.proc_metrics);
-
-	for (uint32_t m = 0; m < EMBER_PROC_M_NR; m++) {
-		out[m] = 0;
-		if (bpf_map_lookup_elem(fd, &m, p->metric_vals))
-			return -errno;
-		for (int c = 0; c < p->ncpus; c++)
-			out[m] += p->metric_vals[c];
-	}
-	return 0;
+	return percpu_array_sum(bpf_map__fd(p->skel->maps.proc_metrics), EMBER_PROC_M_NR, out);
 }

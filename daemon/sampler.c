@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "log.h"
+#include "percpu.h"
 #include "sampler.h"
 
 #include "cpu.skel.h"
@@ -59,7 +60,6 @@ struct sampler {
 	struct ember_cpu_key *keys;	/* drain scratch: counts_max keys */
 	uint64_t *counts;		/* drain scratch: their counts */
 	struct drained_stacks stk;	/* drain scratch: the old buffer's stacks */
-	uint64_t *metric_vals;		/* ncpus_possible values of one metric */
 };
 
 static uint32_t roundup_pow2_clamp(uint64_t v, uint32_t lo, uint32_t hi)
@@ -227,8 +227,7 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 	if (!rc) {
 		s->keys = calloc(s->counts_max, sizeof(*s->keys));
 		s->counts = calloc(s->counts_max, sizeof(*s->counts));
-		s->metric_vals = calloc(s->ncpus_possible, sizeof(*s->metric_vals));
-		if (!s->keys || !s->counts || !s->metric_vals)
+		if (!s->keys || !s->counts)
 			rc = -ENOMEM;
 	}
 	if (!rc)
@@ -253,7 +252,6 @@ void sampler_close(struct sampler *s)
 	free(s->pfds);
 	free(s->keys);
 	free(s->counts);
-	free(s->metric_vals);
 	cpu_bpf__destroy(s->skel);
 	free(s);
 }
@@ -441,14 +439,5 @@ int sampler_drop(struct sampler *s, uint32_t tgid, bool drop)
 
 int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR])
 {
-	int fd = bpf_map__fd(s->skel->maps.metrics);
-
-	for (uint32_t m = 0; m < EMBER_CPU_M_NR; m++) {
-		out[m] = 0;
-		if (bpf_map_lookup_elem(fd, &m, s->metric_vals))
-			return -errno;
-		for (unsigned int c = 0; c < s->ncpus_possible; c++)
-			out[m] += s->metric_vals[c];
-	}
-	return 0;
+	return percpu_array_sum(bpf_map__fd(s->skel->maps.metrics), EMBER_CPU_M_NR, out);
 }
