@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emberctl's shared parts: one-line messages, times, the options that select
+ * stored profiles (window, type, app, labels, pid), the merge of a selection
+ * into one profile, and atomic file writes. Each command lives in its own file.
+ */
+#ifndef EMBER_CLI_H
+#define EMBER_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "history.h"
+#include "pprof.h"
+
+#ifndef EMBER_VERSION
+#define EMBER_VERSION "0.1.0"
+#endif
+
+#define DEFAULT_DATA_DIR "/var/lib/ember"
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define NS_PER_SEC 1000000000LL
+/* Skipped profiles named by id on stderr; the count covers any beyond. */
+#define MAX_LISTED_IDS 20
+#define MAX_LABEL_FILTERS 32
+
+/* What commands select: a window, a type, an application, labels and a pid. */
+struct selection {
+	int64_t since, until;			/* INT64_MIN / INT64_MAX when not given */
+	const char *type;			/* NULL: every type */
+	const char *app;			/* NULL: every application */
+	const char *labels[MAX_LABEL_FILTERS];	/* "k=v", all must hold */
+	size_t n_labels;
+	struct pprof_filter filter;		/* --pid: which samples to keep */
+};
+
+/* A command: runs with its own argv (argv[0] is its name); returns the exit status. */
+struct command {
+	const char *name;
+	int (*run)(const char *data_dir, int argc, char **argv);
+};
+
+int cmd_list(const char *data_dir, int argc, char **argv);
+int cmd_export(const char *data_dir, int argc, char **argv);
+int cmd_status(const char *data_dir, int argc, char **argv);
+
+/* The command whose help a usage error points to; NULL before one is known. */
+extern const char *usage_cmd;
+
+/* One line on stderr, for errors and reports alike. */
+void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A usage error: one line pointing to --help, exit 2. */
+void usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Prints text (a --help) and exits. */
+void show(const char *text) __attribute__((noreturn));
+int64_t now_ns(void);
+
+void format_time(int64_t ns, char *buf, size_t len);	 /* RFC 3339, UTC */
+void format_duration(int64_t ns, char *buf, size_t len); /* "10s", "5m", "9.998s" */
+void format_bytes(uint64_t n, char *buf, size_t len);	 /* "12.3 MiB" */
+/* "between A and B", "since A", "before B" or "in the history". */
+void format_window(const struct selection *sel, char *buf, size_t len);
+void format_ago(int64_t ns, int64_t now, char *buf, size_t len); /* "3 min ago" */
+
+int64_t parse_time_arg(const char *opt, const char *arg, int64_t now);
+int64_t parse_pid_arg(const char *arg);
+
+/* An open window of every type (or of default_type, which may be NULL). */
+void selection_init(struct selection *sel, const char *default_type);
+/* Handles -s/-u/-t/-a/-l/-p; false for an option it does not know. */
+bool selection_option(struct selection *sel, int c, const char *arg, int64_t now);
+/* Usage error when the window is empty. */
+void check_window(const struct selection *sel);
+/* The history query for a selection (its labels point into sel). */
+struct history_query selection_query(const struct selection *sel);
+
+/* getopt reported c for an unknown option or a missing value: a usage error. */
+void bad_option(int c, char **argv) __attribute__((noreturn));
+void no_operands(int argc, char **argv);
+
+/* Read-only; NULL after a one-line note that says why. */
+struct history *open_history(const char *data_dir);
+uint64_t history_disk_bytes(const struct history *h);
+
+/* Writes path.tmp, syncs it and renames it; "-" is stdout (-ENOTTY on a terminal). */
+int write_file_atomic(const char *path, const uint8_t *buf, size_t len);
+/* Encodes, gzips and writes atomically. */
+int write_profile(const struct pprof_builder *b, const char *path);
+
+/* The merge of every stored profile a selection takes. */
+struct merge_state {
+	const struct pprof_filter *filter;
+	struct pprof_builder *b;	/* created from the first readable profile */
+	uint64_t rows, merged;
+	int64_t *skipped;		/* ids of corrupt rows */
+	size_t n_skipped, cap_skipped;
+};
+
+/* Merges the selection into s->b; 0 or a negative errno after a note. */
+int merge_selection(struct history *h, const struct selection *sel, struct merge_state *s);
+void merge_state_free(struct merge_state *s);
+/* Names the corrupt profiles that were skipped, on stderr. */
+void report_skipped(const struct merge_state *s);
+/* Index of the "samples" value, which is what users count; else the first. */
+size_t samples_index(const struct pprof_builder *b);
+/* Says why a merge gave no samples; returns EXIT_RUNTIME. */
+int explain_nothing(const struct selection *sel, const struct merge_state *s);
+
+#endif

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+/* What every emberctl command shares: messages, times, the selection options, files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "compress.h"
+#include "timeparse.h"
+
+const char *usage_cmd;
+
+/* One line on stderr, for errors and reports alike. */
+void __attribute__((format(printf, 1, 2))) note(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("emberctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void __attribute__((noreturn, format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("emberctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see emberctl %s%s--help)\n", usage_cmd ? usage_cmd : "",
+		usage_cmd ? " " : "");
+	exit(EXIT_USAGE);
+}
+
+void __attribute__((noreturn)) show(const char *text)
+{
+	fputs(text, stdout);
+	exit(ferror(stdout) || fflush(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS);
+}
+
+int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* RFC 3339 in UTC; milliseconds only when the time has some. */
+void format_time(int64_t ns, char *buf, size_t len)
+{
+	int64_t secs = ns / NS_PER_SEC, frac = ns % NS_PER_SEC;
+	struct tm tm;
+	time_t t;
+
+	if (frac < 0) {
+		secs--;
+		frac += NS_PER_SEC;
+	}
+	t = (time_t)secs;
+	if (!gmtime_r(&t, &tm)) {
+		snprintf(buf, len, "@%" PRId64, ns);
+		return;
+	}
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+	if (frac / 1000000)
+		snprintf(buf + strlen(buf), len - strlen(buf), ".%03" PRId64, frac / 1000000);
+	snprintf(buf + strlen(buf), len - strlen(buf), "Z");
+}
+
+/* In the units parse_duration reads: "10s", "5m", "1h", else "9.998s". */
+void format_duration(int64_t ns, char *buf, size_t len)
+{
+	int64_t secs = ns / NS_PER_SEC;
+
+	if (ns < 0)
+		snprintf(buf, len, "?");
+	else if (ns % NS_PER_SEC)
+		snprintf(buf, len, "%.3fs", (double)ns / NS_PER_SEC);
+	else if (secs && secs % 3600 == 0)
+		snprintf(buf, len, "%" PRId64 "h", secs / 3600);
+	else if (secs && secs % 60 == 0)
+		snprintf(buf, len, "%" PRId64 "m", secs / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "s", secs);
+}
+
+void format_bytes(uint64_t n, char *buf, size_t len)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+	double v = (double)n;
+	size_t i;
+
+	if (n < 1024) {
+		snprintf(buf, len, "%" PRIu64 " bytes", n);
+		return;
+	}
+	for (i = 0, v /= 1024; v >= 1024 && i + 1 < sizeof(units) / sizeof(units[0]); i++)
+		v /= 1024;
+	snprintf(buf, len, "%.1f %s", v, units[i]);
+}
+
+/* "between A and B", "since A", "before B" or "in the history", for messages. */
+void format_window(const struct selection *sel, char *buf, size_t len)
+{
+	char a[40], b[40];
+
+	format_time(sel->since, a, sizeof(a));
+	format_time(sel->until, b, sizeof(b));
+	if (sel->since != INT64_MIN && sel->until != INT64_MAX)
+		snprintf(buf, len, "between %s and %s", a, b);
+	else if (sel->since != INT64_MIN)
+		snprintf(buf, len, "since %s", a);
+	else if (sel->until != INT64_MAX)
+		snprintf(buf, len, "before %s", b);
+	else
+		snprintf(buf, len, "in the history");
+}
+
+int64_t parse_time_arg(const char *opt, const char *arg, int64_t now)
+{
+	int64_t ns;
+
+	if (parse_time(arg, now, &ns))
+		usage_error("%s: cannot read \"%s\" as a time (e.g. 2026-11-22T03:10:00Z, "
+			    "1795317000, -15m, now)",
+			    opt, arg);
+	return ns;
+}
+
+int64_t parse_pid_arg(const char *arg)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v <= 0 || v > INT32_MAX)
+		usage_error("--pid: \"%s\" is not a process id", arg);
+	return v;
+}
+
+void selection_init(struct selection *sel, const char *default_type)
+{
+	*sel = (struct selection){.since = INT64_MIN, .until = INT64_MAX, .type = default_type};
+}
+
+struct history_query selection_query(const struct selection *sel)
+{
+	return (struct history_query){
+		.since_ns = sel->since,
+		.until_ns = sel->until,
+		.type = sel->type,
+		.app = sel->app,
+		.labels = sel->labels,
+		.n_labels = sel->n_labels,
+	};
+}
+
+bool selection_option(struct selection *sel, int c, const char *arg, int64_t now)
+{
+	switch (c) {
+	case 's':
+		sel->since = parse_time_arg("--since", arg, now);
+		return true;
+	case 'u':
+		sel->until = parse_time_arg("--until", arg, now);
+		return true;
+	case 't':
+		sel->type = arg;
+		return true;
+	case 'a':
+		sel->app = arg;
+		return true;
+	case 'p':
+		sel->filter = (struct pprof_filter){.by_pid = true, .pid = parse_pid_arg(arg)};
+		return true;
+	case 'l':
+		if (!strchr(arg, '=') || arg[0] == '=')
+			usage_error("--label: \"%s\" is not KEY=VALUE", arg);
+		if (sel->n_labels == MAX_LABEL_FILTERS)
+			usage_error("--label: at most %d", MAX_LABEL_FILTERS);
+		sel->labels[sel->n_labels++] = arg;
+		return true;
+	}
+	return false;
+}
+
+void check_window(const struct selection *sel)
+{
+	char a[40], b[40];
+
+	if (sel->since < sel->until)
+		return;
+	format_time(sel->since, a, sizeof(a));
+	format_time(sel->until, b, sizeof(b));
+	usage_error("the window is empty: --since %s is not before --until %s", a, b);
+}
+
+/*
+ * getopt's own messages are off (opterr = 0, and a leading ':' in the option
+ * strings makes it return ':' for a missing value): this says which it was.
+ */
+void __attribute__((noreturn)) bad_option(int c, char **argv)
+{
+	const char *opt = argv[optind - 1];
+	char short_opt[3] = {'-', (char)optopt, '\0'};
+
+	if (optopt && strncmp(opt, "--", 2) != 0)
+		opt = short_opt;
+	if (c == ':')
+		usage_error("option %s needs a value", opt);
+	usage_error("unknown option %s", opt);
+}
+
+void no_operands(int argc, char **argv)
+{
+	if (optind < argc)
+		usage_error("unexpected argument \"%s\"", argv[optind]);
+}
+
+
+struct history *open_history(const char *data_dir)
+{
+	const char *err = NULL;
+	struct history *h;
+
+	h = history_open(data_dir, true, &err);
+	if (h)
+		return h;
+	if (errno == ENOENT)
+		note("no history in %s (has emberd run with this data directory? see --data-dir)",
+		     data_dir);
+	else
+		note("cannot read the history in %s: %s", data_dir, err ? err : strerror(errno));
+	return NULL;
+}
+
+/* The database with its write-ahead log: what the history costs on disk. */
+uint64_t history_disk_bytes(const struct history *h)
+{
+	char wal[4096];
+	struct stat st;
+	uint64_t total = 0;
+
+	if (stat(history_path(h), &st) == 0)
+		total += (uint64_t)st.st_size;
+	snprintf(wal, sizeof(wal), "%s-wal", history_path(h));
+	if (stat(wal, &st) == 0)
+		total += (uint64_t)st.st_size;
+	return total;
+}
+
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Writes path.tmp, syncs it and renames it over path: never half a file. */
+int write_file_atomic(const char *path, const uint8_t *buf, size_t len)
+{
+	char *tmp;
+	int fd, ret;
+
+	if (!strcmp(path, "-"))
+		return isatty(STDOUT_FILENO) ? -ENOTTY : write_all(STDOUT_FILENO, buf, len);
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		goto out_free;
+	}
+	ret = write_all(fd, buf, len);
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	if (close(fd) < 0 && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+out_free:
+	free(tmp);
+	return ret;
+}
+
+int write_profile(const struct pprof_builder *b, const char *path)
+{
+	uint8_t *raw = NULL, *gz = NULL;
+	size_t raw_len, gz_len;
+	int ret;
+
+	ret = pprof_encode(b, &raw, &raw_len);
+	if (!ret)
+		ret = gzip_compress(raw, raw_len, &gz, &gz_len);
+	if (!ret)
+		ret = write_file_atomic(path, gz, gz_len);
+	free(raw);
+	free(gz);
+	return ret;
+}
+
+/* Says why nothing came out: no rows, only corrupt ones, or none of the pid. */
+/* "12 s ago", "3 min ago", "2 h ago": how long since ns. */
+void format_ago(int64_t ns, int64_t now, char *buf, size_t len)
+{
+	int64_t s = (now - ns) / NS_PER_SEC;
+
+	if (s < 120)
+		snprintf(buf, len, "%" PRId64 " s ago", s);
+	else if (s < 7200)
+		snprintf(buf, len, "%" PRId64 " min ago", s / 60);
+	else
+		snprintf(buf, len, "%" PRId64 " h ago", s / 3600);
+}

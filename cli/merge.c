@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/* Merging every stored profile of a selection into one pprof builder. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int skip_row(struct merge_state *s, int64_t id)
+{
+	int64_t *grown;
+
+	if (s->n_skipped == s->cap_skipped) {
+		s->cap_skipped = s->cap_skipped ? 2 * s->cap_skipped : 16;
+		grown = reallocarray(s->skipped, s->cap_skipped, sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		s->skipped = grown;
+	}
+	s->skipped[s->n_skipped++] = id;
+	return 0;
+}
+
+static struct pprof_builder *builder_like(const pprof_profile *p)
+{
+	struct pprof_meta meta = {.n_sample_types = p->n_sample_type, .period = p->period};
+
+	if (p->n_sample_type > PPROF_MAX_SAMPLE_TYPES) {
+		errno = E2BIG;
+		return NULL;
+	}
+	for (size_t i = 0; i < p->n_sample_type; i++) {
+		meta.sample_types[i].type = p->string_table[p->sample_type[i]->type];
+		meta.sample_types[i].unit = p->string_table[p->sample_type[i]->unit];
+	}
+	if (p->period_type) {
+		meta.period_type.type = p->string_table[p->period_type->type];
+		meta.period_type.unit = p->string_table[p->period_type->unit];
+	}
+	return pprof_builder_new(&meta);
+}
+
+/* Merges one stored profile; one that does not decode or fit is skipped, not fatal. */
+static int merge_row(const struct history_row *row, void *arg)
+{
+	struct merge_state *s = arg;
+	pprof_profile *p = NULL;
+	char err[128];
+	int ret;
+
+	s->rows++;
+	if (!row->pprof || pprof_decode(row->pprof, row->pprof_len, &p, err, sizeof(err)))
+		return skip_row(s, row->id);
+	if (!s->b) {
+		s->b = builder_like(p);
+		if (!s->b) {
+			ret = errno == E2BIG ? skip_row(s, row->id) : -errno;
+			goto out;
+		}
+	}
+	ret = pprof_merge(s->b, p, s->filter);
+	if (ret == -EINVAL) /* sample types unlike the first profile's */
+		ret = skip_row(s, row->id);
+	else if (!ret)
+		s->merged++;
+out:
+	pprof_profile_free(p);
+	return ret;
+}
+
+void report_skipped(const struct merge_state *s)
+{
+	char ids[MAX_LISTED_IDS * 22 + 8] = "";
+	size_t n = s->n_skipped < MAX_LISTED_IDS ? s->n_skipped : MAX_LISTED_IDS;
+
+	if (!s->n_skipped)
+		return;
+	for (size_t i = 0; i < n; i++)
+		snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%" PRId64, i ? ", " : "",
+			 s->skipped[i]);
+	note("skipped %zu corrupt stored profile%s (id%s %s%s)", s->n_skipped,
+	     s->n_skipped == 1 ? "" : "s", s->n_skipped == 1 ? "" : "s", ids,
+	     s->n_skipped > n ? ", ..." : "");
+}
+
+/* Index of the "samples" value, which is what users count; else the first. */
+size_t samples_index(const struct pprof_builder *b)
+{
+	const struct pprof_meta *m = pprof_builder_meta(b);
+
+	for (size_t i = 0; i < m->n_sample_types; i++) {
+		if (!strcmp(m->sample_types[i].type, "samples"))
+			return i;
+	}
+	return 0;
+}
+
+
+int merge_selection(struct history *h, const struct selection *sel, struct merge_state *s)
+{
+	struct history_query q = selection_query(sel);
+	int ret;
+
+	s->filter = &sel->filter;
+	ret = history_query(h, &q, true, merge_row, s);
+	if (ret) {
+		note("cannot read %s: %s", history_path(h), strerror(-ret));
+		return ret;
+	}
+	report_skipped(s);
+	return 0;
+}
+
+void merge_state_free(struct merge_state *s)
+{
+	pprof_builder_free(s->b);
+	free(s->skipped);
+	*s = (struct merge_state){0};
+}
+
+int explain_nothing(const struct selection *sel, const struct merge_state *s)
+{
+	const char *type = sel->type ? sel->type : "stored";
+	char window[128];
+
+	format_window(sel, window, sizeof(window));
+	if (!s->rows)
+		note("no %s profiles%s%s %s", type, sel->app ? " of app " : "",
+		     sel->app ? sel->app : "", window);
+	else if (!s->merged)
+		note("none of the %" PRIu64 " %s profiles %s could be read", s->rows, type, window);
+	else if (sel->filter.by_pid)
+		note("no samples of pid %" PRId64 " in the %" PRIu64 " %s profiles %s",
+		     sel->filter.pid, s->merged, type, window);
+	else
+		note("the %" PRIu64 " %s profiles %s hold no samples", s->merged, type, window);
+	return EXIT_RUNTIME;
+}
