@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "timeparse.h"
+#include "util.h"
 
 /* State of one parse: the text being read and where we are in it. */
 struct parse_ctx {
@@ -66,6 +67,10 @@ void config_defaults(struct ember_config *c)
 	c->hz = 19;
 	c->interval_ns = 10LL * 1000000000LL;
 	snprintf(c->data_dir, sizeof(c->data_dir), "%s", EMBER_DEFAULT_DATA_DIR);
+	snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", EMBER_DEFAULT_RUNTIME_DIR);
+	c->retention_ns = CONFIG_DEFAULT_RETENTION_NS;
+	c->max_size = CONFIG_DEFAULT_MAX_SIZE;
+	c->memory_limit = CONFIG_DEFAULT_MEMORY_LIMIT;
 	c->include_idle = false;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
 	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
@@ -446,6 +451,21 @@ static struct app_config *begin_app(struct parse_ctx *ctx, const char *section)
 	return a;
 }
 
+/* A byte size of at least min ("64MiB", "1GiB", "500MB", "65536"). */
+static int set_size(uint64_t *out, const char *key, const char *value, uint64_t min,
+		    const char *min_text, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (parse_size(value, &n) || n < min) {
+		snprintf(err, errlen, "%s: '%s' is not a size of at least %s (e.g. 64MiB, 1GiB)",
+			 key, value, min_text);
+		return -EINVAL;
+	}
+	*out = n;
+	return 0;
+}
+
 /* Applies one [daemon] key; writes a message into err on failure. */
 static int set_daemon_key(struct ember_config *c, const char *key, const char *value, char *err,
 			  size_t errlen)
@@ -475,6 +495,26 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 			return -EINVAL;
 		}
 		snprintf(c->data_dir, sizeof(c->data_dir), "%s", value);
+	} else if (!strcmp(key, "runtime_dir")) {
+		if (value[0] != '/' || strlen(value) >= sizeof(c->runtime_dir) - 16) {
+			snprintf(err, errlen, "runtime_dir: '%s' must be an absolute path", value);
+			return -EINVAL;
+		}
+		snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", value);
+	} else if (!strcmp(key, "retention")) {
+		if (parse_duration(value, &ns) || ns < CONFIG_MIN_RETENTION_NS) {
+			snprintf(err, errlen,
+				 "retention: '%s' is not a duration of at least 1m (e.g. 7d, 12h)",
+				 value);
+			return -EINVAL;
+		}
+		c->retention_ns = ns;
+	} else if (!strcmp(key, "max_size")) {
+		return set_size(&c->max_size, key, value, CONFIG_MIN_MAX_SIZE, "64KiB", err,
+				errlen);
+	} else if (!strcmp(key, "memory_limit")) {
+		return set_size(&c->memory_limit, key, value, CONFIG_MIN_MEMORY_LIMIT, "16MiB",
+				err, errlen);
 	} else if (!strcmp(key, "include_idle")) {
 		if (parse_bool(value, &c->include_idle)) {
 			snprintf(err, errlen, "include_idle: '%s' is not yes or no", value);

@@ -13,12 +13,19 @@
 
 #define EMBER_DEFAULT_CONFIG "/etc/ember/ember.conf"
 #define EMBER_DEFAULT_DATA_DIR "/var/lib/ember"
+#define EMBER_DEFAULT_RUNTIME_DIR "/run/ember"
 
 /* Bounds of user-settable values. */
 #define EMBER_HZ_MIN 1
 #define EMBER_HZ_MAX 999
 #define EMBER_INTERVAL_MIN_NS (1000000000LL)		/* 1 s */
 #define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL)	/* 1 h */
+#define CONFIG_DEFAULT_RETENTION_NS (7LL * 86400 * 1000000000LL)	/* 7d */
+#define CONFIG_MIN_RETENTION_NS (60LL * 1000000000LL)		/* 1m */
+#define CONFIG_DEFAULT_MAX_SIZE (1ULL << 30)			/* 1 GiB */
+#define CONFIG_MIN_MAX_SIZE (64ULL << 10)			/* 64 KiB */
+#define CONFIG_DEFAULT_MEMORY_LIMIT (64ULL << 20)		/* 64 MiB */
+#define CONFIG_MIN_MEMORY_LIMIT (16ULL << 20)			/* 16 MiB */
 #define CONFIG_MAX_ERRORS 64
 #define CONFIG_MAX_BYTES (1u << 20)
 #define CONFIG_MAX_APPS 256
@@ -98,6 +105,10 @@ struct ember_config {
 	unsigned int hz;		/* samples per second per CPU */
 	int64_t interval_ns;		/* one profile per interval */
 	char data_dir[PATH_MAX];	/* local history lives here */
+	char runtime_dir[PATH_MAX];	/* control socket and status file */
+	int64_t retention_ns;		/* profiles older than this are deleted */
+	uint64_t max_size;		/* history.db bytes: oldest profiles go past it */
+	uint64_t memory_limit;		/* emberd's own memory: caches shrink to stay under */
 	bool include_idle;		/* count the idle task's samples too */
 	bool profile_matched;		/* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */

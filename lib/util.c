@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Small helpers the pure modules share: growing arrays and searching sorted ones. */
+/* Small helpers the pure modules share: growing arrays, searching sorted ones, sizes. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util.h"
 
@@ -39,4 +41,36 @@ size_t sorted_upper_bound(const void *base, size_t n, size_t stride, size_t off,
 			hi = mid;
 	}
 	return lo;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		unsigned int shift;
+	} units[] = {
+		{"", 0},    {"B", 0},	 {"K", 10},  {"KB", 10}, {"KiB", 10}, {"M", 20},
+		{"MB", 20}, {"MiB", 20}, {"G", 30},  {"GB", 30}, {"GiB", 30}, {"T", 40},
+		{"TB", 40}, {"TiB", 40},
+	};
+	unsigned long long n;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(end, units[i].unit))
+			continue;
+		if (n > (UINT64_MAX >> units[i].shift))
+			return -EINVAL;
+		*out = (uint64_t)n << units[i].shift;
+		return 0;
+	}
+	return -EINVAL;
 }

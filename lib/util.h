@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers the pure modules share: growing arrays and searching sorted ones. */
+/* Small helpers the pure modules share: growing arrays, searching sorted ones, sizes. */
 #ifndef EMBER_UTIL_H
 #define EMBER_UTIL_H
 
@@ -18,5 +18,12 @@ int array_grow(void **p, size_t *cap, size_t need, size_t elem, size_t first);
  * one starting at or before it) is at index result - 1, none when 0.
  */
 size_t sorted_upper_bound(const void *base, size_t n, size_t stride, size_t off, uint64_t key);
+
+/*
+ * Parses a byte size: a whole number with an optional unit, binary (KiB, MiB,
+ * GiB, TiB; K, M, G, T and KB, MB, GB, TB taken as the same powers of 1024) or
+ * bytes ("B" or none). 0, or -EINVAL (also on overflow, fractions, negatives).
+ */
+int parse_size(const char *s, uint64_t *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "util.h"
 #include "suites.h"
 
 static int parse(const char *text, struct ember_config *c, struct config_errors *e)
@@ -26,6 +27,10 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(c.hz, 19);
 	ck_assert_int_eq(c.interval_ns, 10000000000LL);
 	ck_assert_str_eq(c.data_dir, "/var/lib/ember");
+	ck_assert_str_eq(c.runtime_dir, "/run/ember");
+	ck_assert_int_eq(c.retention_ns, 7LL * 86400 * 1000000000LL);
+	ck_assert_uint_eq(c.max_size, 1ULL << 30);
+	ck_assert_uint_eq(c.memory_limit, 64ULL << 20);
 	ck_assert(!c.include_idle);
 }
 END_TEST
@@ -43,6 +48,55 @@ START_TEST(test_all_keys)
 	ck_assert_int_eq(c.interval_ns, 120000000000LL);
 	ck_assert_str_eq(c.data_dir, "/srv/ember");
 	ck_assert(c.include_idle);
+}
+END_TEST
+
+START_TEST(test_bounds_keys)
+{
+	struct ember_config c;
+	struct config_errors e;
+	const char *good = "[daemon]\nruntime_dir = /tmp/rt\nretention = 12h\nmax_size = 500MB\n"
+			   "memory_limit = 32MiB\n";
+	const char *bad = "[daemon]\nruntime_dir = rt\nretention = 30s\nmax_size = 1KiB\n"
+			  "memory_limit = 1.5GiB\nmax_size = 99999999999999999999\n";
+
+	ck_assert_int_eq(parse(good, &c, &e), 0);
+	ck_assert_str_eq(c.runtime_dir, "/tmp/rt");
+	ck_assert_int_eq(c.retention_ns, 12LL * 3600 * 1000000000LL);
+	ck_assert_uint_eq(c.max_size, 500ULL << 20);
+	ck_assert_uint_eq(c.memory_limit, 32ULL << 20);
+	config_free(&c);
+	ck_assert_int_eq(parse(bad, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 5);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: runtime_dir"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: retention: '30s'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: max_size: '1KiB'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: memory_limit"));
+	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: max_size"));
+	ck_assert_uint_eq(c.max_size, 1ULL << 30);
+}
+END_TEST
+
+START_TEST(test_parse_size)
+{
+	uint64_t n;
+
+	ck_assert_int_eq(parse_size("0", &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(parse_size("65536", &n), 0);
+	ck_assert_uint_eq(n, 65536);
+	ck_assert_int_eq(parse_size("64KiB", &n), 0);
+	ck_assert_uint_eq(n, 65536);
+	ck_assert_int_eq(parse_size("1 GiB", &n), 0);
+	ck_assert_uint_eq(n, 1ULL << 30);
+	ck_assert_int_eq(parse_size("2t", &n), 0);
+	ck_assert_uint_eq(n, 2ULL << 40);
+	ck_assert_int_eq(parse_size("", &n), -EINVAL);
+	ck_assert_int_eq(parse_size("-1", &n), -EINVAL);
+	ck_assert_int_eq(parse_size("1.5G", &n), -EINVAL);
+	ck_assert_int_eq(parse_size("10PiB", &n), -EINVAL);
+	ck_assert_int_eq(parse_size("20000000TiB", &n), -EINVAL);
+	ck_assert_int_eq(parse_size("18446744073709551616", &n), -EINVAL);
 }
 END_TEST
 
@@ -314,6 +368,8 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_all_keys);
 	tcase_add_test(tc, test_errors_with_lines);
+	tcase_add_test(tc, test_bounds_keys);
+	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_syntax_and_bounds);
 	tcase_add_test(tc, test_many_errors_bounded);
 	tcase_add_test(tc, test_load_missing_file);
