@@ -15,7 +15,8 @@
 
 /* Deepest stack and most inline frames per location we keep; BPF stacks stop at 127. */
 #define PPROF_MAX_DEPTH (1u << 16)
-/* --- growable arrays and hash tables ------------------------------------------------ */
+
+/* --- growable arrays ------------------------------------------------ */
 
 /* Makes room in *arr (of *cap elements of sz bytes) for len + n elements. */
 static int reserve(void **arr, size_t *cap, size_t len, size_t n, size_t sz)
@@ -1246,12 +1247,9 @@ void pprof_reader_free(struct pprof_reader *r)
 	free(r);
 }
 
-const Perftools__Profiles__Location *pprof_reader_location(const struct pprof_reader *r,
-							   uint64_t id)
+int64_t pprof_reader_location_index(const struct pprof_reader *r, uint64_t id)
 {
-	size_t i = idmap_get(&r->ix.locs, id);
-
-	return i ? r->p->location[i - 1] : NULL;
+	return (int64_t)idmap_get(&r->ix.locs, id) - 1;
 }
 
 const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_reader *r,

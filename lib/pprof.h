@@ -96,9 +96,9 @@ struct pprof_reader;
 /* Validates p as pprof_decode() does and indexes its ids. 0 or a negative errno. */
 int pprof_reader_new(const pprof_profile *p, struct pprof_reader **out);
 void pprof_reader_free(struct pprof_reader *r);
+/* The index in p->location of location id, or -1 when no such id. */
+int64_t pprof_reader_location_index(const struct pprof_reader *r, uint64_t id);
 /* NULL when no such id. */
-const Perftools__Profiles__Location *pprof_reader_location(const struct pprof_reader *r,
-							   uint64_t id);
 const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_reader *r,
 							   uint64_t id);
 const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_reader *r,
