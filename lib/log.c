@@ -12,9 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+/* the CODE_ fields are the caller's, which log_emit() passes, not this file's */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "log.h"
@@ -76,6 +79,31 @@ struct log_site {
 	int line;
 };
 
+/* One entry to the journal; sd_journal_sendv() so that only the caller's CODE_ fields go. */
+static int journal_write(int level, const char *msg, const char *suffix, uint32_t repeated,
+			 const struct log_site *at)
+{
+	char f[7][LOG_LINE_MAX + 64];
+	struct iovec iov[7];
+	int n = 0;
+
+	snprintf(f[n++], sizeof(f[0]), "MESSAGE=%s%s", msg, suffix);
+	snprintf(f[n++], sizeof(f[0]), "PRIORITY=%d", level_prio[level]);
+	snprintf(f[n++], sizeof(f[0]), "SYSLOG_IDENTIFIER=%s", log_ident);
+	if (at) {
+		snprintf(f[n++], sizeof(f[0]), "CODE_FILE=%s", at->file);
+		snprintf(f[n++], sizeof(f[0]), "CODE_LINE=%d", at->line);
+		snprintf(f[n++], sizeof(f[0]), "CODE_FUNC=%s", at->func);
+	}
+	if (repeated) /* a summary: how many were suppressed, for journalctl EMBER_REPEATED= */
+		snprintf(f[n++], sizeof(f[0]), "EMBER_REPEATED=%" PRIu32, repeated);
+	for (int i = 0; i < n; i++) {
+		iov[i].iov_base = f[i];
+		iov[i].iov_len = strlen(f[i]);
+	}
+	return sd_journal_sendv(iov, n);
+}
+
 /* One finished line to the journal (falling back to stderr) or to stderr. */
 static void log_write(int level, const char *msg, uint32_t repeated, const struct log_site *at)
 {
@@ -85,12 +113,8 @@ static void log_write(int level, const char *msg, uint32_t repeated, const struc
 		snprintf(suffix, sizeof(suffix), " (repeated %" PRIu32 " times)", repeated);
 	if (log_journal < 0)
 		log_journal = stderr_is_journal();
-	if (log_journal &&
-	    sd_journal_send("MESSAGE=%s%s%s", level_tag[level], msg, suffix,
-			    "PRIORITY=%d", level_prio[level], "SYSLOG_IDENTIFIER=%s", log_ident,
-			    "CODE_FILE=%s", at ? at->file : "", "CODE_LINE=%d", at ? at->line : 0,
-			    "CODE_FUNC=%s", at ? at->func : "", "EMBER_REPEATED=%" PRIu32, repeated,
-			    NULL) == 0)
+	/* the journal carries the level as PRIORITY=: no "warning: " tag in the text */
+	if (log_journal && journal_write(level, msg, suffix, repeated, at) == 0)
 		return;
 	if (log_journal) /* journald reads a "<N>" prefix on its stream as the priority */
 		fprintf(stderr, "<%d>%s%s%s\n", level_prio[level], level_tag[level], msg, suffix);
