@@ -82,3 +82,37 @@ MANPATH=$R/usr/share/man systemd-analyze verify "$T/emberd.service" >"$T/verify.
 	fail "systemd-analyze verify on the packaged unit: $(cat "$T/verify.txt")"
 [ -s "$T/verify.txt" ] && fail "systemd-analyze verify warned: $(cat "$T/verify.txt")"
 pass "dpkg -x: emberd, emberctl, unit, ember.conf, man pages where the unit expects them; verify OK"
+
+# --- the maintainer scripts, against a stub systemctl ---------------------------------
+# In a private mount namespace a tmpfs on /run/systemd decides whether "systemd
+# runs" (/run/systemd/system), and a systemctl early in PATH records its calls.
+[ "$(id -u)" -eq 0 ] || skip "not root: the maintainer scripts need a mount namespace"
+mkdir -p "$T/stub"
+printf '#!/bin/sh\necho "systemctl $*" >>"%s"\n' "$T/calls" >"$T/stub/systemctl"
+chmod +x "$T/stub/systemctl"
+run_script() { # run_script SYSTEMD(yes|no) SCRIPT ARGS...: the calls it made, on one line
+	local sd=$1; shift
+	: >"$T/calls"
+	unshare -m --propagation private sh -c '
+		mount -t tmpfs -o size=64k tmpfs /run/systemd
+		[ "$0" = yes ] && mkdir /run/systemd/system
+		shift
+		PATH=$STUB:$PATH sh "$@"' "$sd" x "$@" || fail "$* exited non-zero"
+	tr '\n' ';' <"$T/calls"
+}
+export STUB=$T/stub
+C=$T/control
+got=$(run_script yes "$C/postinst" configure "")
+[ "$got" = "systemctl daemon-reload;systemctl enable --now emberd.service;" ] ||
+	fail "postinst on a first install with systemd: $got"
+got=$(run_script yes "$C/postinst" configure 0.0.9)
+[ "$got" = "systemctl daemon-reload;systemctl try-restart emberd.service;" ] ||
+	fail "postinst on an upgrade: $got"
+got=$(run_script no "$C/postinst" configure "")
+[ -z "$got" ] || fail "postinst without systemd called: $got"
+got=$(run_script yes "$C/prerm" remove)
+[ "$got" = "systemctl stop emberd.service;systemctl disable emberd.service;" ] ||
+	fail "prerm remove: $got"
+got=$(run_script yes "$C/prerm" upgrade)
+[ -z "$got" ] || fail "prerm upgrade stopped emberd: $got"
+pass "postinst enables --now on a first install (try-restart on upgrade, nothing without systemd); prerm stops on remove"
