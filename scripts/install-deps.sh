@@ -13,7 +13,7 @@ PKGS=(
 	# packaging and the unit checks (cpack -G DEB, dpkg-shlibdeps, systemd-analyze)
 	dpkg-dev systemd man-db
 	# tests
-	check golang-go binutils libmicrohttpd-dev curl nodejs
+	check golang-go binutils libmicrohttpd-dev curl nodejs strace
 	# benchmarks (peers)
 	linux-perf bpftrace
 )
