@@ -38,7 +38,8 @@ dpkg-deb -I "$DEB" >"$T/info.txt" || fail "dpkg-deb -I $DEB"
 field() { sed -n "s/^ $1: //p" "$T/info.txt"; }
 [ "$(field Package)" = ember ] || fail "package name '$(field Package)', not ember"
 depends=$(field Depends)
-for lib in libbpf1 libelf1 libsqlite3-0 libzstd1 libcurl4 libsystemd0 libprotobuf-c1 libinih1 libc6; do
+for lib in libbpf1 libelf1 libsqlite3-0 libzstd1 libcurl4 libsystemd0 libprotobuf-c1 libinih1 libc6 \
+	procps; do
 	echo "$depends" | grep -q "\b$lib\b" || fail "Depends lacks $lib: $depends"
 done
 for script in postinst prerm postrm conffiles; do
