@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Logging to the journal without systemd: in a private mount namespace a tmpfs
-# hides /run/systemd and notifylisten binds /run/systemd/journal/socket, the
+# hides /run and notifylisten binds /run/systemd/journal/socket, the
 # socket sd_journal_send(3) writes to. emberd, its stderr a file whose
 # device:inode JOURNAL_STREAM names, must send its lines there with PRIORITY,
 # SYSLOG_IDENTIFIER and CODE_ fields; with a JOURNAL_STREAM naming another
@@ -16,8 +16,8 @@ printf '[daemon]\ninterval = 1s\n' >"$T/ember.conf"
 export LISTEN EMBERD T
 unshare -m --propagation private bash -c '
 	set -e
-	mount -t tmpfs -o size=1m tmpfs /run/systemd
-	mkdir /run/systemd/journal
+	mount -t tmpfs -o size=1m tmpfs /run
+	mkdir -p /run/systemd/journal
 	"$LISTEN" /run/systemd/journal/socket >"$T/journal.log" 2>"$T/listen.err" &
 	listener=$!
 	for _ in $(seq 1 50); do [ -S /run/systemd/journal/socket ] && break; sleep 0.1; done

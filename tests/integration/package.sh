@@ -85,7 +85,7 @@ MANPATH=$R/usr/share/man systemd-analyze verify "$T/emberd.service" >"$T/verify.
 pass "dpkg -x: emberd, emberctl, unit, ember.conf, man pages where the unit expects them; verify OK"
 
 # --- the maintainer scripts, against a stub systemctl ---------------------------------
-# In a private mount namespace a tmpfs on /run/systemd decides whether "systemd
+# In a private mount namespace a tmpfs on /run decides whether "systemd
 # runs" (/run/systemd/system), and a systemctl early in PATH records its calls.
 [ "$(id -u)" -eq 0 ] || skip "not root: the maintainer scripts need a mount namespace"
 mkdir -p "$T/stub"
@@ -95,8 +95,8 @@ run_script() { # run_script SYSTEMD(yes|no) SCRIPT ARGS...: the calls it made, o
 	local sd=$1; shift
 	: >"$T/calls"
 	unshare -m --propagation private sh -c '
-		mount -t tmpfs -o size=64k tmpfs /run/systemd
-		[ "$0" = yes ] && mkdir /run/systemd/system
+		mount -t tmpfs -o size=64k tmpfs /run
+		[ "$0" = yes ] && mkdir -p /run/systemd/system
 		shift
 		PATH=$STUB:$PATH sh "$@"' "$sd" x "$@" || fail "$* exited non-zero"
 	tr '\n' ';' <"$T/calls"
