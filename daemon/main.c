@@ -20,6 +20,7 @@
 #include "history.h"
 #include "apps.h"
 #include "log.h"
+#include "notify.h"
 #include "procinfo.h"
 #include "proctable.h"
 #include "proctrack.h"
@@ -104,7 +105,11 @@ static void usage(FILE *f)
 "  -V, --version          print the version\n"
 "\n"
 "Durations: 500ms, 10s, 2m, 1h, or a number of seconds.\n"
-"Signals: TERM and INT store the current partial interval and exit.\n"
+"Signals: TERM and INT store the current partial interval and exit; HUP re-reads\n"
+"the configuration (applied after the next interval is stored).\n"
+"Under systemd (emberd.service, Type=notify): READY=1 once sampling, a STATUS=\n"
+"line per interval, RELOADING=1/STOPPING=1, and WATCHDOG=1 every WATCHDOG_USEC/2;\n"
+"log lines go to the journal with their priority. See emberd(8).\n"
 "Needs root, or CAP_BPF and CAP_PERFMON (+ CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH\n"
 "to read other processes' binaries), and a kernel with BTF.\n"
 "\n"
@@ -470,6 +475,9 @@ static int store_interval(struct daemon *d)
 			failed = -EIO;
 	if (d->up && r.n)
 		uploader_wake(d->up);
+	notify_status("last interval: %lu samples of %u processes in %zu apps; %lu profiles stored",
+		      r.total.samples, r.total.processes, r.n, d->profiles_stored);
+	log_flush(false);
 	drain_result_free(&r);
 	if (d->reload_pending)
 		apply_reload(d);
@@ -481,8 +489,10 @@ static void request_reload(struct daemon *d)
 {
 	struct ember_config next;
 
+	notify_reloading();
 	if (load_config(d->args, &next, true)) {
 		log_warnx("configuration refused: keeping the running one");
+		notify_ready("configuration refused: running with the previous one");
 		return;
 	}
 	if (d->reload_pending)
@@ -544,6 +554,7 @@ static void apply_reload(struct daemon *d)
 	proctable_reclassify(d->procs, &d->cfg, apply_class, d);
 	log_info("configuration applied: %zu apps, profile = %s", d->cfg.n_apps,
 		 d->cfg.profile_matched ? "matched" : "all");
+	notify_ready("configuration applied: %zu apps", d->cfg.n_apps);
 }
 
 static int add_fd(int epfd, int fd)
@@ -586,7 +597,7 @@ static int setup_loop(struct daemon *d, int64_t duration_ns)
 	if (add_fd(d->epfd, d->sigfd) || add_fd(d->epfd, d->tickfd) || add_fd(d->epfd, d->endfd) ||
 	    add_fd(d->epfd, d->recapfd) || add_fd(d->epfd, proctrack_epoll_fd(d->proc)))
 		return -errno;
-	return 0;
+	return notify_watchdog_start(d->epfd);
 }
 
 /* Runs until a stop signal or the end of --duration; stores the last interval. */
@@ -604,6 +615,8 @@ static int run_loop(struct daemon *d)
 			return -errno;
 		if (ev.data.fd == proctrack_epoll_fd(d->proc)) {
 			proctrack_consume(d->proc);
+		} else if (notify_is_watchdog(ev.data.fd)) {
+			notify_watchdog_pet();
 		} else if (ev.data.fd == d->recapfd) {
 			recapture_due(d);
 		} else if (ev.data.fd == d->tickfd) {
@@ -621,6 +634,7 @@ static int run_loop(struct daemon *d)
 			break;
 		}
 	}
+	notify_stopping();
 	return store_interval(d);
 }
 
@@ -635,6 +649,7 @@ static void teardown(struct daemon *d)
 	config_free(&d->cfg);
 	symbolizer_free(d->sym);
 	history_close(d->hist);
+	notify_close();
 	for (int *fd = &d->epfd; fd <= &d->recapfd; fd++)
 		if (*fd >= 0)
 			close(*fd);
@@ -707,11 +722,14 @@ int main(int argc, char **argv)
 	}
 	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
 		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9, history_path(d.hist));
+	notify_ready("sampling %u CPUs at %u Hz into %s", sampler_ncpus(d.sampler), d.cfg.hz,
+		     history_path(d.hist));
 	log_info("look at it: emberctl --data-dir %s list; emberctl --data-dir %s export "
 		 "--type cpu --since -15m -o cpu.pb.gz; go tool pprof -top cpu.pb.gz",
 		 d.cfg.data_dir, d.cfg.data_dir);
 
 	rc = run_loop(&d);
+	log_flush(true);
 	log_info("stopped after storing %lu profile%s", d.profiles_stored,
 		 d.profiles_stored == 1 ? "" : "s");
 	teardown(&d);

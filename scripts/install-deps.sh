@@ -10,8 +10,10 @@ PKGS=(
 	libbpf-dev libelf-dev zlib1g-dev libzstd-dev
 	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
 	libsqlite3-dev libsystemd-dev libinih-dev libiberty-dev
+	# packaging and the unit checks (cpack -G DEB, dpkg-shlibdeps, systemd-analyze)
+	dpkg-dev systemd man-db
 	# tests
-	check golang-go binutils libmicrohttpd-dev curl nodejs
+	check golang-go binutils libmicrohttpd-dev curl nodejs strace
 	# benchmarks (peers)
 	linux-perf bpftrace
 )

@@ -21,5 +21,6 @@ Suite *debugfile_suite(void);
 Suite *procinfo_suite(void);
 Suite *push_suite(void);
 Suite *stackset_suite(void);
+Suite *log_suite(void);
 
 #endif

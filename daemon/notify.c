@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sd_notify(3) for emberd: readiness, status, reload and stop, and the
+ * watchdog. libsystemd does nothing when NOTIFY_SOCKET is unset.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "notify.h"
+
+/* STATUS= lines longer than this are cut: systemctl status shows one line. */
+#define NOTIFY_STATUS_MAX 256
+
+/* The watchdog timerfd, -1 without a watchdog. One per process, like the socket. */
+static int watchdog_fd = -1;
+
+int notify_watchdog_start(int epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct itimerspec its = {};
+	uint64_t usec = 0;
+	int rc;
+
+	rc = sd_watchdog_enabled(0, &usec);
+	if (rc < 0)
+		log_warnx("WATCHDOG_USEC is not a number of microseconds: watchdog off");
+	if (rc <= 0 || usec == 0)
+		return 0;
+	/* Half the timeout, as sd_watchdog_enabled(3) advises: one late pet is tolerated. */
+	usec /= 2;
+	its.it_value.tv_sec = usec / 1000000;
+	its.it_value.tv_nsec = (usec % 1000000) * 1000;
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1000;
+	its.it_interval = its.it_value;
+	watchdog_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (watchdog_fd < 0)
+		return -errno;
+	ev.data.fd = watchdog_fd;
+	if (timerfd_settime(watchdog_fd, 0, &its, NULL) ||
+	    epoll_ctl(epfd, EPOLL_CTL_ADD, watchdog_fd, &ev)) {
+		rc = -errno;
+		notify_close();
+		return rc;
+	}
+	log_debug("watchdog: petting every %.3gs", usec / 1e6);
+	return 0;
+}
+
+bool notify_is_watchdog(int fd)
+{
+	return watchdog_fd >= 0 && fd == watchdog_fd;
+}
+
+void notify_watchdog_pet(void)
+{
+	uint64_t ticks;
+
+	if (read(watchdog_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return;
+	sd_notify(0, "WATCHDOG=1");
+}
+
+/* Sends "PREFIX" followed by STATUS=<formatted text>. */
+static void notify_vstatus(const char *prefix, const char *fmt, va_list ap)
+{
+	char status[NOTIFY_STATUS_MAX];
+
+	vsnprintf(status, sizeof(status), fmt, ap);
+	sd_notifyf(0, "%sSTATUS=%s", prefix, status);
+}
+
+void notify_ready(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	notify_vstatus("READY=1\n", fmt, ap);
+	va_end(ap);
+}
+
+void notify_status(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	notify_vstatus("", fmt, ap);
+	va_end(ap);
+}
+
+void notify_reloading(void)
+{
+	struct timespec ts;
+
+	/* MONOTONIC_USEC= is what systemd >= 253 wants with RELOADING=1; older ones ignore it. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sd_notifyf(0, "RELOADING=1\nSTATUS=reloading the configuration\nMONOTONIC_USEC=%llu",
+		   (unsigned long long)ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000);
+}
+
+void notify_stopping(void)
+{
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping: storing the last interval");
+}
+
+void notify_close(void)
+{
+	if (watchdog_fd >= 0)
+		close(watchdog_fd);
+	watchdog_fd = -1;
+}
