@@ -23,6 +23,7 @@
 #include "procinfo.h"
 #include "proctable.h"
 #include "proctrack.h"
+#include "retention.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "timeparse.h"
@@ -468,6 +469,7 @@ static int store_interval(struct daemon *d)
 	for (size_t i = 0; i < r.n; i++)
 		if (store_profile(d, &r.v[i], start, end))
 			failed = -EIO;
+	retention_prune(d->hist, &d->cfg);
 	if (d->up && r.n)
 		uploader_wake(d->up);
 	drain_result_free(&r);
@@ -670,6 +672,7 @@ int main(int argc, char **argv)
 			herr ? herr : strerror(errno));
 		return 1;
 	}
+	retention_opened(d.hist);
 	d.sym = symbolizer_new();
 	d.procs = proctable_new();
 	if (!d.sym || !d.procs) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -17,9 +18,19 @@
 
 #define HISTORY_FILE "history.db"
 /* PRAGMA user_version of the schema below; bump it with a migration. */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 /* How long a statement waits on the other side's lock (a checkpoint, a writer). */
 #define BUSY_TIMEOUT_MS 5000
+/*
+ * How long a prune's WAL truncation waits for readers (emberctl, the uploader)
+ * to leave the WAL: short, it runs on the sampling thread; a busy reader only
+ * postpones the truncation to the next prune.
+ */
+#define CHECKPOINT_BUSY_MS 100
+/* A deleted row frees about its blob plus this (its other columns, index entries). */
+#define PRUNE_ROW_OVERHEAD 256
+/* Rounds of "pick the oldest rows by blob size, delete, measure" per prune. */
+#define PRUNE_ROUNDS 16
 /* zstd's default level: cheap enough to run every interval, ~4x on pprof. */
 #define BLOB_ZSTD_LEVEL 3
 
@@ -51,6 +62,14 @@ static const char migrate_v2_sql[] =
 	"CREATE INDEX profiles_push ON profiles(push_state, start_ns);"
 	"CREATE TABLE collector_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
 	"PRAGMA user_version = 2;";
+
+/*
+ * v3: retention. An index on start_ns alone lets a prune find the oldest rows
+ * of every type without a scan; the file also switches to incremental
+ * auto-vacuum (see vacuum_once()), which needs no SQL here.
+ */
+static const char migrate_v3_sql[] = "CREATE INDEX profiles_start ON profiles(start_ns);"
+				     "PRAGMA user_version = 3;";
 
 static const char insert_sql[] =
 	"INSERT INTO profiles (start_ns, end_ns, type, app, labels, samples, processes, "
@@ -85,8 +104,16 @@ enum push_stmt {
 	PUSH_PENDING,
 	PUSH_STATE_SET,
 	PUSH_STATE_GET,
+	PRUNE_AGE,
+	PRUNE_PICK,
+	PRUNE_OLDEST,
+	PRUNE_PENDING,
+	SIZE_PAGES,
 	PUSH_STMT_COUNT
 };
+
+/* Rows a prune may delete: all of them, or (?1 != 0) all but those waiting to be pushed. */
+#define PRUNABLE "(?1 = 0 OR push_state != 0)"
 
 #define PENDING_COLS QUERY_COLS "blob, push_attempts FROM profiles WHERE push_state = 0 "
 
@@ -105,6 +132,15 @@ static const char *const push_sql[PUSH_STMT_COUNT] = {
 	[PUSH_PENDING] = "SELECT count(*), min(start_ns) FROM profiles WHERE push_state = 0",
 	[PUSH_STATE_SET] = "INSERT OR REPLACE INTO collector_state (key, value) VALUES (?1, ?2)",
 	[PUSH_STATE_GET] = "SELECT value FROM collector_state WHERE key = ?1",
+	/* start_ns < ?2 lets profiles_start serve; a row ends at or after it starts */
+	[PRUNE_AGE] = "DELETE FROM profiles WHERE start_ns < ?2 AND end_ns < ?2 AND " PRUNABLE
+		      " RETURNING length(blob)",
+	[PRUNE_PICK] = "SELECT length(blob) FROM profiles WHERE " PRUNABLE " ORDER BY start_ns, id",
+	[PRUNE_OLDEST] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE " PRUNABLE
+			 " ORDER BY start_ns, id LIMIT ?2) RETURNING length(blob)",
+	[PRUNE_PENDING] = "SELECT count(*), total(length(blob)) FROM profiles WHERE push_state = 0",
+	[SIZE_PAGES] = "SELECT * FROM pragma_page_count(), pragma_freelist_count(), "
+		       "pragma_page_size()",
 };
 
 enum {
@@ -126,6 +162,7 @@ struct history {
 	char *path;
 	bool read_only;
 	int version;		/* a read-only open may see a v1 file: no push state */
+	struct history_upgrade upgrade; /* what this writer's open did once to an older file */
 	sqlite3_stmt *insert;
 	sqlite3_stmt *query[2][2]; /* [with_blob][by_type], prepared on first use */
 	sqlite3_stmt *push[PUSH_STMT_COUNT]; /* push_sql, prepared on first use */
@@ -203,6 +240,11 @@ static int create_schema(sqlite3 *db)
 	if (!err && version == 1) {
 		rc = sqlite3_exec(db, migrate_v2_sql, NULL, NULL, NULL);
 		err = rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+		version = 2;
+	}
+	if (!err && version == 2) {
+		rc = sqlite3_exec(db, migrate_v3_sql, NULL, NULL, NULL);
+		err = rc == SQLITE_OK ? 0 : sqlite_errno(rc);
 	}
 	rc = sqlite3_exec(db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
 	if (!err && rc != SQLITE_OK)
@@ -210,20 +252,90 @@ static int create_schema(sqlite3 *db)
 	return err;
 }
 
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* One integer from a statement that yields one row (a PRAGMA). */
+static int query_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
+}
+
+/* Moves the WAL into the file and truncates it; a reader inside it only postpones that. */
+static int checkpoint_truncate(sqlite3 *db, int busy_ms)
+{
+	int rc;
+
+	sqlite3_busy_timeout(db, busy_ms);
+	rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+	return rc == SQLITE_OK || (rc & 0xff) == SQLITE_BUSY ? 0 : sqlite_errno(rc);
+}
+
+/*
+ * Part of v3: auto_vacuum = INCREMENTAL, so that a prune gives deleted pages
+ * back to the file system. A new file has it from setup_writer(); an older
+ * one needs one VACUUM, which rewrites the whole file (slow on a large
+ * history, and it needs that much free disk), outside any transaction. Its
+ * failure is not fatal: deleted pages are then reused but the file does not
+ * shrink, and the next open tries again. h->upgrade tells the caller.
+ * Runs after check_schema(): never on a file of a newer ember.
+ */
+static void vacuum_once(struct history *h)
+{
+	struct history_size sz;
+	int64_t mode = 0, t0;
+	int rc;
+
+	if (query_int(h->db, "PRAGMA auto_vacuum", &mode) || mode == 2)
+		return;
+	if (!history_size(h, &sz))
+		h->upgrade.bytes_before = sz.db_bytes + sz.wal_bytes;
+	t0 = monotonic_ns();
+	rc = sqlite3_exec(h->db, "PRAGMA auto_vacuum = INCREMENTAL; VACUUM", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		h->upgrade.err = sqlite_errno(rc);
+		return;
+	}
+	h->upgrade.err = checkpoint_truncate(h->db, BUSY_TIMEOUT_MS);
+	h->upgrade.vacuumed = true;
+	h->upgrade.took_ns = monotonic_ns() - t0;
+	if (!history_size(h, &sz))
+		h->upgrade.bytes_after = sz.db_bytes + sz.wal_bytes;
+}
+
 /*
  * WAL lets readers (emberctl) run while the daemon writes; synchronous=NORMAL
  * is durable across crashes of the process and only risks the last commits on
  * power loss, which costs one fsync per checkpoint instead of per profile.
+ * auto_vacuum must come before WAL and the first table to apply to a new file.
  */
-static int setup_writer(sqlite3 *db)
+static int setup_writer(struct history *h)
 {
 	int rc;
 
-	rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", NULL, NULL,
-			  NULL);
+	rc = sqlite3_exec(h->db,
+			  "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; "
+			  "PRAGMA synchronous = NORMAL",
+			  NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sqlite_errno(rc);
-	return create_schema(db);
+	return create_schema(h->db);
 }
 
 static int check_schema(sqlite3 *db, int *out_version, const char **err)
@@ -268,13 +380,16 @@ static int open_db(struct history *h, const char **err)
 	sqlite3_extended_result_codes(h->db, 1);
 	sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
 	if (!h->read_only) {
-		ret = setup_writer(h->db);
+		ret = setup_writer(h);
 		if (ret) {
 			*err = sqlite3_errstr(sqlite3_errcode(h->db));
 			return ret;
 		}
 	}
-	return check_schema(h->db, &h->version, err);
+	ret = check_schema(h->db, &h->version, err);
+	if (!ret && !h->read_only)
+		vacuum_once(h);
+	return ret;
 }
 
 struct history *history_open(const char *data_dir, bool read_only, const char **err)
@@ -881,4 +996,214 @@ int history_collector_load(struct history *h, struct history_collector_state *s)
 	s->outage_since_ns = state_get_int(h, KEY_OUTAGE);
 	ret = history_state_get(h, KEY_LAST_ERROR, s->last_error, sizeof(s->last_error));
 	return ret == -ENOENT ? 0 : ret;
+}
+
+/* --- size and retention ------------------------------------------------------------ */
+
+const struct history_upgrade *history_upgrade_info(const struct history *h)
+{
+	return &h->upgrade;
+}
+
+int history_size(struct history *h, struct history_size *s)
+{
+	char wal[PATH_MAX];
+	struct stat st;
+	int64_t pages, free_pages, page_size;
+	int ret, rc;
+
+	if (!h || !s)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	ret = prepare(h, push_sql[SIZE_PAGES], &h->push[SIZE_PAGES]);
+	if (ret)
+		return ret;
+	rc = sqlite3_step(h->push[SIZE_PAGES]);
+	if (rc == SQLITE_ROW) {
+		pages = sqlite3_column_int64(h->push[SIZE_PAGES], 0);
+		free_pages = sqlite3_column_int64(h->push[SIZE_PAGES], 1);
+		page_size = sqlite3_column_int64(h->push[SIZE_PAGES], 2);
+		if (pages > 0 && page_size > 0) {
+			s->db_bytes = (uint64_t)pages * (uint64_t)page_size;
+			if (free_pages > 0 && free_pages <= pages)
+				s->free_bytes = (uint64_t)free_pages * (uint64_t)page_size;
+		}
+	}
+	sqlite3_reset(h->push[SIZE_PAGES]);
+	if (rc != SQLITE_ROW)
+		return sqlite_errno(rc);
+	if (snprintf(wal, sizeof(wal), "%s-wal", h->path) < (int)sizeof(wal) &&
+	    stat(wal, &st) == 0 && st.st_size > 0)
+		s->wal_bytes = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* Steps a DELETE ... RETURNING length(blob): counts the rows and adds up their blobs. */
+static int step_deleted(sqlite3_stmt *st, uint64_t *rows, uint64_t *bytes)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t len = sqlite3_column_int64(st, 0);
+
+		(*rows)++;
+		*bytes += len > 0 ? (uint64_t)len : 0;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+static int bind_prune(sqlite3_stmt *st, bool protect_pending, int64_t arg)
+{
+	int rc = SQLITE_OK;
+
+	rc |= sqlite3_bind_int(st, 1, protect_pending);
+	if (sqlite3_bind_parameter_count(st) >= 2)
+		rc |= sqlite3_bind_int64(st, 2, arg);
+	if (rc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Profiles whose interval ended before cutoff_ns. */
+static int prune_age(struct history *h, int64_t cutoff_ns, bool protect_pending,
+		     struct history_prune_result *r)
+{
+	sqlite3_stmt *st;
+	int ret;
+
+	ret = push_stmt(h, PRUNE_AGE, true, &st);
+	if (!ret)
+		ret = bind_prune(st, protect_pending, cutoff_ns);
+	return ret ? ret : step_deleted(st, &r->aged, &r->aged_bytes);
+}
+
+/*
+ * How many of the oldest prunable rows free about excess bytes, from their
+ * stored sizes: one pass over the index and the blobs' lengths (no blob is
+ * read), instead of a delete-and-measure round per row. 0 when none is prunable.
+ */
+static int rows_to_free(struct history *h, bool protect_pending, uint64_t excess, int64_t *n)
+{
+	sqlite3_stmt *st;
+	uint64_t sum = 0;
+	int ret, rc;
+
+	*n = 0;
+	ret = push_stmt(h, PRUNE_PICK, false, &st);
+	if (!ret)
+		ret = bind_prune(st, protect_pending, 0);
+	if (ret)
+		return ret;
+	while (sum < excess && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t len = sqlite3_column_int64(st, 0);
+
+		sum += (len > 0 ? (uint64_t)len : 0) + PRUNE_ROW_OVERHEAD;
+		(*n)++;
+	}
+	ret = sum < excess && rc != SQLITE_DONE ? sqlite_errno(rc) : 0;
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+/*
+ * The oldest prunable profiles until the pages in use fit max_size. Pages,
+ * not blob bytes, are the bound: a row sharing its page with a survivor frees
+ * nothing, so each round measures again and picks more.
+ */
+static int prune_size(struct history *h, uint64_t max_size, bool protect_pending,
+		      struct history_prune_result *r)
+{
+	struct history_size sz;
+	sqlite3_stmt *st;
+	int64_t n;
+	int ret;
+
+	ret = history_size(h, &sz);
+	for (int round = 0; !ret && sz.db_bytes - sz.free_bytes > max_size; round++) {
+		if (round == PRUNE_ROUNDS)
+			return 0; /* the next prune goes on */
+		ret = rows_to_free(h, protect_pending, sz.db_bytes - sz.free_bytes - max_size, &n);
+		if (ret)
+			return ret;
+		if (n == 0) {
+			r->over_size = true;
+			return 0;
+		}
+		ret = push_stmt(h, PRUNE_OLDEST, true, &st);
+		if (!ret)
+			ret = bind_prune(st, protect_pending, n);
+		if (!ret)
+			ret = step_deleted(st, &r->sized, &r->sized_bytes);
+		if (!ret)
+			ret = history_size(h, &sz);
+	}
+	return ret;
+}
+
+/* Hands the pages deleted rows freed back to the file system, and empties the WAL. */
+static int compact(struct history *h)
+{
+	int rc = sqlite3_exec(h->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	return checkpoint_truncate(h->db, CHECKPOINT_BUSY_MS);
+}
+
+static int pending_size(struct history *h, struct history_prune_result *r)
+{
+	sqlite3_stmt *st;
+	int ret, rc;
+
+	ret = push_stmt(h, PRUNE_PENDING, false, &st);
+	if (ret)
+		return ret;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 0);
+		double bytes = sqlite3_column_double(st, 1);
+
+		r->pending = n > 0 ? (uint64_t)n : 0;
+		r->pending_bytes = bytes > 0 ? (uint64_t)bytes : 0;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
+}
+
+int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
+		  bool protect_pending, struct history_prune_result *r)
+{
+	struct history_size sz;
+	int64_t cutoff;
+	int ret;
+
+	if (!h || !r || retention_ns <= 0 || max_size == 0)
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	if (h->read_only)
+		return -EROFS;
+	if (h->version < 3)
+		return -ENODATA;
+	cutoff = now_ns < INT64_MIN + retention_ns ? INT64_MIN : now_ns - retention_ns;
+	ret = prune_age(h, cutoff, protect_pending, r);
+	if (!ret)
+		ret = prune_size(h, max_size, protect_pending, r);
+	if (!ret && r->aged + r->sized) {
+		ret = compact(h);
+		r->compacted = !ret;
+	}
+	if (!ret && r->over_size && protect_pending)
+		ret = pending_size(h, r);
+	if (!ret)
+		ret = history_size(h, &sz);
+	if (!ret) {
+		r->db_bytes = sz.db_bytes;
+		r->wal_bytes = sz.wal_bytes;
+	}
+	return ret;
 }
