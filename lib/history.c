@@ -1193,14 +1193,17 @@ int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint6
 	ret = prune_age(h, cutoff, protect_pending, r);
 	if (!ret)
 		ret = prune_size(h, max_size, protect_pending, r);
-	if (!ret && r->aged + r->sized) {
+	if (!ret)
+		ret = history_size(h, &sz);
+	/* the WAL counts too: what was written since the last checkpoint may tip it over */
+	if (!ret && (r->aged + r->sized || sz.db_bytes + sz.wal_bytes > max_size)) {
 		ret = compact(h);
 		r->compacted = !ret;
+		if (!ret)
+			ret = history_size(h, &sz);
 	}
 	if (!ret && r->over_size && protect_pending)
 		ret = pending_size(h, r);
-	if (!ret)
-		ret = history_size(h, &sz);
 	if (!ret) {
 		r->db_bytes = sz.db_bytes;
 		r->wal_bytes = sz.wal_bytes;

@@ -168,11 +168,12 @@ struct history_prune_result {
  * retention_ns, then the oldest ones while the pages in use (db_bytes -
  * free_bytes) exceed max_size; with protect_pending, profiles still waiting to
  * be pushed are never deleted (the uploader expires them after max_age, then
- * they may go). When it deleted anything, it returns the freed pages to the
- * file system (incremental vacuum) and truncates the WAL, so that right after
- * it the file plus WAL fit max_size (unless a reader held the WAL: the next
- * prune truncates it). Cheap when nothing is past a bound: an index probe and
- * a header read. -EROFS on a read-only handle.
+ * they may go). When it deleted anything, or the file plus its WAL exceed
+ * max_size, it returns the freed pages to the file system (incremental vacuum)
+ * and truncates the WAL: right after a prune, history.db plus its WAL fit
+ * max_size (unless a reader held the WAL: the next prune truncates it, or only
+ * unsent rows are left: over_size). Cheap when nothing is past a bound: an
+ * index probe, a header read and a stat(). -EROFS on a read-only handle.
  */
 int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
 		  bool protect_pending, struct history_prune_result *r);
