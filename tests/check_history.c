@@ -801,6 +801,7 @@ START_TEST(test_prune_size)
 	ck_assert(r.compacted);
 	ck_assert(!r.over_size);
 	ck_assert_uint_le(r.db_bytes + r.wal_bytes, max_size);
+	ck_assert_uint_eq(r.file_bytes + r.wal_bytes, disk_bytes());
 	ck_assert_uint_le(disk_bytes(), max_size);
 	ck_assert_uint_ge(r.sized_bytes, r.sized * BIG_ROW);
 	ck_assert_uint_le(r.sized_bytes, r.sized * (BIG_ROW + 64));
