@@ -80,7 +80,7 @@ static void report(const struct history_prune_result *r, const struct ember_conf
 	char line[512], size[32], bytes[32], bound[32];
 	size_t off = 0;
 
-	fmt_bytes(r->db_bytes + r->wal_bytes, size, sizeof(size));
+	fmt_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
 	if (r->aged) {
 		fmt_bytes(r->aged_bytes, bytes, sizeof(bytes));
 		fmt_age(cfg->retention_ns, bound, sizeof(bound));
@@ -95,7 +95,7 @@ static void report(const struct history_prune_result *r, const struct ember_conf
 				r->sized, r->sized == 1 ? "" : "s", bound, bytes);
 	}
 	if (off)
-		log_info("retention: deleted %s; history.db %s", line, size);
+		log_info("retention: deleted %s; history.db %s on disk", line, size);
 }
 
 /* Said once when it starts and once when it ends. */
@@ -108,7 +108,7 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 		return;
 	last.over_size = r->over_size;
 	fmt_bytes(cfg->max_size, bound, sizeof(bound));
-	fmt_bytes(r->db_bytes + r->wal_bytes, size, sizeof(size));
+	fmt_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
 	if (!r->over_size) {
 		log_info("retention: history.db is back under max_size %s (%s)", bound, size);
 		return;

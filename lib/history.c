@@ -305,7 +305,7 @@ static void vacuum_once(struct history *h)
 	if (query_int(h->db, "PRAGMA auto_vacuum", &mode) || mode == 2)
 		return;
 	if (!history_size(h, &sz))
-		h->upgrade.bytes_before = sz.db_bytes + sz.wal_bytes;
+		h->upgrade.bytes_before = sz.file_bytes + sz.wal_bytes;
 	t0 = monotonic_ns();
 	rc = sqlite3_exec(h->db, "PRAGMA auto_vacuum = INCREMENTAL; VACUUM", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
@@ -316,7 +316,7 @@ static void vacuum_once(struct history *h)
 	h->upgrade.vacuumed = true;
 	h->upgrade.took_ns = monotonic_ns() - t0;
 	if (!history_size(h, &sz))
-		h->upgrade.bytes_after = sz.db_bytes + sz.wal_bytes;
+		h->upgrade.bytes_after = sz.file_bytes + sz.wal_bytes;
 }
 
 /*
@@ -1032,6 +1032,8 @@ int history_size(struct history *h, struct history_size *s)
 	sqlite3_reset(h->push[SIZE_PAGES]);
 	if (rc != SQLITE_ROW)
 		return sqlite_errno(rc);
+	if (stat(h->path, &st) == 0 && st.st_size > 0)
+		s->file_bytes = (uint64_t)st.st_size;
 	if (snprintf(wal, sizeof(wal), "%s-wal", h->path) < (int)sizeof(wal) &&
 	    stat(wal, &st) == 0 && st.st_size > 0)
 		s->wal_bytes = (uint64_t)st.st_size;
@@ -1206,6 +1208,7 @@ int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint6
 		ret = pending_size(h, r);
 	if (!ret) {
 		r->db_bytes = sz.db_bytes;
+		r->file_bytes = sz.file_bytes;
 		r->wal_bytes = sz.wal_bytes;
 	}
 	return ret;

@@ -132,6 +132,7 @@ int history_state_get(struct history *h, const char *key, char *value, size_t le
 struct history_size {
 	uint64_t db_bytes;		/* page_count * page_size: the file once checkpointed */
 	uint64_t free_bytes;		/* free pages inside it (deleted rows not yet vacuumed) */
+	uint64_t file_bytes;		/* history.db as the file system has it now */
 	uint64_t wal_bytes;		/* the -wal file as it is now */
 };
 
@@ -160,7 +161,7 @@ struct history_prune_result {
 	bool compacted;			/* freed pages returned to the file system, WAL truncated */
 	bool over_size;			/* still over max_size: nothing left that may be deleted */
 	uint64_t pending, pending_bytes; /* with protect_pending and over_size: what is kept */
-	uint64_t db_bytes, wal_bytes;	/* after the prune, as history_size() */
+	uint64_t db_bytes, file_bytes, wal_bytes; /* after the prune, as history_size() */
 };
 
 /*
