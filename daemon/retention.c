@@ -71,29 +71,36 @@ void retention_opened(struct history *h)
 		return;
 	fmt_bytes(u->bytes_before, before, sizeof(before));
 	fmt_bytes(u->bytes_after, after, sizeof(after));
-	log_info("%s: compacted once for retention (VACUUM, %s -> %s in %.1fs)",
-		 history_path(h), before, after, u->took_ns / 1e9);
+	log_info("%s: compacted once for retention (VACUUM, %s -> %s in %.1fs)", history_path(h),
+		 before, after, u->took_ns / 1e9);
+}
+
+/* "N profiles WHY (SIZE)", after ", " when the line has something already. */
+static size_t append_deleted(char *line, size_t len, size_t off, uint64_t n, const char *why,
+			     uint64_t bytes)
+{
+	char size[32];
+
+	if (!n || off >= len)
+		return off;
+	fmt_bytes(bytes, size, sizeof(size));
+	return off + (size_t)snprintf(line + off, len - off, "%s%" PRIu64 " %s %s (%s)",
+				      off ? ", " : "", n, n == 1 ? "profile" : "profiles", why,
+				      size);
 }
 
 static void report(const struct history_prune_result *r, const struct ember_config *cfg)
 {
-	char line[512], size[32], bytes[32], bound[32];
+	char line[512], size[32], age[32], bound[32], why[64];
 	size_t off = 0;
 
 	fmt_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
-	if (r->aged) {
-		fmt_bytes(r->aged_bytes, bytes, sizeof(bytes));
-		fmt_age(cfg->retention_ns, bound, sizeof(bound));
-		off += snprintf(line + off, sizeof(line) - off, "%s%" PRIu64 " profile%s older than %s (%s)",
-				off ? ", " : "", r->aged, r->aged == 1 ? "" : "s", bound, bytes);
-	}
-	if (r->sized && off < sizeof(line)) {
-		fmt_bytes(r->sized_bytes, bytes, sizeof(bytes));
-		fmt_bytes(cfg->max_size, bound, sizeof(bound));
-		off += snprintf(line + off, sizeof(line) - off,
-				"%s%" PRIu64 " oldest profile%s over max_size %s (%s)", off ? ", " : "",
-				r->sized, r->sized == 1 ? "" : "s", bound, bytes);
-	}
+	fmt_age(cfg->retention_ns, age, sizeof(age));
+	snprintf(why, sizeof(why), "older than %s", age);
+	off = append_deleted(line, sizeof(line), off, r->aged, why, r->aged_bytes);
+	fmt_bytes(cfg->max_size, bound, sizeof(bound));
+	snprintf(why, sizeof(why), "over max_size %s", bound);
+	off = append_deleted(line, sizeof(line), off, r->sized, why, r->sized_bytes);
 	if (off)
 		log_info("retention: deleted %s; history.db %s on disk", line, size);
 }
@@ -115,12 +122,14 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 	}
 	fmt_bytes(r->pending_bytes, pending, sizeof(pending));
 	if (protect)
-		log_warnx("retention: history.db (%s) is over max_size %s, but what is left is %" PRIu64
-			  " profiles (%s) not yet pushed to the collector: they are kept until sent or "
-			  "older than [collector] max_age", size, bound, r->pending, pending);
+		log_warnx("retention: history.db (%s) is over max_size %s, but what is left is "
+			  "%" PRIu64 " profiles (%s) not yet pushed to the collector: they are "
+			  "kept until sent or older than [collector] max_age",
+			  size, bound, r->pending, pending);
 	else
 		log_warnx("retention: history.db (%s) is over max_size %s with no profile left to "
-			  "delete", size, bound);
+			  "delete",
+			  size, bound);
 }
 
 void retention_prune(struct history *h, const struct ember_config *cfg)

@@ -932,7 +932,8 @@ START_TEST(test_migrate_v2_vacuum)
 	ck_assert(!history_upgrade_info(h)->vacuumed); /* a new file has it from the start */
 	history_close(h);
 	ck_assert_int_eq(sql_int("PRAGMA auto_vacuum"), 2);
-	sql("PRAGMA auto_vacuum = NONE; VACUUM; DROP INDEX profiles_start; PRAGMA user_version = 2");
+	sql("PRAGMA auto_vacuum = NONE; VACUUM; DROP INDEX profiles_start; "
+	    "PRAGMA user_version = 2");
 	ck_assert_int_eq(sql_int("PRAGMA auto_vacuum"), 0);
 
 	/* a reader of a v2 file: sizes yes, prune no */
@@ -952,8 +953,8 @@ START_TEST(test_migrate_v2_vacuum)
 	ck_assert_int_ge(u->took_ns, 0);
 	ck_assert_int_eq(sql_int("PRAGMA auto_vacuum"), 2);
 	ck_assert_int_eq(sql_int("PRAGMA user_version"), 3);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM sqlite_master WHERE name = 'profiles_start'"),
-			 1);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM sqlite_master "
+				 "WHERE name = 'profiles_start'"), 1);
 	r = prune(h, 2000, NO_AGE_LIMIT, 64 * KiB, false);
 	ck_assert_uint_gt(r.sized, 0);
 	ck_assert_uint_le(disk_bytes(), 64 * KiB);
