@@ -109,7 +109,7 @@ static void report(const struct history_prune_result *r, const struct ember_conf
 static void report_over_size(const struct history_prune_result *r, const struct ember_config *cfg,
 			     bool protect)
 {
-	char bound[32], pending[32], size[32];
+	char bound[32], size[32];
 
 	if (r->over_size == last.over_size)
 		return;
@@ -120,12 +120,11 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 		log_info("retention: history.db is back under max_size %s (%s)", bound, size);
 		return;
 	}
-	fmt_bytes(r->pending_bytes, pending, sizeof(pending));
 	if (protect)
 		log_warnx("retention: history.db (%s) is over max_size %s, but what is left is "
-			  "%" PRIu64 " profiles (%s) not yet pushed to the collector: they are "
-			  "kept until sent or older than [collector] max_age",
-			  size, bound, r->pending, pending);
+			  "%" PRIu64 " profiles not yet pushed to the collector: they are kept "
+			  "until sent or older than [collector] max_age",
+			  size, bound, r->pending);
 	else
 		log_warnx("retention: history.db (%s) is over max_size %s with no profile left to "
 			  "delete",

@@ -64,12 +64,14 @@ static const char migrate_v2_sql[] =
 	"PRAGMA user_version = 2;";
 
 /*
- * v3: retention. An index on start_ns alone lets a prune find the oldest rows
- * of every type without a scan; the file also switches to incremental
- * auto-vacuum (see vacuum_once()), which needs no SQL here.
+ * v3: retention. An index on start_ns lets a prune find the oldest rows of
+ * every type without a scan, and push_state in it tells which of them wait to
+ * be pushed without reading the table (a long outage leaves many). The file
+ * also switches to incremental auto-vacuum (see vacuum_once()): no SQL here.
  */
-static const char migrate_v3_sql[] = "CREATE INDEX profiles_start ON profiles(start_ns);"
-				     "PRAGMA user_version = 3;";
+static const char migrate_v3_sql[] =
+	"CREATE INDEX profiles_start ON profiles(start_ns, push_state);"
+	"PRAGMA user_version = 3;";
 
 static const char insert_sql[] =
 	"INSERT INTO profiles (start_ns, end_ns, type, app, labels, samples, processes, "
@@ -107,7 +109,6 @@ enum push_stmt {
 	PRUNE_AGE,
 	PRUNE_PICK,
 	PRUNE_OLDEST,
-	PRUNE_PENDING,
 	SIZE_PAGES,
 	PUSH_STMT_COUNT
 };
@@ -138,7 +139,6 @@ static const char *const push_sql[PUSH_STMT_COUNT] = {
 	[PRUNE_PICK] = "SELECT length(blob) FROM profiles WHERE " PRUNABLE " ORDER BY start_ns, id",
 	[PRUNE_OLDEST] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE " PRUNABLE
 			 " ORDER BY start_ns, id LIMIT ?2) RETURNING length(blob)",
-	[PRUNE_PENDING] = "SELECT count(*), total(length(blob)) FROM profiles WHERE push_state = 0",
 	[SIZE_PAGES] = "SELECT * FROM pragma_page_count(), pragma_freelist_count(), "
 		       "pragma_page_size()",
 };
@@ -1157,31 +1157,11 @@ static int compact(struct history *h)
 	return checkpoint_truncate(h->db, CHECKPOINT_BUSY_MS);
 }
 
-static int pending_size(struct history *h, struct history_prune_result *r)
-{
-	sqlite3_stmt *st;
-	int ret, rc;
-
-	ret = push_stmt(h, PRUNE_PENDING, false, &st);
-	if (ret)
-		return ret;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		int64_t n = sqlite3_column_int64(st, 0);
-		double bytes = sqlite3_column_double(st, 1);
-
-		r->pending = n > 0 ? (uint64_t)n : 0;
-		r->pending_bytes = bytes > 0 ? (uint64_t)bytes : 0;
-	}
-	sqlite3_reset(st);
-	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
-}
-
 int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
 		  bool protect_pending, struct history_prune_result *r)
 {
 	struct history_size sz;
-	int64_t cutoff;
+	int64_t cutoff, oldest;
 	int ret;
 
 	if (!h || !r || retention_ns <= 0 || max_size == 0)
@@ -1205,7 +1185,7 @@ int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint6
 			ret = history_size(h, &sz);
 	}
 	if (!ret && r->over_size && protect_pending)
-		ret = pending_size(h, r);
+		ret = history_pending_count(h, &r->pending, &oldest);
 	if (!ret) {
 		r->db_bytes = sz.db_bytes;
 		r->file_bytes = sz.file_bytes;

@@ -160,7 +160,7 @@ struct history_prune_result {
 	uint64_t sized, sized_bytes;	/* oldest rows deleted to fit max_size */
 	bool compacted;			/* freed pages returned to the file system, WAL truncated */
 	bool over_size;			/* still over max_size: nothing left that may be deleted */
-	uint64_t pending, pending_bytes; /* with protect_pending and over_size: what is kept */
+	uint64_t pending;		/* with protect_pending and over_size: the rows kept */
 	uint64_t db_bytes, file_bytes, wal_bytes; /* after the prune, as history_size() */
 };
 
