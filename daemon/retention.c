@@ -102,7 +102,8 @@ static void report(const struct history_prune_result *r, const struct ember_conf
 	snprintf(why, sizeof(why), "over max_size %s", bound);
 	off = append_deleted(line, sizeof(line), off, r->sized, why, r->sized_bytes);
 	if (off)
-		log_info("retention: deleted %s; history.db %s on disk", line, size);
+		log_info("retention: deleted %s; history.db %s on disk%s", line, size,
+			 r->more ? "; more at the next interval" : "");
 }
 
 /* Said once when it starts and once when it ends. */

@@ -31,6 +31,14 @@
 #define PRUNE_ROW_OVERHEAD 256
 /* Rounds of "pick the oldest rows by blob size, delete, measure" per prune. */
 #define PRUNE_ROUNDS 16
+/*
+ * A prune runs on the sampling thread: a first one over a large backlog (a
+ * smaller max_size, a shorter retention) deletes at most this many rows and
+ * moves at most this many pages (64 MiB of 4 KiB pages) to shrink the file;
+ * the next prunes go on until the history is within its bounds.
+ */
+#define PRUNE_MAX_ROWS 4096
+#define PRUNE_MAX_VACUUM_PAGES 16384
 /* zstd's default level: cheap enough to run every interval, ~4x on pprof. */
 #define BLOB_ZSTD_LEVEL 3
 
@@ -134,8 +142,9 @@ static const char *const push_sql[PUSH_STMT_COUNT] = {
 	[PUSH_STATE_SET] = "INSERT OR REPLACE INTO collector_state (key, value) VALUES (?1, ?2)",
 	[PUSH_STATE_GET] = "SELECT value FROM collector_state WHERE key = ?1",
 	/* start_ns < ?2 lets profiles_start serve; a row ends at or after it starts */
-	[PRUNE_AGE] = "DELETE FROM profiles WHERE start_ns < ?2 AND end_ns < ?2 AND " PRUNABLE
-		      " RETURNING length(blob)",
+	[PRUNE_AGE] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE "
+		      "start_ns < ?2 AND end_ns < ?2 AND " PRUNABLE " ORDER BY start_ns LIMIT ?3) "
+		      "RETURNING length(blob)",
 	[PRUNE_PICK] = "SELECT length(blob) FROM profiles WHERE " PRUNABLE " ORDER BY start_ns, id",
 	[PRUNE_OLDEST] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE " PRUNABLE
 			 " ORDER BY start_ns, id LIMIT ?2) RETURNING length(blob)",
@@ -163,6 +172,7 @@ struct history {
 	bool read_only;
 	int version;		/* a read-only open may see a v1 file: no push state */
 	struct history_upgrade upgrade; /* what this writer's open did once to an older file */
+	bool incremental;	/* auto_vacuum = INCREMENTAL: a prune can shrink the file */
 	sqlite3_stmt *insert;
 	sqlite3_stmt *query[2][2]; /* [with_blob][by_type], prepared on first use */
 	sqlite3_stmt *push[PUSH_STMT_COUNT]; /* push_sql, prepared on first use */
@@ -302,8 +312,10 @@ static void vacuum_once(struct history *h)
 	int64_t mode = 0, t0;
 	int rc;
 
-	if (query_int(h->db, "PRAGMA auto_vacuum", &mode) || mode == 2)
+	if (query_int(h->db, "PRAGMA auto_vacuum", &mode) || mode == 2) {
+		h->incremental = mode == 2;
 		return;
+	}
 	if (!history_size(h, &sz))
 		h->upgrade.bytes_before = sz.file_bytes + sz.wal_bytes;
 	t0 = monotonic_ns();
@@ -314,6 +326,7 @@ static void vacuum_once(struct history *h)
 	}
 	h->upgrade.err = checkpoint_truncate(h->db, BUSY_TIMEOUT_MS);
 	h->upgrade.vacuumed = true;
+	h->incremental = true;
 	h->upgrade.took_ns = monotonic_ns() - t0;
 	if (!history_size(h, &sz))
 		h->upgrade.bytes_after = sz.file_bytes + sz.wal_bytes;
@@ -1056,13 +1069,16 @@ static int step_deleted(sqlite3_stmt *st, uint64_t *rows, uint64_t *bytes)
 	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
 }
 
-static int bind_prune(sqlite3_stmt *st, bool protect_pending, int64_t arg)
+/* ?1 protect_pending, then arg and limit when the statement has them. */
+static int bind_prune(sqlite3_stmt *st, bool protect_pending, int64_t arg, int64_t limit)
 {
-	int rc = SQLITE_OK;
+	int n = sqlite3_bind_parameter_count(st), rc = SQLITE_OK;
 
 	rc |= sqlite3_bind_int(st, 1, protect_pending);
-	if (sqlite3_bind_parameter_count(st) >= 2)
+	if (n >= 2)
 		rc |= sqlite3_bind_int64(st, 2, arg);
+	if (n >= 3)
+		rc |= sqlite3_bind_int64(st, 3, limit);
 	if (rc != SQLITE_OK) {
 		sqlite3_clear_bindings(st);
 		return -ENOMEM;
@@ -1079,8 +1095,12 @@ static int prune_age(struct history *h, int64_t cutoff_ns, bool protect_pending,
 
 	ret = push_stmt(h, PRUNE_AGE, true, &st);
 	if (!ret)
-		ret = bind_prune(st, protect_pending, cutoff_ns);
-	return ret ? ret : step_deleted(st, &r->aged, &r->aged_bytes);
+		ret = bind_prune(st, protect_pending, cutoff_ns, PRUNE_MAX_ROWS);
+	if (!ret)
+		ret = step_deleted(st, &r->aged, &r->aged_bytes);
+	if (!ret && r->aged == PRUNE_MAX_ROWS)
+		r->more = true;
+	return ret;
 }
 
 /*
@@ -1097,7 +1117,7 @@ static int rows_to_free(struct history *h, bool protect_pending, uint64_t excess
 	*n = 0;
 	ret = push_stmt(h, PRUNE_PICK, false, &st);
 	if (!ret)
-		ret = bind_prune(st, protect_pending, 0);
+		ret = bind_prune(st, protect_pending, 0, 0);
 	if (ret)
 		return ret;
 	while (sum < excess && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1127,8 +1147,10 @@ static int prune_size(struct history *h, uint64_t max_size, bool protect_pending
 
 	ret = history_size(h, &sz);
 	for (int round = 0; !ret && sz.db_bytes - sz.free_bytes > max_size; round++) {
-		if (round == PRUNE_ROUNDS)
-			return 0; /* the next prune goes on */
+		if (round == PRUNE_ROUNDS || r->aged + r->sized >= PRUNE_MAX_ROWS) {
+			r->more = true; /* the next prune goes on */
+			return 0;
+		}
 		ret = rows_to_free(h, protect_pending, sz.db_bytes - sz.free_bytes - max_size, &n);
 		if (ret)
 			return ret;
@@ -1136,9 +1158,11 @@ static int prune_size(struct history *h, uint64_t max_size, bool protect_pending
 			r->over_size = true;
 			return 0;
 		}
+		if (n > PRUNE_MAX_ROWS - (int64_t)(r->aged + r->sized))
+			n = PRUNE_MAX_ROWS - (int64_t)(r->aged + r->sized);
 		ret = push_stmt(h, PRUNE_OLDEST, true, &st);
 		if (!ret)
-			ret = bind_prune(st, protect_pending, n);
+			ret = bind_prune(st, protect_pending, n, 0);
 		if (!ret)
 			ret = step_deleted(st, &r->sized, &r->sized_bytes);
 		if (!ret)
@@ -1147,14 +1171,27 @@ static int prune_size(struct history *h, uint64_t max_size, bool protect_pending
 	return ret;
 }
 
-/* Hands the pages deleted rows freed back to the file system, and empties the WAL. */
-static int compact(struct history *h)
-{
-	int rc = sqlite3_exec(h->db, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
+/*
+ * Hands the pages deleted rows freed back to the file system, up to a bound
+ * (free pages left over make r->more), and empties the WAL.
+ */
+static int compact(struct history *h, struct history_prune_result *r)
+{
+	static const char vacuum_sql[] =
+		"PRAGMA incremental_vacuum(" STR(PRUNE_MAX_VACUUM_PAGES) ")";
+	struct history_size sz;
+	int rc, ret;
+
+	rc = sqlite3_exec(h->db, vacuum_sql, NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sqlite_errno(rc);
-	return checkpoint_truncate(h->db, CHECKPOINT_BUSY_MS);
+	ret = history_size(h, &sz);
+	if (!ret && sz.free_bytes && h->incremental)
+		r->more = true;
+	return ret ? ret : checkpoint_truncate(h->db, CHECKPOINT_BUSY_MS);
 }
 
 int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
@@ -1179,7 +1216,7 @@ int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint6
 		ret = history_size(h, &sz);
 	/* the WAL counts too: what was written since the last checkpoint may tip it over */
 	if (!ret && (r->aged + r->sized || sz.db_bytes + sz.wal_bytes > max_size)) {
-		ret = compact(h);
+		ret = compact(h, r);
 		r->compacted = !ret;
 		if (!ret)
 			ret = history_size(h, &sz);

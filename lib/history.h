@@ -160,6 +160,7 @@ struct history_prune_result {
 	uint64_t sized, sized_bytes;	/* oldest rows deleted to fit max_size */
 	bool compacted;			/* freed pages returned to the file system, WAL truncated */
 	bool over_size;			/* still over max_size: nothing left that may be deleted */
+	bool more;			/* a per-prune bound was reached: the next prune goes on */
 	uint64_t pending;		/* with protect_pending and over_size: the rows kept */
 	uint64_t db_bytes, file_bytes, wal_bytes; /* after the prune, as history_size() */
 };
@@ -173,8 +174,10 @@ struct history_prune_result {
  * max_size, it returns the freed pages to the file system (incremental vacuum)
  * and truncates the WAL: right after a prune, history.db plus its WAL fit
  * max_size (unless a reader held the WAL: the next prune truncates it, or only
- * unsent rows are left: over_size). Cheap when nothing is past a bound: an
- * index probe, a header read and a stat(). -EROFS on a read-only handle.
+ * unsent rows are left: over_size). One prune deletes at most 4096 rows and
+ * gives back at most 64 MiB of pages (more: the next prune goes on), so that a
+ * large backlog does not stall its caller. Cheap when nothing is past a bound:
+ * an index probe, a header read and a stat(). -EROFS on a read-only handle.
  */
 int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
 		  bool protect_pending, struct history_prune_result *r);

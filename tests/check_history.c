@@ -918,6 +918,26 @@ START_TEST(test_prune_pending_size)
 }
 END_TEST
 
+/* A large backlog is deleted over several prunes, 4096 rows at most in each. */
+START_TEST(test_prune_bounded)
+{
+	struct history *h = open_rw();
+	struct history_prune_result r;
+
+	for (int k = 0; k < 5000; k++)
+		put(h, k, k + 1, "cpu", "a", 1);
+	r = prune(h, 10000, 1000, 1 << 30, false);
+	ck_assert_uint_eq(r.aged, 4096);
+	ck_assert(r.more);
+	ck_assert_int_eq(sql_int("SELECT min(start_ns) FROM profiles"), 4096);
+	r = prune(h, 10000, 1000, 1 << 30, false);
+	ck_assert_uint_eq(r.aged, 5000 - 4096);
+	ck_assert(!r.more);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM profiles"), 0);
+	history_close(h);
+}
+END_TEST
+
 /* A v2 file (no auto-vacuum, no start index) is vacuumed once when a writer opens it. */
 START_TEST(test_migrate_v2_vacuum)
 {
@@ -992,6 +1012,7 @@ Suite *history_suite(void)
 	tcase_add_test(tc, test_prune_size);
 	tcase_add_test(tc, test_prune_pending);
 	tcase_add_test(tc, test_prune_pending_size);
+	tcase_add_test(tc, test_prune_bounded);
 	tcase_add_test(tc, test_migrate_v2_vacuum);
 	suite_add_tcase(s, tc);
 	return s;

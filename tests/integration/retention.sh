@@ -60,7 +60,8 @@ sized=$(grep -c "profiles\? over max_size $MAX_KIB.0 KiB" "$T/emberd.log" || tru
 [ "$sized" -ge 3 ] || fail "only $sized prunes deleted by size in $RUN_S intervals"
 # every prune that deleted: history.db + WAL on disk right after it, within the bound
 awk -v max="$MAX_KIB" '/retention: deleted/ {
-	n = split($0, w, " "); v = w[n - 3]; u = w[n - 2]
+	match($0, /history.db [0-9.]+ [A-Za-z]+ on disk/)
+	split(substr($0, RSTART, RLENGTH), w, " "); v = w[2]; u = w[3]
 	kib = u == "KiB" ? v : u == "bytes" ? v / 1024 : u == "MiB" ? v * 1024 : 1e12
 	if (kib > max) { print "over the bound after a prune: " $0; bad = 1 }
 } END { exit bad }' "$T/emberd.log" || fail "a prune left history.db over $MAX_KIB KiB"
