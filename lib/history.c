@@ -1106,13 +1106,15 @@ static int prune_age(struct history *h, int64_t cutoff_ns, bool protect_pending,
 /*
  * How many of the oldest prunable rows free about excess bytes, from their
  * stored sizes: one pass over the index and the blobs' lengths (no blob is
- * read), instead of a delete-and-measure round per row. 0 when none is prunable.
+ * read), instead of a delete-and-measure round per row; at most limit rows.
+ * 0 when none is prunable.
  */
-static int rows_to_free(struct history *h, bool protect_pending, uint64_t excess, int64_t *n)
+static int rows_to_free(struct history *h, bool protect_pending, uint64_t excess, int64_t limit,
+			int64_t *n)
 {
 	sqlite3_stmt *st;
 	uint64_t sum = 0;
-	int ret, rc;
+	int ret, rc = SQLITE_DONE;
 
 	*n = 0;
 	ret = push_stmt(h, PRUNE_PICK, false, &st);
@@ -1120,13 +1122,13 @@ static int rows_to_free(struct history *h, bool protect_pending, uint64_t excess
 		ret = bind_prune(st, protect_pending, 0, 0);
 	if (ret)
 		return ret;
-	while (sum < excess && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (sum < excess && *n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t len = sqlite3_column_int64(st, 0);
 
 		sum += (len > 0 ? (uint64_t)len : 0) + PRUNE_ROW_OVERHEAD;
 		(*n)++;
 	}
-	ret = sum < excess && rc != SQLITE_DONE ? sqlite_errno(rc) : 0;
+	ret = rc != SQLITE_DONE && rc != SQLITE_ROW ? sqlite_errno(rc) : 0;
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return ret;
@@ -1151,15 +1153,14 @@ static int prune_size(struct history *h, uint64_t max_size, bool protect_pending
 			r->more = true; /* the next prune goes on */
 			return 0;
 		}
-		ret = rows_to_free(h, protect_pending, sz.db_bytes - sz.free_bytes - max_size, &n);
+		ret = rows_to_free(h, protect_pending, sz.db_bytes - sz.free_bytes - max_size,
+				   PRUNE_MAX_ROWS - (int64_t)(r->aged + r->sized), &n);
 		if (ret)
 			return ret;
 		if (n == 0) {
 			r->over_size = true;
 			return 0;
 		}
-		if (n > PRUNE_MAX_ROWS - (int64_t)(r->aged + r->sized))
-			n = PRUNE_MAX_ROWS - (int64_t)(r->aged + r->sized);
 		ret = push_stmt(h, PRUNE_OLDEST, true, &st);
 		if (!ret)
 			ret = bind_prune(st, protect_pending, n, 0);
