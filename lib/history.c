@@ -32,12 +32,14 @@
 /* Rounds of "pick the oldest rows by blob size, delete, measure" per prune. */
 #define PRUNE_ROUNDS 16
 /*
- * A prune runs on the sampling thread: a first one over a large backlog (a
- * smaller max_size, a shorter retention) deletes at most this many rows and
- * moves at most this many pages (64 MiB of 4 KiB pages) to shrink the file;
- * the next prunes go on until the history is within its bounds.
+ * A prune runs on the sampling thread. Over a large backlog (a first prune
+ * after lowering a bound) it deletes at most this many rows and blob bytes
+ * (deleting reads every overflow page: ~1 s per 100 MiB) and moves at most
+ * this many pages (64 MiB of 4 KiB pages) to shrink the file; the next prunes
+ * go on until the history is within its bounds.
  */
 #define PRUNE_MAX_ROWS 4096
+#define PRUNE_MAX_BYTES (64ULL << 20)
 #define PRUNE_MAX_VACUUM_PAGES 16384
 /* zstd's default level: cheap enough to run every interval, ~4x on pprof. */
 #define BLOB_ZSTD_LEVEL 3
@@ -114,15 +116,18 @@ enum push_stmt {
 	PUSH_PENDING,
 	PUSH_STATE_SET,
 	PUSH_STATE_GET,
+	PRUNE_AGE_PICK,
 	PRUNE_AGE,
-	PRUNE_PICK,
-	PRUNE_OLDEST,
+	PRUNE_SIZE_PICK,
+	PRUNE_SIZE,
 	SIZE_PAGES,
 	PUSH_STMT_COUNT
 };
 
 /* Rows a prune may delete: all of them, or (?1 != 0) all but those waiting to be pushed. */
 #define PRUNABLE "(?1 = 0 OR push_state != 0)"
+/* ... and of those, the ones whose interval ended before ?2. */
+#define AGED "profiles WHERE start_ns < ?2 AND end_ns < ?2 AND " PRUNABLE
 
 #define PENDING_COLS QUERY_COLS "blob, push_attempts FROM profiles WHERE push_state = 0 "
 
@@ -142,12 +147,18 @@ static const char *const push_sql[PUSH_STMT_COUNT] = {
 	[PUSH_STATE_SET] = "INSERT OR REPLACE INTO collector_state (key, value) VALUES (?1, ?2)",
 	[PUSH_STATE_GET] = "SELECT value FROM collector_state WHERE key = ?1",
 	/* start_ns < ?2 lets profiles_start serve; a row ends at or after it starts */
-	[PRUNE_AGE] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE "
-		      "start_ns < ?2 AND end_ns < ?2 AND " PRUNABLE " ORDER BY start_ns LIMIT ?3) "
-		      "RETURNING length(blob)",
-	[PRUNE_PICK] = "SELECT length(blob) FROM profiles WHERE " PRUNABLE " ORDER BY start_ns, id",
-	[PRUNE_OLDEST] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE " PRUNABLE
-			 " ORDER BY start_ns, id LIMIT ?2) RETURNING length(blob)",
+	/*
+	 * A prune's two passes, each a pick (the oldest rows' stored sizes, to
+	 * choose how many) and a delete of that many (?3). Past retention:
+	 * start_ns < ?2 lets profiles_start serve, a row ends at or after it starts.
+	 */
+	[PRUNE_AGE_PICK] = "SELECT length(blob) FROM " AGED " ORDER BY start_ns, id",
+	[PRUNE_AGE] = "DELETE FROM profiles WHERE id IN (SELECT id FROM " AGED
+		      " ORDER BY start_ns, id LIMIT ?3) RETURNING length(blob)",
+	[PRUNE_SIZE_PICK] = "SELECT length(blob) FROM profiles WHERE " PRUNABLE
+			    " ORDER BY start_ns, id",
+	[PRUNE_SIZE] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE " PRUNABLE
+		       " ORDER BY start_ns, id LIMIT ?3) RETURNING length(blob)",
 	[SIZE_PAGES] = "SELECT * FROM pragma_page_count(), pragma_freelist_count(), "
 		       "pragma_page_size()",
 };
@@ -1069,14 +1080,14 @@ static int step_deleted(sqlite3_stmt *st, uint64_t *rows, uint64_t *bytes)
 	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
 }
 
-/* ?1 protect_pending, then arg and limit when the statement has them. */
-static int bind_prune(sqlite3_stmt *st, bool protect_pending, int64_t arg, int64_t limit)
+/* ?1 protect_pending, then ?2 cutoff and ?3 limit for the statements that have them. */
+static int bind_prune(sqlite3_stmt *st, bool protect_pending, int64_t cutoff, int64_t limit)
 {
 	int n = sqlite3_bind_parameter_count(st), rc = SQLITE_OK;
 
 	rc |= sqlite3_bind_int(st, 1, protect_pending);
 	if (n >= 2)
-		rc |= sqlite3_bind_int64(st, 2, arg);
+		rc |= sqlite3_bind_int64(st, 2, cutoff);
 	if (n >= 3)
 		rc |= sqlite3_bind_int64(st, 3, limit);
 	if (rc != SQLITE_OK) {
@@ -1086,43 +1097,33 @@ static int bind_prune(sqlite3_stmt *st, bool protect_pending, int64_t arg, int64
 	return 0;
 }
 
-/* Profiles whose interval ended before cutoff_ns. */
-static int prune_age(struct history *h, int64_t cutoff_ns, bool protect_pending,
-		     struct history_prune_result *r)
-{
-	sqlite3_stmt *st;
-	int ret;
-
-	ret = push_stmt(h, PRUNE_AGE, true, &st);
-	if (!ret)
-		ret = bind_prune(st, protect_pending, cutoff_ns, PRUNE_MAX_ROWS);
-	if (!ret)
-		ret = step_deleted(st, &r->aged, &r->aged_bytes);
-	if (!ret && r->aged == PRUNE_MAX_ROWS)
-		r->more = true;
-	return ret;
-}
+/* What one prune may still delete. */
+struct prune_budget {
+	int64_t rows;
+	uint64_t bytes;
+};
 
 /*
- * How many of the oldest prunable rows free about excess bytes, from their
+ * How many of the oldest rows pick yields free about want bytes, from their
  * stored sizes: one pass over the index and the blobs' lengths (no blob is
- * read), instead of a delete-and-measure round per row; at most limit rows.
- * 0 when none is prunable.
+ * read), instead of a delete-and-measure round per row; within the budget.
  */
-static int rows_to_free(struct history *h, bool protect_pending, uint64_t excess, int64_t limit,
-			int64_t *n)
+static int rows_to_delete(struct history *h, enum push_stmt pick, bool protect_pending,
+			  int64_t cutoff, uint64_t want, const struct prune_budget *b, int64_t *n)
 {
 	sqlite3_stmt *st;
 	uint64_t sum = 0;
 	int ret, rc = SQLITE_DONE;
 
 	*n = 0;
-	ret = push_stmt(h, PRUNE_PICK, false, &st);
+	if (want > b->bytes)
+		want = b->bytes;
+	ret = push_stmt(h, pick, false, &st);
 	if (!ret)
-		ret = bind_prune(st, protect_pending, 0, 0);
+		ret = bind_prune(st, protect_pending, cutoff, 0);
 	if (ret)
 		return ret;
-	while (sum < excess && *n < limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (sum < want && *n < b->rows && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t len = sqlite3_column_int64(st, 0);
 
 		sum += (len > 0 ? (uint64_t)len : 0) + PRUNE_ROW_OVERHEAD;
@@ -1134,38 +1135,75 @@ static int rows_to_free(struct history *h, bool protect_pending, uint64_t excess
 	return ret;
 }
 
+/* Deletes the n oldest rows del matches; counts them into *rows, *bytes and the budget. */
+static int delete_rows(struct history *h, enum push_stmt del, bool protect_pending, int64_t cutoff,
+		       int64_t n, struct prune_budget *b, uint64_t *rows, uint64_t *bytes)
+{
+	uint64_t nrows = 0, nbytes = 0;
+	sqlite3_stmt *st;
+	int ret;
+
+	ret = push_stmt(h, del, true, &st);
+	if (!ret)
+		ret = bind_prune(st, protect_pending, cutoff, n);
+	if (!ret)
+		ret = step_deleted(st, &nrows, &nbytes);
+	*rows += nrows;
+	*bytes += nbytes;
+	b->rows -= (int64_t)nrows < b->rows ? (int64_t)nrows : b->rows;
+	b->bytes -= nbytes < b->bytes ? nbytes : b->bytes;
+	return ret;
+}
+
+static bool budget_spent(const struct prune_budget *b)
+{
+	return b->rows <= 0 || b->bytes == 0;
+}
+
+/* Profiles whose interval ended before cutoff_ns, oldest first, within the budget. */
+static int prune_age(struct history *h, int64_t cutoff_ns, bool protect_pending,
+		     struct prune_budget *b, struct history_prune_result *r)
+{
+	int64_t n;
+	int ret;
+
+	ret = rows_to_delete(h, PRUNE_AGE_PICK, protect_pending, cutoff_ns, UINT64_MAX, b, &n);
+	if (!ret && n)
+		ret = delete_rows(h, PRUNE_AGE, protect_pending, cutoff_ns, n, b, &r->aged,
+				  &r->aged_bytes);
+	if (!ret && n && budget_spent(b))
+		r->more = true;
+	return ret;
+}
+
 /*
  * The oldest prunable profiles until the pages in use fit max_size. Pages,
  * not blob bytes, are the bound: a row sharing its page with a survivor frees
  * nothing, so each round measures again and picks more.
  */
 static int prune_size(struct history *h, uint64_t max_size, bool protect_pending,
-		      struct history_prune_result *r)
+		      struct prune_budget *b, struct history_prune_result *r)
 {
 	struct history_size sz;
-	sqlite3_stmt *st;
 	int64_t n;
 	int ret;
 
 	ret = history_size(h, &sz);
 	for (int round = 0; !ret && sz.db_bytes - sz.free_bytes > max_size; round++) {
-		if (round == PRUNE_ROUNDS || r->aged + r->sized >= PRUNE_MAX_ROWS) {
+		if (round == PRUNE_ROUNDS || budget_spent(b)) {
 			r->more = true; /* the next prune goes on */
 			return 0;
 		}
-		ret = rows_to_free(h, protect_pending, sz.db_bytes - sz.free_bytes - max_size,
-				   PRUNE_MAX_ROWS - (int64_t)(r->aged + r->sized), &n);
+		ret = rows_to_delete(h, PRUNE_SIZE_PICK, protect_pending, 0,
+				     sz.db_bytes - sz.free_bytes - max_size, b, &n);
 		if (ret)
 			return ret;
 		if (n == 0) {
 			r->over_size = true;
 			return 0;
 		}
-		ret = push_stmt(h, PRUNE_OLDEST, true, &st);
-		if (!ret)
-			ret = bind_prune(st, protect_pending, n, 0);
-		if (!ret)
-			ret = step_deleted(st, &r->sized, &r->sized_bytes);
+		ret = delete_rows(h, PRUNE_SIZE, protect_pending, 0, n, b, &r->sized,
+				  &r->sized_bytes);
 		if (!ret)
 			ret = history_size(h, &sz);
 	}
@@ -1198,6 +1236,7 @@ static int compact(struct history *h, struct history_prune_result *r)
 int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
 		  bool protect_pending, struct history_prune_result *r)
 {
+	struct prune_budget budget = {PRUNE_MAX_ROWS, PRUNE_MAX_BYTES};
 	struct history_size sz;
 	int64_t cutoff, oldest;
 	int ret;
@@ -1210,9 +1249,9 @@ int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint6
 	if (h->version < 3)
 		return -ENODATA;
 	cutoff = now_ns < INT64_MIN + retention_ns ? INT64_MIN : now_ns - retention_ns;
-	ret = prune_age(h, cutoff, protect_pending, r);
+	ret = prune_age(h, cutoff, protect_pending, &budget, r);
 	if (!ret)
-		ret = prune_size(h, max_size, protect_pending, r);
+		ret = prune_size(h, max_size, protect_pending, &budget, r);
 	if (!ret)
 		ret = history_size(h, &sz);
 	/* the WAL counts too: what was written since the last checkpoint may tip it over */
