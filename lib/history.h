@@ -176,8 +176,9 @@ struct history_prune_result {
  * max_size (unless a reader held the WAL: the next prune truncates it, or only
  * unsent rows are left: over_size). One prune deletes at most 4096 rows or
  * 64 MiB of stored profiles and gives back at most 64 MiB of pages (more: the
- * next prune goes on), so that a large backlog does not stall its caller. Cheap when nothing is past a bound:
- * an index probe, a header read and a stat(). -EROFS on a read-only handle.
+ * next prune goes on), so that a large backlog does not stall its caller.
+ * Cheap when nothing is past a bound: an index probe, a header read and a
+ * stat(). -EROFS on a read-only handle.
  */
 int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
 		  bool protect_pending, struct history_prune_result *r);
