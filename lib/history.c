@@ -146,7 +146,6 @@ static const char *const push_sql[PUSH_STMT_COUNT] = {
 	[PUSH_PENDING] = "SELECT count(*), min(start_ns) FROM profiles WHERE push_state = 0",
 	[PUSH_STATE_SET] = "INSERT OR REPLACE INTO collector_state (key, value) VALUES (?1, ?2)",
 	[PUSH_STATE_GET] = "SELECT value FROM collector_state WHERE key = ?1",
-	/* start_ns < ?2 lets profiles_start serve; a row ends at or after it starts */
 	/*
 	 * A prune's two passes, each a pick (the oldest rows' stored sizes, to
 	 * choose how many) and a delete of that many (?3). Past retention:
