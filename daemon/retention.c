@@ -118,7 +118,8 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 	fmt_bytes(cfg->max_size, bound, sizeof(bound));
 	fmt_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
 	if (!r->over_size) {
-		log_info("retention: history.db is back under max_size %s (%s)", bound, size);
+		log_info("retention: profiles may be deleted again to keep history.db (%s) under "
+			 "max_size %s", size, bound);
 		return;
 	}
 	if (protect)
