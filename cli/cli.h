@@ -83,7 +83,7 @@ void no_operands(int argc, char **argv);
 
 /* Read-only; NULL after a one-line note that says why. */
 struct history *open_history(const char *data_dir);
-uint64_t history_disk_bytes(const struct history *h);
+uint64_t history_disk_bytes(struct history *h);
 
 /* Writes path.tmp, syncs it and renames it; "-" is stdout (-ENOTTY on a terminal). */
 int write_file_atomic(const char *path, const uint8_t *buf, size_t len);

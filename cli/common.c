@@ -249,19 +249,17 @@ struct history *open_history(const char *data_dir)
 	return NULL;
 }
 
-/* The database with its write-ahead log: what the history costs on disk. */
-uint64_t history_disk_bytes(const struct history *h)
+/*
+ * The database with its write-ahead log as the file system has them, the
+ * figure emberd's retention logs and bounds by max_size.
+ */
+uint64_t history_disk_bytes(struct history *h)
 {
-	char wal[4096];
-	struct stat st;
-	uint64_t total = 0;
+	struct history_size sz;
 
-	if (stat(history_path(h), &st) == 0)
-		total += (uint64_t)st.st_size;
-	snprintf(wal, sizeof(wal), "%s-wal", history_path(h));
-	if (stat(wal, &st) == 0)
-		total += (uint64_t)st.st_size;
-	return total;
+	if (history_size(h, &sz))
+		return 0;
+	return sz.file_bytes + sz.wal_bytes;
 }
 
 static int write_all(int fd, const uint8_t *buf, size_t len)

@@ -24,6 +24,7 @@
 #include "procinfo.h"
 #include "proctable.h"
 #include "proctrack.h"
+#include "retention.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "timeparse.h"
@@ -473,6 +474,7 @@ static int store_interval(struct daemon *d)
 	for (size_t i = 0; i < r.n; i++)
 		if (store_profile(d, &r.v[i], start, end))
 			failed = -EIO;
+	retention_prune(d->hist, &d->cfg);
 	if (d->up && r.n)
 		uploader_wake(d->up);
 	notify_status("last interval: %lu samples of %u processes in %zu apps; %lu profiles stored",
@@ -685,6 +687,7 @@ int main(int argc, char **argv)
 			herr ? herr : strerror(errno));
 		return 1;
 	}
+	retention_opened(d.hist);
 	d.sym = symbolizer_new();
 	d.procs = proctable_new();
 	if (!d.sym || !d.procs) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -17,9 +18,29 @@
 
 #define HISTORY_FILE "history.db"
 /* PRAGMA user_version of the schema below; bump it with a migration. */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 /* How long a statement waits on the other side's lock (a checkpoint, a writer). */
 #define BUSY_TIMEOUT_MS 5000
+/*
+ * How long a prune's WAL truncation waits for readers (emberctl, the uploader)
+ * to leave the WAL: short, it runs on the sampling thread; a busy reader only
+ * postpones the truncation to the next prune.
+ */
+#define CHECKPOINT_BUSY_MS 100
+/* A deleted row frees about its blob plus this (its other columns, index entries). */
+#define PRUNE_ROW_OVERHEAD 256
+/* Rounds of "pick the oldest rows by blob size, delete, measure" per prune. */
+#define PRUNE_ROUNDS 16
+/*
+ * A prune runs on the sampling thread. Over a large backlog (a first prune
+ * after lowering a bound) it deletes at most this many rows and blob bytes
+ * (deleting reads every overflow page: ~1 s per 100 MiB) and moves at most
+ * this many pages (64 MiB of 4 KiB pages) to shrink the file; the next prunes
+ * go on until the history is within its bounds.
+ */
+#define PRUNE_MAX_ROWS 4096
+#define PRUNE_MAX_BYTES (64ULL << 20)
+#define PRUNE_MAX_VACUUM_PAGES 16384
 /* zstd's default level: cheap enough to run every interval, ~4x on pprof. */
 #define BLOB_ZSTD_LEVEL 3
 
@@ -51,6 +72,16 @@ static const char migrate_v2_sql[] =
 	"CREATE INDEX profiles_push ON profiles(push_state, start_ns);"
 	"CREATE TABLE collector_state (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
 	"PRAGMA user_version = 2;";
+
+/*
+ * v3: retention. An index on start_ns lets a prune find the oldest rows of
+ * every type without a scan, and push_state in it tells which of them wait to
+ * be pushed without reading the table (a long outage leaves many). The file
+ * also switches to incremental auto-vacuum (see vacuum_once()): no SQL here.
+ */
+static const char migrate_v3_sql[] =
+	"CREATE INDEX profiles_start ON profiles(start_ns, push_state);"
+	"PRAGMA user_version = 3;";
 
 static const char insert_sql[] =
 	"INSERT INTO profiles (start_ns, end_ns, type, app, labels, samples, processes, "
@@ -85,8 +116,18 @@ enum push_stmt {
 	PUSH_PENDING,
 	PUSH_STATE_SET,
 	PUSH_STATE_GET,
+	PRUNE_AGE_PICK,
+	PRUNE_AGE,
+	PRUNE_SIZE_PICK,
+	PRUNE_SIZE,
+	SIZE_PAGES,
 	PUSH_STMT_COUNT
 };
+
+/* Rows a prune may delete: all of them, or (?1 != 0) all but those waiting to be pushed. */
+#define PRUNABLE "(?1 = 0 OR push_state != 0)"
+/* ... and of those, the ones whose interval ended before ?2. */
+#define AGED "profiles WHERE start_ns < ?2 AND end_ns < ?2 AND " PRUNABLE
 
 #define PENDING_COLS QUERY_COLS "blob, push_attempts FROM profiles WHERE push_state = 0 "
 
@@ -105,6 +146,20 @@ static const char *const push_sql[PUSH_STMT_COUNT] = {
 	[PUSH_PENDING] = "SELECT count(*), min(start_ns) FROM profiles WHERE push_state = 0",
 	[PUSH_STATE_SET] = "INSERT OR REPLACE INTO collector_state (key, value) VALUES (?1, ?2)",
 	[PUSH_STATE_GET] = "SELECT value FROM collector_state WHERE key = ?1",
+	/*
+	 * A prune's two passes, each a pick (the oldest rows' stored sizes, to
+	 * choose how many) and a delete of that many (?3). Past retention:
+	 * start_ns < ?2 lets profiles_start serve, a row ends at or after it starts.
+	 */
+	[PRUNE_AGE_PICK] = "SELECT length(blob) FROM " AGED " ORDER BY start_ns, id",
+	[PRUNE_AGE] = "DELETE FROM profiles WHERE id IN (SELECT id FROM " AGED
+		      " ORDER BY start_ns, id LIMIT ?3) RETURNING length(blob)",
+	[PRUNE_SIZE_PICK] = "SELECT length(blob) FROM profiles WHERE " PRUNABLE
+			    " ORDER BY start_ns, id",
+	[PRUNE_SIZE] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE " PRUNABLE
+		       " ORDER BY start_ns, id LIMIT ?3) RETURNING length(blob)",
+	[SIZE_PAGES] = "SELECT * FROM pragma_page_count(), pragma_freelist_count(), "
+		       "pragma_page_size()",
 };
 
 enum {
@@ -126,6 +181,8 @@ struct history {
 	char *path;
 	bool read_only;
 	int version;		/* a read-only open may see a v1 file: no push state */
+	struct history_upgrade upgrade; /* what this writer's open did once to an older file */
+	bool incremental;	/* auto_vacuum = INCREMENTAL: a prune can shrink the file */
 	sqlite3_stmt *insert;
 	sqlite3_stmt *query[2][2]; /* [with_blob][by_type], prepared on first use */
 	sqlite3_stmt *push[PUSH_STMT_COUNT]; /* push_sql, prepared on first use */
@@ -203,6 +260,11 @@ static int create_schema(sqlite3 *db)
 	if (!err && version == 1) {
 		rc = sqlite3_exec(db, migrate_v2_sql, NULL, NULL, NULL);
 		err = rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+		version = 2;
+	}
+	if (!err && version == 2) {
+		rc = sqlite3_exec(db, migrate_v3_sql, NULL, NULL, NULL);
+		err = rc == SQLITE_OK ? 0 : sqlite_errno(rc);
 	}
 	rc = sqlite3_exec(db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
 	if (!err && rc != SQLITE_OK)
@@ -210,20 +272,93 @@ static int create_schema(sqlite3 *db)
 	return err;
 }
 
+static int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* One integer from a statement that yields one row (a PRAGMA). */
+static int query_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
+}
+
+/* Moves the WAL into the file and truncates it; a reader inside it only postpones that. */
+static int checkpoint_truncate(sqlite3 *db, int busy_ms)
+{
+	int rc;
+
+	sqlite3_busy_timeout(db, busy_ms);
+	rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+	return rc == SQLITE_OK || (rc & 0xff) == SQLITE_BUSY ? 0 : sqlite_errno(rc);
+}
+
+/*
+ * Part of v3: auto_vacuum = INCREMENTAL, so that a prune gives deleted pages
+ * back to the file system. A new file has it from setup_writer(); an older
+ * one needs one VACUUM, which rewrites the whole file (slow on a large
+ * history, and it needs that much free disk), outside any transaction. Its
+ * failure is not fatal: deleted pages are then reused but the file does not
+ * shrink, and the next open tries again. h->upgrade tells the caller.
+ * Runs after check_schema(): never on a file of a newer ember.
+ */
+static void vacuum_once(struct history *h)
+{
+	struct history_size sz;
+	int64_t mode = 0, t0;
+	int rc;
+
+	if (query_int(h->db, "PRAGMA auto_vacuum", &mode) || mode == 2) {
+		h->incremental = mode == 2;
+		return;
+	}
+	if (!history_size(h, &sz))
+		h->upgrade.bytes_before = sz.file_bytes + sz.wal_bytes;
+	t0 = monotonic_ns();
+	rc = sqlite3_exec(h->db, "PRAGMA auto_vacuum = INCREMENTAL; VACUUM", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		h->upgrade.err = sqlite_errno(rc);
+		return;
+	}
+	h->upgrade.err = checkpoint_truncate(h->db, BUSY_TIMEOUT_MS);
+	h->upgrade.vacuumed = true;
+	h->incremental = true;
+	h->upgrade.took_ns = monotonic_ns() - t0;
+	if (!history_size(h, &sz))
+		h->upgrade.bytes_after = sz.file_bytes + sz.wal_bytes;
+}
+
 /*
  * WAL lets readers (emberctl) run while the daemon writes; synchronous=NORMAL
  * is durable across crashes of the process and only risks the last commits on
  * power loss, which costs one fsync per checkpoint instead of per profile.
+ * auto_vacuum must come before WAL and the first table to apply to a new file.
  */
-static int setup_writer(sqlite3 *db)
+static int setup_writer(struct history *h)
 {
 	int rc;
 
-	rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", NULL, NULL,
-			  NULL);
+	rc = sqlite3_exec(h->db,
+			  "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; "
+			  "PRAGMA synchronous = NORMAL",
+			  NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sqlite_errno(rc);
-	return create_schema(db);
+	return create_schema(h->db);
 }
 
 static int check_schema(sqlite3 *db, int *out_version, const char **err)
@@ -268,13 +403,16 @@ static int open_db(struct history *h, const char **err)
 	sqlite3_extended_result_codes(h->db, 1);
 	sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
 	if (!h->read_only) {
-		ret = setup_writer(h->db);
+		ret = setup_writer(h);
 		if (ret) {
 			*err = sqlite3_errstr(sqlite3_errcode(h->db));
 			return ret;
 		}
 	}
-	return check_schema(h->db, &h->version, err);
+	ret = check_schema(h->db, &h->version, err);
+	if (!ret && !h->read_only)
+		vacuum_once(h);
+	return ret;
 }
 
 struct history *history_open(const char *data_dir, bool read_only, const char **err)
@@ -881,4 +1019,253 @@ int history_collector_load(struct history *h, struct history_collector_state *s)
 	s->outage_since_ns = state_get_int(h, KEY_OUTAGE);
 	ret = history_state_get(h, KEY_LAST_ERROR, s->last_error, sizeof(s->last_error));
 	return ret == -ENOENT ? 0 : ret;
+}
+
+/* --- size and retention ------------------------------------------------------------ */
+
+const struct history_upgrade *history_upgrade_info(const struct history *h)
+{
+	return &h->upgrade;
+}
+
+int history_size(struct history *h, struct history_size *s)
+{
+	char wal[PATH_MAX];
+	struct stat st;
+	int64_t pages, free_pages, page_size;
+	int ret, rc;
+
+	if (!h || !s)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	ret = prepare(h, push_sql[SIZE_PAGES], &h->push[SIZE_PAGES]);
+	if (ret)
+		return ret;
+	rc = sqlite3_step(h->push[SIZE_PAGES]);
+	if (rc == SQLITE_ROW) {
+		pages = sqlite3_column_int64(h->push[SIZE_PAGES], 0);
+		free_pages = sqlite3_column_int64(h->push[SIZE_PAGES], 1);
+		page_size = sqlite3_column_int64(h->push[SIZE_PAGES], 2);
+		if (pages > 0 && page_size > 0) {
+			s->db_bytes = (uint64_t)pages * (uint64_t)page_size;
+			if (free_pages > 0 && free_pages <= pages)
+				s->free_bytes = (uint64_t)free_pages * (uint64_t)page_size;
+		}
+	}
+	sqlite3_reset(h->push[SIZE_PAGES]);
+	if (rc != SQLITE_ROW)
+		return sqlite_errno(rc);
+	if (stat(h->path, &st) == 0 && st.st_size > 0)
+		s->file_bytes = (uint64_t)st.st_size;
+	if (snprintf(wal, sizeof(wal), "%s-wal", h->path) < (int)sizeof(wal) &&
+	    stat(wal, &st) == 0 && st.st_size > 0)
+		s->wal_bytes = (uint64_t)st.st_size;
+	return 0;
+}
+
+/* Steps a DELETE ... RETURNING length(blob): counts the rows and adds up their blobs. */
+static int step_deleted(sqlite3_stmt *st, uint64_t *rows, uint64_t *bytes)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t len = sqlite3_column_int64(st, 0);
+
+		(*rows)++;
+		*bytes += len > 0 ? (uint64_t)len : 0;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+/* ?1 protect_pending, then ?2 cutoff and ?3 limit for the statements that have them. */
+static int bind_prune(sqlite3_stmt *st, bool protect_pending, int64_t cutoff, int64_t limit)
+{
+	int n = sqlite3_bind_parameter_count(st), rc = SQLITE_OK;
+
+	rc |= sqlite3_bind_int(st, 1, protect_pending);
+	if (n >= 2)
+		rc |= sqlite3_bind_int64(st, 2, cutoff);
+	if (n >= 3)
+		rc |= sqlite3_bind_int64(st, 3, limit);
+	if (rc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* What one prune may still delete. */
+struct prune_budget {
+	int64_t rows;
+	uint64_t bytes;
+};
+
+/*
+ * How many of the oldest rows pick yields free about want bytes, from their
+ * stored sizes: one pass over the index and the blobs' lengths (no blob is
+ * read), instead of a delete-and-measure round per row; within the budget.
+ */
+static int rows_to_delete(struct history *h, enum push_stmt pick, bool protect_pending,
+			  int64_t cutoff, uint64_t want, const struct prune_budget *b, int64_t *n)
+{
+	sqlite3_stmt *st;
+	uint64_t sum = 0;
+	int ret, rc = SQLITE_DONE;
+
+	*n = 0;
+	if (want > b->bytes)
+		want = b->bytes;
+	ret = push_stmt(h, pick, false, &st);
+	if (!ret)
+		ret = bind_prune(st, protect_pending, cutoff, 0);
+	if (ret)
+		return ret;
+	while (sum < want && *n < b->rows && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t len = sqlite3_column_int64(st, 0);
+
+		sum += (len > 0 ? (uint64_t)len : 0) + PRUNE_ROW_OVERHEAD;
+		(*n)++;
+	}
+	ret = rc != SQLITE_DONE && rc != SQLITE_ROW ? sqlite_errno(rc) : 0;
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+/* Deletes the n oldest rows del matches; counts them into *rows, *bytes and the budget. */
+static int delete_rows(struct history *h, enum push_stmt del, bool protect_pending, int64_t cutoff,
+		       int64_t n, struct prune_budget *b, uint64_t *rows, uint64_t *bytes)
+{
+	uint64_t nrows = 0, nbytes = 0;
+	sqlite3_stmt *st;
+	int ret;
+
+	ret = push_stmt(h, del, true, &st);
+	if (!ret)
+		ret = bind_prune(st, protect_pending, cutoff, n);
+	if (!ret)
+		ret = step_deleted(st, &nrows, &nbytes);
+	*rows += nrows;
+	*bytes += nbytes;
+	b->rows -= (int64_t)nrows < b->rows ? (int64_t)nrows : b->rows;
+	b->bytes -= nbytes < b->bytes ? nbytes : b->bytes;
+	return ret;
+}
+
+static bool budget_spent(const struct prune_budget *b)
+{
+	return b->rows <= 0 || b->bytes == 0;
+}
+
+/* Profiles whose interval ended before cutoff_ns, oldest first, within the budget. */
+static int prune_age(struct history *h, int64_t cutoff_ns, bool protect_pending,
+		     struct prune_budget *b, struct history_prune_result *r)
+{
+	int64_t n;
+	int ret;
+
+	ret = rows_to_delete(h, PRUNE_AGE_PICK, protect_pending, cutoff_ns, UINT64_MAX, b, &n);
+	if (!ret && n)
+		ret = delete_rows(h, PRUNE_AGE, protect_pending, cutoff_ns, n, b, &r->aged,
+				  &r->aged_bytes);
+	if (!ret && n && budget_spent(b))
+		r->more = true;
+	return ret;
+}
+
+/*
+ * The oldest prunable profiles until the pages in use fit max_size. Pages,
+ * not blob bytes, are the bound: a row sharing its page with a survivor frees
+ * nothing, so each round measures again and picks more.
+ */
+static int prune_size(struct history *h, uint64_t max_size, bool protect_pending,
+		      struct prune_budget *b, struct history_prune_result *r)
+{
+	struct history_size sz;
+	int64_t n;
+	int ret;
+
+	ret = history_size(h, &sz);
+	for (int round = 0; !ret && sz.db_bytes - sz.free_bytes > max_size; round++) {
+		if (round == PRUNE_ROUNDS || budget_spent(b)) {
+			r->more = true; /* the next prune goes on */
+			return 0;
+		}
+		ret = rows_to_delete(h, PRUNE_SIZE_PICK, protect_pending, 0,
+				     sz.db_bytes - sz.free_bytes - max_size, b, &n);
+		if (ret)
+			return ret;
+		if (n == 0) {
+			r->over_size = true;
+			return 0;
+		}
+		ret = delete_rows(h, PRUNE_SIZE, protect_pending, 0, n, b, &r->sized,
+				  &r->sized_bytes);
+		if (!ret)
+			ret = history_size(h, &sz);
+	}
+	return ret;
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/*
+ * Hands the pages deleted rows freed back to the file system, up to a bound
+ * (free pages left over make r->more), and empties the WAL.
+ */
+static int compact(struct history *h, struct history_prune_result *r)
+{
+	static const char vacuum_sql[] =
+		"PRAGMA incremental_vacuum(" STR(PRUNE_MAX_VACUUM_PAGES) ")";
+	struct history_size sz;
+	int rc, ret;
+
+	rc = sqlite3_exec(h->db, vacuum_sql, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	ret = history_size(h, &sz);
+	if (!ret && sz.free_bytes && h->incremental)
+		r->more = true;
+	return ret ? ret : checkpoint_truncate(h->db, CHECKPOINT_BUSY_MS);
+}
+
+int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
+		  bool protect_pending, struct history_prune_result *r)
+{
+	struct prune_budget budget = {PRUNE_MAX_ROWS, PRUNE_MAX_BYTES};
+	struct history_size sz;
+	int64_t cutoff, oldest;
+	int ret;
+
+	if (!h || !r || retention_ns <= 0 || max_size == 0)
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	if (h->read_only)
+		return -EROFS;
+	if (h->version < 3)
+		return -ENODATA;
+	cutoff = now_ns < INT64_MIN + retention_ns ? INT64_MIN : now_ns - retention_ns;
+	ret = prune_age(h, cutoff, protect_pending, &budget, r);
+	if (!ret)
+		ret = prune_size(h, max_size, protect_pending, &budget, r);
+	if (!ret)
+		ret = history_size(h, &sz);
+	/* the WAL counts too: what was written since the last checkpoint may tip it over */
+	if (!ret && (r->aged + r->sized || sz.db_bytes + sz.wal_bytes > max_size)) {
+		ret = compact(h, r);
+		r->compacted = !ret;
+		if (!ret)
+			ret = history_size(h, &sz);
+	}
+	if (!ret && r->over_size && protect_pending)
+		ret = history_pending_count(h, &r->pending, &oldest);
+	if (!ret) {
+		r->db_bytes = sz.db_bytes;
+		r->file_bytes = sz.file_bytes;
+		r->wal_bytes = sz.wal_bytes;
+	}
+	return ret;
 }

@@ -126,4 +126,61 @@ int history_state_set(struct history *h, const char *key, const char *value);
 /* 0, -ENOENT when the key is missing. */
 int history_state_get(struct history *h, const char *key, char *value, size_t len);
 
+/* --- size and retention ----------------------------------------------------------- */
+
+/* What the history costs: the database file (all its pages) and its WAL. */
+struct history_size {
+	uint64_t db_bytes;		/* page_count * page_size: the file once checkpointed */
+	uint64_t free_bytes;		/* free pages inside it (deleted rows not yet vacuumed) */
+	uint64_t file_bytes;		/* history.db as the file system has it now */
+	uint64_t wal_bytes;		/* the -wal file as it is now */
+};
+
+/* Works on read-only handles too (emberctl list and status show it). */
+int history_size(struct history *h, struct history_size *s);
+
+/*
+ * What a writer's open did once to a file of an older ember: schema v3 turns
+ * on incremental auto-vacuum, which takes one VACUUM (a rewrite of the whole
+ * file). vacuumed with its figures, or err when it failed (retried at the next
+ * open; the history works meanwhile but its file does not shrink).
+ */
+struct history_upgrade {
+	bool vacuumed;
+	int err;			/* 0 or a negative errno */
+	uint64_t bytes_before, bytes_after; /* database + WAL */
+	int64_t took_ns;
+};
+
+const struct history_upgrade *history_upgrade_info(const struct history *h);
+
+/* What a prune deleted and what is left. */
+struct history_prune_result {
+	uint64_t aged, aged_bytes;	/* rows past retention, and their stored (zstd) bytes */
+	uint64_t sized, sized_bytes;	/* oldest rows deleted to fit max_size */
+	bool compacted;			/* freed pages returned to the file system, WAL truncated */
+	bool over_size;			/* still over max_size: nothing left that may be deleted */
+	bool more;			/* a per-prune bound was reached: the next prune goes on */
+	uint64_t pending;		/* with protect_pending and over_size: the rows kept */
+	uint64_t db_bytes, file_bytes, wal_bytes; /* after the prune, as history_size() */
+};
+
+/*
+ * Retention: deletes the profiles whose interval ended before now_ns -
+ * retention_ns, then the oldest ones while the pages in use (db_bytes -
+ * free_bytes) exceed max_size; with protect_pending, profiles still waiting to
+ * be pushed are never deleted (the uploader expires them after max_age, then
+ * they may go). When it deleted anything, or the file plus its WAL exceed
+ * max_size, it returns the freed pages to the file system (incremental vacuum)
+ * and truncates the WAL: right after a prune, history.db plus its WAL fit
+ * max_size (unless a reader held the WAL: the next prune truncates it, or only
+ * unsent rows are left: over_size). One prune deletes at most 4096 rows or
+ * 64 MiB of stored profiles and gives back at most 64 MiB of pages (more: the
+ * next prune goes on), so that a large backlog does not stall its caller.
+ * Cheap when nothing is past a bound: an index probe, a header read and a
+ * stat(). -EROFS on a read-only handle.
+ */
+int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
+		  bool protect_pending, struct history_prune_result *r);
+
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The local history in a temporary directory: round trips, window overlap,
- * filters, order, a reader beside a writer, and damaged rows or files.
+ * filters, order, a reader beside a writer, damaged rows or files, the push
+ * queue, and retention (age, size, unsent rows, the file shrinking).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -660,6 +661,330 @@ START_TEST(test_pending_corrupt_blob)
 }
 END_TEST
 
+/* --- retention --------------------------------------------------------------------- */
+
+#define KiB 1024ULL
+#define BIG_ROW (16 * KiB)
+#define NO_AGE_LIMIT (INT64_MAX / 2)
+
+/* One integer from a query of the file, through a connection of its own. */
+static int64_t sql_int(const char *stmt)
+{
+	char path[160];
+	sqlite3_stmt *st;
+	sqlite3 *db;
+	int64_t v = -1;
+
+	snprintf(path, sizeof(path), "%s/history.db", datadir);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	sqlite3_busy_timeout(db, 2000);
+	ck_assert_msg(sqlite3_prepare_v2(db, stmt, -1, &st, NULL) == SQLITE_OK, "%s: %s", stmt,
+		      sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* history.db plus its WAL as the file system has them. */
+static uint64_t disk_bytes(void)
+{
+	static const char *const files[] = {"history.db", "history.db-wal"};
+	char path[160];
+	struct stat st;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", datadir, files[i]);
+		if (stat(path, &st) == 0)
+			total += (uint64_t)st.st_size;
+	}
+	return total;
+}
+
+/* A row of len bytes that zstd cannot shrink (xorshift noise): its blob is len + a header. */
+static int64_t put_big(struct history *h, int64_t start, const char *type, size_t len)
+{
+	struct history_meta m = {
+		.start_ns = start, .end_ns = start + 10, .type = type, .app = "big",
+		.labels = "", .samples = 1, .processes = 1,
+	};
+	static uint8_t buf[64 * KiB];
+	uint64_t x = 0x9e3779b97f4a7c15ULL ^ (uint64_t)start;
+	int64_t id = -1;
+
+	ck_assert_uint_le(len, sizeof(buf));
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+	ck_assert_int_eq(history_put(h, &m, buf, len, &id), 0);
+	return id;
+}
+
+static struct history_prune_result prune(struct history *h, int64_t now, int64_t retention,
+					 uint64_t max_size, bool protect)
+{
+	struct history_prune_result r;
+
+	ck_assert_int_eq(history_prune(h, now, retention, max_size, protect, &r), 0);
+	return r;
+}
+
+/* Profiles whose interval ended before now - retention go; one ending at the cutoff stays. */
+START_TEST(test_prune_age)
+{
+	struct history *h = open_rw();
+	struct history_prune_result r;
+	int64_t bytes;
+	struct seen s;
+
+	put(h, 100, 200, "cpu", "a", 1);
+	put(h, 150, 250, "mem", "a", 2);
+	put(h, 200, 300, "cpu", "b", 3);
+	put(h, 250, 350, "cpu", "a", 4);
+	bytes = sql_int("SELECT sum(length(blob)) FROM profiles WHERE end_ns < 300");
+	ck_assert_int_gt(bytes, 0);
+
+	r = prune(h, 1000, 700, 1 << 30, false);
+	ck_assert_uint_eq(r.aged, 2);
+	ck_assert_uint_eq(r.aged_bytes, (uint64_t)bytes);
+	ck_assert_uint_eq(r.sized, 0);
+	ck_assert(r.compacted);
+	ck_assert(!r.over_size);
+	ck_assert_uint_eq(r.wal_bytes, 0); /* truncated */
+	ck_assert_uint_eq(r.db_bytes, (uint64_t)sql_int("PRAGMA page_count") * 4096);
+	s = query(h, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	ck_assert_int_eq(s.n, 2);
+	ck_assert_int_eq(s.rows[0].start_ns, 200);
+	ck_assert_int_eq(s.rows[1].start_ns, 250);
+
+	/* nothing past the bound: nothing deleted, no vacuum, no checkpoint */
+	put(h, 400, 500, "cpu", "a", 5);
+	r = prune(h, 1000, 700, 1 << 30, false);
+	ck_assert_uint_eq(r.aged + r.sized, 0);
+	ck_assert(!r.compacted);
+	ck_assert_uint_gt(r.wal_bytes, 0);
+
+	ck_assert_int_eq(history_prune(h, 1000, 0, 1 << 30, false, &r), -EINVAL);
+	ck_assert_int_eq(history_prune(h, 1000, 700, 0, false, &r), -EINVAL);
+	history_close(h);
+}
+END_TEST
+
+/*
+ * 24 rows of 16 KiB (~400 KiB) under a 160 KiB bound: the oldest go, whatever
+ * their type, the newest stay, and the file with its WAL shrinks under it.
+ */
+START_TEST(test_prune_size)
+{
+	const uint64_t max_size = 160 * KiB;
+	struct history *h = open_rw();
+	struct history_prune_result r;
+	int64_t bytes;
+	struct seen s;
+	int kept;
+
+	for (int k = 0; k < 24; k++)
+		put_big(h, 1000 + 10 * k, k % 3 ? "cpu" : "mem", BIG_ROW);
+	ck_assert_uint_gt(disk_bytes(), 2 * max_size);
+
+	r = prune(h, 2000, NO_AGE_LIMIT, max_size, false);
+	ck_assert_uint_eq(r.aged, 0);
+	ck_assert_uint_gt(r.sized, 0);
+	kept = 24 - (int)r.sized;
+	/* each row takes 16 KiB and a bit (5 pages): not more deleted than needed */
+	ck_assert_int_ge(kept, (int)(max_size / (20 * KiB)) - 2);
+	ck_assert(r.compacted);
+	ck_assert(!r.over_size);
+	ck_assert_uint_le(r.db_bytes + r.wal_bytes, max_size);
+	ck_assert_uint_eq(r.file_bytes + r.wal_bytes, disk_bytes());
+	ck_assert_uint_le(disk_bytes(), max_size);
+	ck_assert_uint_ge(r.sized_bytes, r.sized * BIG_ROW);
+	ck_assert_uint_le(r.sized_bytes, r.sized * (BIG_ROW + 64));
+
+	/* the survivors are the newest rows */
+	s = query(h, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	ck_assert_int_eq(s.n, kept);
+	ck_assert_int_eq(s.rows[0].start_ns, 1000 + 10 * (int64_t)r.sized);
+	ck_assert_int_eq(s.rows[kept - 1].start_ns, 1000 + 10 * 23);
+	bytes = sql_int("SELECT sum(length(blob)) FROM profiles");
+	ck_assert_int_le(bytes, (int64_t)max_size);
+
+	/* under the bound: the next prune deletes nothing */
+	r = prune(h, 2000, NO_AGE_LIMIT, max_size, false);
+	ck_assert_uint_eq(r.sized, 0);
+	ck_assert(!r.compacted);
+
+	/* and it keeps holding as rows come in */
+	for (int k = 24; k < 40; k++) {
+		put_big(h, 1000 + 10 * k, "cpu", BIG_ROW);
+		r = prune(h, 2000, NO_AGE_LIMIT, max_size, false);
+		ck_assert_uint_le(r.db_bytes + r.wal_bytes, max_size);
+	}
+	ck_assert_uint_le(disk_bytes(), max_size);
+	s = query(h, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	ck_assert_int_eq(s.rows[s.n - 1].start_ns, 1000 + 10 * 39);
+	history_close(h);
+	ck_assert_uint_le(disk_bytes(), max_size); /* the close's checkpoint adds nothing */
+}
+END_TEST
+
+/* Rows waiting to be pushed survive both bounds while a collector is configured, not without. */
+START_TEST(test_prune_pending)
+{
+	struct history *h = open_rw();
+	struct history_prune_result r;
+	int64_t id[7];
+	struct seen s;
+
+	for (int k = 0; k < 7; k++)
+		id[k] = put(h, 100 * k, 100 * k + 100, "cpu", "a", (uint8_t)k);
+	ck_assert_int_eq(history_mark(h, id[0], HISTORY_SENT, NULL, 1), 0);
+	ck_assert_int_eq(history_mark(h, id[1], HISTORY_SENT, NULL, 1), 0);
+	ck_assert_int_eq(history_mark(h, id[2], HISTORY_REJECTED, "400", 1), 0);
+	ck_assert_int_eq(history_mark(h, id[3], HISTORY_EXPIRED, NULL, 1), 0);
+
+	/* everything but the last row is past retention (cutoff 600) */
+	r = prune(h, 1000, 400, 1 << 30, true);
+	ck_assert_uint_eq(r.aged, 4);
+	s = query(h, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	ck_assert_int_eq(s.n, 3);
+	ck_assert_int_eq(s.rows[0].id, id[4]);
+	ck_assert_int_eq(s.rows[1].id, id[5]);
+	/* once expired (the uploader's max_age), it may go */
+	ck_assert_int_eq(history_expire_pending(h, 450, 2, NULL), 0);
+	r = prune(h, 1000, 400, 1 << 30, true);
+	ck_assert_uint_eq(r.aged, 1);
+	/* without a collector, pending means nothing (cutoff 700) */
+	r = prune(h, 1100, 400, 1 << 30, true);
+	ck_assert_uint_eq(r.aged, 0);
+	r = prune(h, 1100, 400, 1 << 30, false);
+	ck_assert_uint_eq(r.aged, 1);
+	s = query(h, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	ck_assert_int_eq(s.n, 1);
+	ck_assert_int_eq(s.rows[0].id, id[6]);
+	history_close(h);
+}
+END_TEST
+
+/*
+ * Over max_size, sent rows go before older pending ones; when only pending
+ * rows are left over the bound, they stay and the result says so.
+ */
+START_TEST(test_prune_pending_size)
+{
+	const uint64_t max_size = 128 * KiB;
+	struct history *h = open_rw();
+	struct history_prune_result r;
+	int64_t p[2], sent;
+	struct seen s;
+
+	p[0] = put_big(h, 1000, "cpu", BIG_ROW);
+	p[1] = put_big(h, 1010, "cpu", BIG_ROW);
+	for (int k = 2; k < 16; k++) {
+		sent = put_big(h, 1000 + 10 * k, "cpu", BIG_ROW);
+		ck_assert_int_eq(history_mark(h, sent, HISTORY_SENT, NULL, 1), 0);
+	}
+	r = prune(h, 2000, NO_AGE_LIMIT, max_size, true);
+	ck_assert_uint_gt(r.sized, 0);
+	ck_assert(!r.over_size);
+	ck_assert_uint_le(r.db_bytes + r.wal_bytes, max_size);
+	s = query(h, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	ck_assert_int_eq(s.rows[0].id, p[0]);
+	ck_assert_int_eq(s.rows[1].id, p[1]);
+	ck_assert_int_eq(s.rows[2].start_ns, 1000 + 10 * (2 + (int64_t)r.sized));
+
+	/* ten pending rows alone exceed the bound: the sent ones go, the pending stay */
+	for (int k = 16; k < 24; k++)
+		put_big(h, 1000 + 10 * k, "cpu", BIG_ROW);
+	r = prune(h, 2000, NO_AGE_LIMIT, max_size, true);
+	ck_assert(r.over_size);
+	ck_assert_uint_eq(r.pending, 10);
+	ck_assert_uint_eq(sql_int("SELECT count(*) FROM profiles WHERE push_state = 0"), 10);
+	ck_assert_uint_eq(sql_int("SELECT count(*) FROM profiles WHERE push_state != 0"), 0);
+	ck_assert_uint_gt(r.db_bytes, max_size);
+
+	/* without a collector they go, oldest first */
+	r = prune(h, 2000, NO_AGE_LIMIT, max_size, false);
+	ck_assert(!r.over_size);
+	ck_assert_uint_gt(r.sized, 0);
+	ck_assert_uint_le(r.db_bytes + r.wal_bytes, max_size);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM profiles WHERE id = 1 OR id = 2"), 0);
+	history_close(h);
+}
+END_TEST
+
+/* A large backlog is deleted over several prunes, 4096 rows at most in each. */
+START_TEST(test_prune_bounded)
+{
+	struct history *h = open_rw();
+	struct history_prune_result r;
+
+	for (int k = 0; k < 5000; k++)
+		put(h, k, k + 1, "cpu", "a", 1);
+	r = prune(h, 10000, 1000, 1 << 30, false);
+	ck_assert_uint_eq(r.aged, 4096);
+	ck_assert(r.more);
+	ck_assert_int_eq(sql_int("SELECT min(start_ns) FROM profiles"), 4096);
+	r = prune(h, 10000, 1000, 1 << 30, false);
+	ck_assert_uint_eq(r.aged, 5000 - 4096);
+	ck_assert(!r.more);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM profiles"), 0);
+	history_close(h);
+}
+END_TEST
+
+/* A v2 file (no auto-vacuum, no start index) is vacuumed once when a writer opens it. */
+START_TEST(test_migrate_v2_vacuum)
+{
+	struct history *h = open_rw(), *ro;
+	const struct history_upgrade *u;
+	struct history_prune_result r;
+	struct history_size sz;
+
+	for (int k = 0; k < 8; k++)
+		put_big(h, 1000 + 10 * k, "cpu", BIG_ROW);
+	ck_assert(!history_upgrade_info(h)->vacuumed); /* a new file has it from the start */
+	history_close(h);
+	ck_assert_int_eq(sql_int("PRAGMA auto_vacuum"), 2);
+	sql("PRAGMA auto_vacuum = NONE; VACUUM; DROP INDEX profiles_start; "
+	    "PRAGMA user_version = 2");
+	ck_assert_int_eq(sql_int("PRAGMA auto_vacuum"), 0);
+
+	/* a reader of a v2 file: sizes yes, prune no */
+	ro = history_open(datadir, true, NULL);
+	ck_assert_ptr_nonnull(ro);
+	ck_assert_int_eq(history_size(ro, &sz), 0);
+	ck_assert_uint_ge(sz.db_bytes, 8 * BIG_ROW);
+	ck_assert_int_eq(history_prune(ro, 2000, 10, 64 * KiB, false, &r), -EROFS);
+	history_close(ro);
+
+	h = open_rw();
+	u = history_upgrade_info(h);
+	ck_assert(u->vacuumed);
+	ck_assert_int_eq(u->err, 0);
+	ck_assert_uint_ge(u->bytes_before, 8 * BIG_ROW);
+	ck_assert_uint_ge(u->bytes_after, 8 * BIG_ROW);
+	ck_assert_int_ge(u->took_ns, 0);
+	ck_assert_int_eq(sql_int("PRAGMA auto_vacuum"), 2);
+	ck_assert_int_eq(sql_int("PRAGMA user_version"), 3);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM sqlite_master "
+				 "WHERE name = 'profiles_start'"), 1);
+	r = prune(h, 2000, NO_AGE_LIMIT, 64 * KiB, false);
+	ck_assert_uint_gt(r.sized, 0);
+	ck_assert_uint_le(disk_bytes(), 64 * KiB);
+	history_close(h);
+
+	h = open_rw(); /* once */
+	ck_assert(!history_upgrade_info(h)->vacuumed);
+	history_close(h);
+}
+END_TEST
+
 Suite *history_suite(void)
 {
 	Suite *s = suite_create("history");
@@ -683,6 +1008,12 @@ Suite *history_suite(void)
 	tcase_add_test(tc, test_migrate_v1);
 	tcase_add_test(tc, test_collector_state);
 	tcase_add_test(tc, test_pending_corrupt_blob);
+	tcase_add_test(tc, test_prune_age);
+	tcase_add_test(tc, test_prune_size);
+	tcase_add_test(tc, test_prune_pending);
+	tcase_add_test(tc, test_prune_pending_size);
+	tcase_add_test(tc, test_prune_bounded);
+	tcase_add_test(tc, test_migrate_v2_vacuum);
 	suite_add_tcase(s, tc);
 	return s;
 }

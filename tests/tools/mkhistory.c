@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * mkhistory: writes a history of CPU profiles whose merged numbers are known,
- * for the emberctl tests. The table below is the answer key.
+ * for the emberctl tests. The table below is the answer key. --count and --v2
+ * make a large or an older history for the retention test.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -208,12 +209,45 @@ static int put_corrupt(struct history *h, const char *data_dir)
 	return ret ? ret : smash_blob(data_dir, id);
 }
 
+/* n more profiles after the three of the answer key, 10 s apart, cycling through them. */
+static int put_more(struct history *h, long n)
+{
+	int ret = 0;
+
+	for (long i = 0; !ret && i < n; i++)
+		ret = put_profile(h, &profiles[i % 3], T0 + (3 + i) * INTERVAL, NULL);
+	return ret;
+}
+
+/*
+ * The file as ember 0.2 left it: schema v2, without the start index and
+ * without incremental auto-vacuum (which only a VACUUM can turn off again).
+ */
+static int make_v2(const char *data_dir)
+{
+	char path[4096];
+	sqlite3 *db;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/history.db", data_dir);
+	rc = sqlite3_open(path, &db);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db,
+				  "PRAGMA auto_vacuum = NONE; VACUUM; DROP INDEX profiles_start; "
+				  "PRAGMA user_version = 2; PRAGMA wal_checkpoint(TRUNCATE)",
+				  NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc == SQLITE_OK ? 0 : -EIO;
+}
+
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] DIR\n"
+	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] DIR\n"
 			"  writes 3 cpu profiles from 2026-01-01T00:00:00Z, 10 s each\n"
 			"  --mem      also a mem profile at 00:00:00\n"
-			"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n");
+			"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n"
+			"  --count N  also N more cpu profiles from 00:00:30, 10 s apart\n"
+			"  --v2       leave the file as schema v2 (no incremental auto-vacuum)\n");
 	exit(2);
 }
 
@@ -222,9 +256,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"mem", no_argument, NULL, 'm'},
 		{"corrupt", no_argument, NULL, 'c'},
+		{"count", required_argument, NULL, 'n'},
+		{"v2", no_argument, NULL, '2'},
 		{0},
 	};
-	bool mem = false, corrupt = false;
+	bool mem = false, corrupt = false, v2 = false;
+	long more = 0;
+	char *end;
 	const char *err = NULL;
 	struct history *h;
 	int c, ret = 0;
@@ -234,6 +272,11 @@ int main(int argc, char **argv)
 			mem = true;
 		else if (c == 'c')
 			corrupt = true;
+		else if (c == '2')
+			v2 = true;
+		else if (c == 'n' && (more = strtol(optarg, &end, 10)) >= 0 && more <= 1000000 &&
+			 !*end && end != optarg)
+			continue;
 		else
 			usage();
 	}
@@ -250,7 +293,13 @@ int main(int argc, char **argv)
 		ret = put_corrupt(h, argv[optind]);
 	if (!ret && mem)
 		ret = put_mem(h);
+	if (!ret && corrupt && more)
+		ret = -EINVAL; /* the corrupt rows' ids are fixed */
+	if (!ret)
+		ret = put_more(h, more);
 	history_close(h);
+	if (!ret && v2)
+		ret = make_v2(argv[optind]);
 	if (ret)
 		fprintf(stderr, "mkhistory: %s\n", strerror(-ret));
 	return ret ? 1 : 0;

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* History retention: emberd's side of history_prune(), run after each stored interval. */
+#ifndef EMBER_RETENTION_H
+#define EMBER_RETENTION_H
+
+#include "config.h"
+#include "history.h"
+
+/* Logs what opening the history did once to an older file (the VACUUM of schema v3). */
+void retention_opened(struct history *h);
+
+/*
+ * Deletes what is past cfg's retention or max_size; profiles waiting to be
+ * pushed are kept while a collector is configured. Logs what went, once per
+ * prune that deleted something, and warns once when only unsent profiles
+ * keep the history over max_size.
+ */
+void retention_prune(struct history *h, const struct ember_config *cfg);
+
+#endif
