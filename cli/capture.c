@@ -408,7 +408,12 @@ int cmd_capture(const char *data_dir, int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
-	/* signals arrive on a descriptor: Ctrl-C becomes a cancel, never a torn file */
+	/*
+	 * Signals arrive on a descriptor: Ctrl-C becomes a cancel, never a torn file.
+	 * A shell without job control starts background commands with SIGINT
+	 * ignored; kill -INT must still cancel such a capture.
+	 */
+	signal(SIGINT, SIG_DFL);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) ||
 	    (cn.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
 		note("cannot set up signal handling: %s", strerror(errno));
