@@ -583,10 +583,17 @@ void control_close(struct control *c)
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		if (c->cl[i].state == CL_FREE)
 			continue;
-		if (c->cl[i].cap)
-			log_info("capture of %s cancelled: emberd is stopping",
-				 capture_target(c->cl[i].cap));
-		drop_client(c, &c->cl[i]);
+		if (c->cl[i].cap) {
+			char target[CONFIG_NAME_MAX + 8];
+
+			snprintf(target, sizeof(target), "%s", capture_target(c->cl[i].cap));
+			log_info("capture of %s cancelled: emberd is stopping", target);
+			end_capture(c, &c->cl[i]);
+			send_error(c, &c->cl[i], ECANCELED, "emberd is stopping: capture of %s "
+				   "cancelled; nothing was written", target);
+		}
+		if (c->cl[i].state != CL_FREE) /* what the socket did not take is lost */
+			drop_client(c, &c->cl[i]);
 	}
 	if (c->lfd >= 0)
 		close(c->lfd);

@@ -13,9 +13,12 @@ require_go
 RUN=$T/run
 CONF=$T/ember.conf
 HZ=499
-printf '[app "burner"]\nmatch.comm = fx_busy\n' >"$CONF"
+# a comm of its own: other tests (and other users of this host) run fx_busy too
+BUSY=$T/capbusy_$$
+cp "$FX/fx_busy" "$BUSY"
+printf '[app "burner"]\nmatch.comm = %s\n' "$(basename "$BUSY" | cut -c1-15)" >"$CONF"
 cap() { "$EMBERCTL" capture --runtime-dir "$RUN" "$@"; }
-# CPU time of a process in clock ticks (utime + stime); fx_busy's comm has no spaces
+# CPU time of a process in clock ticks (utime + stime); the fixture's comm has no spaces
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # wait_for FILE PATTERN: up to 20 s for PATTERN to appear in FILE
 wait_for() {
@@ -32,7 +35,7 @@ grep -q "another emberd is already running" "$T/second.log" ||
 	fail "second emberd: unclear error: $(cat "$T/second.log")"
 pass "socket $RUN/control (0600); a second emberd is refused"
 
-"$FX/fx_busy" 120 >"$T/busy.out" &
+"$BUSY" 120 >"$T/busy.out" &
 WL=$!
 PIDS+=("$WL")
 sleep 0.5
@@ -99,20 +102,30 @@ grep -q "refused a client with uid 65534" "$T/emberd.log" || fail "emberd did no
 chmod 600 "$RUN/control"
 pass "non-root refused by the socket mode and by SO_PEERCRED"
 
-# 5. --app: every process of an [app], here matched by comm
-cap --app burner --hz $HZ --duration 2s -o "$T/app.pb.gz" 2>"$T/app.err" ||
-	fail "app capture failed: $(cat "$T/app.err")"
+# 5. --app: every process of an [app] (matched by comm), one started meanwhile included
+cap --app burner --hz $HZ --duration 4s -o "$T/app.pb.gz" 2>"$T/app.err" &
+APP=$!
+wait_for "$T/app.err" "Ctrl-C cancels"
+sleep 1
+"$BUSY" 2 >/dev/null &
+LATE=$!
+PIDS+=("$LATE")
+wait "$APP" || fail "app capture failed: $(cat "$T/app.err")"
 pprof_top "$T/app.pb.gz" -sample_index=samples >"$T/apptop.txt"
 appn=$(total_of "$T/apptop.txt")
 [ "$(flat_of "$T/apptop.txt" burn)" -ge $((appn * 9 / 10)) ] && [ "$appn" -ge 200 ] ||
 	fail "app capture: $appn samples, burn $(flat_of "$T/apptop.txt" burn)"
-grep -q "samples of app burner (1 process)" "$T/app.err" || fail "app summary: $(cat "$T/app.err")"
+grep -q "samples of app burner (2 processes)" "$T/app.err" ||
+	fail "the app capture did not sample the process started during it: $(cat "$T/app.err")"
+pprof_top "$T/app.pb.gz" -sample_index=samples -tagfocus="pid=$LATE" >"$T/late.txt"
+late=$(shown_of "$T/late.txt")
+[ "${late:-0}" -ge 50 ] || fail "the late process has ${late:-0} samples (expected >= 50)"
 cap --app nosuchapp --duration 1s -o "$T/none.pb.gz" 2>"$T/none.err" && fail "unknown app accepted"
 grep -q "no running process belongs to app nosuchapp" "$T/none.err" ||
 	fail "unclear refusal: $(cat "$T/none.err")"
 cap --pid 2147483646 --duration 1s -o "$T/none.pb.gz" 2>"$T/none.err" && fail "missing pid accepted"
 grep -q "no such process: pid 2147483646" "$T/none.err" || fail "unclear refusal: $(cat "$T/none.err")"
-pass "app burner: $appn samples; unknown app and pid refused clearly"
+pass "app burner: $appn samples, $late of the process started during it; unknown app and pid refused clearly"
 
 # 6. the socket goes away with emberd; then emberctl says emberd is not running
 kill -TERM "$EMBERD_PID"
