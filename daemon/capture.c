@@ -308,8 +308,9 @@ void capture_proc_classified(struct capture *c, uint32_t pid, const char *servic
 		c->allowed++;
 }
 
-void capture_proc_exited(struct capture *c, uint32_t pid)
+bool capture_proc_exited(struct capture *c, uint32_t pid)
 {
 	if (c->req.target == CTL_TARGET_APP)
 		sampler_allow(c->sampler, pid, false);
+	return c->req.target == CTL_TARGET_PID && c->req.pid == pid;
 }

@@ -58,6 +58,7 @@ int capture_finish(struct capture *c, uint8_t **gz, size_t *gz_len, struct ctl_m
 /* A process was classified (first sight, exec, reload): an app capture lets it
  * in when its service is the app's, out otherwise. */
 void capture_proc_classified(struct capture *c, uint32_t pid, const char *service);
-void capture_proc_exited(struct capture *c, uint32_t pid);
+/* A process exited; true when it was the capture's one process (nothing more to sample). */
+bool capture_proc_exited(struct capture *c, uint32_t pid);
 
 #endif

@@ -398,17 +398,15 @@ static void on_accept(struct control *c)
 	}
 }
 
-static void on_capture_end(struct control *c, struct client *cl)
+/* Drains, encodes and sends the profile; the capture's sampler is freed first. */
+static void finish(struct control *c, struct client *cl)
 {
 	struct ctl_msg res;
 	char target[CONFIG_NAME_MAX + 8], err[256];
 	uint8_t *gz = NULL;
 	size_t len = 0;
-	uint64_t ticks;
 	int rc;
 
-	if (read(capture_timer_fd(cl->cap), &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
-		return;
 	snprintf(target, sizeof(target), "%s", capture_target(cl->cap));
 	rc = capture_finish(cl->cap, &gz, &len, &res, err, sizeof(err));
 	end_capture(c, cl); /* the sampler goes before the bytes do */
@@ -425,6 +423,15 @@ static void on_capture_end(struct control *c, struct client *cl)
 	cl->deadline_ns = mono_ns() + CONTROL_REPLY_TIMEOUT_NS;
 	send_msg(c, cl, &res);
 	free(gz);
+}
+
+static void on_capture_end(struct control *c, struct client *cl)
+{
+	uint64_t ticks;
+
+	if (read(capture_timer_fd(cl->cap), &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
+		return;
+	finish(c, cl);
 }
 
 /* Every second while clients are connected: timeouts, progress, periodic drains. */
@@ -534,6 +541,7 @@ int control_open(const char *runtime_dir, const struct capture_env *env, struct 
 		 char *err, size_t errlen)
 {
 	struct control *c = calloc(1, sizeof(*c));
+	struct stat st;
 	int rc;
 
 	if (!c)
@@ -554,6 +562,9 @@ int control_open(const char *runtime_dir, const struct capture_env *env, struct 
 		free(c);
 		return rc;
 	}
+	if (!stat(runtime_dir, &st) && (st.st_mode & 022))
+		log_warnx("runtime_dir %s is writable by others: anyone could replace the control "
+			  "socket that emberctl trusts (make it 0755)", runtime_dir);
 	rc = listen_on(c, err, errlen);
 	if (rc) {
 		if (c->lfd >= 0)
@@ -621,7 +632,11 @@ void control_proc_classified(struct control *c, const struct proc_class *pc)
 
 void control_proc_exited(struct control *c, uint32_t pid)
 {
-	for (size_t i = 0; c && i < CONTROL_MAX_CLIENTS; i++)
-		if (c->cl[i].cap)
-			capture_proc_exited(c->cl[i].cap, pid);
+	for (size_t i = 0; c && i < CONTROL_MAX_CLIENTS; i++) {
+		if (!c->cl[i].cap || !capture_proc_exited(c->cl[i].cap, pid))
+			continue;
+		log_info("capture of %s: the process exited; ending the capture now",
+			 capture_target(c->cl[i].cap));
+		finish(c, &c->cl[i]);
+	}
 }
