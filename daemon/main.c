@@ -677,17 +677,17 @@ int main(int argc, char **argv)
 	log_init("emberd", a.verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
 	if (check_host())
 		return 1;
-	rc = control_open(d.cfg.runtime_dir, &d.cenv, &d.ctl, err, sizeof(err));
-	if (rc) {
-		log_err("%s", err);
-		config_free(&d.cfg);
-		return 1;
-	}
 
 	d.hist = history_open(d.cfg.data_dir, false, &herr);
 	if (!d.hist) {
 		log_err("cannot open the history in %s: %s", d.cfg.data_dir,
 			herr ? herr : strerror(errno));
+		return 1;
+	}
+	rc = control_open(d.cfg.runtime_dir, &d.cenv, &d.ctl, err, sizeof(err));
+	if (rc) {
+		log_err("%s", err);
+		teardown(&d);
 		return 1;
 	}
 	d.sym = symbolizer_new();
