@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 # On-demand capture through the control socket: 5 s at 499 Hz of a busy
 # fixture gives 499 samples per CPU second it used (+- 10 %) and ends by itself;
-# a second capture of the same pid is refused; Ctrl-C cancels (no file) and
-# frees the target; non-root callers are refused by the socket's mode and by
-# SO_PEERCRED; a capture ends early when its process exits; --app captures an
-# [app] by comm, with a process started meanwhile; a second emberd is refused
-# and the socket goes away with emberd.
+# a capture ends early when its process exits; a second capture of the same pid
+# is refused; Ctrl-C cancels (no file) and frees the target; non-root callers
+# are refused by the socket's mode and by SO_PEERCRED; hostile and silent
+# clients are refused or dropped; --app captures an [app] by comm, with a
+# process started meanwhile; a second emberd is refused and the socket goes
+# away with emberd.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
@@ -114,6 +115,30 @@ grep -q "permission denied: captures are for root only" "$T/nobody.err" ||
 grep -q "refused a client with uid 65534" "$T/emberd.log" || fail "emberd did not log the refusal"
 chmod 600 "$RUN/control"
 pass "non-root refused by the socket mode and by SO_PEERCRED"
+
+# 4b. hostile and silent clients: a one-line error, or dropped; emberd carries on
+CTLRAW=$EMBER_BUILD/tests/tools/ctlraw
+[ -x "$CTLRAW" ] || fail "ctlraw not built at $CTLRAW"
+raw() { "$CTLRAW" "$RUN/control" >"$T/raw.out"; grep -q "$1" "$T/raw.out" || fail "$2: $(cat "$T/raw.out")"; }
+printf 'GET / HTTP/1.0\r\n\r\n' | raw "^ERROR 22 bad request: not a control request" "garbage"
+printf 'EC\001\001\377\377\000\000' | raw "^ERROR 22 bad request: request too large" "64 KiB header"
+# a capture request forged with 5000 Hz
+printf 'EC\001\001\015\000\000\000\001\210\023\000\000\210\023\000\000\322\004\000\000' |
+	raw "^ERROR 22 bad request: hz 5000 is out of range 1..999" "5000 Hz"
+SILENT=()
+for i in $(seq 1 16); do
+	"$CTLRAW" "$RUN/control" </dev/null >"$T/silent.$i" &
+	SILENT+=("$!")
+done
+sleep 1
+raw "^ERROR 16 too many emberctl connections" "17th connection" </dev/null
+wait "${SILENT[@]}" || fail "a silent client was not dropped: $(cat "$T"/silent.*)"
+for i in $(seq 1 16); do
+	awk '/^CLOSED/ { exit !($2 >= 4.9 && $2 < 10) } END { if (NR != 1) exit 1 }' "$T/silent.$i" ||
+		fail "silent client $i: $(cat "$T/silent.$i") (expected CLOSED after 5..10 s)"
+done
+grep -q "sent no request in time: dropped" "$T/emberd.log" || fail "emberd did not log the drop"
+pass "garbage, oversized and out-of-range requests refused in one line; 16 silent clients dropped after 5 s, a 17th refused"
 
 # 5. --app: every process of an [app] (matched by comm), one started meanwhile included
 cap --app burner --hz $HZ --duration 4s -o "$T/app.pb.gz" 2>"$T/app.err" &
