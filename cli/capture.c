@@ -293,7 +293,7 @@ static void end_line(struct conn *cn)
 static void show_progress(struct conn *cn, const struct capture_opts *o, const struct ctl_msg *m,
 			  const char *target)
 {
-	int64_t s = m->elapsed_ms / 1000;
+	int64_t s = (m->elapsed_ms + 500) / 1000;
 
 	if (cn->tty) {
 		fprintf(stderr, "\r\033[Kemberctl: capturing %s: %" PRId64 " of %u s, %" PRIu64
@@ -360,7 +360,8 @@ static int run(struct conn *cn, const struct capture_opts *o)
 
 		if (rc == -EINTR)
 			return cancel(cn, accepted);
-		end_line(cn);
+		if (rc <= 0 || m.type != CTL_PROGRESS)
+			end_line(cn); /* the progress line stays one line */
 		if (rc == 0) {
 			note("no result from emberd %u s after the capture should have ended; "
 			     "see its log", RESULT_GRACE_MS / 1000);

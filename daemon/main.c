@@ -529,12 +529,13 @@ static void apply_reload(struct daemon *d)
 	struct ember_config *n = &d->next_cfg;
 
 	if (n->hz != d->cfg.hz || strcmp(n->data_dir, d->cfg.data_dir) ||
-	    n->include_idle != d->cfg.include_idle) {
-		log_warnx("hz, data_dir and include_idle change only with a restart: keeping "
-			  "%u Hz, %s, include_idle=%s", d->cfg.hz, d->cfg.data_dir,
-			  d->cfg.include_idle ? "yes" : "no");
+	    n->include_idle != d->cfg.include_idle || strcmp(n->runtime_dir, d->cfg.runtime_dir)) {
+		log_warnx("hz, data_dir, include_idle and runtime_dir change only with a restart: "
+			  "keeping %u Hz, %s, include_idle=%s, %s", d->cfg.hz, d->cfg.data_dir,
+			  d->cfg.include_idle ? "yes" : "no", d->cfg.runtime_dir);
 		n->hz = d->cfg.hz;
 		snprintf(n->data_dir, sizeof(n->data_dir), "%s", d->cfg.data_dir);
+		snprintf(n->runtime_dir, sizeof(n->runtime_dir), "%s", d->cfg.runtime_dir);
 		n->include_idle = d->cfg.include_idle;
 	}
 	if (n->interval_ns != d->cfg.interval_ns)
@@ -708,7 +709,8 @@ int main(int argc, char **argv)
 	so.hz = d.cfg.hz;
 	so.interval_ns = d.cfg.interval_ns;
 	so.include_idle = d.cfg.include_idle;
-	d.cenv = (struct capture_env){ so.events_fd, so.known_fd, d.sym, &d.cfg };
+	d.cenv = (struct capture_env){ .events_fd = so.events_fd, .known_fd = so.known_fd,
+				      .sym = d.sym, .cfg = &d.cfg };
 	rc = sampler_open(&so, &d.sampler, err, sizeof(err));
 	if (rc) {
 		log_err("%s", err);
