@@ -242,6 +242,7 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 			       .duration_ms = req->duration_ms };
 	struct client *other = running_capture(c, req);
 	char target[CONFIG_NAME_MAX + 8], when[32], err[512];
+	int64_t t0;
 	int rc;
 
 	ctl_target_name(req, target, sizeof(target));
@@ -263,6 +264,7 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 			   "the next one ends at %s", CONTROL_MAX_CAPTURES, when);
 		return;
 	}
+	t0 = mono_ns();
 	rc = capture_start(c->env, req, &cl->cap, err, sizeof(err));
 	if (rc) {
 		log_info("capture of %s refused: %s", target, err);
@@ -280,6 +282,8 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 	acc.end_ns = capture_end_ns(cl->cap);
 	log_info("capture of %s at %u Hz for %.3gs started for emberctl (pid %d)", target,
 		 req->hz, req->duration_ms / 1000.0, cl->peer_pid);
+	log_debug("capture of %s: sampler loaded and attached in %.1f ms", target,
+		  (mono_ns() - t0) / 1e6);
 	send_msg(c, cl, &acc);
 }
 
