@@ -153,7 +153,8 @@ pprof_top "$T/app.pb.gz" -sample_index=samples >"$T/apptop.txt"
 appn=$(total_of "$T/apptop.txt")
 [ "$(flat_of "$T/apptop.txt" burn)" -ge $((appn * 9 / 10)) ] && [ "$appn" -ge 200 ] ||
 	fail "app capture: $appn samples, burn $(flat_of "$T/apptop.txt" burn)"
-grep -q "samples of app burner (2 processes)" "$T/app.err" ||
+# 2 processes; a sanitizer build's leak checker adds a short-lived clone of one at its exit
+grep -Eq "samples of app burner \([2-9] processes\)" "$T/app.err" ||
 	fail "the app capture did not sample the process started during it: $(cat "$T/app.err")"
 pprof_top "$T/app.pb.gz" -sample_index=samples -tagfocus="pid=$LATE" >"$T/late.txt"
 late=$(shown_of "$T/late.txt")
