@@ -356,7 +356,7 @@ run_one() {
 		return 0 ;;
 	emberd)
 		mkdir -p "$T/data"
-		cmd=("$EMBERD" --data-dir "$T/data" --hz "$hz" --interval "$INTERVAL" --duration "$((DURATION * 3 + 120))s")
+		cmd=("$EMBERD" --data-dir "$T/data" --runtime-dir "$T/run" --hz "$hz" --interval "$INTERVAL" --duration "$((DURATION * 3 + 120))s")
 		sig=TERM ready=$err ;;
 	perf)
 		cmd=(perf record -F "$hz" -a -g -o "$T/perf.data")

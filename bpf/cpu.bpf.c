@@ -18,6 +18,8 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 const volatile __u32 include_idle = 0;
 /* Set by the daemon before load: when non-zero, sample only this process. */
 const volatile __u32 target_tgid = 0;
+/* Set by the daemon before load: when non-zero, sample only the processes in allow_tgids. */
+const volatile __u32 allow_only = 0;
 
 /*
  * Buffer the programs write to (0 or 1). Flipped by the daemon, which then
@@ -57,6 +59,18 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } drop_tgids SEC(".maps");
+
+/*
+ * Processes an on-demand capture of one application samples (allow_only):
+ * filled by the daemon with the application's processes and kept up to date as
+ * they start and exit. One entry when unused (sized by the daemon).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EMBER_CPU_ALLOW_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} allow_tgids SEC(".maps");
 
 /* Per-CPU scratch space for the stack being read (too big for the BPF stack). */
 struct {
@@ -216,7 +230,8 @@ int ember_cpu_sample(struct bpf_perf_event_data *ctx)
 		metric_inc(EMBER_CPU_M_IDLE_SKIPPED);
 		return 0;
 	}
-	if (target_tgid && tgid != target_tgid) {
+	if ((target_tgid && tgid != target_tgid) ||
+	    (allow_only && !bpf_map_lookup_elem(&allow_tgids, &tgid))) {
 		metric_inc(EMBER_CPU_M_FILTERED);
 		return 0;
 	}

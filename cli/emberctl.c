@@ -23,6 +23,8 @@ static const char main_help[] =
 	"           that go tool pprof, Pyroscope or speedscope can open\n"
 	"  status   the history and the collector: push queue depth, last success and\n"
 	"           error, sent / rejected / expired counts (works while emberd is down)\n"
+	"  capture  ask the running emberd to sample one process or app at up to 999 Hz\n"
+	"           for a while, and write that profile (root; Ctrl-C cancels)\n"
 	"Run \"emberctl COMMAND --help\" for a command's options.\n"
 	"\n"
 	"Options:\n"
@@ -54,6 +56,7 @@ static const struct command commands[] = {
 	{"list", cmd_list},
 	{"export", cmd_export},
 	{"status", cmd_status},
+	{"capture", cmd_capture},
 };
 
 static const struct option main_options[] = {

@@ -252,9 +252,10 @@ void drain_result_free(struct drain_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int drain_cpu_profiles(struct sampler *s, struct symbolizer *sym, unsigned int hz,
-		       int64_t start_ns, int64_t end_ns, drain_classify_fn classify, void *arg,
-		       struct drain_result *out)
+/* Adds what the sampler holds to out's profiles and recounts out's totals. */
+static int drain_into(struct sampler *s, struct symbolizer *sym, unsigned int hz,
+		      int64_t start_ns, int64_t end_ns, drain_classify_fn classify, void *arg,
+		      struct drain_result *out)
 {
 	struct drain_ctx c = {
 		.sym = sym,
@@ -272,8 +273,8 @@ int drain_cpu_profiles(struct sampler *s, struct symbolizer *sym, unsigned int h
 	};
 	int rc;
 
-	memset(out, 0, sizeof(*out));
 	rc = sampler_drain(s, on_stack, &c);
+	memset(&out->total, 0, sizeof(out->total));
 	for (size_t i = 0; i < out->n; i++) {
 		struct drain_profile *p = &out->v[i];
 
@@ -283,8 +284,25 @@ int drain_cpu_profiles(struct sampler *s, struct symbolizer *sym, unsigned int h
 		out->total.lost_stacks += p->st.lost_stacks;
 		out->total.processes += p->st.processes;
 	}
+	return rc;
+}
+
+int drain_cpu_profiles(struct sampler *s, struct symbolizer *sym, unsigned int hz,
+		       int64_t start_ns, int64_t end_ns, drain_classify_fn classify, void *arg,
+		       struct drain_result *out)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = drain_into(s, sym, hz, start_ns, end_ns, classify, arg, out);
 	symbolizer_end_interval(sym);
 	if (rc)
 		drain_result_free(out);
 	return rc;
+}
+
+int drain_cpu_more(struct sampler *s, struct symbolizer *sym, unsigned int hz, int64_t start_ns,
+		   int64_t end_ns, drain_classify_fn classify, void *arg, struct drain_result *out)
+{
+	return drain_into(s, sym, hz, start_ns, end_ns, classify, arg, out);
 }

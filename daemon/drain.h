@@ -55,6 +55,13 @@ typedef const struct proc_class *(*drain_classify_fn)(uint32_t pid, const char *
 int drain_cpu_profiles(struct sampler *s, struct symbolizer *sym, unsigned int hz,
 		       int64_t start_ns, int64_t end_ns, drain_classify_fn classify, void *arg,
 		       struct drain_result *out);
+/*
+ * The same, adding to the profiles already in out (zeroed before the first
+ * call): an on-demand capture drains several times into one profile. The
+ * symbolizer's interval is left to the main drain to end.
+ */
+int drain_cpu_more(struct sampler *s, struct symbolizer *sym, unsigned int hz, int64_t start_ns,
+		   int64_t end_ns, drain_classify_fn classify, void *arg, struct drain_result *out);
 void drain_result_free(struct drain_result *r);
 
 #endif

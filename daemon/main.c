@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "control.h"
 #include "drain.h"
 #include "history.h"
 #include "apps.h"
@@ -48,7 +49,7 @@
 /* What the command line asked for, on top of the configuration file. */
 struct args {
 	const char *config_path;	/* NULL: the default file if it exists */
-	const char *data_dir, *hz, *interval;
+	const char *data_dir, *hz, *interval, *runtime_dir;
 	int64_t duration_ns;		/* 0: run until signalled */
 	bool verbose, check_config;
 };
@@ -73,6 +74,8 @@ struct daemon {
 	struct proctable *procs;
 	struct symbolizer *sym;
 	struct uploader *up;		/* NULL without a [collector] url */
+	struct control *ctl;		/* the control socket: on-demand captures */
+	struct capture_env cenv;	/* what captures share with the main sampler */
 	const struct args *args;
 	struct ember_config next_cfg;	/* a reloaded configuration, applied after the drain */
 	bool reload_pending;
@@ -100,6 +103,8 @@ static void usage(FILE *f)
 "      --hz N             samples per second per CPU, %d..%d (default 19)\n"
 "      --interval DUR     one profile per DUR, 1s..1h (default 10s)\n"
 "      --duration DUR     stop after DUR, storing the last partial interval\n"
+"      --runtime-dir DIR  where the control socket lives (default " EMBER_DEFAULT_RUNTIME_DIR ");\n"
+"                         emberctl capture --runtime-dir DIR talks to it there\n"
 "      --check-config     validate the configuration, print 'configuration OK', exit\n"
 "  -v, --verbose          debug logging (libbpf's messages included)\n"
 "  -h, --help             this help\n"
@@ -123,7 +128,7 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	enum { OPT_HZ = 256, OPT_INTERVAL, OPT_DURATION, OPT_CHECK };
+	enum { OPT_HZ = 256, OPT_INTERVAL, OPT_DURATION, OPT_CHECK, OPT_RUNTIME_DIR };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "data-dir", required_argument, NULL, 'd' },
@@ -131,6 +136,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -152,6 +158,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 			}
 			break;
 		case OPT_CHECK: a->check_config = true; break;
+		case OPT_RUNTIME_DIR: a->runtime_dir = optarg; break;
 		case 'v': a->verbose = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("emberd %s\n", EMBER_VERSION); exit(0);
@@ -197,7 +204,8 @@ static int load_config(const struct args *a, struct ember_config *cfg, bool to_l
 	}
 	if ((a->hz && config_set(cfg, "hz", a->hz, err, sizeof(err))) ||
 	    (a->interval && config_set(cfg, "interval", a->interval, err, sizeof(err))) ||
-	    (a->data_dir && config_set(cfg, "data_dir", a->data_dir, err, sizeof(err)))) {
+	    (a->data_dir && config_set(cfg, "data_dir", a->data_dir, err, sizeof(err))) ||
+	    (a->runtime_dir && config_set(cfg, "runtime_dir", a->runtime_dir, err, sizeof(err)))) {
 		if (to_log)
 			log_warnx("command line: %s", err);
 		else
@@ -384,6 +392,7 @@ static void apply_class(const struct proc_class *pc, void *arg)
 
 	if (sampler_drop(d->sampler, pc->pid, pc->match.excluded) == -E2BIG)
 		log_debug("kernel filter full: pid %d is filtered in user space", pc->pid);
+	control_proc_classified(d->ctl, pc);
 }
 
 /*
@@ -399,6 +408,7 @@ static void on_proc_event(const struct ember_proc_event *e, void *arg)
 		symbolizer_exited(d->sym, e->tgid);
 		proctable_exited(d->procs, e->tgid);
 		sampler_drop(d->sampler, e->tgid, false);
+		control_proc_exited(d->ctl, e->tgid);
 	} else if (e->type == EMBER_PROC_NEW) {
 		pc = proctable_classify(d->procs, &d->cfg, e->tgid, NULL);
 		if (pc)
@@ -531,12 +541,13 @@ static void apply_reload(struct daemon *d)
 	struct ember_config *n = &d->next_cfg;
 
 	if (n->hz != d->cfg.hz || strcmp(n->data_dir, d->cfg.data_dir) ||
-	    n->include_idle != d->cfg.include_idle) {
-		log_warnx("hz, data_dir and include_idle change only with a restart: keeping "
-			  "%u Hz, %s, include_idle=%s", d->cfg.hz, d->cfg.data_dir,
-			  d->cfg.include_idle ? "yes" : "no");
+	    n->include_idle != d->cfg.include_idle || strcmp(n->runtime_dir, d->cfg.runtime_dir)) {
+		log_warnx("hz, data_dir, include_idle and runtime_dir change only with a restart: "
+			  "keeping %u Hz, %s, include_idle=%s, %s", d->cfg.hz, d->cfg.data_dir,
+			  d->cfg.include_idle ? "yes" : "no", d->cfg.runtime_dir);
 		n->hz = d->cfg.hz;
 		snprintf(n->data_dir, sizeof(n->data_dir), "%s", d->cfg.data_dir);
+		snprintf(n->runtime_dir, sizeof(n->runtime_dir), "%s", d->cfg.runtime_dir);
 		n->include_idle = d->cfg.include_idle;
 	}
 	if (n->interval_ns != d->cfg.interval_ns)
@@ -597,7 +608,8 @@ static int setup_loop(struct daemon *d, int64_t duration_ns)
 	    (duration_ns && arm_timer(d->endfd, duration_ns, 0)))
 		return -errno;
 	if (add_fd(d->epfd, d->sigfd) || add_fd(d->epfd, d->tickfd) || add_fd(d->epfd, d->endfd) ||
-	    add_fd(d->epfd, d->recapfd) || add_fd(d->epfd, proctrack_epoll_fd(d->proc)))
+	    add_fd(d->epfd, d->recapfd) || add_fd(d->epfd, proctrack_epoll_fd(d->proc)) ||
+	    add_fd(d->epfd, control_fd(d->ctl)))
 		return -errno;
 	return notify_watchdog_start(d->epfd);
 }
@@ -619,6 +631,8 @@ static int run_loop(struct daemon *d)
 			proctrack_consume(d->proc);
 		} else if (notify_is_watchdog(ev.data.fd)) {
 			notify_watchdog_pet();
+		} else if (ev.data.fd == control_fd(d->ctl)) {
+			control_dispatch(d->ctl);
 		} else if (ev.data.fd == d->recapfd) {
 			recapture_due(d);
 		} else if (ev.data.fd == d->tickfd) {
@@ -642,6 +656,7 @@ static int run_loop(struct daemon *d)
 
 static void teardown(struct daemon *d)
 {
+	control_close(d->ctl);
 	uploader_stop(d->up);
 	sampler_close(d->sampler);
 	proctrack_close(d->proc);
@@ -688,6 +703,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	retention_opened(d.hist);
+	rc = control_open(d.cfg.runtime_dir, &d.cenv, &d.ctl, err, sizeof(err));
+	if (rc) {
+		log_err("%s", err);
+		teardown(&d);
+		return 1;
+	}
 	d.sym = symbolizer_new();
 	d.procs = proctable_new();
 	if (!d.sym || !d.procs) {
@@ -706,6 +727,8 @@ int main(int argc, char **argv)
 	so.hz = d.cfg.hz;
 	so.interval_ns = d.cfg.interval_ns;
 	so.include_idle = d.cfg.include_idle;
+	d.cenv = (struct capture_env){ .events_fd = so.events_fd, .known_fd = so.known_fd,
+				      .sym = d.sym, .cfg = &d.cfg };
 	rc = sampler_open(&so, &d.sampler, err, sizeof(err));
 	if (rc) {
 		log_err("%s", err);

@@ -183,6 +183,9 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 	/* rodata switches and map sizes: set here, between open and load, by the daemon */
 	s->skel->rodata->include_idle = o->include_idle;
 	s->skel->rodata->target_tgid = o->target_tgid;
+	s->skel->rodata->allow_only = o->allow_list;
+	if (!o->allow_list) /* unused: the smallest map the kernel accepts */
+		bpf_map__set_max_entries(s->skel->maps.allow_tgids, 1);
 	s->counts_max = roundup_pow2_clamp(per_interval + per_interval / 4, COUNTS_MIN, COUNTS_MAX);
 	s->stacks_max = roundup_pow2_clamp(2 * per_interval, STACKS_MIN, STACKS_MAX);
 	bpf_map__set_max_entries(s->skel->maps.counts0, s->counts_max);
@@ -433,6 +436,16 @@ int sampler_drop(struct sampler *s, uint32_t tgid, bool drop)
 	uint8_t one = 1;
 
 	if (!drop)
+		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &tgid, &one, BPF_ANY) ? -errno : 0;
+}
+
+int sampler_allow(struct sampler *s, uint32_t tgid, bool allow)
+{
+	int fd = bpf_map__fd(s->skel->maps.allow_tgids);
+	uint8_t one = 1;
+
+	if (!allow)
 		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
 	return bpf_map_update_elem(fd, &tgid, &one, BPF_ANY) ? -errno : 0;
 }

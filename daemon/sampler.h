@@ -17,6 +17,7 @@ struct sampler_opts {
 	int64_t interval_ns;		/* used to size the maps */
 	bool include_idle;
 	uint32_t target_tgid;		/* 0: every process */
+	bool allow_list;		/* only the processes sampler_allow() lets in */
 	int events_fd, known_fd;	/* proctrack's shared maps, or -1 for private ones */
 };
 
@@ -51,6 +52,10 @@ int sampler_drain(struct sampler *s, sampler_cb cb, void *arg);
 /* Stops (drop) or resumes sampling process tgid in the kernel. 0 or -errno
  * (-E2BIG when EMBER_CPU_DROP_MAX processes are already dropped). */
 int sampler_drop(struct sampler *s, uint32_t tgid, bool drop);
+
+/* Lets tgid in (allow) or out of an allow-list sampler. 0 or -errno (-E2BIG
+ * when EMBER_CPU_ALLOW_MAX processes are already in). */
+int sampler_allow(struct sampler *s, uint32_t tgid, bool allow);
 
 /* Metrics summed over CPUs since load, indexed by enum ember_cpu_metric. */
 int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR]);

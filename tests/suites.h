@@ -22,5 +22,6 @@ Suite *procinfo_suite(void);
 Suite *push_suite(void);
 Suite *stackset_suite(void);
 Suite *log_suite(void);
+Suite *ctlproto_suite(void);
 
 #endif

@@ -16,6 +16,8 @@
 #define EMBER_COMM_LEN 16
 /* Processes the daemon can exclude in the kernel at once (beyond: in user space). */
 #define EMBER_CPU_DROP_MAX 16384
+/* Processes an on-demand capture of one application samples at once. */
+#define EMBER_CPU_ALLOW_MAX 4096
 /* Number of buffers the sampler alternates between (double buffering). */
 #define EMBER_CPU_NBUF 2
 

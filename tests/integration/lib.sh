@@ -35,8 +35,10 @@ require_go() {
 }
 
 # start_emberd ARGS...: runs emberd in the background on $T/data, waits until it samples.
+# Its control socket goes to $T/run: never the host's /run/ember, which another
+# emberd (or test) may hold.
 start_emberd() {
-	"$EMBERD" --data-dir "$T/data" "$@" >"$T/emberd.log" 2>&1 &
+	"$EMBERD" --data-dir "$T/data" --runtime-dir "$T/run" "$@" >"$T/emberd.log" 2>&1 &
 	EMBERD_PID=$!
 	PIDS+=("$EMBERD_PID")
 	for _ in $(seq 1 300); do

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Fuzzes the control protocol's framing and decoder (emberd reads requests
+ * from any local root process, emberctl reads replies). Beyond not crashing:
+ * every frame that decodes must encode back to the very same bytes.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctlproto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ctl_msg m;
+	uint8_t *back;
+	size_t need, len;
+	char err[256];
+	long flen = ctl_frame_len(data, size, CTL_MAX_REPLY, &need);
+
+	if (flen <= 0)
+		return 0;
+	if (ctl_decode(data, (size_t)flen, &m, err, sizeof(err)))
+		return 0;
+	if (ctl_encode(&m, &back, &len) || len != (size_t)flen || memcmp(back, data, len)) {
+		fprintf(stderr, "decoded frame of type %d does not encode back\n", (int)m.type);
+		abort();
+	}
+	free(back);
+	return 0;
+}
