@@ -61,6 +61,11 @@ echo "5 s at $HZ Hz took $took s: $got samples ($burn in burn); fx_busy used $cp
 	"-> $want expected (5 x $HZ = $((5 * HZ)) on an idle CPU)"
 awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 500 && d / w <= 0.10) }' ||
 	fail "sample count $got differs from $want by more than 10%"
+# on a quiet machine (the fixture had >= 95% of its CPU) the issue's own figure holds too
+if awk -v c="$cpu" 'BEGIN { exit !(c >= 4.75) }'; then
+	awk -v g="$got" -v w=$((5 * HZ)) 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d / w <= 0.10) }' ||
+		fail "sample count $got differs from 5 x $HZ = $((5 * HZ)) by more than 10%"
+fi
 [ "$((burn * 100 / got))" -ge 90 ] || fail "burn has $burn of $got samples (expected >= 90%)"
 grep -q "wrote $T/pid.pb.gz: $got samples of pid $WL" "$T/pid.err" ||
 	fail "no summary line: $(cat "$T/pid.err")"
