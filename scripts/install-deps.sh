@@ -12,6 +12,7 @@ PKGS=(
 	libsqlite3-dev libsystemd-dev libinih-dev libiberty-dev
 	# tests
 	check golang-go binutils libmicrohttpd-dev curl nodejs
+	chromium		# flame graphs opened headless (tests/integration/flamegraph_browser.sh)
 	# benchmarks (peers)
 	linux-perf bpftrace
 )
