@@ -13,6 +13,7 @@
 
 #include "history.h"
 #include "pprof.h"
+#include "stackset.h"
 
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
@@ -89,10 +90,17 @@ int write_file_atomic(const char *path, const uint8_t *buf, size_t len);
 /* Encodes, gzips and writes atomically. */
 int write_profile(const struct pprof_builder *b, const char *path);
 
-/* The merge of every stored profile a selection takes. */
+/*
+ * The merge of every stored profile a selection takes: into a pprof builder,
+ * or, when set is given, into folded stacks (each profile's value_type, default
+ * "samples", into slot), which streams: one decoded profile at a time.
+ */
 struct merge_state {
 	const struct pprof_filter *filter;
 	struct pprof_builder *b;	/* created from the first readable profile */
+	struct stackset *set;		/* owned; freed by merge_state_free() */
+	const char *value_type;
+	int slot;
 	uint64_t rows, merged;
 	int64_t *skipped;		/* ids of corrupt rows */
 	size_t n_skipped, cap_skipped;
@@ -105,6 +113,12 @@ void merge_state_free(struct merge_state *s);
 void report_skipped(const struct merge_state *s);
 /* Index of the "samples" value, which is what users count; else the first. */
 size_t samples_index(const struct pprof_builder *b);
+/*
+ * Merges the selection into folded stacks: a new set, or more into s->set (a
+ * diff's second window into another slot). 0, or EXIT_RUNTIME after a note
+ * (nothing readable, or no samples: see explain_nothing()).
+ */
+int merge_stacks(struct history *h, const struct selection *sel, struct merge_state *s);
 /* Says why a merge gave no samples; returns EXIT_RUNTIME. */
 int explain_nothing(const struct selection *sel, const struct merge_state *s);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Merging every stored profile of a selection into one pprof builder. */
+/* Merging every stored profile of a selection into one pprof builder, or into folded stacks. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -53,6 +53,14 @@ static int merge_row(const struct history_row *row, void *arg)
 	s->rows++;
 	if (!row->pprof || pprof_decode(row->pprof, row->pprof_len, &p, err, sizeof(err)))
 		return skip_row(s, row->id);
+	if (s->set) {
+		ret = stackset_add_profile(s->set, p, s->filter, s->value_type, s->slot);
+		if (ret == -ENOENT || ret == -EBADMSG) /* no such value, or not readable */
+			ret = skip_row(s, row->id);
+		else if (!ret)
+			s->merged++;
+		goto out;
+	}
 	if (!s->b) {
 		s->b = builder_like(p);
 		if (!s->b) {
@@ -104,6 +112,8 @@ int merge_selection(struct history *h, const struct selection *sel, struct merge
 	int ret;
 
 	s->filter = &sel->filter;
+	if (s->set && !s->value_type)
+		s->value_type = "samples";
 	ret = history_query(h, &q, true, merge_row, s);
 	if (ret) {
 		note("cannot read %s: %s", history_path(h), strerror(-ret));
@@ -116,6 +126,7 @@ int merge_selection(struct history *h, const struct selection *sel, struct merge
 void merge_state_free(struct merge_state *s)
 {
 	pprof_builder_free(s->b);
+	stackset_free(s->set);
 	free(s->skipped);
 	*s = (struct merge_state){0};
 }
@@ -137,4 +148,20 @@ int explain_nothing(const struct selection *sel, const struct merge_state *s)
 	else
 		note("the %" PRIu64 " %s profiles %s hold no samples", s->merged, type, window);
 	return EXIT_RUNTIME;
+}
+
+int merge_stacks(struct history *h, const struct selection *sel, struct merge_state *s)
+{
+	if (!s->set)
+		s->set = stackset_new();
+	if (!s->set) {
+		note("out of memory");
+		return EXIT_RUNTIME;
+	}
+	s->rows = s->merged = 0;
+	if (merge_selection(h, sel, s))
+		return EXIT_RUNTIME;
+	if (!stackset_total(s->set, s->slot))
+		return explain_nothing(sel, s);
+	return 0;
 }

@@ -10,14 +10,13 @@
 #include <string.h>
 
 #include "compress.h"
+#include "hashtab.h"
 #include "pprof.h"
 
 /* Deepest stack and most inline frames per location we keep; BPF stacks stop at 127. */
 #define PPROF_MAX_DEPTH (1u << 16)
-/* Entries per table: indexes are stored as uint32 in hash slots. */
-#define PPROF_MAX_ENTRIES (UINT32_MAX / 2)
 
-/* --- growable arrays and hash tables ------------------------------------------------ */
+/* --- growable arrays ------------------------------------------------ */
 
 /* Makes room in *arr (of *cap elements of sz bytes) for len + n elements. */
 static int reserve(void **arr, size_t *cap, size_t len, size_t n, size_t sz)
@@ -46,89 +45,6 @@ static int reserve(void **arr, size_t *cap, size_t len, size_t n, size_t sz)
 
 #define RESERVE(arr, cap, len, n) reserve((void **)&(arr), &(cap), (len), (n), sizeof(*(arr)))
 
-struct slot {
-	uint32_t hash;
-	uint32_t idx; /* entry index + 1; 0 marks an empty slot */
-};
-
-/* Open addressing, linear probing, at most 3/4 full; maps a hash to entry indexes
- * held elsewhere, whose owner says whether an entry matches a key. */
-struct table {
-	struct slot *slots;
-	size_t mask; /* capacity - 1, a power of two */
-	size_t n;
-};
-
-typedef bool (*match_fn)(const void *ctx, size_t idx, const void *key);
-
-/* Index + 1 of the entry matching key, or 0. */
-static size_t table_find(const struct table *t, uint32_t h, match_fn match, const void *ctx,
-			 const void *key)
-{
-	size_t i;
-
-	if (!t->slots)
-		return 0;
-	for (i = h & t->mask; t->slots[i].idx; i = (i + 1) & t->mask) {
-		if (t->slots[i].hash == h && match(ctx, t->slots[i].idx - 1, key))
-			return t->slots[i].idx;
-	}
-	return 0;
-}
-
-static void table_put(struct slot *slots, size_t mask, uint32_t h, uint32_t idx)
-{
-	size_t i = h & mask;
-
-	while (slots[i].idx)
-		i = (i + 1) & mask;
-	slots[i] = (struct slot){.hash = h, .idx = idx};
-}
-
-static int table_add(struct table *t, uint32_t h, size_t idx)
-{
-	size_t cap = t->slots ? t->mask + 1 : 0, i;
-	struct slot *slots;
-
-	if (idx >= PPROF_MAX_ENTRIES)
-		return -E2BIG;
-	if ((t->n + 1) * 4 > cap * 3) {
-		cap = cap ? cap * 2 : 64;
-		slots = calloc(cap, sizeof(*slots));
-		if (!slots)
-			return -ENOMEM;
-		for (i = 0; t->slots && i <= t->mask; i++) {
-			if (t->slots[i].idx)
-				table_put(slots, cap - 1, t->slots[i].hash, t->slots[i].idx);
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->mask = cap - 1;
-	}
-	table_put(t->slots, t->mask, h, idx + 1);
-	t->n++;
-	return 0;
-}
-
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h = (h ^ v) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-static uint32_t fold(uint64_t h)
-{
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return h;
-}
 
 /* --- the builder ---------------------------------------------------------------------- */
 
@@ -163,19 +79,19 @@ struct pprof_builder {
 	struct pprof_meta meta; /* strings point into strs[] */
 	char **strs;
 	size_t n_strs, cap_strs;
-	struct table str_tab;
+	struct hashtab str_tab;
 	struct mapping *maps;
 	size_t n_maps, cap_maps;
-	struct table map_tab;
+	struct hashtab map_tab;
 	struct function *funcs;
 	size_t n_funcs, cap_funcs;
-	struct table func_tab;
+	struct hashtab func_tab;
 	struct location *locs;
 	size_t n_locs, cap_locs;
-	struct table loc_tab;
+	struct hashtab loc_tab;
 	struct sample *samples;
 	size_t n_samples, cap_samples;
-	struct table sample_tab;
+	struct hashtab sample_tab;
 	int64_t *values; /* n_samples * meta.n_sample_types */
 	size_t cap_values;
 	uint64_t *ids; /* pool: functions of locations, locations of samples */
@@ -200,8 +116,8 @@ static int intern(struct pprof_builder *b, const char *s, uint32_t *idx)
 
 	if (!s)
 		s = "";
-	h = fold(hash_str(s));
-	found = table_find(&b->str_tab, h, str_match, b, s);
+	h = hash_fold(hash_str(s));
+	found = hashtab_find(&b->str_tab, h, str_match, b, s);
 	if (found) {
 		*idx = found - 1;
 		return 0;
@@ -212,7 +128,7 @@ static int intern(struct pprof_builder *b, const char *s, uint32_t *idx)
 	copy = strdup(s);
 	if (!copy)
 		return -ENOMEM;
-	ret = table_add(&b->str_tab, h, b->n_strs);
+	ret = hashtab_add(&b->str_tab, h, b->n_strs);
 	if (ret) {
 		free(copy);
 		return ret;
@@ -277,15 +193,15 @@ void pprof_builder_free(struct pprof_builder *b)
 	for (i = 0; i < b->n_strs; i++)
 		free(b->strs[i]);
 	free(b->strs);
-	free(b->str_tab.slots);
+	hashtab_free(&b->str_tab);
 	free(b->maps);
-	free(b->map_tab.slots);
+	hashtab_free(&b->map_tab);
 	free(b->funcs);
-	free(b->func_tab.slots);
+	hashtab_free(&b->func_tab);
 	free(b->locs);
-	free(b->loc_tab.slots);
+	hashtab_free(&b->loc_tab);
 	free(b->samples);
-	free(b->sample_tab.slots);
+	hashtab_free(&b->sample_tab);
 	free(b->values);
 	free(b->ids);
 	free(b->labels);
@@ -328,14 +244,14 @@ uint64_t pprof_mapping(struct pprof_builder *b, const struct pprof_mapping_desc 
 		ret = intern(b, m->build_id, &k.build_id);
 	if (ret)
 		goto err;
-	h = mix(mix(mix(mix(mix(k.start, k.limit), k.offset), k.file), k.build_id),
+	h = hash_mix(hash_mix(hash_mix(hash_mix(hash_mix(k.start, k.limit), k.offset), k.file), k.build_id),
 		k.has_functions);
-	found = table_find(&b->map_tab, fold(h), mapping_match, b, &k);
+	found = hashtab_find(&b->map_tab, hash_fold(h), mapping_match, b, &k);
 	if (found)
 		return found;
 	ret = RESERVE(b->maps, b->cap_maps, b->n_maps, 1);
 	if (!ret)
-		ret = table_add(&b->map_tab, fold(h), b->n_maps);
+		ret = hashtab_add(&b->map_tab, hash_fold(h), b->n_maps);
 	if (ret)
 		goto err;
 	b->maps[b->n_maps++] = k;
@@ -369,13 +285,13 @@ uint64_t pprof_function(struct pprof_builder *b, const char *name, const char *s
 		ret = intern(b, filename, &k.filename);
 	if (ret)
 		goto err;
-	h = fold(mix(mix(k.name, k.system_name), k.filename));
-	found = table_find(&b->func_tab, h, function_match, b, &k);
+	h = hash_fold(hash_mix(hash_mix(k.name, k.system_name), k.filename));
+	found = hashtab_find(&b->func_tab, h, function_match, b, &k);
 	if (found)
 		return found;
 	ret = RESERVE(b->funcs, b->cap_funcs, b->n_funcs, 1);
 	if (!ret)
-		ret = table_add(&b->func_tab, h, b->n_funcs);
+		ret = hashtab_add(&b->func_tab, h, b->n_funcs);
 	if (ret)
 		goto err;
 	b->funcs[b->n_funcs++] = k;
@@ -408,8 +324,8 @@ static uint64_t hash_ids(uint64_t h, const uint64_t *ids, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		h = mix(h, ids[i]);
-	return mix(h, n);
+		h = hash_mix(h, ids[i]);
+	return hash_mix(h, n);
 }
 
 /* Appends n ids to the pool; their offset goes to *off. */
@@ -444,15 +360,15 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id, uint64_t a
 		if (!function_ids[i] || function_ids[i] > b->n_funcs)
 			goto err;
 	}
-	h = fold(hash_ids(mix(mapping_id, address), function_ids, n_funcs));
-	found = table_find(&b->loc_tab, h, location_match, b, &k);
+	h = hash_fold(hash_ids(hash_mix(mapping_id, address), function_ids, n_funcs));
+	found = hashtab_find(&b->loc_tab, h, location_match, b, &k);
 	if (found)
 		return found;
 	ret = RESERVE(b->locs, b->cap_locs, b->n_locs, 1);
 	if (!ret)
 		ret = push_ids(b, function_ids, n_funcs, &l.funcs);
 	if (!ret)
-		ret = table_add(&b->loc_tab, h, b->n_locs);
+		ret = hashtab_add(&b->loc_tab, h, b->n_locs);
 	if (ret)
 		goto err;
 	b->locs[b->n_locs++] = l;
@@ -525,7 +441,7 @@ static uint64_t hash_labels(uint64_t h, const struct ilabel *labels, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		h = mix(mix(mix(mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num),
+		h = hash_mix(hash_mix(hash_mix(hash_mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num),
 			labels[i].unit);
 	return h;
 }
@@ -553,7 +469,7 @@ static int new_sample(struct pprof_builder *b, const struct sample_key *k, uint3
 	if (!ret)
 		ret = push_ids(b, k->locs, k->n_locs, &s.locs);
 	if (!ret)
-		ret = table_add(&b->sample_tab, h, b->n_samples);
+		ret = hashtab_add(&b->sample_tab, h, b->n_samples);
 	if (ret)
 		return ret;
 	if (k->n_labels)
@@ -586,8 +502,8 @@ int pprof_add_sample(struct pprof_builder *b, const uint64_t *location_ids, size
 	ret = intern_labels(b, labels, n_labels, il);
 	if (ret)
 		return ret;
-	h = fold(hash_labels(hash_ids(0, location_ids, n_locs), il, n_labels));
-	found = table_find(&b->sample_tab, h, sample_match, b, &k);
+	h = hash_fold(hash_labels(hash_ids(0, location_ids, n_locs), il, n_labels));
+	found = hashtab_find(&b->sample_tab, h, sample_match, b, &k);
 	if (!found) {
 		ret = new_sample(b, &k, h);
 		if (ret)
@@ -699,7 +615,7 @@ static int enc_alloc(struct enc *e, const struct pprof_builder *b)
 
 static uint32_t str_index(const struct pprof_builder *b, const char *s)
 {
-	size_t found = table_find(&b->str_tab, fold(hash_str(s)), str_match, b, s);
+	size_t found = hashtab_find(&b->str_tab, hash_fold(hash_str(s)), str_match, b, s);
 
 	return found ? found - 1 : 0;
 }
@@ -823,7 +739,7 @@ struct idmap {
 	uint64_t *ids;
 	size_t n;
 	bool seq; /* ids[i] == i + 1: no table needed */
-	struct table t;
+	struct hashtab t;
 };
 
 static bool id_match(const void *ctx, size_t idx, const void *key)
@@ -838,7 +754,7 @@ static size_t idmap_get(const struct idmap *m, uint64_t id)
 {
 	if (m->seq)
 		return id && id <= m->n ? id : 0;
-	return table_find(&m->t, fold(mix(0, id)), id_match, m, &id);
+	return hashtab_find(&m->t, hash_fold(hash_mix(0, id)), id_match, m, &id);
 }
 
 /* Indexes the n ids in m->ids; -EINVAL on an id 0, -EEXIST on a repeat, at *bad. */
@@ -860,7 +776,7 @@ static int idmap_init(struct idmap *m, size_t n, size_t *bad)
 			return -EINVAL;
 		if (idmap_get(m, ids[i]))
 			return -EEXIST;
-		ret = table_add(&m->t, fold(mix(0, ids[i])), i);
+		ret = hashtab_add(&m->t, hash_fold(hash_mix(0, ids[i])), i);
 		if (ret)
 			return ret;
 	}
@@ -870,7 +786,7 @@ static int idmap_init(struct idmap *m, size_t n, size_t *bad)
 static void idmap_free(struct idmap *m)
 {
 	free(m->ids);
-	free(m->t.slots);
+	hashtab_free(&m->t);
 }
 
 /* Id maps of a profile's mappings, functions and locations. */
@@ -1204,8 +1120,8 @@ static uint64_t merge_location(struct merge *m, size_t i)
 	return m->loc_ids[i];
 }
 
-static bool sample_wanted(const pprof_profile *p, const Perftools__Profiles__Sample *s,
-			  const struct pprof_filter *f)
+bool pprof_sample_wanted(const pprof_profile *p, const Perftools__Profiles__Sample *s,
+			 const struct pprof_filter *f)
 {
 	size_t i;
 
@@ -1286,7 +1202,7 @@ int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pp
 	m.loc_ids = calloc(p->n_location + 1, sizeof(*m.loc_ids));
 	ret = m.map_ids && m.func_ids && m.loc_ids ? 0 : -ENOMEM;
 	for (i = 0; !ret && i < p->n_sample; i++) {
-		if (sample_wanted(p, p->sample[i], f))
+		if (pprof_sample_wanted(p, p->sample[i], f))
 			ret = merge_sample(&m, p->sample[i]);
 	}
 	if (!ret)
@@ -1297,4 +1213,66 @@ int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pp
 	free(m.scratch);
 	pindex_free(&m.ix);
 	return ret;
+}
+
+/* --- reading ---------------------------------------------------------------------------- */
+
+struct pprof_reader {
+	const pprof_profile *p;
+	struct pindex ix;
+};
+
+int pprof_reader_new(const pprof_profile *p, struct pprof_reader **out)
+{
+	struct pprof_reader *r = calloc(1, sizeof(*r));
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	r->p = p;
+	ret = validate(p, &r->ix, NULL, 0);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+void pprof_reader_free(struct pprof_reader *r)
+{
+	if (!r)
+		return;
+	pindex_free(&r->ix);
+	free(r);
+}
+
+int64_t pprof_reader_location_index(const struct pprof_reader *r, uint64_t id)
+{
+	return (int64_t)idmap_get(&r->ix.locs, id) - 1;
+}
+
+const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_reader *r,
+							   uint64_t id)
+{
+	size_t i = idmap_get(&r->ix.funcs, id);
+
+	return i ? r->p->function[i - 1] : NULL;
+}
+
+const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_reader *r,
+							 uint64_t id)
+{
+	size_t i = idmap_get(&r->ix.maps, id);
+
+	return i ? r->p->mapping[i - 1] : NULL;
+}
+
+int pprof_sample_type_index(const pprof_profile *p, const char *type)
+{
+	for (size_t i = 0; i < p->n_sample_type; i++) {
+		if (!strcmp(pstr(p, p->sample_type[i]->type), type))
+			return (int)i;
+	}
+	return -1;
 }

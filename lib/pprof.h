@@ -86,11 +86,35 @@ int pprof_encode(const struct pprof_builder *b, uint8_t **out, size_t *out_len);
 int pprof_decode(const uint8_t *buf, size_t len, pprof_profile **out, char *err, size_t errlen);
 void pprof_profile_free(pprof_profile *p);
 
+/*
+ * A decoded profile indexed for reading: location, function and mapping by id.
+ * Built on a validated profile, so every id a sample or location names exists
+ * and every string index is in range.
+ */
+struct pprof_reader;
+
+/* Validates p as pprof_decode() does and indexes its ids. 0 or a negative errno. */
+int pprof_reader_new(const pprof_profile *p, struct pprof_reader **out);
+void pprof_reader_free(struct pprof_reader *r);
+/* The index in p->location of location id, or -1 when no such id. */
+int64_t pprof_reader_location_index(const struct pprof_reader *r, uint64_t id);
+/* NULL when no such id. */
+const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_reader *r,
+							   uint64_t id);
+const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_reader *r,
+							 uint64_t id);
+/* Index of the sample type named type ("samples", "cpu"), or -1. */
+int pprof_sample_type_index(const pprof_profile *p, const char *type);
+
 /* Which samples of a profile to merge. */
 struct pprof_filter {
 	bool by_pid;
 	int64_t pid;		/* keep samples whose numeric label "pid" equals this */
 };
+
+/* Whether sample s of p passes f (NULL passes everything). */
+bool pprof_sample_wanted(const pprof_profile *p, const Perftools__Profiles__Sample *s,
+			 const struct pprof_filter *f);
 
 /*
  * Adds every sample of p (passing f, which may be NULL) into b: mappings,

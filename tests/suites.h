@@ -20,6 +20,7 @@ Suite *demangle_suite(void);
 Suite *debugfile_suite(void);
 Suite *procinfo_suite(void);
 Suite *push_suite(void);
+Suite *stackset_suite(void);
 Suite *flamegraph_suite(void);
 
 #endif
