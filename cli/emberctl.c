@@ -23,6 +23,10 @@ static const char main_help[] =
 	"           that go tool pprof, Pyroscope or speedscope can open\n"
 	"  status   the history and the collector: push queue depth, last success and\n"
 	"           error, sent / rejected / expired counts (works while emberd is down)\n"
+	"  flamegraph  a window as an interactive flame graph, FILE.svg or FILE.html\n"
+	"           (self-contained: hover, click to zoom, search; works offline)\n"
+	"  diff     what changed between two windows: the functions whose share moved\n"
+	"           most, and with -o a differential flame graph (red grew, blue shrank)\n"
 	"Run \"emberctl COMMAND --help\" for a command's options.\n"
 	"\n"
 	"Options:\n"
@@ -44,6 +48,8 @@ static const char main_help[] =
 	"  emberctl list --since -1h\n"
 	"  emberctl export --since 2026-11-22T03:10:00Z --until 2026-11-22T03:20:00Z -o cpu.pb.gz\n"
 	"  go tool pprof -top cpu.pb.gz\n"
+	"  emberctl flamegraph --since -1h --app checkout -o checkout.html\n"
+	"  emberctl diff --base-since -25h --base-until -24h --since -1h -o diff.html\n"
 	"\n"
 	"The history is DIR/history.db, an SQLite database with one zstd-compressed\n"
 	"pprof profile per row and interval. emberctl only reads it, and can do so\n"
@@ -54,6 +60,8 @@ static const struct command commands[] = {
 	{"list", cmd_list},
 	{"export", cmd_export},
 	{"status", cmd_status},
+	{"flamegraph", cmd_flamegraph},
+	{"diff", cmd_diff},
 };
 
 static const struct option main_options[] = {

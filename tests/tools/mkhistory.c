@@ -67,6 +67,17 @@ static const struct profile profiles[] = {
 	{"checkout", "service_name=checkout", {{100, S_A, 10}, {100, S_B, 5}, {200, S_B, 2}}},
 };
 
+/*
+ * --diff: a base window of 3 profiles from 2026-01-02T00:00:00Z, then a new
+ * window of 3 from 01:00:00Z in which f_a's samples double. Base: f_a, f_b
+ * and f_c 30 self each of 90 (33.33%); new: f_a 60 of 120 (50%), f_b and f_c
+ * 30 (25%): f_a +16.67 points, f_b and f_c -8.33.
+ */
+#define DIFF_BASE (T0 + 86400 * NS_PER_SEC)
+#define DIFF_NEW (DIFF_BASE + 3600 * NS_PER_SEC)
+static const struct profile diff_base = {"", "", {{100, S_A, 10}, {100, S_B, 10}, {100, S_C, 10}}};
+static const struct profile diff_new = {"", "", {{100, S_A, 20}, {100, S_B, 10}, {100, S_C, 10}}};
+
 static const struct pprof_meta cpu_meta = {
 	.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
 	.n_sample_types = 2,
@@ -208,12 +219,26 @@ static int put_corrupt(struct history *h, const char *data_dir)
 	return ret ? ret : smash_blob(data_dir, id);
 }
 
+static int put_diff(struct history *h)
+{
+	int ret = 0;
+
+	for (int64_t i = 0; !ret && i < 3; i++) {
+		ret = put_profile(h, &diff_base, DIFF_BASE + i * INTERVAL, NULL);
+		if (!ret)
+			ret = put_profile(h, &diff_new, DIFF_NEW + i * INTERVAL, NULL);
+	}
+	return ret;
+}
+
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] DIR\n"
+	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--diff] DIR\n"
 			"  writes 3 cpu profiles from 2026-01-01T00:00:00Z, 10 s each\n"
 			"  --mem      also a mem profile at 00:00:00\n"
-			"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n");
+			"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n"
+			"  --diff     also 3 profiles from 2026-01-02T00:00:00Z and 3 from 01:00:00Z\n"
+			"             in which f_a's samples double\n");
 	exit(2);
 }
 
@@ -222,9 +247,10 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"mem", no_argument, NULL, 'm'},
 		{"corrupt", no_argument, NULL, 'c'},
+		{"diff", no_argument, NULL, 'd'},
 		{0},
 	};
-	bool mem = false, corrupt = false;
+	bool mem = false, corrupt = false, diff = false;
 	const char *err = NULL;
 	struct history *h;
 	int c, ret = 0;
@@ -234,6 +260,8 @@ int main(int argc, char **argv)
 			mem = true;
 		else if (c == 'c')
 			corrupt = true;
+		else if (c == 'd')
+			diff = true;
 		else
 			usage();
 	}
@@ -250,6 +278,8 @@ int main(int argc, char **argv)
 		ret = put_corrupt(h, argv[optind]);
 	if (!ret && mem)
 		ret = put_mem(h);
+	if (!ret && diff)
+		ret = put_diff(h);
 	history_close(h);
 	if (ret)
 		fprintf(stderr, "mkhistory: %s\n", strerror(-ret));
