@@ -370,7 +370,8 @@ static int choose_capped(const struct flame_doc *doc, const double *w, double sc
 static void paint(const struct flame_doc *doc, struct flame_layout *l, const double *at,
 		  const double *w, const bool *ok)
 {
-	double scale = l->total_weight > 0 ? FLAME_FRAMES_W / l->total_weight : 0, max_abs = 0;
+	double scale = l->total_weight > 0 ? FLAME_FRAMES_W / l->total_weight : 0;
+	double max_abs = FLAME_DIFF_FULL;
 
 	for (size_t i = 0; i < doc->n_frames; i++) {
 		const struct flame_frame *fr = &doc->frames[i];

@@ -31,6 +31,8 @@
 #define FLAME_MAX_RECTS 50000
 /* Names are cut at this many bytes (then end with "..."): a bound on file size. */
 #define FLAME_MAX_NAME 1024
+/* A diff's full colour is for the biggest change, but never under 1 point: noise stays pale. */
+#define FLAME_DIFF_FULL 0.01
 /* Deeper trees are refused: stacks are cut well before (STACKSET_MAX_DEPTH). */
 #define FLAME_MAX_DEPTH 4096
 

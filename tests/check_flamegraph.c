@@ -280,6 +280,8 @@ START_TEST(test_diff_colours)
 	ck_assert_uint_gt(rgb[2], rgb[0]);
 	flame_diff_color(0, 0, rgb);
 	ck_assert(rgb[0] == rgb[1] && rgb[1] == rgb[2]);
+	flame_diff_color(0.3, 0.2, rgb);
+	ck_assert(rgb[0] == 222 && rgb[1] == 40 && rgb[2] == 40);
 
 	svg = render(&doc, FLAME_SVG, NULL);
 	ck_assert_ptr_nonnull(strstr(svg, "data-diff=\"1\""));
@@ -302,6 +304,25 @@ START_TEST(test_diff_vanished)
 	ck_assert_uint_eq(l.n_rects, 3);
 	ck_assert_double_eq_tol(l.rects[2].w, 1180 * 0.25, 1e-9);
 	ck_assert_uint_gt(l.rects[2].rgb[2], l.rects[2].rgb[0]);
+	flame_layout_free(&l);
+}
+END_TEST
+
+START_TEST(test_diff_noise_pale)
+{
+	/* half a point is the biggest change: half-way to red, not full red */
+	static const struct flame_frame fr[] = {
+		{"all", 0, 1000, 1000}, {"f", 1, 505, 500}, {"g", 1, 495, 500},
+	};
+	struct flame_doc doc = {.title = "diff", .diff = true, .frames = fr, .n_frames = 3};
+	struct flame_layout l;
+
+	ck_assert_int_eq(flame_layout(&doc, &l), 0);
+	ck_assert_uint_eq(l.rects[1].rgb[0], 222);
+	ck_assert_uint_eq(l.rects[1].rgb[1], 131);
+	ck_assert_uint_eq(l.rects[1].rgb[2], 131);
+	ck_assert_uint_eq(l.rects[2].rgb[2], 224); /* 222 + (225 - 222) / 2, rounded */
+	ck_assert_uint_eq(l.rects[2].rgb[0], 136);
 	flame_layout_free(&l);
 }
 END_TEST
@@ -440,6 +461,7 @@ Suite *flamegraph_suite(void)
 	tcase_add_test(t, test_sanitize);
 	tcase_add_test(t, test_diff_colours);
 	tcase_add_test(t, test_diff_vanished);
+	tcase_add_test(t, test_diff_noise_pale);
 	tcase_add_test(t, test_hot_colours_stable);
 	tcase_add_test(t, test_tiny_frames_dropped);
 	tcase_add_test(t, test_rect_cap);
