@@ -36,12 +36,17 @@ static char *render(const struct flame_doc *doc, enum flame_format fmt, size_t *
 	return out;
 }
 
+/* Occurrences of needle; not strstr in a loop, which ASan makes quadratic on 12 MB. */
 static size_t count(const char *hay, const char *needle)
 {
-	size_t n = 0;
+	size_t n = 0, k = strlen(needle);
 
-	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
+	for (const char *p = hay; *p; p++) {
+		if (*p == *needle && !strncmp(p, needle, k)) {
+			n++;
+			p += k - 1;
+		}
+	}
 	return n;
 }
 
