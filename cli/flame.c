@@ -50,7 +50,7 @@ static const char flamegraph_help[] =
 	"  -a, --app NAME     only this application's profiles (default: all)\n"
 	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"
 	"  -p, --pid N        only the samples of process N\n"
-	"      --title TEXT   the title (default: \"TYPE flame graph\")\n"
+	"      --title TEXT   the title (default: \"TYPE flame graph[: APP]\")\n"
 	"  -h, --help         show this help\n"
 	"Times: see \"emberctl --help\". Example:\n"
 	"  emberctl flamegraph --since -1h --app checkout -o checkout.html\n";
@@ -317,7 +317,8 @@ int cmd_flamegraph(const char *data_dir, int argc, char **argv)
 	truncation(s.set, cut, sizeof(cut));
 	snprintf(subtitle, sizeof(subtitle), "%s, %s: %" PRId64 " samples from %" PRIu64
 		 " profile%s%s", what, window, samples, s.merged, s.merged == 1 ? "" : "s", cut);
-	snprintf(title, sizeof(title), "%s flame graph", o.sel.type);
+	snprintf(title, sizeof(title), "%s flame graph%s%s", o.sel.type, o.sel.app ? ": " : "",
+		 o.sel.app ? o.sel.app : "");
 	status = write_graph(&o, s.set, false, o.title ? o.title : title, subtitle);
 	if (!status)
 		note("%s, %s: %" PRId64 " samples from %" PRIu64 " profile%s, drawn to %s", what,
@@ -454,8 +455,8 @@ int cmd_diff(const char *data_dir, int argc, char **argv)
 	status = print_movers(s.set, o.top);
 	if (status || !o.output)
 		goto out;
-	snprintf(title, sizeof(title), "%s differential flame graph: red grew, blue shrank",
-		 o.sel.type);
+	snprintf(title, sizeof(title), "%s differential flame graph%s%s: red grew, blue shrank",
+		 o.sel.type, o.sel.app ? ": " : "", o.sel.app ? o.sel.app : "");
 	status = write_graph(&o, s.set, true, o.title ? o.title : title, summary);
 	if (!status)
 		note("differential flame graph written to %s",

@@ -103,22 +103,34 @@ size_t flame_sanitize(const char *in, char *out, size_t cap)
 	return len;
 }
 
-/* Escapes valid UTF-8 for XML and HTML, in text and in quoted attributes alike. */
+/* The entity for a character XML or HTML may misread, in text or quoted attributes. */
+static const char *entity(char c)
+{
+	switch (c) {
+	case '&':
+		return "&amp;";
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&#39;";
+	}
+	return NULL;
+}
+
+/* Writes valid UTF-8 escaped. */
 static void put_escaped(FILE *f, const char *s)
 {
 	const char *run = s;
 
 	for (; *s; s++) {
-		const char *rep;
+		const char *rep = entity(*s);
 
-		switch (*s) {
-		case '&': rep = "&amp;"; break;
-		case '<': rep = "&lt;"; break;
-		case '>': rep = "&gt;"; break;
-		case '"': rep = "&quot;"; break;
-		case '\'': rep = "&#39;"; break;
-		default: continue;
-		}
+		if (!rep)
+			continue;
 		fwrite(run, 1, (size_t)(s - run), f);
 		fputs(rep, f);
 		run = s + 1;
