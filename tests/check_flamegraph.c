@@ -199,6 +199,8 @@ START_TEST(test_hostile_names)
 		ck_assert_ptr_nonnull(strstr(out, "&lt;t &amp; &quot;x&quot;&gt;"));
 		ck_assert_ptr_nonnull(strstr(out, "data-unit=\"s&quot;\""));
 		ck_assert_ptr_null(strstr(out, "<x/>"));
+		ck_assert_ptr_null(strstr(out, "<t &"));
+		ck_assert_ptr_null(strstr(out, "\x01"));
 		ck_assert_ptr_null(strstr(out, "alert(1)</script>"));
 		ck_assert_uint_eq(count(out, "</script>"), 1);
 		ck_assert_uint_eq(count(out, "]]>"), fmt == FLAME_SVG);
