@@ -47,6 +47,8 @@ int cmd_list(const char *data_dir, int argc, char **argv);
 int cmd_export(const char *data_dir, int argc, char **argv);
 int cmd_status(const char *data_dir, int argc, char **argv);
 int cmd_capture(const char *data_dir, int argc, char **argv);
+int cmd_flamegraph(const char *data_dir, int argc, char **argv);
+int cmd_diff(const char *data_dir, int argc, char **argv);
 
 /* The command whose help a usage error points to; NULL before one is known. */
 extern const char *usage_cmd;

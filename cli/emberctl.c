@@ -25,6 +25,11 @@ static const char main_help[] =
 	"           error, sent / rejected / expired counts (works while emberd is down)\n"
 	"  capture  ask the running emberd to sample one process or app at up to 999 Hz\n"
 	"           for a while, and write that profile (root; Ctrl-C cancels)\n"
+	"  flamegraph\n"
+	"           a window as an interactive flame graph, FILE.svg or FILE.html\n"
+	"           (self-contained: hover, click to zoom, search; works offline)\n"
+	"  diff     what changed between two windows: the functions whose share moved\n"
+	"           most, and with -o a differential flame graph (red grew, blue shrank)\n"
 	"Run \"emberctl COMMAND --help\" for a command's options.\n"
 	"\n"
 	"Options:\n"
@@ -46,6 +51,8 @@ static const char main_help[] =
 	"  emberctl list --since -1h\n"
 	"  emberctl export --since 2026-11-22T03:10:00Z --until 2026-11-22T03:20:00Z -o cpu.pb.gz\n"
 	"  go tool pprof -top cpu.pb.gz\n"
+	"  emberctl flamegraph --since -1h --app checkout -o checkout.html\n"
+	"  emberctl diff --base-since -25h --base-until -24h --since -1h -o diff.html\n"
 	"\n"
 	"The history is DIR/history.db, an SQLite database with one zstd-compressed\n"
 	"pprof profile per row and interval. emberctl only reads it, and can do so\n"
@@ -57,6 +64,8 @@ static const struct command commands[] = {
 	{"export", cmd_export},
 	{"status", cmd_status},
 	{"capture", cmd_capture},
+	{"flamegraph", cmd_flamegraph},
+	{"diff", cmd_diff},
 };
 
 static const struct option main_options[] = {

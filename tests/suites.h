@@ -23,5 +23,6 @@ Suite *push_suite(void);
 Suite *stackset_suite(void);
 Suite *log_suite(void);
 Suite *ctlproto_suite(void);
+Suite *flamegraph_suite(void);
 
 #endif

@@ -68,6 +68,17 @@ static const struct profile profiles[] = {
 	{"checkout", "service_name=checkout", {{100, S_A, 10}, {100, S_B, 5}, {200, S_B, 2}}},
 };
 
+/*
+ * --diff: a base window of 3 profiles from 2026-01-02T00:00:00Z, then a new
+ * window of 3 from 01:00:00Z in which f_a's samples double. Base: f_a, f_b
+ * and f_c 30 self each of 90 (33.33%); new: f_a 60 of 120 (50%), f_b and f_c
+ * 30 (25%): f_a +16.67 points, f_b and f_c -8.33.
+ */
+#define DIFF_BASE (T0 + 86400 * NS_PER_SEC)
+#define DIFF_NEW (DIFF_BASE + 3600 * NS_PER_SEC)
+static const struct profile diff_base = {"", "", {{100, S_A, 10}, {100, S_B, 10}, {100, S_C, 10}}};
+static const struct profile diff_new = {"", "", {{100, S_A, 20}, {100, S_B, 10}, {100, S_C, 10}}};
+
 static const struct pprof_meta cpu_meta = {
 	.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
 	.n_sample_types = 2,
@@ -240,14 +251,28 @@ static int make_v2(const char *data_dir)
 	return rc == SQLITE_OK ? 0 : -EIO;
 }
 
+static int put_diff(struct history *h)
+{
+	int ret = 0;
+
+	for (int64_t i = 0; !ret && i < 3; i++) {
+		ret = put_profile(h, &diff_base, DIFF_BASE + i * INTERVAL, NULL);
+		if (!ret)
+			ret = put_profile(h, &diff_new, DIFF_NEW + i * INTERVAL, NULL);
+	}
+	return ret;
+}
+
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] DIR\n"
+	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] [--diff] DIR\n"
 			"  writes 3 cpu profiles from 2026-01-01T00:00:00Z, 10 s each\n"
 			"  --mem      also a mem profile at 00:00:00\n"
 			"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n"
 			"  --count N  also N more cpu profiles from 00:00:30, 10 s apart\n"
-			"  --v2       leave the file as schema v2 (no incremental auto-vacuum)\n");
+			"  --v2       leave the file as schema v2 (no incremental auto-vacuum)\n"
+			"  --diff     also 3 profiles from 2026-01-02T00:00:00Z and 3 from 01:00:00Z\n"
+			"             in which f_a's samples double\n");
 	exit(2);
 }
 
@@ -258,9 +283,10 @@ int main(int argc, char **argv)
 		{"corrupt", no_argument, NULL, 'c'},
 		{"count", required_argument, NULL, 'n'},
 		{"v2", no_argument, NULL, '2'},
+		{"diff", no_argument, NULL, 'd'},
 		{0},
 	};
-	bool mem = false, corrupt = false, v2 = false;
+	bool mem = false, corrupt = false, v2 = false, diff = false;
 	long more = 0;
 	char *end;
 	const char *err = NULL;
@@ -277,6 +303,8 @@ int main(int argc, char **argv)
 		else if (c == 'n' && (more = strtol(optarg, &end, 10)) >= 0 && more <= 1000000 &&
 			 !*end && end != optarg)
 			continue;
+		else if (c == 'd')
+			diff = true;
 		else
 			usage();
 	}
@@ -297,6 +325,8 @@ int main(int argc, char **argv)
 		ret = -EINVAL; /* the corrupt rows' ids are fixed */
 	if (!ret)
 		ret = put_more(h, more);
+	if (!ret && diff)
+		ret = put_diff(h);
 	history_close(h);
 	if (!ret && v2)
 		ret = make_v2(argv[optind]);
