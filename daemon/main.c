@@ -24,6 +24,7 @@
 #include "proctable.h"
 #include "proctrack.h"
 #include "sampler.h"
+#include "status.h"
 #include "symbolizer.h"
 #include "timeparse.h"
 #include "uploader.h"
@@ -47,6 +48,7 @@
 struct args {
 	const char *config_path;	/* NULL: the default file if it exists */
 	const char *data_dir, *hz, *interval;
+	const char *runtime_dir;	/* --runtime-dir: the status file (and socket) */
 	int64_t duration_ns;		/* 0: run until signalled */
 	bool verbose, check_config;
 };
@@ -80,6 +82,8 @@ struct daemon {
 	uint64_t last_metrics[EMBER_CPU_M_NR];
 	uint64_t last_proc_metrics[EMBER_PROC_M_NR];
 	uint64_t profiles_stored;
+	uint64_t processes_seen;
+	struct status *status;		/* <runtime_dir>/status */
 };
 
 static void usage(FILE *f)
@@ -95,6 +99,7 @@ static void usage(FILE *f)
 "  -c, --config FILE      configuration file (default " EMBER_DEFAULT_CONFIG " if it\n"
 "                         exists, else built-in defaults)\n"
 "  -d, --data-dir DIR     where the history lives (default " EMBER_DEFAULT_DATA_DIR ")\n"
+"      --runtime-dir DIR  where the status file lives (default " EMBER_DEFAULT_RUNTIME_DIR ")\n"
 "      --hz N             samples per second per CPU, %d..%d (default 19)\n"
 "      --interval DUR     one profile per DUR, 1s..1h (default 10s)\n"
 "      --duration DUR     stop after DUR, storing the last partial interval\n"
@@ -117,10 +122,11 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct args *a)
 {
-	enum { OPT_HZ = 256, OPT_INTERVAL, OPT_DURATION, OPT_CHECK };
+	enum { OPT_HZ = 256, OPT_INTERVAL, OPT_DURATION, OPT_CHECK, OPT_RUNTIME_DIR };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "data-dir", required_argument, NULL, 'd' },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "hz", required_argument, NULL, OPT_HZ },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "duration", required_argument, NULL, OPT_DURATION },
@@ -136,6 +142,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		switch (c) {
 		case 'c': a->config_path = optarg; break;
 		case 'd': a->data_dir = optarg; break;
+		case OPT_RUNTIME_DIR: a->runtime_dir = optarg; break;
 		case OPT_HZ: a->hz = optarg; break;
 		case OPT_INTERVAL: a->interval = optarg; break;
 		case OPT_DURATION:
@@ -191,7 +198,8 @@ static int load_config(const struct args *a, struct ember_config *cfg, bool to_l
 	}
 	if ((a->hz && config_set(cfg, "hz", a->hz, err, sizeof(err))) ||
 	    (a->interval && config_set(cfg, "interval", a->interval, err, sizeof(err))) ||
-	    (a->data_dir && config_set(cfg, "data_dir", a->data_dir, err, sizeof(err)))) {
+	    (a->data_dir && config_set(cfg, "data_dir", a->data_dir, err, sizeof(err))) ||
+	    (a->runtime_dir && config_set(cfg, "runtime_dir", a->runtime_dir, err, sizeof(err)))) {
 		if (to_log)
 			log_warnx("command line: %s", err);
 		else
@@ -394,6 +402,7 @@ static void on_proc_event(const struct ember_proc_event *e, void *arg)
 		proctable_exited(d->procs, e->tgid);
 		sampler_drop(d->sampler, e->tgid, false);
 	} else if (e->type == EMBER_PROC_NEW) {
+		d->processes_seen++;
 		pc = proctable_classify(d->procs, &d->cfg, e->tgid, NULL);
 		if (pc)
 			apply_class(pc, d);
@@ -470,6 +479,7 @@ static int store_interval(struct daemon *d)
 			failed = -EIO;
 	if (d->up && r.n)
 		uploader_wake(d->up);
+	status_interval(d->status, &r);
 	drain_result_free(&r);
 	if (d->reload_pending)
 		apply_reload(d);
@@ -626,6 +636,7 @@ static int run_loop(struct daemon *d)
 
 static void teardown(struct daemon *d)
 {
+	status_close(d->status);
 	uploader_stop(d->up);
 	sampler_close(d->sampler);
 	proctrack_close(d->proc);
@@ -705,6 +716,8 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
+	d.status = status_open(&(struct status_sources){ &d.cfg, d.sampler, d.proc, d.procs, d.sym,
+		d.hist, &d.up, &d.profiles_stored, &d.processes_seen });
 	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
 		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9, history_path(d.hist));
 	log_info("look at it: emberctl --data-dir %s list; emberctl --data-dir %s export "
