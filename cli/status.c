@@ -456,7 +456,8 @@ static void gauge_time(const char *name, const char *help, int64_t ns)
 	if (!ns)
 		return;
 	family(name, "gauge", help);
-	printf("%s %" PRId64 ".%03" PRId64 "\n", name, ns / NS_PER_SEC, ns % NS_PER_SEC / 1000000);
+	printf("%s %" PRId64 ".%03" PRId64 "\n", name, (int64_t)(ns / NS_PER_SEC),
+	       (int64_t)(ns % NS_PER_SEC / 1000000));
 }
 
 static void prom_bpf(const struct ember_status *st)
