@@ -453,7 +453,7 @@ static void counter(const char *name, const char *help, uint64_t v)
 /* A timestamp gauge in seconds; omitted while it is 0 (never). */
 static void gauge_time(const char *name, const char *help, int64_t ns)
 {
-	if (!ns)
+	if (ns <= 0)
 		return;
 	family(name, "gauge", help);
 	printf("%s %" PRId64 ".%03" PRId64 "\n", name, (int64_t)(ns / NS_PER_SEC),

@@ -270,6 +270,14 @@ static bool parse_count(char *value, struct status_count *c)
 	       parse_u64(w[1], &c->total);
 }
 
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 static bool set_key(struct ember_status *st, const struct sf_key *k, char *value)
 {
 	char *p = (char *)st + k->off;
@@ -299,9 +307,11 @@ static bool set_key(struct ember_status *st, const struct sf_key *k, char *value
 	case SF_COUNT:
 		return parse_count(value, (struct status_count *)p);
 	case SF_STR:
-		if (strlen(value) >= k->size)
+		/* the writer turns control characters into '?': one never comes back */
+		if (strlen(value) >= k->size || has_control(value))
 			return false;
-		memcpy(p, value, strlen(value) + 1);
+		memset(p, 0, k->size); /* no trace of an earlier, longer value */
+		memcpy(p, value, strlen(value));
 		return true;
 	}
 	return false;

@@ -25,6 +25,7 @@ int main(void)
 	srunner_add_suite(sr, debugfile_suite());
 	srunner_add_suite(sr, procinfo_suite());
 	srunner_add_suite(sr, push_suite());
+	srunner_add_suite(sr, statusfile_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

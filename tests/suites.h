@@ -20,5 +20,6 @@ Suite *demangle_suite(void);
 Suite *debugfile_suite(void);
 Suite *procinfo_suite(void);
 Suite *push_suite(void);
+Suite *statusfile_suite(void);
 
 #endif
