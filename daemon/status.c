@@ -41,6 +41,7 @@ struct status {
 	uint64_t last_proc[EMBER_PROC_M_NR];
 	uint64_t last_profiles;
 	uint64_t applied_limit;		/* the memory_limit the caps were derived from */
+	uint64_t rss_after_shrink;	/* still over after a shrink: RSS then, else 0 */
 	bool write_failed;		/* warned once; warned again after a success */
 };
 
@@ -288,7 +289,10 @@ static uint64_t caches_held(const struct ember_status *st)
 /*
  * The memory bound: over memory_limit, the caches give back what RSS exceeds
  * it by (or all they can). Logged once per excursion over the limit, not
- * every interval it lasts.
+ * every interval it lasts. When a shrink could not bring RSS under the limit
+ * (what is left is not cache), the next one waits until RSS grew by 1/16 of
+ * the limit: emptying the caches every interval would only re-read the same
+ * binaries and perf maps again and again.
  */
 static void bound_memory(struct status *s)
 {
@@ -301,8 +305,11 @@ static void bound_memory(struct status *s)
 			log_info("memory: RSS %" PRIu64 " MiB is under memory_limit %" PRIu64
 				 " MiB again", m->rss >> 20, m->limit >> 20);
 		m->over = false;
+		s->rss_after_shrink = 0;
 		return;
 	}
+	if (s->rss_after_shrink && m->rss <= s->rss_after_shrink + m->limit / 16)
+		return;
 	held = caches_held(&s->st);
 	excess = m->rss - m->limit;
 	freed = symbolizer_shrink(s->src.sym, held > excess ? held - excess : 0);
@@ -312,6 +319,7 @@ static void bound_memory(struct status *s)
 	m->freed_total += freed;
 	read_rss(&m->rss, &m->rss_peak);
 	gather_caches(s);
+	s->rss_after_shrink = m->rss > m->limit ? m->rss : 0;
 	if (m->over)
 		return;
 	m->over = true;
