@@ -113,8 +113,9 @@ static void usage(FILE *f)
 "Needs root, or CAP_BPF and CAP_PERFMON (+ CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH\n"
 "to read other processes' binaries), and a kernel with BTF.\n"
 "\n"
-"Look at what it stored:\n"
+"Look at what it stored, and at emberd itself (running, losses, CPU, memory):\n"
 "  emberctl --data-dir DIR list\n"
+"  emberctl --data-dir DIR status --runtime-dir RUNDIR\n"
 "  emberctl --data-dir DIR export --type cpu --since -15m -o cpu.pb.gz\n"
 "  go tool pprof -top cpu.pb.gz\n",
 		EMBER_HZ_MIN, EMBER_HZ_MAX);
