@@ -402,13 +402,18 @@ static void family(const char *name, const char *type, const char *help)
 	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A label value with \, " and newline escaped as the exposition format wants. */
+/*
+ * A label value with \, " and newline escaped as the exposition format wants;
+ * bytes outside ASCII become '?' (the format wants UTF-8; the file may not be).
+ */
 static void escape_value(const char *s, char *out, size_t len)
 {
 	size_t o = 0;
 
 	for (; *s && o + 3 < len; s++) {
-		if (*s == '\\' || *s == '"') {
+		if ((unsigned char)*s >= 0x80) {
+			out[o++] = '?';
+		} else if (*s == '\\' || *s == '"') {
 			out[o++] = '\\';
 			out[o++] = *s;
 		} else if (*s == '\n') {

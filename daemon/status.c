@@ -356,7 +356,9 @@ static int write_file(struct status *s)
 
 	if (n < 0)
 		return n;
-	fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* a fresh file, never one planted there (a link to another file) */
+	unlink(s->tmp);
+	fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, buf, (size_t)n) != n)

@@ -6,7 +6,7 @@
  * else prints the number of families and samples and exits 0.
  *
  * Checked: metric and label name charsets; label values with only \\ \" \n
- * escapes; float values (incl. +Inf, -Inf, NaN) and optional integer
+ * escapes and valid UTF-8; float values (incl. +Inf, -Inf, NaN) and optional integer
  * timestamps; "# HELP name text" and "# TYPE name type" syntax and types; TYPE
  * at most once per family and before its samples; a family's lines contiguous;
  * no duplicate series (name + label set); no duplicate label in a series;
@@ -208,6 +208,33 @@ static void take_value(const char **p, char *out, size_t cap)
 	out[n] = '\0';
 }
 
+/* Whether s is well-formed UTF-8 (no overlong forms, surrogates or values past U+10FFFF). */
+static bool utf8_ok(const unsigned char *s)
+{
+	while (*s) {
+		unsigned int c = *s, n, cp;
+
+		if (c < 0x80) {
+			s++;
+			continue;
+		}
+		n = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
+		if (!n || c > 0xf4)
+			return false;
+		cp = c & (0x3f >> n);
+		for (unsigned int i = 1; i <= n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if (cp < (n == 1 ? 0x80u : n == 2 ? 0x800u : 0x10000u) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		s += n + 1;
+	}
+	return true;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -230,6 +257,8 @@ static void take_labels(const char **p, char *key, size_t cap)
 		if (*(*p)++ != '=')
 			die("label %s: no '='", name);
 		take_value(p, value, sizeof(value));
+		if (!utf8_ok((const unsigned char *)value))
+			die("label %s: value is not UTF-8", name);
 		for (size_t i = 0; i < n; i++)
 			if (!strncmp(pairs[i], name, strlen(name)) && pairs[i][strlen(name)] == '=')
 				die("label %s twice", name);
@@ -357,6 +386,8 @@ int main(int argc, char **argv)
 		next = strchr(line, '\n');
 		*next++ = '\0';
 		lineno++;
+		if (line[0] == '#' && !utf8_ok((const unsigned char *)line))
+			die("comment is not UTF-8");
 		if (strchr(line, '\r'))
 			die("carriage return");
 		if (line[0] == '#')
