@@ -243,7 +243,11 @@ static void print_caches(const struct ember_status *st)
 			*p = *p == '_' ? ' ' : *p;
 		format_bytes(c->bytes, held, sizeof(held));
 		format_bytes(c->cap, cap, sizeof(cap));
-		if (c->cap)
+		if (c->cap && c->full)
+			printf("  %-13s %" PRIu64 " %s, %s of %s; FULL %" PRIu64 " times: not "
+			       "cached then (raise memory_limit)\n", i ? "" : "caches", c->entries,
+			       name, held, cap, c->full);
+		else if (c->cap)
 			printf("  %-13s %" PRIu64 " %s, %s of %s\n", i ? "" : "caches", c->entries,
 			       name, held, cap);
 		else
@@ -508,6 +512,13 @@ static void prom_caches(const struct ember_status *st)
 		if (st->caches[i].cap)
 			sample_u64("ember_cache_bytes", "cache", statusfile_cache_name(i),
 				   st->caches[i].bytes);
+	family("ember_cache_full_total", "counter",
+	       "Times one of emberd's caches was at its cap when something new had to go in "
+	       "(binaries: not named then; perf maps: not read then).");
+	for (int i = 0; i < STATUS_CACHE_NR; i++)
+		if (st->caches[i].cap)
+			sample_u64("ember_cache_full_total", "cache", statusfile_cache_name(i),
+				   st->caches[i].full);
 	family("ember_cache_limit_bytes", "gauge",
 	       "Bytes one of emberd's caches may hold (derived from memory_limit).");
 	for (int i = 0; i < STATUS_CACHE_NR; i++)

@@ -108,13 +108,13 @@ static void gather_caches(struct status *s)
 
 	symbolizer_stats(s->src.sym, &ss);
 	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){
-		ss.files_cached, ss.file_cache_bytes, ss.file_cache_bound };
+		ss.files_cached, ss.file_cache_bytes, ss.file_cache_bound, ss.file_cache_full };
 	st->caches[STATUS_CACHE_PERF_MAPS] = (struct status_cache_use){
-		ss.perfmap.maps, ss.perfmap.memory, ss.perfmap.max_bytes };
+		ss.perfmap.maps, ss.perfmap.memory, ss.perfmap.max_bytes, ss.perfmap.cache_full };
 	st->caches[STATUS_CACHE_NAMES] = (struct status_cache_use){
-		ss.demangle_entries, ss.demangle_bytes, ss.demangle_bound };
+		ss.demangle_entries, ss.demangle_bytes, ss.demangle_bound, 0 };
 	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){
-		proctable_size(s->src.procs), 0, 0 };
+		proctable_size(s->src.procs), 0, 0, 0 };
 }
 
 static uint64_t file_size(const char *path)

@@ -623,8 +623,12 @@ static void refresh(struct perfmap_cache *c, struct pm_proc *p)
 	}
 	len = (uint64_t)st.st_size - p->off;
 	/* Parsed maps take about the file's size: stay within the cache's bound. */
-	if (len == 0 || c->bytes + len > c->max_bytes)
+	if (len == 0)
 		goto out;
+	if (c->bytes + len > c->max_bytes) {
+		c->st.cache_full++;
+		goto out;
+	}
 	buf = malloc(len);
 	if (!buf)
 		goto out;

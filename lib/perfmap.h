@@ -48,6 +48,7 @@ struct perfmap_stats {
 	uint64_t named;			/* frames named from a perf map */
 	uint64_t maps, memory;		/* processes whose map is held, and its bytes */
 	uint64_t max_bytes;		/* the cache's bound on memory */
+	uint64_t cache_full;		/* reads skipped: the cache was at its bound */
 };
 
 /* The perf maps of the processes seen, by pid, with a bound on their total bytes. */

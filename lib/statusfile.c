@@ -192,8 +192,9 @@ int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 		put(&o, "skip %s %" PRIu64 " %" PRIu64 "\n", skip_names[i], st->skips[i].interval,
 		    st->skips[i].total);
 	for (i = 0; i < STATUS_CACHE_NR; i++)
-		put(&o, "cache %s %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", cache_names[i],
-		    st->caches[i].entries, st->caches[i].bytes, st->caches[i].cap);
+		put(&o, "cache %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", cache_names[i],
+		    st->caches[i].entries, st->caches[i].bytes, st->caches[i].cap,
+		    st->caches[i].full);
 	for (i = 0; i < st->n_maps && i < STATUSFILE_MAX_MAPS; i++) {
 		char name[STATUSFILE_MAP_NAME];
 
@@ -344,11 +345,11 @@ static bool set_named_count(struct status_count *v, const char *const *names, si
 static bool set_cache(struct ember_status *st, char *value)
 {
 	struct status_cache_use c;
-	char *w[4];
+	char *w[5];
 	int i;
 
-	if (!split_words(value, w, 4) || !parse_u64(w[1], &c.entries) ||
-	    !parse_u64(w[2], &c.bytes) || !parse_u64(w[3], &c.cap))
+	if (!split_words(value, w, 5) || !parse_u64(w[1], &c.entries) ||
+	    !parse_u64(w[2], &c.bytes) || !parse_u64(w[3], &c.cap) || !parse_u64(w[4], &c.full))
 		return false;
 	i = name_index(cache_names, STATUS_CACHE_NR, w[0]);
 	if (i >= 0)

@@ -54,9 +54,11 @@ struct status_count {
 	uint64_t interval, total;
 };
 
-/* One cache: entries, bytes held (heap) and its cap (0: bounded by entries only). */
+/* One cache: entries, bytes held (heap), its cap (0: bounded by entries only), and
+ * how often it was full when something new had to go in (not cached then). */
 struct status_cache_use {
 	uint64_t entries, bytes, cap;
+	uint64_t full;
 };
 
 /* One BPF map: its name, capacity and the memory charged for it. */

@@ -285,8 +285,10 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 {
 	struct file_entry *f, **slot;
 
-	if (!file_make_room(s))
+	if (!file_make_room(s)) {
+		s->st.file_cache_full++;
 		return NULL;
+	}
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;

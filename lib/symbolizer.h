@@ -39,6 +39,7 @@ struct symbolizer_stats {
 	uint64_t demangle_bound;	/* bytes the demangle cache may hold */
 	uint64_t demangle_entries;	/* names it holds */
 	uint64_t pids_held;		/* processes whose mappings are held */
+	uint64_t file_cache_full;	/* binaries not parsed: the cache was full of ones in use */
 	struct perfmap_stats perfmap;	/* JIT frames from /tmp/perf-PID.map */
 };
 

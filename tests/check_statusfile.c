@@ -31,8 +31,8 @@ static void sample(struct ember_status *st)
 	st->drops[STATUS_DROP_STACK_MAP_FULL] = (struct status_count){ 1, 7 };
 	st->drops[STATUS_DROP_PROC_EVENT_LOST] = (struct status_count){ 0, 3 };
 	st->skips[STATUS_SKIP_IDLE] = (struct status_count){ 5, 500 };
-	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){ 45, 326420, 25165824 };
-	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){ 17, 0, 0 };
+	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){ 45, 326420, 25165824, 3 };
+	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){ 17, 0, 0, 0 };
 	st->history_bytes = 135968;
 	st->collector.configured = true;
 	snprintf(st->collector.url, sizeof(st->collector.url), "https://profiles.example:4040");
@@ -73,7 +73,7 @@ START_TEST(test_round_trip)
 	ck_assert_uint_eq(strlen(buf), (size_t)n);
 	ck_assert(!strncmp(buf, "ember-status 1\n", 15));
 	ck_assert_ptr_nonnull(strstr(buf, "\ndrop stack_map_full 1 7\n"));
-	ck_assert_ptr_nonnull(strstr(buf, "\ncache binaries 45 326420 25165824\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ncache binaries 45 326420 25165824 3\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nbpf_map cpu_bpf.rodata 1 8192\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
@@ -146,7 +146,7 @@ START_TEST(test_bad_values)
 		"samples 1\n"			/* one of two words */
 		"samples 1 2 3\n"		/* three */
 		"drop stack_map_full x 1\n"
-		"cache binaries 1 2\n"
+		"cache binaries 1 2 3\n"
 		"bpf_map bad/name 1 2\n"
 		"bpf_map waytoolongmapname0 1 2\n"
 		"noval\n"
@@ -176,7 +176,7 @@ START_TEST(test_unknown_ignored)
 	struct statusfile_errors e;
 
 	ck_assert_int_eq(parse_text("ember-status 1\nfuture.key 1\ndrop new_cause 1 2\n"
-				    "skip new_reason 3 4\ncache new_cache 1 2 3\n\nhz 19\n",
+				    "skip new_reason 3 4\ncache new_cache 1 2 3 4\n\nhz 19\n",
 				    &st, &e), 0);
 	ck_assert_uint_eq(e.n, 0);
 	ck_assert_uint_eq(st.hz, 19);

@@ -302,6 +302,27 @@ START_TEST(test_caps)
 }
 END_TEST
 
+/* A cache at its cap with every binary in use refuses a new one, and counts it. */
+START_TEST(test_cap_full)
+{
+	uint64_t libc = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid");
+	struct symbolizer_caps caps = { .files = 1 };
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	symbolizer_set_caps(s, &caps);
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target"); /* went in while empty */
+	symbolizer_frame(s, getpid(), libc, false, &f);
+	ck_assert_ptr_null(f.function);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.files_cached, 1);
+	ck_assert_uint_eq(st.file_cache_full, 1);
+	symbolizer_free(s);
+}
+END_TEST
+
 static uint64_t file_bytes(struct symbolizer *s, uint64_t *files)
 {
 	struct symbolizer_stats st;
@@ -429,6 +450,7 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_other_process);
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_caps);
+	tcase_add_test(tc, test_cap_full);
 	tcase_add_test(tc, test_shrink);
 	tcase_add_test(tc, test_kernel_address_in_user_stack);
 	tcase_set_timeout(tc, 30);
