@@ -316,6 +316,12 @@ static void print_daemon(const struct daemon_view *v)
 	       st->skips[STATUS_SKIP_FILTERED].interval, st->skips[STATUS_SKIP_EXCLUDED].interval);
 	print_caches(st);
 	print_memory(st, v->now);
+	if (st->collector.configured)
+		printf("  %-13s since the start: sent %" PRIu64 ", rejected %" PRIu64 ", expired %"
+		       PRIu64 ", retries %" PRIu64 "; %" PRIu64 " pending%s\n", "pushes",
+		       st->collector.sent, st->collector.rejected, st->collector.expired,
+		       st->collector.retries, st->collector.pending,
+		       st->collector.outage ? "; collector UNREACHABLE" : "");
 }
 
 struct span {

@@ -128,4 +128,33 @@ logged=$(grep -c "over memory_limit" "$T/emberd.log" || true)
 	fail "$logged log lines for $events excursions over the limit ($runs shrinking intervals)"
 kill -TERM "$EMBERD_PID"
 wait_emberd
-pass "emberctl status: $samples samples/interval at 99 Hz, RSS $((rss >> 20)) MiB, BPF maps $((maps >> 20)) MiB; 16 MiB limit: $events excursion(s), $runs shrinking interval(s), $logged log line(s)"
+
+# --- a collector (the fake one, when built): pushes counted, no credentials shown ----
+COLLECTOR=$EMBER_BUILD/tests/fake_collector/fake_collector
+pushed=skipped
+if [ -x "$COLLECTOR" ]; then
+	"$COLLECTOR" --store "$T/store" --port 0 --port-file "$T/port" >"$T/collector.log" 2>&1 &
+	PIDS+=("$!")
+	for _ in $(seq 1 100); do [ -s "$T/port" ] && break; sleep 0.1; done
+	[ -s "$T/port" ] || fail "fake_collector did not start"
+	printf '[collector]\nurl = http://ember:s3cret@127.0.0.1:%s\n' "$(cat "$T/port")" >"$T/coll.conf"
+	start_emberd --config "$T/coll.conf" --hz 99 --interval 1s --runtime-dir "$RUN"
+	for _ in $(seq 1 200); do
+		[ "$(status_key collector.sent || echo 0)" -ge 2 ] && break
+		sleep 0.1
+	done
+	cp "$RUN/status" "$T/snap/status"
+	"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/coll"
+	"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" --format prometheus >"$T/collprom"
+	"$PROMCHECK" -m "$T/collprom" >/dev/null || fail "collector output is not Prometheus text"
+	grep -q s3cret "$T/snap/status" "$T/coll" "$T/collprom" && fail "the collector's password is shown"
+	[ "$(status_key collector.url "$T/snap/status")" = "http://127.0.0.1:$(cat "$T/port")/" ] ||
+		fail "collector url: $(status_key collector.url "$T/snap/status")"
+	pushed=$(prom_value 'ember_collector_pushes_total{result="sent"}' "$T/collprom")
+	[ "${pushed:-0}" -ge 2 ] || fail "ember_collector_pushes_total{result=\"sent\"} is '$pushed'"
+	grep -q "^  pushes  *since the start: sent $pushed," "$T/coll" || fail "no pushes line in the text"
+	[ "$(prom_value ember_collector_up "$T/collprom")" = 1 ] || fail "ember_collector_up is not 1"
+	kill -TERM "$EMBERD_PID"
+	wait_emberd
+fi
+pass "emberctl status: pushes sent $pushed; $samples samples/interval at 99 Hz, RSS $((rss >> 20)) MiB, BPF maps $((maps >> 20)) MiB; 16 MiB limit: $events excursion(s), $runs shrinking interval(s), $logged log line(s)"
