@@ -36,7 +36,8 @@ require_go() {
 
 # start_emberd ARGS...: runs emberd in the background on $T/data, waits until it samples.
 start_emberd() {
-	"$EMBERD" --data-dir "$T/data" "$@" >"$T/emberd.log" 2>&1 &
+	# a private runtime dir (status file): never the real /run/ember; "$@" may override it
+	"$EMBERD" --data-dir "$T/data" --runtime-dir "$T/run" "$@" >"$T/emberd.log" 2>&1 &
 	EMBERD_PID=$!
 	PIDS+=("$EMBERD_PID")
 	for _ in $(seq 1 300); do
