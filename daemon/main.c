@@ -717,8 +717,10 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
-	d.status = status_open(&(struct status_sources){ &d.cfg, d.sampler, d.proc, d.procs, d.sym,
-		d.hist, &d.up, &d.profiles_stored, &d.processes_seen });
+	d.status = status_open(&(struct status_sources){
+		.cfg = &d.cfg, .sampler = d.sampler, .proc = d.proc, .procs = d.procs, .sym = d.sym,
+		.hist = d.hist, .up = &d.up, .profiles_stored = &d.profiles_stored,
+		.processes_seen = &d.processes_seen });
 	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
 		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9, history_path(d.hist));
 	log_info("look at it: emberctl --data-dir %s list; emberctl --data-dir %s export "
