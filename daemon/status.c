@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@
 /* Lines of /proc/self/status and of an fdinfo file read at most. */
 #define PROC_STATUS_LINES 64
 #define FDINFO_LINES 32
+/* Allocations this big are mapped and unmapped on their own (see status_open). */
+#define MMAP_THRESHOLD (256 * 1024)
 /* File descriptors looked at for BPF maps: emberd holds far fewer. */
 #define MAX_FDS_SCANNED 65536
 
@@ -417,6 +420,13 @@ struct status *status_open(const struct status_sources *src)
 	snprintf(s->st.state, sizeof(s->st.state), "running");
 	s->st.pid = getpid();
 	s->st.start_ns = realtime_ns();
+	/*
+	 * Parsing a binary reads its symbol sections into buffers that are freed
+	 * once its symbols are kept. A fixed mmap threshold hands such big buffers
+	 * back to the system at once (glibc's moving threshold would keep them in
+	 * the arena), so that RSS follows what the caches account for.
+	 */
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 	apply_caps(s);
 	/* the BPF metrics since load count from here: the first interval's deltas are right */
 	sampler_metrics(src->sampler, s->last_cpu);
