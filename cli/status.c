@@ -1,22 +1,159 @@
 // SPDX-License-Identifier: MIT
-/* emberctl status: the history and the collector, read from history.db. */
+/*
+ * emberctl status: the daemon (from the status file emberd writes into its
+ * runtime directory after every interval), the history and the collector
+ * (from history.db), as text or as Prometheus text exposition.
+ */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "statusfile.h"
+
+#define DEFAULT_RUNTIME_DIR "/run/ember"
+/* A status file older than this many intervals is stale: emberd is stuck. */
+#define STALE_INTERVALS 3
 
 static const char status_help[] =
-	"Usage: emberctl status\n"
+	"Usage: emberctl status [--format text|prometheus] [--runtime-dir DIR]\n"
 	"\n"
-	"Shows the history (size, profiles, time span) and the collector as emberd\n"
-	"last recorded it in the history: its URL (credentials removed), whether it\n"
-	"is reachable, the last success, the last error with its HTTP status and\n"
-	"message, the push queue (pending profiles and the age of the oldest), and\n"
-	"how many profiles were sent, rejected (the collector refused them) or\n"
-	"expired (older than max_age, kept locally). Secrets are never shown.\n";
+	"Shows emberd, the history and the collector.\n"
+	"\n"
+	"emberd: read from the status file it rewrites after every interval\n"
+	"(DIR/status): running or not, uptime, sampling rate, what the last interval\n"
+	"sampled (samples, stacks, processes) and lost in BPF by cause (stacks that\n"
+	"could not be read, full maps, lost process events), the caches and their\n"
+	"caps, its own CPU time and RSS, the memory of its BPF maps (charged to the\n"
+	"memory cgroup, not part of RSS), and memory_limit with the times the caches\n"
+	"were shrunk to stay under it. \"not running\" when the file is missing, says\n"
+	"emberd stopped, or names a process that is gone; \"stale\" when it was not\n"
+	"rewritten for 3 intervals (emberd is stuck).\n"
+	"\n"
+	"history and collector: read from history.db (works while emberd is down):\n"
+	"size, profiles and time span; the collector's URL (credentials removed),\n"
+	"whether it is reachable, the last success and error, the push queue, and\n"
+	"how many profiles were sent, rejected or expired. Secrets are never shown.\n"
+	"\n"
+	"Options:\n"
+	"  -f, --format FMT       text (default) or prometheus: the text exposition\n"
+	"                         format, every name prefixed ember_, for\n"
+	"                         node_exporter's textfile collector\n"
+	"  -r, --runtime-dir DIR  where emberd writes its status file; default\n"
+	"                         $EMBER_RUNTIME_DIR, else " DEFAULT_RUNTIME_DIR "\n"
+	"                         ([daemon] runtime_dir, emberd --runtime-dir)\n"
+	"  -h, --help             this help\n"
+	"\n"
+	"node_exporter (--collector.textfile.directory=/var/lib/node_exporter/textfile),\n"
+	"e.g. from cron every minute; the rename makes the file appear whole:\n"
+	"  emberctl status --format prometheus > /var/lib/node_exporter/textfile/ember.prom.$$ &&\n"
+	"    mv /var/lib/node_exporter/textfile/ember.prom.$$ /var/lib/node_exporter/textfile/ember.prom\n"
+	"Exit status: 0 when printed (also when emberd is not running: see ember_up),\n"
+	"1 when the history cannot be read (text format only).\n";
 
+/* What the status file says about emberd, and whether to believe it. */
+enum daemon_state {
+	DAEMON_NO_FILE,		/* never started with this runtime dir, or removed */
+	DAEMON_BAD_FILE,	/* unreadable or not a status file */
+	DAEMON_STOPPED,		/* emberd wrote "stopped" on its way out */
+	DAEMON_GONE,		/* its process is gone (killed, crashed) */
+	DAEMON_STALE,		/* alive, but the file was not rewritten in time */
+	DAEMON_RUNNING,
+};
+
+/* The daemon as seen through its status file. */
+struct daemon_view {
+	enum daemon_state state;
+	char path[PATH_MAX + 16];
+	char why[200];			/* for BAD_FILE */
+	struct ember_status st;
+	int64_t now;
+};
+
+/* Reads at most STATUSFILE_MAX_BYTES + 1 bytes: more is refused by the parser. */
+static int read_bounded(const char *path, char *buf, size_t cap, size_t *len)
+{
+	struct stat sb;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	while (*len < cap && (n = read(fd, buf + *len, cap - *len)) > 0)
+		*len += (size_t)n;
+	close(fd);
+	return 0;
+}
+
+/* Whether pid is a live emberd (not another process that reused the pid). */
+static bool emberd_alive(int64_t pid)
+{
+	char path[64], comm[32] = "";
+	FILE *f;
+
+	if (pid <= 0 || pid > INT32_MAX || (kill((pid_t)pid, 0) && errno == ESRCH))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%" PRId64 "/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true; /* no /proc to ask: trust kill() */
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strncmp(comm, "emberd", 6);
+}
+
+static void load_daemon(const char *runtime_dir, struct daemon_view *v)
+{
+	static char buf[STATUSFILE_MAX_BYTES + 1];
+	struct statusfile_errors errs;
+	int64_t every;
+	size_t len;
+	int rc;
+
+	v->now = now_ns();
+	snprintf(v->path, sizeof(v->path), "%s/status", runtime_dir);
+	rc = read_bounded(v->path, buf, sizeof(buf), &len);
+	if (rc == -ENOENT) {
+		v->state = DAEMON_NO_FILE;
+		return;
+	}
+	if (!rc)
+		rc = statusfile_parse(buf, len, &v->st, &errs);
+	if (rc) {
+		v->state = DAEMON_BAD_FILE;
+		snprintf(v->why, sizeof(v->why), "%s", rc == -EFBIG ? "too big" :
+			 rc == -EPROTONOSUPPORT ? "written by another version of emberd" :
+			 rc == -EINVAL ? "not a status file" : strerror(-rc));
+		return;
+	}
+	if (errs.n)
+		note("%s: %zu bad line%s ignored (%s)", v->path, errs.n, errs.n == 1 ? "" : "s",
+		     errs.first);
+	every = v->st.interval_ns > 0 ? v->st.interval_ns : 10 * NS_PER_SEC;
+	if (!strcmp(v->st.state, "stopped"))
+		v->state = DAEMON_STOPPED;
+	else if (!emberd_alive(v->st.pid))
+		v->state = DAEMON_GONE;
+	else if (v->now - v->st.updated_ns > STALE_INTERVALS * every)
+		v->state = DAEMON_STALE;
+	else
+		v->state = DAEMON_RUNNING;
+}
+
+/* --- text ------------------------------------------------------------------------ */
 
 static void print_when(const char *what, int64_t ns, int64_t now)
 {
@@ -29,6 +166,162 @@ static void print_when(const char *what, int64_t ns, int64_t now)
 	format_time(ns, t, sizeof(t));
 	format_ago(ns, now, ago, sizeof(ago));
 	printf("  %-13s %s (%s)\n", what, t, ago);
+}
+
+/* "3d 4h", "2h 5m", "4m 10s", "12s" */
+static void format_uptime(int64_t ns, char *buf, size_t len)
+{
+	int64_t s = ns > 0 ? ns / NS_PER_SEC : 0;
+
+	if (s >= 86400)
+		snprintf(buf, len, "%" PRId64 "d %" PRId64 "h", s / 86400, s % 86400 / 3600);
+	else if (s >= 3600)
+		snprintf(buf, len, "%" PRId64 "h %" PRId64 "m", s / 3600, s % 3600 / 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%" PRId64 "m %" PRId64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%" PRId64 "s", s);
+}
+
+static bool print_not_running(const struct daemon_view *v)
+{
+	char t[40], ago[32];
+
+	format_time(v->st.updated_ns, t, sizeof(t));
+	format_ago(v->st.updated_ns, v->now, ago, sizeof(ago));
+	switch (v->state) {
+	case DAEMON_NO_FILE:
+		printf("emberd:        not running (no status file %s)\n", v->path);
+		return true;
+	case DAEMON_BAD_FILE:
+		printf("emberd:        unknown: cannot read %s: %s\n", v->path, v->why);
+		return true;
+	case DAEMON_STOPPED:
+		printf("emberd:        not running (pid %" PRId64 " stopped at %s, %s)\n", v->st.pid,
+		       t, ago);
+		return true;
+	case DAEMON_GONE:
+		printf("emberd:        not running (pid %" PRId64 " is gone; its last status is from "
+		       "%s, %s: it was killed or crashed)\n", v->st.pid, t, ago);
+		return true;
+	case DAEMON_STALE:
+		printf("emberd:        STALE: pid %" PRId64 " is alive but last wrote its status at "
+		       "%s (%s), more than %d intervals ago: it is stuck\n", v->st.pid, t, ago,
+		       STALE_INTERVALS);
+		return false;
+	case DAEMON_RUNNING:
+		break;
+	}
+	return false;
+}
+
+/* "none" or "stack_map_full 3, counts_map_full 1" for the interval or the total. */
+static void format_drops(const struct ember_status *st, bool total, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < STATUS_DROP_NR && off < len; i++) {
+		uint64_t n = total ? st->drops[i].total : st->drops[i].interval;
+
+		if (n)
+			off += snprintf(buf + off, len - off, "%s%s %" PRIu64, off ? ", " : "",
+					statusfile_drop_name(i), n);
+	}
+	if (!off)
+		snprintf(buf, len, "none");
+}
+
+static void print_caches(const struct ember_status *st)
+{
+	for (int i = 0; i < STATUS_CACHE_NR; i++) {
+		const struct status_cache_use *c = &st->caches[i];
+		char held[32], cap[32], name[32];
+
+		snprintf(name, sizeof(name), "%s", statusfile_cache_name(i));
+		for (char *p = name; *p; p++)
+			*p = *p == '_' ? ' ' : *p;
+		format_bytes(c->bytes, held, sizeof(held));
+		format_bytes(c->cap, cap, sizeof(cap));
+		if (c->cap && c->full)
+			printf("  %-13s %" PRIu64 " %s, %s of %s; FULL %" PRIu64 " times: not "
+			       "cached then (raise memory_limit)\n", i ? "" : "caches", c->entries,
+			       name, held, cap, c->full);
+		else if (c->cap)
+			printf("  %-13s %" PRIu64 " %s, %s of %s\n", i ? "" : "caches", c->entries,
+			       name, held, cap);
+		else
+			printf("  %-13s %" PRIu64 " %s\n", i ? "" : "caches", c->entries, name);
+	}
+}
+
+static void print_memory(const struct ember_status *st, int64_t now)
+{
+	const struct status_memory *m = &st->mem;
+	char rss[32], peak[32], lim[32], maps[32], freed[32], t[40], ago[32];
+	double cpu = (double)(st->cpu_user_ns + st->cpu_system_ns) / NS_PER_SEC;
+	double up = (double)(st->updated_ns - st->start_ns) / NS_PER_SEC;
+
+	printf("  %-13s %.2fs user + %.2fs system (%.3f%% of one CPU since the start)\n", "cpu",
+	       (double)st->cpu_user_ns / NS_PER_SEC, (double)st->cpu_system_ns / NS_PER_SEC,
+	       up > 0 ? 100.0 * cpu / up : 0.0);
+	format_bytes(m->rss, rss, sizeof(rss));
+	format_bytes(m->rss_peak, peak, sizeof(peak));
+	format_bytes(m->limit, lim, sizeof(lim));
+	printf("  %-13s RSS %s (peak %s) of memory_limit %s%s\n", "memory", rss, peak, lim,
+	       m->over ? ": OVER the limit" : "");
+	format_bytes(m->bpf_map_bytes, maps, sizeof(maps));
+	printf("  %-13s %s in %zu maps (charged to the memory cgroup, not in RSS)\n", "bpf maps",
+	       maps, st->n_maps);
+	if (!m->shrink_events) {
+		printf("  %-13s never needed\n", "shrinks");
+		return;
+	}
+	format_bytes(m->last_freed, freed, sizeof(freed));
+	format_time(m->last_shrink_ns, t, sizeof(t));
+	format_ago(m->last_shrink_ns, now, ago, sizeof(ago));
+	printf("  %-13s %" PRIu64 " time%s over the limit (caches shrunk in %" PRIu64
+	       " intervals); last at %s (%s), freed %s\n", "shrinks", m->shrink_events,
+	       m->shrink_events == 1 ? "" : "s", m->shrink_runs, t, ago, freed);
+}
+
+static void print_daemon(const struct daemon_view *v)
+{
+	const struct ember_status *st = &v->st;
+	char t[40], up[32], every[32], drops[256];
+
+	if (print_not_running(v))
+		return;
+	format_time(st->start_ns, t, sizeof(t));
+	format_uptime(v->now - st->start_ns, up, sizeof(up));
+	if (v->state == DAEMON_RUNNING)
+		printf("emberd:        running, pid %" PRId64 ", version %s, up %s (since %s)\n",
+		       st->pid, st->version, up, t);
+	format_duration(st->interval_ns, every, sizeof(every));
+	printf("  %-13s %" PRIu32 " Hz per CPU, one profile per app every %s; %" PRIu64
+	       " intervals\n", "sampling", st->hz, every, st->intervals);
+	printf("  %-13s %" PRIu64 " samples in %" PRIu64 " stacks of %" PRIu64 " processes, %"
+	       PRIu64 " profiles of %" PRIu64 " apps\n", "last interval", st->samples.interval,
+	       st->stacks.interval, st->processes.interval, st->profiles.interval, st->apps);
+	printf("  %-13s %" PRIu64 " samples, %" PRIu64 " profiles\n", "since start",
+	       st->samples.total, st->profiles.total);
+	printf("  %-13s %" PRIu64 " tracked, %" PRIu64 " seen since the start\n", "processes",
+	       st->processes_tracked, st->processes_seen);
+	format_drops(st, false, drops, sizeof(drops));
+	printf("  %-13s last interval: %s\n", "bpf losses", drops);
+	format_drops(st, true, drops, sizeof(drops));
+	printf("  %-13s since start: %s\n", "", drops);
+	printf("  %-13s last interval: idle %" PRIu64 ", filtered %" PRIu64 ", excluded %" PRIu64
+	       "\n", "skipped", st->skips[STATUS_SKIP_IDLE].interval,
+	       st->skips[STATUS_SKIP_FILTERED].interval, st->skips[STATUS_SKIP_EXCLUDED].interval);
+	print_caches(st);
+	print_memory(st, v->now);
+	if (st->collector.configured)
+		printf("  %-13s since the start: sent %" PRIu64 ", rejected %" PRIu64 ", expired %"
+		       PRIu64 ", retries %" PRIu64 "; %" PRIu64 " pending%s\n", "pushes",
+		       st->collector.sent, st->collector.rejected, st->collector.expired,
+		       st->collector.retries, st->collector.pending,
+		       st->collector.outage ? "; collector UNREACHABLE" : "");
 }
 
 struct span {
@@ -47,13 +340,20 @@ static int note_span(const struct history_row *row, void *arg)
 	return 0;
 }
 
-static void print_history(struct history *h, int64_t now)
+static void history_span(struct history *h, struct span *sp)
 {
 	struct history_query q = { .since_ns = INT64_MIN, .until_ns = INT64_MAX };
-	struct span sp = {0};
+
+	memset(sp, 0, sizeof(*sp));
+	history_query(h, &q, false, note_span, sp);
+}
+
+static void print_history(struct history *h, int64_t now)
+{
+	struct span sp;
 	char size[32];
 
-	history_query(h, &q, false, note_span, &sp);
+	history_span(h, &sp);
 	format_bytes(history_disk_bytes(h), size, sizeof(size));
 	printf("history:       %s, %s, %" PRIu64 " profiles\n", history_path(h), size,
 	       sp.profiles);
@@ -104,26 +404,292 @@ static void print_collector(struct history *h, int64_t now)
 	       "profiles", pc.sent, pc.rejected, pc.expired);
 }
 
+/* --- Prometheus text exposition (format 0.0.4) ---------------------------------------- */
+
+/* Declares a family: every one has HELP and TYPE, before its samples. */
+static void family(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/*
+ * A label value with \, " and newline escaped as the exposition format wants;
+ * bytes outside ASCII become '?' (the format wants UTF-8; the file may not be).
+ */
+static void escape_value(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 3 < len; s++) {
+		if ((unsigned char)*s >= 0x80) {
+			out[o++] = '?';
+		} else if (*s == '\\' || *s == '"') {
+			out[o++] = '\\';
+			out[o++] = *s;
+		} else if (*s == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else {
+			out[o++] = *s;
+		}
+	}
+	out[o] = '\0';
+}
+
+static void sample_u64(const char *name, const char *label, const char *value, uint64_t v)
+{
+	char esc[256];
+
+	if (label) {
+		escape_value(value, esc, sizeof(esc));
+		printf("%s{%s=\"%s\"} %" PRIu64 "\n", name, label, esc, v);
+	} else {
+		printf("%s %" PRIu64 "\n", name, v);
+	}
+}
+
+static void sample_f(const char *name, double v)
+{
+	printf("%s %.9g\n", name, v);
+}
+
+static void gauge(const char *name, const char *help, uint64_t v)
+{
+	family(name, "gauge", help);
+	sample_u64(name, NULL, NULL, v);
+}
+
+static void counter(const char *name, const char *help, uint64_t v)
+{
+	family(name, "counter", help);
+	sample_u64(name, NULL, NULL, v);
+}
+
+/* A timestamp gauge in seconds; omitted while it is 0 (never). */
+static void gauge_time(const char *name, const char *help, int64_t ns)
+{
+	if (ns <= 0)
+		return;
+	family(name, "gauge", help);
+	printf("%s %" PRId64 ".%03" PRId64 "\n", name, (int64_t)(ns / NS_PER_SEC),
+	       (int64_t)(ns % NS_PER_SEC / 1000000));
+}
+
+static void prom_bpf(const struct ember_status *st)
+{
+	counter("ember_bpf_samples_total", "Samples that reached emberd's BPF program.",
+		st->bpf_samples.total);
+	family("ember_bpf_drops_total", "counter",
+	       "Samples, stacks or events lost in BPF since emberd started, by cause "
+	       "(stack causes: the sample was kept without that stack).");
+	for (int i = 0; i < STATUS_DROP_NR; i++)
+		sample_u64("ember_bpf_drops_total", "cause", statusfile_drop_name(i),
+			   st->drops[i].total);
+	family("ember_last_interval_bpf_drops", "gauge",
+	       "Samples, stacks or events lost in BPF in the last interval, by cause.");
+	for (int i = 0; i < STATUS_DROP_NR; i++)
+		sample_u64("ember_last_interval_bpf_drops", "cause", statusfile_drop_name(i),
+			   st->drops[i].interval);
+	family("ember_samples_skipped_total", "counter",
+	       "Samples left out on purpose (not losses), by reason.");
+	for (int i = 0; i < STATUS_SKIP_NR; i++)
+		sample_u64("ember_samples_skipped_total", "reason", statusfile_skip_name(i),
+			   st->skips[i].total);
+	gauge("ember_bpf_map_memory_bytes",
+	      "Memory of emberd's BPF maps, charged to its memory cgroup, not part of RSS.",
+	      st->mem.bpf_map_bytes);
+	family("ember_bpf_map_bytes", "gauge", "Memory of one BPF map of emberd.");
+	for (size_t i = 0; i < st->n_maps; i++)
+		sample_u64("ember_bpf_map_bytes", "map", st->maps[i].name, st->maps[i].bytes);
+	family("ember_bpf_map_max_entries", "gauge", "Capacity of one BPF map of emberd.");
+	for (size_t i = 0; i < st->n_maps; i++)
+		sample_u64("ember_bpf_map_max_entries", "map", st->maps[i].name,
+			   st->maps[i].max_entries);
+}
+
+static void prom_caches(const struct ember_status *st)
+{
+	family("ember_cache_entries", "gauge", "Entries held by one of emberd's caches.");
+	for (int i = 0; i < STATUS_CACHE_NR; i++)
+		sample_u64("ember_cache_entries", "cache", statusfile_cache_name(i),
+			   st->caches[i].entries);
+	family("ember_cache_bytes", "gauge", "Heap bytes held by one of emberd's caches.");
+	for (int i = 0; i < STATUS_CACHE_NR; i++)
+		if (st->caches[i].cap)
+			sample_u64("ember_cache_bytes", "cache", statusfile_cache_name(i),
+				   st->caches[i].bytes);
+	family("ember_cache_full_total", "counter",
+	       "Times one of emberd's caches was at its cap when something new had to go in "
+	       "(binaries: not named then; perf maps: not read then).");
+	for (int i = 0; i < STATUS_CACHE_NR; i++)
+		if (st->caches[i].cap)
+			sample_u64("ember_cache_full_total", "cache", statusfile_cache_name(i),
+				   st->caches[i].full);
+	family("ember_cache_limit_bytes", "gauge",
+	       "Bytes one of emberd's caches may hold (derived from memory_limit).");
+	for (int i = 0; i < STATUS_CACHE_NR; i++)
+		if (st->caches[i].cap)
+			sample_u64("ember_cache_limit_bytes", "cache", statusfile_cache_name(i),
+				   st->caches[i].cap);
+}
+
+static void prom_memory(const struct ember_status *st)
+{
+	const struct status_memory *m = &st->mem;
+
+	family("ember_process_cpu_seconds_total", "counter",
+	       "CPU time emberd used since it started, by mode.");
+	printf("ember_process_cpu_seconds_total{mode=\"user\"} %.9g\n",
+	       (double)st->cpu_user_ns / NS_PER_SEC);
+	printf("ember_process_cpu_seconds_total{mode=\"system\"} %.9g\n",
+	       (double)st->cpu_system_ns / NS_PER_SEC);
+	gauge("ember_process_resident_memory_bytes", "emberd's resident set size.", m->rss);
+	gauge("ember_process_resident_memory_peak_bytes", "emberd's peak resident set size.",
+	      m->rss_peak);
+	gauge("ember_memory_limit_bytes", "[daemon] memory_limit: caches shrink to keep RSS under it.",
+	      m->limit);
+	gauge("ember_memory_over_limit", "1 while emberd's RSS is over memory_limit.", m->over);
+	counter("ember_memory_shrinks_total",
+		"Times emberd's RSS went over memory_limit and its caches were shrunk.",
+		m->shrink_events);
+	counter("ember_memory_shrink_freed_bytes_total",
+		"Cache bytes freed by shrinking to stay under memory_limit.", m->freed_total);
+	gauge_time("ember_memory_last_shrink_timestamp_seconds",
+		   "When emberd last shrank its caches (Unix time).", m->last_shrink_ns);
+}
+
+static void prom_daemon(const struct daemon_view *v)
+{
+	const struct ember_status *st = &v->st;
+
+	family("ember_info", "gauge", "emberd's version, as a label; always 1.");
+	sample_u64("ember_info", "version", st->version, 1);
+	gauge_time("ember_start_time_seconds", "When emberd started (Unix time).", st->start_ns);
+	gauge_time("ember_status_updated_timestamp_seconds",
+		   "When emberd last wrote its status (Unix time).", st->updated_ns);
+	gauge("ember_sampling_frequency_hertz", "Samples per second per CPU.", st->hz);
+	family("ember_interval_seconds", "gauge", "One profile per application per interval.");
+	sample_f("ember_interval_seconds", (double)st->interval_ns / NS_PER_SEC);
+	counter("ember_intervals_total", "Intervals drained since emberd started.", st->intervals);
+	gauge("ember_processes_tracked", "Processes in emberd's process table.",
+	      st->processes_tracked);
+	counter("ember_processes_seen_total", "Processes first seen since emberd started.",
+		st->processes_seen);
+	counter("ember_samples_total", "Samples drained into profiles since emberd started.",
+		st->samples.total);
+	counter("ember_profiles_stored_total", "Profiles written to the history since the start.",
+		st->profiles.total);
+	gauge("ember_last_interval_samples", "Samples drained in the last interval.",
+	      st->samples.interval);
+	gauge("ember_last_interval_stacks", "Distinct stacks of the last interval.",
+	      st->stacks.interval);
+	gauge("ember_last_interval_processes", "Processes sampled in the last interval.",
+	      st->processes.interval);
+	gauge("ember_last_interval_profiles", "Profiles stored for the last interval.",
+	      st->profiles.interval);
+	prom_bpf(st);
+	prom_caches(st);
+	prom_memory(st);
+	if (!st->collector.configured)
+		return;
+	family("ember_collector_pushes_total", "counter",
+	       "Profiles the collector took (sent), refused (rejected) or that expired "
+	       "unsent, since emberd started.");
+	sample_u64("ember_collector_pushes_total", "result", "sent", st->collector.sent);
+	sample_u64("ember_collector_pushes_total", "result", "rejected", st->collector.rejected);
+	sample_u64("ember_collector_pushes_total", "result", "expired", st->collector.expired);
+	counter("ember_collector_retries_total", "Pushes retried since emberd started.",
+		st->collector.retries);
+}
+
+static void prom_history(struct history *h)
+{
+	struct history_collector_state cs;
+	struct history_push_counts pc;
+	struct span sp;
+
+	history_span(h, &sp);
+	gauge("ember_history_size_bytes", "Size of history.db and its write-ahead log.",
+	      history_disk_bytes(h));
+	gauge("ember_history_profiles", "Profiles kept in the local history.", sp.profiles);
+	gauge_time("ember_history_oldest_timestamp_seconds",
+		   "Start of the oldest profile in the history (Unix time).", sp.first);
+	gauge_time("ember_history_newest_timestamp_seconds",
+		   "End of the newest profile in the history (Unix time).", sp.last);
+	if (history_collector_load(h, &cs) || !cs.url[0])
+		return;
+	gauge("ember_collector_up", "1 when the collector was reachable at the last push.",
+	      cs.outage_since_ns == 0);
+	gauge_time("ember_collector_last_success_timestamp_seconds",
+		   "Last push the collector accepted (Unix time).", cs.last_success_ns);
+	gauge_time("ember_collector_last_error_timestamp_seconds",
+		   "Last push that failed (Unix time).", cs.last_error_ns);
+	if (history_push_counts(h, &pc))
+		return;
+	family("ember_history_push_profiles", "gauge",
+	       "Profiles in the history by push state (pending: waiting for the collector).");
+	sample_u64("ember_history_push_profiles", "state", "pending", pc.pending);
+	sample_u64("ember_history_push_profiles", "state", "sent", pc.sent);
+	sample_u64("ember_history_push_profiles", "state", "rejected", pc.rejected);
+	sample_u64("ember_history_push_profiles", "state", "expired", pc.expired);
+}
+
+static void print_prometheus(const struct daemon_view *v, struct history *h)
+{
+	bool up = v->state == DAEMON_RUNNING;
+
+	gauge("ember_up", "1 when emberd runs and rewrote its status file in time.", up);
+	if (up || v->state == DAEMON_STALE)
+		prom_daemon(v);
+	gauge("ember_history_readable", "1 when emberctl could read the history.", h != NULL);
+	if (h)
+		prom_history(h);
+}
+
+/* --- the command ----------------------------------------------------------------- */
+
 int cmd_status(const char *data_dir, int argc, char **argv)
 {
-	static const struct option opts[] = { {"help", no_argument, NULL, 'h'}, {0} };
-	int64_t now = now_ns();
+	static const struct option opts[] = {
+		{"format", required_argument, NULL, 'f'},
+		{"runtime-dir", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *runtime_dir = getenv("EMBER_RUNTIME_DIR"), *format = "text";
+	static struct daemon_view v;
 	struct history *h;
 	int c;
 
+	if (!runtime_dir || !*runtime_dir)
+		runtime_dir = DEFAULT_RUNTIME_DIR;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:f:r:h", opts, NULL)) != -1) {
 		if (c == 'h')
 			show(status_help);
-		bad_option(c, argv);
+		else if (c == 'f')
+			format = optarg;
+		else if (c == 'r')
+			runtime_dir = optarg;
+		else
+			bad_option(c, argv);
 	}
 	no_operands(argc, argv);
+	if (strcmp(format, "text") && strcmp(format, "prometheus"))
+		usage_error("--format: '%s' is not text or prometheus", format);
+	load_daemon(runtime_dir, &v);
+	if (!strcmp(format, "prometheus")) {
+		h = open_history(data_dir);
+		print_prometheus(&v, h);
+		history_close(h);
+		return fflush(stdout) || ferror(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS;
+	}
+	print_daemon(&v);
 	h = open_history(data_dir);
 	if (!h)
 		return EXIT_RUNTIME;
-	print_history(h, now);
-	print_collector(h, now);
+	print_history(h, v.now);
+	print_collector(h, v.now);
 	history_close(h);
 	return fflush(stdout) || ferror(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS;
 }
-

@@ -27,6 +27,7 @@
 #include "proctrack.h"
 #include "retention.h"
 #include "sampler.h"
+#include "status.h"
 #include "symbolizer.h"
 #include "timeparse.h"
 #include "uploader.h"
@@ -49,7 +50,8 @@
 /* What the command line asked for, on top of the configuration file. */
 struct args {
 	const char *config_path;	/* NULL: the default file if it exists */
-	const char *data_dir, *hz, *interval, *runtime_dir;
+	const char *data_dir, *hz, *interval;
+	const char *runtime_dir;	/* --runtime-dir: the control socket and the status file */
 	int64_t duration_ns;		/* 0: run until signalled */
 	bool verbose, check_config;
 };
@@ -85,6 +87,8 @@ struct daemon {
 	uint64_t last_metrics[EMBER_CPU_M_NR];
 	uint64_t last_proc_metrics[EMBER_PROC_M_NR];
 	uint64_t profiles_stored;
+	uint64_t processes_seen;
+	struct status *status;		/* <runtime_dir>/status */
 };
 
 static void usage(FILE *f)
@@ -100,11 +104,11 @@ static void usage(FILE *f)
 "  -c, --config FILE      configuration file (default " EMBER_DEFAULT_CONFIG " if it\n"
 "                         exists, else built-in defaults)\n"
 "  -d, --data-dir DIR     where the history lives (default " EMBER_DEFAULT_DATA_DIR ")\n"
+"      --runtime-dir DIR  where the control socket and the status file live (default\n"
+"                         " EMBER_DEFAULT_RUNTIME_DIR "); emberctl --runtime-dir DIR finds them\n"
 "      --hz N             samples per second per CPU, %d..%d (default 19)\n"
 "      --interval DUR     one profile per DUR, 1s..1h (default 10s)\n"
 "      --duration DUR     stop after DUR, storing the last partial interval\n"
-"      --runtime-dir DIR  where the control socket lives (default " EMBER_DEFAULT_RUNTIME_DIR ");\n"
-"                         emberctl capture --runtime-dir DIR talks to it there\n"
 "      --check-config     validate the configuration, print 'configuration OK', exit\n"
 "  -v, --verbose          debug logging (libbpf's messages included)\n"
 "  -h, --help             this help\n"
@@ -119,8 +123,9 @@ static void usage(FILE *f)
 "Needs root, or CAP_BPF and CAP_PERFMON (+ CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH\n"
 "to read other processes' binaries), and a kernel with BTF.\n"
 "\n"
-"Look at what it stored:\n"
+"Look at what it stored, and at emberd itself (running, losses, CPU, memory):\n"
 "  emberctl --data-dir DIR list\n"
+"  emberctl --data-dir DIR status --runtime-dir RUNDIR\n"
 "  emberctl --data-dir DIR export --type cpu --since -15m -o cpu.pb.gz\n"
 "  go tool pprof -top cpu.pb.gz\n",
 		EMBER_HZ_MIN, EMBER_HZ_MAX);
@@ -132,11 +137,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "data-dir", required_argument, NULL, 'd' },
+		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "hz", required_argument, NULL, OPT_HZ },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "check-config", no_argument, NULL, OPT_CHECK },
-		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -148,6 +153,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		switch (c) {
 		case 'c': a->config_path = optarg; break;
 		case 'd': a->data_dir = optarg; break;
+		case OPT_RUNTIME_DIR: a->runtime_dir = optarg; break;
 		case OPT_HZ: a->hz = optarg; break;
 		case OPT_INTERVAL: a->interval = optarg; break;
 		case OPT_DURATION:
@@ -158,7 +164,6 @@ static int parse_args(int argc, char **argv, struct args *a)
 			}
 			break;
 		case OPT_CHECK: a->check_config = true; break;
-		case OPT_RUNTIME_DIR: a->runtime_dir = optarg; break;
 		case 'v': a->verbose = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("emberd %s\n", EMBER_VERSION); exit(0);
@@ -410,6 +415,7 @@ static void on_proc_event(const struct ember_proc_event *e, void *arg)
 		sampler_drop(d->sampler, e->tgid, false);
 		control_proc_exited(d->ctl, e->tgid);
 	} else if (e->type == EMBER_PROC_NEW) {
+		d->processes_seen++;
 		pc = proctable_classify(d->procs, &d->cfg, e->tgid, NULL);
 		if (pc)
 			apply_class(pc, d);
@@ -490,6 +496,7 @@ static int store_interval(struct daemon *d)
 	notify_status("last interval: %lu samples of %u processes in %zu apps; %lu profiles stored",
 		      r.total.samples, r.total.processes, r.n, d->profiles_stored);
 	log_flush(false);
+	status_interval(d->status, &r);
 	drain_result_free(&r);
 	if (d->reload_pending)
 		apply_reload(d);
@@ -657,6 +664,7 @@ static int run_loop(struct daemon *d)
 static void teardown(struct daemon *d)
 {
 	control_close(d->ctl);
+	status_close(d->status);
 	uploader_stop(d->up);
 	sampler_close(d->sampler);
 	proctrack_close(d->proc);
@@ -746,6 +754,10 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
+	d.status = status_open(&(struct status_sources){
+		.cfg = &d.cfg, .sampler = d.sampler, .proc = d.proc, .procs = d.procs, .sym = d.sym,
+		.hist = d.hist, .up = &d.up, .profiles_stored = &d.profiles_stored,
+		.processes_seen = &d.processes_seen });
 	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
 		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9, history_path(d.hist));
 	notify_ready("sampling %u CPUs at %u Hz into %s", sampler_ncpus(d.sampler), d.cfg.hz,

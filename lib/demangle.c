@@ -22,6 +22,7 @@ struct dm_entry {
 struct demangle_cache {
 	void *tree;		/* tsearch tree of struct dm_entry, by mangled name */
 	size_t bytes, max_bytes;
+	size_t n;		/* names held */
 };
 
 bool demangle_is_mangled(const char *name)
@@ -100,6 +101,7 @@ const char *demangle_cache_get(struct demangle_cache *c, const char *name)
 		return NULL;
 	}
 	/* Three pointers of tree node besides the entry itself. */
+	c->n++;
 	c->bytes += sizeof(*e) + len + 1 + 3 * sizeof(void *) +
 		    (e->demangled ? strlen(e->demangled) + 1 : 0);
 	return e->demangled;
@@ -112,6 +114,33 @@ void demangle_cache_trim(struct demangle_cache *c)
 	tdestroy(c->tree, entry_free);
 	c->tree = NULL;
 	c->bytes = 0;
+	c->n = 0;
+}
+
+void demangle_cache_set_max(struct demangle_cache *c, size_t max_bytes)
+{
+	c->max_bytes = max_bytes;
+}
+
+size_t demangle_cache_clear(struct demangle_cache *c)
+{
+	size_t freed = c->bytes;
+
+	tdestroy(c->tree, entry_free);
+	c->tree = NULL;
+	c->bytes = 0;
+	c->n = 0;
+	return freed;
+}
+
+size_t demangle_cache_count(const struct demangle_cache *c)
+{
+	return c->n;
+}
+
+size_t demangle_cache_max(const struct demangle_cache *c)
+{
+	return c->max_bytes;
 }
 
 size_t demangle_cache_bytes(const struct demangle_cache *c)

@@ -32,5 +32,10 @@ const char *demangle_cache_get(struct demangle_cache *c, const char *name);
 /* Forgets everything once over the bound: call only when no result is held. */
 void demangle_cache_trim(struct demangle_cache *c);
 size_t demangle_cache_bytes(const struct demangle_cache *c);
+size_t demangle_cache_max(const struct demangle_cache *c);
+size_t demangle_cache_count(const struct demangle_cache *c);
+void demangle_cache_set_max(struct demangle_cache *c, size_t max_bytes);
+/* Forgets everything now (call only when no result is held); the bytes freed. */
+size_t demangle_cache_clear(struct demangle_cache *c);
 
 #endif

@@ -623,8 +623,12 @@ static void refresh(struct perfmap_cache *c, struct pm_proc *p)
 	}
 	len = (uint64_t)st.st_size - p->off;
 	/* Parsed maps take about the file's size: stay within the cache's bound. */
-	if (len == 0 || c->bytes + len > c->max_bytes)
+	if (len == 0)
 		goto out;
+	if (c->bytes + len > c->max_bytes) {
+		c->st.cache_full++;
+		goto out;
+	}
 	buf = malloc(len);
 	if (!buf)
 		goto out;
@@ -671,9 +675,54 @@ const char *perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t ad
 	return name;
 }
 
+void perfmap_cache_set_max(struct perfmap_cache *c, size_t max_bytes)
+{
+	c->max_bytes = max_bytes;
+}
+
+/* Frees p's parsed maps; its next miss reads the file again from the start. */
+static size_t proc_drop_maps(struct perfmap_cache *c, struct pm_proc *p)
+{
+	size_t freed = 0;
+
+	if (p->map)
+		freed += perfmap_memory(p->map);
+	if (p->retired)
+		freed += perfmap_memory(p->retired);
+	perfmap_free(p->map);
+	perfmap_free(p->retired);
+	p->map = p->retired = NULL;
+	p->off = p->dev = p->ino = 0;
+	p->next_try_ms = 0;
+	c->bytes -= freed;
+	return freed;
+}
+
+size_t perfmap_cache_shrink(struct perfmap_cache *c, size_t target)
+{
+	size_t freed = 0;
+
+	c->last = NULL;
+	while (c->bytes > target) {
+		struct pm_proc *victim = NULL;
+
+		for (size_t i = 0; i < c->n; i++) {
+			struct pm_proc *p = c->v[i];
+
+			if ((p->map || p->retired) && (!victim || p->used < victim->used))
+				victim = p;
+		}
+		if (!victim)
+			break;
+		freed += proc_drop_maps(c, victim);
+	}
+	return freed;
+}
+
 void perfmap_cache_stats(const struct perfmap_cache *c, struct perfmap_stats *st)
 {
 	*st = c->st;
 	st->maps = c->n;
 	st->memory = c->bytes;
+	st->max_bytes = c->max_bytes;
 }

@@ -47,6 +47,8 @@ struct perfmap_stats {
 	uint64_t bad_lines;		/* malformed lines skipped */
 	uint64_t named;			/* frames named from a perf map */
 	uint64_t maps, memory;		/* processes whose map is held, and its bytes */
+	uint64_t max_bytes;		/* the cache's bound on memory */
+	uint64_t cache_full;		/* reads skipped: the cache was at its bound */
 };
 
 /* The perf maps of the processes seen, by pid, with a bound on their total bytes. */
@@ -66,5 +68,13 @@ const char *perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t ad
  * process reusing the pid starts afresh. */
 void perfmap_cache_forget(struct perfmap_cache *c, pid_t pid);
 void perfmap_cache_stats(const struct perfmap_cache *c, struct perfmap_stats *st);
+/* A new bound; what is held already stays until a shrink or the processes go. */
+void perfmap_cache_set_max(struct perfmap_cache *c, size_t max_bytes);
+/*
+ * Frees parsed maps, least recently used process first, until at most target
+ * bytes are held; call only when no name is held. A process's map is read
+ * again on its next miss. The bytes freed.
+ */
+size_t perfmap_cache_shrink(struct perfmap_cache *c, size_t target);
 
 #endif

@@ -5,6 +5,7 @@
  * symbols are cached by file identity across processes and intervals.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -25,7 +26,7 @@
 #include "procmaps.h"
 #include "symbolizer.h"
 
-/* Binaries whose symbols are kept, and the bytes they may hold together. */
+/* Binaries whose symbols are kept, and the bytes they may hold together by default. */
 #define SYM_MAX_FILES 4096
 #define SYM_MAX_CACHE_BYTES (1ull << 30)
 /* Processes whose mappings are held during one interval. */
@@ -86,6 +87,7 @@ struct symbolizer {
 	void *files;			/* tsearch tree of struct file_entry, by key */
 	struct file_entry *lru_head, *lru_tail;
 	size_t n_files, file_bytes;
+	size_t file_cap;		/* bytes the file cache may hold (symbolizer_set_caps) */
 	void *pids;			/* tsearch tree of struct pid_entry, by pid */
 	size_t n_pids;
 	struct pid_entry *last_pid;	/* consecutive frames come from one stack */
@@ -198,7 +200,7 @@ static void file_evict(struct symbolizer *s, struct file_entry *f)
  */
 static bool file_make_room(struct symbolizer *s)
 {
-	while (s->n_files >= SYM_MAX_FILES || s->file_bytes > SYM_MAX_CACHE_BYTES) {
+	while (s->n_files >= SYM_MAX_FILES || s->file_bytes > s->file_cap) {
 		/* the loader may be working on it: loading entries are never at risk */
 		if (!s->lru_tail || s->lru_tail->used >= s->interval || !s->lru_tail->settled)
 			return false;
@@ -283,8 +285,10 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 {
 	struct file_entry *f, **slot;
 
-	if (!file_make_room(s))
+	if (!file_make_room(s)) {
+		s->st.file_cache_full++;
 		return NULL;
+	}
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
@@ -786,6 +790,7 @@ struct symbolizer *symbolizer_new(void)
 
 	if (!s)
 		return NULL;
+	s->file_cap = SYM_MAX_CACHE_BYTES;
 	s->perfmaps = perfmap_cache_new(SYM_MAX_PERFMAP_BYTES);
 	s->demangle = demangle_cache_new(SYM_MAX_DEMANGLE_BYTES);
 	if (!s->perfmaps || !s->demangle) {
@@ -849,11 +854,85 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	*st = s->st;
 	st->files_cached = s->n_files;
 	st->file_cache_bytes = s->file_bytes;
-	st->file_cache_bound = SYM_MAX_CACHE_BYTES;
+	st->file_cache_bound = s->file_cap;
 	st->demangle_bytes = demangle_cache_bytes(s->demangle);
+	st->demangle_bound = demangle_cache_max(s->demangle);
+	st->demangle_entries = demangle_cache_count(s->demangle);
+	st->pids_held = s->n_pids;
 	perfmap_cache_stats(s->perfmaps, &st->perfmap);
 }
 
+void symbolizer_caps_for_limit(uint64_t memory_limit, struct symbolizer_caps *c)
+{
+	c->files = memory_limit / 8 * 3;
+	c->perfmaps = memory_limit / 8;
+	c->names = memory_limit / 32;
+}
+
+void symbolizer_set_caps(struct symbolizer *s, const struct symbolizer_caps *c)
+{
+	if (c->files)
+		s->file_cap = c->files;
+	if (c->perfmaps)
+		perfmap_cache_set_max(s->perfmaps, c->perfmaps);
+	if (c->names)
+		demangle_cache_set_max(s->demangle, c->names);
+}
+
+/*
+ * Evicts binaries, least recently used first, until the file cache holds at
+ * most target bytes. Only files no kept process refers to may go: those of
+ * kept processes were pinned to this interval by pid_expire().
+ */
+static size_t file_shrink(struct symbolizer *s, size_t target)
+{
+	struct file_entry *f = s->lru_tail;
+	size_t freed = 0;
+
+	while (f && s->file_bytes > target) {
+		struct file_entry *prev = f->prev;
+
+		if (f->settled && f->used < s->interval) {
+			freed += f->bytes;
+			file_evict(s, f);
+		}
+		f = prev;
+	}
+	return freed;
+}
+
+static uint64_t cache_bytes(struct symbolizer *s)
+{
+	struct perfmap_stats pm;
+
+	perfmap_cache_stats(s->perfmaps, &pm);
+	return s->file_bytes + pm.memory + demangle_cache_bytes(s->demangle);
+}
+
+uint64_t symbolizer_shrink(struct symbolizer *s, uint64_t target)
+{
+	uint64_t held = cache_bytes(s), freed = 0;
+
+	/* names first (rebuilt from a string), then perf maps (a file read), then binaries */
+	if (held > target)
+		freed += demangle_cache_clear(s->demangle);
+	if (held - freed > target) {
+		struct perfmap_stats pm;
+
+		perfmap_cache_stats(s->perfmaps, &pm);
+		uint64_t others = held - freed - pm.memory;
+
+		freed += perfmap_cache_shrink(s->perfmaps, target > others ? target - others : 0);
+	}
+	if (held - freed > target) {
+		uint64_t others = held - freed - s->file_bytes;
+
+		freed += file_shrink(s, target > others ? target - others : 0);
+	}
+	/* give what glibc kept of the freed memory (and of parsing's peaks) back */
+	malloc_trim(0);
+	return freed;
+}
 
 void symbolizer_free(struct symbolizer *s)
 {

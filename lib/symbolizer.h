@@ -36,6 +36,10 @@ struct symbolizer_stats {
 	uint64_t demangled, demangle_bytes; /* frames demangled; the demangle cache's bytes */
 	uint64_t vdso_named;		/* frames named from the vDSO image */
 	uint64_t kernel_in_user;	/* kernel addresses in user stacks, named as kernel */
+	uint64_t demangle_bound;	/* bytes the demangle cache may hold */
+	uint64_t demangle_entries;	/* names it holds */
+	uint64_t pids_held;		/* processes whose mappings are held */
+	uint64_t file_cache_full;	/* binaries not parsed: the cache was full of ones in use */
 	struct perfmap_stats perfmap;	/* JIT frames from /tmp/perf-PID.map */
 };
 
@@ -62,5 +66,29 @@ void symbolizer_exited(struct symbolizer *s, pid_t pid);
  */
 void symbolizer_end_interval(struct symbolizer *s);
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st);
+
+/* Bytes each cache may hold (heap: parsed symbols and names, not mapped files). */
+struct symbolizer_caps {
+	uint64_t files;		/* parsed ELF symbol tables (default 1 GiB) */
+	uint64_t perfmaps;	/* parsed perf maps (default 256 MiB) */
+	uint64_t names;		/* demangled names (default 16 MiB) */
+};
+
+/*
+ * The split of emberd's memory_limit: 3/8 to binaries, 1/8 to perf maps, 1/32
+ * to demangled names; the rest (~15/32) is for what is not a cache (libraries,
+ * kernel symbols, SQLite, libbpf, the drain). 64 MiB gives 24, 8 and 2 MiB.
+ */
+void symbolizer_caps_for_limit(uint64_t memory_limit, struct symbolizer_caps *c);
+/* New caps (0 keeps one); entries held stay until evicted or shrunk. */
+void symbolizer_set_caps(struct symbolizer *s, const struct symbolizer_caps *c);
+/*
+ * Frees cached data until the caches hold at most target bytes, or nothing
+ * more can go: demangled names first, then perf maps and binaries, least
+ * recently used first. Binaries of processes kept for the next interval stay.
+ * Call after symbolizer_end_interval(), when no string is held. Then returns
+ * freed heap to the system (malloc_trim). The cache bytes freed.
+ */
+uint64_t symbolizer_shrink(struct symbolizer *s, uint64_t target);
 
 #endif

@@ -108,6 +108,29 @@ START_TEST(test_cache)
 }
 END_TEST
 
+/* clear forgets everything at once (a shrink), whatever the bound; the count follows. */
+START_TEST(test_cache_clear)
+{
+	struct demangle_cache *c = demangle_cache_new(1 << 20);
+	size_t held;
+
+	ck_assert_str_eq(demangle_cache_get(c, "_ZNK3foo3barEv"), "foo::bar() const");
+	ck_assert_ptr_null(demangle_cache_get(c, "_Zgarbage!"));	/* remembered as such */
+	ck_assert_uint_eq(demangle_cache_count(c), 2);
+	held = demangle_cache_bytes(c);
+	ck_assert_uint_gt(held, 0);
+	ck_assert_uint_eq(demangle_cache_clear(c), held);
+	ck_assert_uint_eq(demangle_cache_bytes(c), 0);
+	ck_assert_uint_eq(demangle_cache_count(c), 0);
+	ck_assert_uint_eq(demangle_cache_clear(c), 0);
+	demangle_cache_set_max(c, 1);
+	ck_assert_uint_eq(demangle_cache_max(c), 1);
+	ck_assert_str_eq(demangle_cache_get(c, "_ZNK3foo3barEv"), "foo::bar() const");
+	ck_assert_ptr_null(demangle_cache_get(c, "_ZN2ns5KlassIlE6methodEi"));	/* full */
+	demangle_cache_free(c);
+}
+END_TEST
+
 Suite *demangle_suite(void)
 {
 	Suite *s = suite_create("demangle");
@@ -119,6 +142,7 @@ Suite *demangle_suite(void)
 	tcase_add_test(tc, test_not_mangled);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_cache);
+	tcase_add_test(tc, test_cache_clear);
 	suite_add_tcase(s, tc);
 	return s;
 }

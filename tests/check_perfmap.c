@@ -222,6 +222,42 @@ START_TEST(test_cache_reads_and_appends)
 }
 END_TEST
 
+/* A shrink frees parsed maps (a bound it then keeps) and the next miss reads them again. */
+START_TEST(test_cache_shrink)
+{
+	struct perfmap_cache *c = perfmap_cache_new(1 << 20);
+	struct perfmap_stats st;
+	uint64_t held;
+
+	map_path_init();
+	write_map("10000 100 jit_one\n20000 100 jit_two\n", "w");
+	ck_assert_str_eq(perfmap_cache_lookup(c, getpid(), 0x10010, 0), "jit_one");
+	perfmap_cache_stats(c, &st);
+	held = st.memory;
+	ck_assert_uint_gt(held, 0);
+	ck_assert_uint_eq(st.max_bytes, 1 << 20);
+	ck_assert_uint_eq(perfmap_cache_shrink(c, held), 0);
+	ck_assert_uint_eq(perfmap_cache_shrink(c, 0), held);
+	perfmap_cache_stats(c, &st);
+	ck_assert_uint_eq(st.memory, 0);
+	ck_assert_uint_eq(st.maps, 1);		/* the process stays known, without its map */
+	ck_assert_uint_eq(st.reads, 1);
+	ck_assert_str_eq(perfmap_cache_lookup(c, getpid(), 0x20010, 1), "jit_two");
+	perfmap_cache_stats(c, &st);
+	ck_assert_uint_eq(st.reads, 2);
+	ck_assert_uint_eq(st.memory, held);
+	/* a bound below what a file needs: it is not read at all */
+	perfmap_cache_set_max(c, 8);
+	perfmap_cache_shrink(c, 0);
+	ck_assert_ptr_null(perfmap_cache_lookup(c, getpid(), 0x10010, 2));
+	perfmap_cache_stats(c, &st);
+	ck_assert_uint_eq(st.max_bytes, 8);
+	ck_assert_uint_lt(st.memory, held);	/* an empty map at most: nothing parsed */
+	unlink(map_path);
+	perfmap_cache_free(c);
+}
+END_TEST
+
 /* A map that must be refused, holding a line that would name addr 0x10010. */
 static void expect_refused(void (*plant)(void), uint64_t *field_of(struct perfmap_stats *))
 {
@@ -372,6 +408,7 @@ Suite *perfmap_suite(void)
 	tcase_add_test(tc, test_binary_search);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tf, test_cache_reads_and_appends);
+	tcase_add_test(tf, test_cache_shrink);
 	tcase_add_test(tf, test_cache_refuses_symlink);
 	tcase_add_test(tf, test_cache_refuses_other_owner);
 	tcase_add_test(tf, test_cache_refuses_huge);

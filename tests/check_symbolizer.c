@@ -274,6 +274,123 @@ START_TEST(test_other_process)
 END_TEST
 
 /* [vdso] frames are named from the vDSO image; clock_gettime is in every vDSO. */
+/* memory_limit's split, and caps that stats report back. */
+START_TEST(test_caps)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_caps c;
+	struct symbolizer_stats st;
+
+	symbolizer_caps_for_limit(64ull << 20, &c);
+	ck_assert_uint_eq(c.files, 24ull << 20);
+	ck_assert_uint_eq(c.perfmaps, 8ull << 20);
+	ck_assert_uint_eq(c.names, 2ull << 20);
+	symbolizer_caps_for_limit(16ull << 20, &c);
+	ck_assert_uint_eq(c.files, 6ull << 20);
+	ck_assert_uint_eq(c.perfmaps, 2ull << 20);
+	ck_assert_uint_eq(c.names, 512ull << 10);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.file_cache_bound, 1ull << 30);	/* the defaults until set */
+	ck_assert_uint_eq(st.perfmap.max_bytes, 256ull << 20);
+	ck_assert_uint_eq(st.demangle_bound, 16ull << 20);
+	symbolizer_set_caps(s, &c);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.file_cache_bound, 6ull << 20);
+	ck_assert_uint_eq(st.perfmap.max_bytes, 2ull << 20);
+	ck_assert_uint_eq(st.demangle_bound, 512ull << 10);
+	symbolizer_free(s);
+}
+END_TEST
+
+/* A cache at its cap with every binary in use refuses a new one, and counts it. */
+START_TEST(test_cap_full)
+{
+	uint64_t libc = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid");
+	struct symbolizer_caps caps = { .files = 1 };
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	symbolizer_set_caps(s, &caps);
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target"); /* went in while empty */
+	symbolizer_frame(s, getpid(), libc, false, &f);
+	ck_assert_ptr_null(f.function);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.files_cached, 1);
+	ck_assert_uint_eq(st.file_cache_full, 1);
+	symbolizer_free(s);
+}
+END_TEST
+
+static uint64_t file_bytes(struct symbolizer *s, uint64_t *files)
+{
+	struct symbolizer_stats st;
+
+	symbolizer_stats(s, &st);
+	if (files)
+		*files = st.files_cached;
+	return st.file_cache_bytes;
+}
+
+/*
+ * Shrinking evicts binaries least recently used first, only those no kept
+ * process refers to, and frees exactly what they were accounted for.
+ */
+START_TEST(test_shrink)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	uint64_t own, pie, shlib, files, freed;
+	pid_t pid = fork();
+	int i;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(FX("fx_pie"), "fx_pie", "10", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 250 && !load_base(pid, "/libfx_shlib.so"); i++)
+		nanosleep(&pause, NULL);
+	/* this process's binary, then the child's: fx_pie before its library */
+	struct sym_frame f;
+
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	own = file_bytes(s, NULL);
+	check_child_frame(s, pid, FX("fx_pie"), "/fx_pie", "pie_hot_function");
+	pie = file_bytes(s, NULL) - own;
+	check_child_frame(s, pid, FX("libfx_shlib.so"), "/libfx_shlib.so", "shlib_hot_function");
+	shlib = file_bytes(s, &files) - own - pie;
+	ck_assert_uint_eq(files, 3);
+	ck_assert_uint_gt(own, 0);
+	ck_assert_uint_gt(pie, 0);
+	ck_assert_uint_gt(shlib, 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	symbolizer_exited(s, pid);
+
+	/* in the interval: every file was used, nothing may go */
+	ck_assert_uint_eq(symbolizer_shrink(s, 0), 0);
+	ck_assert_uint_eq(file_bytes(s, NULL), own + pie + shlib);
+	symbolizer_end_interval(s);
+	/* after it: the child's binaries may go, the least recently used (fx_pie) first */
+	freed = symbolizer_shrink(s, own + pie + shlib - 1);
+	ck_assert_uint_eq(freed, pie);
+	ck_assert_uint_eq(file_bytes(s, &files), own + shlib);
+	ck_assert_uint_eq(files, 2);
+	/* under the target already: nothing more */
+	ck_assert_uint_eq(symbolizer_shrink(s, own + shlib), 0);
+	/* to nothing: this process's binary stays, pinned by its kept mappings */
+	ck_assert_uint_eq(symbolizer_shrink(s, 0), shlib);
+	ck_assert_uint_eq(file_bytes(s, &files), own);
+	ck_assert_uint_eq(files, 1);
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_free(s);
+}
+END_TEST
+
 START_TEST(test_vdso)
 {
 	struct symbolizer *s = new_symbolizer();
@@ -332,6 +449,9 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_capture_defers_parsing);
 	tcase_add_test(tc, test_other_process);
 	tcase_add_test(tc, test_vdso);
+	tcase_add_test(tc, test_caps);
+	tcase_add_test(tc, test_cap_full);
+	tcase_add_test(tc, test_shrink);
 	tcase_add_test(tc, test_kernel_address_in_user_stack);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);

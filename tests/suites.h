@@ -24,5 +24,6 @@ Suite *stackset_suite(void);
 Suite *log_suite(void);
 Suite *ctlproto_suite(void);
 Suite *flamegraph_suite(void);
+Suite *statusfile_suite(void);
 
 #endif

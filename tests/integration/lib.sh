@@ -38,6 +38,8 @@ require_go() {
 # Its control socket goes to $T/run: never the host's /run/ember, which another
 # emberd (or test) may hold.
 start_emberd() {
+	# a private runtime dir (status file, control socket): never the real /run/ember;
+	# "$@" may override it
 	"$EMBERD" --data-dir "$T/data" --runtime-dir "$T/run" "$@" >"$T/emberd.log" 2>&1 &
 	EMBERD_PID=$!
 	PIDS+=("$EMBERD_PID")

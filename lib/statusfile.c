@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The status file's text form: one table of keys drives both the formatter and
+ * the parser, so that what emberd writes is what emberctl reads.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "statusfile.h"
+
+/* How a key's value is written. */
+enum sf_type {
+	SF_U64,		/* one unsigned decimal */
+	SF_I64,		/* one signed decimal */
+	SF_U32,
+	SF_LONG,
+	SF_BOOL,	/* 0 or 1 */
+	SF_COUNT,	/* struct status_count: "INTERVAL TOTAL" */
+	SF_STR,		/* the rest of the line */
+};
+
+/* One "key value" line of the file. */
+struct sf_key {
+	const char *key;
+	enum sf_type type;
+	size_t off, size;	/* where in struct ember_status, and a string's room */
+};
+
+#define K(name, t, field) { name, t, offsetof(struct ember_status, field), \
+			    sizeof(((struct ember_status *)0)->field) }
+
+static const struct sf_key keys[] = {
+	K("version", SF_STR, version),
+	K("state", SF_STR, state),
+	K("pid", SF_I64, pid),
+	K("start_ns", SF_I64, start_ns),
+	K("updated_ns", SF_I64, updated_ns),
+	K("hz", SF_U32, hz),
+	K("interval_ns", SF_I64, interval_ns),
+	K("intervals", SF_U64, intervals),
+	K("processes_tracked", SF_U64, processes_tracked),
+	K("processes_seen", SF_U64, processes_seen),
+	K("samples", SF_COUNT, samples),
+	K("stacks", SF_COUNT, stacks),
+	K("processes", SF_COUNT, processes),
+	K("profiles", SF_COUNT, profiles),
+	K("apps", SF_U64, apps),
+	K("bpf_samples", SF_COUNT, bpf_samples),
+	K("history_bytes", SF_U64, history_bytes),
+	K("collector.configured", SF_BOOL, collector.configured),
+	K("collector.url", SF_STR, collector.url),
+	K("collector.outage", SF_BOOL, collector.outage),
+	K("collector.outage_since_ns", SF_I64, collector.outage_since_ns),
+	K("collector.last_success_ns", SF_I64, collector.last_success_ns),
+	K("collector.last_status", SF_LONG, collector.last_status),
+	K("collector.last_error", SF_STR, collector.last_error),
+	K("collector.pending", SF_U64, collector.pending),
+	K("collector.sent", SF_U64, collector.sent),
+	K("collector.rejected", SF_U64, collector.rejected),
+	K("collector.expired", SF_U64, collector.expired),
+	K("collector.retries", SF_U64, collector.retries),
+	K("cpu_user_ns", SF_I64, cpu_user_ns),
+	K("cpu_system_ns", SF_I64, cpu_system_ns),
+	K("memory.limit", SF_U64, mem.limit),
+	K("memory.rss", SF_U64, mem.rss),
+	K("memory.rss_peak", SF_U64, mem.rss_peak),
+	K("memory.bpf_map_bytes", SF_U64, mem.bpf_map_bytes),
+	K("memory.over", SF_BOOL, mem.over),
+	K("memory.shrink_events", SF_U64, mem.shrink_events),
+	K("memory.shrink_runs", SF_U64, mem.shrink_runs),
+	K("memory.last_shrink_ns", SF_I64, mem.last_shrink_ns),
+	K("memory.last_freed", SF_U64, mem.last_freed),
+	K("memory.freed_total", SF_U64, mem.freed_total),
+};
+
+#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const drop_names[STATUS_DROP_NR] = {
+	[STATUS_DROP_USER_STACK] = "user_stack_unreadable",
+	[STATUS_DROP_KERNEL_STACK] = "kernel_stack_unreadable",
+	[STATUS_DROP_STACK_MAP_FULL] = "stack_map_full",
+	[STATUS_DROP_COUNTS_MAP_FULL] = "counts_map_full",
+	[STATUS_DROP_PROC_EVENT_LOST] = "process_event_lost",
+	[STATUS_DROP_FIRST_SAMPLE_RETRIED] = "first_sample_event_retried",
+};
+
+static const char *const skip_names[STATUS_SKIP_NR] = {
+	[STATUS_SKIP_IDLE] = "idle",
+	[STATUS_SKIP_FILTERED] = "filtered",
+	[STATUS_SKIP_EXCLUDED] = "excluded",
+};
+
+static const char *const cache_names[STATUS_CACHE_NR] = {
+	[STATUS_CACHE_BINARIES] = "binaries",
+	[STATUS_CACHE_PERF_MAPS] = "perf_maps",
+	[STATUS_CACHE_NAMES] = "names",
+	[STATUS_CACHE_PROCESSES] = "processes",
+};
+
+const char *statusfile_drop_name(enum status_drop d)
+{
+	return d < STATUS_DROP_NR ? drop_names[d] : "?";
+}
+
+const char *statusfile_skip_name(enum status_skip s)
+{
+	return s < STATUS_SKIP_NR ? skip_names[s] : "?";
+}
+
+const char *statusfile_cache_name(enum status_cache c)
+{
+	return c < STATUS_CACHE_NR ? cache_names[c] : "?";
+}
+
+/* --- formatting ----------------------------------------------------------------- */
+
+/* An append-only buffer that remembers running out of room. */
+struct out {
+	char *buf;
+	size_t len, off;
+	bool full;
+};
+
+static void __attribute__((format(printf, 2, 3))) put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->off, o->len - o->off, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->len - o->off) {
+		o->full = true;
+		return;
+	}
+	o->off += (size_t)n;
+}
+
+/* A string value on one line: control characters would split or hide lines. */
+static void put_str(struct out *o, const char *key, const char *s, size_t room)
+{
+	char clean[STATUSFILE_MAX_LINE];
+	size_t i, n = strnlen(s, room);
+
+	if (n >= sizeof(clean))
+		n = sizeof(clean) - 1;
+	for (i = 0; i < n; i++)
+		clean[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	clean[n] = '\0';
+	put(o, "%s %s\n", key, clean);
+}
+
+static void put_key(struct out *o, const struct ember_status *st, const struct sf_key *k)
+{
+	const char *p = (const char *)st + k->off;
+	const struct status_count *c = (const void *)p;
+
+	switch (k->type) {
+	case SF_U64: put(o, "%s %" PRIu64 "\n", k->key, *(const uint64_t *)p); break;
+	case SF_I64: put(o, "%s %" PRId64 "\n", k->key, *(const int64_t *)p); break;
+	case SF_U32: put(o, "%s %" PRIu32 "\n", k->key, *(const uint32_t *)p); break;
+	case SF_LONG: put(o, "%s %ld\n", k->key, *(const long *)p); break;
+	case SF_BOOL: put(o, "%s %d\n", k->key, *(const bool *)p ? 1 : 0); break;
+	case SF_COUNT:
+		put(o, "%s %" PRIu64 " %" PRIu64 "\n", k->key, c->interval, c->total);
+		break;
+	case SF_STR: put_str(o, k->key, p, k->size); break;
+	}
+}
+
+int statusfile_format(const struct ember_status *st, char *buf, size_t len)
+{
+	struct out o = { .buf = buf, .len = len };
+	size_t i;
+
+	if (!len)
+		return -ENOSPC;
+	buf[0] = '\0';
+	put(&o, "%s %d\n", STATUSFILE_MAGIC, STATUSFILE_VERSION);
+	for (i = 0; i < N_KEYS; i++)
+		put_key(&o, st, &keys[i]);
+	for (i = 0; i < STATUS_DROP_NR; i++)
+		put(&o, "drop %s %" PRIu64 " %" PRIu64 "\n", drop_names[i], st->drops[i].interval,
+		    st->drops[i].total);
+	for (i = 0; i < STATUS_SKIP_NR; i++)
+		put(&o, "skip %s %" PRIu64 " %" PRIu64 "\n", skip_names[i], st->skips[i].interval,
+		    st->skips[i].total);
+	for (i = 0; i < STATUS_CACHE_NR; i++)
+		put(&o, "cache %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", cache_names[i],
+		    st->caches[i].entries, st->caches[i].bytes, st->caches[i].cap,
+		    st->caches[i].full);
+	for (i = 0; i < st->n_maps && i < STATUSFILE_MAX_MAPS; i++) {
+		char name[STATUSFILE_MAP_NAME];
+
+		/* names are validated on the way in too: keep the file parseable */
+		snprintf(name, sizeof(name), "%s", st->maps[i].name);
+		for (char *c = name; *c; c++)
+			if (!(*c == '_' || *c == '.' || (*c >= '0' && *c <= '9') ||
+			      (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+				*c = '_';
+		put(&o, "bpf_map %s %" PRIu64 " %" PRIu64 "\n", name[0] ? name : "_",
+		    st->maps[i].max_entries, st->maps[i].bytes);
+	}
+	return o.full ? -ENOSPC : (int)o.off;
+}
+
+/* --- parsing -------------------------------------------------------------------- */
+
+static void __attribute__((format(printf, 3, 4)))
+bad(struct statusfile_errors *errs, unsigned int line, const char *fmt, ...)
+{
+	char msg[128];
+	va_list ap;
+
+	if (errs->n++)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(errs->first, sizeof(errs->first), "line %u: %s", line, msg);
+}
+
+/* A whole unsigned decimal word: no sign, no spaces, no overflow. */
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return !errno && !*end;
+}
+
+static bool parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+
+	if (!((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
+		return false;
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return !errno && !*end;
+}
+
+/* Splits value into n space-separated words (in place); false when the count differs. */
+static bool split_words(char *value, char **w, size_t n)
+{
+	size_t i = 0;
+	char *save = NULL, *tok;
+
+	for (tok = strtok_r(value, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		if (i == n)
+			return false;
+		w[i++] = tok;
+	}
+	return i == n;
+}
+
+static bool parse_count(char *value, struct status_count *c)
+{
+	char *w[2];
+
+	return split_words(value, w, 2) && parse_u64(w[0], &c->interval) &&
+	       parse_u64(w[1], &c->total);
+}
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+static bool set_key(struct ember_status *st, const struct sf_key *k, char *value)
+{
+	char *p = (char *)st + k->off;
+	uint64_t u;
+	int64_t i;
+
+	switch (k->type) {
+	case SF_U64:
+		return parse_u64(value, (uint64_t *)p);
+	case SF_I64:
+		return parse_i64(value, (int64_t *)p);
+	case SF_U32:
+		if (!parse_u64(value, &u) || u > UINT32_MAX)
+			return false;
+		*(uint32_t *)p = (uint32_t)u;
+		return true;
+	case SF_LONG:
+		if (!parse_i64(value, &i))
+			return false;
+		*(long *)p = (long)i;
+		return true;
+	case SF_BOOL:
+		if (strcmp(value, "0") && strcmp(value, "1"))
+			return false;
+		*(bool *)p = value[0] == '1';
+		return true;
+	case SF_COUNT:
+		return parse_count(value, (struct status_count *)p);
+	case SF_STR:
+		/* the writer turns control characters into '?': one never comes back */
+		if (strlen(value) >= k->size || has_control(value))
+			return false;
+		memset(p, 0, k->size); /* no trace of an earlier, longer value */
+		memcpy(p, value, strlen(value));
+		return true;
+	}
+	return false;
+}
+
+static int name_index(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* "drop CAUSE I T", "skip REASON I T": unknown names are a newer writer's, ignored. */
+static bool set_named_count(struct status_count *v, const char *const *names, size_t n,
+			    char *value)
+{
+	char *w[3];
+	struct status_count c;
+	int i;
+
+	if (!split_words(value, w, 3) || !parse_u64(w[1], &c.interval) || !parse_u64(w[2], &c.total))
+		return false;
+	i = name_index(names, n, w[0]);
+	if (i >= 0)
+		v[i] = c;
+	return true;
+}
+
+static bool set_cache(struct ember_status *st, char *value)
+{
+	struct status_cache_use c;
+	char *w[5];
+	int i;
+
+	if (!split_words(value, w, 5) || !parse_u64(w[1], &c.entries) ||
+	    !parse_u64(w[2], &c.bytes) || !parse_u64(w[3], &c.cap) || !parse_u64(w[4], &c.full))
+		return false;
+	i = name_index(cache_names, STATUS_CACHE_NR, w[0]);
+	if (i >= 0)
+		st->caches[i] = c;
+	return true;
+}
+
+static bool map_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n && n < STATUSFILE_MAP_NAME &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == n;
+}
+
+static bool set_map(struct ember_status *st, char *value)
+{
+	struct status_map m = {};
+	char *w[3];
+
+	if (!split_words(value, w, 3) || !map_name_ok(w[0]) || !parse_u64(w[1], &m.max_entries) ||
+	    !parse_u64(w[2], &m.bytes))
+		return false;
+	if (st->n_maps == STATUSFILE_MAX_MAPS)
+		return true; /* more than we list: the total still counts them */
+	memcpy(m.name, w[0], strlen(w[0]) + 1);
+	st->maps[st->n_maps++] = m;
+	return true;
+}
+
+/* One line (terminated, without its newline). */
+static void parse_line(struct ember_status *st, char *line, unsigned int no,
+		       struct statusfile_errors *errs)
+{
+	char *value = strchr(line, ' ');
+	bool ok = true;
+	size_t i;
+
+	if (!line[0])
+		return;
+	if (!value) {
+		bad(errs, no, "no value");
+		return;
+	}
+	*value++ = '\0';
+	if (!strcmp(line, "drop")) {
+		ok = set_named_count(st->drops, drop_names, STATUS_DROP_NR, value);
+	} else if (!strcmp(line, "skip")) {
+		ok = set_named_count(st->skips, skip_names, STATUS_SKIP_NR, value);
+	} else if (!strcmp(line, "cache")) {
+		ok = set_cache(st, value);
+	} else if (!strcmp(line, "bpf_map")) {
+		ok = set_map(st, value);
+	} else {
+		for (i = 0; i < N_KEYS && strcmp(keys[i].key, line); i++)
+			;
+		if (i < N_KEYS)
+			ok = set_key(st, &keys[i], value);
+	}
+	if (!ok)
+		bad(errs, no, "bad value for '%.40s'", line);
+}
+
+static int parse_header(const char *line, struct ember_status *st)
+{
+	const char *v;
+	uint64_t ver;
+
+	if (strncmp(line, STATUSFILE_MAGIC " ", sizeof(STATUSFILE_MAGIC)))
+		return -EINVAL;
+	v = line + sizeof(STATUSFILE_MAGIC);
+	if (!parse_u64(v, &ver))
+		return -EINVAL;
+	if (ver != STATUSFILE_VERSION)
+		return -EPROTONOSUPPORT;
+	st->format = (unsigned int)ver;
+	return 0;
+}
+
+int statusfile_parse(const char *text, size_t len, struct ember_status *st,
+		     struct statusfile_errors *errs)
+{
+	char line[STATUSFILE_MAX_LINE + 1];
+	unsigned int no = 0;
+	size_t pos = 0;
+	int rc = 0;
+
+	memset(st, 0, sizeof(*st));
+	memset(errs, 0, sizeof(*errs));
+	if (len > STATUSFILE_MAX_BYTES)
+		return -EFBIG;
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+
+		no++;
+		if (n > STATUSFILE_MAX_LINE || memchr(text + pos, '\0', n)) {
+			if (no == 1)
+				return -EINVAL;
+			bad(errs, no, n > STATUSFILE_MAX_LINE ? "line too long" : "NUL byte");
+		} else {
+			memcpy(line, text + pos, n);
+			line[n] = '\0';
+			if (no == 1) {
+				rc = parse_header(line, st);
+				if (rc)
+					return rc;
+			} else {
+				parse_line(st, line, no, errs);
+			}
+		}
+		pos += n + (nl ? 1 : 0);
+	}
+	return no ? 0 : -EINVAL;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emberd's status file (<runtime_dir>/status): what the daemon is doing, written
+ * after every interval, read by `emberctl status`. "key value" lines; pure
+ * formatter and parser (bytes in, struct out, unknown keys ignored).
+ */
+#ifndef EMBER_STATUSFILE_H
+#define EMBER_STATUSFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The first line names the format; a reader refuses another major version. */
+#define STATUSFILE_MAGIC "ember-status"
+#define STATUSFILE_VERSION 1
+/* Bounds on a file another process wrote: its size and its longest line. */
+#define STATUSFILE_MAX_BYTES (64u << 10)
+#define STATUSFILE_MAX_LINE 1024
+/* BPF maps listed one by one; BPF_OBJ_NAME_LEN bounds their names. */
+#define STATUSFILE_MAX_MAPS 32
+#define STATUSFILE_MAP_NAME 16
+
+/* Why the BPF side lost a sample, a stack or an event (include/ember/{cpu,proc}.h). */
+enum status_drop {
+	STATUS_DROP_USER_STACK = 0,	/* user stack unreadable: sample kept without it */
+	STATUS_DROP_KERNEL_STACK,	/* kernel stack unreadable: sample kept without it */
+	STATUS_DROP_STACK_MAP_FULL,	/* stacks map full: sample kept, stack lost */
+	STATUS_DROP_COUNTS_MAP_FULL,	/* counts map full: the sample was lost */
+	STATUS_DROP_PROC_EVENT_LOST,	/* exec/exit event lost: ring buffer full */
+	STATUS_DROP_FIRST_SAMPLE_RETRIED, /* first-sample event lost, sent again later */
+	STATUS_DROP_NR,
+};
+
+/* Samples left out on purpose: not losses. */
+enum status_skip {
+	STATUS_SKIP_IDLE = 0,		/* the idle task (include_idle = no) */
+	STATUS_SKIP_FILTERED,		/* filtered in BPF (excluded or unmatched process) */
+	STATUS_SKIP_EXCLUDED,		/* dropped in user space: an excluded application */
+	STATUS_SKIP_NR,
+};
+
+/* The bounded caches of emberd. */
+enum status_cache {
+	STATUS_CACHE_BINARIES = 0,	/* parsed ELF symbol tables, by file identity */
+	STATUS_CACHE_PERF_MAPS,		/* parsed /tmp/perf-PID.map files */
+	STATUS_CACHE_NAMES,		/* demangled names */
+	STATUS_CACHE_PROCESSES,		/* process classifications (the process table) */
+	STATUS_CACHE_NR,
+};
+
+/* An interval's figure and its sum since the start. */
+struct status_count {
+	uint64_t interval, total;
+};
+
+/* One cache: entries, bytes held (heap), its cap (0: bounded by entries only), and
+ * how often it was full when something new had to go in (not cached then). */
+struct status_cache_use {
+	uint64_t entries, bytes, cap;
+	uint64_t full;
+};
+
+/* One BPF map: its name, capacity and the memory charged for it. */
+struct status_map {
+	char name[STATUSFILE_MAP_NAME];
+	uint64_t max_entries, bytes;
+};
+
+/* The collector as the uploader last saw it. */
+struct status_collector {
+	bool configured;
+	char url[512];			/* credentials removed */
+	bool outage;
+	int64_t outage_since_ns, last_success_ns; /* CLOCK_REALTIME; 0: none */
+	long last_status;		/* HTTP status of the last failure; 0: transport */
+	char last_error[256];
+	uint64_t pending, sent, rejected, expired, retries;
+};
+
+/* The memory bound: the limit, the usage, and what shrinking did. */
+struct status_memory {
+	uint64_t limit;			/* [daemon] memory_limit */
+	uint64_t rss, rss_peak;		/* from /proc/self/status */
+	uint64_t bpf_map_bytes;		/* charged to the cgroup, not in RSS */
+	bool over;			/* RSS over the limit at the last check */
+	uint64_t shrink_events;		/* times RSS went over and caches were shrunk */
+	uint64_t shrink_runs;		/* intervals in which caches were shrunk */
+	int64_t last_shrink_ns;		/* CLOCK_REALTIME; 0: never */
+	uint64_t last_freed;		/* cache bytes freed by the last shrink */
+	uint64_t freed_total;
+};
+
+/* The whole file. Strings are always terminated. */
+struct ember_status {
+	unsigned int format;		/* STATUSFILE_VERSION */
+	char version[32];		/* emberd's */
+	char state[16];			/* "running" or "stopped" */
+	int64_t pid;
+	int64_t start_ns, updated_ns;	/* CLOCK_REALTIME */
+	uint32_t hz;
+	int64_t interval_ns;
+	uint64_t intervals;		/* drained since the start */
+	uint64_t processes_tracked;	/* in the process table now */
+	uint64_t processes_seen;	/* first seen since the start */
+	struct status_count samples, stacks, processes, profiles;
+	uint64_t apps;			/* applications of the last interval */
+	struct status_count bpf_samples; /* samples that reached the BPF program */
+	struct status_count drops[STATUS_DROP_NR];
+	struct status_count skips[STATUS_SKIP_NR];
+	struct status_cache_use caches[STATUS_CACHE_NR];
+	uint64_t history_bytes;		/* history.db + its WAL */
+	struct status_collector collector;
+	int64_t cpu_user_ns, cpu_system_ns; /* emberd's own, since the start */
+	struct status_memory mem;
+	struct status_map maps[STATUSFILE_MAX_MAPS];
+	size_t n_maps;
+};
+
+/* What parsing found wrong: the first message ("line N: ...") and how many. */
+struct statusfile_errors {
+	char first[160];
+	size_t n;
+};
+
+/* Names used in the file and in Prometheus labels. */
+const char *statusfile_drop_name(enum status_drop d);
+const char *statusfile_skip_name(enum status_skip s);
+const char *statusfile_cache_name(enum status_cache c);
+
+/*
+ * Writes st as text into buf (always terminated). The length, or -ENOSPC when
+ * buf is too small. Control characters in strings become '?'.
+ */
+int statusfile_format(const struct ember_status *st, char *buf, size_t len);
+/*
+ * Parses text[0..len) into st (zeroed first). 0 when the header is right, even
+ * if some lines were bad (each counted in errs); -EINVAL when it is not a
+ * status file, -EPROTONOSUPPORT for another version, -EFBIG past the size cap.
+ */
+int statusfile_parse(const char *text, size_t len, struct ember_status *st,
+		     struct statusfile_errors *errs);
+
+#endif

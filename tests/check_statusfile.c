@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/* statusfile: what emberd writes is what emberctl reads; bad input is bounded and reported. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "statusfile.h"
+#include "suites.h"
+
+static void sample(struct ember_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->format = STATUSFILE_VERSION;
+	snprintf(st->version, sizeof(st->version), "0.1.0");
+	snprintf(st->state, sizeof(st->state), "running");
+	st->pid = 4242;
+	st->start_ns = 1795300000123456789LL;
+	st->updated_ns = 1795300060123456789LL;
+	st->hz = 99;
+	st->interval_ns = 1000000000LL;
+	st->intervals = 60;
+	st->processes_tracked = 17;
+	st->processes_seen = 123;
+	st->samples = (struct status_count){ 98, 5940 };
+	st->stacks = (struct status_count){ 12, 700 };
+	st->processes = (struct status_count){ 3, 180 };
+	st->profiles = (struct status_count){ 2, 120 };
+	st->apps = 2;
+	st->bpf_samples = (struct status_count){ 99, 5941 };
+	st->drops[STATUS_DROP_STACK_MAP_FULL] = (struct status_count){ 1, 7 };
+	st->drops[STATUS_DROP_PROC_EVENT_LOST] = (struct status_count){ 0, 3 };
+	st->skips[STATUS_SKIP_IDLE] = (struct status_count){ 5, 500 };
+	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){ 45, 326420, 25165824, 3 };
+	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){ 17, 0, 0, 0 };
+	st->history_bytes = 135968;
+	st->collector.configured = true;
+	snprintf(st->collector.url, sizeof(st->collector.url), "https://profiles.example:4040");
+	st->collector.outage = true;
+	st->collector.outage_since_ns = 1795300050000000000LL;
+	st->collector.last_status = 503;
+	snprintf(st->collector.last_error, sizeof(st->collector.last_error),
+		 "HTTP 503: upstream unavailable, retrying in 4s");
+	st->collector.pending = 9;
+	st->collector.sent = 100;
+	st->cpu_user_ns = 40000000;
+	st->cpu_system_ns = 91000000;
+	st->mem = (struct status_memory){ .limit = 64ull << 20, .rss = 19771392,
+		.rss_peak = 28196864, .bpf_map_bytes = 8956488, .over = true, .shrink_events = 2,
+		.shrink_runs = 5, .last_shrink_ns = 1795300055000000000LL, .last_freed = 1 << 20,
+		.freed_total = 3 << 20 };
+	st->n_maps = 2;
+	snprintf(st->maps[0].name, sizeof(st->maps[0].name), "counts0");
+	st->maps[0] = (struct status_map){ "counts0", 1024, 115792 };
+	st->maps[1] = (struct status_map){ "cpu_bpf.rodata", 1, 8192 };
+}
+
+static int parse_text(const char *text, struct ember_status *st, struct statusfile_errors *e)
+{
+	return statusfile_parse(text, strlen(text), st, e);
+}
+
+START_TEST(test_round_trip)
+{
+	static char buf[STATUSFILE_MAX_BYTES];
+	struct ember_status in, out;
+	struct statusfile_errors errs;
+	int n;
+
+	sample(&in);
+	n = statusfile_format(&in, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	ck_assert_uint_eq(strlen(buf), (size_t)n);
+	ck_assert(!strncmp(buf, "ember-status 1\n", 15));
+	ck_assert_ptr_nonnull(strstr(buf, "\ndrop stack_map_full 1 7\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ncache binaries 45 326420 25165824 3\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nbpf_map cpu_bpf.rodata 1 8192\n"));
+	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
+	ck_assert_uint_eq(errs.n, 0);
+	/* every field, padding included (both were zeroed before being filled) */
+	ck_assert_int_eq(memcmp(&in, &out, sizeof(in)), 0);
+}
+END_TEST
+
+START_TEST(test_format_no_room)
+{
+	struct ember_status st;
+	char small[64];
+
+	sample(&st);
+	ck_assert_int_eq(statusfile_format(&st, small, sizeof(small)), -ENOSPC);
+	ck_assert_int_eq(statusfile_format(&st, small, 0), -ENOSPC);
+}
+END_TEST
+
+/* Strings cannot break the line structure; map names are kept parseable. */
+START_TEST(test_format_sanitizes)
+{
+	static char buf[STATUSFILE_MAX_BYTES];
+	struct ember_status in, out;
+	struct statusfile_errors errs;
+	int n;
+
+	sample(&in);
+	snprintf(in.collector.last_error, sizeof(in.collector.last_error),
+		 "bad\nhz 1\r\x7f end");
+	snprintf(in.maps[0].name, sizeof(in.maps[0].name), "we ird\n");
+	n = statusfile_format(&in, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_str_eq(out.collector.last_error, "bad?hz 1?? end");
+	ck_assert_uint_eq(out.hz, 99);
+	ck_assert_str_eq(out.maps[0].name, "we_ird_");
+}
+END_TEST
+
+START_TEST(test_header)
+{
+	struct ember_status st;
+	struct statusfile_errors e;
+
+	ck_assert_int_eq(parse_text("", &st, &e), -EINVAL);
+	ck_assert_int_eq(parse_text("hz 99\n", &st, &e), -EINVAL);
+	ck_assert_int_eq(parse_text("ember-status\n", &st, &e), -EINVAL);
+	ck_assert_int_eq(parse_text("ember-status x\n", &st, &e), -EINVAL);
+	ck_assert_int_eq(parse_text("ember-statusX 1\n", &st, &e), -EINVAL);
+	ck_assert_int_eq(parse_text("ember-status 2\nhz 99\n", &st, &e), -EPROTONOSUPPORT);
+	ck_assert_int_eq(parse_text("ember-status 1", &st, &e), 0);
+	ck_assert_uint_eq(st.format, 1);
+}
+END_TEST
+
+/* Known answers for bad values: each counted, the first named, the rest still read. */
+START_TEST(test_bad_values)
+{
+	struct ember_status st;
+	struct statusfile_errors e;
+	const char *text =
+		"ember-status 1\n"
+		"hz -5\n"			/* line 2: no sign */
+		"pid 12\n"
+		"intervals 18446744073709551616\n" /* overflow */
+		"hz 4294967296\n"		/* past u32 */
+		"memory.over 2\n"		/* not 0/1 */
+		"samples 1\n"			/* one of two words */
+		"samples 1 2 3\n"		/* three */
+		"drop stack_map_full x 1\n"
+		"cache binaries 1 2 3\n"
+		"bpf_map bad/name 1 2\n"
+		"bpf_map waytoolongmapname0 1 2\n"
+		"noval\n"
+		"state runningrunningrunning\n"	/* longer than its field */
+		"version 1\t2\n"		/* a control character */
+		"interval_ns 1000\n"
+		"stacks 4 5\n";
+
+	ck_assert_int_eq(parse_text(text, &st, &e), 0);
+	ck_assert_uint_eq(e.n, 13);
+	ck_assert_str_eq(e.first, "line 2: bad value for 'hz'");
+	ck_assert_int_eq(st.pid, 12);
+	ck_assert_int_eq(st.interval_ns, 1000);
+	ck_assert_uint_eq(st.stacks.interval, 4);
+	ck_assert_uint_eq(st.stacks.total, 5);
+	ck_assert_uint_eq(st.hz, 0);
+	ck_assert_uint_eq(st.n_maps, 0);
+	ck_assert_str_eq(st.state, "");
+	ck_assert_str_eq(st.version, "");
+}
+END_TEST
+
+/* A newer writer's keys and names are skipped without complaint. */
+START_TEST(test_unknown_ignored)
+{
+	struct ember_status st;
+	struct statusfile_errors e;
+
+	ck_assert_int_eq(parse_text("ember-status 1\nfuture.key 1\ndrop new_cause 1 2\n"
+				    "skip new_reason 3 4\ncache new_cache 1 2 3 4\n\nhz 19\n",
+				    &st, &e), 0);
+	ck_assert_uint_eq(e.n, 0);
+	ck_assert_uint_eq(st.hz, 19);
+	for (int i = 0; i < STATUS_DROP_NR; i++)
+		ck_assert_uint_eq(st.drops[i].total, 0);
+}
+END_TEST
+
+START_TEST(test_bounds)
+{
+	static char big[STATUSFILE_MAX_BYTES + 2];
+	struct ember_status st;
+	struct statusfile_errors e;
+	char text[4096];
+	size_t n;
+
+	memset(big, 'a', sizeof(big) - 1);
+	ck_assert_int_eq(statusfile_parse(big, sizeof(big) - 1, &st, &e), -EFBIG);
+	/* a long line is refused whole; the lines around it are read */
+	n = (size_t)snprintf(text, sizeof(text), "ember-status 1\nhz 7\ncollector.url ");
+	memset(text + n, 'u', STATUSFILE_MAX_LINE);
+	n += STATUSFILE_MAX_LINE;
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "\npid 3\n");
+	ck_assert_int_eq(statusfile_parse(text, n, &st, &e), 0);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_str_eq(e.first, "line 3: line too long");
+	ck_assert_uint_eq(st.hz, 7);
+	ck_assert_int_eq(st.pid, 3);
+	ck_assert_str_eq(st.collector.url, "");
+	/* a NUL inside a line */
+	ck_assert_int_eq(statusfile_parse("ember-status 1\nhz 9\0\npid 4\n", 26, &st, &e), 0);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_uint_eq(st.hz, 0);
+	ck_assert_int_eq(st.pid, 4);
+	/* more maps than kept: the rest are skipped, not errors */
+	n = (size_t)snprintf(text, sizeof(text), "ember-status 1\n");
+	for (int i = 0; i < STATUSFILE_MAX_MAPS + 5; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "bpf_map m%d 1 %d\n", i, i);
+	ck_assert_int_eq(statusfile_parse(text, n, &st, &e), 0);
+	ck_assert_uint_eq(e.n, 0);
+	ck_assert_uint_eq(st.n_maps, STATUSFILE_MAX_MAPS);
+	ck_assert_str_eq(st.maps[STATUSFILE_MAX_MAPS - 1].name, "m31");
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	ck_assert_str_eq(statusfile_drop_name(STATUS_DROP_COUNTS_MAP_FULL), "counts_map_full");
+	ck_assert_str_eq(statusfile_skip_name(STATUS_SKIP_EXCLUDED), "excluded");
+	ck_assert_str_eq(statusfile_cache_name(STATUS_CACHE_PERF_MAPS), "perf_maps");
+	ck_assert_str_eq(statusfile_drop_name(STATUS_DROP_NR), "?");
+}
+END_TEST
+
+Suite *statusfile_suite(void)
+{
+	Suite *s = suite_create("statusfile");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_format_no_room);
+	tcase_add_test(tc, test_format_sanitizes);
+	tcase_add_test(tc, test_header);
+	tcase_add_test(tc, test_bad_values);
+	tcase_add_test(tc, test_unknown_ignored);
+	tcase_add_test(tc, test_bounds);
+	tcase_add_test(tc, test_names);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# emberctl status against a live emberd (private data and runtime dirs): the
+# daemon section (hz, samples of the last interval, processes, RSS, BPF map
+# memory), the same numbers in --format prometheus (checked by promcheck),
+# "stale" while emberd is stopped, "not running" after it exits or when its pid
+# is gone, and a low memory_limit that makes it shrink its caches and say so.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+PROMCHECK=$EMBER_BUILD/tests/tools/promcheck
+[ -x "$PROMCHECK" ] || fail "promcheck not built at $PROMCHECK"
+RUN=$T/run
+ncpu=$(nproc)
+
+# status_key KEY [FILE]: the value of KEY in a status file
+status_key() { awk -v k="$1" '$1 == k { print $2 }' "${2:-$RUN/status}"; }
+# prom_value NAME{LABELS} FILE: the sample's value
+prom_value() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
+
+"$EMBERCTL" status --help | grep -q -- '--format' || fail "status --help does not document --format"
+"$EMBERCTL" status --help | grep -q 'textfile' || fail "status --help does not show node_exporter's use"
+"$EMBERD" --help | grep -q -- '--runtime-dir' || fail "emberd --help does not document --runtime-dir"
+
+# --- a live daemon: 99 Hz, 1 s intervals, one CPU kept busy ----------------------
+"$FX/fx_busy" 60 >/dev/null &
+BUSY=$!
+PIDS+=("$BUSY")
+start_emberd --hz 99 --interval 1s --runtime-dir "$RUN"
+[ -f "$RUN/status" ] || fail "no status file right after start-up"
+for _ in $(seq 1 200); do
+	n=$(status_key intervals || true)
+	[ "${n:-0}" -ge 4 ] && break
+	sleep 0.1
+done
+[ "${n:-0}" -ge 4 ] || fail "the status file did not reach 4 intervals in 20 s (intervals=$n)"
+
+# one snapshot, read by both formats: they must carry the same numbers
+mkdir -p "$T/snap"
+cp "$RUN/status" "$T/snap/status"
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/text" ||
+	fail "emberctl status failed: $(cat "$T/text")"
+EMBER_RUNTIME_DIR=$T/snap "$EMBERCTL" --data-dir "$T/data" status --format prometheus \
+	>"$T/prom" || fail "emberctl status --format prometheus failed"
+"$PROMCHECK" -m "$T/prom" >"$T/promcheck" 2>&1 || fail "not Prometheus text: $(cat "$T/promcheck")"
+cat "$T/text"
+
+grep -q "^emberd: *running, pid $EMBERD_PID," "$T/text" || fail "status does not say running with pid $EMBERD_PID"
+grep -q "99 Hz per CPU, one profile per app every 1s" "$T/text" || fail "status does not show 99 Hz and 1s"
+samples=$(status_key samples "$T/snap/status")
+procs=$(status_key processes_tracked "$T/snap/status")
+rss=$(status_key memory.rss "$T/snap/status")
+maps=$(status_key memory.bpf_map_bytes "$T/snap/status")
+# fx_busy alone gives 99 a second on its CPU; other CPUs add what else runs there
+[ "$samples" -ge 60 ] && [ "$samples" -le $((ncpu * 99 * 3 / 2)) ] ||
+	fail "last interval has $samples samples: expected 60..$((ncpu * 99 * 3 / 2)) (99 Hz, $ncpu CPUs)"
+grep -q "last interval $samples samples in" "$T/text" || fail "text does not show $samples samples"
+[ "$procs" -gt 0 ] || fail "no process tracked"
+[ "$rss" -gt $((1 << 20)) ] || fail "RSS $rss is not plausible"
+[ "$maps" -gt $((1 << 20)) ] || fail "BPF map memory $maps is not plausible (maps are MiBs)"
+grep -q "bpf maps .* in [0-9]* maps (charged to the memory cgroup" "$T/text" || fail "no BPF map line"
+
+[ "$(prom_value ember_up "$T/prom")" = 1 ] || fail "ember_up is not 1"
+[ "$(prom_value ember_sampling_frequency_hertz "$T/prom")" = 99 ] || fail "hz differs in prometheus"
+[ "$(prom_value ember_last_interval_samples "$T/prom")" = "$samples" ] || fail "samples differ"
+[ "$(prom_value ember_processes_tracked "$T/prom")" = "$procs" ] || fail "processes differ"
+[ "$(prom_value ember_process_resident_memory_bytes "$T/prom")" = "$rss" ] || fail "RSS differs"
+[ "$(prom_value ember_bpf_map_memory_bytes "$T/prom")" = "$maps" ] || fail "map memory differs"
+[ "$(prom_value 'ember_cache_limit_bytes{cache="binaries"}' "$T/prom")" = $((24 << 20)) ] ||
+	fail "the binaries cache is not capped at 3/8 of the default 64 MiB"
+for c in user_stack_unreadable kernel_stack_unreadable stack_map_full counts_map_full \
+	process_event_lost first_sample_event_retried; do
+	grep -q "^ember_bpf_drops_total{cause=\"$c\"} [0-9]" "$T/prom" || fail "no drop cause $c"
+done
+grep -q '^ember_bpf_map_bytes{map="counts0"} [1-9]' "$T/prom" || fail "no per-map memory"
+[ "$(prom_value ember_history_profiles "$T/prom")" -gt 0 ] || fail "no history profiles in prometheus"
+
+# stopped (SIGSTOP) for more than 3 intervals: stale, not running
+kill -STOP "$EMBERD_PID"
+sleep 4.5
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$RUN" >"$T/stale" || true
+EMBER_RUNTIME_DIR=$T/run "$EMBERCTL" --data-dir "$T/data" status --format prometheus >"$T/prom2"
+kill -CONT "$EMBERD_PID"
+grep -q "STALE: pid $EMBERD_PID is alive" "$T/stale" || fail "a stopped emberd is not stale: $(head -2 "$T/stale")"
+"$PROMCHECK" -m "$T/prom2" >/dev/null 2>&1 || fail "stale output is not Prometheus text"
+[ "$(prom_value ember_up "$T/prom2")" = 0 ] || fail "ember_up is not 0 while stale"
+
+# exits: not running, the history still shown; the snapshot's pid is gone
+kill -TERM "$EMBERD_PID"
+wait_emberd
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$RUN" >"$T/down" || fail "status failed after exit"
+grep -q "^emberd: *not running (pid $EMBERD_PID stopped at" "$T/down" || fail "not 'not running': $(head -1 "$T/down")"
+grep -q "^history: .*history.db, .*, [1-9][0-9]* profiles" "$T/down" || fail "no history section after exit"
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/gone"
+grep -q "not running (pid $EMBERD_PID is gone" "$T/gone" || fail "a dead pid is not 'gone': $(head -1 "$T/gone")"
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/none" >"$T/none.txt"
+grep -q "not running (no status file" "$T/none.txt" || fail "missing status file not reported"
+"$EMBERCTL" --data-dir "$T/data" status --format prometheus --runtime-dir "$RUN" >"$T/prom3"
+"$PROMCHECK" -m "$T/prom3" >/dev/null || fail "down output is not Prometheus text"
+[ "$(prom_value ember_up "$T/prom3")" = 0 ] || fail "ember_up is not 0 after exit"
+if "$EMBERCTL" status --format json >/dev/null 2>&1; then fail "--format json accepted"; fi
+
+# --- memory_limit = 16MiB: under emberd's baseline, so it shrinks and says so --------
+printf '[daemon]\nmemory_limit = 16MiB\n' >"$T/low.conf"
+start_emberd --config "$T/low.conf" --hz 99 --interval 1s --runtime-dir "$RUN"
+for _ in $(seq 1 200); do
+	n=$(status_key intervals || true)
+	[ "${n:-0}" -ge 4 ] && break
+	sleep 0.1
+done
+kill -0 "$EMBERD_PID" 2>/dev/null || fail "emberd died under memory_limit = 16MiB"
+[ "${n:-0}" -ge 4 ] || fail "no 4 intervals under memory_limit = 16MiB"
+cp "$RUN/status" "$T/snap/status"
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/low" || fail "status failed"
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" --format prometheus >"$T/lowprom"
+"$PROMCHECK" -m "$T/lowprom" >/dev/null || fail "low-limit output is not Prometheus text"
+grep -E "^  (memory|shrinks|caches)" "$T/low"
+events=$(status_key memory.shrink_events "$T/snap/status")
+[ "$(status_key memory.limit "$T/snap/status")" = $((16 << 20)) ] || fail "memory_limit not 16 MiB"
+[ "$(prom_value 'ember_cache_limit_bytes{cache="binaries"}' "$T/lowprom")" = $((6 << 20)) ] ||
+	fail "the binaries cache is not capped at 6 MiB"
+[ "$events" -ge 1 ] || fail "RSS $(status_key memory.rss "$T/snap/status") over 16 MiB but no shrink"
+[ "$(prom_value ember_memory_shrinks_total "$T/lowprom")" = "$events" ] || fail "shrinks differ"
+grep -q "^  shrinks *$events time" "$T/low" || fail "text does not show the shrinks"
+runs=$(status_key memory.shrink_runs "$T/snap/status")
+logged=$(grep -c "over memory_limit" "$T/emberd.log" || true)
+# once per excursion over the limit, not once per interval shrunk
+[ "$logged" -le "$events" ] && [ "$logged" -ge 1 ] ||
+	fail "$logged log lines for $events excursions over the limit ($runs shrinking intervals)"
+kill -TERM "$EMBERD_PID"
+wait_emberd
+
+# --- a collector (the fake one, when built): pushes counted, no credentials shown ----
+COLLECTOR=$EMBER_BUILD/tests/fake_collector/fake_collector
+pushed=skipped
+if [ -x "$COLLECTOR" ]; then
+	"$COLLECTOR" --store "$T/store" --port 0 --port-file "$T/port" >"$T/collector.log" 2>&1 &
+	PIDS+=("$!")
+	for _ in $(seq 1 100); do [ -s "$T/port" ] && break; sleep 0.1; done
+	[ -s "$T/port" ] || fail "fake_collector did not start"
+	printf '[collector]\nurl = http://ember:s3cret@127.0.0.1:%s\n' "$(cat "$T/port")" >"$T/coll.conf"
+	start_emberd --config "$T/coll.conf" --hz 99 --interval 1s --runtime-dir "$RUN"
+	for _ in $(seq 1 200); do
+		[ "$(status_key collector.sent || echo 0)" -ge 2 ] && break
+		sleep 0.1
+	done
+	cp "$RUN/status" "$T/snap/status"
+	"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/coll"
+	"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" --format prometheus >"$T/collprom"
+	"$PROMCHECK" -m "$T/collprom" >/dev/null || fail "collector output is not Prometheus text"
+	grep -q s3cret "$T/snap/status" "$T/coll" "$T/collprom" && fail "the collector's password is shown"
+	[ "$(status_key collector.url "$T/snap/status")" = "http://127.0.0.1:$(cat "$T/port")/" ] ||
+		fail "collector url: $(status_key collector.url "$T/snap/status")"
+	pushed=$(prom_value 'ember_collector_pushes_total{result="sent"}' "$T/collprom")
+	[ "${pushed:-0}" -ge 2 ] || fail "ember_collector_pushes_total{result=\"sent\"} is '$pushed'"
+	grep -q "^  pushes  *since the start: sent $pushed," "$T/coll" || fail "no pushes line in the text"
+	[ "$(prom_value ember_collector_up "$T/collprom")" = 1 ] || fail "ember_collector_up is not 1"
+	kill -TERM "$EMBERD_PID"
+	wait_emberd
+fi
+pass "emberctl status: pushes sent $pushed; $samples samples/interval at 99 Hz, RSS $((rss >> 20)) MiB, BPF maps $((maps >> 20)) MiB; 16 MiB limit: $events excursion(s), $runs shrinking interval(s), $logged log line(s)"
