@@ -46,6 +46,12 @@ struct command {
 int cmd_list(const char *data_dir, int argc, char **argv);
 int cmd_export(const char *data_dir, int argc, char **argv);
 int cmd_status(const char *data_dir, int argc, char **argv);
+/* The views of cli/views.c: flat, top-down, bottom-up and folded. */
+int cmd_top(const char *data_dir, int argc, char **argv);
+int cmd_tree(const char *data_dir, int argc, char **argv);
+int cmd_callers(const char *data_dir, int argc, char **argv);
+int cmd_callees(const char *data_dir, int argc, char **argv);
+int cmd_folded(const char *data_dir, int argc, char **argv);
 
 /* The command whose help a usage error points to; NULL before one is known. */
 extern const char *usage_cmd;
@@ -102,6 +108,7 @@ struct merge_state {
 	const char *value_type;
 	int slot;
 	uint64_t rows, merged;
+	int64_t first_ns, last_ns;	/* start of the first and end of the last merged profile */
 	int64_t *skipped;		/* ids of corrupt rows */
 	size_t n_skipped, cap_skipped;
 };

@@ -23,6 +23,11 @@ static const char main_help[] =
 	"           that go tool pprof, Pyroscope or speedscope can open\n"
 	"  status   the history and the collector: push queue depth, last success and\n"
 	"           error, sent / rejected / expired counts (works while emberd is down)\n"
+	"  top      the flat view: one line per function, self and total samples\n"
+	"  tree     the top-down call tree, pruned below --min-percent\n"
+	"  callers  who calls a function, out to main, with the weight of each path\n"
+	"  callees  what a function calls, and where its time goes\n"
+	"  folded   \"frame;frame;frame count\" lines for flamegraph.pl and speedscope\n"
 	"Run \"emberctl COMMAND --help\" for a command's options.\n"
 	"\n"
 	"Options:\n"
@@ -47,6 +52,8 @@ static const char main_help[] =
 	"\n"
 	"Examples:\n"
 	"  emberctl list --since -1h\n"
+	"  emberctl top --since \"10 min ago\"\n"
+	"  emberctl folded --since today | flamegraph.pl > cpu.svg\n"
 	"  emberctl export --since 2026-11-22T03:10:00Z --until 2026-11-22T03:20:00Z -o cpu.pb.gz\n"
 	"  go tool pprof -top cpu.pb.gz\n"
 	"\n"
@@ -59,6 +66,11 @@ static const struct command commands[] = {
 	{"list", cmd_list},
 	{"export", cmd_export},
 	{"status", cmd_status},
+	{"top", cmd_top},
+	{"tree", cmd_tree},
+	{"callers", cmd_callers},
+	{"callees", cmd_callees},
+	{"folded", cmd_folded},
 };
 
 static const struct option main_options[] = {

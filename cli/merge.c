@@ -42,6 +42,16 @@ static struct pprof_builder *builder_like(const pprof_profile *p)
 	return pprof_builder_new(&meta);
 }
 
+/* Counts a merged profile and widens the span the merge covers. */
+static void merged_one(struct merge_state *s, const struct history_row *row)
+{
+	if (!s->merged || row->meta.start_ns < s->first_ns)
+		s->first_ns = row->meta.start_ns;
+	if (!s->merged || row->meta.end_ns > s->last_ns)
+		s->last_ns = row->meta.end_ns;
+	s->merged++;
+}
+
 /* Merges one stored profile; one that does not decode or fit is skipped, not fatal. */
 static int merge_row(const struct history_row *row, void *arg)
 {
@@ -58,7 +68,7 @@ static int merge_row(const struct history_row *row, void *arg)
 		if (ret == -ENOENT || ret == -EBADMSG) /* no such value, or not readable */
 			ret = skip_row(s, row->id);
 		else if (!ret)
-			s->merged++;
+			merged_one(s, row);
 		goto out;
 	}
 	if (!s->b) {
@@ -72,7 +82,7 @@ static int merge_row(const struct history_row *row, void *arg)
 	if (ret == -EINVAL) /* sample types unlike the first profile's */
 		ret = skip_row(s, row->id);
 	else if (!ret)
-		s->merged++;
+		merged_one(s, row);
 out:
 	pprof_profile_free(p);
 	return ret;
