@@ -574,8 +574,8 @@ static void print_children(const struct tree_print *tp, uint32_t node, long leve
 	}
 	if (!hidden)
 		return;
-	snprintf(what, sizeof(what), "%zu more below %g%% (%" PRId64 " samples)", hidden,
-		 tp->min_percent, hidden_total);
+	snprintf(what, sizeof(what), "%zu more below %g%% (%" PRId64 " sample%s)", hidden,
+		 tp->min_percent, hidden_total, hidden_total == 1 ? "" : "s");
 	print_elided(tp, level, what);
 }
 
