@@ -105,6 +105,7 @@ struct merge_state {
 	const struct pprof_filter *filter;
 	struct pprof_builder *b;	/* created from the first readable profile */
 	struct stackset *set;		/* owned; freed by merge_state_free() */
+	struct pprof_arena *arena;	/* where set's profiles are decoded, one at a time */
 	const char *value_type;
 	int slot;
 	uint64_t rows, merged;

@@ -5,6 +5,7 @@
  * Errors are one line on stderr; exit 0 ok, 1 runtime error, 2 usage error.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,13 @@ int main(int argc, char **argv)
 	const char *data_dir;
 
 	opterr = 0;
+	/*
+	 * Merging a window decodes one profile after another, each a few hundred
+	 * KiB of buffers and small objects freed before the next: keep that memory
+	 * instead of giving it back to the kernel and faulting it in again.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	data_dir = parse_global(argc, argv);
 	cmd = find_command(argv[optind]);
 	usage_cmd = cmd->name;

@@ -52,6 +52,31 @@ static void merged_one(struct merge_state *s, const struct history_row *row)
 	s->merged++;
 }
 
+/* Adds one stored profile to the folded stacks, decoded in the arena. */
+static int add_row(struct merge_state *s, const struct history_row *row)
+{
+	struct pprof_reader *r = NULL;
+	pprof_profile *p;
+	int ret;
+
+	if (!s->arena)
+		s->arena = pprof_arena_new();
+	if (!s->arena)
+		return -ENOMEM;
+	if (!row->pprof)
+		return skip_row(s, row->id);
+	ret = pprof_decode_arena(s->arena, row->pprof, row->pprof_len, &p, &r, NULL, 0);
+	if (!ret)
+		ret = stackset_add_read(s->set, p, r, s->filter, s->value_type, s->slot);
+	pprof_reader_free(r);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) /* not a profile, no such value, ... */
+		return skip_row(s, row->id);
+	merged_one(s, row);
+	return 0;
+}
+
 /* Merges one stored profile; one that does not decode or fit is skipped, not fatal. */
 static int merge_row(const struct history_row *row, void *arg)
 {
@@ -61,16 +86,10 @@ static int merge_row(const struct history_row *row, void *arg)
 	int ret;
 
 	s->rows++;
+	if (s->set)
+		return add_row(s, row);
 	if (!row->pprof || pprof_decode(row->pprof, row->pprof_len, &p, err, sizeof(err)))
 		return skip_row(s, row->id);
-	if (s->set) {
-		ret = stackset_add_profile(s->set, p, s->filter, s->value_type, s->slot);
-		if (ret == -ENOENT || ret == -EBADMSG) /* no such value, or not readable */
-			ret = skip_row(s, row->id);
-		else if (!ret)
-			merged_one(s, row);
-		goto out;
-	}
 	if (!s->b) {
 		s->b = builder_like(p);
 		if (!s->b) {
@@ -137,6 +156,7 @@ void merge_state_free(struct merge_state *s)
 {
 	pprof_builder_free(s->b);
 	stackset_free(s->set);
+	pprof_arena_free(s->arena);
 	free(s->skipped);
 	*s = (struct merge_state){0};
 }
