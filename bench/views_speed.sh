@@ -47,21 +47,22 @@ if [[ ! -e $HIST/history.db ]]; then
 	"$MK" -n "$PROFILES" "$HIST" >&2 || die "mkbusy failed"
 fi
 
-# run ARGS...: one timed run of emberctl; prints "SECONDS PEAK_RSS_KB"
+# run ARGS...: one timed run of emberctl; prints "SECONDS PEAK_RSS_KB CPU_SECONDS"
+# (CPU: user + sys, steadier than wall time on a shared machine)
 run() {
-	local t0 t1 rss
+	local t0 t1 rss=0 cpu=0
 	t0=$(date +%s.%N)
 	if [[ -x /usr/bin/time ]]; then
-		/usr/bin/time -f '%M' -o "$HIST/.rss" "$CTL" -d "$HIST" "$@" >"$HIST/.out" 2>"$HIST/.err" ||
-			die "emberctl $* failed: $(cat "$HIST/.err")"
-		rss=$(tail -1 "$HIST/.rss")
+		/usr/bin/time -f '%M %U %S' -o "$HIST/.rss" "$CTL" -d "$HIST" "$@" >"$HIST/.out" \
+			2>"$HIST/.err" || die "emberctl $* failed: $(cat "$HIST/.err")"
+		read -r rss u s < <(tail -1 "$HIST/.rss")
+		cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
 	else
 		"$CTL" -d "$HIST" "$@" >"$HIST/.out" 2>"$HIST/.err" ||
 			die "emberctl $* failed: $(cat "$HIST/.err")"
-		rss=0
 	fi
 	t1=$(date +%s.%N)
-	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $rss"
+	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $rss $cpu"
 }
 
 # median of the first column of stdin
@@ -73,11 +74,15 @@ for _ in $(seq 1 "$REPEAT"); do
 	run "${view[@]}" >>"$HIST/.runs"
 done
 secs=$(median <"$HIST/.runs")
+cpu=$(awk '{ print $3 }' "$HIST/.runs" | median)
 rss=$(awk '{ print $2 }' "$HIST/.runs" | sort -n | tail -1)
 head -1 "$HIST/.out"
+# what the history holds, from the header ("8640 cpu profiles from ...")
+merged=$(awk 'NR == 1 { print $1 }' "$HIST/.out")
 # an eighth of the profiles: same distinct stacks (mostly), 8 times fewer rows
-eighth=$((1767225600 + PROFILES * 10 / 8))
-read -r esecs erss < <(run "${view[@]}" --until "$eighth")
-echo "emberctl $VIEW over $PROFILES profiles: median $secs s of $REPEAT runs" \
-	"($(awk '{ printf "%s ", $1 }' "$HIST/.runs")s), peak RSS $((rss / 1024)) MiB;" \
-	"over the first eighth: $esecs s, peak RSS $((erss / 1024)) MiB"
+eighth=$((1767225600 + merged * 10 / 8))
+read -r esecs erss ecpu < <(run "${view[@]}" --until "$eighth")
+echo "emberctl $VIEW over $merged profiles: median $secs s of $REPEAT runs" \
+	"($(awk '{ printf "%s ", $1 }' "$HIST/.runs")s), median CPU $cpu s, peak RSS" \
+	"$((rss / 1024)) MiB; over the first eighth: $esecs s, CPU $ecpu s, peak RSS" \
+	"$((erss / 1024)) MiB; load average $(cut -d' ' -f1-3 /proc/loadavg)"
