@@ -112,6 +112,12 @@ expect_rc 0 "top --since \"100000 days ago\""
 	fail "top over the whole history: $out"
 [[ $out == *"   40  59.70%    40  59.70%  f_a"* ]] || fail "top over the whole history: $out"
 
+# --data-dir after the command, as views take it too
+"$ctl" top --data-dir "$hist" "${base[@]}" -n 1 >"$tmp/dd.out" 2>/dev/null ||
+	fail "top --data-dir after the command: exit $?"
+grep -q '^   34  61.82%    34  61.82%  f_a$' "$tmp/dd.out" ||
+	fail "top --data-dir after the command: $(cat "$tmp/dd.out")"
+
 # --- tree -----------------------------------------------------------------------------
 expect tree "${base[@]}" <<'EOF'
 3 cpu profiles from 2026-01-01T00:00:00Z to 2026-01-01T00:00:30Z, 55 samples
