@@ -18,17 +18,17 @@
 #include "cli.h"
 
 /* The options every view shares, for the help texts. */
-#define SELECTION_HELP                                                                      \
-	"Which profiles (all that overlap the window are merged):\n"                       \
-	"  -s, --since T      first time of the window (default: the oldest profile)\n"   \
-	"  -u, --until T      end of the window, excluded (default: open)\n"              \
-	"  -t, --type TYPE    profile type (default: cpu)\n"                              \
+#define SELECTION_HELP                                                                   \
+	"Which profiles (all that overlap the window are merged):\n"                     \
+	"  -s, --since T      first time of the window (default: the oldest profile)\n"  \
+	"  -u, --until T      end of the window, excluded (default: open)\n"             \
+	"  -t, --type TYPE    profile type (default: cpu)\n"                             \
 	"  -a, --app NAME     only this application's profiles (default: all)\n"         \
 	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"          \
-	"  -p, --pid N        keep only the samples of process N\n"                       \
+	"  -p, --pid N        keep only the samples of process N\n"                      \
 	"  -d, --data-dir DIR where emberd keeps history.db (as before the command)\n"   \
-	"  -h, --help         show this help\n"                                           \
-	"Times: RFC 3339, unix seconds, -15m, \"10 min ago\", today, yesterday (UTC);\n"  \
+	"  -h, --help         show this help\n"                                          \
+	"Times: RFC 3339, unix seconds, -15m, \"10 min ago\", today, yesterday (UTC);\n" \
 	"see \"emberctl --help\".\n"
 
 static const char top_help[] =
@@ -51,8 +51,7 @@ static const char top_help[] =
 	"  -n, --limit N      show the first N functions (default 20; 0: all)\n"
 	"      --sort KEY     self (default): by self, then total; total: by total,\n"
 	"                     then self (callers such as main come first)\n"
-	"\n" SELECTION_HELP
-	"\n"
+	"\n" SELECTION_HELP "\n"
 	"Examples:\n"
 	"  emberctl top --since -15m\n"
 	"  emberctl top --since \"2 hours ago\" --app checkout --sort total -n 40\n"
@@ -77,8 +76,7 @@ static const char tree_help[] =
 	"                       a node is summed on one \"... N more below P%\" line\n"
 	"      --max-depth N    show N levels at most (default: all); a cut node says\n"
 	"                       how many samples lie deeper\n"
-	"\n" SELECTION_HELP
-	"\n"
+	"\n" SELECTION_HELP "\n"
 	"Examples:\n"
 	"  emberctl tree --since -10m\n"
 	"  emberctl tree --since -1h --min-percent 5 --max-depth 8\n";
@@ -101,8 +99,7 @@ static const char callers_help[] =
 	"  -m, --min-percent P  hide paths below P% of FUNCTION's total (default 1;\n"
 	"                       0 shows everything)\n"
 	"      --max-depth N    show N levels at most (default: all)\n"
-	"\n" SELECTION_HELP
-	"\n"
+	"\n" SELECTION_HELP "\n"
 	"Examples:\n"
 	"  emberctl callers malloc --since -1h\n"
 	"  emberctl callers json_parse --app checkout --min-percent 5\n";
@@ -124,8 +121,7 @@ static const char callees_help[] =
 	"  -m, --min-percent P  hide paths below P% of FUNCTION's total (default 1;\n"
 	"                       0 shows everything)\n"
 	"      --max-depth N    show N levels at most (default: all)\n"
-	"\n" SELECTION_HELP
-	"\n"
+	"\n" SELECTION_HELP "\n"
 	"Examples:\n"
 	"  emberctl callees handle_request --since -30m\n";
 
@@ -143,8 +139,7 @@ static const char folded_help[] =
 	"\n"
 	"  -o, --output FILE  write to FILE (through FILE.tmp, renamed when complete)\n"
 	"                     instead of stdout\n"
-	"\n" SELECTION_HELP
-	"\n"
+	"\n" SELECTION_HELP "\n"
 	"Examples:\n"
 	"  emberctl folded --since -10m | flamegraph.pl > cpu.svg\n"
 	"  emberctl folded --since today -o cpu.folded    # speedscope cpu.folded\n"
@@ -152,10 +147,10 @@ static const char folded_help[] =
 
 /* The options a view takes beyond the selection. */
 enum view_opt_flags {
-	VO_LIMIT = 1 << 0,	/* -n, --sort */
-	VO_PRUNE = 1 << 1,	/* --min-percent, --max-depth */
-	VO_OUTPUT = 1 << 2,	/* -o */
-	VO_FUNCTION = 1 << 3,	/* the FUNCTION operand */
+	VO_LIMIT = 1 << 0, /* -n, --sort */
+	VO_PRUNE = 1 << 1, /* --min-percent, --max-depth */
+	VO_OUTPUT = 1 << 2, /* -o */
+	VO_FUNCTION = 1 << 3, /* the FUNCTION operand */
 };
 
 #define OPT_SORT 1000
@@ -167,18 +162,18 @@ struct view_opts {
 	unsigned flags;
 	const char *data_dir;
 	struct selection sel;
-	long limit;		/* top: 0 shows all */
-	bool by_total;		/* top --sort total */
-	double min_percent;	/* tree, callers, callees */
-	long max_depth;		/* 0: no bound */
-	const char *output;	/* folded: NULL is stdout */
-	const char *function;	/* callers, callees */
+	long limit; /* top: 0 shows all */
+	bool by_total; /* top --sort total */
+	double min_percent; /* tree, callers, callees */
+	long max_depth; /* 0: no bound */
+	const char *output; /* folded: NULL is stdout */
+	const char *function; /* callers, callees */
 };
 
 static const struct option selection_long[] = {
-	{"since", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
-	{"type", required_argument, NULL, 't'},	 {"app", required_argument, NULL, 'a'},
-	{"label", required_argument, NULL, 'l'}, {"pid", required_argument, NULL, 'p'},
+	{"since", required_argument, NULL, 's'},    {"until", required_argument, NULL, 'u'},
+	{"type", required_argument, NULL, 't'},	    {"app", required_argument, NULL, 'a'},
+	{"label", required_argument, NULL, 'l'},    {"pid", required_argument, NULL, 'p'},
 	{"data-dir", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
 };
 
@@ -428,8 +423,8 @@ static struct flat_row *flat_rows(const struct stackset *set, size_t *n_out)
 	return rows;
 }
 
-static void print_top(const struct view_opts *o, const struct stackset *set,
-		      struct flat_row *rows, size_t n)
+static void print_top(const struct view_opts *o, const struct stackset *set, struct flat_row *rows,
+		      size_t n)
 {
 	struct flat_sort k = {.set = set, .by_total = o->by_total};
 	int64_t all = stackset_total(set, 0);
@@ -479,24 +474,26 @@ out:
 /* How a tree is printed: its columns, and what its percentages and pruning are of. */
 struct tree_print {
 	const struct calltree *t;
-	int64_t all;		/* every sample of the window */
-	int64_t focus;		/* the focus function's total; 0 for the top-down tree */
-	int64_t prune_below;	/* paths whose total is below this are summed, not shown */
+	int64_t all; /* every sample of the window */
+	int64_t focus; /* the focus function's total; 0 for the top-down tree */
+	int64_t prune_below; /* paths whose total is below this are summed, not shown */
 	double min_percent;
-	long max_depth;		/* 0: no bound */
-	bool self;		/* a self column */
-	int w;			/* width of a count */
-	uint32_t *kids;		/* scratch: one array per depth, t->n long in all */
+	long max_depth; /* 0: no bound */
+	bool self; /* a self column */
+	int w; /* width of a count */
+	uint32_t *kids; /* scratch: one array per depth, t->n long in all */
 };
 
 static int by_total(const void *pa, const void *pb, void *arg)
 {
 	const struct calltree *t = arg;
-	const struct calltree_node *a = &t->v[*(const uint32_t *)pa], *b = &t->v[*(const uint32_t *)pb];
+	const struct calltree_node *a = &t->v[*(const uint32_t *)pa],
+				   *b = &t->v[*(const uint32_t *)pb];
 	int c = cmp_i64_desc(a->total[0], b->total[0]);
 
-	return c ? c : strcmp(calltree_name(t, *(const uint32_t *)pa),
-			      calltree_name(t, *(const uint32_t *)pb));
+	return c ? c :
+		   strcmp(calltree_name(t, *(const uint32_t *)pa),
+			  calltree_name(t, *(const uint32_t *)pb));
 }
 
 static void print_columns(const struct tree_print *tp, const char *fn)
@@ -543,8 +540,7 @@ static void print_elided(const struct tree_print *tp, long level, const char *wh
 }
 
 /* Prints node's children (and theirs) at level, the largest first, pruned. */
-static void print_children(const struct tree_print *tp, uint32_t node, long level,
-			   uint32_t *kids)
+static void print_children(const struct tree_print *tp, uint32_t node, long level, uint32_t *kids)
 {
 	const struct calltree *t = tp->t;
 	int64_t hidden_total = 0;
@@ -556,9 +552,11 @@ static void print_children(const struct tree_print *tp, uint32_t node, long leve
 	if (!k)
 		return;
 	if (tp->max_depth && level >= tp->max_depth) {
-		snprintf(what, sizeof(what), "%" PRId64 " samples in %zu callee%s deeper than "
-			 "--max-depth %ld", t->v[node].total[0] - t->v[node].self[0], k,
-			 k == 1 ? "" : "s", tp->max_depth);
+		snprintf(what, sizeof(what),
+			 "%" PRId64 " samples in %zu callee%s deeper than "
+			 "--max-depth %ld",
+			 t->v[node].total[0] - t->v[node].self[0], k, k == 1 ? "" : "s",
+			 tp->max_depth);
 		print_elided(tp, level, what);
 		return;
 	}
@@ -719,8 +717,9 @@ static int focused(const char *data_dir, int argc, char **argv, const char *help
 	tp.w = count_width(tp.all, 5);
 	if (tp.kids) {
 		header(&o, &s);
-		snprintf(col, sizeof(col), "%s of %s", kind == CALLTREE_CALLERS ? "callers" :
-			 "callees", stackset_name(s.set, (uint32_t)id));
+		snprintf(col, sizeof(col), "%s of %s",
+			 kind == CALLTREE_CALLERS ? "callers" : "callees",
+			 stackset_name(s.set, (uint32_t)id));
 		print_columns(&tp, col);
 		print_children(&tp, 0, 0, tp.kids);
 		ret = finish_stdout();
@@ -807,7 +806,8 @@ static struct folded_line *folded_lines(const struct stackset *set, size_t *n_ou
 		stackset_get(set, i, &st);
 		if (!st.value[0])
 			continue;
-		lines[n] = (struct folded_line){.text = stack_text(names, &st), .count = st.value[0]};
+		lines[n] =
+			(struct folded_line){.text = stack_text(names, &st), .count = st.value[0]};
 		ok = lines[n++].text != NULL;
 	}
 	for (size_t i = 0; names && i < n_names; i++)

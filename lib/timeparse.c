@@ -221,14 +221,14 @@ static int parse_relative(const char *s, int64_t now_ns, int64_t *out_ns)
 	return 0;
 }
 
-/* The units of "N UNIT ago", as journalctl spells them (months and years, being uneven, are not). */
+/* The units of "N UNIT ago" as journalctl spells them; not months or years, which are uneven. */
 static const struct unit ago_units[] = {
-	{"ms", NS_PER_MS},	{"msec", NS_PER_MS},	  {"s", NS_PER_SEC},
-	{"sec", NS_PER_SEC},	{"second", NS_PER_SEC},	  {"seconds", NS_PER_SEC},
-	{"m", NS_PER_MIN},	{"min", NS_PER_MIN},	  {"minute", NS_PER_MIN},
-	{"minutes", NS_PER_MIN}, {"h", NS_PER_HOUR},	  {"hr", NS_PER_HOUR},
-	{"hour", NS_PER_HOUR},	{"hours", NS_PER_HOUR},	  {"d", NS_PER_DAY},
-	{"day", NS_PER_DAY},	{"days", NS_PER_DAY},	  {"w", 7 * NS_PER_DAY},
+	{"ms", NS_PER_MS},	  {"msec", NS_PER_MS},	     {"s", NS_PER_SEC},
+	{"sec", NS_PER_SEC},	  {"second", NS_PER_SEC},    {"seconds", NS_PER_SEC},
+	{"m", NS_PER_MIN},	  {"min", NS_PER_MIN},	     {"minute", NS_PER_MIN},
+	{"minutes", NS_PER_MIN},  {"h", NS_PER_HOUR},	     {"hr", NS_PER_HOUR},
+	{"hour", NS_PER_HOUR},	  {"hours", NS_PER_HOUR},    {"d", NS_PER_DAY},
+	{"day", NS_PER_DAY},	  {"days", NS_PER_DAY},	     {"w", 7 * NS_PER_DAY},
 	{"week", 7 * NS_PER_DAY}, {"weeks", 7 * NS_PER_DAY},
 };
 

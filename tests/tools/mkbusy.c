@@ -31,25 +31,29 @@
 
 /* What to write. */
 struct shape {
-	long profiles;		/* 8640: 24 h of 10 s */
-	long stacks;		/* distinct stacks per profile */
-	long universe;		/* distinct stacks over the whole history */
+	long profiles; /* 8640: 24 h of 10 s */
+	long stacks; /* distinct stacks per profile */
+	long universe; /* distinct stacks over the whole history */
 	long processes;
 	long functions;
 };
 
 static const char *const modules[N_MODULES][2] = {
-	{"/usr/sbin/nginx", "ngx"},	{"/usr/lib/x86_64-linux-gnu/libc.so.6", "__libc"},
-	{"/usr/bin/python3.11", "_Py"}, {"/usr/lib/x86_64-linux-gnu/libssl.so.3", "ssl"},
-	{"/usr/lib/jvm/libjvm.so", "JVM"}, {"/usr/bin/postgres", "pg"},
-	{"/usr/lib/x86_64-linux-gnu/libz.so.1", "zlib"}, {"[kernel.kallsyms]", "do"},
+	{"/usr/sbin/nginx", "ngx"},
+	{"/usr/lib/x86_64-linux-gnu/libc.so.6", "__libc"},
+	{"/usr/bin/python3.11", "_Py"},
+	{"/usr/lib/x86_64-linux-gnu/libssl.so.3", "ssl"},
+	{"/usr/lib/jvm/libjvm.so", "JVM"},
+	{"/usr/bin/postgres", "pg"},
+	{"/usr/lib/x86_64-linux-gnu/libz.so.1", "zlib"},
+	{"[kernel.kallsyms]", "do"},
 };
-static const char *const verbs[] = {"parse", "read",   "write", "handle", "encode", "decode",
-				    "alloc", "free",   "flush", "lookup", "hash",   "compress",
-				    "send",  "recv",   "copy",  "scan",   "sort",   "merge"};
-static const char *const nouns[] = {"request", "buffer", "header", "row",   "frame",
-				    "page",    "token",  "entry",  "message", "block",
-				    "chunk",   "index",  "tuple",  "event", "socket"};
+static const char *const verbs[] = {"parse", "read", "write", "handle", "encode", "decode",
+				    "alloc", "free", "flush", "lookup", "hash",	  "compress",
+				    "send",  "recv", "copy",  "scan",	"sort",	  "merge"};
+static const char *const nouns[] = {"request", "buffer", "header", "row",     "frame",
+				    "page",    "token",	 "entry",  "message", "block",
+				    "chunk",   "index",	 "tuple",  "event",   "socket"};
 
 static uint64_t mix(uint64_t x)
 {
@@ -99,8 +103,8 @@ static long stack_of(const struct shape *sh, long p, long j)
 
 	if (j < hot)
 		return j;
-	return hot + (long)((mix((uint64_t)p) + (uint64_t)j * 7919) %
-			    (uint64_t)(sh->universe - hot));
+	return hot +
+	       (long)((mix((uint64_t)p) + (uint64_t)j * 7919) % (uint64_t)(sh->universe - hot));
 }
 
 static const struct pprof_meta cpu_meta = {
@@ -134,8 +138,8 @@ static uint64_t location(struct pprof_builder *b, struct ids *ids, long f, long 
 	}
 	if (!ids->map[f % N_MODULES] || !ids->fn[f])
 		return 0;
-	return pprof_location(b, ids->map[f % N_MODULES], md.start + (uint64_t)f * 64 +
-			      (uint64_t)site * 8, &ids->fn[f], 1);
+	return pprof_location(b, ids->map[f % N_MODULES],
+			      md.start + (uint64_t)f * 64 + (uint64_t)site * 8, &ids->fn[f], 1);
 }
 
 static int add_stack(struct pprof_builder *b, struct ids *ids, const struct shape *sh, long p,
@@ -208,7 +212,8 @@ static long number(const char *arg)
 static void __attribute__((noreturn)) usage(void)
 {
 	fprintf(stderr,
-		"usage: mkbusy [-n PROFILES] [-s STACKS] [-U UNIVERSE] [-P PROCESSES] [-f FUNCTIONS] DIR\n"
+		"usage: mkbusy [-n PROFILES] [-s STACKS] [-U UNIVERSE] [-P PROCESSES]\n"
+		"              [-f FUNCTIONS] DIR\n"
 		"  writes PROFILES cpu profiles of 10 s from 2026-01-01T00:00:00Z (default 8640:\n"
 		"  24 h), each with STACKS distinct stacks (2000) of depth %d-%d drawn from\n"
 		"  UNIVERSE stacks in all (6000), over PROCESSES pids (200) and FUNCTIONS\n"
@@ -219,7 +224,10 @@ static void __attribute__((noreturn)) usage(void)
 
 int main(int argc, char **argv)
 {
-	struct shape sh = {.profiles = 8640, .stacks = 2000, .universe = 6000, .processes = 200,
+	struct shape sh = {.profiles = 8640,
+			   .stacks = 2000,
+			   .universe = 6000,
+			   .processes = 200,
 			   .functions = 1500};
 	const char *err = NULL;
 	uint64_t raw = 0;

@@ -46,8 +46,8 @@ static const enum func stacks[N_STACKS][MAX_DEPTH] = {
 	[S_A] = {F_A, F_MAIN},
 	[S_B] = {F_B, F_MAIN},
 	[S_C] = {F_C, F_B, F_MAIN},
-	[S_REC_A] = {F_A, F_B, F_B, F_MAIN},	/* main -> f_b -> f_b -> f_a */
-	[S_REC_B] = {F_B, F_C, F_B, F_MAIN},	/* main -> f_b -> f_c -> f_b */
+	[S_REC_A] = {F_A, F_B, F_B, F_MAIN}, /* main -> f_b -> f_b -> f_a */
+	[S_REC_B] = {F_B, F_C, F_B, F_MAIN}, /* main -> f_b -> f_c -> f_b */
 	[S_ODD] = {F_ODD, F_MAIN},
 };
 
@@ -80,7 +80,9 @@ static const struct profile profiles[] = {
  * (then f_b, main).
  */
 static const struct profile deep = {
-	"deep", "service_name=deep", {{300, S_REC_A, 6}, {300, S_REC_B, 4}, {400, S_ODD, 2}},
+	"deep",
+	"service_name=deep",
+	{{300, S_REC_A, 6}, {300, S_REC_B, 4}, {400, S_ODD, 2}},
 };
 
 static const struct pprof_meta cpu_meta = {
