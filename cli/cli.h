@@ -106,6 +106,7 @@ struct merge_state {
 	struct pprof_builder *b;	/* created from the first readable profile */
 	struct stackset *set;		/* owned; freed by merge_state_free() */
 	struct pprof_arena *arena;	/* where set's profiles are decoded, one at a time */
+	const char *data_dir;		/* set: merge_stacks() reads with a thread per CPU */
 	const char *value_type;
 	int slot;
 	uint64_t rows, merged;

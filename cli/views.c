@@ -287,6 +287,7 @@ static int load_view(int argc, char **argv, struct view_opts *o, struct merge_st
 	h = open_history(o->data_dir);
 	if (!h)
 		return EXIT_RUNTIME;
+	s->data_dir = o->data_dir;
 	ret = merge_stacks(h, &o->sel, s);
 	history_close(h);
 	return ret;

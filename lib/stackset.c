@@ -374,3 +374,25 @@ uint64_t stackset_truncated(const struct stackset *s)
 {
 	return s->truncated;
 }
+
+int stackset_merge(struct stackset *dst, const struct stackset *src)
+{
+	const char *names[STACKSET_MAX_DEPTH];
+	struct stackset_stack st;
+	int ret;
+
+	for (size_t i = 0; i < src->n_stacks; i++) {
+		stackset_get(src, i, &st);
+		for (uint32_t j = 0; j < st.n; j++)
+			names[j] = src->names[st.frames[j]];
+		for (int slot = 0; slot < STACKSET_SLOTS; slot++) {
+			if (!st.value[slot])
+				continue;
+			ret = stackset_add(dst, names, st.n, st.value[slot], slot);
+			if (ret)
+				return ret;
+		}
+	}
+	dst->truncated += src->truncated;
+	return 0;
+}

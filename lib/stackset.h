@@ -59,5 +59,7 @@ int64_t stackset_find_name(const struct stackset *s, const char *name);
 int64_t stackset_total(const struct stackset *s, int slot);
 /* Samples whose stack was cut at STACKSET_MAX_DEPTH frames. */
 uint64_t stackset_truncated(const struct stackset *s);
+/* Adds every stack of src, slot by slot, into dst (and its count of cut stacks). 0 or -ENOMEM. */
+int stackset_merge(struct stackset *dst, const struct stackset *src);
 
 #endif

@@ -187,6 +187,27 @@ START_TEST(test_arena_decode)
 }
 END_TEST
 
+/* Two sets folded into one: the same stacks summed by name, whatever their ids. */
+START_TEST(test_merge_sets)
+{
+	struct stackset *a = stackset_new(), *b = stackset_new();
+	const char *ab[] = {"main", "a", "b"}, *c[] = {"main", "c"};
+
+	ck_assert_int_eq(stackset_add(a, ab, 3, 2, 0), 0);
+	ck_assert_int_eq(stackset_add(b, c, 2, 5, 0), 0); /* b names main, c first */
+	ck_assert_int_eq(stackset_add(b, ab, 3, 3, 0), 0);
+	ck_assert_int_eq(stackset_add(b, ab, 3, 7, 1), 0);
+	ck_assert_int_eq(stackset_merge(a, b), 0);
+	ck_assert_uint_eq(stackset_len(a), 2);
+	ck_assert_int_eq(value_of(a, "main;a;b"), 5);
+	ck_assert_int_eq(value_of(a, "main;c"), 5);
+	ck_assert_int_eq(stackset_total(a, 0), 10);
+	ck_assert_int_eq(stackset_total(a, 1), 7);
+	stackset_free(a);
+	stackset_free(b);
+}
+END_TEST
+
 START_TEST(test_add_names_and_depth)
 {
 	struct stackset *s = stackset_new();
@@ -296,6 +317,7 @@ Suite *stackset_suite(void)
 	tcase_add_test(tc, test_profile_stacks);
 	tcase_add_test(tc, test_pid_filter);
 	tcase_add_test(tc, test_arena_decode);
+	tcase_add_test(tc, test_merge_sets);
 	tcase_add_test(tc, test_add_names_and_depth);
 	tcase_add_test(tc, test_top_down_tree);
 	tcase_add_test(tc, test_callers_callees_recursion);

@@ -245,6 +245,16 @@ if command -v flamegraph.pl >/dev/null; then
 	grep -q 'f_a (40 samples' "$tmp/cpu.svg" || fail "flamegraph.pl: no f_a with 40 samples"
 fi
 
+# --- one reader or one per CPU: the same answers ---------------------------------------
+if command -v taskset >/dev/null && (($(nproc) > 1)); then
+	for view in "top -n 0" "tree -m 0" "callers f_b -m 0" folded; do
+		read -ra v <<<"$view"
+		one=$(taskset -c 0 "$ctl" -d "$hist" "${v[@]}" 2>&1)
+		many=$("$ctl" -d "$hist" "${v[@]}" 2>&1)
+		[[ $one == "$many" ]] || fail "$view on one CPU differs from all CPUs: $one / $many"
+	done
+fi
+
 # --- what goes wrong, and how emberctl says so ----------------------------------------
 run callers nosuch "${base[@]}"
 expect_rc 1 "callers nosuch"
