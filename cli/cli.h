@@ -49,6 +49,12 @@ int cmd_status(const char *data_dir, int argc, char **argv);
 int cmd_capture(const char *data_dir, int argc, char **argv);
 int cmd_flamegraph(const char *data_dir, int argc, char **argv);
 int cmd_diff(const char *data_dir, int argc, char **argv);
+/* The views of cli/views.c: flat, top-down, bottom-up and folded. */
+int cmd_top(const char *data_dir, int argc, char **argv);
+int cmd_tree(const char *data_dir, int argc, char **argv);
+int cmd_callers(const char *data_dir, int argc, char **argv);
+int cmd_callees(const char *data_dir, int argc, char **argv);
+int cmd_folded(const char *data_dir, int argc, char **argv);
 
 /* The command whose help a usage error points to; NULL before one is known. */
 extern const char *usage_cmd;
@@ -102,9 +108,12 @@ struct merge_state {
 	const struct pprof_filter *filter;
 	struct pprof_builder *b;	/* created from the first readable profile */
 	struct stackset *set;		/* owned; freed by merge_state_free() */
+	struct pprof_arena *arena;	/* where set's profiles are decoded, one at a time */
+	const char *data_dir;		/* set: merge_stacks() reads with a thread per CPU */
 	const char *value_type;
 	int slot;
 	uint64_t rows, merged;
+	int64_t first_ns, last_ns;	/* start of the first and end of the last merged profile */
 	int64_t *skipped;		/* ids of corrupt rows */
 	size_t n_skipped, cap_skipped;
 };

@@ -136,7 +136,7 @@ int64_t parse_time_arg(const char *opt, const char *arg, int64_t now)
 
 	if (parse_time(arg, now, &ns))
 		usage_error("%s: cannot read \"%s\" as a time (e.g. 2026-11-22T03:10:00Z, "
-			    "1795317000, -15m, now)",
+			    "1795317000, -15m, \"10 min ago\", today, now)",
 			    opt, arg);
 	return ns;
 }

@@ -5,6 +5,7 @@
  * Errors are one line on stderr; exit 0 ok, 1 runtime error, 2 usage error.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,18 @@ static const char main_help[] =
 	"  status   emberd (running or not, samples and BPF losses of the last interval,\n"
 	"           caches, own CPU, RSS and BPF map memory), the history and the\n"
 	"           collector; --format prometheus for node_exporter's textfile collector\n"
-	"  capture  ask the running emberd to sample one process or app at up to 999 Hz\n"
-	"           for a while, and write that profile (root; Ctrl-C cancels)\n"
+	"  top      the flat view: one line per function, self and total samples\n"
+	"  tree     the top-down call tree, pruned below --min-percent\n"
+	"  callers  who calls a function, out to main, with the weight of each path\n"
+	"  callees  what a function calls, and where its time goes\n"
+	"  folded   \"frame;frame;frame count\" lines for flamegraph.pl and speedscope\n"
 	"  flamegraph\n"
 	"           a window as an interactive flame graph, FILE.svg or FILE.html\n"
 	"           (self-contained: hover, click to zoom, search; works offline)\n"
 	"  diff     what changed between two windows: the functions whose share moved\n"
 	"           most, and with -o a differential flame graph (red grew, blue shrank)\n"
+	"  capture  ask the running emberd to sample one process or app at up to 999 Hz\n"
+	"           for a while, and write that profile (root; Ctrl-C cancels)\n"
 	"Run \"emberctl COMMAND --help\" for a command's options.\n"
 	"\n"
 	"Options:\n"
@@ -45,11 +51,18 @@ static const char main_help[] =
 	"  2026-11-22                 midnight UTC of that day\n"
 	"  1795317000                 unix seconds\n"
 	"  -15m, -2h, -1d, -30s, now  relative to now (units: ms, s, m, h, d)\n"
+	"  \"10 min ago\", \"2 hours ago\", \"1h 30min ago\"\n"
+	"                             journalctl's form (units: ms, s, sec, second(s),\n"
+	"                             m, min, minute(s), h, hr, hour(s), d, day(s),\n"
+	"                             w, week(s)); quote it, it has spaces\n"
+	"  today, yesterday, tomorrow midnight UTC (not local time) of that day\n"
 	"A window [since, until) takes every profile that overlaps it; an omitted\n"
 	"bound leaves that side open.\n"
 	"\n"
 	"Examples:\n"
 	"  emberctl list --since -1h\n"
+	"  emberctl top --since \"10 min ago\"\n"
+	"  emberctl folded --since today | flamegraph.pl > cpu.svg\n"
 	"  emberctl export --since 2026-11-22T03:10:00Z --until 2026-11-22T03:20:00Z -o cpu.pb.gz\n"
 	"  go tool pprof -top cpu.pb.gz\n"
 	"  emberctl flamegraph --since -1h --app checkout -o checkout.html\n"
@@ -64,6 +77,11 @@ static const struct command commands[] = {
 	{"list", cmd_list},
 	{"export", cmd_export},
 	{"status", cmd_status},
+	{"top", cmd_top},
+	{"tree", cmd_tree},
+	{"callers", cmd_callers},
+	{"callees", cmd_callees},
+	{"folded", cmd_folded},
 	{"capture", cmd_capture},
 	{"flamegraph", cmd_flamegraph},
 	{"diff", cmd_diff},
@@ -127,6 +145,13 @@ int main(int argc, char **argv)
 	const char *data_dir;
 
 	opterr = 0;
+	/*
+	 * Merging a window decodes one profile after another, each a few hundred
+	 * KiB of buffers and small objects freed before the next: keep that memory
+	 * instead of giving it back to the kernel and faulting it in again.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 	data_dir = parse_global(argc, argv);
 	cmd = find_command(argv[optind]);
 	usage_cmd = cmd->name;

@@ -2,6 +2,8 @@
 /* Merging every stored profile of a selection into one pprof builder, or into folded stacks. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,41 @@ static struct pprof_builder *builder_like(const pprof_profile *p)
 	return pprof_builder_new(&meta);
 }
 
+/* Counts a merged profile and widens the span the merge covers. */
+static void merged_one(struct merge_state *s, const struct history_row *row)
+{
+	if (!s->merged || row->meta.start_ns < s->first_ns)
+		s->first_ns = row->meta.start_ns;
+	if (!s->merged || row->meta.end_ns > s->last_ns)
+		s->last_ns = row->meta.end_ns;
+	s->merged++;
+}
+
+/* Adds one stored profile to the folded stacks, decoded in the arena. */
+static int add_row(struct merge_state *s, const struct history_row *row)
+{
+	struct pprof_reader *r = NULL;
+	pprof_profile *p;
+	int ret;
+
+	if (!s->arena)
+		s->arena = pprof_arena_new();
+	if (!s->arena)
+		return -ENOMEM;
+	if (!row->pprof)
+		return skip_row(s, row->id);
+	ret = pprof_decode_arena(s->arena, row->pprof, row->pprof_len, &p, &r, NULL, 0);
+	if (!ret)
+		ret = stackset_add_read(s->set, p, r, s->filter, s->value_type, s->slot);
+	pprof_reader_free(r);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret) /* not a profile, no such value, ... */
+		return skip_row(s, row->id);
+	merged_one(s, row);
+	return 0;
+}
+
 /* Merges one stored profile; one that does not decode or fit is skipped, not fatal. */
 static int merge_row(const struct history_row *row, void *arg)
 {
@@ -51,16 +88,10 @@ static int merge_row(const struct history_row *row, void *arg)
 	int ret;
 
 	s->rows++;
+	if (s->set)
+		return add_row(s, row);
 	if (!row->pprof || pprof_decode(row->pprof, row->pprof_len, &p, err, sizeof(err)))
 		return skip_row(s, row->id);
-	if (s->set) {
-		ret = stackset_add_profile(s->set, p, s->filter, s->value_type, s->slot);
-		if (ret == -ENOENT || ret == -EBADMSG) /* no such value, or not readable */
-			ret = skip_row(s, row->id);
-		else if (!ret)
-			s->merged++;
-		goto out;
-	}
 	if (!s->b) {
 		s->b = builder_like(p);
 		if (!s->b) {
@@ -72,7 +103,7 @@ static int merge_row(const struct history_row *row, void *arg)
 	if (ret == -EINVAL) /* sample types unlike the first profile's */
 		ret = skip_row(s, row->id);
 	else if (!ret)
-		s->merged++;
+		merged_one(s, row);
 out:
 	pprof_profile_free(p);
 	return ret;
@@ -127,6 +158,7 @@ void merge_state_free(struct merge_state *s)
 {
 	pprof_builder_free(s->b);
 	stackset_free(s->set);
+	pprof_arena_free(s->arena);
 	free(s->skipped);
 	*s = (struct merge_state){0};
 }
@@ -150,17 +182,143 @@ int explain_nothing(const struct selection *sel, const struct merge_state *s)
 	return EXIT_RUNTIME;
 }
 
+/* One reader of a parallel merge: its own connection, stacks and arena, and a share of the rows. */
+struct merge_worker {
+	pthread_t thread;
+	const char *data_dir;
+	struct history_query q;
+	struct merge_state s;
+	int ret;
+};
+
+static void *merge_worker_run(void *arg)
+{
+	struct merge_worker *w = arg;
+	struct history *h = history_open(w->data_dir, true, NULL);
+
+	if (!h) {
+		w->ret = errno ? -errno : -EIO;
+		return NULL;
+	}
+	w->ret = history_query(h, &w->q, true, merge_row, &w->s);
+	history_close(h);
+	return NULL;
+}
+
+/*
+ * Readers for a merge: one per CPU this process may run on (taskset and
+ * cpusets count), at most MERGE_MAX_JOBS; 1 without a data_dir.
+ */
+#define MERGE_MAX_JOBS 8
+
+static unsigned merge_jobs(const struct merge_state *s)
+{
+	cpu_set_t cpus;
+	int n;
+
+	if (!s->data_dir || sched_getaffinity(0, sizeof(cpus), &cpus))
+		return 1;
+	n = CPU_COUNT(&cpus);
+	if (n < 2)
+		return 1;
+	return n > MERGE_MAX_JOBS ? MERGE_MAX_JOBS : (unsigned)n;
+}
+
+/* Folds what worker w read into s: its stacks, counts, span and skipped rows. */
+static int merge_worker_fold(struct merge_state *s, struct merge_worker *w)
+{
+	int ret = stackset_merge(s->set, w->s.set);
+
+	for (size_t i = 0; !ret && i < w->s.n_skipped; i++)
+		ret = skip_row(s, w->s.skipped[i]);
+	s->rows += w->s.rows;
+	if (w->s.merged && (!s->merged || w->s.first_ns < s->first_ns))
+		s->first_ns = w->s.first_ns;
+	if (w->s.merged && (!s->merged || w->s.last_ns > s->last_ns))
+		s->last_ns = w->s.last_ns;
+	s->merged += w->s.merged;
+	return ret;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Rows split by id over jobs readers, each on its own connection, this thread
+ * being reader 0: decoding is what costs, and it is independent per profile.
+ */
+static int merge_parallel(struct history *h, const struct selection *sel, struct merge_state *s,
+			  unsigned jobs)
+{
+	struct merge_worker *w = calloc(jobs, sizeof(*w));
+	struct history_query q = selection_query(sel);
+	unsigned started = 0;
+	int ret = 0;
+
+	if (!w)
+		return -ENOMEM;
+	s->filter = &sel->filter;
+	for (unsigned i = 1; i < jobs && !ret; i++) {
+		w[i] = (struct merge_worker){.data_dir = s->data_dir, .q = q};
+		w[i].q.n_shards = jobs;
+		w[i].q.shard = i;
+		w[i].s = (struct merge_state){.filter = &sel->filter, .set = stackset_new(),
+					      .value_type = s->value_type, .slot = s->slot};
+		if (!w[i].s.set)
+			ret = -ENOMEM;
+		else
+			ret = -pthread_create(&w[i].thread, NULL, merge_worker_run, &w[i]);
+		if (ret)
+			stackset_free(w[i].s.set);
+		else
+			started = i;
+	}
+	q.n_shards = jobs;
+	q.shard = 0;
+	if (!ret)
+		ret = history_query(h, &q, true, merge_row, s);
+	for (unsigned i = 1; i <= started; i++) {
+		pthread_join(w[i].thread, NULL);
+		if (!ret)
+			ret = w[i].ret;
+		if (!ret)
+			ret = merge_worker_fold(s, &w[i]);
+		merge_state_free(&w[i].s);
+	}
+	free(w);
+	if (s->n_skipped)
+		qsort(s->skipped, s->n_skipped, sizeof(*s->skipped), cmp_id);
+	return ret;
+}
+
 int merge_stacks(struct history *h, const struct selection *sel, struct merge_state *s)
 {
+	unsigned jobs = merge_jobs(s);
+	int ret;
+
 	if (!s->set)
 		s->set = stackset_new();
 	if (!s->set) {
 		note("out of memory");
 		return EXIT_RUNTIME;
 	}
+	if (!s->value_type)
+		s->value_type = "samples";
 	s->rows = s->merged = 0;
-	if (merge_selection(h, sel, s))
+	if (jobs > 1) {
+		ret = merge_parallel(h, sel, s, jobs);
+		if (ret) {
+			note("cannot read %s: %s", history_path(h), strerror(-ret));
+			return EXIT_RUNTIME;
+		}
+		report_skipped(s);
+	} else if (merge_selection(h, sel, s)) {
 		return EXIT_RUNTIME;
+	}
 	if (!stackset_total(s->set, s->slot))
 		return explain_nothing(sel, s);
 	return 0;

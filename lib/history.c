@@ -665,6 +665,9 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 		read_meta(*st, &row);
 		if (!labels_match(row.meta.labels ? row.meta.labels : "", q))
 			continue;
+		/* another reader takes this row; skipped before its blob is read */
+		if (q->n_shards > 1 && (uint64_t)row.id % q->n_shards != q->shard)
+			continue;
 		pprof = NULL;
 		if (with_blob)
 			ret = read_blob(*st, &pprof, &row.pprof_len);

@@ -33,6 +33,7 @@ struct history_query {
 	const char *app;
 	const char *const *labels;	/* "k=v" each row's labels must all include */
 	size_t n_labels;
+	uint32_t n_shards, shard;	/* > 1: only rows whose id % n_shards == shard */
 };
 
 struct history;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -991,10 +992,102 @@ static int validate(const pprof_profile *p, struct pindex *ix, char *err, size_t
 	return ok ? 0 : -EBADMSG;
 }
 
-int pprof_decode(const uint8_t *buf, size_t len, pprof_profile **out, char *err, size_t errlen)
+/* One block of an arena; data follows. */
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t size, used;
+	max_align_t data[];
+};
+
+/* Where a decoded profile's many small objects go: freed all at once. */
+struct pprof_arena {
+	struct arena_chunk *chunks;	/* newest first */
+	size_t total;			/* bytes of every chunk */
+	ProtobufCAllocator alloc;
+};
+
+#define ARENA_FIRST_CHUNK (1u << 20)
+
+static void *arena_alloc(void *data, size_t size)
+{
+	struct pprof_arena *a = data;
+	struct arena_chunk *c = a->chunks;
+	size_t need = (size + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1), n;
+
+	if (!c || c->size - c->used < need) {
+		n = a->total > ARENA_FIRST_CHUNK ? a->total : ARENA_FIRST_CHUNK;
+		if (n < need)
+			n = need;
+		c = malloc(sizeof(*c) + n);
+		if (!c)
+			return NULL;
+		*c = (struct arena_chunk){.next = a->chunks, .size = n};
+		a->chunks = c;
+		a->total += n;
+	}
+	c->used += need;
+	return (char *)c->data + c->used - need;
+}
+
+static void arena_free_one(void *data, void *ptr)
+{
+	(void)data;
+	(void)ptr; /* freed with the arena's next reset */
+}
+
+struct pprof_arena *pprof_arena_new(void)
+{
+	struct pprof_arena *a = calloc(1, sizeof(*a));
+
+	if (a)
+		a->alloc = (ProtobufCAllocator){arena_alloc, arena_free_one, a};
+	return a;
+}
+
+/* Empties a: keeps one chunk as large as all were, so the next profile fits in it. */
+static void arena_reset(struct pprof_arena *a)
+{
+	struct arena_chunk *c, *next;
+	size_t total = a->total;
+
+	if (a->chunks && !a->chunks->next) {
+		a->chunks->used = 0;
+		return;
+	}
+	for (c = a->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->chunks = NULL;
+	a->total = 0;
+	if (total) {
+		c = malloc(sizeof(*c) + total);
+		if (c) {
+			*c = (struct arena_chunk){.size = total};
+			a->chunks = c;
+			a->total = total;
+		}
+	}
+}
+
+void pprof_arena_free(struct pprof_arena *a)
+{
+	struct arena_chunk *c, *next;
+
+	if (!a)
+		return;
+	for (c = a->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(a);
+}
+
+/* The body of pprof_decode(): unpacks with alloc (NULL: malloc) and validates into ix. */
+static int decode(const uint8_t *buf, size_t len, ProtobufCAllocator *alloc, pprof_profile **out,
+		  struct pindex *ix, char *err, size_t errlen)
 {
 	uint8_t *raw = NULL;
-	struct pindex ix;
 	pprof_profile *p;
 	int ret;
 
@@ -1010,20 +1103,29 @@ int pprof_decode(const uint8_t *buf, size_t len, pprof_profile **out, char *err,
 		fail(err, errlen, "profile larger than %u bytes", EMBER_MAX_PROFILE_BYTES);
 		return -EFBIG;
 	}
-	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	p = perftools__profiles__profile__unpack(alloc, len, buf);
 	free(raw);
 	if (!p) {
 		fail(err, errlen, "not a profile.proto message");
 		return -EBADMSG;
 	}
-	ret = validate(p, &ix, err, errlen);
+	ret = validate(p, ix, err, errlen);
 	if (ret) {
-		pprof_profile_free(p);
+		perftools__profiles__profile__free_unpacked(p, alloc);
 		return ret;
 	}
-	pindex_free(&ix);
 	*out = p;
 	return 0;
+}
+
+int pprof_decode(const uint8_t *buf, size_t len, pprof_profile **out, char *err, size_t errlen)
+{
+	struct pindex ix;
+	int ret = decode(buf, len, NULL, out, &ix, err, errlen);
+
+	if (!ret)
+		pindex_free(&ix);
+	return ret;
 }
 
 void pprof_profile_free(pprof_profile *p)
@@ -1239,6 +1341,25 @@ int pprof_reader_new(const pprof_profile *p, struct pprof_reader **out)
 	return 0;
 }
 
+int pprof_decode_arena(struct pprof_arena *a, const uint8_t *buf, size_t len, pprof_profile **out,
+		       struct pprof_reader **reader, char *err, size_t errlen)
+{
+	struct pprof_reader *r = calloc(1, sizeof(*r));
+	int ret;
+
+	arena_reset(a);
+	if (!r)
+		return -ENOMEM;
+	ret = decode(buf, len, &a->alloc, out, &r->ix, err, errlen);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	r->p = *out;
+	*reader = r;
+	return 0;
+}
+
 void pprof_reader_free(struct pprof_reader *r)
 {
 	if (!r)
@@ -1250,6 +1371,11 @@ void pprof_reader_free(struct pprof_reader *r)
 int64_t pprof_reader_location_index(const struct pprof_reader *r, uint64_t id)
 {
 	return (int64_t)idmap_get(&r->ix.locs, id) - 1;
+}
+
+int64_t pprof_reader_function_index(const struct pprof_reader *r, uint64_t id)
+{
+	return (int64_t)idmap_get(&r->ix.funcs, id) - 1;
 }
 
 const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_reader *r,

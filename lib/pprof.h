@@ -87,17 +87,35 @@ int pprof_decode(const uint8_t *buf, size_t len, pprof_profile **out, char *err,
 void pprof_profile_free(pprof_profile *p);
 
 /*
+ * Memory for decoding one profile after another without a malloc and free per
+ * message: what emberctl's merges use. A profile decoded into an arena lives
+ * until the next decode into it (or pprof_arena_free), and is not freed alone.
+ */
+struct pprof_arena;
+struct pprof_reader;
+
+struct pprof_arena *pprof_arena_new(void);
+void pprof_arena_free(struct pprof_arena *a);
+/*
+ * pprof_decode() into a (emptied first), and a reader of the result from the
+ * same validation; the reader is freed with pprof_reader_free(), before the
+ * arena's next decode.
+ */
+int pprof_decode_arena(struct pprof_arena *a, const uint8_t *buf, size_t len, pprof_profile **out,
+		       struct pprof_reader **reader, char *err, size_t errlen);
+
+/*
  * A decoded profile indexed for reading: location, function and mapping by id.
  * Built on a validated profile, so every id a sample or location names exists
  * and every string index is in range.
  */
-struct pprof_reader;
-
 /* Validates p as pprof_decode() does and indexes its ids. 0 or a negative errno. */
 int pprof_reader_new(const pprof_profile *p, struct pprof_reader **out);
 void pprof_reader_free(struct pprof_reader *r);
 /* The index in p->location of location id, or -1 when no such id. */
 int64_t pprof_reader_location_index(const struct pprof_reader *r, uint64_t id);
+/* The index in p->function of function id, or -1 when no such id. */
+int64_t pprof_reader_function_index(const struct pprof_reader *r, uint64_t id);
 /* NULL when no such id. */
 const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_reader *r,
 							   uint64_t id);

@@ -50,6 +50,7 @@ struct loc_names {
 	uint32_t *n;
 	uint32_t *ids;		/* root-first name ids of every named location */
 	size_t n_ids, cap_ids;
+	uint32_t *fn;		/* name id per function index; UINT32_MAX: not yet named */
 };
 
 struct stackset *stackset_new(void)
@@ -235,10 +236,20 @@ static int name_location(struct stackset *s, struct loc_names *ln, const pprof_p
 		ln->ids[ln->n_ids] = (uint32_t)id;
 	}
 	for (size_t j = 0; j < l->n_line; j++) {
-		id = intern(s, line_name(p, r, l->line[l->n_line - 1 - j]));
+		const Perftools__Profiles__Line *line = l->line[l->n_line - 1 - j];
+		int64_t fi = pprof_reader_function_index(r, line->function_id);
+
+		/* a function is named once per profile, however many locations it has */
+		if (fi >= 0 && ln->fn[fi] != UINT32_MAX) {
+			ln->ids[ln->n_ids + j] = ln->fn[fi];
+			continue;
+		}
+		id = intern(s, line_name(p, r, line));
 		if (id < 0)
 			return (int)id;
 		ln->ids[ln->n_ids + j] = (uint32_t)id;
+		if (fi >= 0)
+			ln->fn[fi] = (uint32_t)id;
 	}
 	ln->off[i] = (uint32_t)ln->n_ids;
 	ln->n[i] = (uint32_t)n;
@@ -279,11 +290,10 @@ static int add_sample(struct stackset *s, struct loc_names *ln, const pprof_prof
 	return add_ids(s, s->scratch, depth, value, slot);
 }
 
-int stackset_add_profile(struct stackset *s, const pprof_profile *p, const struct pprof_filter *f,
-			 const char *value_type, int slot)
+int stackset_add_read(struct stackset *s, const pprof_profile *p, const struct pprof_reader *r,
+		      const struct pprof_filter *f, const char *value_type, int slot)
 {
 	struct loc_names ln = {0};
-	struct pprof_reader *r;
 	int vi, ret;
 
 	if (slot < 0 || slot >= STACKSET_SLOTS)
@@ -291,14 +301,14 @@ int stackset_add_profile(struct stackset *s, const pprof_profile *p, const struc
 	vi = pprof_sample_type_index(p, value_type);
 	if (vi < 0)
 		return -ENOENT;
-	ret = pprof_reader_new(p, &r);
-	if (ret)
-		return ret;
 	ln.off = malloc((p->n_location + 1) * sizeof(uint32_t));
 	ln.n = malloc((p->n_location + 1) * sizeof(uint32_t));
-	ret = ln.off && ln.n ? 0 : -ENOMEM;
-	if (ln.off)
+	ln.fn = malloc((p->n_function + 1) * sizeof(uint32_t));
+	ret = ln.off && ln.n && ln.fn ? 0 : -ENOMEM;
+	if (!ret) {
 		memset(ln.off, 0xff, (p->n_location + 1) * sizeof(uint32_t));
+		memset(ln.fn, 0xff, (p->n_function + 1) * sizeof(uint32_t));
+	}
 	for (size_t i = 0; !ret && i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *smp = p->sample[i];
 
@@ -308,7 +318,25 @@ int stackset_add_profile(struct stackset *s, const pprof_profile *p, const struc
 	}
 	free(ln.off);
 	free(ln.n);
+	free(ln.fn);
 	free(ln.ids);
+	return ret;
+}
+
+int stackset_add_profile(struct stackset *s, const pprof_profile *p, const struct pprof_filter *f,
+			 const char *value_type, int slot)
+{
+	struct pprof_reader *r;
+	int ret;
+
+	if (slot < 0 || slot >= STACKSET_SLOTS)
+		return -EINVAL;
+	if (pprof_sample_type_index(p, value_type) < 0)
+		return -ENOENT;
+	ret = pprof_reader_new(p, &r);
+	if (ret)
+		return ret;
+	ret = stackset_add_read(s, p, r, f, value_type, slot);
 	pprof_reader_free(r);
 	return ret;
 }
@@ -345,4 +373,26 @@ int64_t stackset_total(const struct stackset *s, int slot)
 uint64_t stackset_truncated(const struct stackset *s)
 {
 	return s->truncated;
+}
+
+int stackset_merge(struct stackset *dst, const struct stackset *src)
+{
+	const char *names[STACKSET_MAX_DEPTH];
+	struct stackset_stack st;
+	int ret;
+
+	for (size_t i = 0; i < src->n_stacks; i++) {
+		stackset_get(src, i, &st);
+		for (uint32_t j = 0; j < st.n; j++)
+			names[j] = src->names[st.frames[j]];
+		for (int slot = 0; slot < STACKSET_SLOTS; slot++) {
+			if (!st.value[slot])
+				continue;
+			ret = stackset_add(dst, names, st.n, st.value[slot], slot);
+			if (ret)
+				return ret;
+		}
+	}
+	dst->truncated += src->truncated;
+	return 0;
 }

@@ -40,6 +40,10 @@ void stackset_free(struct stackset *s);
 int stackset_add_profile(struct stackset *s, const pprof_profile *p, const struct pprof_filter *f,
 			 const char *value_type, int slot);
 
+/* stackset_add_profile() with r, a reader of p from pprof_decode_arena(): no second validation. */
+int stackset_add_read(struct stackset *s, const pprof_profile *p, const struct pprof_reader *r,
+		      const struct pprof_filter *f, const char *value_type, int slot);
+
 /* Adds value to the stack of names (root first) in slot. 0 or -ENOMEM. */
 int stackset_add(struct stackset *s, const char *const *names, size_t n, int64_t value, int slot);
 
@@ -55,5 +59,7 @@ int64_t stackset_find_name(const struct stackset *s, const char *name);
 int64_t stackset_total(const struct stackset *s, int slot);
 /* Samples whose stack was cut at STACKSET_MAX_DEPTH frames. */
 uint64_t stackset_truncated(const struct stackset *s);
+/* Adds every stack of src, slot by slot, into dst (and its count of cut stacks). 0 or -ENOMEM. */
+int stackset_merge(struct stackset *dst, const struct stackset *src);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Times and durations as people type them: RFC 3339, unix seconds, "-15m"
- * before a given now, and "500ms"-style durations. Pure: no clock, no locale,
+ * before a given now, journalctl's "10 min ago", "today" and "yesterday", and
+ * "500ms"-style durations. Pure: no clock, no locale,
  * no time zone database; every step checks for int64 overflow.
  */
 #include <errno.h>
@@ -220,6 +221,91 @@ static int parse_relative(const char *s, int64_t now_ns, int64_t *out_ns)
 	return 0;
 }
 
+/* The units of "N UNIT ago" as journalctl spells them; not months or years, which are uneven. */
+static const struct unit ago_units[] = {
+	{"ms", NS_PER_MS},	  {"msec", NS_PER_MS},	     {"s", NS_PER_SEC},
+	{"sec", NS_PER_SEC},	  {"second", NS_PER_SEC},    {"seconds", NS_PER_SEC},
+	{"m", NS_PER_MIN},	  {"min", NS_PER_MIN},	     {"minute", NS_PER_MIN},
+	{"minutes", NS_PER_MIN},  {"h", NS_PER_HOUR},	     {"hr", NS_PER_HOUR},
+	{"hour", NS_PER_HOUR},	  {"hours", NS_PER_HOUR},    {"d", NS_PER_DAY},
+	{"day", NS_PER_DAY},	  {"days", NS_PER_DAY},	     {"w", 7 * NS_PER_DAY},
+	{"week", 7 * NS_PER_DAY}, {"weeks", 7 * NS_PER_DAY},
+};
+
+static bool is_lower(char c)
+{
+	return c >= 'a' && c <= 'z';
+}
+
+/* The ns of the unit word at *p (letters up to a space or NUL); 0 when unknown. */
+static int64_t ago_unit(const char **p)
+{
+	const char *s = *p;
+	size_t n = 0;
+
+	while (is_lower(s[n]))
+		n++;
+	if (s[n] != ' ' && s[n] != '\0')
+		return 0;
+	for (size_t i = 0; i < sizeof(ago_units) / sizeof(ago_units[0]); i++) {
+		if (strlen(ago_units[i].suffix) == n && !strncmp(s, ago_units[i].suffix, n)) {
+			*p = s + n;
+			return ago_units[i].ns;
+		}
+	}
+	return 0;
+}
+
+static void skip_spaces(const char **p)
+{
+	while (**p == ' ')
+		(*p)++;
+}
+
+/*
+ * journalctl's "N UNIT ... ago": "10 min ago", "2h ago", "1 hour 30 min ago".
+ * Spaces separate the words; none may lead or trail.
+ */
+static int parse_ago(const char *s, int64_t now_ns, int64_t *out_ns)
+{
+	int64_t sum = 0, n, unit, ns;
+
+	do {
+		if (!uint_digits(&s, &n))
+			return -EINVAL;
+		skip_spaces(&s);
+		unit = ago_unit(&s);
+		if (!unit || *s != ' ')
+			return -EINVAL;
+		if (__builtin_mul_overflow(n, unit, &ns) || __builtin_add_overflow(sum, ns, &sum))
+			return -EINVAL;
+		skip_spaces(&s);
+	} while (is_digit(*s));
+	if (strcmp(s, "ago") != 0 || __builtin_sub_overflow(now_ns, sum, &ns))
+		return -EINVAL;
+	*out_ns = ns;
+	return 0;
+}
+
+/* "today", "yesterday", "tomorrow": midnight UTC (not local time) of that day. */
+static int parse_day_word(const char *s, int64_t now_ns, int64_t *out_ns)
+{
+	int64_t days = now_ns / NS_PER_DAY, ns;
+
+	if (now_ns % NS_PER_DAY < 0)
+		days--; /* floor: before 1970 too */
+	if (!strcmp(s, "yesterday"))
+		days--;
+	else if (!strcmp(s, "tomorrow"))
+		days++;
+	else if (strcmp(s, "today") != 0)
+		return -EINVAL;
+	if (__builtin_mul_overflow(days, NS_PER_DAY, &ns))
+		return -EINVAL;
+	*out_ns = ns;
+	return 0;
+}
+
 static bool all_digits(const char *s)
 {
 	if (!*s)
@@ -243,5 +329,9 @@ int parse_time(const char *s, int64_t now_ns, int64_t *out_ns)
 		return parse_relative(s + 1, now_ns, out_ns);
 	if (all_digits(s))
 		return parse_unix(s, out_ns);
+	if (is_lower(s[0]))
+		return parse_day_word(s, now_ns, out_ns);
+	if (is_digit(s[0]) && strstr(s, " ago"))
+		return parse_ago(s, now_ns, out_ns);
 	return parse_rfc3339(s, out_ns);
 }

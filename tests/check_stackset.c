@@ -137,6 +137,77 @@ START_TEST(test_pid_filter)
 }
 END_TEST
 
+/* main at two call sites, a at one: main -> a from both (2 + 3 samples). */
+static struct pprof_builder *two_sites(void)
+{
+	struct pprof_builder *b = pprof_builder_new(&meta);
+	uint64_t f_main = pprof_function(b, "main", "main", "m.c");
+	uint64_t f_a = pprof_function(b, "a", "a", "m.c");
+	uint64_t l_main1 = pprof_location(b, 0, 0x10, &f_main, 1);
+	uint64_t l_main2 = pprof_location(b, 0, 0x18, &f_main, 1);
+	uint64_t l_a = pprof_location(b, 0, 0x20, &f_a, 1);
+
+	sample(b, (uint64_t[]){l_a, l_main1}, 2, 2, 1);
+	sample(b, (uint64_t[]){l_a, l_main2}, 2, 3, 2);
+	return b;
+}
+
+/* Profiles decoded one after another into one arena fold as decoded ones do. */
+START_TEST(test_arena_decode)
+{
+	struct pprof_arena *a = pprof_arena_new();
+	struct stackset *s = stackset_new();
+	struct pprof_builder *b = two_sites();
+	static const uint8_t garbage[] = {0x0a, 0xff, 0xff, 0xff};
+	struct pprof_reader *r;
+	pprof_profile *p;
+	uint8_t *buf;
+	size_t len;
+	char err[128];
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(pprof_encode(b, &buf, &len), 0);
+	pprof_builder_free(b);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(pprof_decode_arena(a, buf, len, &p, &r, err, sizeof(err)), 0);
+		ck_assert_int_eq(stackset_add_read(s, p, r, NULL, "samples", 0), 0);
+		pprof_reader_free(r);
+		/* garbage in between fails alone and leaves the arena usable */
+		ck_assert_int_eq(pprof_decode_arena(a, garbage, sizeof(garbage), &p, &r, err,
+						    sizeof(err)), -EBADMSG);
+	}
+	/* two locations of main are one frame: one stack */
+	ck_assert_uint_eq(stackset_len(s), 1);
+	ck_assert_uint_eq(stackset_names(s), 2);
+	ck_assert_int_eq(value_of(s, "main;a"), 15);
+	ck_assert_int_eq(stackset_total(s, 0), 15);
+	free(buf);
+	stackset_free(s);
+	pprof_arena_free(a);
+}
+END_TEST
+
+/* Two sets folded into one: the same stacks summed by name, whatever their ids. */
+START_TEST(test_merge_sets)
+{
+	struct stackset *a = stackset_new(), *b = stackset_new();
+	const char *ab[] = {"main", "a", "b"}, *c[] = {"main", "c"};
+
+	ck_assert_int_eq(stackset_add(a, ab, 3, 2, 0), 0);
+	ck_assert_int_eq(stackset_add(b, c, 2, 5, 0), 0); /* b names main, c first */
+	ck_assert_int_eq(stackset_add(b, ab, 3, 3, 0), 0);
+	ck_assert_int_eq(stackset_add(b, ab, 3, 7, 1), 0);
+	ck_assert_int_eq(stackset_merge(a, b), 0);
+	ck_assert_uint_eq(stackset_len(a), 2);
+	ck_assert_int_eq(value_of(a, "main;a;b"), 5);
+	ck_assert_int_eq(value_of(a, "main;c"), 5);
+	ck_assert_int_eq(stackset_total(a, 0), 10);
+	ck_assert_int_eq(stackset_total(a, 1), 7);
+	stackset_free(a);
+	stackset_free(b);
+}
+END_TEST
+
 START_TEST(test_add_names_and_depth)
 {
 	struct stackset *s = stackset_new();
@@ -245,6 +316,8 @@ Suite *stackset_suite(void)
 
 	tcase_add_test(tc, test_profile_stacks);
 	tcase_add_test(tc, test_pid_filter);
+	tcase_add_test(tc, test_arena_decode);
+	tcase_add_test(tc, test_merge_sets);
 	tcase_add_test(tc, test_add_names_and_depth);
 	tcase_add_test(tc, test_top_down_tree);
 	tcase_add_test(tc, test_callers_callees_recursion);

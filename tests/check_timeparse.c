@@ -45,6 +45,30 @@ static const struct time_case good_times[] = {
 	{"-30", NOW - 30 * SEC},
 	{"-500ms", NOW - SEC / 2},
 	{"-0s", NOW},
+	/* journalctl's forms; days are UTC: 2026-11-22T00:00:00Z is 1795305600 */
+	{"today", 1795305600LL * SEC},
+	{"yesterday", (1795305600LL - 86400) * SEC},
+	{"tomorrow", (1795305600LL + 86400) * SEC},
+	{"10 min ago", NOW - 600 * SEC},
+	{"10min ago", NOW - 600 * SEC},
+	{"1 minute ago", NOW - 60 * SEC},
+	{"15 minutes ago", NOW - 900 * SEC},
+	{"2 hours ago", NOW - 7200 * SEC},
+	{"1 hour ago", NOW - 3600 * SEC},
+	{"3 hr ago", NOW - 3 * 3600 * SEC},
+	{"3h ago", NOW - 3 * 3600 * SEC},
+	{"2 days ago", NOW - 2 * 86400 * SEC},
+	{"1 day ago", NOW - 86400 * SEC},
+	{"1 week ago", NOW - 7 * 86400 * SEC},
+	{"30 s ago", NOW - 30 * SEC},
+	{"30 sec ago", NOW - 30 * SEC},
+	{"30 seconds ago", NOW - 30 * SEC},
+	{"250 ms ago", NOW - SEC / 4},
+	{"250 msec ago", NOW - SEC / 4},
+	{"1 hour 30 min ago", NOW - 5400 * SEC},
+	{"1h 30min 15s ago", NOW - 5415 * SEC},
+	{"0 s ago", NOW},
+	{"10 min  ago", NOW - 600 * SEC},
 };
 
 static const char *const bad_times[] = {
@@ -53,7 +77,25 @@ static const char *const bad_times[] = {
 	" now",
 	"now ",
 	"Now",
-	"yesterday",
+	"Yesterday",
+	"today ",
+	"todays",
+	"last tuesday",
+	"10 ago",
+	"10 min",
+	"min ago",
+	"10 mins ago",
+	"10 Min ago",
+	"10 min ago ",
+	" 10 min ago",
+	"10 min before",
+	"10 min agox",
+	"10 months ago",
+	"1.5 h ago",
+	"-10 min ago",
+	"10 min 5 ago",
+	"99999999999 days ago",
+	"106752 days ago", /* past int64 ns */
 	"-",
 	"--15m",
 	"-15x",
@@ -165,6 +207,13 @@ END_TEST
 START_TEST(test_relative_overflow)
 {
 	int64_t ns = 42;
+
+	ck_assert_int_eq(parse_time("1 s ago", INT64_MIN + SEC - 1, &ns), -EINVAL);
+	ck_assert_int_eq(parse_time("yesterday", INT64_MIN + 1, &ns), -EINVAL);
+	ck_assert_int_eq(parse_time("tomorrow", INT64_MAX, &ns), -EINVAL);
+	/* before 1970, today is still the midnight before now */
+	ck_assert_int_eq(parse_time("today", -1, &ns), 0);
+	ck_assert_int_eq(ns, -86400 * SEC);
 
 	ck_assert_int_eq(parse_time("-1s", INT64_MIN + SEC - 1, &ns), -EINVAL);
 	ck_assert_int_eq(parse_time("-1s", INT64_MIN + SEC, &ns), 0);

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer: pprof_decode on arbitrary bytes; what it accepts must merge into a
- * builder and encode to a profile that decodes again. */
+ * builder and encode to a profile that decodes again. pprof_decode_arena (the
+ * views' path, into a reused arena) must agree with it, and what it accepts
+ * must fold into stacks with the same total. */
 #include <stdlib.h>
 
 #include "pprof.h"
+#include "stackset.h"
+
+/* One arena for every input, as emberctl reuses one across profiles. */
+static struct pprof_arena *arena;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -43,13 +49,49 @@ static void reencode(const pprof_profile *p)
 	pprof_builder_free(b);
 }
 
+/* The arena path accepts exactly what pprof_decode accepts, and folds it. */
+static void arena_path(const uint8_t *data, size_t size, const pprof_profile *slow)
+{
+	struct pprof_reader *r;
+	struct stackset *a, *b;
+	pprof_profile *p;
+	int ra, rb;
+
+	if (!arena)
+		arena = pprof_arena_new();
+	if (!arena)
+		abort();
+	if (pprof_decode_arena(arena, data, size, &p, &r, NULL, 0) != 0) {
+		if (slow)
+			abort();
+		return;
+	}
+	if (!slow || p->n_sample != slow->n_sample)
+		abort();
+	a = stackset_new();
+	b = stackset_new();
+	if (!a || !b)
+		abort();
+	ra = stackset_add_read(a, p, r, NULL, "samples", 0);
+	rb = stackset_add_profile(b, slow, NULL, "samples", 0);
+	if (ra != rb || stackset_total(a, 0) != stackset_total(b, 0) ||
+	    stackset_len(a) != stackset_len(b))
+		abort();
+	stackset_free(a);
+	stackset_free(b);
+	pprof_reader_free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	pprof_profile *p;
 	char err[256];
 
-	if (pprof_decode(data, size, &p, err, sizeof(err)))
+	if (pprof_decode(data, size, &p, err, sizeof(err))) {
+		arena_path(data, size, NULL);
 		return 0;
+	}
+	arena_path(data, size, p);
 	reencode(p);
 	pprof_profile_free(p);
 	return 0;

@@ -25,8 +25,9 @@
 #define PERIOD_NS 10000000LL
 #define MAX_SAMPLES 4
 
-enum func { F_NONE, F_MAIN, F_A, F_B, F_C, N_FUNCS };
-enum stack { S_A, S_B, S_C, N_STACKS };
+enum func { F_NONE, F_MAIN, F_A, F_B, F_C, F_ODD, N_FUNCS };
+enum stack { S_A, S_B, S_C, S_REC_A, S_REC_B, S_ODD, N_STACKS };
+#define MAX_DEPTH 4
 
 /* Each function has one fixed address, so locations agree across profiles. */
 static const struct {
@@ -37,13 +38,18 @@ static const struct {
 	[F_A] = {"f_a", 0x401200},
 	[F_B] = {"f_b", 0x401300},
 	[F_C] = {"f_c", 0x401400},
+	/* a name that folded output must make safe: ';' and a newline */
+	[F_ODD] = {"odd;name\nx", 0x401500},
 };
 
 /* Leaf first, as pprof wants them; F_NONE ends a shorter stack. */
-static const enum func stacks[N_STACKS][3] = {
+static const enum func stacks[N_STACKS][MAX_DEPTH] = {
 	[S_A] = {F_A, F_MAIN},
 	[S_B] = {F_B, F_MAIN},
 	[S_C] = {F_C, F_B, F_MAIN},
+	[S_REC_A] = {F_A, F_B, F_B, F_MAIN}, /* main -> f_b -> f_b -> f_a */
+	[S_REC_B] = {F_B, F_C, F_B, F_MAIN}, /* main -> f_b -> f_c -> f_b */
+	[S_ODD] = {F_ODD, F_MAIN},
 };
 
 struct sample {
@@ -79,6 +85,18 @@ static const struct profile profiles[] = {
 static const struct profile diff_base = {"", "", {{100, S_A, 10}, {100, S_B, 10}, {100, S_C, 10}}};
 static const struct profile diff_new = {"", "", {{100, S_A, 20}, {100, S_B, 10}, {100, S_C, 10}}};
 
+/*
+ * --deep: recursion and an odd name, at 00:01:00 in app "deep". Alone: 12
+ * samples; f_a self 6, f_b self 4 (total 10, counted once per stack although
+ * recursive), "odd;name\nx" self 2; callers of f_b: f_b 6 (then main), f_c 4
+ * (then f_b, main).
+ */
+static const struct profile deep = {
+	"deep",
+	"service_name=deep",
+	{{300, S_REC_A, 6}, {300, S_REC_B, 4}, {400, S_ODD, 2}},
+};
+
 static const struct pprof_meta cpu_meta = {
 	.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
 	.n_sample_types = 2,
@@ -101,11 +119,11 @@ static int add_sample(struct pprof_builder *b, uint64_t mapping, const struct sa
 		{.key = "pid", .num = s->pid},
 		{.key = "comm", .str = comm},
 	};
-	uint64_t locs[3];
+	uint64_t locs[MAX_DEPTH];
 	size_t n = 0;
 
 	snprintf(comm, sizeof(comm), "app%d", s->pid);
-	for (; n < 3 && stacks[s->stack][n] != F_NONE; n++) {
+	for (; n < MAX_DEPTH && stacks[s->stack][n] != F_NONE; n++) {
 		locs[n] = location_of(b, mapping, stacks[s->stack][n]);
 		if (!locs[n])
 			return -ENOMEM;
@@ -265,14 +283,15 @@ static int put_diff(struct history *h)
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] [--diff] DIR\n"
+	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] [--diff] [--deep] DIR\n"
 			"  writes 3 cpu profiles from 2026-01-01T00:00:00Z, 10 s each\n"
 			"  --mem      also a mem profile at 00:00:00\n"
 			"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n"
 			"  --count N  also N more cpu profiles from 00:00:30, 10 s apart\n"
 			"  --v2       leave the file as schema v2 (no incremental auto-vacuum)\n"
 			"  --diff     also 3 profiles from 2026-01-02T00:00:00Z and 3 from 01:00:00Z\n"
-			"             in which f_a's samples double\n");
+			"             in which f_a's samples double\n"
+			"  --deep     also a cpu profile with recursion at 00:01:00, app deep\n");
 	exit(2);
 }
 
@@ -284,9 +303,10 @@ int main(int argc, char **argv)
 		{"count", required_argument, NULL, 'n'},
 		{"v2", no_argument, NULL, '2'},
 		{"diff", no_argument, NULL, 'd'},
+		{"deep", no_argument, NULL, 'D'},
 		{0},
 	};
-	bool mem = false, corrupt = false, v2 = false, diff = false;
+	bool mem = false, corrupt = false, v2 = false, diff = false, with_deep = false;
 	long more = 0;
 	char *end;
 	const char *err = NULL;
@@ -305,6 +325,8 @@ int main(int argc, char **argv)
 			continue;
 		else if (c == 'd')
 			diff = true;
+		else if (c == 'D')
+			with_deep = true;
 		else
 			usage();
 	}
@@ -327,6 +349,8 @@ int main(int argc, char **argv)
 		ret = put_more(h, more);
 	if (!ret && diff)
 		ret = put_diff(h);
+	if (!ret && with_deep)
+		ret = put_profile(h, &deep, T0 + 6 * INTERVAL, NULL);
 	history_close(h);
 	if (!ret && v2)
 		ret = make_v2(argv[optind]);
