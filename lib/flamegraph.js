@@ -185,4 +185,7 @@
 			zoom(null);
 		}
 	});
+	/* The root is at the bottom: a graph taller than the window opens on it, not on its tips. */
+	if (document.documentElement.scrollHeight > window.innerHeight)
+		window.scrollTo(0, document.documentElement.scrollHeight);
 })();

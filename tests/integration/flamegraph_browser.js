@@ -207,6 +207,23 @@ async function main() {
 	const errors = seen.filter((e) => e.method === "Runtime.exceptionThrown" ||
 		(e.method === "Runtime.consoleAPICalled" && e.params.type === "error"));
 	check(errors.length === 0, "no script error", errors.map((e) => JSON.stringify(e.params).slice(0, 300)));
+
+	/* 7. a graph taller than the window opens on its root (at the bottom), not its tips */
+	await s("Emulation.setDeviceMetricsOverride",
+		{ width: 1220, height: 90, deviceScaleFactor: 1, mobile: false });
+	await s("Page.navigate", { url: "about:blank" });
+	await s("Page.navigate", { url });
+	await new Promise((r) => setTimeout(r, 200));
+	while (!(await evaluate(ready)))
+		await new Promise((r) => setTimeout(r, 50));
+	const root = await evaluate(`(() => {
+		const g = Array.from(document.querySelectorAll("g.f")).find(
+			(g) => g.getAttribute("data-d") === "0");
+		const b = g.querySelector("rect").getBoundingClientRect();
+		return { top: b.top, bottom: b.bottom, h: window.innerHeight, y: window.scrollY };
+	})()`);
+	check(root.top >= 0 && root.bottom <= root.h && root.y > 0,
+	      "opens scrolled to the root frame", root);
 }
 
 main().catch((err) => {
