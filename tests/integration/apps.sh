@@ -35,7 +35,11 @@ if "$EMBERCTL" --data-dir "$T/data" export --app alpha --pid "$B" -o "$T/b.pb.gz
 	fail "the unmatched process has samples under alpha"
 fi
 pprof_top "$T/a.pb.gz" -sample_index=samples >"$T/top.txt"
-[ "$(flat_of "$T/top.txt" work_a)" -gt 100 ] || fail "alpha's profile lacks work_a"
+# a share, not a count: how much CPU the fixture gets depends on the machine's load
+wa=$(flat_of "$T/top.txt" work_a)
+tot=$(total_of "$T/top.txt")
+[ "$tot" -ge 40 ] && [ "$((wa * 100 / tot))" -ge 60 ] ||
+	fail "alpha's profile lacks work_a ($wa of $tot samples, expected ~75%)"
 pass "profile = all: alpha labelled team=a, the other named fx_work_ab"
 
 # 2. profile = matched: only alpha is stored, the rest dropped in BPF

@@ -34,7 +34,10 @@ while :; do
 	sleep 0.5
 done
 sleep 2
+# arrived first, then stored: whatever arrived was stored before it was pushed
+# (the fixture's last partial interval may still be stored and pushed meanwhile)
 arrived_list >"$T/arrived.txt"
+stored_list >"$T/stored.txt"
 extra=$(sort -u "$T/arrived.txt" | comm -13 <(sort "$T/stored.txt") - | wc -l)
 dups=$(sort "$T/arrived.txt" | uniq -d | wc -l)
 n=$(wc -l <"$T/stored.txt")
