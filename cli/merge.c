@@ -51,7 +51,7 @@ static void merged_one(struct merge_state *s, const struct history_row *row)
 		s->first_ns = row->meta.start_ns;
 	if (!s->merged || row->meta.end_ns > s->last_ns)
 		s->last_ns = row->meta.end_ns;
-	s->merged++;
+	s->merged += row->profiles ? row->profiles : 1; /* a rollup stands for many */
 }
 
 /* Adds one stored profile to the folded stacks, decoded in the arena. */
@@ -87,7 +87,7 @@ static int merge_row(const struct history_row *row, void *arg)
 	char err[128];
 	int ret;
 
-	s->rows++;
+	s->rows += row->profiles ? row->profiles : 1;
 	if (s->set)
 		return add_row(s, row);
 	if (!row->pprof || pprof_decode(row->pprof, row->pprof_len, &p, err, sizeof(err)))
