@@ -221,17 +221,18 @@ static const char *const push_sql[PUSH_STMT_COUNT] = {
 	[SIZE_PAGES] = "SELECT * FROM pragma_page_count(), pragma_freelist_count(), "
 		       "pragma_page_size()",
 	/*
-	 * Rollups (v4). The oldest raw row that started in [?1, ?2) (multiples
-	 * of the period ?3) whose series has no rollup of that period: its
-	 * series and period. Then that series' raw rows of one period [?4, ?5).
+	 * Rollups (v4). The (?4 + 1)-th, in order of period then series, of the
+	 * series and periods in [?1, ?2) (multiples of the period ?3) that have
+	 * raw rows and no rollup. Then one series' raw rows of one period [?4, ?5).
 	 */
-	[ROLLUP_TODO] = "SELECT type, app, labels, start_ns - (start_ns - ?1) % ?3 FROM profiles "
-			"WHERE rollup = 0 AND start_ns >= ?1 AND start_ns < ?2 AND NOT EXISTS "
-			"(SELECT 1 FROM profiles AS r WHERE r.rollup = 1 "
+	[ROLLUP_TODO] = "SELECT type, app, labels, start_ns - (start_ns - ?1) % ?3 AS period "
+			"FROM profiles WHERE rollup = 0 AND start_ns >= ?1 AND start_ns < ?2 "
+			"AND NOT EXISTS (SELECT 1 FROM profiles AS r WHERE r.rollup = 1 "
 			"AND r.type = profiles.type AND r.app = profiles.app "
 			"AND r.labels = profiles.labels "
 			"AND r.start_ns = profiles.start_ns - (profiles.start_ns - ?1) % ?3) "
-			"ORDER BY start_ns, id LIMIT 1",
+			"GROUP BY period, type, app, labels ORDER BY period, type, app, labels "
+			"LIMIT 1 OFFSET ?4",
 	[ROLLUP_ROWS] = QUERY_COLS "blob FROM profiles WHERE rollup = 0 AND type = ?1 "
 			"AND app = ?2 AND labels = ?3 AND start_ns >= ?4 AND start_ns < ?5 "
 			"ORDER BY start_ns, id",
@@ -1520,7 +1521,7 @@ void history_series_free(struct history_series *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int history_rollup_todo(struct history *h, int64_t from_ns, int64_t before_ns,
+int history_rollup_todo(struct history *h, int64_t from_ns, int64_t before_ns, uint32_t skip,
 			struct history_series *s, int64_t *period_start)
 {
 	int64_t period = h ? h->rollup_period : 0, first, end;
@@ -1540,6 +1541,7 @@ int history_rollup_todo(struct history *h, int64_t from_ns, int64_t before_ns,
 	rc |= sqlite3_bind_int64(st, 1, first);
 	rc |= sqlite3_bind_int64(st, 2, end);
 	rc |= sqlite3_bind_int64(st, 3, period);
+	rc |= sqlite3_bind_int64(st, 4, skip);
 	if (rc != SQLITE_OK) {
 		sqlite3_clear_bindings(st);
 		return -ENOMEM;

@@ -167,13 +167,12 @@ int64_t history_rollup_period(const struct history *h);
 int history_set_rollup_period(struct history *h, int64_t period_ns);
 
 /*
- * The oldest raw profile that started in a whole period inside
- * [floor(from_ns), floor(before_ns)) (floors to multiples of the period)
- * whose series has no rollup of that period: its series (the caller frees it)
- * and the period's start. -ENOENT when there is none; -ENODATA on a file
- * older than rollups.
+ * A series and period that have raw profiles and no rollup, among the periods
+ * inside [floor(from_ns), floor(before_ns)) (floors to multiples of the
+ * period): the (skip + 1)-th in order of period, then series (the caller frees
+ * s). -ENOENT when there is none; -ENODATA on a file older than rollups.
  */
-int history_rollup_todo(struct history *h, int64_t from_ns, int64_t before_ns,
+int history_rollup_todo(struct history *h, int64_t from_ns, int64_t before_ns, uint32_t skip,
 			struct history_series *s, int64_t *period_start);
 /* cb for each raw row of series s that started in [period_start, + period), with its blob. */
 int history_period_rows(struct history *h, const struct history_series *s, int64_t period_start,

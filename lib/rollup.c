@@ -13,10 +13,11 @@
 /* A rollup being built: the merged profile and what its row records. */
 struct build {
 	struct pprof_builder *b;
-	int64_t end_ns;
+	int64_t start_ns, end_ns;	/* the merged rows' span */
 	uint64_t samples;
 	uint32_t profiles, skipped;
 	uint32_t max_processes;	/* the rows' own counts, when samples carry no pid */
+	const atomic_bool *cancel; /* stops the build between rows */
 	int64_t *pids;		/* "pid" labels seen; sorted and unique up to n_sorted */
 	size_t n_pids, cap_pids;
 };
@@ -110,6 +111,8 @@ static int merge_row(const struct history_row *row, void *arg)
 	pprof_profile *p = NULL;
 	int ret = 0;
 
+	if (bd->cancel && atomic_load(bd->cancel))
+		return -ECANCELED;
 	if (!row->pprof || pprof_decode(row->pprof, row->pprof_len, &p, NULL, 0)) {
 		bd->skipped++;
 		return 0;
@@ -133,6 +136,8 @@ static int merge_row(const struct history_row *row, void *arg)
 		goto out;
 	bd->profiles++;
 	bd->samples += row->meta.samples;
+	if (bd->profiles == 1 || row->meta.start_ns < bd->start_ns)
+		bd->start_ns = row->meta.start_ns;
 	if (row->meta.end_ns > bd->end_ns)
 		bd->end_ns = row->meta.end_ns;
 	if (row->meta.processes > bd->max_processes)
@@ -159,6 +164,8 @@ static int store(struct history *h, const struct history_series *s, int64_t peri
 	int ret;
 
 	compact_pids(bd);
+	/* the rows' own span: the row starts at the period, the profile says when data does */
+	pprof_builder_set_time(bd->b, bd->start_ns, bd->end_ns - bd->start_ns);
 	m.processes = bd->n_pids ? (bd->n_pids > UINT32_MAX ? UINT32_MAX : (uint32_t)bd->n_pids)
 				 : bd->max_processes;
 	ret = pprof_encode(bd->b, &buf, &len);
@@ -169,9 +176,9 @@ static int store(struct history *h, const struct history_series *s, int64_t peri
 }
 
 int history_rollup_hour(struct history *h, const struct history_series *s, int64_t period_start,
-			struct rollup_result *r)
+			const atomic_bool *cancel, struct rollup_result *r)
 {
-	struct build bd = {0};
+	struct build bd = {.cancel = cancel};
 	int ret;
 
 	if (!h || !s || !r)
@@ -191,25 +198,32 @@ int history_rollup_hour(struct history *h, const struct history_series *s, int64
 	return ret;
 }
 
-int history_rollup_next(struct history *h, int64_t before_ns, int64_t *cursor,
-			struct rollup_result *r)
+int history_rollup_next(struct history *h, int64_t before_ns, struct rollup_cursor *c,
+			const atomic_bool *cancel, struct rollup_result *r)
 {
 	int64_t start;
 	int ret;
 
-	if (!h || !cursor || !r)
+	if (!h || !c || !r)
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
-	ret = history_rollup_todo(h, *cursor, before_ns, &r->series, &start);
-	if (ret == -ENOENT && before_ns > *cursor)
-		*cursor = before_ns; /* every whole period before it is done */
+	ret = history_rollup_todo(h, c->from, before_ns, c->skip, &r->series, &start);
+	if (ret == -ENOENT && before_ns > c->from) {
+		/* every whole period before it is done, or cannot be */
+		c->from = before_ns;
+		c->skip = 0;
+	}
 	if (ret)
 		return ret;
-	*cursor = start; /* nothing older is missing */
-	ret = history_rollup_hour(h, &r->series, start, r);
-	/* none of its rows merges: done as far as it goes (the next search skips it) */
+	if (start > c->from) {
+		/* the ones skipped were of an earlier period: nothing older is missing */
+		c->from = start;
+		c->skip = 0;
+	}
+	ret = history_rollup_hour(h, &r->series, start, cancel, r);
+	/* none of its rows merges: it stays missing, at the head of the order */
 	if (!ret && !r->stored)
-		*cursor = start + history_rollup_period(h);
+		c->skip++;
 	if (ret)
 		rollup_result_free(r);
 	return ret;

@@ -15,6 +15,8 @@
 #include <sqlite3.h>
 
 #include "history.h"
+#include "pprof.h"
+#include "rollup.h"
 #include "suites.h"
 
 #define MAX_ROWS 16
@@ -1219,6 +1221,143 @@ START_TEST(test_rollup_retention)
 }
 END_TEST
 
+/* A cpu profile of two stacks: count samples of pid and 1 of pid + 1. */
+static void put_pprof(struct history *h, int64_t start, const char *app, int64_t pid, int count)
+{
+	static const struct pprof_meta meta = {
+		.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
+		.n_sample_types = 2, .period_type = {"cpu", "nanoseconds"}, .period = 10000000,
+	};
+	struct pprof_builder *b = pprof_builder_new(&meta);
+	struct history_meta m = {.start_ns = start, .end_ns = start + 10 * MIN, .type = "cpu",
+				 .app = app, .labels = app, .samples = (uint64_t)count + 1,
+				 .processes = 2};
+	struct pprof_label l1 = {.key = "pid", .num = pid}, l2 = {.key = "pid", .num = pid + 1};
+	int64_t v1[2] = {count, count * 10000000LL}, v2[2] = {1, 10000000};
+	uint64_t f1, f2, loc[2];
+	uint8_t *buf;
+	size_t len;
+
+	ck_assert_ptr_nonnull(b);
+	f1 = pprof_function(b, "main", "main", "");
+	f2 = pprof_function(b, "work", "work", "");
+	loc[1] = pprof_location(b, 0, 0x1000, &f1, 1);
+	loc[0] = pprof_location(b, 0, 0x2000, &f2, 1);
+	ck_assert_int_eq(pprof_add_sample(b, loc, 2, v1, &l1, 1), 0);
+	ck_assert_int_eq(pprof_add_sample(b, &loc[1], 1, v2, &l2, 1), 0);
+	ck_assert_int_eq(pprof_encode(b, &buf, &len), 0);
+	ck_assert_int_eq(history_put(h, &m, buf, len, NULL), 0);
+	free(buf);
+	pprof_builder_free(b);
+}
+
+/* The rollup row of app at hour: its samples and processes, and its pid's samples in the pprof. */
+struct rollup_seen {
+	const char *app;
+	int64_t pid;
+	uint64_t samples, pid_samples, processes, profiles;
+	int64_t start_ns, end_ns, time_ns;
+	int n;
+};
+
+static int seen_rollup(const struct history_row *row, void *arg)
+{
+	struct rollup_seen *rs = arg;
+	struct pprof_filter f = {.by_pid = true, .pid = rs->pid};
+	pprof_profile *p;
+
+	if (!row->rollup || strcmp(row->meta.app, rs->app))
+		return 0;
+	rs->n++;
+	rs->samples = row->meta.samples;
+	rs->processes = row->meta.processes;
+	rs->profiles = row->profiles;
+	rs->start_ns = row->meta.start_ns;
+	rs->end_ns = row->meta.end_ns;
+	ck_assert_ptr_nonnull(row->pprof);
+	ck_assert_int_eq(pprof_decode(row->pprof, row->pprof_len, &p, NULL, 0), 0);
+	rs->time_ns = p->time_nanos;
+	for (size_t i = 0; i < p->n_sample; i++) {
+		if (pprof_sample_wanted(p, p->sample[i], &f))
+			rs->pid_samples += (uint64_t)p->sample[i]->value[0];
+	}
+	pprof_profile_free(p);
+	return 0;
+}
+
+/*
+ * The builder: one series and hour per call, in order of hour then series, a
+ * series whose rows are all corrupt skipped (not retried, not blocking the
+ * others), an hour not yet complete left alone; a rollup keeps the pid labels
+ * and counts the distinct pids.
+ */
+START_TEST(test_rollup_build)
+{
+	struct history *h = open_rw();
+	struct rollup_cursor c = {0};
+	struct rollup_result r;
+	struct rollup_seen rs = {.app = "a", .pid = 10};
+	struct history_query q = {.since_ns = HOUR, .until_ns = 2 * HOUR, .use_rollups = true};
+	struct history_meta bad = {.start_ns = HOUR, .end_ns = HOUR + MIN, .type = "cpu",
+				   .app = "m", .labels = "m", .samples = 1};
+	uint8_t junk[8] = {0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4};
+	uint64_t rows, bytes;
+
+	put_pprof(h, HOUR + 5 * MIN, "a", 10, 3);
+	put_pprof(h, HOUR + 20 * MIN, "a", 10, 4);
+	put_pprof(h, HOUR + 50 * MIN, "a", 12, 5); /* pids 12, 13: 4 in the hour */
+	ck_assert_int_eq(history_put(h, &bad, junk, sizeof(junk), NULL), 0);
+	put_pprof(h, HOUR + 30 * MIN, "b", 30, 1);
+	put_pprof(h, 2 * HOUR + 10 * MIN, "a", 10, 9); /* hour 2: not complete */
+
+	ck_assert_int_eq(history_rollup_next(h, 2 * HOUR + 30 * MIN, &c, NULL, &r), 0);
+	ck_assert_str_eq(r.series.app, "a");
+	ck_assert(r.stored);
+	ck_assert_int_eq(r.period_start, HOUR);
+	ck_assert_uint_eq(r.profiles, 3);
+	ck_assert_uint_eq(r.samples, 4 + 5 + 6);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 2 * HOUR + 30 * MIN, &c, NULL, &r), 0);
+	ck_assert_str_eq(r.series.app, "b");
+	ck_assert(r.stored);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 2 * HOUR + 30 * MIN, &c, NULL, &r), 0);
+	ck_assert_str_eq(r.series.app, "m");
+	ck_assert(!r.stored);
+	ck_assert_uint_eq(r.skipped, 1);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 2 * HOUR + 30 * MIN, &c, NULL, &r), -ENOENT);
+	ck_assert_int_eq(history_rollup_count(h, &rows, &bytes), 0);
+	ck_assert_uint_eq(rows, 2);
+
+	ck_assert_int_eq(history_query(h, &q, true, seen_rollup, &rs), 0);
+	ck_assert_int_eq(rs.n, 1);
+	ck_assert_uint_eq(rs.samples, 15);
+	ck_assert_uint_eq(rs.processes, 4);
+	ck_assert_uint_eq(rs.profiles, 3);
+	ck_assert_uint_eq(rs.pid_samples, 3 + 4); /* --pid 10 on the rollup */
+	ck_assert_int_eq(rs.start_ns, HOUR);
+	ck_assert_int_eq(rs.end_ns, 2 * HOUR);
+	ck_assert_int_eq(rs.time_ns, HOUR + 5 * MIN); /* the first raw row's start */
+
+	/* hour 2 once complete; the corrupt series of hour 1 is not retried */
+	ck_assert_int_eq(history_rollup_next(h, 3 * HOUR, &c, NULL, &r), 0);
+	ck_assert_str_eq(r.series.app, "a");
+	ck_assert_int_eq(r.period_start, 2 * HOUR);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 3 * HOUR, &c, NULL, &r), -ENOENT);
+	/* a fresh cursor (a restart) tries it again, and still builds nothing more */
+	c = (struct rollup_cursor){0};
+	ck_assert_int_eq(history_rollup_next(h, 3 * HOUR, &c, NULL, &r), 0);
+	ck_assert(!r.stored);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 3 * HOUR, &c, NULL, &r), -ENOENT);
+	ck_assert_int_eq(history_rollup_count(h, &rows, &bytes), 0);
+	ck_assert_uint_eq(rows, 3);
+	history_close(h);
+}
+END_TEST
+
 Suite *history_suite(void)
 {
 	Suite *s = suite_create("history");
@@ -1251,6 +1390,7 @@ Suite *history_suite(void)
 	tcase_add_test(tc, test_rollup_exactly_once);
 	tcase_add_test(tc, test_rollup_push_state);
 	tcase_add_test(tc, test_rollup_retention);
+	tcase_add_test(tc, test_rollup_build);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -46,7 +46,8 @@ static int64_t number(const char *arg)
 
 int main(int argc, char **argv)
 {
-	int64_t before = INT64_MAX, period = 0, cursor = INT64_MIN;
+	int64_t before = INT64_MAX, period = 0;
+	struct rollup_cursor cursor = {0};
 	struct rollup_result r;
 	uint64_t built = 0, merged = 0, skipped = 0;
 	const char *err = NULL;
@@ -73,7 +74,7 @@ int main(int argc, char **argv)
 	}
 	if (period)
 		ret = history_set_rollup_period(h, period);
-	while (!ret && (ret = history_rollup_next(h, before, &cursor, &r)) == 0) {
+	while (!ret && (ret = history_rollup_next(h, before, &cursor, NULL, &r)) == 0) {
 		if (verbose)
 			printf("rollup of %s app \"%s\" at %" PRId64 ": %" PRIu32
 			       " profiles, %" PRIu64 " samples%s\n",
