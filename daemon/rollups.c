@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +108,19 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* The thread takes no signal: emberd's main loop reads them from a signalfd. */
+static int start_thread(struct rollups *r)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&r->thread, NULL, run, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
 /* The period: the default, or the test's; recorded in the history either way. */
 static int set_period(struct history *h)
 {
@@ -144,7 +158,7 @@ struct rollups *rollups_start(const char *data_dir)
 	if (!ret) {
 		pthread_mutex_init(&r->mu, NULL);
 		pthread_cond_init(&r->cv, NULL);
-		ret = -pthread_create(&r->thread, NULL, run, r);
+		ret = start_thread(r);
 		if (ret) {
 			pthread_cond_destroy(&r->cv);
 			pthread_mutex_destroy(&r->mu);
