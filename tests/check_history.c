@@ -561,8 +561,37 @@ START_TEST(test_push_state_read_only)
 END_TEST
 
 /* A file as ember 0.1 wrote it: the v1 schema, rows but no push state. */
+/* What a query returned, summed. */
+struct sums {
+	uint64_t samples, profiles, rows, rollups;
+};
+
+static int sum_rows(const struct history_row *row, void *arg)
+{
+	struct sums *s = arg;
+
+	s->samples += row->meta.samples;
+	s->profiles += row->profiles;
+	s->rows++;
+	s->rollups += row->rollup;
+	ck_assert_uint_ge(row->profiles, 1);
+	return 0;
+}
+
+static struct sums sum_query(struct history *h, int64_t since, int64_t until, const char *type,
+			     const char *app, bool rollups)
+{
+	struct history_query q = {.since_ns = since, .until_ns = until, .type = type, .app = app,
+				  .use_rollups = rollups};
+	struct sums s = {0};
+
+	ck_assert_int_eq(history_query(h, &q, true, sum_rows, &s), 0);
+	return s;
+}
+
 START_TEST(test_migrate_v1)
 {
+	uint64_t rows, bytes;
 	struct history_push_counts c;
 	struct history *h, *ro;
 	struct seen s;
@@ -583,6 +612,9 @@ START_TEST(test_migrate_v1)
 	ck_assert_ptr_nonnull(ro);
 	s = query(ro, INT64_MIN, INT64_MAX, NULL, NULL, false);
 	ck_assert_int_eq(s.n, 2);
+	/* no rollups in it: a query that wants them reads the raw rows */
+	ck_assert_uint_eq(sum_query(ro, INT64_MIN, INT64_MAX, "cpu", NULL, true).rows, 2);
+	ck_assert_int_eq(history_rollup_count(ro, &rows, &bytes), -ENODATA);
 	ck_assert_int_eq(history_push_counts(ro, &c), -ENODATA);
 	history_close(ro);
 
@@ -601,6 +633,8 @@ START_TEST(test_migrate_v1)
 	h = open_rw();
 	c = counts(h);
 	ck_assert_uint_eq(c.pending, 3);
+	ck_assert_int_eq(history_rollup_count(h, &rows, &bytes), 0);
+	ck_assert_uint_eq(rows, 0);
 	history_close(h);
 	sql("SELECT push_state, push_attempts, push_error, push_changed_ns FROM profiles;"
 	    "SELECT key, value FROM collector_state;");
@@ -991,34 +1025,6 @@ END_TEST
 
 #define HOUR HISTORY_ROLLUP_PERIOD_NS
 #define MIN (60LL * 1000000000LL)
-
-/* What a query returned, summed. */
-struct sums {
-	uint64_t samples, profiles, rows, rollups;
-};
-
-static int sum_rows(const struct history_row *row, void *arg)
-{
-	struct sums *s = arg;
-
-	s->samples += row->meta.samples;
-	s->profiles += row->profiles;
-	s->rows++;
-	s->rollups += row->rollup;
-	ck_assert_uint_ge(row->profiles, 1);
-	return 0;
-}
-
-static struct sums sum_query(struct history *h, int64_t since, int64_t until, const char *type,
-			     const char *app, bool rollups)
-{
-	struct history_query q = {.since_ns = since, .until_ns = until, .type = type, .app = app,
-				  .use_rollups = rollups};
-	struct sums s = {0};
-
-	ck_assert_int_eq(history_query(h, &q, true, sum_rows, &s), 0);
-	return s;
-}
 
 /* One raw row of series (type, app) with its own sample count. */
 static void put_raw(struct history *h, int64_t start, int64_t end, const char *type,
