@@ -24,17 +24,17 @@
 /* The builder thread and what the sampling thread tells it; mu guards the fields below it. */
 struct rollups {
 	pthread_t thread;
-	struct history *h;		/* the thread's own writer connection */
-	atomic_bool cancel;		/* set by rollups_stop(): abandon a build */
+	struct history *h; /* the thread's own writer connection */
+	atomic_bool cancel; /* set by rollups_stop(): abandon a build */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	int64_t before_ns;		/* hours ending by then are complete */
-	uint64_t wakes;			/* intervals signalled; the thread builds one per wake */
+	int64_t before_ns; /* hours ending by then are complete */
+	uint64_t wakes; /* intervals signalled; the thread builds one per wake */
 	bool stop;
 	/* the thread's own */
-	struct rollup_cursor cursor;	/* where history_rollup_next() goes on */
-	bool catching_up;		/* logged "catching up", not yet "caught up" */
-	uint64_t built;			/* during the catch-up */
+	struct rollup_cursor cursor; /* where history_rollup_next() goes on */
+	bool catching_up; /* logged "catching up", not yet "caught up" */
+	uint64_t built; /* during the catch-up */
 };
 
 /* "2026-01-01T10:00:00Z" */
@@ -54,9 +54,9 @@ static void report(struct rollups *r, const struct rollup_result *res, int64_t b
 	char when[40];
 
 	fmt_time(res->period_start, when, sizeof(when));
-	log_debug("rollup of %s app \"%s\" at %s: %" PRIu32 " profiles, %" PRIu64
-		  " samples%s%s", res->series.type, res->series.app, when, res->profiles,
-		  res->samples, res->skipped ? " (some corrupt ones skipped)" : "",
+	log_debug("rollup of %s app \"%s\" at %s: %" PRIu32 " profiles, %" PRIu64 " samples%s%s",
+		  res->series.type, res->series.app, when, res->profiles, res->samples,
+		  res->skipped ? " (some corrupt ones skipped)" : "",
 		  res->stored ? "" : ": none merged, not stored");
 	if (!r->catching_up && res->period_start + CATCH_UP_PERIODS * period < before_ns) {
 		log_info("rollups: catching up from %s, one hour of one app per interval", when);

@@ -13,12 +13,12 @@
 /* A rollup being built: the merged profile and what its row records. */
 struct build {
 	struct pprof_builder *b;
-	int64_t start_ns, end_ns;	/* the merged rows' span */
+	int64_t start_ns, end_ns; /* the merged rows' span */
 	uint64_t samples;
 	uint32_t profiles, skipped;
-	uint32_t max_processes;	/* the rows' own counts, when samples carry no pid */
+	uint32_t max_processes; /* the rows' own counts, when samples carry no pid */
 	const atomic_bool *cancel; /* stops the build between rows */
-	int64_t *pids;		/* "pid" labels seen; sorted and unique up to n_sorted */
+	int64_t *pids; /* "pid" labels seen; sorted and unique up to n_sorted */
 	size_t n_pids, cap_pids;
 };
 
@@ -166,8 +166,8 @@ static int store(struct history *h, const struct history_series *s, int64_t peri
 	compact_pids(bd);
 	/* the rows' own span: the row starts at the period, the profile says when data does */
 	pprof_builder_set_time(bd->b, bd->start_ns, bd->end_ns - bd->start_ns);
-	m.processes = bd->n_pids ? (bd->n_pids > UINT32_MAX ? UINT32_MAX : (uint32_t)bd->n_pids)
-				 : bd->max_processes;
+	m.processes = bd->n_pids ? (bd->n_pids > UINT32_MAX ? UINT32_MAX : (uint32_t)bd->n_pids) :
+				   bd->max_processes;
 	ret = pprof_encode(bd->b, &buf, &len);
 	if (!ret)
 		ret = history_put_rollup(h, &m, bd->profiles, buf, len, NULL);

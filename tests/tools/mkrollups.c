@@ -19,14 +19,13 @@
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr,
-		"usage: mkrollups [-b BEFORE] [-p SECONDS] [-v] DIR\n"
-		"  builds the rollup of every series and period of DIR/history.db that\n"
-		"  has raw profiles and no rollup, for the periods that end at or before\n"
-		"  BEFORE (Unix seconds; default: every period, the last one too).\n"
-		"  -p  the rollup period in seconds (test only; default 3600): records it\n"
-		"      in the history and drops the rollups of another period\n"
-		"  -v  one line per rollup\n");
+	fprintf(stderr, "usage: mkrollups [-b BEFORE] [-p SECONDS] [-v] DIR\n"
+			"  builds the rollup of every series and period of DIR/history.db that\n"
+			"  has raw profiles and no rollup, for the periods that end at or before\n"
+			"  BEFORE (Unix seconds; default: every period, the last one too).\n"
+			"  -p  the rollup period in seconds (test only; default 3600): records it\n"
+			"      in the history and drops the rollups of another period\n"
+			"  -v  one line per rollup\n");
 	exit(2);
 }
 
@@ -78,8 +77,8 @@ int main(int argc, char **argv)
 		if (verbose)
 			printf("rollup of %s app \"%s\" at %" PRId64 ": %" PRIu32
 			       " profiles, %" PRIu64 " samples%s\n",
-			       r.series.type, r.series.app, (int64_t)(r.period_start / NS_PER_SEC), r.profiles,
-			       r.samples, r.stored ? "" : " (none merged: not stored)");
+			       r.series.type, r.series.app, (int64_t)(r.period_start / NS_PER_SEC),
+			       r.profiles, r.samples, r.stored ? "" : " (none merged: not stored)");
 		built += r.stored;
 		merged += r.profiles;
 		skipped += r.skipped;
