@@ -54,15 +54,15 @@ static void report(struct rollups *r, const struct rollup_result *res, int64_t b
 	char when[40];
 
 	fmt_time(res->period_start, when, sizeof(when));
-	log_debug("rollup of %s app \"%s\" at %s: %" PRIu32 " profiles, %" PRIu64 " samples%s%s",
-		  res->series.type, res->series.app, when, res->profiles, res->samples,
-		  res->skipped ? " (some corrupt ones skipped)" : "",
-		  res->stored ? "" : ": none merged, not stored");
 	if (!r->catching_up && res->period_start + CATCH_UP_PERIODS * period < before_ns) {
 		log_info("rollups: catching up from %s, one hour of one app per interval", when);
 		r->catching_up = true;
 		r->built = 0;
 	}
+	log_debug("rollup of %s app \"%s\" at %s: %" PRIu32 " profiles, %" PRIu64 " samples%s%s",
+		  res->series.type, res->series.app, when, res->profiles, res->samples,
+		  res->skipped ? " (some corrupt ones skipped)" : "",
+		  res->stored ? "" : ": none merged, not stored");
 	r->built += res->stored;
 }
 
