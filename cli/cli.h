@@ -35,7 +35,16 @@ struct selection {
 	const char *labels[MAX_LABEL_FILTERS];	/* "k=v", all must hold */
 	size_t n_labels;
 	struct pprof_filter filter;		/* --pid: which samples to keep */
+	bool no_rollups;			/* --no-rollups: raw profiles only */
 };
+
+/* --no-rollups, which the views, flamegraph, diff and export take (no short form). */
+#define OPT_NO_ROLLUPS 2000
+#define NO_ROLLUPS_OPTION {"no-rollups", no_argument, NULL, OPT_NO_ROLLUPS}
+/* Its help line. */
+#define NO_ROLLUPS_HELP \
+	"      --no-rollups   read every raw profile, not the hourly rollups (same numbers,\n" \
+	"                     slower; for checking and debugging)\n"
 
 /* A command: runs with its own argv (argv[0] is its name); returns the exit status. */
 struct command {
@@ -79,7 +88,7 @@ int64_t parse_pid_arg(const char *arg);
 
 /* An open window of every type (or of default_type, which may be NULL). */
 void selection_init(struct selection *sel, const char *default_type);
-/* Handles -s/-u/-t/-a/-l/-p; false for an option it does not know. */
+/* Handles -s/-u/-t/-a/-l/-p and --no-rollups; false for an option it does not know. */
 bool selection_option(struct selection *sel, int c, const char *arg, int64_t now);
 /* Usage error when the window is empty. */
 void check_window(const struct selection *sel);

@@ -167,6 +167,7 @@ struct history_query selection_query(const struct selection *sel)
 		.app = sel->app,
 		.labels = sel->labels,
 		.n_labels = sel->n_labels,
+		.use_rollups = !sel->no_rollups,
 	};
 }
 
@@ -187,6 +188,9 @@ bool selection_option(struct selection *sel, int c, const char *arg, int64_t now
 		return true;
 	case 'p':
 		sel->filter = (struct pprof_filter){.by_pid = true, .pid = parse_pid_arg(arg)};
+		return true;
+	case OPT_NO_ROLLUPS:
+		sel->no_rollups = true;
 		return true;
 	case 'l':
 		if (!strchr(arg, '=') || arg[0] == '=')

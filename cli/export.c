@@ -23,6 +23,7 @@ static const char export_help[] =
 	"  -p, --pid N        keep only the samples of process N\n"
 	"  -a, --app NAME     only this application's profiles (default: all)\n"
 	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"
+	NO_ROLLUPS_HELP
 	"  -o, --output FILE  where to write; written to FILE.tmp then renamed, so a\n"
 	"                     reader never sees half a file; \"-\" writes to stdout\n"
 	"  -h, --help         show this help\n"
@@ -40,7 +41,7 @@ static const struct option export_options[] = {
 	{"type", required_argument, NULL, 't'},	 {"app", required_argument, NULL, 'a'},
 	{"pid", required_argument, NULL, 'p'},	 {"output", required_argument, NULL, 'o'},
 	{"label", required_argument, NULL, 'l'},
-	{"help", no_argument, NULL, 'h'},	 {0},
+	{"help", no_argument, NULL, 'h'},	 NO_ROLLUPS_OPTION, {0},
 };
 
 static void parse_export(int argc, char **argv, struct export_opts *o)

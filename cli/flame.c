@@ -50,6 +50,7 @@ static const char flamegraph_help[] =
 	"  -a, --app NAME     only this application's profiles (default: all)\n"
 	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"
 	"  -p, --pid N        only the samples of process N\n"
+	NO_ROLLUPS_HELP
 	"      --title TEXT   the title (default: \"TYPE flame graph[: APP]\")\n"
 	"  -h, --help         show this help\n"
 	"Times: see \"emberctl --help\". Example:\n"
@@ -82,6 +83,7 @@ static const char diff_help[] =
 	"  -a, --app NAME      only this application         both windows\n"
 	"  -l, --label K=V     only profiles with this label (repeatable)\n"
 	"  -p, --pid N         only the samples of process N\n"
+	NO_ROLLUPS_HELP
 	"  -n, --top N         how many functions to print (default 20; 0: all)\n"
 	"  -o, --output FILE   also write the differential flame graph, FILE.svg or\n"
 	"                      FILE.html\n"
@@ -107,7 +109,7 @@ static const struct option flame_options[] = {
 	{"type", required_argument, NULL, 't'},	  {"app", required_argument, NULL, 'a'},
 	{"pid", required_argument, NULL, 'p'},	  {"label", required_argument, NULL, 'l'},
 	{"output", required_argument, NULL, 'o'}, {"title", required_argument, NULL, OPT_TITLE},
-	{"help", no_argument, NULL, 'h'},	  {0},
+	{"help", no_argument, NULL, 'h'},	  NO_ROLLUPS_OPTION, {0},
 };
 
 static const struct option diff_options[] = {
@@ -118,6 +120,7 @@ static const struct option diff_options[] = {
 	{"top", required_argument, NULL, 'n'},	  {"help", no_argument, NULL, 'h'},
 	{"base-since", required_argument, NULL, OPT_BASE_SINCE},
 	{"base-until", required_argument, NULL, OPT_BASE_UNTIL},
+	NO_ROLLUPS_OPTION,
 	{0},
 };
 

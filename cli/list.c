@@ -14,6 +14,8 @@ static const char list_help[] =
 	"Prints one line per stored profile, oldest first: start time (UTC), the\n"
 	"interval it covers, its type, its application (\"-\" for host-wide), its\n"
 	"samples and distinct processes; then the totals and the history's size.\n"
+	"Raw profiles only: the hourly rollups emberd builds for the views (see\n"
+	"README.md, \"History\") are not listed; \"emberctl status\" counts them.\n"
 	"\n"
 	"  -s, --since T    first time of the window (default: the oldest profile)\n"
 	"  -u, --until T    end of the window, excluded (default: open)\n"
@@ -82,6 +84,7 @@ int cmd_list(const char *data_dir, int argc, char **argv)
 	if (!h)
 		return EXIT_RUNTIME;
 	q = selection_query(&sel);
+	q.use_rollups = false; /* the rows as stored, one per interval */
 	ret = history_query(h, &q, false, print_row, &totals);
 	if (ret) {
 		note("cannot read %s: %s", history_path(h), strerror(-ret));

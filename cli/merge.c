@@ -44,14 +44,22 @@ static struct pprof_builder *builder_like(const pprof_profile *p)
 	return pprof_builder_new(&meta);
 }
 
-/* Counts a merged profile and widens the span the merge covers. */
-static void merged_one(struct merge_state *s, const struct history_row *row)
+/*
+ * Counts a merged profile and widens the span the merge covers. A rollup row
+ * starts at its hour; its profile's time says when its first raw row started.
+ */
+static void merged_one(struct merge_state *s, const struct history_row *row,
+		       const pprof_profile *p)
 {
-	if (!s->merged || row->meta.start_ns < s->first_ns)
-		s->first_ns = row->meta.start_ns;
+	int64_t start = row->meta.start_ns;
+
+	if (row->rollup && p->time_nanos > start && p->time_nanos < row->meta.end_ns)
+		start = p->time_nanos;
+	if (!s->merged || start < s->first_ns)
+		s->first_ns = start;
 	if (!s->merged || row->meta.end_ns > s->last_ns)
 		s->last_ns = row->meta.end_ns;
-	s->merged++;
+	s->merged += row->profiles ? row->profiles : 1; /* a rollup stands for many */
 }
 
 /* Adds one stored profile to the folded stacks, decoded in the arena. */
@@ -75,7 +83,7 @@ static int add_row(struct merge_state *s, const struct history_row *row)
 		return ret;
 	if (ret) /* not a profile, no such value, ... */
 		return skip_row(s, row->id);
-	merged_one(s, row);
+	merged_one(s, row, p);
 	return 0;
 }
 
@@ -87,7 +95,7 @@ static int merge_row(const struct history_row *row, void *arg)
 	char err[128];
 	int ret;
 
-	s->rows++;
+	s->rows += row->profiles ? row->profiles : 1;
 	if (s->set)
 		return add_row(s, row);
 	if (!row->pprof || pprof_decode(row->pprof, row->pprof_len, &p, err, sizeof(err)))
@@ -103,7 +111,7 @@ static int merge_row(const struct history_row *row, void *arg)
 	if (ret == -EINVAL) /* sample types unlike the first profile's */
 		ret = skip_row(s, row->id);
 	else if (!ret)
-		merged_one(s, row);
+		merged_one(s, row, p);
 out:
 	pprof_profile_free(p);
 	return ret;

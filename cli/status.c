@@ -350,13 +350,19 @@ static void history_span(struct history *h, struct span *sp)
 
 static void print_history(struct history *h, int64_t now)
 {
+	uint64_t rollups = 0, rollup_bytes = 0;
+	char size[32], rsize[32];
 	struct span sp;
-	char size[32];
 
 	history_span(h, &sp);
+	history_rollup_count(h, &rollups, &rollup_bytes); /* none before v4 */
 	format_bytes(history_disk_bytes(h), size, sizeof(size));
-	printf("history:       %s, %s, %" PRIu64 " profiles\n", history_path(h), size,
-	       sp.profiles);
+	printf("history:       %s, %s, %" PRIu64 " profiles", history_path(h), size, sp.profiles);
+	if (rollups) {
+		format_bytes(rollup_bytes, rsize, sizeof(rsize));
+		printf(" (and %" PRIu64 " rollups, %s)", rollups, rsize);
+	}
+	printf("\n");
 	if (sp.profiles) {
 		print_when("oldest", sp.first, now);
 		print_when("newest", sp.last, now);
@@ -604,6 +610,7 @@ static void prom_daemon(const struct daemon_view *v)
 
 static void prom_history(struct history *h)
 {
+	uint64_t rollups = 0, rollup_bytes = 0;
 	struct history_collector_state cs;
 	struct history_push_counts pc;
 	struct span sp;
@@ -611,7 +618,11 @@ static void prom_history(struct history *h)
 	history_span(h, &sp);
 	gauge("ember_history_size_bytes", "Size of history.db and its write-ahead log.",
 	      history_disk_bytes(h));
-	gauge("ember_history_profiles", "Profiles kept in the local history.", sp.profiles);
+	gauge("ember_history_profiles", "Profiles kept in the local history (raw, not rollups).",
+	      sp.profiles);
+	history_rollup_count(h, &rollups, &rollup_bytes); /* none before v4 */
+	gauge("ember_history_rollups", "Rollups kept in the local history (never pushed).",
+	      rollups);
 	gauge_time("ember_history_oldest_timestamp_seconds",
 		   "Start of the oldest profile in the history (Unix time).", sp.first);
 	gauge_time("ember_history_newest_timestamp_seconds",

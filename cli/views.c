@@ -26,6 +26,7 @@
 	"  -a, --app NAME     only this application's profiles (default: all)\n"         \
 	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"          \
 	"  -p, --pid N        keep only the samples of process N\n"                      \
+	NO_ROLLUPS_HELP                                                                  \
 	"  -d, --data-dir DIR where emberd keeps history.db (as before the command)\n"   \
 	"  -h, --help         show this help\n"                                          \
 	"Times: RFC 3339, unix seconds, -15m, \"10 min ago\", today, yesterday (UTC);\n" \
@@ -176,6 +177,7 @@ static const struct option selection_long[] = {
 	{"type", required_argument, NULL, 't'},	    {"app", required_argument, NULL, 'a'},
 	{"label", required_argument, NULL, 'l'},    {"pid", required_argument, NULL, 'p'},
 	{"data-dir", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
+	NO_ROLLUPS_OPTION,
 };
 
 /* The long options of a view with these flags, and its short option string. */

@@ -26,6 +26,7 @@
 #include "proctable.h"
 #include "proctrack.h"
 #include "retention.h"
+#include "rollups.h"
 #include "sampler.h"
 #include "status.h"
 #include "symbolizer.h"
@@ -76,6 +77,7 @@ struct daemon {
 	struct proctable *procs;
 	struct symbolizer *sym;
 	struct uploader *up;		/* NULL without a [collector] url */
+	struct rollups *rollups;	/* NULL when the builder could not start */
 	struct control *ctl;		/* the control socket: on-demand captures */
 	struct capture_env cenv;	/* what captures share with the main sampler */
 	const struct args *args;
@@ -491,6 +493,7 @@ static int store_interval(struct daemon *d)
 		if (store_profile(d, &r.v[i], start, end))
 			failed = -EIO;
 	retention_prune(d->hist, &d->cfg);
+	rollups_interval(d->rollups, end, d->cfg.interval_ns);
 	if (d->up && r.n)
 		uploader_wake(d->up);
 	notify_status("last interval: %lu samples of %u processes in %zu apps; %lu profiles stored",
@@ -666,6 +669,7 @@ static void teardown(struct daemon *d)
 	control_close(d->ctl);
 	status_close(d->status);
 	uploader_stop(d->up);
+	rollups_stop(d->rollups);
 	sampler_close(d->sampler);
 	proctrack_close(d->proc);
 	proctable_free(d->procs);
@@ -711,6 +715,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	retention_opened(d.hist);
+	d.rollups = rollups_start(d.cfg.data_dir);
 	rc = control_open(d.cfg.runtime_dir, &d.cenv, &d.ctl, err, sizeof(err));
 	if (rc) {
 		log_err("%s", err);

@@ -18,7 +18,7 @@
 
 #define HISTORY_FILE "history.db"
 /* PRAGMA user_version of the schema below; bump it with a migration. */
-#define SCHEMA_VERSION 3
+#define SCHEMA_VERSION 4
 /* How long a statement waits on the other side's lock (a checkpoint, a writer). */
 #define BUSY_TIMEOUT_MS 5000
 /*
@@ -83,26 +83,76 @@ static const char migrate_v3_sql[] =
 	"CREATE INDEX profiles_start ON profiles(start_ns, push_state);"
 	"PRAGMA user_version = 3;";
 
+/*
+ * v4: rollups. A rollup row (rollup = 1) merges the raw rows of one series
+ * (type, app, labels) that started in one period (HISTORY_ROLLUP_PERIOD_NS);
+ * it is local (push_state 4: the uploader never takes it) and rollup_profiles
+ * says how many raw rows it merges. profiles_rollup
+ * finds a series' rollup of a period; profiles_kind serves the time-range
+ * queries with the raw/rollup test inside the index: a column added by ALTER
+ * TABLE lies after the blob, and reading it from the row would walk the blob's
+ * overflow pages.
+ */
+static const char *const migrate_v4_columns[][2] = {
+	{"rollup", "ALTER TABLE profiles ADD COLUMN rollup INTEGER NOT NULL DEFAULT 0"},
+	{"rollup_profiles",
+	 "ALTER TABLE profiles ADD COLUMN rollup_profiles INTEGER NOT NULL DEFAULT 0"},
+};
+static const char migrate_v4_sql[] =
+	"CREATE UNIQUE INDEX IF NOT EXISTS profiles_rollup "
+	"ON profiles(type, app, labels, start_ns) WHERE rollup = 1;"
+	"CREATE INDEX IF NOT EXISTS profiles_kind ON profiles(rollup, type, start_ns);"
+	"PRAGMA user_version = 4;";
+
 static const char insert_sql[] =
 	"INSERT INTO profiles (start_ns, end_ns, type, app, labels, samples, processes, "
 	"raw_size, blob) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
 /*
- * Overlap with [?1, ?2), oldest first. Four variants: with or without the
- * blob (listing should not read megabytes) and with or without a type (only
- * "type = ?3" lets the (type, start_ns) index serve both filter and order).
+ * Overlap with [?1, ?2), oldest first. Variants: with or without the blob
+ * (listing should not read megabytes), with or without a type (only
+ * "type = ?3" lets an index serve both filter and order), and by schema:
+ * a v3 file (read-only) has no rollups, raw rows only, or raw rows with every
+ * whole period [?5, ?6) of a series that has a rollup replaced by it (?7 the
+ * period; ?5 and ?6 are multiples of it). A raw row belongs to the period of
+ * its start; the NOT EXISTS probes profiles_rollup, the rollup rows come from
+ * profiles_kind.
  */
 #define QUERY_COLS "SELECT id, start_ns, end_ns, type, app, labels, samples, processes, raw_size, "
 #define QUERY_WHERE                                           \
 	" FROM profiles WHERE start_ns < ?2 AND end_ns > ?1 " \
 	"AND (?4 IS NULL OR app = ?4)"
 #define QUERY_ORDER " ORDER BY start_ns, id"
+#define BY_TYPE " AND type = ?3"
+#define RAW_WHERE QUERY_WHERE " AND rollup = 0"
+#define HIDDEN_BY_ROLLUP                                                                       \
+	" AND NOT (start_ns >= ?5 AND start_ns < ?6 AND EXISTS (SELECT 1 FROM profiles AS r "     \
+	"WHERE r.rollup = 1 AND r.type = profiles.type AND r.app = profiles.app "                 \
+	"AND r.labels = profiles.labels AND r.start_ns = profiles.start_ns - "                    \
+	"(profiles.start_ns - ?5) % ?7))"
+#define ROLLUP_WHERE                                                               \
+	" FROM profiles WHERE rollup = 1 AND start_ns >= ?5 AND start_ns < ?6 "     \
+	"AND (start_ns - ?5) % ?7 = 0 AND (?4 IS NULL OR app = ?4)"
+#define WITH_ROLLUPS(blob, type)                                                   \
+	QUERY_COLS blob ", 1, 0" RAW_WHERE type HIDDEN_BY_ROLLUP " UNION ALL " QUERY_COLS blob \
+		", rollup_profiles, 1" ROLLUP_WHERE type " ORDER BY 2, 1"
 
-static const char *const query_sql[2][2] = {
-	[0][0] = QUERY_COLS "NULL" QUERY_WHERE QUERY_ORDER,
-	[0][1] = QUERY_COLS "NULL" QUERY_WHERE " AND type = ?3" QUERY_ORDER,
-	[1][0] = QUERY_COLS "blob" QUERY_WHERE QUERY_ORDER,
-	[1][1] = QUERY_COLS "blob" QUERY_WHERE " AND type = ?3" QUERY_ORDER,
+/* How a query treats rollups; also the file's schema (a v3 file has none). */
+enum query_mode { QUERY_V3, QUERY_RAW, QUERY_ROLLUPS, QUERY_MODES };
+
+static const char *const query_sql[QUERY_MODES][2][2] = {
+	[QUERY_V3][0][0] = QUERY_COLS "NULL, 1, 0" QUERY_WHERE QUERY_ORDER,
+	[QUERY_V3][0][1] = QUERY_COLS "NULL, 1, 0" QUERY_WHERE BY_TYPE QUERY_ORDER,
+	[QUERY_V3][1][0] = QUERY_COLS "blob, 1, 0" QUERY_WHERE QUERY_ORDER,
+	[QUERY_V3][1][1] = QUERY_COLS "blob, 1, 0" QUERY_WHERE BY_TYPE QUERY_ORDER,
+	[QUERY_RAW][0][0] = QUERY_COLS "NULL, 1, 0" RAW_WHERE QUERY_ORDER,
+	[QUERY_RAW][0][1] = QUERY_COLS "NULL, 1, 0" RAW_WHERE BY_TYPE QUERY_ORDER,
+	[QUERY_RAW][1][0] = QUERY_COLS "blob, 1, 0" RAW_WHERE QUERY_ORDER,
+	[QUERY_RAW][1][1] = QUERY_COLS "blob, 1, 0" RAW_WHERE BY_TYPE QUERY_ORDER,
+	[QUERY_ROLLUPS][0][0] = WITH_ROLLUPS("NULL", ""),
+	[QUERY_ROLLUPS][0][1] = WITH_ROLLUPS("NULL", BY_TYPE),
+	[QUERY_ROLLUPS][1][0] = WITH_ROLLUPS("blob", ""),
+	[QUERY_ROLLUPS][1][1] = WITH_ROLLUPS("blob", BY_TYPE),
 };
 
 /* The push queue's statements; "push_state = 0" (pending) lets the index serve. */
@@ -121,6 +171,11 @@ enum push_stmt {
 	PRUNE_SIZE_PICK,
 	PRUNE_SIZE,
 	SIZE_PAGES,
+	ROLLUP_TODO,
+	ROLLUP_ROWS,
+	ROLLUP_INSERT,
+	ROLLUP_DROP,
+	ROLLUP_COUNT,
 	PUSH_STMT_COUNT
 };
 
@@ -154,12 +209,39 @@ static const char *const push_sql[PUSH_STMT_COUNT] = {
 	[PRUNE_AGE_PICK] = "SELECT length(blob) FROM " AGED " ORDER BY start_ns, id",
 	[PRUNE_AGE] = "DELETE FROM profiles WHERE id IN (SELECT id FROM " AGED
 		      " ORDER BY start_ns, id LIMIT ?3) RETURNING length(blob)",
+	/*
+	 * By size, a rollup (rollup 1, push state 4: prunable) goes after the
+	 * raw rows that started at its period's start, before the later ones:
+	 * from then on views read that period's remaining raw rows.
+	 */
 	[PRUNE_SIZE_PICK] = "SELECT length(blob) FROM profiles WHERE " PRUNABLE
-			    " ORDER BY start_ns, id",
+			    " ORDER BY start_ns, rollup, id",
 	[PRUNE_SIZE] = "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles WHERE " PRUNABLE
-		       " ORDER BY start_ns, id LIMIT ?3) RETURNING length(blob)",
+		       " ORDER BY start_ns, rollup, id LIMIT ?3) RETURNING length(blob)",
 	[SIZE_PAGES] = "SELECT * FROM pragma_page_count(), pragma_freelist_count(), "
 		       "pragma_page_size()",
+	/*
+	 * Rollups (v4). The (?4 + 1)-th, in order of period then series, of the
+	 * series and periods in [?1, ?2) (multiples of the period ?3) that have
+	 * raw rows and no rollup. Then one series' raw rows of one period [?4, ?5).
+	 */
+	[ROLLUP_TODO] = "SELECT type, app, labels, start_ns - (start_ns - ?1) % ?3 AS period "
+			"FROM profiles WHERE rollup = 0 AND start_ns >= ?1 AND start_ns < ?2 "
+			"AND NOT EXISTS (SELECT 1 FROM profiles AS r WHERE r.rollup = 1 "
+			"AND r.type = profiles.type AND r.app = profiles.app "
+			"AND r.labels = profiles.labels "
+			"AND r.start_ns = profiles.start_ns - (profiles.start_ns - ?1) % ?3) "
+			"GROUP BY period, type, app, labels ORDER BY period, type, app, labels "
+			"LIMIT 1 OFFSET ?4",
+	[ROLLUP_ROWS] = QUERY_COLS "blob FROM profiles WHERE rollup = 0 AND type = ?1 "
+			"AND app = ?2 AND labels = ?3 AND start_ns >= ?4 AND start_ns < ?5 "
+			"ORDER BY start_ns, id",
+	[ROLLUP_INSERT] = "INSERT INTO profiles (start_ns, end_ns, type, app, labels, samples, "
+			  "processes, raw_size, blob, rollup, rollup_profiles, push_state) "
+			  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, 4)",
+	[ROLLUP_DROP] = "DELETE FROM profiles WHERE rollup = 1",
+	[ROLLUP_COUNT] = "SELECT count(*), coalesce(sum(length(blob)), 0) FROM profiles "
+			 "WHERE rollup = 1",
 };
 
 enum {
@@ -173,7 +255,9 @@ enum {
 	COL_PROCESSES,
 	COL_RAW_SIZE,
 	COL_BLOB,
-	COL_ATTEMPTS		/* PENDING_COLS only */
+	COL_PROFILES = 10,	/* query_sql: the raw profiles a row stands for */
+	COL_ROLLUP,		/* query_sql: 1 for a rollup row */
+	COL_ATTEMPTS = 10	/* PENDING_COLS */
 };
 
 struct history {
@@ -184,7 +268,8 @@ struct history {
 	struct history_upgrade upgrade; /* what this writer's open did once to an older file */
 	bool incremental;	/* auto_vacuum = INCREMENTAL: a prune can shrink the file */
 	sqlite3_stmt *insert;
-	sqlite3_stmt *query[2][2]; /* [with_blob][by_type], prepared on first use */
+	int64_t rollup_period;	/* HISTORY_ROLLUP_PERIOD_NS or what the file records */
+	sqlite3_stmt *query[QUERY_MODES][2][2]; /* [mode][with_blob][by_type], on first use */
 	sqlite3_stmt *push[PUSH_STMT_COUNT]; /* push_sql, prepared on first use */
 };
 
@@ -239,6 +324,35 @@ static int user_version(sqlite3 *db, int *version)
 	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
 }
 
+/* Whether profiles has column name already (an interrupted or hand-made upgrade). */
+static bool has_column(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('profiles') WHERE name = ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return false;
+	if (sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK)
+		found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* v4, idempotent: each column only when missing, the indexes IF NOT EXISTS. */
+static int migrate_v4(sqlite3 *db)
+{
+	int rc = SQLITE_OK;
+
+	for (size_t i = 0; rc == SQLITE_OK && i < 2; i++) {
+		if (!has_column(db, migrate_v4_columns[i][0]))
+			rc = sqlite3_exec(db, migrate_v4_columns[i][1], NULL, NULL, NULL);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, migrate_v4_sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+}
+
 /*
  * Creates the schema, or brings an older one up to date, once: a new file goes
  * through the same migrations as an old one. The IMMEDIATE transaction makes
@@ -265,7 +379,10 @@ static int create_schema(sqlite3 *db)
 	if (!err && version == 2) {
 		rc = sqlite3_exec(db, migrate_v3_sql, NULL, NULL, NULL);
 		err = rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+		version = 3;
 	}
+	if (!err && version == 3)
+		err = migrate_v4(db);
 	rc = sqlite3_exec(db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
 	if (!err && rc != SQLITE_OK)
 		err = sqlite_errno(rc);
@@ -382,6 +499,8 @@ static int check_schema(sqlite3 *db, int *out_version, const char **err)
 	return 0;
 }
 
+static void load_rollup_period(struct history *h);
+
 static int open_db(struct history *h, const char **err)
 {
 	int flags =
@@ -412,6 +531,8 @@ static int open_db(struct history *h, const char **err)
 	ret = check_schema(h->db, &h->version, err);
 	if (!ret && !h->read_only)
 		vacuum_once(h);
+	if (!ret)
+		load_rollup_period(h);
 	return ret;
 }
 
@@ -463,9 +584,11 @@ void history_close(struct history *h)
 	if (!h)
 		return;
 	sqlite3_finalize(h->insert);
-	for (int b = 0; b < 2; b++) {
-		for (int t = 0; t < 2; t++)
-			sqlite3_finalize(h->query[b][t]);
+	for (int m = 0; m < QUERY_MODES; m++) {
+		for (int b = 0; b < 2; b++) {
+			for (int t = 0; t < 2; t++)
+				sqlite3_finalize(h->query[m][b][t]);
+		}
 	}
 	for (int i = 0; i < PUSH_STMT_COUNT; i++)
 		sqlite3_finalize(h->push[i]);
@@ -509,8 +632,9 @@ static int bind_meta(sqlite3_stmt *st, const struct history_meta *m, size_t raw_
 	return rc == SQLITE_OK ? 0 : -ENOMEM;
 }
 
-int history_put(struct history *h, const struct history_meta *m, const uint8_t *pprof, size_t len,
-		int64_t *id_out)
+/* Compresses pprof and stores it with st (bound: ?1-?8 meta, ?9 blob, then extra > 0 as ?10). */
+static int put_row(struct history *h, sqlite3_stmt *st, const struct history_meta *m,
+		   const uint8_t *pprof, size_t len, int64_t extra, int64_t *id_out)
 {
 	uint8_t *blob = NULL;
 	size_t blob_len;
@@ -520,11 +644,6 @@ int history_put(struct history *h, const struct history_meta *m, const uint8_t *
 		return -EINVAL;
 	if (len > EMBER_MAX_PROFILE_BYTES)
 		return -EFBIG;
-	if (h->read_only)
-		return -EROFS;
-	ret = prepare(h, insert_sql, &h->insert);
-	if (ret)
-		return ret;
 	ret = zstd_compress_buf(pprof, len, BLOB_ZSTD_LEVEL, &blob, &blob_len);
 	if (ret)
 		return ret;
@@ -532,24 +651,36 @@ int history_put(struct history *h, const struct history_meta *m, const uint8_t *
 		ret = -EFBIG;
 		goto out;
 	}
-	ret = bind_meta(h->insert, m, len);
-	if (!ret &&
-	    sqlite3_bind_blob(h->insert, 9, blob, (int)blob_len, SQLITE_STATIC) != SQLITE_OK)
+	ret = bind_meta(st, m, len);
+	if (!ret && sqlite3_bind_blob(st, 9, blob, (int)blob_len, SQLITE_STATIC) != SQLITE_OK)
+		ret = -ENOMEM;
+	if (!ret && extra > 0 && sqlite3_bind_int64(st, 10, extra) != SQLITE_OK)
 		ret = -ENOMEM;
 	if (ret)
 		goto out;
-	rc = sqlite3_step(h->insert);
+	rc = sqlite3_step(st);
 	if (rc != SQLITE_DONE) {
-		ret = sqlite_errno(rc);
+		ret = (rc & 0xff) == SQLITE_CONSTRAINT ? -EEXIST : sqlite_errno(rc);
 		goto out;
 	}
 	if (id_out)
 		*id_out = sqlite3_last_insert_rowid(h->db);
 out:
-	sqlite3_reset(h->insert);
-	sqlite3_clear_bindings(h->insert);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
 	free(blob);
 	return ret;
+}
+
+int history_put(struct history *h, const struct history_meta *m, const uint8_t *pprof, size_t len,
+		int64_t *id_out)
+{
+	int ret;
+
+	if (h->read_only)
+		return -EROFS;
+	ret = prepare(h, insert_sql, &h->insert);
+	return ret ? ret : put_row(h, h->insert, m, pprof, len, 0, id_out);
 }
 
 static const char *column_str(sqlite3_stmt *st, int col)
@@ -575,6 +706,15 @@ static void read_meta(sqlite3_stmt *st, struct history_row *row)
 	if (processes < 0)
 		processes = 0;
 	row->meta.processes = processes > UINT32_MAX ? UINT32_MAX : (uint32_t)processes;
+}
+
+/* query_sql's last column: 1 for a raw row, how many raw rows a rollup merges. */
+static void read_profiles(sqlite3_stmt *st, struct history_row *row)
+{
+	int64_t n = sqlite3_column_int64(st, COL_PROFILES);
+
+	row->profiles = n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	row->rollup = sqlite3_column_int(st, COL_ROLLUP) == 1;
 }
 
 /*
@@ -606,8 +746,27 @@ static int read_blob(sqlite3_stmt *st, uint8_t **out, size_t *out_len)
 	return 0;
 }
 
-static int bind_query(sqlite3_stmt *st, const struct history_query *q)
+/*
+ * The whole periods inside [since, until): [*first, *end), both multiples of
+ * period, none before the epoch (rollups start at 0 or later, and so "start_ns
+ * - ?5" in the SQL cannot overflow).
+ */
+static void whole_periods(int64_t since, int64_t until, int64_t period, int64_t *first,
+			  int64_t *end)
 {
+	int64_t q = since < 0 ? 0 : since / period;
+
+	if (q * period < since)
+		q++; /* q * period may overflow now: */
+	*first = q > INT64_MAX / period ? INT64_MAX : q * period;
+	*end = until < 0 ? 0 : until / period * period;
+	if (*end < *first)
+		*end = *first;
+}
+
+static int bind_query(sqlite3_stmt *st, const struct history_query *q, int64_t period)
+{
+	int64_t first, end;
 	int rc = SQLITE_OK;
 
 	rc |= sqlite3_bind_int64(st, 1, q->since_ns);
@@ -618,6 +777,12 @@ static int bind_query(sqlite3_stmt *st, const struct history_query *q)
 		rc |= sqlite3_bind_text(st, 4, q->app, -1, SQLITE_STATIC);
 	else
 		rc |= sqlite3_bind_null(st, 4);
+	if (sqlite3_bind_parameter_count(st) >= 7) {
+		whole_periods(q->since_ns, q->until_ns, period, &first, &end);
+		rc |= sqlite3_bind_int64(st, 5, first);
+		rc |= sqlite3_bind_int64(st, 6, end);
+		rc |= sqlite3_bind_int64(st, 7, period);
+	}
 	return rc == SQLITE_OK ? 0 : -ENOMEM;
 }
 
@@ -646,6 +811,7 @@ static bool labels_match(const char *labels, const struct history_query *q)
 int history_query(struct history *h, const struct history_query *q, bool with_blob, history_cb cb,
 		  void *arg)
 {
+	enum query_mode mode;
 	sqlite3_stmt **st;
 	struct history_row row;
 	uint8_t *pprof;
@@ -655,14 +821,16 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 		return -EINVAL;
 	if (q->since_ns >= q->until_ns)
 		return 0; /* an empty window overlaps nothing, not even a row spanning it */
-	st = &h->query[with_blob][q->type != NULL];
-	ret = prepare(h, query_sql[with_blob][q->type != NULL], st);
+	mode = h->version < 4 ? QUERY_V3 : q->use_rollups ? QUERY_ROLLUPS : QUERY_RAW;
+	st = &h->query[mode][with_blob][q->type != NULL];
+	ret = prepare(h, query_sql[mode][with_blob][q->type != NULL], st);
 	if (ret)
 		return ret;
-	ret = bind_query(*st, q);
+	ret = bind_query(*st, q, h->rollup_period);
 	while (!ret && (rc = sqlite3_step(*st)) == SQLITE_ROW) {
 		memset(&row, 0, sizeof(row));
 		read_meta(*st, &row);
+		read_profiles(*st, &row);
 		if (!labels_match(row.meta.labels ? row.meta.labels : "", q))
 			continue;
 		/* another reader takes this row; skipped before its blob is read */
@@ -1271,4 +1439,201 @@ int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint6
 		r->wal_bytes = sz.wal_bytes;
 	}
 	return ret;
+}
+
+/* --- rollups ---------------------------------------------------------------------- */
+
+/* The state key that records the rollup period of a file's rollups. */
+#define KEY_ROLLUP_PERIOD "rollup_period_ns"
+
+/* Reads the period the file's rollups were built with (the default when none). */
+static void load_rollup_period(struct history *h)
+{
+	char buf[24];
+	long long v;
+
+	h->rollup_period = HISTORY_ROLLUP_PERIOD_NS;
+	if (h->version < 4 || history_state_get(h, KEY_ROLLUP_PERIOD, buf, sizeof(buf)))
+		return;
+	v = strtoll(buf, NULL, 10);
+	if (v >= HISTORY_ROLLUP_MIN_PERIOD_NS && v <= HISTORY_ROLLUP_PERIOD_NS)
+		h->rollup_period = v;
+}
+
+int64_t history_rollup_period(const struct history *h)
+{
+	return h->rollup_period;
+}
+
+/* A rollup statement: -ENODATA on a file older than v4, -EROFS for writes on a reader. */
+static int rollup_stmt(struct history *h, enum push_stmt which, bool writes, sqlite3_stmt **out)
+{
+	if (!h)
+		return -EINVAL;
+	if (h->version < 4)
+		return -ENODATA;
+	return push_stmt(h, which, writes, out);
+}
+
+int history_set_rollup_period(struct history *h, int64_t period_ns)
+{
+	sqlite3_stmt *st;
+	int ret, rc;
+
+	if (!h || period_ns < HISTORY_ROLLUP_MIN_PERIOD_NS || period_ns > HISTORY_ROLLUP_PERIOD_NS)
+		return -EINVAL;
+	if (period_ns == h->rollup_period)
+		return 0;
+	ret = rollup_stmt(h, ROLLUP_DROP, true, &st);
+	if (ret)
+		return ret;
+	rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	ret = step_done(st);
+	if (!ret)
+		ret = state_set_int(h, KEY_ROLLUP_PERIOD, period_ns);
+	rc = sqlite3_exec(h->db, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+	if (!ret && rc != SQLITE_OK)
+		ret = sqlite_errno(rc);
+	if (!ret)
+		h->rollup_period = period_ns;
+	return ret;
+}
+
+/* The multiple of period at or below t (the lowest one for t below it). */
+static int64_t period_floor(int64_t t, int64_t period)
+{
+	int64_t q = t / period;
+
+	if (q * period > t && q > INT64_MIN / period + 1)
+		q--;
+	return q * period;
+}
+
+void history_series_free(struct history_series *s)
+{
+	if (!s)
+		return;
+	free(s->type);
+	free(s->app);
+	free(s->labels);
+	memset(s, 0, sizeof(*s));
+}
+
+int history_rollup_todo(struct history *h, int64_t from_ns, int64_t before_ns, uint32_t skip,
+			struct history_series *s, int64_t *period_start)
+{
+	int64_t period = h ? h->rollup_period : 0, first, end;
+	sqlite3_stmt *st;
+	int ret, rc = SQLITE_OK;
+
+	if (!s || !period_start)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	ret = rollup_stmt(h, ROLLUP_TODO, false, &st);
+	if (ret)
+		return ret;
+	first = period_floor(from_ns < 0 ? 0 : from_ns, period); /* see whole_periods() */
+	end = period_floor(before_ns, period);
+	if (first >= end)
+		return -ENOENT;
+	rc |= sqlite3_bind_int64(st, 1, first);
+	rc |= sqlite3_bind_int64(st, 2, end);
+	rc |= sqlite3_bind_int64(st, 3, period);
+	rc |= sqlite3_bind_int64(st, 4, skip);
+	if (rc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		s->type = dup_column(st, 0);
+		s->app = dup_column(st, 1);
+		s->labels = dup_column(st, 2);
+		*period_start = sqlite3_column_int64(st, 3);
+		ret = s->type && s->app && s->labels ? 0 : -ENOMEM;
+	} else {
+		ret = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (ret)
+		history_series_free(s);
+	return ret;
+}
+
+int history_period_rows(struct history *h, const struct history_series *s, int64_t period_start,
+			history_cb cb, void *arg)
+{
+	struct history_row row;
+	sqlite3_stmt *st;
+	uint8_t *pprof;
+	int ret, rc = SQLITE_OK;
+
+	if (!s || !s->type || !s->app || !s->labels || !cb)
+		return -EINVAL;
+	ret = rollup_stmt(h, ROLLUP_ROWS, false, &st);
+	if (ret)
+		return ret;
+	rc |= sqlite3_bind_text(st, 1, s->type, -1, SQLITE_STATIC);
+	rc |= sqlite3_bind_text(st, 2, s->app, -1, SQLITE_STATIC);
+	rc |= sqlite3_bind_text(st, 3, s->labels, -1, SQLITE_STATIC);
+	rc |= sqlite3_bind_int64(st, 4, period_start);
+	rc |= sqlite3_bind_int64(st, 5, period_start > INT64_MAX - h->rollup_period
+						 ? INT64_MAX
+						 : period_start + h->rollup_period);
+	if (rc != SQLITE_OK) {
+		sqlite3_clear_bindings(st);
+		return -ENOMEM;
+	}
+	while (!ret && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&row, 0, sizeof(row));
+		read_meta(st, &row);
+		row.profiles = 1;
+		ret = read_blob(st, &pprof, &row.pprof_len);
+		row.pprof = pprof;
+		if (!ret)
+			ret = cb(&row, arg);
+		free(pprof);
+	}
+	if (!ret && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		ret = sqlite_errno(rc);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ret;
+}
+
+int history_put_rollup(struct history *h, const struct history_meta *m, uint32_t profiles,
+		       const uint8_t *pprof, size_t len, int64_t *id_out)
+{
+	sqlite3_stmt *st;
+	int ret;
+
+	if (!m || profiles == 0 || period_floor(m->start_ns, h->rollup_period) != m->start_ns)
+		return -EINVAL;
+	ret = rollup_stmt(h, ROLLUP_INSERT, true, &st);
+	return ret ? ret : put_row(h, st, m, pprof, len, profiles, id_out);
+}
+
+int history_rollup_count(struct history *h, uint64_t *rows, uint64_t *bytes)
+{
+	sqlite3_stmt *st;
+	int ret, rc;
+
+	if (!rows || !bytes)
+		return -EINVAL;
+	*rows = *bytes = 0;
+	ret = rollup_stmt(h, ROLLUP_COUNT, false, &st);
+	if (ret)
+		return ret;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 0), b = sqlite3_column_int64(st, 1);
+
+		*rows = n < 0 ? 0 : (uint64_t)n;
+		*bytes = b < 0 ? 0 : (uint64_t)b;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_ROW ? 0 : sqlite_errno(rc);
 }

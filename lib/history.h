@@ -24,9 +24,17 @@ struct history_row {
 	struct history_meta meta;
 	const uint8_t *pprof;		/* uncompressed pprof, only when asked for */
 	size_t pprof_len;
+	bool rollup;			/* a rollup row (history_query's use_rollups) */
+	uint32_t profiles;		/* raw profiles the row stands for: 1, or a rollup's */
 };
 
-/* Rows overlapping [since_ns, until_ns); NULL strings match everything. */
+/*
+ * Rows overlapping [since_ns, until_ns); NULL strings match everything. Raw
+ * rows only, unless use_rollups: then, for each series (type, app, labels) and
+ * each whole rollup period inside [since_ns, until_ns) that has a rollup, the
+ * rollup row stands for the raw rows that started in that period (a raw row
+ * belongs to the period of its start), so each raw row counts exactly once.
+ */
 struct history_query {
 	int64_t since_ns, until_ns;
 	const char *type;
@@ -34,6 +42,7 @@ struct history_query {
 	const char *const *labels;	/* "k=v" each row's labels must all include */
 	size_t n_labels;
 	uint32_t n_shards, shard;	/* > 1: only rows whose id % n_shards == shard */
+	bool use_rollups;		/* rollups in place of whole periods' raw rows */
 };
 
 struct history;
@@ -66,6 +75,7 @@ enum history_push_state {
 	HISTORY_SENT = 1,
 	HISTORY_REJECTED = 2,
 	HISTORY_EXPIRED = 3,
+	HISTORY_LOCAL = 4,		/* a rollup: never pushed (not a queue state) */
 };
 
 /* A pending profile taken for pushing; owned by the caller, see history_pending_free(). */
@@ -126,6 +136,55 @@ int history_collector_load(struct history *h, struct history_collector_state *s)
 int history_state_set(struct history *h, const char *key, const char *value);
 /* 0, -ENOENT when the key is missing. */
 int history_state_get(struct history *h, const char *key, char *value, size_t len);
+
+/* --- rollups ---------------------------------------------------------------------- */
+
+/*
+ * A rollup merges the raw profiles of one series (type, app, labels) that
+ * started in one period [P, P + period), P a multiple of the period since the
+ * epoch: one row in place of 360 for an hour of 10 s intervals, so that a
+ * view over a day reads 24 rows instead of 8640. Rollups are local: never
+ * pushed, not counted as pending/sent/... (push state HISTORY_LOCAL).
+ */
+#define HISTORY_ROLLUP_PERIOD_NS (3600LL * 1000000000LL)
+/* The shortest period a test may set (history_set_rollup_period). */
+#define HISTORY_ROLLUP_MIN_PERIOD_NS (1000000000LL)
+
+/* A series: the strings every profile of one stream carries. */
+struct history_series {
+	char *type, *app, *labels;
+};
+
+void history_series_free(struct history_series *s);
+
+/* The period of this file's rollups: HISTORY_ROLLUP_PERIOD_NS unless a test set another. */
+int64_t history_rollup_period(const struct history *h);
+/*
+ * Test only (emberd's EMBER_TEST_ROLLUP_SECONDS): records another period in
+ * the file, deleting the rollups of the previous one. -EINVAL out of
+ * [HISTORY_ROLLUP_MIN_PERIOD_NS, HISTORY_ROLLUP_PERIOD_NS].
+ */
+int history_set_rollup_period(struct history *h, int64_t period_ns);
+
+/*
+ * A series and period that have raw profiles and no rollup, among the periods
+ * inside [floor(from_ns), floor(before_ns)) (floors to multiples of the
+ * period): the (skip + 1)-th in order of period, then series (the caller frees
+ * s). -ENOENT when there is none; -ENODATA on a file older than rollups.
+ */
+int history_rollup_todo(struct history *h, int64_t from_ns, int64_t before_ns, uint32_t skip,
+			struct history_series *s, int64_t *period_start);
+/* cb for each raw row of series s that started in [period_start, + period), with its blob. */
+int history_period_rows(struct history *h, const struct history_series *s, int64_t period_start,
+			history_cb cb, void *arg);
+/*
+ * Stores a rollup of profiles raw rows (m->start_ns a period start); -EEXIST
+ * when the series already has one of that period.
+ */
+int history_put_rollup(struct history *h, const struct history_meta *m, uint32_t profiles,
+		       const uint8_t *pprof, size_t len, int64_t *id_out);
+/* How many rollup rows the history holds and their stored (zstd) bytes. */
+int history_rollup_count(struct history *h, uint64_t *rows, uint64_t *bytes);
 
 /* --- size and retention ----------------------------------------------------------- */
 

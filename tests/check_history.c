@@ -15,6 +15,8 @@
 #include <sqlite3.h>
 
 #include "history.h"
+#include "pprof.h"
+#include "rollup.h"
 #include "suites.h"
 
 #define MAX_ROWS 16
@@ -559,8 +561,37 @@ START_TEST(test_push_state_read_only)
 END_TEST
 
 /* A file as ember 0.1 wrote it: the v1 schema, rows but no push state. */
+/* What a query returned, summed. */
+struct sums {
+	uint64_t samples, profiles, rows, rollups;
+};
+
+static int sum_rows(const struct history_row *row, void *arg)
+{
+	struct sums *s = arg;
+
+	s->samples += row->meta.samples;
+	s->profiles += row->profiles;
+	s->rows++;
+	s->rollups += row->rollup;
+	ck_assert_uint_ge(row->profiles, 1);
+	return 0;
+}
+
+static struct sums sum_query(struct history *h, int64_t since, int64_t until, const char *type,
+			     const char *app, bool rollups)
+{
+	struct history_query q = {.since_ns = since, .until_ns = until, .type = type, .app = app,
+				  .use_rollups = rollups};
+	struct sums s = {0};
+
+	ck_assert_int_eq(history_query(h, &q, true, sum_rows, &s), 0);
+	return s;
+}
+
 START_TEST(test_migrate_v1)
 {
+	uint64_t rows, bytes;
 	struct history_push_counts c;
 	struct history *h, *ro;
 	struct seen s;
@@ -581,6 +612,9 @@ START_TEST(test_migrate_v1)
 	ck_assert_ptr_nonnull(ro);
 	s = query(ro, INT64_MIN, INT64_MAX, NULL, NULL, false);
 	ck_assert_int_eq(s.n, 2);
+	/* no rollups in it: a query that wants them reads the raw rows */
+	ck_assert_uint_eq(sum_query(ro, INT64_MIN, INT64_MAX, "cpu", NULL, true).rows, 2);
+	ck_assert_int_eq(history_rollup_count(ro, &rows, &bytes), -ENODATA);
 	ck_assert_int_eq(history_push_counts(ro, &c), -ENODATA);
 	history_close(ro);
 
@@ -599,6 +633,8 @@ START_TEST(test_migrate_v1)
 	h = open_rw();
 	c = counts(h);
 	ck_assert_uint_eq(c.pending, 3);
+	ck_assert_int_eq(history_rollup_count(h, &rows, &bytes), 0);
+	ck_assert_uint_eq(rows, 0);
 	history_close(h);
 	sql("SELECT push_state, push_attempts, push_error, push_changed_ns FROM profiles;"
 	    "SELECT key, value FROM collector_state;");
@@ -971,7 +1007,7 @@ START_TEST(test_migrate_v2_vacuum)
 	ck_assert_uint_ge(u->bytes_after, 8 * BIG_ROW);
 	ck_assert_int_ge(u->took_ns, 0);
 	ck_assert_int_eq(sql_int("PRAGMA auto_vacuum"), 2);
-	ck_assert_int_eq(sql_int("PRAGMA user_version"), 3);
+	ck_assert_int_eq(sql_int("PRAGMA user_version"), 4);
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM sqlite_master "
 				 "WHERE name = 'profiles_start'"), 1);
 	r = prune(h, 2000, NO_AGE_LIMIT, 64 * KiB, false);
@@ -981,6 +1017,349 @@ START_TEST(test_migrate_v2_vacuum)
 
 	h = open_rw(); /* once */
 	ck_assert(!history_upgrade_info(h)->vacuumed);
+	history_close(h);
+}
+END_TEST
+
+/* --- rollups --------------------------------------------------------------------- */
+
+#define HOUR HISTORY_ROLLUP_PERIOD_NS
+#define MIN (60LL * 1000000000LL)
+
+/* One raw row of series (type, app) with its own sample count. */
+static void put_raw(struct history *h, int64_t start, int64_t end, const char *type,
+		    const char *app, uint64_t samples)
+{
+	struct history_meta m = {.start_ns = start, .end_ns = end, .type = type, .app = app,
+				 .labels = app, .samples = samples, .processes = 1};
+	uint8_t buf[16] = {1, 2, 3};
+
+	ck_assert_int_eq(history_put(h, &m, buf, sizeof(buf), NULL), 0);
+}
+
+/* A rollup standing for the raw rows of its series and hour, built by hand from their sums. */
+static void put_rollup_of(struct history *h, int64_t hour, const char *type, const char *app)
+{
+	char stmt[256];
+	struct history_meta m = {.start_ns = hour, .type = type, .app = app, .labels = app,
+				 .processes = 1};
+	uint8_t buf[16] = {4, 5, 6};
+
+	snprintf(stmt, sizeof(stmt),
+		 "SELECT %s FROM profiles WHERE rollup = 0 AND type = '%s' AND app = '%s' "
+		 "AND start_ns >= %lld AND start_ns < %lld",
+		 "sum(samples)", type, app, (long long)hour, (long long)(hour + HOUR));
+	m.samples = (uint64_t)sql_int(stmt);
+	snprintf(stmt, sizeof(stmt),
+		 "SELECT max(end_ns) FROM profiles WHERE rollup = 0 AND type = '%s' AND app = '%s' "
+		 "AND start_ns >= %lld AND start_ns < %lld",
+		 type, app, (long long)hour, (long long)(hour + HOUR));
+	m.end_ns = sql_int(stmt);
+	snprintf(stmt, sizeof(stmt),
+		 "SELECT count(*) FROM profiles WHERE rollup = 0 AND type = '%s' AND app = '%s' "
+		 "AND start_ns >= %lld AND start_ns < %lld",
+		 type, app, (long long)hour, (long long)(hour + HOUR));
+	ck_assert_int_eq(history_put_rollup(h, &m, (uint32_t)sql_int(stmt), buf, sizeof(buf), NULL),
+			 0);
+}
+
+/*
+ * Three series over hours 1-4 (a row every 10 min, one more straddling 2h-3h
+ * that belongs to hour 2), rollups for some of their hours: for every window,
+ * type and app, the rollup query counts each raw row exactly once (same samples,
+ * same profiles as the raw query) and uses the rollups of the whole hours.
+ */
+START_TEST(test_rollup_exactly_once)
+{
+	static const struct {
+		const char *type, *app;
+		int hours[4]; /* hours 1..4 with a rollup */
+	} series[] = {
+		{"cpu", "a", {1, 1, 1, 0}}, /* hour 4 has no rollup */
+		{"cpu", "b", {1, 1, 1, 1}},
+		{"mem", "a", {0, 0, 0, 0}}, /* none */
+	};
+	static const int64_t windows[][2] = {
+		{INT64_MIN, INT64_MAX}, {HOUR, 5 * HOUR}, {HOUR + 30 * MIN, 4 * HOUR},
+		{2 * HOUR, 3 * HOUR}, {2 * HOUR + 1, 3 * HOUR + 1}, {3 * HOUR, 3 * HOUR + 5 * MIN},
+		{2 * HOUR + 58 * MIN, 3 * HOUR + 2 * MIN}, {0, 4 * HOUR}, {4 * HOUR, 6 * HOUR},
+		{2 * HOUR - 1, 4 * HOUR + 1},
+	};
+	static const char *const types[] = {NULL, "cpu", "mem"};
+	static const char *const apps[] = {NULL, "a", "b"};
+	struct history *h = open_rw();
+	uint64_t n = 0, rollups = 0, bytes = 0;
+
+	for (size_t i = 0; i < 3; i++) {
+		for (int64_t t = HOUR; t < 5 * HOUR; t += 10 * MIN)
+			put_raw(h, t, t + 10 * MIN, series[i].type, series[i].app, ++n);
+		put_raw(h, 3 * HOUR - 5 * MIN, 3 * HOUR + 5 * MIN, series[i].type, series[i].app,
+			1000 + i);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		for (int hr = 1; hr <= 4; hr++) {
+			if (series[i].hours[hr - 1])
+				put_rollup_of(h, hr * HOUR, series[i].type, series[i].app);
+		}
+	}
+	ck_assert_int_eq(history_rollup_count(h, &rollups, &bytes), 0);
+	ck_assert_uint_eq(rollups, 7);
+	ck_assert_uint_gt(bytes, 0);
+	for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+		for (size_t t = 0; t < 3; t++) {
+			for (size_t a = 0; a < 3; a++) {
+				int64_t since = windows[w][0], until = windows[w][1];
+				struct sums raw = sum_query(h, since, until, types[t], apps[a], false);
+				struct sums ru = sum_query(h, since, until, types[t], apps[a], true);
+				uint64_t want = 0;
+
+				/* the rollups of the whole hours inside the window */
+				for (size_t i = 0; i < 3; i++) {
+					if ((types[t] && strcmp(types[t], series[i].type)) ||
+					    (apps[a] && strcmp(apps[a], series[i].app)))
+						continue;
+					for (int hr = 1; hr <= 4; hr++)
+						want += series[i].hours[hr - 1] &&
+							hr * HOUR >= since &&
+							(hr + 1) * HOUR <= until;
+				}
+				ck_assert_uint_eq(raw.rollups, 0);
+				ck_assert_uint_eq(raw.profiles, raw.rows);
+				ck_assert_uint_eq(ru.rollups, want);
+				ck_assert_uint_eq(ru.samples, raw.samples);
+				ck_assert_uint_eq(ru.profiles, raw.profiles);
+				if (want)
+					ck_assert_uint_lt(ru.rows, raw.rows);
+			}
+		}
+	}
+	/* the whole history of series a/cpu: 3 rollups + hour 4's 6 rows */
+	ck_assert_uint_eq(sum_query(h, INT64_MIN, INT64_MAX, "cpu", "a", true).rows, 9);
+	/* hour 2 of cpu/b: the rollup of 7 rows (6 and the straddling one) alone */
+	ck_assert_uint_eq(sum_query(h, 2 * HOUR, 3 * HOUR, "cpu", "b", true).rows, 1);
+	ck_assert_uint_eq(sum_query(h, 2 * HOUR, 3 * HOUR, "cpu", "b", true).profiles, 7);
+	/* a second rollup of the same series and hour is refused; an unaligned one too */
+	{
+		struct history_meta m = {.start_ns = HOUR, .end_ns = 2 * HOUR, .type = "cpu",
+					 .app = "a", .labels = "a", .samples = 1};
+		uint8_t buf[4] = {1};
+
+		ck_assert_int_eq(history_put_rollup(h, &m, 1, buf, sizeof(buf), NULL), -EEXIST);
+		m.start_ns = HOUR + 1;
+		ck_assert_int_eq(history_put_rollup(h, &m, 1, buf, sizeof(buf), NULL), -EINVAL);
+	}
+	history_close(h);
+}
+END_TEST
+
+/* Rollups are local: never pending, never counted in a push state, never expired. */
+START_TEST(test_rollup_push_state)
+{
+	struct history *h = open_rw();
+	struct history_pending p;
+	struct history_push_counts c;
+	uint64_t n;
+
+	put_raw(h, HOUR, HOUR + 10 * MIN, "cpu", "a", 5);
+	put_raw(h, HOUR + 10 * MIN, HOUR + 20 * MIN, "cpu", "a", 6);
+	put_rollup_of(h, HOUR, "cpu", "a");
+	c = counts(h);
+	ck_assert_uint_eq(c.pending, 2);
+	ck_assert_uint_eq(c.sent + c.rejected + c.expired, 0);
+	ck_assert_int_eq(sql_int("SELECT push_state FROM profiles WHERE rollup = 1"),
+			 HISTORY_LOCAL);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(history_next_pending(h, i == 1, &p), 0);
+		ck_assert_int_eq(sql_int("SELECT count(*) FROM profiles WHERE rollup = 1 AND id = "
+					 "(SELECT max(id) FROM profiles)"),
+				 1);
+		ck_assert_int_ne(p.id, sql_int("SELECT id FROM profiles WHERE rollup = 1"));
+		ck_assert_int_eq(history_mark(h, p.id, HISTORY_SENT, NULL, 1), 0);
+		history_pending_free(&p);
+	}
+	ck_assert_int_eq(history_next_pending(h, false, &p), -ENOENT);
+	ck_assert_int_eq(history_expire_pending(h, INT64_MAX, 1, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	c = counts(h);
+	ck_assert_uint_eq(c.pending, 0);
+	ck_assert_uint_eq(c.sent, 2);
+	ck_assert_uint_eq(c.expired, 0);
+	ck_assert_int_eq(history_pending_count(h, &n, &c.oldest_pending_ns), 0);
+	ck_assert_uint_eq(n, 0);
+	history_close(h);
+}
+END_TEST
+
+/*
+ * Retention: a rollup goes by age like the raw rows (its end is its last raw
+ * row's); by size, after the raw rows that started at its hour's start.
+ */
+START_TEST(test_rollup_retention)
+{
+	struct history *h = open_rw();
+	struct history_prune_result r;
+	uint64_t rows, bytes;
+
+	for (int64_t t = HOUR; t < 3 * HOUR; t += 30 * MIN)
+		put_raw(h, t, t + 30 * MIN, "cpu", "a", 1);
+	put_rollup_of(h, HOUR, "cpu", "a");
+	put_rollup_of(h, 2 * HOUR, "cpu", "a");
+	/* by age: hour 1's rows end at 1h30 and 2h; the rollup with the last one */
+	r = prune(h, 2 * HOUR + 1 + 700, 700, 1 << 30, false);
+	ck_assert_uint_eq(r.aged, 3);
+	ck_assert_int_eq(history_rollup_count(h, &rows, &bytes), 0);
+	ck_assert_uint_eq(rows, 1);
+	ck_assert_int_eq(sql_int("SELECT min(start_ns) FROM profiles WHERE rollup = 1"), 2 * HOUR);
+	/* by size (the order of PRUNE_SIZE): hour 2's first raw row, then its rollup */
+	sql("UPDATE profiles SET push_state = 1 WHERE rollup = 0");
+	ck_assert_int_eq(sql_int("SELECT id FROM profiles ORDER BY start_ns, rollup, id LIMIT 1 "
+				 "OFFSET 1"),
+			 sql_int("SELECT id FROM profiles WHERE rollup = 1"));
+	ck_assert_int_eq(sql_int("SELECT rollup FROM profiles WHERE id IN (SELECT id FROM "
+				 "profiles ORDER BY start_ns, rollup, id LIMIT 1)"),
+			 0);
+	r = prune(h, 2 * HOUR, 700, 1, false); /* everything is over 1 byte */
+	ck_assert_uint_eq(r.sized, 3);
+	ck_assert(r.over_size);
+	ck_assert_int_eq(history_rollup_count(h, &rows, &bytes), 0);
+	ck_assert_uint_eq(rows, 0);
+	history_close(h);
+}
+END_TEST
+
+/* A cpu profile of two stacks: count samples of pid and 1 of pid + 1. */
+static void put_pprof(struct history *h, int64_t start, const char *app, int64_t pid, int count)
+{
+	static const struct pprof_meta meta = {
+		.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
+		.n_sample_types = 2, .period_type = {"cpu", "nanoseconds"}, .period = 10000000,
+	};
+	struct pprof_builder *b = pprof_builder_new(&meta);
+	struct history_meta m = {.start_ns = start, .end_ns = start + 10 * MIN, .type = "cpu",
+				 .app = app, .labels = app, .samples = (uint64_t)count + 1,
+				 .processes = 2};
+	struct pprof_label l1 = {.key = "pid", .num = pid}, l2 = {.key = "pid", .num = pid + 1};
+	int64_t v1[2] = {count, count * 10000000LL}, v2[2] = {1, 10000000};
+	uint64_t f1, f2, loc[2];
+	uint8_t *buf;
+	size_t len;
+
+	ck_assert_ptr_nonnull(b);
+	f1 = pprof_function(b, "main", "main", "");
+	f2 = pprof_function(b, "work", "work", "");
+	loc[1] = pprof_location(b, 0, 0x1000, &f1, 1);
+	loc[0] = pprof_location(b, 0, 0x2000, &f2, 1);
+	ck_assert_int_eq(pprof_add_sample(b, loc, 2, v1, &l1, 1), 0);
+	ck_assert_int_eq(pprof_add_sample(b, &loc[1], 1, v2, &l2, 1), 0);
+	ck_assert_int_eq(pprof_encode(b, &buf, &len), 0);
+	ck_assert_int_eq(history_put(h, &m, buf, len, NULL), 0);
+	free(buf);
+	pprof_builder_free(b);
+}
+
+/* The rollup row of app at hour: its samples and processes, and its pid's samples in the pprof. */
+struct rollup_seen {
+	const char *app;
+	int64_t pid;
+	uint64_t samples, pid_samples, processes, profiles;
+	int64_t start_ns, end_ns, time_ns;
+	int n;
+};
+
+static int seen_rollup(const struct history_row *row, void *arg)
+{
+	struct rollup_seen *rs = arg;
+	struct pprof_filter f = {.by_pid = true, .pid = rs->pid};
+	pprof_profile *p;
+
+	if (!row->rollup || strcmp(row->meta.app, rs->app))
+		return 0;
+	rs->n++;
+	rs->samples = row->meta.samples;
+	rs->processes = row->meta.processes;
+	rs->profiles = row->profiles;
+	rs->start_ns = row->meta.start_ns;
+	rs->end_ns = row->meta.end_ns;
+	ck_assert_ptr_nonnull(row->pprof);
+	ck_assert_int_eq(pprof_decode(row->pprof, row->pprof_len, &p, NULL, 0), 0);
+	rs->time_ns = p->time_nanos;
+	for (size_t i = 0; i < p->n_sample; i++) {
+		if (pprof_sample_wanted(p, p->sample[i], &f))
+			rs->pid_samples += (uint64_t)p->sample[i]->value[0];
+	}
+	pprof_profile_free(p);
+	return 0;
+}
+
+/*
+ * The builder: one series and hour per call, in order of hour then series, a
+ * series whose rows are all corrupt skipped (not retried, not blocking the
+ * others), an hour not yet complete left alone; a rollup keeps the pid labels
+ * and counts the distinct pids.
+ */
+START_TEST(test_rollup_build)
+{
+	struct history *h = open_rw();
+	struct rollup_cursor c = {0};
+	struct rollup_result r;
+	struct rollup_seen rs = {.app = "a", .pid = 10};
+	struct history_query q = {.since_ns = HOUR, .until_ns = 2 * HOUR, .use_rollups = true};
+	struct history_meta bad = {.start_ns = HOUR, .end_ns = HOUR + MIN, .type = "cpu",
+				   .app = "m", .labels = "m", .samples = 1};
+	uint8_t junk[8] = {0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4};
+	uint64_t rows, bytes;
+
+	put_pprof(h, HOUR + 5 * MIN, "a", 10, 3);
+	put_pprof(h, HOUR + 20 * MIN, "a", 10, 4);
+	put_pprof(h, HOUR + 50 * MIN, "a", 12, 5); /* pids 12, 13: 4 in the hour */
+	ck_assert_int_eq(history_put(h, &bad, junk, sizeof(junk), NULL), 0);
+	put_pprof(h, HOUR + 30 * MIN, "b", 30, 1);
+	put_pprof(h, 2 * HOUR + 10 * MIN, "a", 10, 9); /* hour 2: not complete */
+
+	ck_assert_int_eq(history_rollup_next(h, 2 * HOUR + 30 * MIN, &c, NULL, &r), 0);
+	ck_assert_str_eq(r.series.app, "a");
+	ck_assert(r.stored);
+	ck_assert_int_eq(r.period_start, HOUR);
+	ck_assert_uint_eq(r.profiles, 3);
+	ck_assert_uint_eq(r.samples, 4 + 5 + 6);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 2 * HOUR + 30 * MIN, &c, NULL, &r), 0);
+	ck_assert_str_eq(r.series.app, "b");
+	ck_assert(r.stored);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 2 * HOUR + 30 * MIN, &c, NULL, &r), 0);
+	ck_assert_str_eq(r.series.app, "m");
+	ck_assert(!r.stored);
+	ck_assert_uint_eq(r.skipped, 1);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 2 * HOUR + 30 * MIN, &c, NULL, &r), -ENOENT);
+	ck_assert_int_eq(history_rollup_count(h, &rows, &bytes), 0);
+	ck_assert_uint_eq(rows, 2);
+
+	ck_assert_int_eq(history_query(h, &q, true, seen_rollup, &rs), 0);
+	ck_assert_int_eq(rs.n, 1);
+	ck_assert_uint_eq(rs.samples, 15);
+	ck_assert_uint_eq(rs.processes, 4);
+	ck_assert_uint_eq(rs.profiles, 3);
+	ck_assert_uint_eq(rs.pid_samples, 3 + 4); /* --pid 10 on the rollup */
+	ck_assert_int_eq(rs.start_ns, HOUR);
+	ck_assert_int_eq(rs.end_ns, 2 * HOUR);
+	ck_assert_int_eq(rs.time_ns, HOUR + 5 * MIN); /* the first raw row's start */
+
+	/* hour 2 once complete; the corrupt series of hour 1 is not retried */
+	ck_assert_int_eq(history_rollup_next(h, 3 * HOUR, &c, NULL, &r), 0);
+	ck_assert_str_eq(r.series.app, "a");
+	ck_assert_int_eq(r.period_start, 2 * HOUR);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 3 * HOUR, &c, NULL, &r), -ENOENT);
+	/* a fresh cursor (a restart) tries it again, and still builds nothing more */
+	c = (struct rollup_cursor){0};
+	ck_assert_int_eq(history_rollup_next(h, 3 * HOUR, &c, NULL, &r), 0);
+	ck_assert(!r.stored);
+	rollup_result_free(&r);
+	ck_assert_int_eq(history_rollup_next(h, 3 * HOUR, &c, NULL, &r), -ENOENT);
+	ck_assert_int_eq(history_rollup_count(h, &rows, &bytes), 0);
+	ck_assert_uint_eq(rows, 3);
 	history_close(h);
 }
 END_TEST
@@ -1014,6 +1393,10 @@ Suite *history_suite(void)
 	tcase_add_test(tc, test_prune_pending_size);
 	tcase_add_test(tc, test_prune_bounded);
 	tcase_add_test(tc, test_migrate_v2_vacuum);
+	tcase_add_test(tc, test_rollup_exactly_once);
+	tcase_add_test(tc, test_rollup_push_state);
+	tcase_add_test(tc, test_rollup_retention);
+	tcase_add_test(tc, test_rollup_build);
 	suite_add_tcase(s, tc);
 	return s;
 }
