@@ -25,25 +25,6 @@ static int skip_row(struct merge_state *s, int64_t id)
 	return 0;
 }
 
-static struct pprof_builder *builder_like(const pprof_profile *p)
-{
-	struct pprof_meta meta = {.n_sample_types = p->n_sample_type, .period = p->period};
-
-	if (p->n_sample_type > PPROF_MAX_SAMPLE_TYPES) {
-		errno = E2BIG;
-		return NULL;
-	}
-	for (size_t i = 0; i < p->n_sample_type; i++) {
-		meta.sample_types[i].type = p->string_table[p->sample_type[i]->type];
-		meta.sample_types[i].unit = p->string_table[p->sample_type[i]->unit];
-	}
-	if (p->period_type) {
-		meta.period_type.type = p->string_table[p->period_type->type];
-		meta.period_type.unit = p->string_table[p->period_type->unit];
-	}
-	return pprof_builder_new(&meta);
-}
-
 /*
  * Counts a merged profile and widens the span the merge covers. A rollup row
  * starts at its hour; its profile's time says when its first raw row started.
@@ -101,7 +82,7 @@ static int merge_row(const struct history_row *row, void *arg)
 	if (!row->pprof || pprof_decode(row->pprof, row->pprof_len, &p, err, sizeof(err)))
 		return skip_row(s, row->id);
 	if (!s->b) {
-		s->b = builder_like(p);
+		s->b = pprof_builder_like(p);
 		if (!s->b) {
 			ret = errno == E2BIG ? skip_row(s, row->id) : -errno;
 			goto out;

@@ -1402,3 +1402,22 @@ int pprof_sample_type_index(const pprof_profile *p, const char *type)
 	}
 	return -1;
 }
+
+struct pprof_builder *pprof_builder_like(const pprof_profile *p)
+{
+	struct pprof_meta meta = {.n_sample_types = p->n_sample_type, .period = p->period};
+
+	if (p->n_sample_type > PPROF_MAX_SAMPLE_TYPES) {
+		errno = E2BIG;
+		return NULL;
+	}
+	for (size_t i = 0; i < p->n_sample_type; i++) {
+		meta.sample_types[i].type = pstr(p, p->sample_type[i]->type);
+		meta.sample_types[i].unit = pstr(p, p->sample_type[i]->unit);
+	}
+	if (p->period_type) {
+		meta.period_type.type = pstr(p, p->period_type->type);
+		meta.period_type.unit = pstr(p, p->period_type->unit);
+	}
+	return pprof_builder_new(&meta);
+}

@@ -53,6 +53,9 @@ struct pprof_builder;
 
 struct pprof_builder *pprof_builder_new(const struct pprof_meta *meta);
 void pprof_builder_free(struct pprof_builder *b);
+/* A builder with p's sample types and period: what merging p (and its kind) needs.
+ * NULL with errno set: E2BIG for more than PPROF_MAX_SAMPLE_TYPES, ENOMEM. */
+struct pprof_builder *pprof_builder_like(const pprof_profile *p);
 const struct pprof_meta *pprof_builder_meta(const struct pprof_builder *b);
 void pprof_builder_set_time(struct pprof_builder *b, int64_t time_nanos, int64_t duration_nanos);
 

@@ -28,23 +28,6 @@ void rollup_result_free(struct rollup_result *r)
 		history_series_free(&r->series);
 }
 
-static struct pprof_builder *builder_like(const pprof_profile *p)
-{
-	struct pprof_meta meta = {.n_sample_types = p->n_sample_type, .period = p->period};
-
-	if (p->n_sample_type > PPROF_MAX_SAMPLE_TYPES)
-		return NULL;
-	for (size_t i = 0; i < p->n_sample_type; i++) {
-		meta.sample_types[i].type = p->string_table[p->sample_type[i]->type];
-		meta.sample_types[i].unit = p->string_table[p->sample_type[i]->unit];
-	}
-	if (p->period_type) {
-		meta.period_type.type = p->string_table[p->period_type->type];
-		meta.period_type.unit = p->string_table[p->period_type->unit];
-	}
-	return pprof_builder_new(&meta);
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -118,7 +101,7 @@ static int merge_row(const struct history_row *row, void *arg)
 		return 0;
 	}
 	if (!bd->b)
-		bd->b = builder_like(p);
+		bd->b = pprof_builder_like(p);
 	if (!bd->b) {
 		ret = p->n_sample_type > PPROF_MAX_SAMPLE_TYPES ? 0 : -ENOMEM;
 		bd->skipped++;
