@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "drain.h"
+#include "ksymbpf.h"
 #include "history.h"
 #include "apps.h"
 #include "log.h"
@@ -70,6 +71,7 @@ struct daemon {
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;
+	struct ksymbpf *ksym;		/* names kernel frames; NULL: /proc/kallsyms instead */
 	struct uploader *up;		/* NULL without a [collector] url */
 	const struct args *args;
 	struct ember_config next_cfg;	/* a reloaded configuration, applied after the drain */
@@ -269,10 +271,11 @@ static void report_symbols(struct daemon *d)
 	last_refused = refused;
 	log_debug("symbols: %lu of %lu frames named, %lu demangled; file cache %lu binaries, "
 		  "%lu of %lu MiB (%lu named from a debug file); perf maps %lu, %lu KiB, "
-		  "%lu frames named, %lu malformed lines",
+		  "%lu frames named, %lu malformed lines; kernel names asked %lu, cached %lu",
 		  s.named, s.frames, s.demangled, s.files_cached, s.file_cache_bytes >> 20,
 		  s.file_cache_bound >> 20, s.debug_build_id + s.debug_link, s.perfmap.maps,
-		  s.perfmap.memory >> 10, s.perfmap.named, s.perfmap.bad_lines);
+		  s.perfmap.memory >> 10, s.perfmap.named, s.perfmap.bad_lines, s.kernel_asked,
+		  s.kernel_cached);
 }
 
 static void report_metrics(struct daemon *d, const struct drain_stats *st, uint64_t excluded,
@@ -634,6 +637,7 @@ static void teardown(struct daemon *d)
 		config_free(&d->next_cfg);
 	config_free(&d->cfg);
 	symbolizer_free(d->sym);
+	ksymbpf_close(d->ksym);
 	history_close(d->hist);
 	for (int *fd = &d->epfd; fd <= &d->recapfd; fd++)
 		if (*fd >= 0)
@@ -664,13 +668,22 @@ int main(int argc, char **argv)
 	if (check_host())
 		return 1;
 
+	int64_t t0 = now_ns(CLOCK_PROCESS_CPUTIME_ID), t1, t2, t3, t4;
+
 	d.hist = history_open(d.cfg.data_dir, false, &herr);
 	if (!d.hist) {
 		log_err("cannot open the history in %s: %s", d.cfg.data_dir,
 			herr ? herr : strerror(errno));
 		return 1;
 	}
+	t1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	d.sym = symbolizer_new();
+	rc = d.sym ? ksymbpf_open(&d.ksym) : 0;
+	if (d.ksym)
+		symbolizer_set_kernel_namer(d.sym, ksymbpf_name, d.ksym);
+	else if (rc)
+		log_debug("kernel frames named from /proc/kallsyms: %s", strerror(-rc));
+	t2 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	d.procs = proctable_new();
 	if (!d.sym || !d.procs) {
 		log_err("cannot set up symbolization: %s", strerror(errno));
@@ -683,6 +696,7 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
+	t3 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	so.events_fd = proctrack_events_fd(d.proc);
 	so.known_fd = proctrack_known_fd(d.proc);
 	so.hz = d.cfg.hz;
@@ -694,6 +708,10 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
+	t4 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	log_debug("start-up CPU: %.1f ms before, history %.1f, symbolizer %.1f, proc BPF %.1f, "
+		  "cpu BPF %.1f", t0 / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
+		  (t4 - t3) / 1e6);
 	d.interval_start_ns = now_ns(CLOCK_REALTIME);
 	rc = setup_loop(&d, a.duration_ns);
 	if (rc) {

@@ -24,12 +24,22 @@
 #include "log.h"
 #include "procmaps.h"
 #include "symbolizer.h"
+#include "util.h"
 
 /* Binaries whose symbols are kept, and the bytes they may hold together. */
 #define SYM_MAX_FILES 4096
 #define SYM_MAX_CACHE_BYTES (1ull << 30)
 /* Processes whose mappings are held during one interval. */
 #define SYM_MAX_PIDS 16384
+/*
+ * Kernel names cached from the namer's answers (kernel text is a few hundred
+ * thousand addresses at most; a real host's stacks touch a few thousand). Past
+ * either bound the cache starts over.
+ */
+#define SYM_MAX_KNAMES 65536
+#define SYM_MAX_KNAME_BYTES (8u << 20)
+/* KSYM_NAME_LEN of the kernel, and room for " [module]" after it. */
+#define SYM_KNAME_MAX 640
 /* Bytes of parsed perf maps, and of demangled names, kept together. */
 #define SYM_MAX_PERFMAP_BYTES (256u << 20)
 #define SYM_MAX_DEMANGLE_BYTES (16u << 20)
@@ -81,8 +91,27 @@ struct pid_entry {
 	bool exited;			/* its exit was noted: never re-read, drop after the drain */
 };
 
+/* One cached answer of the kernel namer; addr 0 is a free slot. */
+struct kname {
+	uint64_t addr;
+	uint32_t name;			/* offset in the arena, KNAME_UNKNOWN when unnamed */
+};
+#define KNAME_UNKNOWN UINT32_MAX
+
+/* The kernel namer's answers by address: open addressing, at most half full. */
+struct kname_cache {
+	struct kname *v;
+	size_t n, cap;
+	char *arena;
+	size_t arena_len, arena_cap;
+};
+
 struct symbolizer {
 	struct ksyms *ksyms;
+	bool ksyms_tried;		/* /proc/kallsyms was read (or failed): never again */
+	symbolizer_kernel_namer namer;	/* names kernel addresses instead of ksyms, or NULL */
+	void *namer_arg;
+	struct kname_cache knames;
 	void *files;			/* tsearch tree of struct file_entry, by key */
 	struct file_entry *lru_head, *lru_tail;
 	size_t n_files, file_bytes;
@@ -670,11 +699,113 @@ static void pid_expire(struct symbolizer *s)
 	free(all);
 }
 
+static void kname_reset(struct kname_cache *c)
+{
+	free(c->v);
+	free(c->arena);
+	memset(c, 0, sizeof(*c));
+}
+
+static size_t kname_slot(const struct kname_cache *c, uint64_t addr)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & (c->cap - 1);
+
+	while (c->v[i].addr && c->v[i].addr != addr)
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+/* Room for one more entry and len bytes of name; false on ENOMEM. */
+static bool kname_reserve(struct kname_cache *c, size_t len)
+{
+	if (c->n + 1 > SYM_MAX_KNAMES || c->arena_len + len > SYM_MAX_KNAME_BYTES)
+		kname_reset(c);
+	if (2 * (c->n + 1) > c->cap) {
+		struct kname *old = c->v;
+		size_t old_cap = c->cap, cap = old_cap ? 2 * old_cap : 4096;
+
+		c->v = calloc(cap, sizeof(*c->v));
+		if (!c->v) {
+			c->v = old;
+			return false;
+		}
+		c->cap = cap;
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].addr)
+				c->v[kname_slot(c, old[i].addr)] = old[i];
+		free(old);
+	}
+	return array_grow((void **)&c->arena, &c->arena_cap, c->arena_len + len, 1, 64 << 10) == 0;
+}
+
+/*
+ * Asks the namer once per address and caches its answer, a name with its
+ * " [module]" suffix dropped, or "unknown". Negative errno when it failed.
+ */
+static int kname_lookup(struct symbolizer *s, uint64_t addr, const char **name)
+{
+	struct kname_cache *c = &s->knames;
+	char buf[SYM_KNAME_MAX];
+	size_t i, len;
+	char *sp;
+	int rc;
+
+	*name = NULL;
+	if (c->cap) {
+		i = kname_slot(c, addr);
+		if (c->v[i].addr) {
+			if (c->v[i].name != KNAME_UNKNOWN)
+				*name = c->arena + c->v[i].name;
+			return 0;
+		}
+	}
+	s->st.kernel_asked++;
+	rc = s->namer(s->namer_arg, addr, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	buf[sizeof(buf) - 1] = '\0';
+	sp = strchr(buf, ' '); /* "func [module]": named alone, as for [kernel.kallsyms] */
+	if (sp)
+		*sp = '\0';
+	len = strlen(buf) + 1;
+	if (!addr || !kname_reserve(c, len))
+		return 0; /* 0 marks free slots; and no memory is no reason to fail */
+	i = kname_slot(c, addr);
+	c->v[i].addr = addr;
+	c->v[i].name = KNAME_UNKNOWN;
+	if (rc > 0 && buf[0]) {
+		memcpy(c->arena + c->arena_len, buf, len);
+		c->v[i].name = (uint32_t)c->arena_len;
+		c->arena_len += len;
+		*name = c->arena + c->v[i].name;
+	}
+	c->n++;
+	return 0;
+}
+
 static void kernel_frame(struct symbolizer *s, uint64_t addr, struct sym_frame *out)
 {
+	int err;
+
 	/* Module functions are named alone, as perf does for [kernel.kallsyms]. */
 	out->kernel = true;
 	out->file = kernel_file;
+	if (s->namer) {
+		err = kname_lookup(s, addr, &out->function);
+		if (!err)
+			return;
+		log_warnx("naming kernel frames in the kernel failed (%s): reading /proc/kallsyms "
+			  "instead", strerror(-err));
+		s->namer = NULL;
+		kname_reset(&s->knames);
+	}
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		err = ksyms_load(&s->ksyms);
+		if (err)
+			log_warnx("kernel symbols unavailable, kernel frames stay unnamed: %s",
+				  strerror(-err));
+	}
 	out->function = ksyms_lookup(s->ksyms, addr, NULL);
 }
 
@@ -782,7 +913,6 @@ static void demangle_frame(struct symbolizer *s, struct sym_frame *out)
 struct symbolizer *symbolizer_new(void)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
-	int err;
 
 	if (!s)
 		return NULL;
@@ -793,10 +923,6 @@ struct symbolizer *symbolizer_new(void)
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = ksyms_load(&s->ksyms);
-	if (err)
-		log_warnx("kernel symbols unavailable, kernel frames stay unnamed: %s",
-			  strerror(-err));
 	vdso_load(s);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->work, NULL);
@@ -815,6 +941,13 @@ struct symbolizer *symbolizer_new(void)
 	if (!s->loader_running)
 		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
 	return s;
+}
+
+void symbolizer_set_kernel_namer(struct symbolizer *s, symbolizer_kernel_namer fn, void *arg)
+{
+	s->namer = fn;
+	s->namer_arg = arg;
+	kname_reset(&s->knames);
 }
 
 void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel,
@@ -850,6 +983,7 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	st->files_cached = s->n_files;
 	st->file_cache_bytes = s->file_bytes;
 	st->file_cache_bound = SYM_MAX_CACHE_BYTES;
+	st->kernel_cached = s->knames.n;
 	st->demangle_bytes = demangle_cache_bytes(s->demangle);
 	perfmap_cache_stats(s->perfmaps, &st->perfmap);
 }
@@ -869,6 +1003,7 @@ void symbolizer_free(struct symbolizer *s)
 	tdestroy(s->pids, pid_entry_free);
 	tdestroy(s->files, file_entry_free);
 	ksyms_free(s->ksyms);
+	kname_reset(&s->knames);
 	perfmap_cache_free(s->perfmaps);
 	demangle_cache_free(s->demangle);
 	elf_syms_free(s->vdso);
