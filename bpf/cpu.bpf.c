@@ -5,7 +5,6 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 
 #include "ember/cpu.h"
 #include "ember/proc.h"
@@ -102,8 +101,9 @@ static __always_inline __u64 stack_hash(const struct ember_stack *st)
 }
 
 /*
- * Reads one stack into scratch and stores it once in stacks. Returns its hash,
- * or 0 with *lost set when it could not be read or stored.
+ * Reads one stack into scratch and stores it once in stacks. Returns its hash;
+ * or 0 with *lost set when it could not be read or stored; or 0 alone when
+ * there is none (the user stack of a kernel thread).
  */
 static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
 					 enum ember_cpu_metric failed, bool *lost)
@@ -116,7 +116,9 @@ static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
 	if (!st)
 		return 0;
 	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
-	if (bytes <= 0) {
+	if (ember_no_user_stack(flags, bytes))
+		return 0;
+	if (bytes < 0) {
 		metric_inc(failed);
 		*lost = true;
 		return 0;
@@ -184,18 +186,15 @@ static __always_inline void note_process(__u32 tgid)
 static __always_inline void count_sample(struct bpf_perf_event_data *ctx, void *counts,
 					 void *stacks, __u32 tgid)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct ember_cpu_key key = {};
 	bool lost = false;
 
 	key.tgid = tgid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	if (!ember_is_kthread(task)) {
-		key.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK,
-					     EMBER_CPU_M_USTACK_FAILED, &lost);
-		if (lost)
-			key.flags |= EMBER_KEY_USTACK_LOST;
-	}
+	key.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, EMBER_CPU_M_USTACK_FAILED,
+				     &lost);
+	if (lost)
+		key.flags |= EMBER_KEY_USTACK_LOST;
 	if (!ember_user_mode(ctx)) {
 		lost = false;
 		key.kern_stack = store_stack(ctx, stacks, 0, EMBER_CPU_M_KSTACK_FAILED, &lost);
