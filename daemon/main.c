@@ -82,6 +82,7 @@ struct daemon {
 	uint64_t last_metrics[EMBER_CPU_M_NR];
 	uint64_t last_proc_metrics[EMBER_PROC_M_NR];
 	uint64_t profiles_stored;
+	int64_t capture_ns;		/* main thread CPU capturing processes this interval */
 };
 
 static void usage(FILE *f)
@@ -458,11 +459,15 @@ static int store_interval(struct daemon *d)
 	struct drain_result r;
 	int rc, failed = 0;
 
+	int64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), c1, c2;
+
 	d->interval_start_ns = end;
 	proctrack_consume(d->proc); /* exits and first sights before the drain uses them */
+	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	rc = drain_cpu_profiles(d->sampler, d->sym, d->cfg.hz, start, end, classify_for_drain, d,
 				&r);
 	proctable_end_interval(d->procs);
+	c2 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (rc) {
 		log_warnx("cannot drain the samples: %s", strerror(-rc));
 		return rc;
@@ -474,6 +479,10 @@ static int store_interval(struct daemon *d)
 	if (d->up && r.n)
 		uploader_wake(d->up);
 	drain_result_free(&r);
+	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
+		  "%.1f ms, pprof and history %.1f ms", (d->capture_ns + c1 - c0) / 1e6,
+		  (c2 - c1) / 1e6, (now_ns(CLOCK_THREAD_CPUTIME_ID) - c2) / 1e6);
+	d->capture_ns = 0;
 	if (d->reload_pending)
 		apply_reload(d);
 	return failed;
@@ -605,10 +614,14 @@ static int run_loop(struct daemon *d)
 			continue;
 		if (n < 0)
 			return -errno;
+		int64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
 		if (ev.data.fd == proctrack_epoll_fd(d->proc)) {
 			proctrack_consume(d->proc);
+			d->capture_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		} else if (ev.data.fd == d->recapfd) {
 			recapture_due(d);
+			d->capture_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		} else if (ev.data.fd == d->tickfd) {
 			if (read(d->tickfd, &ticks, sizeof(ticks)) > 0)
 				store_interval(d);

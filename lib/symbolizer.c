@@ -411,6 +411,42 @@ static const struct elf_syms *file_symbols(const struct file_entry *f)
 	return f->dbg ? f->dbg : f->syms;
 }
 
+static struct file_key key_of(const struct stat *st)
+{
+	return (struct file_key){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_sec = st->st_mtim.tv_sec,
+		.mtime_nsec = st->st_mtim.tv_nsec,
+	};
+}
+
+/*
+ * A file already cached, found by one stat() of the mapping (through
+ * map_files, which only root may follow): nothing is opened, so capturing a
+ * process whose libraries are all known costs one system call per library
+ * instead of four. NULL when it must be opened (not cached, or not root).
+ */
+static struct file_entry *cached_mapping(struct symbolizer *s, pid_t pid,
+					 const struct proc_map *m)
+{
+	struct file_entry probe, **found;
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	probe.key = key_of(&st);
+	found = tfind(&probe, &s->files, cmp_file);
+	if (!found)
+		return NULL;
+	file_touch(s, *found);
+	return *found;
+}
+
 /* The cached file of mapping m, opening and parsing it on first use. */
 static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 					   const struct proc_map *m)
@@ -419,16 +455,13 @@ static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 	struct stat st;
 	int fd;
 
+	f = cached_mapping(s, pid, m);
+	if (f)
+		return f;
 	fd = open_mapping(pid, m, &st);
 	if (fd < 0)
 		return NULL;
-	probe.key = (struct file_key){
-		.dev = st.st_dev,
-		.ino = st.st_ino,
-		.size = (uint64_t)st.st_size,
-		.mtime_sec = st.st_mtim.tv_sec,
-		.mtime_nsec = st.st_mtim.tv_nsec,
-	};
+	probe.key = key_of(&st);
 	found = tfind(&probe, &s->files, cmp_file);
 	if (found) {
 		f = *found;
