@@ -40,6 +40,14 @@
 #define RECAPTURE_FIRST_NS (20 * 1000000LL)
 #define RECAPTURE_SECOND_NS (250 * 1000000LL)
 #define RECAPTURE_MAX 4096
+/*
+ * Only a process that exec'd this recently can still be in ld.so when first
+ * captured; one sampled later (or running before emberd started, or a fork
+ * that did not exec) has all its startup libraries mapped and is captured
+ * once. Exec times are remembered in a small table indexed by pid.
+ */
+#define RECENT_EXEC_NS (1000 * 1000000LL)
+#define RECENT_EXEC_SLOTS 8192
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 #define CAP_SYS_ADMIN_BIT 21
@@ -61,6 +69,10 @@ struct recapture {
 	} q[RECAPTURE_MAX];
 	size_t head, n;
 	uint64_t dropped;		/* queue full: captured once only */
+	struct {
+		pid_t pid;
+		int64_t ns;		/* CLOCK_MONOTONIC when its exec was reported */
+	} exec[RECENT_EXEC_SLOTS];	/* by pid modulo the size; a collision forgets one */
 };
 
 /* The running daemon. */
@@ -375,6 +387,20 @@ static void recapture_due(struct daemon *d)
 	recapture_arm(d);
 }
 
+static void note_exec(struct daemon *d, pid_t pid)
+{
+	d->recap.exec[(uint32_t)pid % RECENT_EXEC_SLOTS].pid = pid;
+	d->recap.exec[(uint32_t)pid % RECENT_EXEC_SLOTS].ns = now_ns(CLOCK_MONOTONIC);
+}
+
+static bool exec_recent(const struct daemon *d, pid_t pid)
+{
+	const struct recapture *r = &d->recap;
+	uint32_t i = (uint32_t)pid % RECENT_EXEC_SLOTS;
+
+	return r->exec[i].pid == pid && now_ns(CLOCK_MONOTONIC) - r->exec[i].ns < RECENT_EXEC_NS;
+}
+
 /* Tells the BPF program whether to sample a process, as its class says. */
 static void apply_class(const struct proc_class *pc, void *arg)
 {
@@ -403,10 +429,12 @@ static void on_proc_event(const struct ember_proc_event *e, void *arg)
 			apply_class(pc, d);
 		if (pc && pc->match.excluded)
 			return;
-		if (symbolizer_capture(d->sym, e->tgid) == 0)
+		if (symbolizer_capture(d->sym, e->tgid) == 0 && exec_recent(d, e->tgid))
 			recapture_push(d, e->tgid, 1, RECAPTURE_FIRST_NS);
+	} else if (e->type == EMBER_PROC_EXEC) {
+		/* the first sample after it reports the process again, with its libraries */
+		note_exec(d, e->tgid);
 	}
-	/* EXEC: the first sample after it reports the process again, with its libraries */
 }
 
 static const struct proc_class *classify_for_drain(uint32_t pid, const char *comm, void *arg)
