@@ -24,6 +24,12 @@ const volatile __u32 target_tgid = 0;
  */
 __u32 active_buf = 0;
 
+/*
+ * Set to 1 by the daemon before it adds the first process to drop_tgids: until
+ * then (no exclusion configured) each sample skips that map's lookup.
+ */
+__u32 drops_used = 0;
+
 /* Sample counts per folded stack, buffer 0 and 1; sized by the daemon. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -221,7 +227,7 @@ int ember_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	/* reported even when dropped: after an exec it may have to be sampled again */
 	note_process(tgid);
-	if (bpf_map_lookup_elem(&drop_tgids, &tgid)) {
+	if (drops_used && bpf_map_lookup_elem(&drop_tgids, &tgid)) {
 		metric_inc(EMBER_CPU_M_FILTERED);
 		return 0;
 	}
