@@ -543,11 +543,30 @@ static void carry_files(const struct pid_entry *pe, const struct proc_maps *maps
 	}
 }
 
+/*
+ * Frames lie only in executable mappings: ask the kernel for those alone
+ * (PROCMAP_QUERY, ~3x cheaper than formatting and parsing every line of
+ * /proc/PID/maps), or read the whole text on kernels before 6.11.
+ */
+static int read_maps(pid_t pid, struct proc_maps *maps)
+{
+	static bool no_query;
+	int err;
+
+	if (!no_query) {
+		err = procmaps_read_exec(pid, maps);
+		if (err != -ENOTTY && err != -EINVAL)
+			return err;
+		no_query = true;
+	}
+	return procmaps_read(pid, maps);
+}
+
 static int pid_read(struct symbolizer *s, struct pid_entry *pe)
 {
 	struct proc_maps maps = {};
 	struct file_entry **files;
-	int err = procmaps_read(pe->pid, &maps);
+	int err = read_maps(pe->pid, &maps);
 
 	/* an exiting process (or a zombie) has no mm left: its maps read empty */
 	if (!err && maps.n == 0) {

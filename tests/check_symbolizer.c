@@ -168,7 +168,8 @@ START_TEST(test_unnamed)
 	struct sym_frame f;
 	void *anon = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd = open(FIXTURE_SRC_DIR "/pie_main.c", O_RDONLY | O_CLOEXEC);
-	void *text = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* executable, as any mapping a frame can lie in (the only ones the symbolizer reads) */
+	void *text = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 
 	ck_assert(anon != MAP_FAILED && text != MAP_FAILED);
 	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)anon + 8, false, &f);
