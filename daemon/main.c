@@ -18,6 +18,7 @@
 #include "config.h"
 #include "control.h"
 #include "drain.h"
+#include "ksymbpf.h"
 #include "history.h"
 #include "apps.h"
 #include "log.h"
@@ -44,6 +45,14 @@
 #define RECAPTURE_FIRST_NS (20 * 1000000LL)
 #define RECAPTURE_SECOND_NS (250 * 1000000LL)
 #define RECAPTURE_MAX 4096
+/*
+ * Only a process that exec'd this recently can still be in ld.so when first
+ * captured; one sampled later (or running before emberd started, or a fork
+ * that did not exec) has all its startup libraries mapped and is captured
+ * once. Exec times are remembered in a small table indexed by pid.
+ */
+#define RECENT_EXEC_NS (1000 * 1000000LL)
+#define RECENT_EXEC_SLOTS 8192
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 #define CAP_SYS_ADMIN_BIT 21
@@ -66,6 +75,10 @@ struct recapture {
 	} q[RECAPTURE_MAX];
 	size_t head, n;
 	uint64_t dropped;		/* queue full: captured once only */
+	struct {
+		pid_t pid;
+		int64_t ns;		/* CLOCK_MONOTONIC when its exec was reported */
+	} exec[RECENT_EXEC_SLOTS];	/* by pid modulo the size; a collision forgets one */
 };
 
 /* The running daemon. */
@@ -76,6 +89,7 @@ struct daemon {
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;
+	struct ksymbpf *ksym;		/* names kernel frames; NULL: /proc/kallsyms instead */
 	struct uploader *up;		/* NULL without a [collector] url */
 	struct rollups *rollups;	/* NULL when the builder could not start */
 	struct control *ctl;		/* the control socket: on-demand captures */
@@ -91,6 +105,7 @@ struct daemon {
 	uint64_t profiles_stored;
 	uint64_t processes_seen;
 	struct status *status;		/* <runtime_dir>/status */
+	int64_t capture_ns;		/* main thread CPU capturing processes this interval */
 };
 
 static void usage(FILE *f)
@@ -290,10 +305,11 @@ static void report_symbols(struct daemon *d)
 	last_refused = refused;
 	log_debug("symbols: %lu of %lu frames named, %lu demangled; file cache %lu binaries, "
 		  "%lu of %lu MiB (%lu named from a debug file); perf maps %lu, %lu KiB, "
-		  "%lu frames named, %lu malformed lines",
+		  "%lu frames named, %lu malformed lines; kernel names asked %lu, cached %lu",
 		  s.named, s.frames, s.demangled, s.files_cached, s.file_cache_bytes >> 20,
 		  s.file_cache_bound >> 20, s.debug_build_id + s.debug_link, s.perfmap.maps,
-		  s.perfmap.memory >> 10, s.perfmap.named, s.perfmap.bad_lines);
+		  s.perfmap.memory >> 10, s.perfmap.named, s.perfmap.bad_lines, s.kernel_asked,
+		  s.kernel_cached);
 }
 
 static void report_metrics(struct daemon *d, const struct drain_stats *st, uint64_t excluded,
@@ -392,6 +408,20 @@ static void recapture_due(struct daemon *d)
 	recapture_arm(d);
 }
 
+static void note_exec(struct daemon *d, pid_t pid)
+{
+	d->recap.exec[(uint32_t)pid % RECENT_EXEC_SLOTS].pid = pid;
+	d->recap.exec[(uint32_t)pid % RECENT_EXEC_SLOTS].ns = now_ns(CLOCK_MONOTONIC);
+}
+
+static bool exec_recent(const struct daemon *d, pid_t pid)
+{
+	const struct recapture *r = &d->recap;
+	uint32_t i = (uint32_t)pid % RECENT_EXEC_SLOTS;
+
+	return r->exec[i].pid == pid && now_ns(CLOCK_MONOTONIC) - r->exec[i].ns < RECENT_EXEC_NS;
+}
+
 /* Tells the BPF program whether to sample a process, as its class says. */
 static void apply_class(const struct proc_class *pc, void *arg)
 {
@@ -423,10 +453,12 @@ static void on_proc_event(const struct ember_proc_event *e, void *arg)
 			apply_class(pc, d);
 		if (pc && pc->match.excluded)
 			return;
-		if (symbolizer_capture(d->sym, e->tgid) == 0)
+		if (symbolizer_capture(d->sym, e->tgid) == 0 && exec_recent(d, e->tgid))
 			recapture_push(d, e->tgid, 1, RECAPTURE_FIRST_NS);
+	} else if (e->type == EMBER_PROC_EXEC) {
+		/* the first sample after it reports the process again, with its libraries */
+		note_exec(d, e->tgid);
 	}
-	/* EXEC: the first sample after it reports the process again, with its libraries */
 }
 
 static const struct proc_class *classify_for_drain(uint32_t pid, const char *comm, void *arg)
@@ -479,11 +511,15 @@ static int store_interval(struct daemon *d)
 	struct drain_result r;
 	int rc, failed = 0;
 
+	int64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), c1, c2;
+
 	d->interval_start_ns = end;
 	proctrack_consume(d->proc); /* exits and first sights before the drain uses them */
+	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	rc = drain_cpu_profiles(d->sampler, d->sym, d->cfg.hz, start, end, classify_for_drain, d,
 				&r);
 	proctable_end_interval(d->procs);
+	c2 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (rc) {
 		log_warnx("cannot drain the samples: %s", strerror(-rc));
 		return rc;
@@ -501,6 +537,10 @@ static int store_interval(struct daemon *d)
 	log_flush(false);
 	status_interval(d->status, &r);
 	drain_result_free(&r);
+	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
+		  "%.1f ms, pprof and history %.1f ms", (d->capture_ns + c1 - c0) / 1e6,
+		  (c2 - c1) / 1e6, (now_ns(CLOCK_THREAD_CPUTIME_ID) - c2) / 1e6);
+	d->capture_ns = 0;
 	if (d->reload_pending)
 		apply_reload(d);
 	return failed;
@@ -637,14 +677,18 @@ static int run_loop(struct daemon *d)
 			continue;
 		if (n < 0)
 			return -errno;
+		int64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
 		if (ev.data.fd == proctrack_epoll_fd(d->proc)) {
 			proctrack_consume(d->proc);
+			d->capture_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		} else if (notify_is_watchdog(ev.data.fd)) {
 			notify_watchdog_pet();
 		} else if (ev.data.fd == control_fd(d->ctl)) {
 			control_dispatch(d->ctl);
 		} else if (ev.data.fd == d->recapfd) {
 			recapture_due(d);
+			d->capture_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 		} else if (ev.data.fd == d->tickfd) {
 			if (read(d->tickfd, &ticks, sizeof(ticks)) > 0)
 				store_interval(d);
@@ -677,6 +721,7 @@ static void teardown(struct daemon *d)
 		config_free(&d->next_cfg);
 	config_free(&d->cfg);
 	symbolizer_free(d->sym);
+	ksymbpf_close(d->ksym);
 	history_close(d->hist);
 	notify_close();
 	for (int *fd = &d->epfd; fd <= &d->recapfd; fd++)
@@ -708,12 +753,15 @@ int main(int argc, char **argv)
 	if (check_host())
 		return 1;
 
+	int64_t t0 = now_ns(CLOCK_PROCESS_CPUTIME_ID), t1, t2, t3, t4;
+
 	d.hist = history_open(d.cfg.data_dir, false, &herr);
 	if (!d.hist) {
 		log_err("cannot open the history in %s: %s", d.cfg.data_dir,
 			herr ? herr : strerror(errno));
 		return 1;
 	}
+	t1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	retention_opened(d.hist);
 	d.rollups = rollups_start(d.cfg.data_dir);
 	rc = control_open(d.cfg.runtime_dir, &d.cenv, &d.ctl, err, sizeof(err));
@@ -723,6 +771,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.sym = symbolizer_new();
+	rc = d.sym ? ksymbpf_open(&d.ksym) : 0;
+	if (d.ksym)
+		symbolizer_set_kernel_namer(d.sym, ksymbpf_name, d.ksym);
+	else if (rc)
+		log_debug("kernel frames named from /proc/kallsyms: %s", strerror(-rc));
+	t2 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	d.procs = proctable_new();
 	if (!d.sym || !d.procs) {
 		log_err("cannot set up symbolization: %s", strerror(errno));
@@ -735,6 +789,7 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
+	t3 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	so.events_fd = proctrack_events_fd(d.proc);
 	so.known_fd = proctrack_known_fd(d.proc);
 	so.hz = d.cfg.hz;
@@ -748,6 +803,10 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
+	t4 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	log_debug("start-up CPU: %.1f ms before, history %.1f, symbolizer %.1f, proc BPF %.1f, "
+		  "cpu BPF %.1f", t0 / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6,
+		  (t4 - t3) / 1e6);
 	d.interval_start_ns = now_ns(CLOCK_REALTIME);
 	rc = setup_loop(&d, a.duration_ns);
 	if (rc) {

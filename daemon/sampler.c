@@ -435,8 +435,14 @@ int sampler_drop(struct sampler *s, uint32_t tgid, bool drop)
 	int fd = bpf_map__fd(s->skel->maps.drop_tgids);
 	uint8_t one = 1;
 
-	if (!drop)
+	if (!drop) {
+		/* nothing was ever dropped: no system call per process */
+		if (!s->skel->bss->drops_used)
+			return 0;
 		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
+	}
+	/* published before the entry: the program then always looks the map up */
+	__atomic_store_n(&s->skel->bss->drops_used, 1, __ATOMIC_SEQ_CST);
 	return bpf_map_update_elem(fd, &tgid, &one, BPF_ANY) ? -errno : 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "procmaps.h"
@@ -245,6 +246,144 @@ int procmaps_read(pid_t pid, struct proc_maps *out)
 		return err;
 	err = procmaps_parse(buf, len, out);
 	free(buf);
+	return err;
+}
+
+/*
+ * PROCMAP_QUERY of include/uapi/linux/fs.h (Linux 6.11), declared here for
+ * older headers: the UAPI is extensible by size, this is its first version.
+ */
+struct ember_procmap_query {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start, vma_end;
+	uint64_t vma_flags;
+	uint64_t vma_page_size;
+	uint64_t vma_offset;
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint32_t vma_name_size;
+	uint32_t build_id_size;
+	uint64_t vma_name_addr;
+	uint64_t build_id_addr;
+};
+#define EMBER_PROCMAP_QUERY _IOWR('f', 17, struct ember_procmap_query)
+#define EMBER_PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define EMBER_PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
+/* Longest name asked for: PATH_MAX and room for " (deleted)". */
+#define PROCMAP_NAME_MAX 4200
+
+/* Mappings queried so far, their names in one arena (it moves as it grows). */
+struct queried {
+	struct proc_map *v;
+	size_t *name_off;	/* per mapping: offset of its name in arena, SIZE_MAX for none */
+	size_t n, cap, off_cap;
+	char *arena;
+	size_t bytes, arena_cap;
+};
+
+static int add_queried(struct queried *qs, const struct ember_procmap_query *q, const char *name)
+{
+	size_t len = q->vma_name_size ? strnlen(name, q->vma_name_size) : 0;
+	int err;
+
+	if (qs->n >= PROCMAPS_MAX_ENTRIES || qs->bytes + len + 1 > PROCMAPS_MAX_BYTES)
+		return -E2BIG;
+	err = array_grow((void **)&qs->v, &qs->cap, qs->n + 1, sizeof(*qs->v), 64);
+	if (!err)
+		err = array_grow((void **)&qs->name_off, &qs->off_cap, qs->n + 1,
+				 sizeof(*qs->name_off), 64);
+	if (!err && len)
+		err = array_grow((void **)&qs->arena, &qs->arena_cap, qs->bytes + len + 1, 1, 4096);
+	if (err)
+		return err;
+	qs->v[qs->n] = (struct proc_map){
+		.start = q->vma_start, .end = q->vma_end, .offset = q->vma_offset,
+		.inode = q->inode, .dev_major = q->dev_major, .dev_minor = q->dev_minor,
+		/* the ioctl's VMA bits are the PROCMAP_* bits */
+		.perms = (uint32_t)(q->vma_flags & (PROCMAP_R | PROCMAP_W | PROCMAP_X |
+						    PROCMAP_SHARED)),
+	};
+	qs->name_off[qs->n] = SIZE_MAX;
+	if (len) {
+		memcpy(qs->arena + qs->bytes, name, len);
+		qs->arena[qs->bytes + len] = '\0';
+		qs->name_off[qs->n] = qs->bytes;
+		qs->bytes += len + 1;
+	}
+	qs->n++;
+	return 0;
+}
+
+/* One block, entries then paths, as procmaps_parse makes it. */
+static int pack_queried(const struct queried *qs, struct proc_maps *out)
+{
+	struct proc_map *b = malloc(qs->n * sizeof(*b) + qs->bytes + 1);
+	char *paths;
+
+	if (!b)
+		return -ENOMEM;
+	paths = (char *)(b + qs->n);
+	if (qs->bytes)
+		memcpy(paths, qs->arena, qs->bytes);
+	for (size_t i = 0; i < qs->n; i++) {
+		b[i] = qs->v[i];
+		b[i].path = qs->name_off[i] == SIZE_MAX ? NULL : paths + qs->name_off[i];
+	}
+	out->v = b;
+	out->n = qs->n;
+	out->bad_lines = 0;
+	return 0;
+}
+
+int procmaps_read_exec(pid_t pid, struct proc_maps *out)
+{
+	struct queried qs = { 0 };
+	char path[64], *name;
+	uint64_t addr = 0;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	name = malloc(PROCMAP_NAME_MAX);
+	if (!name) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		struct ember_procmap_query q = {
+			.size = sizeof(q),
+			.query_flags = EMBER_PROCMAP_QUERY_COVERING_OR_NEXT_VMA |
+				       EMBER_PROCMAP_QUERY_VMA_EXECUTABLE,
+			.query_addr = addr,
+			.vma_name_size = PROCMAP_NAME_MAX,
+			.vma_name_addr = (uint64_t)(uintptr_t)name,
+		};
+
+		if (ioctl(fd, EMBER_PROCMAP_QUERY, &q)) {
+			/* ENOENT: no executable mapping at or above addr */
+			err = errno == ENOENT ? 0 : -errno;
+			break;
+		}
+		if (q.vma_end <= q.vma_start || q.vma_start < addr) {
+			err = -EPROTO; /* never from a sane kernel: do not loop */
+			break;
+		}
+		err = add_queried(&qs, &q, name);
+		if (err)
+			break;
+		addr = q.vma_end;
+	}
+	close(fd);
+	free(name);
+	if (!err)
+		err = pack_queried(&qs, out);
+	free(qs.v);
+	free(qs.name_off);
+	free(qs.arena);
 	return err;
 }
 

@@ -32,6 +32,12 @@ struct proc_maps {
 int procmaps_parse(const char *text, size_t len, struct proc_maps *out);
 /* Reads /proc/PID/maps (bounded by PROCMAPS_MAX_BYTES) and parses it. */
 int procmaps_read(pid_t pid, struct proc_maps *out);
+/*
+ * Only the executable mappings of PID (the only ones a stack frame can be in),
+ * through the PROCMAP_QUERY ioctl (Linux 6.11): no text is formatted for the
+ * other mappings. -ENOTTY (or -EINVAL) on older kernels: use procmaps_read.
+ */
+int procmaps_read_exec(pid_t pid, struct proc_maps *out);
 /* The mapping that contains addr, or NULL. */
 const struct proc_map *procmaps_find(const struct proc_maps *m, uint64_t addr);
 void procmaps_free(struct proc_maps *m);

@@ -25,12 +25,22 @@
 #include "log.h"
 #include "procmaps.h"
 #include "symbolizer.h"
+#include "util.h"
 
 /* Binaries whose symbols are kept, and the bytes they may hold together by default. */
 #define SYM_MAX_FILES 4096
 #define SYM_MAX_CACHE_BYTES (1ull << 30)
 /* Processes whose mappings are held during one interval. */
 #define SYM_MAX_PIDS 16384
+/*
+ * Kernel names cached from the namer's answers (kernel text is a few hundred
+ * thousand addresses at most; a real host's stacks touch a few thousand). Past
+ * either bound the cache starts over.
+ */
+#define SYM_MAX_KNAMES 65536
+#define SYM_MAX_KNAME_BYTES (8u << 20)
+/* KSYM_NAME_LEN of the kernel, and room for " [module]" after it. */
+#define SYM_KNAME_MAX 640
 /* Bytes of parsed perf maps, and of demangled names, kept together. */
 #define SYM_MAX_PERFMAP_BYTES (256u << 20)
 #define SYM_MAX_DEMANGLE_BYTES (16u << 20)
@@ -82,8 +92,27 @@ struct pid_entry {
 	bool exited;			/* its exit was noted: never re-read, drop after the drain */
 };
 
+/* One cached answer of the kernel namer; addr 0 is a free slot. */
+struct kname {
+	uint64_t addr;
+	uint32_t name;			/* offset in the arena, KNAME_UNKNOWN when unnamed */
+};
+#define KNAME_UNKNOWN UINT32_MAX
+
+/* The kernel namer's answers by address: open addressing, at most half full. */
+struct kname_cache {
+	struct kname *v;
+	size_t n, cap;
+	char *arena;
+	size_t arena_len, arena_cap;
+};
+
 struct symbolizer {
 	struct ksyms *ksyms;
+	bool ksyms_tried;		/* /proc/kallsyms was read (or failed): never again */
+	symbolizer_kernel_namer namer;	/* names kernel addresses instead of ksyms, or NULL */
+	void *namer_arg;
+	struct kname_cache knames;
 	void *files;			/* tsearch tree of struct file_entry, by key */
 	struct file_entry *lru_head, *lru_tail;
 	size_t n_files, file_bytes;
@@ -386,6 +415,42 @@ static const struct elf_syms *file_symbols(const struct file_entry *f)
 	return f->dbg ? f->dbg : f->syms;
 }
 
+static struct file_key key_of(const struct stat *st)
+{
+	return (struct file_key){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_sec = st->st_mtim.tv_sec,
+		.mtime_nsec = st->st_mtim.tv_nsec,
+	};
+}
+
+/*
+ * A file already cached, found by one stat() of the mapping (through
+ * map_files, which only root may follow): nothing is opened, so capturing a
+ * process whose libraries are all known costs one system call per library
+ * instead of four. NULL when it must be opened (not cached, or not root).
+ */
+static struct file_entry *cached_mapping(struct symbolizer *s, pid_t pid,
+					 const struct proc_map *m)
+{
+	struct file_entry probe, **found;
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	probe.key = key_of(&st);
+	found = tfind(&probe, &s->files, cmp_file);
+	if (!found)
+		return NULL;
+	file_touch(s, *found);
+	return *found;
+}
+
 /* The cached file of mapping m, opening and parsing it on first use. */
 static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 					   const struct proc_map *m)
@@ -394,16 +459,13 @@ static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 	struct stat st;
 	int fd;
 
+	f = cached_mapping(s, pid, m);
+	if (f)
+		return f;
 	fd = open_mapping(pid, m, &st);
 	if (fd < 0)
 		return NULL;
-	probe.key = (struct file_key){
-		.dev = st.st_dev,
-		.ino = st.st_ino,
-		.size = (uint64_t)st.st_size,
-		.mtime_sec = st.st_mtim.tv_sec,
-		.mtime_nsec = st.st_mtim.tv_nsec,
-	};
+	probe.key = key_of(&st);
 	found = tfind(&probe, &s->files, cmp_file);
 	if (found) {
 		f = *found;
@@ -485,11 +547,30 @@ static void carry_files(const struct pid_entry *pe, const struct proc_maps *maps
 	}
 }
 
+/*
+ * Frames lie only in executable mappings: ask the kernel for those alone
+ * (PROCMAP_QUERY, ~3x cheaper than formatting and parsing every line of
+ * /proc/PID/maps), or read the whole text on kernels before 6.11.
+ */
+static int read_maps(pid_t pid, struct proc_maps *maps)
+{
+	static bool no_query;
+	int err;
+
+	if (!no_query) {
+		err = procmaps_read_exec(pid, maps);
+		if (err != -ENOTTY && err != -EINVAL)
+			return err;
+		no_query = true;
+	}
+	return procmaps_read(pid, maps);
+}
+
 static int pid_read(struct symbolizer *s, struct pid_entry *pe)
 {
 	struct proc_maps maps = {};
 	struct file_entry **files;
-	int err = procmaps_read(pe->pid, &maps);
+	int err = read_maps(pe->pid, &maps);
 
 	/* an exiting process (or a zombie) has no mm left: its maps read empty */
 	if (!err && maps.n == 0) {
@@ -674,11 +755,113 @@ static void pid_expire(struct symbolizer *s)
 	free(all);
 }
 
+static void kname_reset(struct kname_cache *c)
+{
+	free(c->v);
+	free(c->arena);
+	memset(c, 0, sizeof(*c));
+}
+
+static size_t kname_slot(const struct kname_cache *c, uint64_t addr)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & (c->cap - 1);
+
+	while (c->v[i].addr && c->v[i].addr != addr)
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+/* Room for one more entry and len bytes of name; false on ENOMEM. */
+static bool kname_reserve(struct kname_cache *c, size_t len)
+{
+	if (c->n + 1 > SYM_MAX_KNAMES || c->arena_len + len > SYM_MAX_KNAME_BYTES)
+		kname_reset(c);
+	if (2 * (c->n + 1) > c->cap) {
+		struct kname *old = c->v;
+		size_t old_cap = c->cap, cap = old_cap ? 2 * old_cap : 4096;
+
+		c->v = calloc(cap, sizeof(*c->v));
+		if (!c->v) {
+			c->v = old;
+			return false;
+		}
+		c->cap = cap;
+		for (size_t i = 0; i < old_cap; i++)
+			if (old[i].addr)
+				c->v[kname_slot(c, old[i].addr)] = old[i];
+		free(old);
+	}
+	return array_grow((void **)&c->arena, &c->arena_cap, c->arena_len + len, 1, 64 << 10) == 0;
+}
+
+/*
+ * Asks the namer once per address and caches its answer, a name with its
+ * " [module]" suffix dropped, or "unknown". Negative errno when it failed.
+ */
+static int kname_lookup(struct symbolizer *s, uint64_t addr, const char **name)
+{
+	struct kname_cache *c = &s->knames;
+	char buf[SYM_KNAME_MAX];
+	size_t i, len;
+	char *sp;
+	int rc;
+
+	*name = NULL;
+	if (c->cap) {
+		i = kname_slot(c, addr);
+		if (c->v[i].addr) {
+			if (c->v[i].name != KNAME_UNKNOWN)
+				*name = c->arena + c->v[i].name;
+			return 0;
+		}
+	}
+	s->st.kernel_asked++;
+	rc = s->namer(s->namer_arg, addr, buf, sizeof(buf));
+	if (rc < 0)
+		return rc;
+	buf[sizeof(buf) - 1] = '\0';
+	sp = strchr(buf, ' '); /* "func [module]": named alone, as for [kernel.kallsyms] */
+	if (sp)
+		*sp = '\0';
+	len = strlen(buf) + 1;
+	if (!addr || !kname_reserve(c, len))
+		return 0; /* 0 marks free slots; and no memory is no reason to fail */
+	i = kname_slot(c, addr);
+	c->v[i].addr = addr;
+	c->v[i].name = KNAME_UNKNOWN;
+	if (rc > 0 && buf[0]) {
+		memcpy(c->arena + c->arena_len, buf, len);
+		c->v[i].name = (uint32_t)c->arena_len;
+		c->arena_len += len;
+		*name = c->arena + c->v[i].name;
+	}
+	c->n++;
+	return 0;
+}
+
 static void kernel_frame(struct symbolizer *s, uint64_t addr, struct sym_frame *out)
 {
+	int err;
+
 	/* Module functions are named alone, as perf does for [kernel.kallsyms]. */
 	out->kernel = true;
 	out->file = kernel_file;
+	if (s->namer) {
+		err = kname_lookup(s, addr, &out->function);
+		if (!err)
+			return;
+		log_warnx("naming kernel frames in the kernel failed (%s): reading /proc/kallsyms "
+			  "instead", strerror(-err));
+		s->namer = NULL;
+		kname_reset(&s->knames);
+	}
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		err = ksyms_load(&s->ksyms);
+		if (err)
+			log_warnx("kernel symbols unavailable, kernel frames stay unnamed: %s",
+				  strerror(-err));
+	}
 	out->function = ksyms_lookup(s->ksyms, addr, NULL);
 }
 
@@ -786,7 +969,6 @@ static void demangle_frame(struct symbolizer *s, struct sym_frame *out)
 struct symbolizer *symbolizer_new(void)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
-	int err;
 
 	if (!s)
 		return NULL;
@@ -798,10 +980,6 @@ struct symbolizer *symbolizer_new(void)
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = ksyms_load(&s->ksyms);
-	if (err)
-		log_warnx("kernel symbols unavailable, kernel frames stay unnamed: %s",
-			  strerror(-err));
 	vdso_load(s);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->work, NULL);
@@ -820,6 +998,13 @@ struct symbolizer *symbolizer_new(void)
 	if (!s->loader_running)
 		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
 	return s;
+}
+
+void symbolizer_set_kernel_namer(struct symbolizer *s, symbolizer_kernel_namer fn, void *arg)
+{
+	s->namer = fn;
+	s->namer_arg = arg;
+	kname_reset(&s->knames);
 }
 
 void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel,
@@ -855,6 +1040,7 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	st->files_cached = s->n_files;
 	st->file_cache_bytes = s->file_bytes;
 	st->file_cache_bound = s->file_cap;
+	st->kernel_cached = s->knames.n;
 	st->demangle_bytes = demangle_cache_bytes(s->demangle);
 	st->demangle_bound = demangle_cache_max(s->demangle);
 	st->demangle_entries = demangle_cache_count(s->demangle);
@@ -948,6 +1134,7 @@ void symbolizer_free(struct symbolizer *s)
 	tdestroy(s->pids, pid_entry_free);
 	tdestroy(s->files, file_entry_free);
 	ksyms_free(s->ksyms);
+	kname_reset(&s->knames);
 	perfmap_cache_free(s->perfmaps);
 	demangle_cache_free(s->demangle);
 	elf_syms_free(s->vdso);

@@ -40,14 +40,27 @@ struct symbolizer_stats {
 	uint64_t demangle_entries;	/* names it holds */
 	uint64_t pids_held;		/* processes whose mappings are held */
 	uint64_t file_cache_full;	/* binaries not parsed: the cache was full of ones in use */
+	uint64_t kernel_asked;		/* kernel addresses the kernel namer was asked for */
+	uint64_t kernel_cached;		/* kernel names held in the cache of the namer's answers */
 	struct perfmap_stats perfmap;	/* JIT frames from /tmp/perf-PID.map */
 };
 
 struct symbolizer;
 
-/* NULL with errno set. Kernel symbols are loaded once here (a warning, not a
- * failure, when /proc/kallsyms cannot be read). */
+/* NULL with errno set. */
 struct symbolizer *symbolizer_new(void);
+/*
+ * Names one kernel address into buf (len bytes, NUL-terminated): 1 named, 0
+ * unknown to the kernel, or a negative errno when the namer itself failed.
+ */
+typedef int (*symbolizer_kernel_namer)(void *arg, uint64_t addr, char *buf, size_t len);
+/*
+ * Kernel frames are named by fn (asked once per address; answers are cached)
+ * instead of a parsed /proc/kallsyms. Without a namer, or once it failed,
+ * /proc/kallsyms is read on the first kernel frame (a warning, not a failure,
+ * when it cannot be).
+ */
+void symbolizer_set_kernel_namer(struct symbolizer *s, symbolizer_kernel_namer fn, void *arg);
 void symbolizer_free(struct symbolizer *s);
 /* Resolves addr of process pid (or of the kernel). Always fills out. */
 void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel,

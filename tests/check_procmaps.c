@@ -149,6 +149,47 @@ START_TEST(test_read_self)
 }
 END_TEST
 
+/* The ioctl reader gives exactly the executable lines of the text, field by field. */
+START_TEST(test_read_exec_self)
+{
+	struct proc_maps all = { 0 }, ex = { 0 };
+	size_t j = 0, nx = 0;
+	int err;
+
+	err = procmaps_read_exec(getpid(), &ex);
+	if (err == -ENOTTY || err == -EINVAL)
+		return; /* before Linux 6.11: the text reader is used instead */
+	ck_assert_int_eq(err, 0);
+	ck_assert_int_eq(procmaps_read(getpid(), &all), 0);
+	for (size_t i = 0; i < all.n; i++) {
+		const struct proc_map *a = &all.v[i], *e;
+
+		/* [vsyscall] is the gate page, no VMA of the process: the ioctl never lists it */
+		if (!(a->perms & PROCMAP_X) || (a->path && !strcmp(a->path, "[vsyscall]")))
+			continue;
+		nx++;
+		ck_assert_uint_lt(j, ex.n);
+		e = &ex.v[j++];
+		ck_assert_uint_eq(e->start, a->start);
+		ck_assert_uint_eq(e->end, a->end);
+		ck_assert_uint_eq(e->offset, a->offset);
+		ck_assert_uint_eq(e->inode, a->inode);
+		ck_assert_uint_eq(e->dev_major, a->dev_major);
+		ck_assert_uint_eq(e->dev_minor, a->dev_minor);
+		ck_assert_uint_eq(e->perms, a->perms);
+		ck_assert_int_eq(!e->path, !a->path);
+		if (a->path)
+			ck_assert_str_eq(e->path, a->path);
+	}
+	ck_assert_uint_eq(ex.n, nx);
+	ck_assert_uint_ge(nx, 3); /* check_ember, libc, ld.so, [vdso] at least */
+	ck_assert_ptr_nonnull(procmaps_find(&ex, (uint64_t)(uintptr_t)&procmaps_suite));
+	procmaps_free(&all);
+	procmaps_free(&ex);
+	ck_assert_int_lt(procmaps_read_exec(-1, &ex), 0);
+}
+END_TEST
+
 Suite *procmaps_suite(void)
 {
 	Suite *s = suite_create("procmaps");
@@ -160,6 +201,7 @@ Suite *procmaps_suite(void)
 	tcase_add_test(tc, test_unsorted_and_empty);
 	tcase_add_test(tc, test_too_big);
 	tcase_add_test(tc, test_read_self);
+	tcase_add_test(tc, test_read_exec_self);
 	suite_add_tcase(s, tc);
 	return s;
 }

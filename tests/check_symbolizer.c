@@ -4,6 +4,7 @@
  * process, and of the kernel, checked against nm and /proc/kallsyms.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -93,6 +94,72 @@ START_TEST(test_kernel)
 }
 END_TEST
 
+/* A fake kernel namer with known answers; counts how often it is asked. */
+struct fake_namer {
+	int asked;
+	bool fail;
+};
+
+static int fake_name(void *arg, uint64_t addr, char *buf, size_t len)
+{
+	struct fake_namer *fn = arg;
+
+	fn->asked++;
+	if (fn->fail)
+		return -EIO;
+	if (addr == 0x1000)
+		return snprintf(buf, len, "do_work"), 1;
+	if (addr == 0x2000)
+		return snprintf(buf, len, "mod_fn [some_module]"), 1;
+	buf[0] = '\0';
+	return 0;
+}
+
+/* The namer is asked once per address; module suffixes go; unknown stays NULL. */
+START_TEST(test_kernel_namer)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct fake_namer fn = { 0 };
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	symbolizer_set_kernel_namer(s, fake_name, &fn);
+	for (int round = 0; round < 3; round++) {
+		symbolizer_frame(s, getpid(), 0x1000, true, &f);
+		ck_assert_str_eq(f.function, "do_work");
+		ck_assert_str_eq(f.file, "[kernel.kallsyms]");
+		symbolizer_frame(s, getpid(), 0x2000, true, &f);
+		ck_assert_str_eq(f.function, "mod_fn");
+		symbolizer_frame(s, getpid(), 0x3000, true, &f);
+		ck_assert_ptr_null(f.function);
+		symbolizer_end_interval(s);
+	}
+	ck_assert_int_eq(fn.asked, 3);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.kernel_asked, 3);
+	ck_assert_uint_eq(st.kernel_cached, 3);
+	symbolizer_free(s);
+}
+END_TEST
+
+/* A namer that fails is dropped for good: /proc/kallsyms names the frames. */
+START_TEST(test_kernel_namer_fails)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct fake_namer fn = { .fail = true };
+	struct sym_frame f;
+
+	symbolizer_set_kernel_namer(s, fake_name, &fn);
+	symbolizer_frame(s, getpid(), 0x10, true, &f);
+	ck_assert_ptr_null(f.function);
+	ck_assert(f.kernel);
+	symbolizer_frame(s, getpid(), 0x1000, true, &f);
+	ck_assert_ptr_null(f.function); /* kallsyms has nothing at 0x1000 */
+	ck_assert_int_eq(fn.asked, 1);
+	symbolizer_free(s);
+}
+END_TEST
+
 /* Anonymous memory, nothing mapped, no such process, a file that is not ELF. */
 START_TEST(test_unnamed)
 {
@@ -101,7 +168,8 @@ START_TEST(test_unnamed)
 	struct sym_frame f;
 	void *anon = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int fd = open(FIXTURE_SRC_DIR "/pie_main.c", O_RDONLY | O_CLOEXEC);
-	void *text = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* executable, as any mapping a frame can lie in (the only ones the symbolizer reads) */
+	void *text = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 
 	ck_assert(anon != MAP_FAILED && text != MAP_FAILED);
 	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)anon + 8, false, &f);
@@ -444,6 +512,8 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_self);
 	tcase_add_test(tc, test_libc);
 	tcase_add_test(tc, test_kernel);
+	tcase_add_test(tc, test_kernel_namer);
+	tcase_add_test(tc, test_kernel_namer_fails);
 	tcase_add_test(tc, test_unnamed);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_capture_defers_parsing);
