@@ -79,6 +79,9 @@ pass "SIGHUP with a bad file: RELOADING=1 then READY=1 (refused)"
 
 # SIGTERM half-way through an interval: STOPPING=1, then the partial interval is stored.
 last=$(notify_wait 'STATUS=last interval' "$bad")
+# a busy process, so that the partial interval holds samples even on an idle host
+"$FX/fx_busy" 3 >/dev/null &
+PIDS+=("$!")
 sleep 1
 kill -TERM "$EMBERD_PID"
 wait_emberd

@@ -37,7 +37,15 @@ list_summary() {
 old_kib=$(disk_kib "$T/data")
 [ "$old_kib" -gt "$MAX_KIB" ] || fail "the old history is only $old_kib KiB"
 printf '[daemon]\nretention = 7d\nmax_size = %dKiB\n' "$MAX_KIB" >"$T/ember.conf"
+# Enough distinct stacks every interval to outgrow the bound within the run even
+# on an idle machine: four applications, kernel stacks among them.
 "$FX/fx_work_ab" $((RUN_S + 10)) >/dev/null &
+PIDS+=("$!")
+"$FX/fx_syscall" $((RUN_S + 10)) >/dev/null &
+PIDS+=("$!")
+"$FX/fx_cpp" $((RUN_S + 10)) >/dev/null &
+PIDS+=("$!")
+"$FX/fx_short_lived" $((RUN_S * 5)) >/dev/null &
 PIDS+=("$!")
 start_emberd --config "$T/ember.conf" --hz 499 --interval 1s --duration ${RUN_S}s
 sleep 6

@@ -118,14 +118,24 @@ events=$(status_key memory.shrink_events "$T/snap/status")
 [ "$(status_key memory.limit "$T/snap/status")" = $((16 << 20)) ] || fail "memory_limit not 16 MiB"
 [ "$(prom_value 'ember_cache_limit_bytes{cache="binaries"}' "$T/lowprom")" = $((6 << 20)) ] ||
 	fail "the binaries cache is not capped at 6 MiB"
-[ "$events" -ge 1 ] || fail "RSS $(status_key memory.rss "$T/snap/status") over 16 MiB but no shrink"
+runs=0 logged=0
+low_rss=$(status_key memory.rss "$T/snap/status")
+peak=$(status_key memory.rss_peak "$T/snap/status" || echo "$low_rss")
 [ "$(prom_value ember_memory_shrinks_total "$T/lowprom")" = "$events" ] || fail "shrinks differ"
-grep -q "^  shrinks *$events time" "$T/low" || fail "text does not show the shrinks"
-runs=$(status_key memory.shrink_runs "$T/snap/status")
-logged=$(grep -c "over memory_limit" "$T/emberd.log" || true)
-# once per excursion over the limit, not once per interval shrunk
-[ "$logged" -le "$events" ] && [ "$logged" -ge 1 ] ||
-	fail "$logged log lines for $events excursions over the limit ($runs shrinking intervals)"
+if [ "${peak:-$low_rss}" -gt $((16 << 20)) ]; then
+	# over the limit at some point: it shrank, said so once per excursion, and shows it
+	[ "$events" -ge 1 ] || fail "RSS $low_rss (peak $peak) over 16 MiB but no shrink"
+	grep -q "^  shrinks *$events time" "$T/low" || fail "text does not show the shrinks"
+	runs=$(status_key memory.shrink_runs "$T/snap/status")
+	logged=$(grep -c "over memory_limit" "$T/emberd.log" || true)
+	[ "$logged" -le "$events" ] && [ "$logged" -ge 1 ] ||
+		fail "$logged log lines for $events excursions over the limit ($runs shrinking intervals)"
+else
+	# emberd fits in 16 MiB (its baseline is about 14 MiB since kallsyms is no longer
+	# parsed): nothing to shrink, and status must say so; check_symbolizer covers the shrink
+	[ "$events" -eq 0 ] || fail "shrank $events times while RSS $low_rss stayed under 16 MiB"
+	grep -q "^  shrinks *never needed" "$T/low" || fail "text does not say no shrink was needed"
+fi
 kill -TERM "$EMBERD_PID"
 wait_emberd
 
@@ -157,4 +167,4 @@ if [ -x "$COLLECTOR" ]; then
 	kill -TERM "$EMBERD_PID"
 	wait_emberd
 fi
-pass "emberctl status: pushes sent $pushed; $samples samples/interval at 99 Hz, RSS $((rss >> 20)) MiB, BPF maps $((maps >> 20)) MiB; 16 MiB limit: $events excursion(s), $runs shrinking interval(s), $logged log line(s)"
+pass "emberctl status: pushes sent $pushed; $samples samples/interval at 99 Hz, RSS $((rss >> 20)) MiB, BPF maps $((maps >> 20)) MiB; 16 MiB limit: RSS $((low_rss >> 20)) MiB, $events excursion(s), $runs shrinking interval(s), $logged log line(s)"
