@@ -826,9 +826,10 @@ int main(int argc, char **argv)
 		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9, history_path(d.hist));
 	notify_ready("sampling %u CPUs at %u Hz into %s", sampler_ncpus(d.sampler), d.cfg.hz,
 		     history_path(d.hist));
-	log_info("look at it: emberctl --data-dir %s list; emberctl --data-dir %s export "
-		 "--type cpu --since -15m -o cpu.pb.gz; go tool pprof -top cpu.pb.gz",
-		 d.cfg.data_dir, d.cfg.data_dir);
+	log_info("look at it: emberctl --data-dir %s top --since -15m (or list, tree, "
+		 "flamegraph -o cpu.html, export -o cpu.pb.gz for go tool pprof); "
+		 "emberctl status --runtime-dir %s",
+		 d.cfg.data_dir, d.cfg.runtime_dir);
 
 	rc = run_loop(&d);
 	log_flush(true);
