@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "log.h"
 #include "rollup.h"
 #include "rollups.h"
+#include "util.h"
 
 #define NS_PER_SEC 1000000000LL
 /* A rollup built this many periods or more before the newest complete one means a catch-up. */
@@ -111,14 +111,7 @@ static void *run(void *arg)
 /* The thread takes no signal: emberd's main loop reads them from a signalfd. */
 static int start_thread(struct rollups *r)
 {
-	sigset_t all, old;
-	int ret;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = -pthread_create(&r->thread, NULL, run, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return ret;
+	return thread_start_blocked(&r->thread, run, r);
 }
 
 /* The period: the default, or the test's; recorded in the history either way. */

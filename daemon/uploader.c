@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "log.h"
 #include "push.h"
 #include "uploader.h"
+#include "util.h"
 
 #define NS_PER_SEC 1000000000LL
 /* A secret file holds one line: a token or a password. */
@@ -764,15 +764,10 @@ static int setup(struct uploader *u, const char *data_dir, char *err, size_t err
 /* The thread blocks every signal: the daemon takes them through its signalfd. */
 static int start_thread(struct uploader *u)
 {
-	sigset_t all, old;
-	int ret;
+	int ret = thread_start_blocked(&u->thread, run, u);
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&u->thread, NULL, run, u);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	u->started = ret == 0;
-	return -ret;
+	return ret;
 }
 
 int uploader_start(const struct collector_config *cc, const char *data_dir, struct uploader **out,

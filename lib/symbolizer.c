@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <search.h>
@@ -989,12 +988,7 @@ struct symbolizer *symbolizer_new(void)
 	 * It is created with every signal blocked, so that signals meant for the
 	 * daemon's signalfd (TERM, INT, HUP) can never be delivered to it.
 	 */
-	sigset_t all, old;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	s->loader_running = !pthread_create(&s->loader, NULL, loader_main, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	s->loader_running = !thread_start_blocked(&s->loader, loader_main, s);
 	if (!s->loader_running)
 		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
 	return s;

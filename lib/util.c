@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Small helpers the pure modules share: growing arrays, searching sorted ones, sizes. */
+/* Small helpers the modules share: growing arrays, searching sorted ones, sizes, threads. */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -73,4 +74,16 @@ int parse_size(const char *s, uint64_t *out)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int thread_start_blocked(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -ret;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers the pure modules share: growing arrays, searching sorted ones, sizes. */
+/* Small helpers the modules share: growing arrays, searching sorted ones, sizes, threads. */
 #ifndef EMBER_UTIL_H
 #define EMBER_UTIL_H
 
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 /*
@@ -25,5 +26,12 @@ size_t sorted_upper_bound(const void *base, size_t n, size_t stride, size_t off,
  * bytes ("B" or none). 0, or -EINVAL (also on overflow, fractions, negatives).
  */
 int parse_size(const char *s, uint64_t *out);
+
+/*
+ * pthread_create() with every signal blocked in the new thread, so that the
+ * signals emberd reads from its signalfd (TERM, INT, HUP) can never be
+ * delivered to a worker. 0 or a negative errno.
+ */
+int thread_start_blocked(pthread_t *t, void *(*fn)(void *), void *arg);
 
 #endif
