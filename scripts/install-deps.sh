@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
 	# build
 	build-essential cmake pkg-config clang llvm bpftool
-	libbpf-dev libelf-dev zlib1g-dev libzstd-dev
+	libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev
 	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
 	libsqlite3-dev libsystemd-dev libinih-dev libiberty-dev
 	# packaging and the unit checks (cpack -G DEB, dpkg-shlibdeps, systemd-analyze)

@@ -1,0 +1,891 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The unwind table compiler. libdw interprets the CFI (dwarf_cfi_addrframe gives the rule in
+ * force at an address and the range it holds for); this file enumerates the FDEs' ranges,
+ * walks each range row by row and compiles every rule into a 12-byte struct ember_unwind_row.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <gelf.h>
+
+#include "unwtab.h"
+
+/* x86-64 DWARF register numbers. */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+/*
+ * Bound on libdw's work: each dwarf_cfi_addrframe re-runs its FDE's instructions from the
+ * start, so a hostile FDE of n one-byte rows costs n^2. Counted in instruction bytes run;
+ * node (100 MB) needs about 2^26, Chromium (300 MB) about 2^28.
+ */
+#define UNWTAB_WORK_MAX (1ull << 33)
+
+/* One FDE's address range and the CFI that describes it. */
+struct range {
+	uint64_t lo, hi;
+	uint32_t cost;		/* bytes of CIE + FDE instructions libdw runs per lookup */
+	bool debug;		/* from .debug_frame */
+};
+
+struct ranges {
+	struct range *r;
+	size_t n, cap;
+};
+
+/* The CIE facts the FDE decoder needs, by section offset. */
+struct cie {
+	uint64_t off;
+	uint32_t len;		/* bytes of initial instructions */
+	uint8_t enc;		/* DW_EH_PE_* of the FDEs' addresses */
+	bool ok;		/* augmentation understood */
+};
+
+struct cies {
+	struct cie *c;
+	size_t n, cap;
+};
+
+/* What one compilation carries around. */
+struct build {
+	Elf *elf;
+	struct unwtab *t;
+	Dwarf_CFI *eh, *debug;
+	struct ranges eh_r, debug_r;
+	uint64_t work;
+	size_t cap;
+};
+
+static const char *const err_names[UNWTAB_E_NR] = {
+	[UNWTAB_OK] = "ok",
+	[UNWTAB_E_NOT_ELF] = "not an ELF file",
+	[UNWTAB_E_NOT_X86_64] = "not an x86-64 ELF file",
+	[UNWTAB_E_NO_TEXT] = "no executable segment",
+	[UNWTAB_E_NO_CFI] = "no CFI (.eh_frame, .debug_frame) covers the code",
+	[UNWTAB_E_BAD_CFI] = "unreadable CFI",
+	[UNWTAB_E_TOO_BIG] = "unwind table over its bounds",
+	[UNWTAB_E_NOMEM] = "out of memory",
+};
+
+const char *unwtab_strerror(enum unwtab_err why)
+{
+	if ((unsigned int)why >= UNWTAB_E_NR)
+		return "unknown error";
+	return err_names[why];
+}
+
+const char *unwtab_cfa_name(unsigned int cfa_kind)
+{
+	static const char *const names[] = {
+		[EMBER_CFA_RSP] = "rsp",   [EMBER_CFA_RBP] = "rbp",	  [EMBER_CFA_PLT] = "plt",
+		[EMBER_CFA_END] = "end",   [EMBER_CFA_SIGNAL] = "signal", [EMBER_CFA_FP] = "fp",
+		[EMBER_CFA_NONE] = "none",
+	};
+
+	if (cfa_kind >= sizeof(names) / sizeof(names[0]))
+		return "?";
+	return names[cfa_kind];
+}
+
+static int errno_of(enum unwtab_err why)
+{
+	switch (why) {
+	case UNWTAB_OK:
+		return 0;
+	case UNWTAB_E_NOT_ELF:
+	case UNWTAB_E_NOT_X86_64:
+		return -ENOEXEC;
+	case UNWTAB_E_NO_TEXT:
+	case UNWTAB_E_NO_CFI:
+		return -ENOENT;
+	case UNWTAB_E_TOO_BIG:
+		return -EFBIG;
+	case UNWTAB_E_NOMEM:
+		return -ENOMEM;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* --- growing arrays ------------------------------------------------------------------- */
+
+static bool grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return true;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, ncap * size);
+	if (!np)
+		return false;
+	*p = np;
+	*cap = ncap;
+	return true;
+}
+
+/* --- the ELF: machine, executable segments, CFI sections ------------------------------ */
+
+static enum unwtab_err check_elf(Elf *elf)
+{
+	GElf_Ehdr eh;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return UNWTAB_E_NOT_ELF;
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		return UNWTAB_E_NOT_X86_64;
+	return UNWTAB_OK;
+}
+
+static enum unwtab_err read_segs(Elf *elf, struct unwtab *t)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return UNWTAB_E_NO_TEXT;
+	for (i = 0; i < n && t->nsegs < UNWTAB_MAX_SEGS; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (!ph.p_memsz || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			continue;
+		t->segs[t->nsegs++] = (struct unwtab_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
+							     ph.p_filesz };
+	}
+	return t->nsegs ? UNWTAB_OK : UNWTAB_E_NO_TEXT;
+}
+
+/* The segment holding all of [lo, hi), or NULL. */
+static const struct unwtab_seg *seg_of(const struct unwtab *t, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+
+	for (i = 0; i < t->nsegs; i++)
+		if (lo >= t->segs[i].vaddr && hi - t->segs[i].vaddr <= t->segs[i].memsz)
+			return &t->segs[i];
+	return NULL;
+}
+
+/* The data of the section named name (decompressed), or NULL. */
+static Elf_Data *section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstr;
+	const char *s;
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+			continue;
+		s = elf_strptr(elf, shstr, sh->sh_name);
+		if (!s || strcmp(s, name))
+			continue;
+		if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			return NULL;
+		return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/* --- FDE enumeration: the pointer encodings of the CIE's 'R' augmentation ------------- */
+
+static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (*p < end) {
+		uint8_t b = *(*p)++;
+
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool sleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+	uint8_t b = 0;
+
+	*v = 0;
+	while (*p < end) {
+		b = *(*p)++;
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				*v |= ~0ull << shift;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Little-endian n-byte value, sign-extended if sign. */
+static bool fixed(const uint8_t **p, const uint8_t *end, unsigned int n, bool sign, uint64_t *v)
+{
+	unsigned int i;
+
+	if ((size_t)(end - *p) < n)
+		return false;
+	*v = 0;
+	for (i = 0; i < n; i++)
+		*v |= (uint64_t)(*p)[i] << (8 * i);
+	if (sign && n < 8 && ((*v >> (8 * n - 1)) & 1))
+		*v |= ~0ull << (8 * n);
+	*p += n;
+	return true;
+}
+
+/* One value in the format (low nibble) of enc; the application (pc-relative) is the caller's. */
+static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t *v)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return fixed(p, end, 8, false, v);
+	case DW_EH_PE_uleb128:
+		return uleb(p, end, v);
+	case DW_EH_PE_sleb128:
+		return sleb(p, end, v);
+	case DW_EH_PE_udata2:
+		return fixed(p, end, 2, false, v);
+	case DW_EH_PE_sdata2:
+		return fixed(p, end, 2, true, v);
+	case DW_EH_PE_udata4:
+		return fixed(p, end, 4, false, v);
+	case DW_EH_PE_sdata4:
+		return fixed(p, end, 4, true, v);
+	default:
+		return false;
+	}
+}
+
+/*
+ * The FDE pointer encoding from a CIE's augmentation ("zR", "zPLR", "zRS", ...). An empty
+ * string (.debug_frame) means absolute 8-byte addresses; what cannot be parsed is not ok.
+ */
+static void parse_cie(const Dwarf_CIE *c, struct cie *out)
+{
+	const char *a = c->augmentation;
+	const uint8_t *p = c->augmentation_data;
+	const uint8_t *end = p ? p + c->augmentation_data_size : NULL;
+	uint64_t skip;
+
+	out->enc = DW_EH_PE_absptr;
+	out->ok = a && (!a[0] || (a[0] == 'z' && p));
+	out->len = (uint32_t)(c->initial_instructions_end - c->initial_instructions);
+	if (!out->ok || !a[0])
+		return;
+	for (a++; *a; a++) {
+		switch (*a) {
+		case 'R':
+			if (p >= end)
+				goto bad;
+			out->enc = *p++;
+			break;
+		case 'L':
+			if (p++ >= end)
+				goto bad;
+			break;
+		case 'P':
+			if (p >= end)
+				goto bad;
+			skip = *p++;
+			if (!read_encoded(&p, end, (uint8_t)skip, &skip))
+				goto bad;
+			break;
+		case 'S':
+		case 'B':
+		case 'G':
+			break;
+		default:
+			/* Unknown letters stop the parse; an 'R' after them is lost. */
+			return;
+		}
+	}
+	return;
+bad:
+	out->ok = false;
+}
+
+static const struct cie *cie_find(const struct cies *cs, uint64_t off)
+{
+	size_t lo = 0, hi = cs->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cs->c[mid].off == off)
+			return &cs->c[mid];
+		if (cs->c[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The range [lo, hi) an FDE covers, false if it cannot be decoded. */
+static bool fde_range(const Dwarf_FDE *f, const struct cie *c, uint64_t field_vaddr,
+		      struct range *r)
+{
+	const uint8_t *p = f->start, *end = f->end;
+	uint64_t lo, len;
+
+	if (!c->ok || c->enc == DW_EH_PE_omit || (c->enc & DW_EH_PE_indirect))
+		return false;
+	if (!read_encoded(&p, end, c->enc, &lo) || !read_encoded(&p, end, c->enc & 0x0f, &len))
+		return false;
+	switch (c->enc & 0x70) {
+	case DW_EH_PE_absptr:
+		break;
+	case DW_EH_PE_pcrel:
+		lo += field_vaddr;
+		break;
+	default:
+		return false;
+	}
+	r->lo = lo;
+	r->hi = lo + len;
+	r->cost = c->len + (uint32_t)(f->end - f->start);
+	return r->hi > r->lo;
+}
+
+/*
+ * Every FDE of one CFI section into rr, keeping those inside an executable segment. A
+ * section libdw cannot walk to its end is refused: its FDE list would be silently partial.
+ */
+static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *sh, bool eh,
+				 struct ranges *rr)
+{
+	const unsigned char *ident = (const unsigned char *)elf_getident(b->elf, NULL);
+	struct cies cs = { 0 };
+	enum unwtab_err why = UNWTAB_OK;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	const struct cie *c;
+	struct range r;
+	int rc;
+
+	while ((rc = dwarf_next_cfi(ident, d, eh, off, &next, &e)) == 0) {
+		if (next <= off) {
+			why = UNWTAB_E_BAD_CFI;
+			break;
+		}
+		if (e.CIE_id == LIBDW_CIE_ID) {
+			if (!grow((void **)&cs.c, &cs.cap, cs.n + 1, sizeof(*cs.c))) {
+				why = UNWTAB_E_NOMEM;
+				break;
+			}
+			cs.c[cs.n].off = off;
+			parse_cie(&e.cie, &cs.c[cs.n++]);
+		} else {
+			c = cie_find(&cs, e.fde.CIE_pointer);
+			r.debug = !eh;
+			if (!c || !fde_range(&e.fde, c,
+					     sh->sh_addr + (uint64_t)(e.fde.start -
+								      (const uint8_t *)d->d_buf),
+					     &r) ||
+			    !seg_of(b->t, r.lo, r.hi)) {
+				b->t->st.fdes_dropped++;
+			} else {
+				if (!grow((void **)&rr->r, &rr->cap, rr->n + 1, sizeof(*rr->r))) {
+					why = UNWTAB_E_NOMEM;
+					break;
+				}
+				rr->r[rr->n++] = r;
+			}
+		}
+		off = next;
+	}
+	if (rc < 0 && why == UNWTAB_OK)
+		why = UNWTAB_E_BAD_CFI;
+	free(cs.c);
+	return why;
+}
+
+/* --- overlaps: sorted, disjoint ranges; .eh_frame wins over .debug_frame --------------- */
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Sorts and makes disjoint: an FDE starting inside an earlier one is clipped to start where
+ * that one ends, and dropped if nothing remains (compilers never emit overlapping FDEs).
+ */
+static void disjoin(struct ranges *rr, uint32_t *dropped)
+{
+	size_t i, n = 0;
+	uint64_t end = 0;
+
+	qsort(rr->r, rr->n, sizeof(*rr->r), range_cmp);
+	for (i = 0; i < rr->n; i++) {
+		struct range r = rr->r[i];
+
+		if (n && r.lo < end)
+			r.lo = end;
+		if (r.lo >= r.hi) {
+			(*dropped)++;
+			continue;
+		}
+		end = r.hi;
+		rr->r[n++] = r;
+	}
+	rr->n = n;
+}
+
+/* Index of the first of the n ranges r ending after addr. */
+static size_t first_after(const struct range *r, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Appends to eh the parts of one .debug_frame range that eh's first neh ranges leave free. */
+static enum unwtab_err subtract(struct ranges *eh, size_t neh, struct range r, bool *kept)
+{
+	size_t j = first_after(eh->r, neh, r.lo);
+	uint64_t cut;
+
+	while (r.lo < r.hi) {
+		cut = j < neh && eh->r[j].lo < r.hi ? eh->r[j].lo : r.hi;
+		if (cut > r.lo) {
+			if (!grow((void **)&eh->r, &eh->cap, eh->n + 1, sizeof(*eh->r)))
+				return UNWTAB_E_NOMEM;
+			eh->r[eh->n] = r;
+			eh->r[eh->n++].hi = cut;
+			*kept = true;
+		}
+		if (cut == r.hi)
+			break;
+		if (eh->r[j].hi > r.lo)
+			r.lo = eh->r[j].hi;
+		j++;
+	}
+	return UNWTAB_OK;
+}
+
+/* The parts of .debug_frame's ranges that .eh_frame leaves uncovered, merged into eh. */
+static enum unwtab_err merge_debug(struct ranges *eh, const struct ranges *dbg, uint32_t *dropped)
+{
+	size_t neh = eh->n, i;
+	enum unwtab_err why;
+	bool kept;
+
+	for (i = 0; i < dbg->n; i++) {
+		kept = false;
+		if ((why = subtract(eh, neh, dbg->r[i], &kept)))
+			return why;
+		if (!kept)
+			(*dropped)++;
+	}
+	qsort(eh->r, eh->n, sizeof(*eh->r), range_cmp);
+	return UNWTAB_OK;
+}
+
+/* --- compiling one rule ---------------------------------------------------------------- */
+
+static bool fits_s32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* The PLT's CFA: rsp + 8 + ((rip & 15) >= threshold ? 8 : 0), as ld writes it. */
+static bool plt_expr(const Dwarf_Op *o, size_t n, int32_t *threshold)
+{
+	static const uint8_t atoms[9] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+					  DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,   DW_OP_plus };
+	size_t i;
+
+	if (n != 9 || o[0].number != 8 || o[1].number != 0)
+		return false;
+	for (i = 0; i < 9; i++)
+		if (i != 4 && o[i].atom != atoms[i])
+			return false;
+	if (o[4].atom != DW_OP_lit10 && o[4].atom != DW_OP_lit11)
+		return false;
+	*threshold = o[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/* The CFA rule into r, false if the walk cannot evaluate it. */
+static bool cfa_rule(Dwarf_Frame *f, struct ember_unwind_row *r)
+{
+	Dwarf_Op *o;
+	size_t n;
+	int64_t reg, off;
+	int32_t threshold;
+
+	if (dwarf_frame_cfa(f, &o, &n) || !n)
+		return false;
+	if (plt_expr(o, n, &threshold)) {
+		r->cfa_kind = EMBER_CFA_PLT;
+		r->cfa_off = threshold;
+		return true;
+	}
+	if (n != 1)
+		return false;
+	if (o[0].atom == DW_OP_bregx) {
+		reg = (int64_t)o[0].number;
+		off = (int64_t)o[0].number2;
+	} else if (o[0].atom == DW_OP_breg6 || o[0].atom == DW_OP_breg7) {
+		reg = o[0].atom - DW_OP_breg0;
+		off = (int64_t)o[0].number;
+	} else {
+		return false;
+	}
+	if ((reg != REG_RSP && reg != REG_RBP) || !fits_s32(off))
+		return false;
+	r->cfa_kind = reg == REG_RSP ? EMBER_CFA_RSP : EMBER_CFA_RBP;
+	r->cfa_off = (int32_t)off;
+	return true;
+}
+
+/* Where a register is saved: "offset(N)" (at CFA + N) gives true and N. */
+static bool saved_at_cfa(const Dwarf_Op *o, size_t n, int64_t *off)
+{
+	if (n < 1 || n > 2 || o[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (n == 1) {
+		*off = 0;
+		return true;
+	}
+	if (o[1].atom != DW_OP_plus_uconst)
+		return false;
+	*off = (int64_t)o[1].number;
+	return true;
+}
+
+enum reg_rule { RULE_UNDEFINED, RULE_SAME, RULE_CFA, RULE_OTHER };
+
+static enum reg_rule reg_rule(Dwarf_Frame *f, int reg, int64_t *off)
+{
+	Dwarf_Op mem[3], *o;
+	size_t n;
+
+	if (dwarf_frame_register(f, reg, mem, &o, &n))
+		return RULE_OTHER;
+	if (!n)
+		return o ? RULE_UNDEFINED : RULE_SAME;
+	return saved_at_cfa(o, n, off) ? RULE_CFA : RULE_OTHER;
+}
+
+/* The row for the rule of frame f (its pc is the caller's). */
+static struct ember_unwind_row compile(Dwarf_Frame *f)
+{
+	struct ember_unwind_row r = { .cfa_kind = EMBER_CFA_FP };
+	bool signal = false;
+	int64_t off;
+	int ra;
+
+	ra = dwarf_frame_info(f, NULL, NULL, &signal);
+	if (signal) {
+		r.cfa_kind = EMBER_CFA_SIGNAL;
+		return r;
+	}
+	if (ra != REG_RA)
+		return r;
+	switch (reg_rule(f, REG_RA, &off)) {
+	case RULE_UNDEFINED:
+		r.cfa_kind = EMBER_CFA_END;
+		return r;
+	case RULE_CFA:
+		if (off == -8)
+			break;
+		return r;
+	default:
+		return r;
+	}
+	if (!cfa_rule(f, &r))
+		goto fp;
+	switch (reg_rule(f, REG_RBP, &off)) {
+	case RULE_UNDEFINED:
+	case RULE_SAME:
+		return r;
+	case RULE_CFA:
+		if (off < INT16_MIN || off > INT16_MAX)
+			goto fp;
+		r.rbp_kind = EMBER_RBP_CFA;
+		r.rbp_off = (int16_t)off;
+		return r;
+	default:
+		goto fp;
+	}
+fp:
+	return (struct ember_unwind_row){ .cfa_kind = EMBER_CFA_FP };
+}
+
+/* --- rows -------------------------------------------------------------------------------- */
+
+static bool same_rule(const struct ember_unwind_row *a, const struct ember_unwind_row *b)
+{
+	return a->cfa_kind == b->cfa_kind && a->rbp_kind == b->rbp_kind &&
+	       a->rbp_off == b->rbp_off && a->cfa_off == b->cfa_off;
+}
+
+/* Appends the rule r from vaddr on, merged into an equal neighbour or one at the same pc. */
+static enum unwtab_err push(struct build *b, uint64_t vaddr, struct ember_unwind_row r)
+{
+	struct unwtab *t = b->t;
+	struct ember_unwind_row *last = t->nrows ? &t->rows[t->nrows - 1] : NULL;
+
+	r.pc = (uint32_t)(vaddr - t->base);
+	if (last && last->pc == r.pc) {
+		*last = r;
+		if (t->nrows > 1 && same_rule(&t->rows[t->nrows - 2], last))
+			t->nrows--;
+		return UNWTAB_OK;
+	}
+	if (last && same_rule(last, &r))
+		return UNWTAB_OK;
+	if (t->nrows >= EMBER_UNWIND_ROWS_PER_TABLE_MAX)
+		return UNWTAB_E_TOO_BIG;
+	if (!grow((void **)&t->rows, &b->cap, t->nrows + 1, sizeof(*t->rows)))
+		return UNWTAB_E_NOMEM;
+	t->rows[t->nrows++] = r;
+	return UNWTAB_OK;
+}
+
+/* Every row of one FDE range. Instructions libdw refuses become one EMBER_CFA_FP row. */
+static enum unwtab_err walk_range(struct build *b, const struct range *rg)
+{
+	Dwarf_CFI *cfi = rg->debug ? b->debug : b->eh;
+	uint64_t addr = rg->lo;
+	enum unwtab_err why;
+	Dwarf_Addr start, end;
+	Dwarf_Frame *f;
+
+	while (addr < rg->hi) {
+		b->work += rg->cost + 16;
+		if (b->work > UNWTAB_WORK_MAX)
+			return UNWTAB_E_TOO_BIG;
+		if (dwarf_cfi_addrframe(cfi, addr, &f)) {
+			b->t->st.fdes_bad++;
+			return push(b, addr, (struct ember_unwind_row){ .cfa_kind = EMBER_CFA_FP });
+		}
+		if (dwarf_frame_info(f, &start, &end, NULL) < 0 || start > addr || end <= addr) {
+			free(f);
+			b->t->st.fdes_bad++;
+			return push(b, addr, (struct ember_unwind_row){ .cfa_kind = EMBER_CFA_FP });
+		}
+		why = push(b, addr, compile(f));
+		free(f);
+		if (why)
+			return why;
+		addr = end < rg->hi ? end : rg->hi;
+	}
+	return UNWTAB_OK;
+}
+
+static enum unwtab_err walk_all(struct build *b, const struct ranges *rr)
+{
+	const struct ember_unwind_row none = { .cfa_kind = EMBER_CFA_NONE };
+	struct unwtab *t = b->t;
+	uint64_t prev = t->base;
+	enum unwtab_err why;
+	size_t i;
+
+	for (i = 0; i < rr->n; i++) {
+		if (rr->r[i].lo > prev && (why = push(b, prev, none)))
+			return why;
+		if ((why = walk_range(b, &rr->r[i])))
+			return why;
+		prev = rr->r[i].hi;
+		t->st.fdes++;
+		t->st.from_debug_frame += rr->r[i].debug;
+	}
+	return push(b, prev, none);
+}
+
+static void count_rows(struct unwtab *t)
+{
+	size_t i;
+
+	t->st.rows = (uint32_t)t->nrows;
+	for (i = 0; i < t->nrows; i++) {
+		switch (t->rows[i].cfa_kind) {
+		case EMBER_CFA_FP:
+			t->st.rows_fp++;
+			break;
+		case EMBER_CFA_PLT:
+			t->st.rows_plt++;
+			break;
+		case EMBER_CFA_END:
+			t->st.rows_end++;
+			break;
+		case EMBER_CFA_SIGNAL:
+			t->st.rows_signal++;
+			break;
+		case EMBER_CFA_NONE:
+			t->st.gaps++;
+			break;
+		}
+	}
+}
+
+/* --- entry points ------------------------------------------------------------------------ */
+
+/* The CFI sections into ranges: sorted, disjoint, inside the text. */
+static enum unwtab_err collect(struct build *b, Dwarf *dw)
+{
+	enum unwtab_err why;
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	b->eh = dwarf_getcfi_elf(b->elf);
+	d = section(b->elf, ".eh_frame", &sh);
+	if (b->eh && d && (why = enumerate(b, d, &sh, true, &b->eh_r)))
+		return why;
+	disjoin(&b->eh_r, &b->t->st.fdes_dropped);
+	b->debug = dw ? dwarf_getcfi(dw) : NULL;
+	d = section(b->elf, ".debug_frame", &sh);
+	if (b->debug && d) {
+		if ((why = enumerate(b, d, &sh, false, &b->debug_r)))
+			return why;
+		disjoin(&b->debug_r, &b->t->st.fdes_dropped);
+		if ((why = merge_debug(&b->eh_r, &b->debug_r, &b->t->st.fdes_dropped)))
+			return why;
+	}
+	return b->eh_r.n ? UNWTAB_OK : UNWTAB_E_NO_CFI;
+}
+
+/* The table spans from the start of the segment holding the first FDE to the last FDE's end. */
+static enum unwtab_err span(struct build *b)
+{
+	const struct ranges *rr = &b->eh_r;
+	const struct unwtab_seg *s = seg_of(b->t, rr->r[0].lo, rr->r[0].hi);
+
+	b->t->base = s->vaddr;
+	b->t->end = rr->r[rr->n - 1].hi;
+	if (b->t->end - b->t->base > UINT32_MAX)
+		return UNWTAB_E_TOO_BIG;
+	return UNWTAB_OK;
+}
+
+int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
+{
+	struct build b = { .elf = elf, .t = out };
+	enum unwtab_err err;
+	Dwarf *dw = NULL;
+
+	memset(out, 0, sizeof(*out));
+	err = check_elf(elf);
+	if (!err)
+		err = read_segs(elf, out);
+	if (!err) {
+		/* No .debug_* section: NULL, not an error. */
+		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		err = collect(&b, dw);
+	}
+	if (!err)
+		err = span(&b);
+	if (!err)
+		err = walk_all(&b, &b.eh_r);
+	if (b.eh)
+		dwarf_cfi_end(b.eh);
+	if (dw)
+		dwarf_end(dw);
+	free(b.eh_r.r);
+	free(b.debug_r.r);
+	if (err) {
+		free(out->rows);
+		memset(out, 0, sizeof(*out));
+	} else {
+		count_rows(out);
+	}
+	if (why)
+		*why = err;
+	return errno_of(err);
+}
+
+static int build_and_end(Elf *elf, struct unwtab *out, enum unwtab_err *why)
+{
+	int rc;
+
+	if (!elf) {
+		memset(out, 0, sizeof(*out));
+		if (why)
+			*why = UNWTAB_E_NOT_ELF;
+		return errno_of(UNWTAB_E_NOT_ELF);
+	}
+	rc = unwtab_build_elf(elf, out, why);
+	elf_end(elf);
+	return rc;
+}
+
+int unwtab_build_fd(int fd, struct unwtab *out, enum unwtab_err *why)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return build_and_end(NULL, out, why);
+	return build_and_end(elf_begin(fd, ELF_C_READ_MMAP, NULL), out, why);
+}
+
+int unwtab_build_mem(const void *image, size_t len, struct unwtab *out, enum unwtab_err *why)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return build_and_end(NULL, out, why);
+	/* libelf only reads an image opened this way: the cast drops const for its API. */
+	return build_and_end(elf_memory((char *)image, len), out, why);
+}
+
+void unwtab_free(struct unwtab *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct ember_unwind_row *unwtab_find(const struct unwtab *t, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+	uint64_t pc;
+
+	if (!t || !t->nrows || vaddr < t->base || vaddr >= t->end)
+		return NULL;
+	pc = vaddr - t->base;
+	hi = t->nrows;
+	/* The last row with row.pc <= pc; rows[0].pc is 0. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rows[lo];
+}
