@@ -36,16 +36,44 @@ static __always_inline bool ember_user_mode(const struct bpf_perf_event_data *ct
 #endif
 }
 
+/* The user registers the stack walk starts from. */
+struct ember_uregs {
+	__u64 ip, sp, bp;
+};
+
+/* Reads one word of the perf context's registers (see ember_user_mode). */
+#define EMBER_CTX_REG(ctx, field) \
+	(*(const __u64 *)((const char *)(ctx) + __builtin_offsetof(struct pt_regs, field)))
+
 /*
- * Kernel threads have no user stack: get_perf_callchain() walks no user frame
- * for a task without an mm (and, since v6.4, for PF_KTHREAD | PF_USER_WORKER),
- * so bpf_get_stack(BPF_F_USER_STACK) returns 0 bytes for them, where a failure
- * is negative. That replaces reading task_struct::mm, whose CO-RE relocation
- * made every start parse the kernel's BTF.
+ * The interrupted user registers: the perf context's own when the sample hit
+ * user mode (direct loads, which the verifier rewrites to the real regs), else
+ * those the kernel saved at its entry (bpf_task_pt_regs, v5.15), read from
+ * kernel memory. Fixed offsets of the x86 pt_regs, no CO-RE (see above). False
+ * when there are none: a kernel thread's saved registers are zero.
  */
-static __always_inline bool ember_no_user_stack(__u64 flags, long bytes)
+static __always_inline bool ember_user_regs(const struct bpf_perf_event_data *ctx,
+					    struct ember_uregs *r)
 {
-	return (flags & BPF_F_USER_STACK) && bytes == 0;
+#if defined(__TARGET_ARCH_x86)
+	const char *regs;
+
+	if (ember_user_mode(ctx)) {
+		r->ip = EMBER_CTX_REG(ctx, ip);
+		r->sp = EMBER_CTX_REG(ctx, sp);
+		r->bp = EMBER_CTX_REG(ctx, bp);
+		return true;
+	}
+	regs = (const char *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs ||
+	    bpf_probe_read_kernel(&r->ip, 8, regs + __builtin_offsetof(struct pt_regs, ip)) ||
+	    bpf_probe_read_kernel(&r->sp, 8, regs + __builtin_offsetof(struct pt_regs, sp)) ||
+	    bpf_probe_read_kernel(&r->bp, 8, regs + __builtin_offsetof(struct pt_regs, bp)))
+		return false;
+	return r->ip && r->sp;
+#else
+#error "ember_user_regs: the .eh_frame walk is x86-64 only"
+#endif
 }
 
 #endif /* EMBER_CORE_FIXES_BPF_H */

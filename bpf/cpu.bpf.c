@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * On-CPU sampler: runs on every cpu-clock perf event, folds the sample into a
- * count per (process, user stack, kernel stack, comm) in the active buffer.
+ * On-CPU sampler: runs on every cpu-clock perf event, walks the user stack
+ * (bpf/unwind.bpf.h) and folds the sample into a count per (process, user
+ * stack, kernel stack, comm) in the active buffer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -10,6 +11,7 @@
 #include "ember/proc.h"
 #include "core_fixes.bpf.h"
 #include "proc_maps.bpf.h"
+#include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -94,13 +96,18 @@ struct {
 } metrics SEC(".maps");
 
 
-static __always_inline void metric_inc(enum ember_cpu_metric m)
+static __always_inline void metric_add(enum ember_cpu_metric m, __u64 n)
 {
 	__u32 key = m;
 	__u64 *v = bpf_map_lookup_elem(&metrics, &key);
 
-	if (v)
-		*v += 1;
+	if (v && n)
+		*v += n;
+}
+
+static __always_inline void metric_inc(enum ember_cpu_metric m)
+{
+	metric_add(m, 1);
 }
 
 /* State of the stack hash across bpf_loop() steps. */
@@ -132,9 +139,9 @@ static __always_inline __u64 stack_hash(const struct ember_stack *st)
 	struct hash_state hs = { .st = st, .h = 0xcbf29ce484222325ULL };
 	__u64 h;
 
-	/* bound: the deepest stack bpf_get_stack() fills in */
+	/* bound: the deepest stack kept */
 	bpf_loop(EMBER_MAX_STACK_DEPTH, hash_step, &hs, 0);
-	h = hs.h;
+	h = hs.h ^ st->flags; /* a truncated stack is not the complete one */
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
@@ -142,31 +149,13 @@ static __always_inline __u64 stack_hash(const struct ember_stack *st)
 }
 
 /*
- * Reads one stack into scratch and stores it once in stacks. Returns its hash;
- * or 0 with *lost set when it could not be read or stored; or 0 alone when
- * there is none (the user stack of a kernel thread).
+ * Stores the stack in scratch once in stacks. Returns its hash, or 0 with
+ * *lost set when the map is full.
  */
-static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
-					 enum ember_cpu_metric failed, bool *lost)
+static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, bool *lost)
 {
-	__u32 zero = 0;
-	struct ember_stack *st = bpf_map_lookup_elem(&scratch, &zero);
-	long bytes;
-	__u64 h;
+	__u64 h = stack_hash(st);
 
-	if (!st)
-		return 0;
-	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
-	if (ember_no_user_stack(flags, bytes))
-		return 0;
-	if (bytes < 0) {
-		metric_inc(failed);
-		*lost = true;
-		return 0;
-	}
-	st->len = bytes / sizeof(__u64);
-	st->pad = 0;
-	h = stack_hash(st);
 	if (bpf_map_lookup_elem(stacks, &h))
 		return h;
 	if (bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST) &&
@@ -176,6 +165,54 @@ static __always_inline __u64 store_stack(void *ctx, void *stacks, __u64 flags,
 		return 0;
 	}
 	return h;
+}
+
+static __always_inline struct ember_stack *scratch_stack(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/* The kernel stack, through the kernel's own walk (ORC or frame pointers). */
+static __always_inline __u64 kernel_stack(void *ctx, void *stacks, bool *lost)
+{
+	struct ember_stack *st = scratch_stack();
+	long bytes;
+
+	if (!st)
+		return 0;
+	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), 0);
+	if (bytes < 0) {
+		metric_inc(EMBER_CPU_M_KSTACK_FAILED);
+		*lost = true;
+		return 0;
+	}
+	st->len = bytes / sizeof(__u64);
+	st->flags = 0;
+	return keep_stack(st, stacks, lost);
+}
+
+/*
+ * The user stack, walked with unwind tables (bpf/unwind.bpf.h); 0 alone when
+ * there is none (a kernel thread).
+ */
+static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 tgid,
+					void *stacks, bool *lost)
+{
+	struct ember_stack *st = scratch_stack();
+	struct ember_uregs regs;
+	struct uw_result res;
+
+	if (!st || !ember_user_regs(ctx, &regs))
+		return 0;
+	uw_walk(st, tgid, regs.ip, regs.sp, regs.bp, &res);
+	metric_inc(res.end);
+	metric_add(EMBER_CPU_M_PROC_NO_TABLES, res.no_proc);
+	metric_add(EMBER_CPU_M_FRAMES_TABLE, res.by_table);
+	metric_add(EMBER_CPU_M_FRAMES_FP, res.by_fp);
+	metric_add(EMBER_CPU_M_FRAMES_BAD_RULE, res.bad_rule);
+	return keep_stack(st, stacks, lost);
 }
 
 static __always_inline void add_count(void *counts, const struct ember_cpu_key *key)
@@ -232,13 +269,12 @@ static __always_inline void count_sample(struct bpf_perf_event_data *ctx, void *
 
 	key.tgid = tgid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.user_stack = store_stack(ctx, stacks, BPF_F_USER_STACK, EMBER_CPU_M_USTACK_FAILED,
-				     &lost);
+	key.user_stack = user_stack(ctx, tgid, stacks, &lost);
 	if (lost)
 		key.flags |= EMBER_KEY_USTACK_LOST;
 	if (!ember_user_mode(ctx)) {
 		lost = false;
-		key.kern_stack = store_stack(ctx, stacks, 0, EMBER_CPU_M_KSTACK_FAILED, &lost);
+		key.kern_stack = kernel_stack(ctx, stacks, &lost);
 		if (lost)
 			key.flags |= EMBER_KEY_KSTACK_LOST;
 	}

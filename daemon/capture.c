@@ -159,6 +159,9 @@ int capture_start(const struct capture_env *env, const struct ctl_msg *req,
 	ctl_target_name(req, c->target, sizeof(c->target));
 	ctl_target_name(req, c->cls.match.service, sizeof(c->cls.match.service));
 	c->cls.match.app = -1;
+	unwinder_fds(env->unw, &so.unwind);
+	if (req->target == CTL_TARGET_PID) /* it may be excluded, thus never loaded */
+		unwinder_add(env->unw, req->pid);
 	rc = sampler_open(&so, &c->sampler, err, errlen);
 	if (!rc && req->target == CTL_TARGET_APP && !allow_app(c)) {
 		snprintf(err, errlen, "no running process belongs to app %s (the service name "
@@ -300,6 +303,8 @@ void capture_proc_classified(struct capture *c, uint32_t pid, const char *servic
 
 	if (c->req.target != CTL_TARGET_APP)
 		return;
+	if (in)
+		unwinder_add(c->env->unw, pid); /* it may be excluded, thus never loaded */
 	rc = sampler_allow(c->sampler, pid, in);
 	if (rc == -E2BIG)
 		log_warnx("capture of %s: more than %d processes; pid %u is not sampled",

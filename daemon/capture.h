@@ -13,10 +13,12 @@
 #include "config.h"
 #include "ctlproto.h"
 #include "symbolizer.h"
+#include "unwinder.h"
 
 /* What a capture needs from the running daemon. */
 struct capture_env {
 	int events_fd, known_fd;	/* proctrack's shared maps, as the main sampler has */
+	struct unwinder *unw;		/* the daemon's unwinder, or NULL: frame pointers */
 	struct symbolizer *sym;		/* the daemon's, shared: names the frames */
 	const struct ember_config *cfg;	/* the running configuration (a stable address) */
 };

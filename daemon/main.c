@@ -26,6 +26,7 @@
 #include "procinfo.h"
 #include "proctable.h"
 #include "proctrack.h"
+#include "unwinder.h"
 #include "retention.h"
 #include "rollups.h"
 #include "sampler.h"
@@ -90,6 +91,7 @@ struct daemon {
 	struct proctable *procs;
 	struct symbolizer *sym;
 	struct ksymbpf *ksym;		/* names kernel frames; NULL: /proc/kallsyms instead */
+	struct unwinder *unw;		/* .eh_frame tables; NULL: frame pointers only */
 	struct uploader *up;		/* NULL without a [collector] url */
 	struct rollups *rollups;	/* NULL when the builder could not start */
 	struct control *ctl;		/* the control socket: on-demand captures */
@@ -402,6 +404,7 @@ static void recapture_due(struct daemon *d)
 
 		r->head = (r->head + 1) % RECAPTURE_MAX;
 		r->n--;
+		unwinder_add(d->unw, pid); /* libraries the new program loaded since */
 		if (symbolizer_capture(d->sym, pid) == 0 && round == 1)
 			recapture_push(d, pid, 2, RECAPTURE_SECOND_NS - RECAPTURE_FIRST_NS);
 	}
@@ -442,6 +445,7 @@ static void on_proc_event(const struct ember_proc_event *e, void *arg)
 	const struct proc_class *pc;
 
 	if (e->type == EMBER_PROC_EXIT) {
+		unwinder_exited(d->unw, e->tgid);
 		symbolizer_exited(d->sym, e->tgid);
 		proctable_exited(d->procs, e->tgid);
 		sampler_drop(d->sampler, e->tgid, false);
@@ -453,6 +457,7 @@ static void on_proc_event(const struct ember_proc_event *e, void *arg)
 			apply_class(pc, d);
 		if (pc && pc->match.excluded)
 			return;
+		unwinder_add(d->unw, e->tgid); /* first sight, or first sample after an exec */
 		if (symbolizer_capture(d->sym, e->tgid) == 0 && exec_recent(d, e->tgid))
 			recapture_push(d, e->tgid, 1, RECAPTURE_FIRST_NS);
 	} else if (e->type == EMBER_PROC_EXEC) {
@@ -715,6 +720,7 @@ static void teardown(struct daemon *d)
 	uploader_stop(d->up);
 	rollups_stop(d->rollups);
 	sampler_close(d->sampler);
+	unwinder_close(d->unw);
 	proctrack_close(d->proc);
 	proctable_free(d->procs);
 	if (d->reload_pending)
@@ -790,12 +796,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t3 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+	d.unw = unwinder_open(0, err, sizeof(err));
+	if (!d.unw)
+		log_warnx("%s: user stacks are walked with frame pointers only", err);
+	unwinder_fds(d.unw, &so.unwind);
 	so.events_fd = proctrack_events_fd(d.proc);
 	so.known_fd = proctrack_known_fd(d.proc);
 	so.hz = d.cfg.hz;
 	so.interval_ns = d.cfg.interval_ns;
 	so.include_idle = d.cfg.include_idle;
 	d.cenv = (struct capture_env){ .events_fd = so.events_fd, .known_fd = so.known_fd,
+				      .unw = d.unw,
 				      .sym = d.sym, .cfg = &d.cfg };
 	rc = sampler_open(&so, &d.sampler, err, sizeof(err));
 	if (rc) {

@@ -32,8 +32,8 @@
 /*
  * Map sizes, preallocated: room for every sample of an interval (two stacks
  * each), within bounds on kernel memory whatever the rate. A count entry is
- * ~100 bytes, a stack entry ~1.1 KiB: 2.2 MiB of stacks per buffer at the
- * defaults, 18 MiB at most.
+ * ~100 bytes, a stack entry ~2.1 KiB: 4.2 MiB of stacks per buffer at the
+ * defaults, 36 MiB at most (stacks are up to EMBER_MAX_STACK_DEPTH deep).
  */
 #define COUNTS_MIN 1024
 #define COUNTS_MAX 65536
@@ -168,6 +168,31 @@ static int attach_all(struct sampler *s, unsigned int hz, char *err, size_t errl
 	return rc;
 }
 
+/*
+ * The stack walk reads the unwinder's tables; without an unwinder, the
+ * program's own tiny maps leave it frame pointers only.
+ */
+static int reuse_unwind_maps(struct sampler *s, const struct unwinder_fds *u)
+{
+	struct {
+		struct bpf_map *map;
+		int fd;
+	} v[] = {
+		{ s->skel->maps.unwind_rows, u->rows },
+		{ s->skel->maps.unwind_tables, u->tables },
+		{ s->skel->maps.unwind_procs, u->procs },
+		{ s->skel->maps.unwind_stale, u->stale },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		if (v[i].fd < 0)
+			bpf_map__set_max_entries(v[i].map, 1);
+		else if (bpf_map__reuse_fd(v[i].map, v[i].fd))
+			return -errno;
+	}
+	return 0;
+}
+
 static int load(struct sampler *s, const struct sampler_opts *o, char *err, size_t errlen)
 {
 	uint64_t per_interval = (uint64_t)o->hz * (o->interval_ns / 1000000000LL + 1) *
@@ -197,6 +222,11 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 	    (o->known_fd >= 0 && bpf_map__reuse_fd(s->skel->maps.known, o->known_fd))) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot share the process-event maps: %s", strerror(errno));
+		return rc;
+	}
+	rc = reuse_unwind_maps(s, &o->unwind);
+	if (rc) {
+		snprintf(err, errlen, "cannot share the unwind tables' maps: %s", strerror(-rc));
 		return rc;
 	}
 	rc = cpu_bpf__load(s->skel);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ember/cpu.h"
+#include "unwinder.h"
 
 struct sampler_opts {
 	unsigned int hz;		/* samples per second per CPU */
@@ -19,6 +20,7 @@ struct sampler_opts {
 	uint32_t target_tgid;		/* 0: every process */
 	bool allow_list;		/* only the processes sampler_allow() lets in */
 	int events_fd, known_fd;	/* proctrack's shared maps, or -1 for private ones */
+	struct unwinder_fds unwind;	/* the unwinder's maps, or -1s: frame pointers only */
 };
 
 /* One stack as drained: ips leaf first; n == 0 when there is none or it was lost. */

@@ -22,6 +22,7 @@
 #include "elfsym.h"
 #include "ksyms.h"
 #include "log.h"
+#include "mapfile.h"
 #include "procmaps.h"
 #include "symbolizer.h"
 #include "util.h"
@@ -51,13 +52,6 @@
 #define SYM_USER_LIMIT (1ull << 56)
 
 static const char kernel_file[] = "[kernel.kallsyms]";
-static const char deleted_suffix[] = " (deleted)";
-
-/* A file's identity: the same binary in every process, a new one once rewritten. */
-struct file_key {
-	uint64_t dev, ino, size;
-	int64_t mtime_sec, mtime_nsec;
-};
 
 /* One binary, parsed once. syms NULL is a negative entry: it did not parse. */
 struct file_entry {
@@ -141,25 +135,12 @@ struct symbolizer {
 /* Marks a mapping whose file could not be opened or cached this interval. */
 static struct file_entry no_file;
 
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? -1 : a > b;
-}
-
 static int cmp_file(const void *a, const void *b)
 {
 	const struct file_key *x = &((const struct file_entry *)a)->key;
 	const struct file_key *y = &((const struct file_entry *)b)->key;
 
-	if (x->ino != y->ino)
-		return cmp_u64(x->ino, y->ino);
-	if (x->dev != y->dev)
-		return cmp_u64(x->dev, y->dev);
-	if (x->size != y->size)
-		return cmp_u64(x->size, y->size);
-	if (x->mtime_sec != y->mtime_sec)
-		return x->mtime_sec < y->mtime_sec ? -1 : 1;
-	return x->mtime_nsec < y->mtime_nsec ? -1 : x->mtime_nsec > y->mtime_nsec;
+	return file_key_cmp(x, y);
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -353,58 +334,6 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 	return f;
 }
 
-/* Opens path if it is a regular file: devices are not opened at all. */
-static int open_regular(const char *path, struct stat *st)
-{
-	struct stat pre;
-	int fd;
-
-	if (stat(path, &pre))
-		return -errno;
-	if (!S_ISREG(pre.st_mode))
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st) || st->st_dev != pre.st_dev || st->st_ino != pre.st_ino) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
-static bool path_deleted(const char *path)
-{
-	size_t n = strlen(path), d = sizeof(deleted_suffix) - 1;
-
-	return n >= d && !strcmp(path + n - d, deleted_suffix);
-}
-
-/*
- * The mapped file itself through map_files (root only), else its path in
- * the process's root, accepted only when it is still the mapped inode.
- */
-static int open_mapping(pid_t pid, const struct proc_map *m, struct stat *st)
-{
-	char path[4096 + 64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 m->start, m->end);
-	fd = open_regular(path, st);
-	if (fd >= 0 || path_deleted(m->path))
-		return fd;
-	if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open_regular(path, st);
-	if (fd >= 0 && (uint64_t)st->st_ino != m->inode) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
 /*
  * The symbols naming f: its own .symtab, else the .symtab of its separate
  * debug file (looked for once per binary, by the loader), else its .dynsym.
@@ -412,17 +341,6 @@ static int open_mapping(pid_t pid, const struct proc_map *m, struct stat *st)
 static const struct elf_syms *file_symbols(const struct file_entry *f)
 {
 	return f->dbg ? f->dbg : f->syms;
-}
-
-static struct file_key key_of(const struct stat *st)
-{
-	return (struct file_key){
-		.dev = st->st_dev,
-		.ino = st->st_ino,
-		.size = (uint64_t)st->st_size,
-		.mtime_sec = st->st_mtim.tv_sec,
-		.mtime_nsec = st->st_mtim.tv_nsec,
-	};
 }
 
 /*
@@ -435,14 +353,9 @@ static struct file_entry *cached_mapping(struct symbolizer *s, pid_t pid,
 					 const struct proc_map *m)
 {
 	struct file_entry probe, **found;
-	char path[128];
-	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 m->start, m->end);
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	if (mapfile_key(pid, m, &probe.key))
 		return NULL;
-	probe.key = key_of(&st);
 	found = tfind(&probe, &s->files, cmp_file);
 	if (!found)
 		return NULL;
@@ -461,10 +374,10 @@ static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 	f = cached_mapping(s, pid, m);
 	if (f)
 		return f;
-	fd = open_mapping(pid, m, &st);
+	fd = mapfile_open(pid, m, &st);
 	if (fd < 0)
 		return NULL;
-	probe.key = key_of(&st);
+	probe.key = file_key_of(&st);
 	found = tfind(&probe, &s->files, cmp_file);
 	if (found) {
 		f = *found;

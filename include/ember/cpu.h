@@ -10,8 +10,12 @@
 #include <linux/types.h>
 #endif
 
-/* Deepest stack kept per sample; the kernel's PERF_MAX_STACK_DEPTH default. */
-#define EMBER_MAX_STACK_DEPTH 127
+/*
+ * Deepest stack kept per sample: the user walk (bpf/unwind.bpf.h) goes this
+ * deep, then marks the stack EMBER_STACK_TRUNCATED; kernel stacks stop at the
+ * kernel's perf_event_max_stack (127 by default).
+ */
+#define EMBER_MAX_STACK_DEPTH 256
 /* TASK_COMM_LEN of the kernel. */
 #define EMBER_COMM_LEN 16
 /* Processes the daemon can exclude in the kernel at once (beyond: in user space). */
@@ -40,10 +44,13 @@ struct ember_cpu_key {
 };
 _Static_assert(sizeof(struct ember_cpu_key) == 40, "ember_cpu_key is ABI");
 
+/* Flags of ember_stack: the walk stopped at EMBER_MAX_STACK_DEPTH, callers are missing. */
+#define EMBER_STACK_TRUNCATED 0x1
+
 /* Value of the stacks maps: one stack, leaf first. */
 struct ember_stack {
 	__u32 len;			 /* valid entries in ips */
-	__u32 pad;			 /* explicit padding, always 0 */
+	__u32 flags;			 /* EMBER_STACK_* */
 	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* instruction pointers, leaf first */
 };
 _Static_assert(sizeof(struct ember_stack) == 8 + 8 * EMBER_MAX_STACK_DEPTH, "ember_stack is ABI");
@@ -57,11 +64,23 @@ enum ember_cpu_metric {
 	EMBER_CPU_M_COUNTED,		/* samples added to a counts map */
 	EMBER_CPU_M_IDLE_SKIPPED,	/* idle task samples left out (not a loss) */
 	EMBER_CPU_M_FILTERED,		/* samples of processes not selected (not a loss) */
-	EMBER_CPU_M_USTACK_FAILED,	/* user stack unreadable: sample kept, stack lost */
+	EMBER_CPU_M_USTACK_FAILED,	/* unused since the table walk, which keeps at least the ip */
 	EMBER_CPU_M_KSTACK_FAILED,	/* kernel stack unreadable: sample kept, stack lost */
 	EMBER_CPU_M_STACKS_FULL,	/* stacks map full: sample kept, stack lost */
 	EMBER_CPU_M_COUNTS_FULL,	/* counts map full: the whole sample was dropped */
 	EMBER_CPU_M_PROC_EVENT_LOST,	/* first-sample event lost (ring buffer full); retried */
+	/* The user stack walk (bpf/unwind.bpf.h): frames by how they were unwound... */
+	EMBER_CPU_M_FRAMES_TABLE,	/* frames unwound by an .eh_frame table row */
+	EMBER_CPU_M_FRAMES_FP,		/* frames unwound by frame pointer: no table there */
+	EMBER_CPU_M_FRAMES_BAD_RULE,	/* frames by frame pointer: a rule the walk cannot use */
+	EMBER_CPU_M_PROC_NO_TABLES,	/* samples of a process whose tables are not loaded yet */
+	/* ... and each user stack by why it ended: */
+	EMBER_CPU_M_END_OUTERMOST,	/* the outermost frame (_start, thread start): complete */
+	EMBER_CPU_M_END_SIGNAL,		/* a signal frame: complete up to the handler */
+	EMBER_CPU_M_END_NO_TABLE,	/* frame pointers failed where no table exists */
+	EMBER_CPU_M_END_BAD_RULE,	/* frame pointers failed after an unusable rule */
+	EMBER_CPU_M_END_UNREADABLE,	/* a table's rule read memory that could not be read */
+	EMBER_CPU_M_END_DEPTH,		/* EMBER_MAX_STACK_DEPTH reached: marked truncated */
 	EMBER_CPU_M_NR,
 };
 

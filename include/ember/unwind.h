@@ -11,8 +11,6 @@
 #include <linux/types.h>
 #endif
 
-/* Deepest user stack the walk follows; a deeper one ends in a [truncated] frame. */
-#define EMBER_MAX_USER_DEPTH 256
 /* Executable mappings of one process the walk can see (more: frame pointers there). */
 #define EMBER_UNWIND_MAPS_MAX 256
 /* Tables loaded at once (one per distinct binary in use on the host). */

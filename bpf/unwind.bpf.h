@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The user stack walk shared by every sampling program: .eh_frame tables
+ * (include/ember/unwind.h, loaded by daemon/unwinder.c) where a binary has
+ * them, frame pointers where it has none (JIT code, a process not loaded yet).
+ * x86-64: the CFA is found from rsp or rbp, the return address is at CFA - 8.
+ */
+#ifndef EMBER_UNWIND_BPF_H
+#define EMBER_UNWIND_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "ember/cpu.h"
+#include "ember/unwind.h"
+
+/* Rows per element of unwind_rows: 4 x 12 bytes, so no element pads to 8. */
+#define EMBER_ROWS_PER_BLOCK 4
+struct ember_unwind_block {
+	struct ember_unwind_row r[EMBER_ROWS_PER_BLOCK];
+};
+
+/*
+ * Rows of every loaded table back to back, EMBER_ROWS_PER_BLOCK an element,
+ * each table from a block's first row. Created and sized (the table memory
+ * cap) by daemon/unwinder.c, which writes a table's rows before any process
+ * refers to it; reused by fd here.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ember_unwind_block);
+} unwind_rows SEC(".maps");
+
+/* Where each table's rows lie in unwind_rows, by table id; nrows 0 = unusable. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EMBER_UNWIND_TABLES_MAX);
+	__type(key, __u32);
+	__type(value, struct ember_unwind_table);
+} unwind_tables SEC(".maps");
+
+/*
+ * Each loaded process's executable mappings and their tables, by tgid. Not
+ * preallocated (8 KiB a value): only the daemon inserts, never this program.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, EMBER_UNWIND_PROCS_MAX);
+	__type(key, __u32);
+	__type(value, struct ember_unwind_proc);
+} unwind_procs SEC(".maps");
+
+/*
+ * Processes with a frame outside every mapping the daemon gave (a library
+ * loaded since it read them): it reads their mappings again, at most every
+ * few seconds. LRU: a flood of such processes only delays some rescans.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} unwind_stale SEC(".maps");
+
+/* Why a walk step ended the stack (EMBER_CPU_M_END_*), or 0 to go on. */
+enum uw_end {
+	UW_GO_ON = 0,
+	UW_OUTERMOST = EMBER_CPU_M_END_OUTERMOST,
+	UW_SIGNAL = EMBER_CPU_M_END_SIGNAL,
+	UW_NO_TABLE = EMBER_CPU_M_END_NO_TABLE,
+	UW_BAD_RULE = EMBER_CPU_M_END_BAD_RULE,
+	UW_UNREADABLE = EMBER_CPU_M_END_UNREADABLE,
+	UW_DEPTH = EMBER_CPU_M_END_DEPTH,
+};
+
+/* State of one walk across bpf_loop() steps. */
+struct uw_state {
+	struct ember_stack *st;			/* where frames go */
+	const struct ember_unwind_proc *proc;	/* the process's mappings, or NULL */
+	__u64 ip, sp, bp;			/* registers of the frame being unwound */
+	__u32 n;				/* frames stored */
+	__u32 end;				/* enum uw_end, once the walk ended */
+	__u32 by_table, by_fp, bad_rule;	/* frames by how they were unwound */
+	__u32 stale;				/* a frame outside every known mapping */
+};
+
+/* Lowest address a frame may return to: the first page is never mapped. */
+#define UW_MIN_IP 4096
+
+/*
+ * Binary searches run as bpf_loop() steps: the verifier checks a step once,
+ * where an open-coded search whose bounds depend on the data is explored
+ * path by path ("the sequence of 8193 jumps is too complex").
+ */
+struct uw_search {
+	const struct ember_unwind_proc *proc;	/* mappings: searched when set */
+	__u32 first;				/* rows: the table's first row */
+	__u32 lo, hi;				/* the answer is lo: items <= key */
+	__u64 key;
+	bool failed;				/* a row could not be read */
+};
+
+static long uw_map_step(__u32 i, void *arg)
+{
+	struct uw_search *q = arg;
+	__u32 mid;
+
+	if (q->lo >= q->hi)
+		return 1;
+	mid = (q->lo + q->hi) / 2;
+	if (q->proc->maps[mid & (EMBER_UNWIND_MAPS_MAX - 1)].start <= q->key)
+		q->lo = mid + 1;
+	else
+		q->hi = mid;
+	return 0;
+}
+
+/* The mapping holding ip, or NULL. */
+static __always_inline const struct ember_unwind_map *uw_find_map(const struct ember_unwind_proc *p,
+								__u64 ip)
+{
+	struct uw_search q = { .proc = p, .hi = p->nmaps, .key = ip };
+	const struct ember_unwind_map *m;
+
+	if (q.hi > EMBER_UNWIND_MAPS_MAX)
+		q.hi = EMBER_UNWIND_MAPS_MAX;
+	/* bound: 9 halvings cover EMBER_UNWIND_MAPS_MAX mappings */
+	bpf_loop(9, uw_map_step, &q, 0);
+	if (q.lo == 0)
+		return NULL;
+	m = &p->maps[(q.lo - 1) & (EMBER_UNWIND_MAPS_MAX - 1)];
+	return ip < m->end ? m : NULL;
+}
+
+static __always_inline const struct ember_unwind_row *uw_row_at(__u32 idx)
+{
+	__u32 blk = idx / EMBER_ROWS_PER_BLOCK;
+	const struct ember_unwind_block *b = bpf_map_lookup_elem(&unwind_rows, &blk);
+
+	return b ? &b->r[idx % EMBER_ROWS_PER_BLOCK] : NULL;
+}
+
+static long uw_row_step(__u32 i, void *arg)
+{
+	struct uw_search *q = arg;
+	const struct ember_unwind_row *r;
+	__u32 mid;
+
+	if (q->lo >= q->hi)
+		return 1;
+	mid = (q->lo + q->hi) / 2;
+	r = uw_row_at(q->first + mid);
+	if (!r) {
+		q->failed = true;
+		return 1;
+	}
+	if (r->pc <= q->key)
+		q->lo = mid + 1;
+	else
+		q->hi = mid;
+	return 0;
+}
+
+/* The row in force at ip, or NULL where there is no table. */
+static __always_inline const struct ember_unwind_row *uw_find_row(const struct ember_unwind_map *m,
+								__u64 ip)
+{
+	const struct ember_unwind_table *t;
+	struct uw_search q = { .key = ip - m->bias };
+	__u32 table = m->table;
+
+	if (table == EMBER_UNWIND_NO_TABLE || q.key > 0xffffffffULL)
+		return NULL;
+	t = bpf_map_lookup_elem(&unwind_tables, &table);
+	if (!t || !t->nrows || t->nrows > EMBER_UNWIND_ROWS_PER_TABLE_MAX)
+		return NULL;
+	q.first = t->first;
+	q.hi = t->nrows;
+	/* bound: 25 halvings cover EMBER_UNWIND_ROWS_PER_TABLE_MAX rows */
+	bpf_loop(25, uw_row_step, &q, 0);
+	return q.lo && !q.failed ? uw_row_at(q.first + q.lo - 1) : NULL;
+}
+
+static __always_inline bool uw_read(__u64 *v, __u64 addr)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
+}
+
+/* One frame-pointer step: the caller of a frame that keeps rbp as its frame pointer. */
+static __always_inline __u32 uw_fp_step(struct uw_state *w, __u32 fail)
+{
+	__u64 ra, bp;
+
+	if (!w->bp)
+		return UW_OUTERMOST; /* _start and thread starts clear rbp */
+	if (w->bp < w->sp || !uw_read(&bp, w->bp) || !uw_read(&ra, w->bp + 8))
+		return fail;
+	w->sp = w->bp + 16;
+	w->bp = bp;
+	w->ip = ra;
+	return UW_GO_ON;
+}
+
+/* One table step: the caller of a frame whose row says where its CFA is. */
+static __always_inline __u32 uw_table_step(struct uw_state *w, const struct ember_unwind_row *r)
+{
+	__u64 cfa, ra, bp;
+
+	switch (r->cfa_kind) {
+	case EMBER_CFA_RSP:
+		cfa = w->sp + r->cfa_off;
+		break;
+	case EMBER_CFA_RBP:
+		cfa = w->bp + r->cfa_off;
+		break;
+	case EMBER_CFA_PLT:
+		cfa = w->sp + 8 + ((w->ip & 15) >= (__u64)r->cfa_off ? 8 : 0);
+		break;
+	case EMBER_CFA_END:
+		return UW_OUTERMOST;
+	case EMBER_CFA_SIGNAL:
+		return UW_SIGNAL;
+	default:
+		return UW_BAD_RULE;
+	}
+	/* the caller's frame lies above this one: anything else is a bad rule or stack */
+	if (cfa <= w->sp || !uw_read(&ra, cfa - 8))
+		return UW_UNREADABLE;
+	if (r->rbp_kind == EMBER_RBP_CFA) {
+		if (!uw_read(&bp, cfa + r->rbp_off))
+			return UW_UNREADABLE;
+		w->bp = bp;
+	}
+	w->sp = cfa;
+	w->ip = ra;
+	return UW_GO_ON;
+}
+
+/* The rule for the frame at w->ip, then one step to its caller. */
+static __always_inline __u32 uw_step(struct uw_state *w)
+{
+	/* a return address is after its call: look the call itself up */
+	__u64 at = w->n > 1 ? w->ip - 1 : w->ip;
+	const struct ember_unwind_map *m = w->proc ? uw_find_map(w->proc, at) : NULL;
+	const struct ember_unwind_row *r = m ? uw_find_row(m, at) : NULL;
+
+	if (w->proc && !m)
+		w->stale = 1;
+
+	if (r && r->cfa_kind != EMBER_CFA_FP && r->cfa_kind != EMBER_CFA_NONE) {
+		w->by_table++;
+		return uw_table_step(w, r);
+	}
+	if (r && r->cfa_kind == EMBER_CFA_FP) {
+		w->bad_rule++;
+		return uw_fp_step(w, UW_BAD_RULE);
+	}
+	w->by_fp++;
+	return uw_fp_step(w, UW_NO_TABLE);
+}
+
+static long uw_loop_step(__u32 i, void *arg)
+{
+	struct uw_state *w = arg;
+	__u32 n = w->n;
+
+	if (n >= EMBER_MAX_STACK_DEPTH) {
+		w->end = UW_DEPTH;
+		return 1;
+	}
+	w->st->ips[n & (EMBER_MAX_STACK_DEPTH - 1)] = w->ip;
+	w->n = n + 1;
+	w->end = uw_step(w);
+	if (!w->end && w->ip < UW_MIN_IP)
+		w->end = UW_OUTERMOST; /* returns to 0: the end of a frame-pointer chain */
+	return w->end ? 1 : 0;
+}
+
+/* What a walk did, for the caller's metrics (EMBER_CPU_M_*). */
+struct uw_result {
+	__u32 end;		/* EMBER_CPU_M_END_*: why the stack ended */
+	__u32 no_proc;		/* 1: the process's tables were not loaded (all frame pointers) */
+	__u32 by_table, by_fp, bad_rule; /* frames by how they were unwound */
+};
+
+/*
+ * Walks the user stack whose registers are ip, sp and bp into st, leaf first,
+ * and says in res how it went.
+ */
+static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid, __u64 ip, __u64 sp,
+				    __u64 bp, struct uw_result *res)
+{
+	struct uw_state w = { .st = st, .ip = ip, .sp = sp, .bp = bp };
+	__u8 one = 1;
+
+	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	/* bound: the deepest stack kept, and one more step that notices the limit */
+	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, uw_loop_step, &w, 0);
+	if (w.stale)
+		bpf_map_update_elem(&unwind_stale, &tgid, &one, BPF_NOEXIST);
+	st->len = w.n;
+	st->flags = w.end == UW_DEPTH ? EMBER_STACK_TRUNCATED : 0;
+	res->end = w.end ? w.end : UW_DEPTH;
+	res->no_proc = !w.proc;
+	res->by_table = w.by_table;
+	res->by_fp = w.by_fp;
+	res->bad_rule = w.bad_rule;
+}
+
+#endif /* EMBER_UNWIND_BPF_H */

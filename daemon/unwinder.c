@@ -1,0 +1,954 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loads unwind tables for the BPF stack walk: one table per binary (by file
+ * identity), shared by every process that maps it, compiled once on this
+ * module's thread and kept in a memory-capped rows map; per process,
+ * the list of its executable mappings with the table and bias of each.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <search.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "ember/unwind.h"
+#include "log.h"
+#include "mapfile.h"
+#include "procmaps.h"
+#include "unwinder.h"
+#include "util.h"
+
+/* Rows per element of the rows map (bpf/unwind.bpf.h's struct ember_unwind_block). */
+#define ROWS_PER_BLOCK 4
+#define BLOCK_BYTES (ROWS_PER_BLOCK * sizeof(struct ember_unwind_row))
+/* Requests waiting for the thread: beyond, they are dropped and counted. */
+#define QUEUE_MAX 16384
+/* Binaries remembered as having no table, so that they are not tried again and again. */
+#define NEGATIVE_MAX 16384
+/* A process is read again for a frame outside its mappings at most this often. */
+#define RESCAN_MIN_NS (5 * 1000000000LL)
+/* The thread looks at the stale-process map this often when nothing else wakes it. */
+#define STALE_POLL_NS (1000000000LL)
+/* Processes the stale map can name at once (bpf/unwind.bpf.h). */
+#define STALE_MAX 1024
+
+/* Tables waiting to be compiled: beyond, a process is merely scanned again later. */
+#define JOBS_MAX 1024
+/* Processes refreshed as soon as the table they wait for is built (the rest: later). */
+#define JOB_WAITERS 8
+
+enum req_op { REQ_ADD, REQ_EXIT };
+
+struct req {
+	pid_t pid;
+	enum req_op op;
+	int64_t ns;		/* CLOCK_MONOTONIC when asked, for the log */
+};
+
+/* One binary's table, or a negative entry (id == NO_ID) saying why it has none. */
+struct table {
+	struct file_key key;
+	bool vdso;			/* the vDSO's table: not in the tree, never evicted */
+	uint32_t id;			/* index in the tables map, or NO_ID */
+	uint32_t first, nrows;		/* where its rows lie in the rows map */
+	uint64_t base;			/* ELF vaddr of row pc 0 */
+	struct unwtab_seg segs[UNWTAB_MAX_SEGS];
+	size_t nsegs;
+	enum unwtab_err err;		/* why there is no table */
+	uint32_t refs;			/* processes whose mappings use it */
+	uint64_t used;			/* tick of its last use, for the LRU */
+};
+#define NO_ID UINT32_MAX
+
+/*
+ * A table to compile: the file of a mapping of the processes waiting for it.
+ * Compiled after every pending process is loaded with the tables it has, the
+ * smallest file first, so that one large binary delays no other process.
+ */
+struct job {
+	struct proc_map m;		/* path owned */
+	struct file_key key;		/* from a stat() of the mapping; size 0 if unknown */
+	pid_t pids[JOB_WAITERS];	/* who maps it (pids[0] opens it) */
+	size_t npids;
+};
+
+/* One loaded process: the tables its entry in the procs map refers to. */
+struct proc {
+	pid_t pid;
+	uint32_t missing;		/* tables it waits for (jobs), at its last scan */
+	struct table **tables;		/* a reference held on each */
+	size_t ntables;
+	int64_t scanned_ns;		/* CLOCK_MONOTONIC of the last read of its mappings */
+};
+
+struct unwinder {
+	struct unwinder_fds fds;
+	size_t rows_cap;		/* rows the rows map holds */
+
+	/* the thread's own state: nobody else touches it */
+	void *tables;			/* tsearch tree of struct table by key */
+	struct table *by_id[EMBER_UNWIND_TABLES_MAX];
+	size_t negatives;
+	void *procs;			/* tsearch tree of struct proc by pid */
+	size_t nprocs;
+	struct table vdso;
+	uint64_t vdso_size;
+	uint64_t tick;
+	struct ember_unwind_proc *scratch;
+	struct job jobs[JOBS_MAX];
+	size_t njobs;
+
+	/* shared with the other threads, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t wake, idle;
+	struct req q[QUEUE_MAX];
+	size_t qhead, qn;
+	bool busy, stop;
+	struct unwinder_stats st;
+	pthread_t thread;
+	bool started;
+};
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp_table(const void *a, const void *b)
+{
+	return file_key_cmp(&((const struct table *)a)->key, &((const struct table *)b)->key);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	pid_t x = ((const struct proc *)a)->pid, y = ((const struct proc *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* --- the maps ------------------------------------------------------------------------ */
+
+static int create_maps(struct unwinder *u, uint64_t cap_bytes, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, noprealloc, .map_flags = BPF_F_NO_PREALLOC);
+	uint64_t blocks = cap_bytes / BLOCK_BYTES;
+
+	if (blocks < 1)
+		blocks = 1;
+	if (blocks > UINT32_MAX / ROWS_PER_BLOCK)
+		blocks = UINT32_MAX / ROWS_PER_BLOCK;
+	u->fds.rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4, BLOCK_BYTES, blocks,
+				     NULL);
+	u->fds.tables = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_tables", 4,
+				       sizeof(struct ember_unwind_table),
+				       EMBER_UNWIND_TABLES_MAX, NULL);
+	u->fds.procs = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs", 4,
+				      sizeof(struct ember_unwind_proc), EMBER_UNWIND_PROCS_MAX,
+				      &noprealloc);
+	u->fds.stale = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_stale", 4, 1, STALE_MAX,
+				      NULL);
+	if (u->fds.rows < 0 || u->fds.tables < 0 || u->fds.procs < 0 || u->fds.stale < 0) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "cannot create the unwind tables' maps (%" PRIu64
+			 " MiB of rows): %s", cap_bytes >> 20, strerror(errno));
+		return rc;
+	}
+	u->rows_cap = blocks * ROWS_PER_BLOCK;
+	u->st.cap_bytes = u->rows_cap * sizeof(struct ember_unwind_row);
+	return 0;
+}
+
+static void publish_table(struct unwinder *u, uint32_t id, uint32_t first, uint32_t nrows)
+{
+	struct ember_unwind_table v = { .first = first, .nrows = nrows };
+
+	bpf_map_update_elem(u->fds.tables, &id, &v, BPF_ANY);
+}
+
+/* --- row space: first fit among the loaded tables' extents ------------------------------- */
+
+static int cmp_extent(const void *a, const void *b)
+{
+	const struct table *x = *(struct table *const *)a, *y = *(struct table *const *)b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static size_t block_align(size_t row)
+{
+	return (row + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK * ROWS_PER_BLOCK;
+}
+
+/* The first index where n rows fit, or -1. Tables start on a block: no two share one. */
+static int64_t find_space(struct unwinder *u, size_t n)
+{
+	struct table *v[EMBER_UNWIND_TABLES_MAX];
+	size_t nv = 0, at = 0;
+
+	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
+		if (u->by_id[i])
+			v[nv++] = u->by_id[i];
+	qsort(v, nv, sizeof(*v), cmp_extent);
+	for (size_t i = 0; i < nv; i++) {
+		if (v[i]->first - at >= n)
+			return at;
+		at = block_align(v[i]->first + v[i]->nrows);
+	}
+	return u->rows_cap - at >= n ? (int64_t)at : -1;
+}
+
+static int64_t free_id(struct unwinder *u)
+{
+	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
+		if (!u->by_id[i])
+			return i;
+	return -1;
+}
+
+/* Drops a loaded table nobody uses: the walk stops using it before its rows are reused. */
+static void evict(struct unwinder *u, struct table *t)
+{
+	publish_table(u, t->id, 0, 0);
+	u->by_id[t->id] = NULL;
+	tdelete(t, &u->tables, cmp_table);
+	pthread_mutex_lock(&u->lock);
+	u->st.tables--;
+	u->st.used_bytes -= (uint64_t)t->nrows * sizeof(struct ember_unwind_row);
+	u->st.evicted++;
+	pthread_mutex_unlock(&u->lock);
+	free(t);
+}
+
+/* The least recently used table no process uses, or NULL. */
+static struct table *lru_victim(struct unwinder *u)
+{
+	struct table *victim = NULL;
+
+	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++) {
+		struct table *t = u->by_id[i];
+
+		if (t && !t->refs && !t->vdso && (!victim || t->used < victim->used))
+			victim = t;
+	}
+	return victim;
+}
+
+/*
+ * Room for n rows and an id, evicting unused tables, least recently used
+ * first. 0, or -ENOSPC when the cap is full of tables in use.
+ */
+static int make_room(struct unwinder *u, size_t n, uint32_t *id, uint32_t *first)
+{
+	for (;;) {
+		int64_t f = find_space(u, n), i = free_id(u);
+		struct table *victim;
+
+		if (f >= 0 && i >= 0) {
+			*first = f;
+			*id = i;
+			return 0;
+		}
+		victim = lru_victim(u);
+		if (!victim)
+			return -ENOSPC;
+		evict(u, victim);
+	}
+}
+
+/* --- tables ------------------------------------------------------------------------------ */
+
+/* Blocks written by one system call. */
+#define WRITE_BATCH 1024
+
+/*
+ * Writes rows into the rows map from row first (a block boundary) on, block by
+ * block; the last block's tail repeats the last row. Through system calls
+ * rather than an mmap, whose pages would all count in emberd's RSS.
+ */
+static int write_rows(struct unwinder *u, uint32_t first, const struct ember_unwind_row *rows,
+		      size_t n)
+{
+	uint32_t keys[WRITE_BATCH];
+	struct ember_unwind_row *vals = malloc(WRITE_BATCH * BLOCK_BYTES);
+	size_t done = 0;
+	int rc = 0;
+
+	if (!vals)
+		return -ENOMEM;
+	while (!rc && done < n) {
+		uint32_t count = 0;
+
+		for (; count < WRITE_BATCH && done < n; count++) {
+			keys[count] = (first + done) / ROWS_PER_BLOCK;
+			for (size_t j = 0; j < ROWS_PER_BLOCK; j++)
+				vals[count * ROWS_PER_BLOCK + j] = rows[done + j < n ? done + j : n - 1];
+			done += ROWS_PER_BLOCK;
+		}
+		if (bpf_map_update_batch(u->fds.rows, keys, vals, &count, NULL))
+			rc = -errno;
+	}
+	free(vals);
+	return rc;
+}
+
+/* Copies a compiled table into the rows map and publishes it. 0 or -ENOSPC. */
+static int load_table(struct unwinder *u, struct table *t, const struct unwtab *tab)
+{
+	uint32_t id, first;
+	int rc;
+
+	if (tab->nrows > EMBER_UNWIND_ROWS_PER_TABLE_MAX || tab->nrows > u->rows_cap)
+		return -ENOSPC;
+	rc = make_room(u, tab->nrows, &id, &first);
+	if (!rc)
+		rc = write_rows(u, first, tab->rows, tab->nrows);
+	if (rc)
+		return rc;
+	t->id = id;
+	t->first = first;
+	t->nrows = tab->nrows;
+	t->base = tab->base;
+	t->nsegs = tab->nsegs;
+	memcpy(t->segs, tab->segs, sizeof(t->segs));
+	u->by_id[id] = t;
+	publish_table(u, id, first, tab->nrows);
+	pthread_mutex_lock(&u->lock);
+	u->st.tables++;
+	u->st.used_bytes += (uint64_t)tab->nrows * sizeof(struct ember_unwind_row);
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
+/* Compiles and loads the table of fd's file into t; on failure t is a negative entry. */
+static void build_table(struct unwinder *u, struct table *t, int fd, const void *image,
+			size_t len)
+{
+	struct unwtab tab = { 0 };
+	enum unwtab_err why = UNWTAB_OK;
+	int64_t c0 = thread_cpu_ns();
+	int rc;
+
+	rc = image ? unwtab_build_mem(image, len, &tab, &why) : unwtab_build_fd(fd, &tab, &why);
+	if (!rc && !tab.nrows) {
+		rc = -ENOENT;
+		why = UNWTAB_E_NO_CFI;
+	}
+	t->id = NO_ID;
+	if (!rc) {
+		rc = load_table(u, t, &tab);
+		if (rc)
+			why = UNWTAB_E_NR; /* not the file's fault: the cap is full */
+	}
+	t->err = rc ? why : UNWTAB_OK;
+	unwtab_free(&tab);
+	pthread_mutex_lock(&u->lock);
+	u->st.build_ns += thread_cpu_ns() - c0;
+	if (!rc)
+		u->st.built++;
+	else if (why == UNWTAB_E_NR)
+		u->st.cap_full++;
+	else if (why < UNWTAB_E_NR)
+		u->st.failed[why]++;
+	pthread_mutex_unlock(&u->lock);
+}
+
+static void free_negative(void *p)
+{
+	struct table *t = p;
+
+	if (t->id == NO_ID)
+		free(t);
+}
+
+/* Forgets every negative entry once there are too many (each is merely tried again). */
+static void trim_negatives(struct unwinder *u)
+{
+	if (u->negatives < NEGATIVE_MAX)
+		return;
+	tdestroy(u->tables, free_negative);
+	u->tables = NULL;
+	u->negatives = 0;
+	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
+		if (u->by_id[i] && !u->by_id[i]->vdso)
+			tsearch(u->by_id[i], &u->tables, cmp_table);
+}
+
+/* A table already known (loaded, or negative) for mapping m of pid, by one stat(). */
+static struct table *table_cached(struct unwinder *u, pid_t pid, const struct proc_map *m,
+				  struct file_key *key)
+{
+	struct table probe = { 0 }, **found;
+
+	memset(key, 0, sizeof(*key));
+	if (mapfile_key(pid, m, &probe.key))
+		return NULL;
+	*key = probe.key;
+	found = tfind(&probe, &u->tables, cmp_table);
+	return found ? *found : NULL;
+}
+
+/* Asks for mapping m's table to be compiled for pid. false when the queue is full. */
+static bool job_add(struct unwinder *u, pid_t pid, const struct proc_map *m,
+		    const struct file_key *key)
+{
+	struct job *j;
+
+	for (size_t i = 0; key->size && i < u->njobs; i++) {
+		j = &u->jobs[i];
+		if (!file_key_cmp(&j->key, key)) {
+			for (size_t k = 0; k < j->npids; k++)
+				if (j->pids[k] == pid)
+					return true;
+			if (j->npids < JOB_WAITERS)
+				j->pids[j->npids++] = pid;
+			return true;
+		}
+	}
+	if (u->njobs == JOBS_MAX)
+		return false;
+	j = &u->jobs[u->njobs];
+	memset(j, 0, sizeof(*j));
+	j->m = *m;
+	j->m.path = strdup(m->path);
+	if (!j->m.path)
+		return false;
+	j->key = *key;
+	j->pids[j->npids++] = pid;
+	u->njobs++;
+	return true;
+}
+
+/* Takes the pending job of the smallest file. */
+static bool job_take(struct unwinder *u, struct job *out)
+{
+	size_t best = 0;
+
+	if (!u->njobs)
+		return false;
+	for (size_t i = 1; i < u->njobs; i++)
+		if (u->jobs[i].key.size < u->jobs[best].key.size)
+			best = i;
+	*out = u->jobs[best];
+	u->jobs[best] = u->jobs[--u->njobs];
+	return true;
+}
+
+/*
+ * Compiles the table of job j's file, unless it is known by now. The table,
+ * a negative entry (id NO_ID: no usable CFI), or NULL when the file cannot be
+ * opened or there is no room.
+ */
+static struct table *table_build(struct unwinder *u, const struct job *j)
+{
+	struct table probe = { 0 }, **found, *t;
+	struct stat st;
+	int fd;
+
+	fd = mapfile_open(j->pids[0], &j->m, &st);
+	if (fd < 0) {
+		pthread_mutex_lock(&u->lock);
+		u->st.open_failed++;
+		pthread_mutex_unlock(&u->lock);
+		return NULL;
+	}
+	probe.key = file_key_of(&st);
+	found = tfind(&probe, &u->tables, cmp_table);
+	if (found) {
+		close(fd);
+		return *found;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		close(fd);
+		return NULL;
+	}
+	t->key = probe.key;
+	build_table(u, t, fd, NULL, 0);
+	close(fd);
+	if (t->id == NO_ID && t->err == UNWTAB_E_NR) { /* no room: try again another time */
+		free(t);
+		return NULL;
+	}
+	if (t->id == NO_ID) {
+		trim_negatives(u);
+		u->negatives++;
+	}
+	if (!tsearch(t, &u->tables, cmp_table)) {
+		if (t->id != NO_ID)
+			evict(u, t);
+		else
+			free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Our own vDSO: the kernel maps the same image into every 64-bit process. */
+static void vdso_build(struct unwinder *u)
+{
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct proc_maps maps = { 0 };
+	const struct proc_map *m;
+
+	u->vdso.id = NO_ID;
+	u->vdso.vdso = true;
+	if (!base || procmaps_read(getpid(), &maps))
+		return;
+	m = procmaps_find(&maps, base);
+	if (m && m->start == base && m->path && !strcmp(m->path, "[vdso]")) {
+		u->vdso_size = m->end - m->start;
+		build_table(u, &u->vdso, -1, (const void *)(uintptr_t)base, u->vdso_size);
+	}
+	procmaps_free(&maps);
+}
+
+/*
+ * The bias of mapping m for table t (row pc = address - bias): the address of
+ * m's first byte is at ELF vaddr seg.vaddr + (m.offset - seg.offset) of the
+ * executable segment whose file range holds m's offset. false when none does.
+ */
+static bool map_bias(const struct table *t, const struct proc_map *m, uint64_t *bias)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < t->nsegs; i++) {
+		const struct unwtab_seg *s = &t->segs[i];
+		uint64_t lo = s->offset & ~(uint64_t)(page - 1);
+
+		if (m->offset >= lo && m->offset < s->offset + s->filesz) {
+			*bias = m->start - (s->vaddr + (m->offset - s->offset)) + t->base;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* --- processes ----------------------------------------------------------------------------- */
+
+static struct proc *proc_find(struct unwinder *u, pid_t pid)
+{
+	struct proc probe = { .pid = pid }, **found = tfind(&probe, &u->procs, cmp_proc);
+
+	return found ? *found : NULL;
+}
+
+static void proc_unref(struct proc *p)
+{
+	for (size_t i = 0; i < p->ntables; i++)
+		p->tables[i]->refs--;
+	free(p->tables);
+	p->tables = NULL;
+	p->ntables = 0;
+}
+
+static void proc_forget(struct unwinder *u, pid_t pid)
+{
+	struct proc *p = proc_find(u, pid);
+
+	if (!p)
+		return;
+	bpf_map_delete_elem(u->fds.procs, &pid);
+	proc_unref(p);
+	tdelete(p, &u->procs, cmp_proc);
+	free(p);
+	u->nprocs--;
+	pthread_mutex_lock(&u->lock);
+	u->st.procs = u->nprocs;
+	pthread_mutex_unlock(&u->lock);
+}
+
+static int read_exec_maps(pid_t pid, struct proc_maps *maps)
+{
+	int rc = procmaps_read_exec(pid, maps);
+
+	if (rc == -ENOTTY || rc == -EINVAL) {
+		procmaps_free(maps);
+		memset(maps, 0, sizeof(*maps));
+		rc = procmaps_read(pid, maps);
+	}
+	return rc;
+}
+
+/*
+ * The table of one mapping: its file's, the vDSO's, or none (JIT code,
+ * anonymous memory). A file's not compiled yet becomes a job: *missing counts
+ * those, with which the process is loaded again once they are built.
+ */
+static struct table *mapping_table(struct unwinder *u, pid_t pid, const struct proc_map *m,
+				   uint32_t *missing)
+{
+	struct file_key key;
+	struct table *t;
+
+	if (!m->path)
+		return NULL;
+	if (!strcmp(m->path, "[vdso]"))
+		return u->vdso.id != NO_ID && m->end - m->start == u->vdso_size ? &u->vdso : NULL;
+	if (m->path[0] != '/')
+		return NULL;
+	t = table_cached(u, pid, m, &key);
+	if (!t && job_add(u, pid, m, &key))
+		(*missing)++;
+	return t;
+}
+
+/* Fills the scratch entry with pid's executable mappings; the tables it uses go in used. */
+static size_t fill_entry(struct unwinder *u, pid_t pid, const struct proc_maps *maps,
+			 struct table **used, size_t *nused, uint32_t *missing)
+{
+	struct ember_unwind_proc *e = u->scratch;
+	size_t n = 0, over = 0;
+
+	memset(e, 0, sizeof(*e));
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct proc_map *m = &maps->v[i];
+		struct ember_unwind_map *em;
+		struct table *t;
+		uint64_t bias;
+
+		if (!(m->perms & PROCMAP_X) || m->start >= (1ull << 56))
+			continue; /* [vsyscall] lies in the kernel's half */
+		if (n == EMBER_UNWIND_MAPS_MAX) {
+			over++;
+			continue;
+		}
+		em = &e->maps[n++];
+		em->start = m->start;
+		em->end = m->end;
+		em->table = EMBER_UNWIND_NO_TABLE;
+		t = mapping_table(u, pid, m, missing);
+		if (t && t->id != NO_ID && map_bias(t, m, &bias)) {
+			em->bias = bias;
+			em->table = t->id;
+			t->used = u->tick;
+			t->refs++;
+			used[(*nused)++] = t;
+		}
+	}
+	e->nmaps = n;
+	return over;
+}
+
+/* Reads pid's mappings and gives the walk their tables. */
+static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
+{
+	struct proc_maps maps = { 0 };
+	struct table **used = NULL;
+	struct proc *p = proc_find(u, pid);
+	size_t nused = 0, over;
+	uint32_t missing = 0;
+	int64_t t0 = mono_ns();
+	int rc;
+
+	u->tick++;
+	rc = read_exec_maps(pid, &maps);
+	if (rc) {
+		procmaps_free(&maps);
+		if (p)
+			proc_forget(u, pid); /* gone, or no longer readable */
+		return;
+	}
+	used = calloc(maps.n ? maps.n : 1, sizeof(*used));
+	if (!used) {
+		procmaps_free(&maps);
+		return;
+	}
+	over = fill_entry(u, pid, &maps, used, &nused, &missing);
+	procmaps_free(&maps);
+	rc = bpf_map_update_elem(u->fds.procs, &pid, u->scratch, BPF_ANY) ? -errno : 0;
+	if (!p && !rc) {
+		p = calloc(1, sizeof(*p));
+		if (p && tsearch(p, &u->procs, cmp_proc)) {
+			p->pid = pid;
+			u->nprocs++;
+		} else {
+			free(p);
+			p = NULL;
+			bpf_map_delete_elem(u->fds.procs, &pid);
+			rc = -ENOMEM;
+		}
+	}
+	if (rc) { /* not loaded: its stacks are walked with frame pointers */
+		for (size_t i = 0; i < nused; i++)
+			used[i]->refs--;
+		free(used);
+	} else {
+		proc_unref(p); /* the tables of its previous mappings (before an exec) */
+		p->tables = used;
+		p->ntables = nused;
+		p->missing = missing;
+		p->scanned_ns = mono_ns();
+		log_debug("unwinder: pid %d: %zu of %u mappings with a table (%u to build), in "
+			  "%.1f ms, %.1f ms after it was asked", (int)pid, nused,
+			  u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
+			  (p->scanned_ns - asked_ns) / 1e6);
+	}
+	pthread_mutex_lock(&u->lock);
+	u->st.procs = u->nprocs;
+	u->st.maps_over += over;
+	if (rc == -E2BIG || rc == -ENOSPC)
+		u->st.procs_full++;
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* Reads again the processes the walk found a frame outside of every known mapping in. */
+static void rescan_stale(struct unwinder *u)
+{
+	uint32_t keys[STALE_MAX], key, next;
+	size_t n = 0;
+	int64_t now = mono_ns();
+
+	if (bpf_map_get_next_key(u->fds.stale, NULL, &key))
+		return;
+	do {
+		keys[n++] = key;
+		if (bpf_map_get_next_key(u->fds.stale, &key, &next))
+			break;
+		key = next;
+	} while (n < STALE_MAX);
+	for (size_t i = 0; i < n; i++) {
+		struct proc *p = proc_find(u, keys[i]);
+
+		if (p && now - p->scanned_ns < RESCAN_MIN_NS)
+			continue; /* stays in the map: looked at again later */
+		bpf_map_delete_elem(u->fds.stale, &keys[i]);
+		if (!p)
+			continue;
+		proc_scan(u, keys[i], now);
+		pthread_mutex_lock(&u->lock);
+		u->st.rescans++;
+		pthread_mutex_unlock(&u->lock);
+	}
+}
+
+/* Compiles one pending table and loads again the processes that wait for it. */
+static void run_job(struct unwinder *u)
+{
+	struct job j;
+
+	if (!job_take(u, &j))
+		return;
+	table_build(u, &j);
+	for (size_t i = 0; i < j.npids; i++)
+		if (proc_find(u, j.pids[i]))
+			proc_scan(u, j.pids[i], mono_ns());
+	free(j.m.path);
+}
+
+/* Once every job is done: loads again whoever still waits (beyond JOB_WAITERS). */
+static void gather_waiting(const void *node, VISIT which, void *arg)
+{
+	struct proc *p = *(struct proc *const *)node;
+	pid_t **out = arg;
+
+	if ((which == postorder || which == leaf) && p->missing)
+		*(*out)++ = p->pid;
+}
+
+static void rescan_waiting(struct unwinder *u)
+{
+	pid_t *v = calloc(u->nprocs + 1, sizeof(*v)), *end = v;
+
+	if (!v)
+		return;
+	twalk_r(u->procs, gather_waiting, &end);
+	for (pid_t *p = v; p < end; p++)
+		proc_scan(u, *p, mono_ns());
+	free(v);
+}
+
+/* --- the thread ---------------------------------------------------------------------------- */
+
+static void *unwinder_main(void *arg)
+{
+	struct unwinder *u = arg;
+	int64_t next_poll = mono_ns() + STALE_POLL_NS;
+
+	pthread_mutex_lock(&u->lock);
+	while (!u->stop) {
+		if (!u->qn && u->njobs) {
+			/* processes first: one job at a time, between requests */
+			pthread_mutex_unlock(&u->lock);
+			run_job(u);
+			if (!u->njobs)
+				rescan_waiting(u);
+			pthread_mutex_lock(&u->lock);
+		} else if (!u->qn) {
+			struct timespec until;
+
+			u->busy = false;
+			pthread_cond_broadcast(&u->idle);
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += 1;
+			pthread_cond_timedwait(&u->wake, &u->lock, &until);
+		}
+		if (u->stop)
+			break;
+		if (u->qn) {
+			struct req r = u->q[u->qhead];
+
+			u->qhead = (u->qhead + 1) % QUEUE_MAX;
+			u->qn--;
+			u->busy = true;
+			pthread_mutex_unlock(&u->lock);
+			if (r.op == REQ_ADD)
+				proc_scan(u, r.pid, r.ns);
+			else
+				proc_forget(u, r.pid);
+			pthread_mutex_lock(&u->lock);
+		}
+		if (mono_ns() >= next_poll) {
+			pthread_mutex_unlock(&u->lock);
+			rescan_stale(u);
+			next_poll = mono_ns() + STALE_POLL_NS;
+			pthread_mutex_lock(&u->lock);
+		}
+	}
+	u->busy = false;
+	pthread_cond_broadcast(&u->idle);
+	pthread_mutex_unlock(&u->lock);
+	for (size_t i = 0; i < u->njobs; i++)
+		free(u->jobs[i].m.path);
+	return NULL;
+}
+
+static void enqueue(struct unwinder *u, pid_t pid, enum req_op op)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	if (u->qn == QUEUE_MAX) {
+		u->st.queue_full++;
+	} else {
+		u->q[(u->qhead + u->qn) % QUEUE_MAX] = (struct req){ pid, op, mono_ns() };
+		u->qn++;
+		u->busy = true;
+		pthread_cond_signal(&u->wake);
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder_add(struct unwinder *u, pid_t pid)
+{
+	enqueue(u, pid, REQ_ADD);
+}
+
+void unwinder_exited(struct unwinder *u, pid_t pid)
+{
+	enqueue(u, pid, REQ_EXIT);
+}
+
+void unwinder_settle(struct unwinder *u)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	while ((u->qn || u->busy) && !u->stop)
+		pthread_cond_wait(&u->idle, &u->lock);
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
+{
+	if (!u) {
+		memset(out, 0, sizeof(*out));
+		return;
+	}
+	pthread_mutex_lock(&u->lock);
+	*out = u->st;
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out)
+{
+	if (u)
+		*out = u->fds;
+	else
+		*out = (struct unwinder_fds){ -1, -1, -1, -1 };
+}
+
+struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+	int rc;
+
+	if (!u)
+		return NULL;
+	u->fds = (struct unwinder_fds){ -1, -1, -1, -1 };
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
+	pthread_cond_init(&u->idle, NULL);
+	u->scratch = calloc(1, sizeof(*u->scratch));
+	rc = u->scratch ? create_maps(u, cap_bytes ? cap_bytes : UNWINDER_DEFAULT_CAP, err,
+				      errlen)
+			: -ENOMEM;
+	if (!rc) {
+		vdso_build(u);
+		rc = thread_start_blocked(&u->thread, unwinder_main, u);
+		if (rc)
+			snprintf(err, errlen, "cannot start the unwinder's thread: %s",
+				 strerror(-rc));
+		u->started = !rc;
+	}
+	if (rc) {
+		unwinder_close(u);
+		errno = -rc;
+		return NULL;
+	}
+	return u;
+}
+
+static void free_table(void *p)
+{
+	if (!((struct table *)p)->vdso)
+		free(p);
+}
+
+static void free_proc(void *p)
+{
+	free(((struct proc *)p)->tables);
+	free(p);
+}
+
+void unwinder_close(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->started) {
+		pthread_mutex_lock(&u->lock);
+		u->stop = true;
+		pthread_cond_broadcast(&u->wake);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->thread, NULL);
+	}
+	tdestroy(u->procs, free_proc);
+	tdestroy(u->tables, free_table);
+	for (int *fd = &u->fds.rows; fd <= &u->fds.stale; fd++)
+		if (*fd >= 0)
+			close(*fd);
+	free(u->scratch);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->wake);
+	pthread_cond_destroy(&u->idle);
+	free(u);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The unwinder: compiles the .eh_frame tables of the binaries that profiled
+ * processes map (lib/unwtab.c) on a thread of its own, keeps them within a
+ * memory cap in the BPF maps the stack walk reads (bpf/unwind.bpf.h), and
+ * tells the walk which table covers each executable mapping of each process.
+ */
+#ifndef EMBER_UNWINDER_H
+#define EMBER_UNWINDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "unwtab.h"
+
+/* Default bytes of table rows the kernel holds (the cap; preallocated by the kernel). */
+#define UNWINDER_DEFAULT_CAP (64ull << 20)
+
+/* The maps every sampling BPF object reuses (bpf_map__reuse_fd), by fd. */
+struct unwinder_fds {
+	int rows, tables, procs, stale;
+};
+
+/* What the unwinder holds and did since it started, for status and the log. */
+struct unwinder_stats {
+	uint64_t cap_bytes;		/* bytes of rows the kernel map holds */
+	uint64_t used_bytes;		/* of which tables use */
+	uint32_t tables;		/* tables loaded */
+	uint32_t procs;			/* processes whose mappings the walk sees */
+	uint64_t built;			/* tables compiled */
+	uint64_t build_ns;		/* CPU time spent compiling them */
+	uint64_t failed[UNWTAB_E_NR];	/* binaries that got no table, by reason */
+	uint64_t open_failed;		/* mapped files that could not be opened */
+	uint64_t evicted;		/* tables dropped to make room (least recently used) */
+	uint64_t cap_full;		/* tables not loaded: the cap is full of tables in use */
+	uint64_t procs_full;		/* processes not loaded: the procs map is full */
+	uint64_t maps_over;		/* mappings beyond EMBER_UNWIND_MAPS_MAX (frame pointers) */
+	uint64_t queue_full;		/* requests dropped: the queue was full */
+	uint64_t rescans;		/* processes read again after a frame outside their mappings */
+};
+
+struct unwinder;
+
+/*
+ * Creates the maps (cap_bytes of rows, 0 for the default), builds the vDSO's
+ * table and starts the thread. NULL with errno set and a cause in err.
+ */
+struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen);
+void unwinder_close(struct unwinder *u);
+void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out);
+
+/* Loads (or reloads: after an exec) the tables of pid's mappings, asynchronously. */
+void unwinder_add(struct unwinder *u, pid_t pid);
+/* Forgets pid (it exited), asynchronously. */
+void unwinder_exited(struct unwinder *u, pid_t pid);
+/* Blocks until every request made so far has been handled (tests, capture start). */
+void unwinder_settle(struct unwinder *u);
+
+void unwinder_stats(struct unwinder *u, struct unwinder_stats *out);
+
+#endif

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/* Opens and identifies the files other processes map (lib/mapfile.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mapfile.h"
+
+static const char deleted_suffix[] = " (deleted)";
+
+struct file_key file_key_of(const struct stat *st)
+{
+	return (struct file_key){
+		.dev = st->st_dev,
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_sec = st->st_mtim.tv_sec,
+		.mtime_nsec = st->st_mtim.tv_nsec,
+	};
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_s64(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+int file_key_cmp(const struct file_key *a, const struct file_key *b)
+{
+	int c;
+
+	if ((c = cmp_u64(a->ino, b->ino)) || (c = cmp_u64(a->dev, b->dev)) ||
+	    (c = cmp_u64(a->size, b->size)) ||
+	    (c = cmp_s64(a->mtime_sec, b->mtime_sec)))
+		return c;
+	return cmp_s64(a->mtime_nsec, b->mtime_nsec);
+}
+
+int mapfile_open_regular(const char *path, struct stat *st)
+{
+	struct stat pre;
+	int fd;
+
+	if (stat(path, &pre))
+		return -errno;
+	if (!S_ISREG(pre.st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) || st->st_dev != pre.st_dev || st->st_ino != pre.st_ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+bool mapfile_deleted(const char *path)
+{
+	size_t n = strlen(path), d = sizeof(deleted_suffix) - 1;
+
+	return n >= d && !strcmp(path + n - d, deleted_suffix);
+}
+
+static void map_files_path(char *buf, size_t len, pid_t pid, const struct proc_map *m)
+{
+	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
+}
+
+int mapfile_open(pid_t pid, const struct proc_map *m, struct stat *st)
+{
+	char path[4096 + 64];
+	int fd;
+
+	map_files_path(path, sizeof(path), pid, m);
+	fd = mapfile_open_regular(path, st);
+	if (fd >= 0 || !m->path || mapfile_deleted(m->path))
+		return fd;
+	if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	fd = mapfile_open_regular(path, st);
+	if (fd >= 0 && (uint64_t)st->st_ino != m->inode) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+int mapfile_key(pid_t pid, const struct proc_map *m, struct file_key *key)
+{
+	char path[128];
+	struct stat st;
+
+	map_files_path(path, sizeof(path), pid, m);
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	*key = file_key_of(&st);
+	return 0;
+}
