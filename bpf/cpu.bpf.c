@@ -204,6 +204,16 @@ static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 t
 	struct ember_uregs regs;
 	struct uw_result res;
 
+#if !defined(__TARGET_ARCH_x86)
+	/* the table walk is x86-64's: elsewhere, the kernel's frame-pointer walk */
+	long bytes = st ? bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK) : 0;
+
+	if (bytes <= 0)
+		return 0; /* none (a kernel thread), or unreadable */
+	st->len = bytes / sizeof(__u64);
+	st->flags = 0;
+	return keep_stack(st, stacks, lost);
+#endif
 	if (!st || !ember_user_regs(ctx, &regs))
 		return 0;
 	uw_walk(st, tgid, regs.ip, regs.sp, regs.bp, &res);

@@ -30,7 +30,9 @@ static const char status_help[] =
 	"emberd: read from the status file it rewrites after every interval\n"
 	"(DIR/status): running or not, uptime, sampling rate, what the last interval\n"
 	"sampled (samples, stacks, processes) and lost in BPF by cause (stacks that\n"
-	"could not be read, full maps, lost process events), the caches and their\n"
+	"could not be read, full maps, lost process events), how user stacks were\n"
+	"walked (frames by .eh_frame table or frame pointer, stacks complete or cut\n"
+	"and why), the caches and their\n"
 	"caps, its own CPU time and RSS, the memory of its BPF maps (charged to the\n"
 	"memory cgroup, not part of RSS), and memory_limit with the times the caches\n"
 	"were shrunk to stay under it. \"not running\" when the file is missing, says\n"
@@ -255,6 +257,42 @@ static void print_caches(const struct ember_status *st)
 	}
 }
 
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0.0;
+}
+
+/* How the last interval's user stacks were walked: complete, or why they were cut. */
+static void print_walk(const struct ember_status *st)
+{
+	const struct status_count *u = st->unwind;
+	uint64_t stacks = 0, frames = u[STATUS_UNWIND_FRAMES_TABLE].interval +
+				      u[STATUS_UNWIND_FRAMES_FP].interval +
+				      u[STATUS_UNWIND_FRAMES_BAD_RULE].interval;
+
+	for (int i = STATUS_UNWIND_END_OUTERMOST; i <= STATUS_UNWIND_END_DEPTH; i++)
+		stacks += u[i].interval;
+	printf("  %-13s last interval: %" PRIu64 " user stacks, %.1f%% complete (outermost "
+	       "frame %" PRIu64 ", signal frame %" PRIu64 "); cut: no table %" PRIu64
+	       ", bad rule %" PRIu64 ", unreadable %" PRIu64 ", depth limit %" PRIu64 "\n",
+	       "stack walk", stacks,
+	       pct(u[STATUS_UNWIND_END_OUTERMOST].interval + u[STATUS_UNWIND_END_SIGNAL].interval,
+		   stacks),
+	       u[STATUS_UNWIND_END_OUTERMOST].interval, u[STATUS_UNWIND_END_SIGNAL].interval,
+	       u[STATUS_UNWIND_END_NO_TABLE].interval, u[STATUS_UNWIND_END_BAD_RULE].interval,
+	       u[STATUS_UNWIND_END_UNREADABLE].interval, u[STATUS_UNWIND_END_DEPTH].interval);
+	printf("  %-13s %.1f%% of %" PRIu64 " frames by .eh_frame table, %.1f%% by frame "
+	       "pointer (%.1f%% where a rule was unusable); %" PRIu64 " samples of processes "
+	       "not loaded yet\n", "", pct(u[STATUS_UNWIND_FRAMES_TABLE].interval, frames), frames,
+	       pct(u[STATUS_UNWIND_FRAMES_FP].interval + u[STATUS_UNWIND_FRAMES_BAD_RULE].interval,
+		   frames),
+	       pct(u[STATUS_UNWIND_FRAMES_BAD_RULE].interval, frames),
+	       u[STATUS_UNWIND_NO_TABLES].interval);
+	printf("  %-13s since start: %" PRIu64 " built, %" PRIu64 " binaries without a usable "
+	       "table\n", "unwind tables", u[STATUS_UNWIND_TABLES_BUILT].total,
+	       u[STATUS_UNWIND_TABLES_FAILED].total);
+}
+
 static void print_memory(const struct ember_status *st, int64_t now)
 {
 	const struct status_memory *m = &st->mem;
@@ -314,6 +352,7 @@ static void print_daemon(const struct daemon_view *v)
 	printf("  %-13s last interval: idle %" PRIu64 ", filtered %" PRIu64 ", excluded %" PRIu64
 	       "\n", "skipped", st->skips[STATUS_SKIP_IDLE].interval,
 	       st->skips[STATUS_SKIP_FILTERED].interval, st->skips[STATUS_SKIP_EXCLUDED].interval);
+	print_walk(st);
 	print_caches(st);
 	print_memory(st, v->now);
 	if (st->collector.configured)
@@ -501,6 +540,12 @@ static void prom_bpf(const struct ember_status *st)
 	for (int i = 0; i < STATUS_SKIP_NR; i++)
 		sample_u64("ember_samples_skipped_total", "reason", statusfile_skip_name(i),
 			   st->skips[i].total);
+	family("ember_unwind_total", "counter",
+	       "The user stack walk since emberd started: frames by how they were unwound "
+	       "(frames_*), stacks by why they ended (end_*), tables built and failed.");
+	for (int i = 0; i < STATUS_UNWIND_NR; i++)
+		sample_u64("ember_unwind_total", "what", statusfile_unwind_name(i),
+			   st->unwind[i].total);
 	gauge("ember_bpf_map_memory_bytes",
 	      "Memory of emberd's BPF maps, charged to its memory cgroup, not part of RSS.",
 	      st->mem.bpf_map_bytes);

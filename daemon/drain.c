@@ -125,6 +125,9 @@ static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_
 
 		locs[n++] = cached_location(c, pid, addr, kernel);
 	}
+	/* the callers the walk could not reach: the stack must not look complete */
+	if (st->truncated)
+		locs[n++] = named_location(c, "[truncated]");
 	return n;
 }
 
@@ -179,7 +182,7 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 		    const struct sampler_stack *user, const struct sampler_stack *kern, void *arg)
 {
 	struct drain_ctx *c = arg;
-	uint64_t locs[2 * EMBER_MAX_STACK_DEPTH + 2];
+	uint64_t locs[2 * EMBER_MAX_STACK_DEPTH + 3];
 	char comm[EMBER_COMM_LEN + 1];
 	const struct proc_class *pc;
 	struct drain_profile *p;

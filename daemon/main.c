@@ -831,6 +831,7 @@ int main(int argc, char **argv)
 	}
 	d.status = status_open(&(struct status_sources){
 		.cfg = &d.cfg, .sampler = d.sampler, .proc = d.proc, .procs = d.procs, .sym = d.sym,
+		.unw = d.unw,
 		.hist = d.hist, .up = &d.up, .profiles_stored = &d.profiles_stored,
 		.processes_seen = &d.processes_seen });
 	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",

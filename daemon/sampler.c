@@ -422,6 +422,7 @@ static void find_stack(const struct drained_stacks *d, uint64_t hash, bool lost,
 	st->ips = NULL;
 	st->n = 0;
 	st->lost = lost;
+	st->truncated = false;
 	if (!hash)
 		return;
 	i = d->index[index_slot(d, hash)];
@@ -431,6 +432,7 @@ static void find_stack(const struct drained_stacks *d, uint64_t hash, bool lost,
 	}
 	st->ips = (const uint64_t *)d->v[i - 1].ips;
 	st->n = d->v[i - 1].len < EMBER_MAX_STACK_DEPTH ? d->v[i - 1].len : EMBER_MAX_STACK_DEPTH;
+	st->truncated = d->v[i - 1].flags & EMBER_STACK_TRUNCATED;
 }
 
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)

@@ -28,6 +28,7 @@ struct sampler_stack {
 	const uint64_t *ips;
 	size_t n;
 	bool lost;			/* the stack existed but could not be read or kept */
+	bool truncated;			/* deeper than EMBER_MAX_STACK_DEPTH: callers missing */
 };
 
 typedef int (*sampler_cb)(const struct ember_cpu_key *key, uint64_t count,

@@ -78,6 +78,49 @@ static void apply_caps(struct status *s)
 		  caps.perfmaps >> 20, caps.names >> 10);
 }
 
+/* The user stack walk's frames and ends, from the interval's BPF metric deltas. */
+static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_CPU_M_NR])
+{
+	static const struct {
+		enum status_unwind to;
+		enum ember_cpu_metric from;
+	} m[] = {
+		{ STATUS_UNWIND_FRAMES_TABLE, EMBER_CPU_M_FRAMES_TABLE },
+		{ STATUS_UNWIND_FRAMES_FP, EMBER_CPU_M_FRAMES_FP },
+		{ STATUS_UNWIND_FRAMES_BAD_RULE, EMBER_CPU_M_FRAMES_BAD_RULE },
+		{ STATUS_UNWIND_NO_TABLES, EMBER_CPU_M_PROC_NO_TABLES },
+		{ STATUS_UNWIND_END_OUTERMOST, EMBER_CPU_M_END_OUTERMOST },
+		{ STATUS_UNWIND_END_SIGNAL, EMBER_CPU_M_END_SIGNAL },
+		{ STATUS_UNWIND_END_NO_TABLE, EMBER_CPU_M_END_NO_TABLE },
+		{ STATUS_UNWIND_END_BAD_RULE, EMBER_CPU_M_END_BAD_RULE },
+		{ STATUS_UNWIND_END_UNREADABLE, EMBER_CPU_M_END_UNREADABLE },
+		{ STATUS_UNWIND_END_DEPTH, EMBER_CPU_M_END_DEPTH },
+	};
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		count(&st->unwind[m[i].to], d[m[i].from]);
+}
+
+/* The unwinder's tables and processes, and its builds since the last interval. */
+static void gather_unwinder(struct status *s)
+{
+	struct ember_status *st = &s->st;
+	struct unwinder_stats us;
+	uint64_t failed = 0;
+
+	unwinder_stats(s->src.unw, &us);
+	for (int i = 0; i < UNWTAB_E_NR; i++)
+		failed += us.failed[i];
+	count(&st->unwind[STATUS_UNWIND_TABLES_BUILT],
+	      us.built - st->unwind[STATUS_UNWIND_TABLES_BUILT].total);
+	count(&st->unwind[STATUS_UNWIND_TABLES_FAILED],
+	      failed - st->unwind[STATUS_UNWIND_TABLES_FAILED].total);
+	st->caches[STATUS_CACHE_UNWIND_TABLES] = (struct status_cache_use){
+		us.tables, us.used_bytes, us.cap_bytes, us.cap_full };
+	st->caches[STATUS_CACHE_UNWIND_PROCS] = (struct status_cache_use){
+		us.procs, 0, 0, us.procs_full };
+}
+
 /* BPF metric totals into interval deltas and the named drop causes. */
 static void gather_bpf(struct status *s)
 {
@@ -96,6 +139,7 @@ static void gather_bpf(struct status *s)
 		count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_CPU_M_PROC_EVENT_LOST]);
 		count(&st->skips[STATUS_SKIP_IDLE], d[EMBER_CPU_M_IDLE_SKIPPED]);
 		count(&st->skips[STATUS_SKIP_FILTERED], d[EMBER_CPU_M_FILTERED]);
+		gather_walk(st, d);
 	}
 	if (!proctrack_metrics(s->src.proc, proc)) {
 		count(&st->drops[STATUS_DROP_PROC_EVENT_LOST],
@@ -118,6 +162,7 @@ static void gather_caches(struct status *s)
 		ss.demangle_entries, ss.demangle_bytes, ss.demangle_bound, 0 };
 	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){
 		proctable_size(s->src.procs), 0, 0, 0 };
+	gather_unwinder(s);
 }
 
 static uint64_t file_size(const char *path)

@@ -25,6 +25,7 @@ struct status_sources {
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;
+	struct unwinder *unw;			/* NULL: frame pointers only */
 	struct history *hist;
 	struct uploader *const *up;		/* NULL inside without a collector */
 	const uint64_t *profiles_stored;	/* since the start */

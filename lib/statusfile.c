@@ -99,6 +99,23 @@ static const char *const cache_names[STATUS_CACHE_NR] = {
 	[STATUS_CACHE_PERF_MAPS] = "perf_maps",
 	[STATUS_CACHE_NAMES] = "names",
 	[STATUS_CACHE_PROCESSES] = "processes",
+	[STATUS_CACHE_UNWIND_TABLES] = "unwind_tables",
+	[STATUS_CACHE_UNWIND_PROCS] = "unwind_processes",
+};
+
+static const char *const unwind_names[STATUS_UNWIND_NR] = {
+	[STATUS_UNWIND_FRAMES_TABLE] = "frames_table",
+	[STATUS_UNWIND_FRAMES_FP] = "frames_frame_pointer",
+	[STATUS_UNWIND_FRAMES_BAD_RULE] = "frames_bad_rule",
+	[STATUS_UNWIND_NO_TABLES] = "samples_not_loaded",
+	[STATUS_UNWIND_END_OUTERMOST] = "end_outermost",
+	[STATUS_UNWIND_END_SIGNAL] = "end_signal",
+	[STATUS_UNWIND_END_NO_TABLE] = "end_no_table",
+	[STATUS_UNWIND_END_BAD_RULE] = "end_bad_rule",
+	[STATUS_UNWIND_END_UNREADABLE] = "end_unreadable",
+	[STATUS_UNWIND_END_DEPTH] = "end_depth",
+	[STATUS_UNWIND_TABLES_BUILT] = "tables_built",
+	[STATUS_UNWIND_TABLES_FAILED] = "tables_failed",
 };
 
 const char *statusfile_drop_name(enum status_drop d)
@@ -114,6 +131,11 @@ const char *statusfile_skip_name(enum status_skip s)
 const char *statusfile_cache_name(enum status_cache c)
 {
 	return c < STATUS_CACHE_NR ? cache_names[c] : "?";
+}
+
+const char *statusfile_unwind_name(enum status_unwind u)
+{
+	return u < STATUS_UNWIND_NR ? unwind_names[u] : "?";
 }
 
 /* --- formatting ----------------------------------------------------------------- */
@@ -191,6 +213,9 @@ int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 	for (i = 0; i < STATUS_SKIP_NR; i++)
 		put(&o, "skip %s %" PRIu64 " %" PRIu64 "\n", skip_names[i], st->skips[i].interval,
 		    st->skips[i].total);
+	for (i = 0; i < STATUS_UNWIND_NR; i++)
+		put(&o, "unwind %s %" PRIu64 " %" PRIu64 "\n", unwind_names[i],
+		    st->unwind[i].interval, st->unwind[i].total);
 	for (i = 0; i < STATUS_CACHE_NR; i++)
 		put(&o, "cache %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", cache_names[i],
 		    st->caches[i].entries, st->caches[i].bytes, st->caches[i].cap,
@@ -399,6 +424,8 @@ static void parse_line(struct ember_status *st, char *line, unsigned int no,
 		ok = set_named_count(st->drops, drop_names, STATUS_DROP_NR, value);
 	} else if (!strcmp(line, "skip")) {
 		ok = set_named_count(st->skips, skip_names, STATUS_SKIP_NR, value);
+	} else if (!strcmp(line, "unwind")) {
+		ok = set_named_count(st->unwind, unwind_names, STATUS_UNWIND_NR, value);
 	} else if (!strcmp(line, "cache")) {
 		ok = set_cache(st, value);
 	} else if (!strcmp(line, "bpf_map")) {

@@ -46,7 +46,26 @@ enum status_cache {
 	STATUS_CACHE_PERF_MAPS,		/* parsed /tmp/perf-PID.map files */
 	STATUS_CACHE_NAMES,		/* demangled names */
 	STATUS_CACHE_PROCESSES,		/* process classifications (the process table) */
+	STATUS_CACHE_UNWIND_TABLES,	/* .eh_frame tables in the kernel (bytes: rows) */
+	STATUS_CACHE_UNWIND_PROCS,	/* processes whose mappings the stack walk sees */
 	STATUS_CACHE_NR,
+};
+
+/* How the user stack walk went (include/ember/cpu.h's EMBER_CPU_M_FRAMES_* and _END_*). */
+enum status_unwind {
+	STATUS_UNWIND_FRAMES_TABLE = 0,	/* frames unwound by an .eh_frame table */
+	STATUS_UNWIND_FRAMES_FP,	/* frames unwound by frame pointer: no table there */
+	STATUS_UNWIND_FRAMES_BAD_RULE,	/* by frame pointer: a rule the walk cannot use */
+	STATUS_UNWIND_NO_TABLES,	/* samples of processes not loaded yet (frame pointers) */
+	STATUS_UNWIND_END_OUTERMOST,	/* stacks complete: the outermost frame reached */
+	STATUS_UNWIND_END_SIGNAL,	/* stacks ended at a signal frame */
+	STATUS_UNWIND_END_NO_TABLE,	/* cut: frame pointers failed where no table exists */
+	STATUS_UNWIND_END_BAD_RULE,	/* cut: frame pointers failed after an unusable rule */
+	STATUS_UNWIND_END_UNREADABLE,	/* cut: a rule read memory that could not be read */
+	STATUS_UNWIND_END_DEPTH,	/* cut at the depth limit, marked [truncated] */
+	STATUS_UNWIND_TABLES_BUILT,	/* tables compiled */
+	STATUS_UNWIND_TABLES_FAILED,	/* binaries without a usable table (no or bad CFI) */
+	STATUS_UNWIND_NR,
 };
 
 /* An interval's figure and its sum since the start. */
@@ -108,6 +127,7 @@ struct ember_status {
 	struct status_count bpf_samples; /* samples that reached the BPF program */
 	struct status_count drops[STATUS_DROP_NR];
 	struct status_count skips[STATUS_SKIP_NR];
+	struct status_count unwind[STATUS_UNWIND_NR];
 	struct status_cache_use caches[STATUS_CACHE_NR];
 	uint64_t history_bytes;		/* history.db + its WAL */
 	struct status_collector collector;
@@ -127,6 +147,7 @@ struct statusfile_errors {
 const char *statusfile_drop_name(enum status_drop d);
 const char *statusfile_skip_name(enum status_skip s);
 const char *statusfile_cache_name(enum status_cache c);
+const char *statusfile_unwind_name(enum status_unwind u);
 
 /*
  * Writes st as text into buf (always terminated). The length, or -ENOSPC when

@@ -31,6 +31,9 @@ static void sample(struct ember_status *st)
 	st->drops[STATUS_DROP_STACK_MAP_FULL] = (struct status_count){ 1, 7 };
 	st->drops[STATUS_DROP_PROC_EVENT_LOST] = (struct status_count){ 0, 3 };
 	st->skips[STATUS_SKIP_IDLE] = (struct status_count){ 5, 500 };
+	st->unwind[STATUS_UNWIND_FRAMES_TABLE] = (struct status_count){ 900, 81000 };
+	st->unwind[STATUS_UNWIND_END_DEPTH] = (struct status_count){ 1, 2 };
+	st->caches[STATUS_CACHE_UNWIND_TABLES] = (struct status_cache_use){ 12, 360000, 1 << 26, 0 };
 	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){ 45, 326420, 25165824, 3 };
 	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){ 17, 0, 0, 0 };
 	st->history_bytes = 135968;
@@ -74,6 +77,9 @@ START_TEST(test_round_trip)
 	ck_assert(!strncmp(buf, "ember-status 1\n", 15));
 	ck_assert_ptr_nonnull(strstr(buf, "\ndrop stack_map_full 1 7\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncache binaries 45 326420 25165824 3\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nunwind frames_table 900 81000\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nunwind end_depth 1 2\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ncache unwind_tables 12 360000 67108864 0\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nbpf_map cpu_bpf.rodata 1 8192\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
@@ -228,6 +234,8 @@ START_TEST(test_names)
 	ck_assert_str_eq(statusfile_skip_name(STATUS_SKIP_EXCLUDED), "excluded");
 	ck_assert_str_eq(statusfile_cache_name(STATUS_CACHE_PERF_MAPS), "perf_maps");
 	ck_assert_str_eq(statusfile_drop_name(STATUS_DROP_NR), "?");
+	ck_assert_str_eq(statusfile_unwind_name(STATUS_UNWIND_END_NO_TABLE), "end_no_table");
+	ck_assert_str_eq(statusfile_unwind_name(STATUS_UNWIND_NR), "?");
 }
 END_TEST
 
