@@ -31,6 +31,13 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 
 	symbolizer_frame(c->sym, pid, addr, kernel, &f);
 	if (f.file) {
+		/*
+		 * Unnamed frames keep the runtime address with the mapping's start, offset
+		 * and build-id: their file offset (address - start + offset) is what a later
+		 * symbolizer looks up. has_functions says the symbolizer named this mapping;
+		 * the builder sends it only if every location of the mapping got a name, as
+		 * Pyroscope drops the addresses (and so the unnamed frames) of such mappings.
+		 */
 		struct pprof_mapping_desc m = {
 			.start = f.map_start, .limit = f.map_limit, .offset = f.map_offset,
 			.file = f.file, .build_id = f.build_id, .has_functions = true,
