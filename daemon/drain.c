@@ -5,6 +5,7 @@
  * application's pprof builder with its pid and comm.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,17 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 	}
 	if (f.function)
 		func = pprof_function(c->b, f.function, f.system_name, "");
+	if (!f.function && !f.file) {
+		/*
+		 * No mapping to look the address up in later: name the frame by its
+		 * address now, or Pyroscope (whose flame graph only shows Lines, and whose
+		 * symbolizer refuses locations without a mapping) shows nothing for it.
+		 */
+		char name[24];
+
+		snprintf(name, sizeof(name), "0x%" PRIx64, f.address);
+		func = pprof_function(c->b, name, name, "");
+	}
 	return pprof_location(c->b, mapping, f.address, &func, func ? 1 : 0);
 }
 
