@@ -501,7 +501,11 @@ static bool check_profile(pprof_profile *p, struct verdict *v)
 	return true;
 }
 
-/* A raw_profile (gzip or not) -> uncompressed bytes and a checked, decoded profile. */
+/*
+ * A raw_profile (gzip or not: pkg/pprof/pprof.go RawFromBytes tries gzip, else takes the
+ * bytes as they are) -> uncompressed bytes and a checked, decoded profile. Over
+ * --max-profile bytes once decompressed (validation.max-profile-size-bytes): 400.
+ */
 static bool load_profile(const uint8_t *buf, size_t len, uint8_t **raw, size_t *raw_len,
 			 pprof_profile **out, struct verdict *v)
 {
