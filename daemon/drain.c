@@ -5,6 +5,7 @@
  * application's pprof builder with its pid and comm.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,13 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 
 	symbolizer_frame(c->sym, pid, addr, kernel, &f);
 	if (f.file) {
+		/*
+		 * Unnamed frames keep the runtime address with the mapping's start, offset
+		 * and build-id: their file offset (address - start + offset) is what a later
+		 * symbolizer looks up. has_functions says the symbolizer named this mapping;
+		 * the builder sends it only if every location of the mapping got a name, as
+		 * Pyroscope drops the addresses (and so the unnamed frames) of such mappings.
+		 */
 		struct pprof_mapping_desc m = {
 			.start = f.map_start, .limit = f.map_limit, .offset = f.map_offset,
 			.file = f.file, .build_id = f.build_id, .has_functions = true,
@@ -39,6 +47,17 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 	}
 	if (f.function)
 		func = pprof_function(c->b, f.function, f.system_name, "");
+	if (!f.function && !f.file) {
+		/*
+		 * No mapping to look the address up in later: name the frame by its
+		 * address now, or Pyroscope (whose flame graph only shows Lines, and whose
+		 * symbolizer refuses locations without a mapping) shows nothing for it.
+		 */
+		char name[24];
+
+		snprintf(name, sizeof(name), "0x%" PRIx64, f.address);
+		func = pprof_function(c->b, name, name, "");
+	}
 	return pprof_location(c->b, mapping, f.address, &func, func ? 1 : 0);
 }
 

@@ -53,6 +53,11 @@ struct mapping {
 	uint64_t start, limit, offset;
 	uint32_t file, build_id; /* string indexes */
 	bool has_functions;
+	/*
+	 * A location of this mapping has no function: has_functions cannot be sent,
+	 * or Pyroscope clears the mapping's addresses and the frame vanishes.
+	 */
+	bool unnamed;
 };
 
 struct function {
@@ -373,6 +378,8 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id, uint64_t a
 	if (ret)
 		goto err;
 	b->locs[b->n_locs++] = l;
+	if (mapping_id && !n_funcs)
+		b->maps[mapping_id - 1].unnamed = true;
 	return b->n_locs;
 err:
 	errno = -ret;
@@ -654,7 +661,8 @@ static void enc_tables(struct enc *e, const struct pprof_builder *b, pprof_profi
 		e->maps[i].file_offset = b->maps[i].offset;
 		e->maps[i].filename = b->maps[i].file;
 		e->maps[i].build_id = b->maps[i].build_id;
-		e->maps[i].has_functions = b->maps[i].has_functions;
+		/* The flag promises that every location is named (pprof.h). */
+		e->maps[i].has_functions = b->maps[i].has_functions && !b->maps[i].unnamed;
 	}
 	for (i = 0; i < b->n_funcs; i++) {
 		e->funcs[i].id = i + 1;

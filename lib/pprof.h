@@ -33,11 +33,21 @@ struct pprof_meta {
 	int64_t duration_nanos;
 };
 
-/* A mapping as the symbolizer sees it; interned by all of its fields. */
+/*
+ * A mapping as the symbolizer sees it; interned by all of its fields. Its locations'
+ * addresses are runtime ones in [start, limit): the file offset of one is
+ * address - start + offset, which a later symbolizer looks up in the file of build_id.
+ */
 struct pprof_mapping_desc {
 	uint64_t start, limit, offset;
 	const char *file;
 	const char *build_id;	/* "" or NULL when none */
+	/*
+	 * Whether the caller names this mapping's frames. The encoded flag is set only if,
+	 * in addition, every location of the mapping has a function: readers (Pyroscope's
+	 * Normalize) take it to mean the addresses are no longer needed and drop them, so
+	 * an unnamed frame of such a mapping would vanish from their flame graphs.
+	 */
 	bool has_functions;
 };
 

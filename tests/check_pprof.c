@@ -842,6 +842,88 @@ START_TEST(test_merge_time)
 }
 END_TEST
 
+/* The encoded mapping of file, found by its file name. */
+static const Perftools__Profiles__Mapping *mapping_of(const pprof_profile *p, const char *file)
+{
+	for (size_t i = 0; i < p->n_mapping; i++)
+		if (!strcmp(p->string_table[p->mapping[i]->filename], file))
+			return p->mapping[i];
+	ck_abort_msg("no mapping of %s", file);
+	return NULL;
+}
+
+/*
+ * has_functions is sent only for mappings whose every location is named: one unnamed
+ * location clears it (Pyroscope would otherwise drop its address and the frame),
+ * and the unnamed location keeps its runtime address and the mapping's start, offset
+ * and build-id, from which its file offset is recovered.
+ */
+START_TEST(test_has_functions)
+{
+	struct pprof_builder *b = new_cpu();
+	struct pprof_mapping_desc lib = {.start = 0x7f0000001000, .limit = 0x7f0000009000,
+					 .offset = 0x1000, .file = "/usr/lib/libx.so",
+					 .build_id = "feed", .has_functions = true};
+	struct pprof_mapping_desc told = app_map;
+	const Perftools__Profiles__Mapping *m;
+	const Perftools__Profiles__Location *l;
+	uint64_t named = loc_in(b, "main", 0x401000), lm, unnamed, stack[3];
+	pprof_profile *p;
+
+	lm = pprof_mapping(b, &lib);
+	ck_assert(lm);
+	unnamed = pprof_location(b, lm, 0x7f0000002345, NULL, 0);
+	ck_assert(unnamed);
+	/* found again: still one location, still unnamed */
+	ck_assert_uint_eq(pprof_location(b, lm, 0x7f0000002345, NULL, 0), unnamed);
+	/* a mapping told it has no functions stays so, however named its locations */
+	told.file = "/usr/bin/told";
+	told.has_functions = false;
+	stack[0] = unnamed;
+	stack[1] = named;
+	stack[2] = pprof_location(b, pprof_mapping(b, &told), 0x401100,
+				  (uint64_t[]){pprof_function(b, "f", NULL, "")}, 1);
+	add(b, stack, 3, 1, 1);
+	p = round_trip(b);
+	ck_assert(mapping_of(p, "/usr/bin/app")->has_functions);
+	ck_assert(!mapping_of(p, "/usr/bin/told")->has_functions);
+	m = mapping_of(p, "/usr/lib/libx.so");
+	ck_assert(!m->has_functions);
+	ck_assert_str_eq(p->string_table[m->build_id], "feed");
+	l = p->location[unnamed - 1];
+	ck_assert_uint_eq(l->n_line, 0);
+	ck_assert_uint_eq(l->mapping_id, m->id);
+	ck_assert_uint_eq(l->address - m->memory_start + m->file_offset, 0x2345);
+	pprof_profile_free(p);
+	pprof_builder_free(b);
+}
+END_TEST
+
+/* A merged profile keeps the rule: its unnamed location clears the flag again. */
+START_TEST(test_has_functions_merge)
+{
+	struct pprof_builder *b = new_cpu(), *c;
+	uint64_t m = pprof_mapping(b, &app_map), stack[2];
+	pprof_profile *p, *q;
+
+	stack[0] = pprof_location(b, m, 0x401234, NULL, 0);
+	stack[1] = loc_in(b, "main", 0x401000);
+	add(b, stack, 2, 3, 1);
+	p = round_trip(b);
+	ck_assert(!p->mapping[0]->has_functions);
+	c = pprof_builder_like(p);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(pprof_merge(c, p, NULL), 0);
+	q = round_trip(c);
+	ck_assert(!q->mapping[0]->has_functions);
+	ck_assert_uint_eq(q->location[0]->address, 0x401234);
+	pprof_profile_free(q);
+	pprof_profile_free(p);
+	pprof_builder_free(c);
+	pprof_builder_free(b);
+}
+END_TEST
+
 Suite *pprof_suite(void)
 {
 	Suite *s = suite_create("pprof");
@@ -857,6 +939,8 @@ Suite *pprof_suite(void)
 	tcase_add_test(build, test_fold);
 	tcase_add_test(build, test_add_bounds);
 	tcase_add_test(build, test_scale);
+	tcase_add_test(build, test_has_functions);
+	tcase_add_test(build, test_has_functions_merge);
 	tcase_add_test(dec, test_encode_decode);
 	tcase_add_test(dec, test_decode_gzip);
 	tcase_add_test(dec, test_decode_gzip_bomb);

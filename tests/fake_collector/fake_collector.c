@@ -35,13 +35,15 @@
 #define PUSH_PATH "/push.v1.PusherService/Push"
 #define NS_PER_SEC ((int64_t)1000000000)
 #define NS_PER_MS ((int64_t)1000000)
-/* Pyroscope's limits (pkg/validation/limits.go) */
-#define MAX_LABELS 30
-#define MAX_LABEL_NAME 1024
-#define MAX_LABEL_VALUE 2048
-#define MAX_SAMPLES 16000
-#define MAX_SAMPLE_LABELS 100
-#define NEWER_THAN_NS (600 * NS_PER_SEC)
+/* Pyroscope's default limits (pkg/validation/limits.go RegisterFlags) */
+#define MAX_LABELS 30		/* validation.max-label-names-per-series (--max-label-names) */
+#define MAX_LABEL_NAME 1024	/* validation.max-label-name-length */
+#define MAX_LABEL_VALUE 2048	/* validation.max-label-value-length */
+#define MAX_SAMPLES 16000	/* validation.max-profile-stacktrace-samples (--max-samples) */
+#define MAX_SAMPLE_LABELS 100	/* validation.max-profile-stacktrace-sample-labels */
+#define NEWER_THAN_NS (600 * NS_PER_SEC) /* validation.reject-newer-than */
+#define INGEST_RATE (4u << 20)	/* distributor.ingestion-rate-limit-mb: 4 MiB/s (--ingest-rate) */
+#define INGEST_BURST (2u << 20)	/* distributor.ingestion-burst-size-mb: 2 MiB (--ingest-burst) */
 /* Our own bounds: this is test code, but it must survive any input. */
 #define CONN_MEMORY_LIMIT (64u << 10) /* headers and MHD's buffers per connection */
 #define MAX_CONNECTIONS 64
@@ -75,6 +77,8 @@ struct options {
 	size_t max_body;
 	size_t max_profile;
 	int64_t max_age_ns;
+	size_t max_label_names, max_samples;
+	double ingest_rate, ingest_burst; /* bytes per second, bytes */
 	bool utf8_labels;
 	bool quiet;
 };
@@ -84,6 +88,7 @@ struct state {
 	pthread_mutex_t lock;
 	struct options opt;
 	FILE *index;
+	FILE *series; /* series.tsv: the series each stored profile split into */
 	uint64_t seq;
 	uint64_t requests, accepted;
 	uint64_t status[600];
@@ -99,6 +104,8 @@ struct state {
 	int wake_fd; /* admin -> main thread: a refuse window starts */
 	unsigned int refuse_s;
 	atomic_int stopping; /* set by main before stopping MHD: cuts slow replies short */
+	double tokens; /* the ingestion rate limiter's bucket, in bytes */
+	int64_t tokens_ns; /* when it was last refilled; 0: never (full) */
 };
 
 static struct state g = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1};
@@ -127,33 +134,47 @@ struct verdict {
 
 static const char usage_text[] =
 	"usage: fake_collector --store DIR [--port N] [--port-file FILE] [--max-age SECONDS]\n"
-	"                      [--max-body BYTES] [--max-profile BYTES] [--utf8-labels] [--quiet]\n"
+	"                      [--max-body BYTES] [--max-profile BYTES] [--max-label-names N]\n"
+	"                      [--max-samples N] [--ingest-rate BYTES] [--ingest-burst BYTES]\n"
+	"                      [--utf8-labels] [--quiet]\n"
 	"\n"
 	"A Pyroscope stand-in for ember's push tests, on 127.0.0.1 only (port 0 = ephemeral;\n"
 	"the port is printed as 'listening on 127.0.0.1:PORT' and written to --port-file).\n"
+	"It applies the server's ingest rules, each citing the Pyroscope source it follows.\n"
 	"\n"
-	"POST /push.v1.PusherService/Push   Connect unary push (COLLECTORS.md 1.3-1.6):\n"
+	"POST /push.v1.PusherService/Push   Connect unary push (COLLECTORS.md 1.3-1.7):\n"
 	"  405 + Allow for another method; 415 + Accept-Post unless Content-Type is\n"
 	"  application/proto (application/json is valid Connect but not implemented here:\n"
 	"  it gets 415 too); 400 when Connect-Protocol-Version is present and not 1; 501\n"
 	"  for a Content-Encoding other than gzip/identity; 429 resource_exhausted for a body\n"
 	"  over --max-body (default 16 MiB). Each raw_profile is gunzipped when it starts with\n"
-	"  1f 8b (at most --max-profile bytes, default 4 MiB), decoded and checked: labels (at\n"
-	"  least one, __name__ set, service_name not empty (added as unknown_service when\n"
-	"  absent), <= 30, names <= 1024 and values <= 2048 bytes, valid UTF-8, no duplicates,\n"
-	"  names [a-zA-Z_][a-zA-Z0-9_]* unless --utf8-labels), profile (>= 1 sample type, no\n"
-	"  '-' in sample types, <= 16000 samples, <= 100 labels per sample, time_nanos within\n"
-	"  [now - max-age (default 3600 s), now + 10 min], 0 = now). Errors are Connect JSON\n"
-	"  {\"code\",\"message\"} with the status of the code. Unlike Pyroscope, one bad series\n"
-	"  rejects the whole request (ember sends one series per request). Success: 200 with\n"
-	"  an empty application/proto body.\n"
+	"  1f 8b (over --max-profile bytes, default 4 MiB: 400), decoded and checked\n"
+	"  (ValidateProfile: >= 1 sample type, no '-' in one, UTF-8 strings, <= --max-samples\n"
+	"  (16000) samples, <= 100 labels per sample, time_nanos within [now - max-age\n"
+	"  (default 3600 s), now + 10 min], 0 = now), normalized (Normalize: numeric sample\n"
+	"  labels removed, samples without a positive value dropped, identical ones merged,\n"
+	"  addresses of has_functions mappings cleared), split into one series per set of\n"
+	"  string sample labels (but trace_id, span_id, profile_id), and each series' labels\n"
+	"  checked (ValidateLabels: at least one, <= --max-label-names (30), __name__ set,\n"
+	"  service_name not empty (unknown_service when absent), names <= 1024 and values\n"
+	"  <= 2048 bytes, valid UTF-8, no duplicates, names [a-zA-Z_][a-zA-Z0-9_]* unless\n"
+	"  --utf8-labels). Then the ingestion rate limiter: a bucket of --ingest-rate bytes/s\n"
+	"  (4 MiB) holding --ingest-burst bytes (2 MiB), fed the uncompressed profile sizes and\n"
+	"  the label bytes: 429 when it is short (always, for a request over the burst).\n"
+	"  Errors are Connect JSON {\"code\",\"message\"} with the status of the code. Unlike\n"
+	"  Pyroscope, one bad series rejects the whole request (ember sends one series per\n"
+	"  request). Success: 200 with an empty application/proto body.\n"
 	"POST /ingest?name=APP{k=v,..}&from=&until=&format=pprof&spyName=   legacy raw pprof\n"
 	"  (COLLECTORS.md 1.8): 400 for a bad name or time, 413 over --max-body, 422 for other\n"
 	"  formats or a profile failing the checks above; __name__ derived from sample types.\n"
 	"\n"
-	"Store (--store DIR): every accepted profile as DIR/NNNNNN.pb (uncompressed pprof) and a\n"
-	"line in DIR/index.tsv: seq, arrival (unix ms), labels (sorted k=v joined by ','),\n"
-	"time_nanos, total of the first sample type, endpoint (push|ingest). The sequence\n"
+	"Store (--store DIR), for every accepted profile: DIR/NNNNNN.pb (as received,\n"
+	"uncompressed), DIR/NNNNNN.norm.pb (normalized, what the server keeps), DIR/NNNNNN.folded\n"
+	"(its flame graph as the server draws it, from Line entries only, in the format of\n"
+	"'emberctl folded': root first, ';' joined, sorted, count of the samples type), a line\n"
+	"in DIR/index.tsv: seq, arrival (unix ms), request labels (sorted k=v joined by ','),\n"
+	"time_nanos, total of the first sample type, endpoint (push|ingest), series count; and\n"
+	"a line per series in DIR/series.tsv: seq, index, series labels, samples. The sequence\n"
 	"continues across restarts on the same DIR.\n"
 	"\n"
 	"Admin endpoints (same port):\n"
@@ -316,30 +337,36 @@ static void labelset_sort(struct labelset *ls)
 
 static bool check_label(const char *name, const char *value, struct verdict *v)
 {
-	if (!*name || !utf8_valid(name) || (!g.opt.utf8_labels && !legacy_name(name))) {
-		verdict_set(v, 400, "invalid_argument", "invalid_label_name",
-			    "invalid labels '%.64s' with error: invalid label name", name);
-		return false;
-	}
 	if (strlen(name) > MAX_LABEL_NAME) {
 		verdict_set(v, 400, "invalid_argument", "label_name_too_long",
-			    "label name too long: '%.64s...'", name);
+			    "profile with labels has label name too long: '%.64s...'", name);
 		return false;
 	}
 	if (strlen(value) > MAX_LABEL_VALUE) {
 		verdict_set(v, 400, "invalid_argument", "label_value_too_long",
-			    "label value too long for label '%.64s'", name);
+			    "profile with labels has label value too long for '%.64s'", name);
+		return false;
+	}
+	if (!*name || !utf8_valid(name) || (!g.opt.utf8_labels && !legacy_name(name))) {
+		verdict_set(v, 400, "invalid_argument", "invalid_labels",
+			    "invalid labels with error: invalid label name '%.64s'", name);
 		return false;
 	}
 	if (!utf8_valid(value)) {
-		verdict_set(v, 400, "invalid_argument", "invalid_label_value",
-			    "invalid label value for '%.64s': not UTF-8", name);
+		verdict_set(v, 400, "invalid_argument", "invalid_labels",
+			    "invalid labels with error: invalid label value for '%.64s'", name);
 		return false;
 	}
 	return true;
 }
 
-/* ValidateLabels (validate.go:130-215); ls is sorted on success. */
+/*
+ * ValidateLabels (pkg/validation/validate.go ValidateLabels), in its order: at least one
+ * label, sorted, at most max-label-names-per-series names, a valid __name__, a non-empty
+ * service_name, then per label: name and value lengths, a valid name (legacy
+ * [a-zA-Z_][a-zA-Z0-9_]* unless --utf8-labels: model.LabelName.IsValid), a UTF-8 value
+ * (model.LabelValue.IsValid), no duplicate name. ls is sorted on return.
+ */
 static bool check_labels(struct labelset *ls, struct verdict *v)
 {
 	const char *s;
@@ -347,42 +374,37 @@ static bool check_labels(struct labelset *ls, struct verdict *v)
 
 	if (!ls->n) {
 		verdict_set(v, 400, "invalid_argument", "missing_labels",
-			    "error at least one label pair is required per profile batch");
+			    "error at least one label pair is required per profile");
+		return false;
+	}
+	labelset_sort(ls);
+	if (ls->n > g.opt.max_label_names) {
+		verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
+			    "profile series has %zu label names; limit %zu", ls->n,
+			    g.opt.max_label_names);
 		return false;
 	}
 	s = labelset_get(ls, "__name__");
 	if (!s || !*s || !utf8_valid(s)) {
-		verdict_set(v, 400, "invalid_argument", "missing_name",
-			    "invalid or missing metric name (__name__ label)");
+		verdict_set(v, 400, "invalid_argument", "invalid_labels",
+			    "invalid labels with error: invalid metric name");
 		return false;
 	}
 	s = labelset_get(ls, "service_name");
-	if (!s) {
-		if (labelset_add(ls, "service_name", 12, "unknown_service", 15)) {
-			verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
-				    "too many labels");
-			return false;
-		}
-	} else if (!*s) {
-		verdict_set(v, 400, "invalid_argument", "empty_service_name",
-			    "invalid labels: service_name is empty");
+	if (!s || !*s) {
+		verdict_set(v, 400, "invalid_argument", "missing_labels",
+			    "invalid labels with error: service name is not provided");
 		return false;
 	}
-	if (ls->n > MAX_LABELS) {
-		verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
-			    "profile series has %zu label names; limit %d", ls->n, MAX_LABELS);
-		return false;
-	}
-	labelset_sort(ls);
 	for (i = 0; i < ls->n; i++) {
+		if (!check_label(ls->name[i], ls->value[i], v))
+			return false;
 		if (i && !strcmp(ls->name[i - 1], ls->name[i])) {
 			verdict_set(v, 400, "invalid_argument", "duplicate_label_names",
 				    "profile with labels has duplicate label name: '%.64s'",
 				    ls->name[i]);
 			return false;
 		}
-		if (strcmp(ls->name[i], "__name__") && !check_label(ls->name[i], ls->value[i], v))
-			return false;
 	}
 	return true;
 }
@@ -424,7 +446,14 @@ static bool profile_strings_ok(const pprof_profile *p)
 	return true;
 }
 
-/* ValidateProfile (validate.go:321-440) on a decoded profile; fills time_nanos if 0. */
+/*
+ * ValidateProfile (pkg/validation/validate.go ValidateProfile) on a decoded profile: at
+ * least one sample type, none with '-', every string UTF-8, at most max-samples samples
+ * and 100 labels per sample, time_nanos within [now - reject-older-than, now +
+ * reject-newer-than] (0 stands for now, and becomes now: Normalize does it too).
+ * string_table[0] == "", string indices in range, non-zero location and function ids
+ * and one value per sample type were checked by pprof_decode() already.
+ */
 static bool check_profile(pprof_profile *p, struct verdict *v)
 {
 	int64_t now = now_ns();
@@ -436,7 +465,7 @@ static bool check_profile(pprof_profile *p, struct verdict *v)
 	}
 	for (i = 0; i < p->n_sample_type; i++)
 		if (strchr(p->string_table[p->sample_type[i]->type], '-')) {
-			verdict_set(v, 400, "invalid_argument", "sample_type_dash",
+			verdict_set(v, 400, "invalid_argument", "malformed_profile",
 				    "sample type contains -: '%.64s'",
 				    p->string_table[p->sample_type[i]->type]);
 			return false;
@@ -446,9 +475,11 @@ static bool check_profile(pprof_profile *p, struct verdict *v)
 			    "profile contains a string that is not valid UTF-8");
 		return false;
 	}
-	if (p->n_sample > MAX_SAMPLES) {
-		verdict_set(v, 400, "invalid_argument", "too_many_samples",
-			    "profile has %zu samples, limit %d", p->n_sample, MAX_SAMPLES);
+	if (p->n_sample > g.opt.max_samples) {
+		verdict_set(v, 400, "invalid_argument", "samples_limit",
+			    "the profile exceeds the samples count limit "
+			    "(max_profile_stacktrace_samples, actual: %zu, limit: %zu)",
+			    p->n_sample, g.opt.max_samples);
 		return false;
 	}
 	for (i = 0; i < p->n_sample; i++)
@@ -470,7 +501,11 @@ static bool check_profile(pprof_profile *p, struct verdict *v)
 	return true;
 }
 
-/* A raw_profile (gzip or not) -> uncompressed bytes and a checked, decoded profile. */
+/*
+ * A raw_profile (gzip or not: pkg/pprof/pprof.go RawFromBytes tries gzip, else takes the
+ * bytes as they are) -> uncompressed bytes and a checked, decoded profile. Over
+ * --max-profile bytes once decompressed (validation.max-profile-size-bytes): 400.
+ */
 static bool load_profile(const uint8_t *buf, size_t len, uint8_t **raw, size_t *raw_len,
 			 pprof_profile **out, struct verdict *v)
 {
@@ -529,11 +564,443 @@ static int64_t profile_total(const pprof_profile *p)
 	return t;
 }
 
+/* --- Normalize, the series split and the flame graph ------------------------------------ */
+
+/*
+ * A normalized copy of a decoded profile: its own sample messages (values summed,
+ * string labels only) over the decoded profile's tables, which it shares.
+ */
+struct norm {
+	pprof_profile p;
+	Perftools__Profiles__Sample *samples, **samplep;
+	Perftools__Profiles__Label **labels; /* pool of the samples' label pointers */
+	int64_t *values;
+	const pprof_profile *src;
+	struct pprof_reader *r; /* src's ids indexed */
+};
+
+/* One series of the split: its labels and its samples (a run of n.p.sample). */
+struct series {
+	struct labelset ls;
+	size_t first, n;
+};
+
+#define MAX_SPLIT 256 /* series one profile may split into here */
+
+struct split {
+	struct series v[MAX_SPLIT];
+	size_t n;
+};
+
+static void norm_free(struct norm *n)
+{
+	free(n->samples);
+	free(n->samplep);
+	free(n->labels);
+	free(n->values);
+	pprof_reader_free(n->r);
+	memset(n, 0, sizeof(*n));
+}
+
+static bool trace_key(const pprof_profile *p, const Perftools__Profiles__Label *l)
+{
+	const char *k = p->string_table[l->key];
+
+	/* pprof_split.go VisitSampleSeries: profile_id is renamed span_id, and
+	 * GroupSamplesWithoutLabels leaves trace_id and span_id as sample labels. */
+	return !strcmp(k, "trace_id") || !strcmp(k, "span_id") || !strcmp(k, "profile_id");
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	const Perftools__Profiles__Label *x = *(Perftools__Profiles__Label *const *)a;
+	const Perftools__Profiles__Label *y = *(Perftools__Profiles__Label *const *)b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->str < y->str ? -1 : x->str > y->str;
+}
+
+static const pprof_profile *sort_profile; /* qsort has no context argument */
+
+/* The labels that make series (all but trace_id, span_id, profile_id), compared. */
+static int group_cmp(const Perftools__Profiles__Sample *a, const Perftools__Profiles__Sample *b)
+{
+	size_t i = 0, j = 0;
+	int c;
+
+	for (;;) {
+		while (i < a->n_label && trace_key(sort_profile, a->label[i]))
+			i++;
+		while (j < b->n_label && trace_key(sort_profile, b->label[j]))
+			j++;
+		if (i == a->n_label || j == b->n_label)
+			return (i < a->n_label) - (j < b->n_label);
+		c = label_cmp(&a->label[i++], &b->label[j++]);
+		if (c)
+			return c;
+	}
+}
+
+/* Series labels first (groups are runs), then the stack, then every label. */
+static int sample_cmp(const void *pa, const void *pb)
+{
+	const Perftools__Profiles__Sample *a = *(Perftools__Profiles__Sample *const *)pa;
+	const Perftools__Profiles__Sample *b = *(Perftools__Profiles__Sample *const *)pb;
+	size_t i;
+	int c = group_cmp(a, b);
+
+	if (c)
+		return c;
+	if (a->n_location_id != b->n_location_id)
+		return a->n_location_id < b->n_location_id ? -1 : 1;
+	for (i = 0; i < a->n_location_id; i++)
+		if (a->location_id[i] != b->location_id[i])
+			return a->location_id[i] < b->location_id[i] ? -1 : 1;
+	if (a->n_label != b->n_label)
+		return a->n_label < b->n_label ? -1 : 1;
+	for (i = 0; i < a->n_label; i++) {
+		c = label_cmp(&a->label[i], &b->label[i]);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* A sample's copy with its string labels only, sorted (Normalize, pprof.go). */
+static void norm_sample(struct norm *n, size_t i, size_t *label_off)
+{
+	const Perftools__Profiles__Sample *s = n->src->sample[i];
+	static const Perftools__Profiles__Sample init = PERFTOOLS__PROFILES__SAMPLE__INIT;
+	Perftools__Profiles__Sample *d = &n->samples[i];
+	size_t nt = n->src->n_sample_type, j;
+
+	*d = init;
+	d->n_location_id = s->n_location_id;
+	d->location_id = s->location_id;
+	d->n_value = nt;
+	d->value = n->values + i * nt;
+	memcpy(d->value, s->value, nt * sizeof(*d->value));
+	d->label = n->labels + *label_off;
+	for (j = 0; j < s->n_label; j++)
+		if (s->label[j]->str) /* "Non-string labels are not supported." */
+			d->label[d->n_label++] = s->label[j];
+	qsort(d->label, d->n_label, sizeof(*d->label), label_cmp);
+	*label_off += d->n_label;
+	n->samplep[i] = d;
+}
+
+static bool positive(const Perftools__Profiles__Sample *s)
+{
+	size_t j;
+
+	for (j = 0; j < s->n_value; j++)
+		if (s->value[j] > 0)
+			return true;
+	return false;
+}
+
+/* clearAddresses (pprof.go): a mapping with has_functions loses its addresses. */
+static void clear_addresses(pprof_profile *p, const struct pprof_reader *r)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Mapping *m =
+			pprof_reader_mapping(r, p->location[i]->mapping_id);
+
+		if (m && m->has_functions)
+			p->location[i]->address = 0;
+	}
+	for (i = 0; i < p->n_mapping; i++) {
+		if (!p->mapping[i]->has_functions)
+			continue;
+		p->mapping[i]->memory_start = 0;
+		p->mapping[i]->memory_limit = 0;
+		p->mapping[i]->file_offset = 0;
+	}
+}
+
+/*
+ * Normalize (pkg/pprof/pprof.go Profile.Normalize) of p into n: numeric sample labels
+ * removed, identical samples (stack and string labels) merged with their values summed,
+ * samples without a positive value dropped, then clearAddresses on p itself. time_nanos
+ * 0 became now in check_profile(). Unused locations and functions are not removed here:
+ * they change no flame graph. n shares p's tables; free n before p.
+ */
+static int normalize(pprof_profile *p, struct norm *n)
+{
+	size_t nt = p->n_sample_type, i, k, nlabels = 0, off = 0;
+
+	memset(n, 0, sizeof(*n));
+	n->src = p;
+	if (pprof_reader_new(p, &n->r))
+		return -ENOMEM;
+	for (i = 0; i < p->n_sample; i++)
+		nlabels += p->sample[i]->n_label;
+	n->samples = calloc(p->n_sample + 1, sizeof(*n->samples));
+	n->samplep = calloc(p->n_sample + 1, sizeof(*n->samplep));
+	n->labels = calloc(nlabels + 1, sizeof(*n->labels));
+	n->values = calloc(p->n_sample * nt + 1, sizeof(*n->values));
+	if (!n->samples || !n->samplep || !n->labels || !n->values || !n->r) {
+		norm_free(n);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->n_sample; i++)
+		norm_sample(n, i, &off);
+	sort_profile = p;
+	qsort(n->samplep, p->n_sample, sizeof(*n->samplep), sample_cmp);
+	for (i = 0, k = 0; i < p->n_sample; i++) {
+		if (k && !sample_cmp(&n->samplep[k - 1], &n->samplep[i])) {
+			for (size_t j = 0; j < nt; j++)
+				n->samplep[k - 1]->value[j] += n->samplep[i]->value[j];
+			continue;
+		}
+		n->samplep[k++] = n->samplep[i];
+	}
+	for (i = 0, off = 0; i < k; i++)
+		if (positive(n->samplep[i]))
+			n->samplep[off++] = n->samplep[i];
+	n->p = *p;
+	n->p.n_sample = off;
+	n->p.sample = n->samplep;
+	clear_addresses(p, n->r);
+	return 0;
+}
+
+/*
+ * The split into series (pkg/model/pprofsplit/pprof_split.go VisitSampleSeries): each
+ * distinct set of string sample labels (trace_id, span_id, profile_id aside) is one
+ * series, whose labels are the request's plus each sample label whose name they lack
+ * (addSampleLabelsToLabelsBuilder). Only then are labels validated, series by series
+ * (ValidateLabels: a sample label can take a series over 30 names). Two groups that end
+ * with the same labels stay two entries here (Pyroscope merges them: same flame graph).
+ */
+static bool split_series(const struct norm *n, const struct labelset *base, struct split *out,
+			 struct verdict *v)
+{
+	const pprof_profile *p = n->src;
+	size_t i, j, k;
+
+	out->n = 0;
+	for (i = 0; i < n->p.n_sample; i = j) {
+		struct series *s;
+
+		for (j = i + 1; j < n->p.n_sample && !group_cmp(n->p.sample[i], n->p.sample[j]);
+		     j++)
+			;
+		if (out->n == MAX_SPLIT) {
+			verdict_set(v, 400, "invalid_argument", "series_limit",
+				    "the fake collector splits a profile into %d series at most",
+				    MAX_SPLIT);
+			return false;
+		}
+		s = &out->v[out->n++];
+		*s = (struct series){.first = i, .n = j - i};
+		for (k = 0; k < base->n; k++)
+			if (labelset_add(&s->ls, base->name[k], strlen(base->name[k]),
+					 base->value[k], strlen(base->value[k])))
+				goto too_many;
+		for (k = 0; k < n->p.sample[i]->n_label; k++) {
+			const Perftools__Profiles__Label *l = n->p.sample[i]->label[k];
+			const char *name = p->string_table[l->key];
+
+			if (trace_key(p, l) || labelset_get(&s->ls, name))
+				continue;
+			if (labelset_add(&s->ls, name, strlen(name), p->string_table[l->str],
+					 strlen(p->string_table[l->str])))
+				goto too_many;
+		}
+		if (!check_labels(&s->ls, v))
+			return false;
+	}
+	return true;
+too_many:
+	verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
+		    "profile series has more than %d label names; limit %zu", MAX_INGEST_LABELS,
+		    g.opt.max_label_names);
+	return false;
+}
+
+static void split_free(struct split *sp)
+{
+	for (size_t i = 0; i < sp->n; i++)
+		labelset_free(&sp->v[i].ls);
+	sp->n = 0;
+}
+
+/* One line of a flame graph: root-first frames joined by ';', and its value. */
+struct fline {
+	char *text;
+	int64_t value;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* Appends a frame name made safe as emberctl folded does (';' -> ',', controls -> '?'). */
+static void frame_add(char *buf, size_t cap, size_t *len, const char *name)
+{
+	for (; *name && *len + 2 < cap; name++) {
+		char ch = *name == ';' ? ',' : *name;
+
+		buf[(*len)++] = (unsigned char)ch < 0x20 || ch == 0x7f ? '?' : ch;
+	}
+	buf[(*len)++] = ';';
+	buf[*len] = '\0';
+}
+
+/*
+ * The frames of location l, innermost first, appended leaf-first to names[]. Pyroscope's
+ * flame graph is built from Line entries only (pkg/phlaredb/symdb/resolver_tree.go
+ * InsertStacktrace/resolveStack): a location without a Line shows nothing, so an unnamed
+ * frame of a has_functions mapping vanishes and its time is its caller's self time. The
+ * server-side symbolizer (pkg/symbolizer/symbolizer.go SymbolizePprof) gives Lines to
+ * the unnamed locations of has_functions=false mappings; when it cannot symbolize, its
+ * fallback names the frame by binary and address (createFallbackSymbol: "FILE!0xADDR").
+ * Here that frame is named as emberctl names it (FILE+0xFILE_OFFSET), so the two flame
+ * graphs can be diffed: what matters is that the frame stays, under its own name.
+ * Without a mapping, the symbolizer refuses the profile: such frames vanish.
+ */
+static size_t location_frames(const struct norm *nm, const Perftools__Profiles__Location *l,
+			      const char **names, char (*tmp)[600], size_t n)
+{
+	const pprof_profile *p = nm->src;
+	const Perftools__Profiles__Mapping *m;
+	size_t j;
+
+	for (j = 0; j < l->n_line; j++) {
+		const Perftools__Profiles__Function *fn =
+			pprof_reader_function(nm->r, l->line[j]->function_id);
+		const char *name = fn ? p->string_table[fn->name] : "";
+
+		if (fn && !*name)
+			name = p->string_table[fn->system_name];
+		names[n++] = *name ? name : "[unknown]";
+	}
+	if (l->n_line)
+		return n;
+	m = pprof_reader_mapping(nm->r, l->mapping_id);
+	if (!m || m->has_functions)
+		return n;
+	if (*p->string_table[m->filename] && l->address >= m->memory_start)
+		snprintf(tmp[n], sizeof(tmp[n]), "%s+0x%" PRIx64,
+			 base_name(p->string_table[m->filename]),
+			 l->address - m->memory_start + m->file_offset);
+	else
+		snprintf(tmp[n], sizeof(tmp[n]), "0x%" PRIx64, l->address);
+	names[n] = tmp[n];
+	return n + 1;
+}
+
+static int fline_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fline *)a)->text, ((const struct fline *)b)->text);
+}
+
+#define MAX_FRAMES 2048 /* frames of one stack in the flame graph (Pyroscope keeps 1000) */
+
+/* The index of the sample type shown: "samples" (what emberctl folded counts), else 0. */
+static size_t shown_type(const pprof_profile *p)
+{
+	for (size_t i = 0; i < p->n_sample_type; i++)
+		if (!strcmp(p->string_table[p->sample_type[i]->type], "samples"))
+			return i;
+	return 0;
+}
+
+/*
+ * Writes samples [first, first + count) of n as folded stacks into f: root first, lines
+ * sorted, equal stacks summed, in `emberctl folded`'s format, so the two diff.
+ */
+static int write_folded(FILE *f, const struct norm *n, size_t first, size_t count)
+{
+	static const char *names[MAX_FRAMES];
+	static char tmp[MAX_FRAMES][600];
+	const pprof_profile *p = n->src;
+	size_t vi = shown_type(p), k = 0, i, j, nf;
+	struct fline *lines = calloc(count + 1, sizeof(*lines));
+	char *buf = malloc(1 << 16);
+	int ret = 0;
+
+	if (!lines || !buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = first; i < first + count; i++) {
+		const Perftools__Profiles__Sample *s = n->p.sample[i];
+		size_t len = 0;
+
+		nf = 0;
+		for (j = 0; j < s->n_location_id && nf + 64 < MAX_FRAMES; j++) {
+			int64_t q = pprof_reader_location_index(n->r, s->location_id[j]);
+
+			if (q >= 0 && p->location[q]->n_line < 64)
+				nf = location_frames(n, p->location[q], names, tmp, nf);
+		}
+		if (!nf || !s->value[vi])
+			continue; /* no frame left to show it under */
+		buf[0] = '\0';
+		while (nf)
+			frame_add(buf, 1 << 16, &len, names[--nf]);
+		buf[len - 1] = '\0';
+		lines[k].text = strdup(buf);
+		lines[k].value = s->value[vi];
+		if (!lines[k++].text) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	qsort(lines, k, sizeof(*lines), fline_cmp);
+	for (i = 0; i < k; i = j) {
+		int64_t sum = 0;
+
+		for (j = i; j < k && !strcmp(lines[i].text, lines[j].text); j++)
+			sum += lines[j].value;
+		fprintf(f, "%s %" PRId64 "\n", lines[i].text, sum);
+	}
+out:
+	for (i = 0; lines && i < k; i++)
+		free(lines[i].text);
+	free(lines);
+	free(buf);
+	return ret;
+}
+
+/*
+ * The per-tenant ingestion rate limiter (pkg/distributor/distributor.go rateLimit): a
+ * token bucket of --ingest-rate bytes per second holding --ingest-burst bytes, fed the
+ * request's uncompressed profile sizes plus its label names and values. A request larger
+ * than the burst can never pass: 429 on every try. Under g.lock.
+ */
+static bool rate_allow(size_t bytes)
+{
+	int64_t now = now_ns();
+
+	if (!g.tokens_ns)
+		g.tokens = g.opt.ingest_burst;
+	else
+		g.tokens += g.opt.ingest_rate * (double)(now - g.tokens_ns) / NS_PER_SEC;
+	if (g.tokens > g.opt.ingest_burst)
+		g.tokens = g.opt.ingest_burst;
+	g.tokens_ns = now;
+	if ((double)bytes > g.tokens)
+		return false;
+	g.tokens -= (double)bytes;
+	return true;
+}
+
 /* An accepted profile: DIR/NNNNNN.pb, then its line in index.tsv. Under g.lock. */
-static int store_profile(const struct labelset *ls, const pprof_profile *p, const uint8_t *raw,
-			 size_t len, const char *endpoint)
+static int store_profile(const struct labelset *ls, const struct norm *n, const struct split *sp,
+			 const uint8_t *raw, size_t len, const char *endpoint)
 {
 	char path[4096], labels[8192];
+	uint8_t *packed;
+	size_t plen, i;
 	FILE *f;
 	bool ok;
 
@@ -544,16 +1011,70 @@ static int store_profile(const struct labelset *ls, const pprof_profile *p, cons
 	ok = fwrite(raw, 1, len, f) == len;
 	if (fclose(f) || !ok)
 		return -EIO;
+	/* what Pyroscope keeps: the normalized profile, and its flame graph */
+	plen = perftools__profiles__profile__get_packed_size(&n->p);
+	packed = malloc(plen ? plen : 1);
+	if (!packed)
+		return -ENOMEM;
+	perftools__profiles__profile__pack(&n->p, packed);
+	snprintf(path, sizeof(path), "%s/%06" PRIu64 ".norm.pb", g.opt.store, g.seq + 1);
+	f = fopen(path, "w");
+	ok = f && fwrite(packed, 1, plen, f) == plen;
+	free(packed);
+	if (!f || fclose(f) || !ok)
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/%06" PRIu64 ".folded", g.opt.store, g.seq + 1);
+	f = fopen(path, "w");
+	ok = f && !write_folded(f, n, 0, n->p.n_sample);
+	if (!f || fclose(f) || !ok)
+		return -EIO;
 	g.seq++;
+	for (i = 0; i < sp->n; i++) {
+		labels_format(&sp->v[i].ls, labels, sizeof(labels));
+		fprintf(g.series, "%" PRIu64 "\t%zu\t%s\t%zu\n", g.seq, i, labels, sp->v[i].n);
+	}
+	fflush(g.series);
 	labels_format(ls, labels, sizeof(labels));
-	fprintf(g.index, "%" PRIu64 "\t%" PRId64 "\t%s\t%" PRId64 "\t%" PRId64 "\t%s\n", g.seq,
-		now_ns() / NS_PER_MS, labels, p->time_nanos, profile_total(p), endpoint);
+	fprintf(g.index, "%" PRIu64 "\t%" PRId64 "\t%s\t%" PRId64 "\t%" PRId64 "\t%s\t%zu\n",
+		g.seq, now_ns() / NS_PER_MS, labels, n->p.time_nanos, profile_total(&n->p),
+		endpoint, sp->n);
 	fflush(g.index);
 	g.accepted++;
 	if (!g.opt.quiet)
-		printf("stored %06" PRIu64 " %s %s\n", g.seq, endpoint, labels);
+		printf("stored %06" PRIu64 " %s %s (%zu series)\n", g.seq, endpoint, labels, sp->n);
 	fflush(stdout);
 	return 0;
+}
+
+/*
+ * What the distributor does with one decoded, validated profile of a series with labels
+ * ls (pkg/distributor/distributor.go): Normalize, split into series, validate each
+ * series' labels; then, when store is set, keep it. A profile left with no sample is
+ * answered 200 and dropped. 0 on success, else v says why.
+ */
+static bool ingest_profile(const struct labelset *ls, pprof_profile *p, const uint8_t *raw,
+			   size_t len, const char *endpoint, bool store, struct verdict *v)
+{
+	static struct split sp; /* under g.lock: too big for a handler thread's stack */
+	struct norm n;
+	bool ok;
+
+	if (normalize(p, &n)) {
+		verdict_set(v, 500, "internal", "oom", "out of memory");
+		return false;
+	}
+	pthread_mutex_lock(&g.lock);
+	ok = split_series(&n, ls, &sp, v);
+	if (ok && store && n.p.n_sample && store_profile(ls, &n, &sp, raw, len, endpoint)) {
+		verdict_set(v, 500, "internal", "store_failed", "cannot store the profile");
+		ok = false;
+	}
+	if (ok && store && !n.p.n_sample)
+		count_reason("empty_after_normalize");
+	split_free(&sp);
+	pthread_mutex_unlock(&g.lock);
+	norm_free(&n);
+	return ok;
 }
 
 /* --- HTTP replies ----------------------------------------------------------------------- */
@@ -852,6 +1373,10 @@ static bool push_body(struct MHD_Connection *c, struct req *r, const uint8_t **b
 	return true;
 }
 
+/*
+ * A series' labels, sorted, with service_name="unknown_service" added when absent
+ * (pkg/distributor/distributor.go). They are validated after the split of each profile.
+ */
 static bool series_labels(const Push__V1__RawProfileSeries *s, struct labelset *ls,
 			  struct verdict *v)
 {
@@ -860,8 +1385,8 @@ static bool series_labels(const Push__V1__RawProfileSeries *s, struct labelset *
 	ls->n = 0;
 	if (s->n_labels > MAX_INGEST_LABELS) {
 		verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
-			    "profile series has %zu label names; limit %d", s->n_labels,
-			    MAX_LABELS);
+			    "profile series has %zu label names; limit %zu", s->n_labels,
+			    g.opt.max_label_names);
 		return false;
 	}
 	for (i = 0; i < s->n_labels; i++)
@@ -870,11 +1395,23 @@ static bool series_labels(const Push__V1__RawProfileSeries *s, struct labelset *
 			verdict_set(v, 500, "internal", "oom", "out of memory");
 			return false;
 		}
-	return check_labels(ls, v);
+	if (!labelset_get(ls, "service_name") &&
+	    labelset_add(ls, "service_name", 12, "unknown_service", 15)) {
+		verdict_set(v, 400, "invalid_argument", "max_label_names_per_series",
+			    "profile series has too many label names");
+		return false;
+	}
+	labelset_sort(ls);
+	return true;
 }
 
-/* Validates every series and profile first, then stores them all: all or nothing. */
-static bool push_apply(const Push__V1__PushRequest *pr, struct verdict *v, bool store)
+/*
+ * Validates every series and profile first (store false), then stores them all: all or
+ * nothing, where Pyroscope may store some series of a request it answers with an error
+ * (ember sends one series per request). *bytes gets what the rate limiter is fed.
+ */
+static bool push_apply(const Push__V1__PushRequest *pr, struct verdict *v, bool store,
+		       size_t *bytes)
 {
 	struct labelset ls = {0};
 	pprof_profile *p;
@@ -882,27 +1419,41 @@ static bool push_apply(const Push__V1__PushRequest *pr, struct verdict *v, bool 
 	size_t i, j, len;
 	bool ok = true;
 
+	*bytes = 0;
 	for (i = 0; ok && i < pr->n_series; i++) {
 		ok = series_labels(pr->series[i], &ls, v);
+		for (j = 0; ok && j < pr->series[i]->n_labels; j++)
+			*bytes += strlen(pr->series[i]->labels[j]->name) +
+				  strlen(pr->series[i]->labels[j]->value);
 		for (j = 0; ok && j < pr->series[i]->n_samples; j++) {
 			const ProtobufCBinaryData *d = &pr->series[i]->samples[j]->raw_profile;
 
 			ok = load_profile(d->data, d->len, &raw, &len, &p, v);
-			if (ok && store) {
-				pthread_mutex_lock(&g.lock);
-				if (store_profile(&ls, p, raw, len, "push"))
-					verdict_set(v, 500, "internal", "store_failed",
-						    "cannot store the profile");
-				pthread_mutex_unlock(&g.lock);
-			}
-			if (ok) {
-				pprof_profile_free(p);
-				free(raw);
-			}
+			if (!ok)
+				break;
+			*bytes += len;
+			ok = ingest_profile(&ls, p, raw, len, "push", store, v);
+			pprof_profile_free(p);
+			free(raw);
 		}
 		labelset_free(&ls);
 	}
 	return ok && !v->status;
+}
+
+/* The rate limiter's verdict on a request of bytes (distributor.go rateLimit). */
+static bool push_rate_ok(size_t bytes, struct verdict *v)
+{
+	bool ok;
+
+	pthread_mutex_lock(&g.lock);
+	ok = rate_allow(bytes);
+	pthread_mutex_unlock(&g.lock);
+	if (!ok)
+		verdict_set(v, 429, "resource_exhausted", "rate_limited",
+			    "push rate limit (%.0f B) exceeded while adding %zu B",
+			    g.opt.ingest_rate, bytes);
+	return ok;
 }
 
 static enum MHD_Result handle_push(struct MHD_Connection *c, struct req *r)
@@ -912,7 +1463,7 @@ static enum MHD_Result handle_push(struct MHD_Connection *c, struct req *r)
 	const char *accept;
 	const uint8_t *buf;
 	uint8_t *tmp = NULL;
-	size_t len;
+	size_t len, bytes;
 	enum MHD_Result ret;
 
 	if (!push_headers_ok(c, &v, &accept))
@@ -931,8 +1482,8 @@ static enum MHD_Result handle_push(struct MHD_Connection *c, struct req *r)
 			    "unmarshal into push.v1.PushRequest: malformed message");
 	else if (!pr->n_series)
 		verdict_set(&v, 400, "invalid_argument", "no_profiles", "no profiles received");
-	else if (push_apply(pr, &v, false))
-		push_apply(pr, &v, true);
+	else if (push_apply(pr, &v, false, &bytes) && push_rate_ok(bytes, &v))
+		push_apply(pr, &v, true, &bytes);
 	if (pr)
 		push__v1__push_request__free_unpacked(pr, NULL);
 	if (v.status)
@@ -1107,13 +1658,9 @@ static enum MHD_Result handle_ingest(struct MHD_Connection *c, struct req *r)
 	}
 	if (labelset_add(&ls, "__name__", 8, ingest_metric(p), strlen(ingest_metric(p))))
 		verdict_set(&v, 400, "invalid_argument", "max_label_names_per_series", "labels");
-	else if (check_labels(&ls, &v)) {
-		pthread_mutex_lock(&g.lock);
-		if (store_profile(&ls, p, raw, len, "ingest"))
-			verdict_set(&v, 500, "internal", "store_failed",
-				    "cannot store the profile");
-		pthread_mutex_unlock(&g.lock);
-	}
+	else if (labelset_sort(&ls), ingest_profile(&ls, p, raw, len, "ingest", false, &v) &&
+		 push_rate_ok(len, &v))
+		ingest_profile(&ls, p, raw, len, "ingest", true, &v);
 	pprof_profile_free(p);
 	free(raw);
 out:
@@ -1302,7 +1849,11 @@ static int open_store(const char *dir)
 		fclose(f);
 	}
 	g.index = fopen(path, "a");
-	return g.index ? 0 : -errno;
+	if (!g.index)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/series.tsv", dir);
+	g.series = fopen(path, "a");
+	return g.series ? 0 : -errno;
 }
 
 static int parse_args(int argc, char **argv, struct options *o)
@@ -1315,6 +1866,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"max-body", required_argument, NULL, 'b'},
 		{"max-profile", required_argument, NULL, 'm'},
 		{"utf8-labels", no_argument, NULL, 'u'},
+		{"max-label-names", required_argument, NULL, 'L'},
+		{"max-samples", required_argument, NULL, 'S'},
+		{"ingest-rate", required_argument, NULL, 'R'},
+		{"ingest-burst", required_argument, NULL, 'B'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -1322,7 +1877,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int ch;
 
 	*o = (struct options){
-		.max_body = 16u << 20, .max_profile = 4u << 20, .max_age_ns = 3600 * NS_PER_SEC};
+		.max_body = 16u << 20, .max_profile = 4u << 20, .max_age_ns = 3600 * NS_PER_SEC,
+		.max_label_names = MAX_LABELS, .max_samples = MAX_SAMPLES,
+		.ingest_rate = INGEST_RATE, .ingest_burst = INGEST_BURST};
 	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
@@ -1343,6 +1900,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'm':
 			o->max_profile = strtoull(optarg, NULL, 10);
 			break;
+		case 'L':
+			o->max_label_names = strtoull(optarg, NULL, 10);
+			break;
+		case 'S':
+			o->max_samples = strtoull(optarg, NULL, 10);
+			break;
+		case 'R':
+			o->ingest_rate = strtod(optarg, NULL);
+			break;
+		case 'B':
+			o->ingest_burst = strtod(optarg, NULL);
+			break;
 		case 'u':
 			o->utf8_labels = true;
 			break;
@@ -1358,7 +1927,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 	}
 	if (!o->store || optind != argc || o->port > 65535 || !o->max_body || !o->max_profile ||
-	    o->max_age_ns <= 0) {
+	    o->max_age_ns <= 0 || !o->max_label_names || !o->max_samples ||
+	    o->max_label_names > MAX_INGEST_LABELS || !(o->ingest_rate >= 0) ||
+	    !(o->ingest_burst >= 0)) {
 		usage(stderr);
 		return -EINVAL;
 	}
@@ -1436,5 +2007,6 @@ int main(int argc, char **argv)
 	g.wake_fd = pipefd[1];
 	ret = run(g.opt.port, sfd, pipefd[0]);
 	fclose(g.index);
+	fclose(g.series);
 	return ret;
 }
