@@ -463,6 +463,7 @@ static void on_proc_event(const struct ember_proc_event *e, void *arg)
 	} else if (e->type == EMBER_PROC_EXEC) {
 		/* the first sample after it reports the process again, with its libraries */
 		note_exec(d, e->tgid);
+		unwinder_exec(d->unw, e->tgid);
 	}
 }
 

@@ -34,7 +34,7 @@
 /* Binaries remembered as having no table, so that they are not tried again and again. */
 #define NEGATIVE_MAX 16384
 /* A process is read again for a frame outside its mappings at most this often. */
-#define RESCAN_MIN_NS (5 * 1000000000LL)
+#define RESCAN_MIN_NS (1000000000LL)
 /* The thread looks at the stale-process map this often when nothing else wakes it. */
 #define STALE_POLL_NS (1000000000LL)
 /* Processes the stale map can name at once (bpf/unwind.bpf.h). */
@@ -855,6 +855,15 @@ void unwinder_add(struct unwinder *u, pid_t pid)
 
 void unwinder_exited(struct unwinder *u, pid_t pid)
 {
+	enqueue(u, pid, REQ_EXIT);
+}
+
+void unwinder_exec(struct unwinder *u, pid_t pid)
+{
+	if (!u)
+		return;
+	/* now: the old program's tables would unwind the new one's frames into garbage */
+	bpf_map_delete_elem(u->fds.procs, &pid);
 	enqueue(u, pid, REQ_EXIT);
 }
 

@@ -54,6 +54,11 @@ void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out);
 void unwinder_add(struct unwinder *u, pid_t pid);
 /* Forgets pid (it exited), asynchronously. */
 void unwinder_exited(struct unwinder *u, pid_t pid);
+/*
+ * pid exec'd: its frames are walked with frame pointers from now on, until its
+ * first sample (EMBER_PROC_NEW) loads the new program's tables.
+ */
+void unwinder_exec(struct unwinder *u, pid_t pid);
 /* Blocks until every request made so far has been handled (tests, capture start). */
 void unwinder_settle(struct unwinder *u);
 
