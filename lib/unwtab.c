@@ -442,7 +442,8 @@ static void disjoin(struct ranges *rr, uint32_t *dropped)
 	size_t i, n = 0;
 	uint64_t end = 0;
 
-	qsort(rr->r, rr->n, sizeof(*rr->r), range_cmp);
+	if (rr->n)
+		qsort(rr->r, rr->n, sizeof(*rr->r), range_cmp);
 	for (i = 0; i < rr->n; i++) {
 		struct range r = rr->r[i];
 
@@ -512,7 +513,8 @@ static enum unwtab_err merge_debug(struct ranges *eh, const struct ranges *dbg, 
 		if (!kept)
 			(*dropped)++;
 	}
-	qsort(eh->r, eh->n, sizeof(*eh->r), range_cmp);
+	if (eh->n)
+		qsort(eh->r, eh->n, sizeof(*eh->r), range_cmp);
 	return UNWTAB_OK;
 }
 
