@@ -261,12 +261,12 @@ static uint64_t libc_vaddr(const void *addr)
 /* memcpy (the ifunc's choice for this CPU) makes no frame: CFA = rsp + 8 throughout. */
 START_TEST(test_libc_memcpy)
 {
-	void *(*volatile fn)(void *, const void *, size_t) = memcpy;
-	void *impl = dlsym(RTLD_DEFAULT, "memcpy");
+	/* libc's own, not a sanitizer's interceptor of the same name. */
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *impl = libc ? dlsym(libc, "memcpy") : NULL;
 	struct unwtab t;
 	uint64_t a;
 
-	(void)fn;
 	ck_assert_ptr_nonnull(impl);
 	a = libc_vaddr(impl);
 	build(LIBC, &t);
@@ -274,6 +274,7 @@ START_TEST(test_libc_memcpy)
 	expect(&t, a, EMBER_CFA_RSP, 8, 0);
 	expect(&t, a + 16, EMBER_CFA_RSP, 8, 0);
 	unwtab_free(&t);
+	dlclose(libc);
 }
 END_TEST
 
