@@ -22,16 +22,18 @@
 
 /*
  * Bound on libdw's work: each dwarf_cfi_addrframe re-runs its FDE's instructions from the
- * start, so a hostile FDE of n one-byte rows costs n^2. Counted in instruction bytes run;
- * node (100 MB) needs about 2^26, Chromium (300 MB) about 2^28.
+ * start, so a hostile FDE of n one-byte rows costs n^2. Counted in instruction bytes run (plus
+ * 16 per lookup); measured: libc 2^21, node 20 2^25, libLLVM-15 (110 MB, 0.6 s) 2^26.3. 2^31
+ * leaves 25 times LLVM's need and bounds a hostile file to seconds.
  */
-#define UNWTAB_WORK_MAX (1ull << 33)
+#define UNWTAB_WORK_MAX (1ull << 31)
 
 /* One FDE's address range and the CFI that describes it. */
 struct range {
 	uint64_t lo, hi;
 	uint32_t cost;		/* bytes of CIE + FDE instructions libdw runs per lookup */
 	bool debug;		/* from .debug_frame */
+	bool unsafe;		/* instructions libdw must not run (see insns_safe) */
 };
 
 struct ranges {
@@ -44,7 +46,8 @@ struct cie {
 	uint64_t off;
 	uint32_t len;		/* bytes of initial instructions */
 	uint8_t enc;		/* DW_EH_PE_* of the FDEs' addresses */
-	bool ok;		/* augmentation understood */
+	bool ok;		/* augmentation understood, initial instructions safe */
+	bool z;			/* FDEs carry augmentation data ('z') */
 };
 
 struct cies {
@@ -196,6 +199,13 @@ static Elf_Data *section(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
+/*
+ * Largest DWARF register number a CFI instruction may name. libdw grows each frame state to
+ * the largest register named: DW_CFA_offset_extended of register 2^32 makes it allocate and
+ * clear 64 GiB (found by fuzz_unwtab). x86-64 numbers stop at 130 (the mask registers).
+ */
+#define UNWTAB_MAX_REG 255
+
 /* --- FDE enumeration: the pointer encodings of the CIE's 'R' augmentation ------------- */
 
 static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
@@ -276,6 +286,107 @@ static bool read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uin
 	}
 }
 
+static bool reg_ok(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg;
+
+	return uleb(p, end, &reg) && reg <= UNWTAB_MAX_REG;
+}
+
+/* Skips a DW_FORM_block operand (an expression): a ULEB128 length and the bytes. */
+static bool skip_block(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t len;
+
+	if (!uleb(p, end, &len) || len > (uint64_t)(end - *p))
+		return false;
+	*p += len;
+	return true;
+}
+
+/*
+ * Whether libdw may run the CFI instructions [p, end): every register they name is at most
+ * UNWTAB_MAX_REG. This only steps over operands; libdw interprets. An opcode unknown here is
+ * left to libdw, which refuses it without reading further.
+ */
+static bool insns_safe(const uint8_t *p, const uint8_t *end, uint8_t enc)
+{
+	uint64_t v;
+
+	while (p < end) {
+		uint8_t op = *p++;
+		bool ok;
+
+		switch (op & 0xc0) {
+		case DW_CFA_advance_loc:
+		case DW_CFA_restore:
+			continue;
+		case DW_CFA_offset:
+			if (!uleb(&p, end, &v))
+				return false;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop:
+		case DW_CFA_remember_state:
+		case DW_CFA_restore_state:
+			ok = true;
+			break;
+		case DW_CFA_set_loc:
+			ok = read_encoded(&p, end, enc, &v);
+			break;
+		case DW_CFA_advance_loc1:
+			ok = fixed(&p, end, 1, false, &v);
+			break;
+		case DW_CFA_advance_loc2:
+			ok = fixed(&p, end, 2, false, &v);
+			break;
+		case DW_CFA_advance_loc4:
+			ok = fixed(&p, end, 4, false, &v);
+			break;
+		case DW_CFA_def_cfa_offset:
+		case DW_CFA_GNU_args_size:
+			ok = uleb(&p, end, &v);
+			break;
+		case DW_CFA_def_cfa_offset_sf:
+			ok = sleb(&p, end, &v);
+			break;
+		case DW_CFA_restore_extended:
+		case DW_CFA_undefined:
+		case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			ok = reg_ok(&p, end);
+			break;
+		case DW_CFA_offset_extended:
+		case DW_CFA_register:
+		case DW_CFA_def_cfa:
+		case DW_CFA_val_offset:
+		case DW_CFA_GNU_negative_offset_extended:
+			/* DW_CFA_register's second operand is a register too: bounded as well. */
+			ok = reg_ok(&p, end) && (op == DW_CFA_register ? reg_ok(&p, end)
+								       : uleb(&p, end, &v));
+			break;
+		case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf:
+		case DW_CFA_val_offset_sf:
+			ok = reg_ok(&p, end) && sleb(&p, end, &v);
+			break;
+		case DW_CFA_def_cfa_expression:
+			ok = skip_block(&p, end);
+			break;
+		case DW_CFA_expression:
+		case DW_CFA_val_expression:
+			ok = reg_ok(&p, end) && skip_block(&p, end);
+			break;
+		default:
+			return true;
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 /*
  * The FDE pointer encoding from a CIE's augmentation ("zR", "zPLR", "zRS", ...). An empty
  * string (.debug_frame) means absolute 8-byte addresses; what cannot be parsed is not ok.
@@ -290,8 +401,9 @@ static void parse_cie(const Dwarf_CIE *c, struct cie *out)
 	out->enc = DW_EH_PE_absptr;
 	out->ok = a && (!a[0] || (a[0] == 'z' && p));
 	out->len = (uint32_t)(c->initial_instructions_end - c->initial_instructions);
+	out->z = out->ok && a[0] == 'z';
 	if (!out->ok || !a[0])
-		return;
+		goto insns;
 	for (a++; *a; a++) {
 		switch (*a) {
 		case 'R':
@@ -316,9 +428,12 @@ static void parse_cie(const Dwarf_CIE *c, struct cie *out)
 			break;
 		default:
 			/* Unknown letters stop the parse; an 'R' after them is lost. */
-			return;
+			goto insns;
 		}
 	}
+insns:
+	if (out->ok && !insns_safe(c->initial_instructions, c->initial_instructions_end, out->enc))
+		out->ok = false;
 	return;
 bad:
 	out->ok = false;
@@ -364,6 +479,7 @@ static bool fde_range(const Dwarf_FDE *f, const struct cie *c, uint64_t field_va
 	r->lo = lo;
 	r->hi = lo + len;
 	r->cost = c->len + (uint32_t)(f->end - f->start);
+	r->unsafe = (c->z && !skip_block(&p, end)) || !insns_safe(p, end, c->enc);
 	return r->hi > r->lo;
 }
 
@@ -442,7 +558,8 @@ static void disjoin(struct ranges *rr, uint32_t *dropped)
 	size_t i, n = 0;
 	uint64_t end = 0;
 
-	qsort(rr->r, rr->n, sizeof(*rr->r), range_cmp);
+	if (rr->n)
+		qsort(rr->r, rr->n, sizeof(*rr->r), range_cmp);
 	for (i = 0; i < rr->n; i++) {
 		struct range r = rr->r[i];
 
@@ -512,7 +629,8 @@ static enum unwtab_err merge_debug(struct ranges *eh, const struct ranges *dbg, 
 		if (!kept)
 			(*dropped)++;
 	}
-	qsort(eh->r, eh->n, sizeof(*eh->r), range_cmp);
+	if (eh->n)
+		qsort(eh->r, eh->n, sizeof(*eh->r), range_cmp);
 	return UNWTAB_OK;
 }
 
@@ -688,6 +806,10 @@ static enum unwtab_err walk_range(struct build *b, const struct range *rg)
 	Dwarf_Addr start, end;
 	Dwarf_Frame *f;
 
+	if (rg->unsafe) {
+		b->t->st.fdes_bad++;
+		return push(b, addr, (struct ember_unwind_row){ .cfa_kind = EMBER_CFA_FP });
+	}
 	while (addr < rg->hi) {
 		b->work += rg->cost + 16;
 		if (b->work > UNWTAB_WORK_MAX)
@@ -754,6 +876,15 @@ static void count_rows(struct unwtab *t)
 			break;
 		}
 	}
+}
+
+/* Gives back what doubling the array over-allocated: tables are cached for long. */
+static void shrink(struct unwtab *t)
+{
+	void *p = realloc(t->rows, t->nrows * sizeof(*t->rows));
+
+	if (p)
+		t->rows = p;
 }
 
 /* --- entry points ------------------------------------------------------------------------ */
@@ -824,6 +955,7 @@ int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
 		free(out->rows);
 		memset(out, 0, sizeof(*out));
 	} else {
+		shrink(out);
 		count_rows(out);
 	}
 	if (why)

@@ -27,7 +27,7 @@ struct unwtab_seg {
 /* What a table holds, for emberctl status and the benchmark. Rows are counted after merging. */
 struct unwtab_stats {
 	uint32_t fdes;			/* FDE ranges compiled */
-	uint32_t fdes_dropped;		/* undecodable, outside the text, or inside an earlier FDE */
+	uint32_t fdes_dropped;		/* undecodable, outside the text, inside an earlier one */
 	uint32_t fdes_bad;		/* libdw refused their instructions: EMBER_CFA_FP there */
 	uint32_t from_debug_frame;	/* FDE ranges taken from .debug_frame */
 	uint32_t rows;
@@ -56,7 +56,7 @@ enum unwtab_err {
 	UNWTAB_E_NO_TEXT,	/* no executable PT_LOAD segment */
 	UNWTAB_E_NO_CFI,	/* neither .eh_frame nor .debug_frame covers any code */
 	UNWTAB_E_BAD_CFI,	/* a CFI section libdw cannot read to its end */
-	UNWTAB_E_TOO_BIG,	/* more rows, more span (4 GiB) or more work than the bounds allow */
+	UNWTAB_E_TOO_BIG,	/* more rows, span (4 GiB) or work than the bounds allow */
 	UNWTAB_E_NOMEM,
 	UNWTAB_E_NR,
 };

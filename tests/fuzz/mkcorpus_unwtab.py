@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Writes the seed corpus of fuzz_unwtab (tests/fuzz/corpus/unwtab/): two tiny shared objects
+# (CFI in .eh_frame with a PLT, and in .debug_frame), and hostile copies of them: truncated
+# CIEs/FDEs, bad augmentation strings, huge lengths, overlapping and huge FDE ranges.
+# Needs gcc; run from anywhere: python3 tests/fuzz/mkcorpus_unwtab.py
+import os, struct, subprocess, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "corpus", "unwtab")
+
+ASM = """
+.text
+.globl f1
+f1: .cfi_startproc
+ sub $0x28,%rsp
+ .cfi_adjust_cfa_offset 0x28
+ call ext@PLT
+ add $0x28,%rsp
+ .cfi_adjust_cfa_offset -0x28
+ ret
+ .cfi_endproc
+.globl f2
+f2: .cfi_startproc
+ push %rbp
+ .cfi_def_cfa_offset 16
+ .cfi_offset rbp, -16
+ mov %rsp,%rbp
+ .cfi_def_cfa_register rbp
+ call ext@PLT
+ pop %rbp
+ .cfi_def_cfa rsp, 8
+ ret
+ .cfi_endproc
+.globl f3
+f3: .cfi_startproc
+ .cfi_undefined rip
+ nop
+ ret
+ .cfi_endproc
+"""
+
+
+def build(name, debug_frame):
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "t.s")
+        with open(src, "w") as f:
+            f.write((".cfi_sections .debug_frame\n" if debug_frame else "") + ASM)
+        out = os.path.join(d, name)
+        subprocess.run(["gcc", "-shared", "-nostdlib", "-Wl,--build-id=none", "-Wl,-z,norelro",
+                        "-Wl,-z,noseparate-code", "-s" if not debug_frame else "-g0",
+                        "-o", out, src], check=True)
+        if debug_frame:
+            subprocess.run(["strip", "--keep-section=.debug_frame", out], check=True)
+        with open(out, "rb") as f:
+            return bytearray(f.read())
+
+
+def section(img, name):
+    shoff, = struct.unpack_from("<Q", img, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", img, 0x3a)
+    def sh(i):
+        return struct.unpack_from("<IIQQQQIIQQ", img, shoff + i * shentsize)
+    stroff = sh(shstrndx)[4]
+    for i in range(shnum):
+        s = sh(i)
+        end = img.index(b"\0", stroff + s[0])
+        if img[stroff + s[0]:end].decode() == name:
+            return s[4], s[5]
+    raise SystemExit("no section " + name)
+
+
+def entries(img, off, size):
+    """(offset, length, is_cie) of each CFI entry."""
+    out, p = [], off
+    while p + 4 <= off + size:
+        length, = struct.unpack_from("<I", img, p)
+        if length == 0:
+            break
+        cie_id, = struct.unpack_from("<I", img, p + 4)
+        out.append((p, length, cie_id == 0 or cie_id == 0xffffffff))
+        p += 4 + length
+    return out
+
+
+def write(name, img):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(img)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    eh = build("eh.so", False)
+    dbg = build("dbg.so", True)
+    write("eh.so", eh)
+    write("debug_frame.so", dbg)
+    off, size = section(eh, ".eh_frame")
+    ents = entries(eh, off, size)
+    cie = [e for e in ents if e[2]][0]
+    fdes = [e for e in ents if not e[2]]
+
+    m = bytearray(eh); struct.pack_into("<I", m, cie[0], 0xfffffff0); write("cie_huge_len.so", m)
+    m = bytearray(eh); struct.pack_into("<I", m, fdes[0][0], 0x7ffffff0); write("fde_huge_len.so", m)
+    m = bytearray(eh); struct.pack_into("<IQ", m, fdes[0][0], 0xffffffff, 1 << 62)
+    write("fde_len64.so", m)
+    m = bytearray(eh); m[cie[0] + 9:cie[0] + 11] = b"zQ"; write("cie_bad_aug.so", m)
+    m = bytearray(eh); m[cie[0] + 9] = ord("y"); write("cie_no_z.so", m)
+    m = bytearray(eh); m[cie[0] + 9:cie[0] + 12] = b"zzz"; write("cie_aug_zzz.so", m)
+    # Truncations: the section cut inside the CIE and inside the second FDE.
+    write("cut_cie.so", eh[:cie[0] + 10])
+    write("cut_fde.so", eh[:fdes[1][0] + 12])
+    # FDE ranges (pcrel sdata4 start, udata4 length) at +8 and +12 from the entry.
+    m = bytearray(eh)
+    a0 = fdes[0][0] + 8 + struct.unpack_from("<i", m, fdes[0][0] + 8)[0]
+    for f in fdes[1:]:
+        struct.pack_into("<i", m, f[0] + 8, a0 - (f[0] + 8))
+    write("fde_overlap.so", m)
+    m = bytearray(eh); struct.pack_into("<I", m, fdes[0][0] + 12, 0xfffffff0); write("fde_huge_range.so", m)
+    m = bytearray(eh); struct.pack_into("<I", m, fdes[0][0] + 4, 0x7fff0000); write("fde_bad_cie_ptr.so", m)
+    # Instructions: every byte of the first FDE's instructions turned into advance_loc1.
+    m = bytearray(eh)
+    for i in range(fdes[0][0] + 17, fdes[0][0] + 4 + fdes[0][1]):
+        m[i] = 0x41
+    write("fde_advances.so", m)
+    doff, dsize = section(dbg, ".debug_frame")
+    m = bytearray(dbg); struct.pack_into("<I", m, doff, 0xfffffff0); write("debug_frame_huge.so", m)
+
+
+main()
