@@ -13,6 +13,7 @@
 #include "compress.h"
 #include "hashtab.h"
 #include "pprof.h"
+#include "utf8.h"
 
 /* Deepest stack and most inline frames per location we keep; BPF stacks stop at 127. */
 #define PPROF_MAX_DEPTH (1u << 16)
@@ -108,7 +109,7 @@ static bool str_match(const void *ctx, size_t idx, const void *key)
 	return !strcmp(b->strs[idx], key);
 }
 
-static int intern(struct pprof_builder *b, const char *s, uint32_t *idx)
+static int intern_valid(struct pprof_builder *b, const char *s, uint32_t *idx)
 {
 	uint32_t h;
 	size_t found;
@@ -137,6 +138,25 @@ static int intern(struct pprof_builder *b, const char *s, uint32_t *idx)
 	b->strs[b->n_strs] = copy;
 	*idx = b->n_strs++;
 	return 0;
+}
+
+/*
+ * Every string of a profile goes through here: invalid UTF-8 is repaired
+ * (U+FFFD) because Pyroscope refuses a whole profile for one bad string.
+ */
+static int intern(struct pprof_builder *b, const char *s, uint32_t *idx)
+{
+	char *fixed;
+	int ret;
+
+	if (!s || utf8_valid(s, strlen(s)))
+		return intern_valid(b, s, idx);
+	fixed = utf8_dup(s);
+	if (!fixed)
+		return -ENOMEM;
+	ret = intern_valid(b, fixed, idx);
+	free(fixed);
+	return ret;
 }
 
 static int intern_type(struct pprof_builder *b, struct pprof_value_type *vt)

@@ -25,5 +25,6 @@ Suite *log_suite(void);
 Suite *ctlproto_suite(void);
 Suite *flamegraph_suite(void);
 Suite *statusfile_suite(void);
+Suite *utf8_suite(void);
 
 #endif
