@@ -306,7 +306,8 @@ uint64_t pprof_function(struct pprof_builder *b, const char *name, const char *s
 		ret = intern(b, filename, &k.filename);
 	if (ret)
 		goto err;
-	h = hash_fold(hash_mix(hash_mix(k.name, k.system_name), k.filename));
+	/* seeded: hash_mix(name, system_name) is 0 whenever the two are the same string */
+	h = hash_fold(hash_mix(hash_mix(hash_mix(0, k.name), k.system_name), k.filename));
 	found = hashtab_find(&b->func_tab, h, function_match, b, &k);
 	if (found)
 		return found;
@@ -381,7 +382,7 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id, uint64_t a
 		if (!function_ids[i] || function_ids[i] > b->n_funcs)
 			goto err;
 	}
-	h = hash_fold(hash_ids(hash_mix(mapping_id, address), function_ids, n_funcs));
+	h = hash_fold(hash_ids(hash_mix(hash_mix(0, mapping_id), address), function_ids, n_funcs));
 	found = hashtab_find(&b->loc_tab, h, location_match, b, &k);
 	if (found)
 		return found;
@@ -1164,6 +1165,7 @@ struct merge {
 	uint64_t *map_ids, *func_ids, *loc_ids;
 	uint64_t *scratch; /* function or location ids being translated */
 	size_t cap_scratch;
+	bool drop_labels; /* from the filter */
 };
 
 static const char *pstr(const pprof_profile *p, int64_t i)
@@ -1286,7 +1288,8 @@ static int merge_sample(struct merge *m, const Perftools__Profiles__Sample *s)
 	}
 	for (i = 0; i < s->n_location_id; i++)
 		m->scratch[i] = m->loc_ids[idmap_get(&m->ix.locs, s->location_id[i]) - 1];
-	return pprof_add_sample(m->b, m->scratch, s->n_location_id, s->value, labels, s->n_label);
+	return pprof_add_sample(m->b, m->scratch, s->n_location_id, s->value, labels,
+				m->drop_labels ? 0 : s->n_label);
 }
 
 /* Grows the builder's [time, time + duration) to cover p's; time 0 means unknown. */
@@ -1307,7 +1310,7 @@ static void merge_time(struct pprof_builder *b, const pprof_profile *p)
 
 int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pprof_filter *f)
 {
-	struct merge m = {.b = b, .p = p};
+	struct merge m = {.b = b, .p = p, .drop_labels = f && f->drop_labels};
 	size_t i;
 	int ret;
 

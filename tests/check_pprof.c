@@ -788,7 +788,7 @@ START_TEST(test_merge_pid)
 	pprof_profile_free(out);
 	pprof_builder_free(b);
 	b = new_cpu();
-	ck_assert_int_eq(pprof_merge(b, two, &(struct pprof_filter){true, 2}), 0);
+	ck_assert_int_eq(pprof_merge(b, two, &(struct pprof_filter){.by_pid = true, .pid = 2}), 0);
 	ck_assert_uint_eq(pprof_sample_count(b), 0);
 	pprof_profile_free(one);
 	pprof_profile_free(two);

@@ -26,5 +26,6 @@ Suite *ctlproto_suite(void);
 Suite *flamegraph_suite(void);
 Suite *statusfile_suite(void);
 Suite *utf8_suite(void);
+Suite *pushfit_suite(void);
 
 #endif
