@@ -16,13 +16,6 @@
 /* The function name that stands for the stacks folded away. */
 #define PUSHFIT_TRUNCATED "[truncated]"
 
-/* Pyroscope's defaults: the distributor's 2 MiB ingestion burst and 16000 samples. */
-#define PUSHFIT_DEFAULT_MAX_BYTES (2u << 20)
-#define PUSHFIT_DEFAULT_MAX_SAMPLES 16000
-/* Below these, a profile cannot hold its header and a few stacks. */
-#define PUSHFIT_MIN_MAX_BYTES (64u << 10)
-#define PUSHFIT_MIN_MAX_SAMPLES 16
-
 struct pushfit_limits {
 	uint64_t max_bytes;		/* uncompressed profile.proto */
 	uint64_t max_samples;
