@@ -64,6 +64,11 @@ static const struct sf_key keys[] = {
 	K("collector.rejected", SF_U64, collector.rejected),
 	K("collector.expired", SF_U64, collector.expired),
 	K("collector.retries", SF_U64, collector.retries),
+	/* since format 1 without a version change: older readers skip unknown keys */
+	K("collector.labels_dropped", SF_U64, collector.labels_dropped),
+	K("collector.samples_merged", SF_U64, collector.samples_merged),
+	K("collector.profiles_folded", SF_U64, collector.profiles_folded),
+	K("collector.stacks_folded", SF_U64, collector.stacks_folded),
 	K("cpu_user_ns", SF_I64, cpu_user_ns),
 	K("cpu_system_ns", SF_I64, cpu_system_ns),
 	K("memory.limit", SF_U64, mem.limit),

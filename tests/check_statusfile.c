@@ -43,6 +43,10 @@ static void sample(struct ember_status *st)
 		 "HTTP 503: upstream unavailable, retrying in 4s");
 	st->collector.pending = 9;
 	st->collector.sent = 100;
+	st->collector.labels_dropped = 3;
+	st->collector.samples_merged = 4100;
+	st->collector.profiles_folded = 2;
+	st->collector.stacks_folded = 68002;
 	st->cpu_user_ns = 40000000;
 	st->cpu_system_ns = 91000000;
 	st->mem = (struct status_memory){ .limit = 64ull << 20, .rss = 19771392,
@@ -75,6 +79,8 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\ndrop stack_map_full 1 7\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncache binaries 45 326420 25165824 3\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nbpf_map cpu_bpf.rodata 1 8192\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.labels_dropped 3\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.stacks_folded 68002\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
 	/* every field, padding included (both were zeroed before being filled) */
