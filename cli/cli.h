@@ -14,6 +14,7 @@
 #include "history.h"
 #include "pprof.h"
 #include "stackset.h"
+#include "timeparse.h"
 
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
@@ -77,7 +78,6 @@ void show(const char *text) __attribute__((noreturn));
 int64_t now_ns(void);
 
 void format_time(int64_t ns, char *buf, size_t len);	 /* RFC 3339, UTC */
-void format_duration(int64_t ns, char *buf, size_t len); /* "10s", "5m", "9.998s" */
 void format_bytes(uint64_t n, char *buf, size_t len);	 /* "12.3 MiB" */
 /* "between A and B", "since A", "before B" or "in the history". */
 void format_window(const struct selection *sel, char *buf, size_t len);

@@ -81,23 +81,6 @@ void format_time(int64_t ns, char *buf, size_t len)
 	snprintf(buf + strlen(buf), len - strlen(buf), "Z");
 }
 
-/* In the units parse_duration reads: "10s", "5m", "1h", else "9.998s". */
-void format_duration(int64_t ns, char *buf, size_t len)
-{
-	int64_t secs = ns / NS_PER_SEC;
-
-	if (ns < 0)
-		snprintf(buf, len, "?");
-	else if (ns % NS_PER_SEC)
-		snprintf(buf, len, "%.3fs", (double)ns / NS_PER_SEC);
-	else if (secs && secs % 3600 == 0)
-		snprintf(buf, len, "%" PRId64 "h", secs / 3600);
-	else if (secs && secs % 60 == 0)
-		snprintf(buf, len, "%" PRId64 "m", secs / 60);
-	else
-		snprintf(buf, len, "%" PRId64 "s", secs);
-}
-
 void format_bytes(uint64_t n, char *buf, size_t len)
 {
 	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};

@@ -361,6 +361,12 @@ static void print_daemon(const struct daemon_view *v)
 		       st->collector.sent, st->collector.rejected, st->collector.expired,
 		       st->collector.retries, st->collector.pending,
 		       st->collector.outage ? "; collector UNREACHABLE" : "");
+	if (st->collector.configured)
+		printf("  %-13s since the start: %" PRIu64 " labels dropped, %" PRIu64
+		       " samples merged (sample labels are not pushed), %" PRIu64
+		       " profiles folded (%" PRIu64 " stacks into [truncated])\n", "fitted",
+		       st->collector.labels_dropped, st->collector.samples_merged,
+		       st->collector.profiles_folded, st->collector.stacks_folded);
 }
 
 struct span {
@@ -651,6 +657,12 @@ static void prom_daemon(const struct daemon_view *v)
 	sample_u64("ember_collector_pushes_total", "result", "expired", st->collector.expired);
 	counter("ember_collector_retries_total", "Pushes retried since emberd started.",
 		st->collector.retries);
+	counter("ember_collector_labels_dropped_total",
+		"Labels left out of pushes (invalid, or over the 30 a series holds).",
+		st->collector.labels_dropped);
+	counter("ember_collector_stacks_folded_total",
+		"Stacks folded into [truncated] to fit the collector's size limits.",
+		st->collector.stacks_folded);
 }
 
 static void prom_history(struct history *h)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "drain.h"
+#include "utf8.h"
 
 #define KERNEL_FILE "[kernel.kallsyms]"
 
@@ -202,14 +203,16 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 {
 	struct drain_ctx *c = arg;
 	uint64_t locs[2 * EMBER_MAX_STACK_DEPTH + 3];
-	char comm[EMBER_COMM_LEN + 1];
+	/* room for each byte to become a U+FFFD */
+	char comm[EMBER_COMM_LEN * 3 + 1];
 	const struct proc_class *pc;
 	struct drain_profile *p;
 	bool lost = false;
 	size_t n = 0;
 
-	memcpy(comm, key->comm, EMBER_COMM_LEN);
-	comm[EMBER_COMM_LEN] = '\0';
+	/* the kernel cuts a thread name at 15 bytes, inside a character if it must */
+	utf8_sanitize(key->comm, strnlen(key->comm, EMBER_COMM_LEN), comm, sizeof(comm),
+		      UTF8_CUT_TAIL);
 	pc = c->classify(key->tgid, comm, c->arg);
 	if (!pc)
 		return -ENOMEM;

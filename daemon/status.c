@@ -216,6 +216,10 @@ static void gather_history_collector(struct status *s)
 	c->rejected = us.rejected;
 	c->expired = us.expired;
 	c->retries = us.retries;
+	c->labels_dropped = us.labels_dropped;
+	c->samples_merged = us.samples_merged;
+	c->profiles_folded = us.profiles_folded;
+	c->stacks_folded = us.stacks_folded;
 }
 
 /* VmRSS and VmHWM of /proc/self/status, in bytes. */

@@ -21,6 +21,7 @@
 #include "history.h"
 #include "log.h"
 #include "push.h"
+#include "pushfit.h"
 #include "uploader.h"
 #include "util.h"
 
@@ -42,6 +43,10 @@
 #define PUSH_PATH "/push.v1.PusherService/Push"
 #define INGEST_PATH "/ingest?"
 #define EXPIRED_MSG "older than the collector accepts"
+/* Folded profiles are summed into one log line at most this often. */
+#define FIT_LOG_NS (60 * NS_PER_SEC)
+/* Dropped labels (name, reason) logged once each; past this many, only counted. */
+#define MAX_LOGGED_DROPS 64
 
 /* The reply body, kept up to PUSH_MAX_REPLY_BYTES: only its message matters. */
 struct reply {
@@ -65,6 +70,14 @@ struct uploader {
 	char reject_msg[256];		/* the last rejection logged, when, and how many since */
 	int64_t reject_logged_ns;
 	uint64_t reject_quiet;
+	struct pushfit_limits limits;	/* from cc: what one pushed profile may be */
+	struct fit_log {		/* folds since the last line, FIT_LOG_NS apart */
+		int64_t logged_ns;
+		uint64_t profiles, stacks_in, stacks_folded;
+		double share;		/* the largest share of a profile folded */
+	} fit_log;
+	struct push_label_drop logged_drops[MAX_LOGGED_DROPS];
+	size_t n_logged_drops;
 
 	pthread_t thread;
 	bool started;
@@ -531,12 +544,13 @@ static void request_free(struct request *r)
 	free(r->body);
 }
 
-static int build_request(struct uploader *u, const struct history_pending *p, struct request *r)
+static int build_request(struct uploader *u, const struct history_pending *p,
+			 const uint8_t *pprof, size_t pprof_len, struct request *r)
 {
 	struct push_profile pp = {
 		.type = p->type, .app = p->app, .labels = p->labels,
 		.start_ns = p->start_ns, .end_ns = p->end_ns,
-		.pprof = p->pprof, .pprof_len = p->pprof_len,
+		.pprof = pprof, .pprof_len = pprof_len,
 	};
 	const struct config_label *ext = u->cc.external_labels;
 	size_t n_ext = u->cc.n_external_labels;
@@ -593,6 +607,99 @@ static bool too_old(const struct uploader *u, const struct history_pending *p, i
 	return u->cc.max_age_ns > 0 && p->start_ns < now - u->cc.max_age_ns;
 }
 
+/* Each dropped (label, reason) is logged once; every drop is counted. */
+static void log_label_drops(struct uploader *u, const struct history_pending *p)
+{
+	struct push_profile pp = {.type = p->type, .app = p->app, .labels = p->labels};
+	struct push_labels l;
+
+	push_series_labels_for(&pp, u->cc.external_labels, u->cc.n_external_labels,
+			       u->cc.protocol, &l);
+	if (!l.dropped)
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->stats.labels_dropped += l.dropped;
+	pthread_mutex_unlock(&u->lock);
+	for (size_t i = 0; i < l.n_drops; i++) {
+		const struct push_label_drop *d = &l.drops[i];
+		bool seen = false;
+
+		for (size_t j = 0; j < u->n_logged_drops && !seen; j++)
+			seen = u->logged_drops[j].reason == d->reason &&
+			       !strcmp(u->logged_drops[j].name, d->name);
+		if (seen || u->n_logged_drops == MAX_LOGGED_DROPS)
+			continue;
+		u->logged_drops[u->n_logged_drops++] = *d;
+		log_warnx("collector: label %s of %s is not pushed: %s (logged once; "
+			  "`emberctl status` counts every drop)", d->name,
+			  *p->app ? p->app : "the host", push_drop_reason_text(d->reason));
+	}
+}
+
+/* Folds are summed, and logged with their figures at most once per FIT_LOG_NS. */
+static void note_fit(struct uploader *u, const struct history_pending *p,
+		     const struct pushfit_stats *st, int64_t now)
+{
+	struct fit_log *fl = &u->fit_log;
+	size_t t = st->n_values ? st->n_values - 1 : 0;
+	double share = st->total[t] > 0 ? (double)st->folded[t] / (double)st->total[t] : 0;
+
+	pthread_mutex_lock(&u->lock);
+	u->stats.samples_merged += st->samples_merged;
+	if (st->stacks_folded) {
+		u->stats.profiles_folded++;
+		u->stats.stacks_folded += st->stacks_folded;
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (!st->stacks_folded)
+		return;
+	fl->profiles++;
+	fl->stacks_in += st->samples_in - st->samples_merged;
+	fl->stacks_folded += st->stacks_folded;
+	if (share > fl->share)
+		fl->share = share;
+	if (fl->logged_ns && now - fl->logged_ns < FIT_LOG_NS)
+		return;
+	log_warnx("collector: %llu profile(s) over max_samples = %llu or max_profile_bytes = "
+		  "%llu (the last: %s of %s, %zu bytes): %llu of %llu stacks folded into "
+		  PUSHFIT_TRUNCATED ", at most %.1f%% of a profile's value",
+		  (unsigned long long)fl->profiles, (unsigned long long)u->limits.max_samples,
+		  (unsigned long long)u->limits.max_bytes, p->type, *p->app ? p->app : "the host",
+		  st->bytes_in, (unsigned long long)fl->stacks_folded,
+		  (unsigned long long)fl->stacks_in, fl->share * 100);
+	*fl = (struct fit_log){.logged_ns = now};
+}
+
+/*
+ * The profile as the collector may take it (labels out, within the limits),
+ * into *out; false when it cannot be (then it is marked rejected).
+ */
+static bool fit_profile(struct uploader *u, const struct history_pending *p, uint8_t **out,
+			size_t *out_len)
+{
+	struct pushfit_stats st;
+	char err[160], msg[200];
+	int ret;
+
+	if (!p->pprof) {
+		on_rejected(u, p, 0, "the stored profile is corrupt", now_ns());
+		return false;
+	}
+	ret = pushfit(p->pprof, p->pprof_len, &u->limits, out, out_len, &st, err, sizeof(err));
+	if (ret == -ENOMEM) {
+		sleep_for(u, HISTORY_RETRY_NS); /* it stays pending */
+		return false;
+	}
+	if (ret) {
+		snprintf(msg, sizeof(msg), "cannot prepare the stored profile: %s", err);
+		on_rejected(u, p, 0, msg, now_ns());
+		return false;
+	}
+	note_fit(u, p, &st, now_ns());
+	log_label_drops(u, p);
+	return true;
+}
+
 /* Pushes one profile until it is sent, rejected or expired, or the daemon stops. */
 static void push_one(struct uploader *u, const struct history_pending *p)
 {
@@ -600,14 +707,15 @@ static void push_one(struct uploader *u, const struct history_pending *p)
 	struct request rq;
 	enum push_verdict v;
 	unsigned int retry = 0;
+	uint8_t *fitted;
+	size_t fitted_len;
 	long status;
 	int ret;
 
-	if (!p->pprof) {
-		on_rejected(u, p, 0, "the stored profile is corrupt", now_ns());
+	if (!fit_profile(u, p, &fitted, &fitted_len))
 		return;
-	}
-	ret = build_request(u, p, &rq);
+	ret = build_request(u, p, fitted, fitted_len, &rq);
+	free(fitted);
 	if (ret) {
 		if (ret == -ENOMEM)
 			sleep_for(u, HISTORY_RETRY_NS);
@@ -789,6 +897,8 @@ int uploader_start(const struct collector_config *cc, const char *data_dir, stru
 		return -ENOMEM;
 	}
 	u->cc = *cc;
+	u->limits.max_bytes = cc->max_profile_bytes;
+	u->limits.max_samples = cc->max_samples;
 	atomic_init(&u->stopping, false);
 	ret = setup(u, data_dir, err, errlen);
 	if (!ret) {

@@ -23,6 +23,9 @@ struct uploader_stats {
 	bool outage;					/* retrying since outage_since_ns */
 	int64_t outage_since_ns;
 	uint64_t pending;				/* in the history, at the last push */
+	uint64_t labels_dropped;			/* labels not sent (logged once each) */
+	uint64_t samples_merged;			/* merged once sample labels went */
+	uint64_t profiles_folded, stacks_folded;	/* fitted to the size limits */
 	int64_t oldest_pending_ns;			/* its start; 0 when none */
 };
 

@@ -30,6 +30,8 @@ struct parse_ctx {
 	unsigned int section_seq;	/* section headers read so far */
 	unsigned int section_line;	/* line of the last one */
 	unsigned int app_seq;		/* section_seq of the current [app] */
+	/* where the keys checked against each other were set: 0 when not */
+	unsigned int interval_line, url_line, protocol_line, max_age_line, window_line;
 	struct app_config *app;		/* the [app] being read, NULL if none or refused */
 };
 
@@ -74,6 +76,9 @@ void config_defaults(struct ember_config *c)
 	c->include_idle = false;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
 	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
+	c->collector.reject_older_than_ns = CONFIG_DEFAULT_REJECT_OLDER_THAN_NS;
+	c->collector.max_profile_bytes = CONFIG_DEFAULT_MAX_PROFILE_BYTES;
+	c->collector.max_samples = CONFIG_DEFAULT_MAX_SAMPLES;
 }
 
 static int parse_bool(const char *v, bool *out)
@@ -326,6 +331,9 @@ static int set_url(struct collector_config *cc, const char *value, char *err, si
 	return 0;
 }
 
+static int set_size(uint64_t *out, const char *key, const char *value, uint64_t min,
+		    const char *min_text, char *err, size_t errlen);
+
 /* Applies one [collector] key. */
 static int set_collector_key(struct collector_config *cc, const char *key, const char *value,
 			     char *err, size_t errlen)
@@ -372,6 +380,23 @@ static int set_collector_key(struct collector_config *cc, const char *key, const
 	if (!strcmp(key, "max_age"))
 		return set_duration(&cc->max_age_ns, key, value, 60LL * 1000000000LL,
 				    30LL * 86400 * 1000000000LL, "1m to 30d", err, errlen);
+	if (!strcmp(key, "reject_older_than"))
+		return set_duration(&cc->reject_older_than_ns, key, value, 15LL * 60 * 1000000000LL,
+				    366LL * 86400 * 1000000000LL, "15m to 366d", err, errlen);
+	if (!strcmp(key, "max_profile_bytes"))
+		return set_size(&cc->max_profile_bytes, key, value, CONFIG_MIN_MAX_PROFILE_BYTES,
+				"64KiB", err, errlen);
+	if (!strcmp(key, "max_samples")) {
+		unsigned long n;
+
+		if (parse_uint(value, CONFIG_MIN_MAX_SAMPLES, 10000000, &n)) {
+			snprintf(err, errlen, "max_samples: '%s' is not a whole number from %d to "
+				 "10000000", value, CONFIG_MIN_MAX_SAMPLES);
+			return -EINVAL;
+		}
+		cc->max_samples = n;
+		return 0;
+	}
 	if (!strncmp(key, "external_labels.", 16))
 		return add_label(cc->external_labels, &cc->n_external_labels, key + 16, value, err,
 				 errlen);
@@ -557,6 +582,19 @@ static void strip_inline_comment(char *v)
 		p[-1] = '\0';
 }
 
+/* Remembers where the [collector] keys that check_collector() weighs were set. */
+static void note_line(struct parse_ctx *ctx, const char *key)
+{
+	if (!strcmp(key, "url"))
+		ctx->url_line = ctx->line;
+	else if (!strcmp(key, "protocol"))
+		ctx->protocol_line = ctx->line;
+	else if (!strcmp(key, "max_age"))
+		ctx->max_age_line = ctx->line;
+	else if (!strcmp(key, "reject_older_than"))
+		ctx->window_line = ctx->line;
+}
+
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *ctx = user;
@@ -580,6 +618,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	if (!strcmp(section, "collector")) {
 		if (set_collector_key(&ctx->cfg->collector, name, val, err, sizeof(err)))
 			add_error(ctx->errs, ctx->filename, ctx->line, "%s", err);
+		else
+			note_line(ctx, name);
 		return 1;
 	}
 	if (strcmp(section, "daemon")) {
@@ -588,6 +628,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	}
 	if (set_daemon_key(ctx->cfg, name, val, err, sizeof(err)))
 		add_error(ctx->errs, ctx->filename, ctx->line, "%s", err);
+	else if (!strcmp(name, "interval"))
+		ctx->interval_line = ctx->line;
 	return 1; /* our errors are collected above; 0 would only count a syntax error */
 }
 
@@ -624,6 +666,133 @@ static char *read_line(char *buf, int size, void *stream)
 	}
 	ctx->pos += n;
 	return buf;
+}
+
+size_t config_label_budget(enum collector_protocol protocol)
+{
+	return CONFIG_MAX_SERIES_LABELS - (protocol == COLLECTOR_INGEST ? CONFIG_OWN_LABELS_INGEST
+									 : CONFIG_OWN_LABELS_PUSH);
+}
+
+bool config_ingest_value_ok(const char *value)
+{
+	size_t n = strlen(value);
+
+	if (strpbrk(value, ",{}"))
+		return false;
+	return !n || (!isspace((unsigned char)value[0]) && !isspace((unsigned char)value[n - 1]));
+}
+
+static bool has_name(const struct config_label *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return true;
+	return false;
+}
+
+/* Distinct label names a series of app a (NULL: the host's own profiles) carries. */
+static size_t series_labels(const struct ember_config *c, const struct app_config *a)
+{
+	const struct collector_config *cc = &c->collector;
+	size_t n = c->n_labels;
+
+	for (size_t i = 0; a && i < a->n_labels; i++)
+		n += !has_name(c->labels, c->n_labels, a->labels[i].name);
+	for (size_t i = 0; i < cc->n_external_labels; i++) {
+		const char *name = cc->external_labels[i].name;
+
+		n += !has_name(c->labels, c->n_labels, name) &&
+		     !(a && has_name(a->labels, a->n_labels, name));
+	}
+	return n;
+}
+
+/*
+ * The time window: a profile is pushed at the earliest when its interval ends
+ * and is refused once older than the server's window; max_age must fall in
+ * between with margins, or every profile ends rejected or expired.
+ */
+static void check_window(const struct parse_ctx *ctx)
+{
+	const struct collector_config *cc = &ctx->cfg->collector;
+	int64_t most = cc->reject_older_than_ns - CONFIG_CLOCK_MARGIN_NS;
+	int64_t least = ctx->cfg->interval_ns + CONFIG_PUSH_SLACK_NS;
+	char age[32], win[32], lim[32], ivl[32];
+	unsigned int line;
+
+	format_duration(cc->max_age_ns, age, sizeof(age));
+	format_duration(cc->reject_older_than_ns, win, sizeof(win));
+	format_duration(ctx->cfg->interval_ns, ivl, sizeof(ivl));
+	if (cc->max_age_ns > most) {
+		line = ctx->max_age_line ? ctx->max_age_line : ctx->window_line;
+		format_duration(most, lim, sizeof(lim));
+		add_error(ctx->errs, ctx->filename, line ? line : ctx->url_line,
+			  "[collector] max_age = %s: the collector refuses profiles older than "
+			  "reject_older_than = %s; at most %s leaves 5m for clock skew", age, win,
+			  lim);
+	} else if (cc->max_age_ns < least) {
+		line = ctx->interval_line ? ctx->interval_line : ctx->max_age_line;
+		format_duration(cc->max_age_ns - CONFIG_PUSH_SLACK_NS, lim, sizeof(lim));
+		add_error(ctx->errs, ctx->filename, line ? line : ctx->url_line,
+			  "interval = %s: a profile is pushed when its interval ends, and "
+			  "[collector] max_age = %s leaves it no 5m to get through; make the "
+			  "interval at most %s", ivl, age, cc->max_age_ns > CONFIG_PUSH_SLACK_NS ?
+			  lim : "0s (raise max_age)");
+	}
+}
+
+/* Labels over the server's 30 names, and values the legacy ingest form would change. */
+static void check_labels(const struct parse_ctx *ctx)
+{
+	const struct ember_config *c = ctx->cfg;
+	const struct collector_config *cc = &c->collector;
+	size_t budget = config_label_budget(cc->protocol), n = series_labels(c, NULL);
+	bool ingest = cc->protocol == COLLECTOR_INGEST;
+
+	if (n > budget)
+		add_error(ctx->errs, ctx->filename, ctx->url_line,
+			  "[daemon] labels and external_labels make %zu labels; with the %d ember "
+			  "and the server add, at most %zu fit in a series", n,
+			  CONFIG_MAX_SERIES_LABELS - (int)budget, budget);
+	for (size_t i = 0; i < c->n_apps; i++) {
+		const struct app_config *a = &c->apps[i];
+
+		n = series_labels(c, a);
+		if (n > budget)
+			add_error(ctx->errs, ctx->filename, a->line,
+				  "app \"%s\" would carry %zu labels with the [daemon] ones and "
+				  "external_labels; at most %zu fit in a series with protocol = %s",
+				  a->name, n, budget, ingest ? "ingest" : "push");
+		if (ingest && !config_ingest_value_ok(a->name))
+			add_error(ctx->errs, ctx->filename, a->line,
+				  "app \"%s\": protocol = ingest cannot name this service as push "
+				  "does (',', '{', '}' or surrounding spaces)", a->name);
+		for (size_t j = 0; ingest && j < a->n_labels; j++)
+			if (!config_ingest_value_ok(a->labels[j].value))
+				add_error(ctx->errs, ctx->filename, a->line,
+					  "label.%s: protocol = ingest cannot carry this value "
+					  "(',', '{', '}' or surrounding spaces)", a->labels[j].name);
+	}
+	for (size_t i = 0; ingest && i < c->n_labels + cc->n_external_labels; i++) {
+		const struct config_label *l = i < c->n_labels ? &c->labels[i] :
+				&cc->external_labels[i - c->n_labels];
+
+		if (!config_ingest_value_ok(l->value))
+			add_error(ctx->errs, ctx->filename, ctx->protocol_line,
+				  "protocol = ingest cannot carry %s%s = '%s' unchanged (',', '{', "
+				  "'}' or surrounding spaces)", i < c->n_labels ? "labels." :
+				  "external_labels.", l->name, l->value);
+	}
+}
+
+/* What only the whole file tells about pushing; nothing when no collector is set. */
+static void check_collector(const struct parse_ctx *ctx)
+{
+	if (!ctx->cfg->collector.url[0])
+		return;
+	check_window(ctx);
+	check_labels(ctx);
 }
 
 /* Checks what only the whole file tells: rules present, label count per series. */
@@ -675,6 +844,7 @@ int config_parse(const char *text, size_t len, const char *filename, struct embe
 	else if (rc < 0)
 		add_error(errs, filename, 0, "cannot parse (out of memory)");
 	check_apps(c, filename, errs);
+	check_collector(&ctx);
 	return errs->n || errs->dropped ? -EINVAL : 0;
 }
 

@@ -75,7 +75,28 @@ struct app_config {
 
 #define CONFIG_MAX_HEADERS 16
 #define CONFIG_DEFAULT_PUSH_TIMEOUT_NS (10LL * 1000000000LL)
-#define CONFIG_DEFAULT_MAX_AGE_NS (3600LL * 1000000000LL)
+/*
+ * Pyroscope refuses a profile whose time is before now - validation.reject-older-than
+ * (1h by default). max_age must stay under that window by CONFIG_CLOCK_MARGIN_NS
+ * (the host's and the server's clocks differ), and a profile, written when its
+ * interval ends, needs CONFIG_PUSH_SLACK_NS left to be pushed and retried.
+ */
+#define CONFIG_DEFAULT_REJECT_OLDER_THAN_NS (3600LL * 1000000000LL)
+#define CONFIG_CLOCK_MARGIN_NS (5LL * 60 * 1000000000LL)
+#define CONFIG_PUSH_SLACK_NS (5LL * 60 * 1000000000LL)
+#define CONFIG_DEFAULT_MAX_AGE_NS (50LL * 60 * 1000000000LL)
+/* Pyroscope's defaults: the distributor's 2 MiB ingestion burst and 16000 samples. */
+#define CONFIG_DEFAULT_MAX_PROFILE_BYTES (2ULL << 20)
+#define CONFIG_MIN_MAX_PROFILE_BYTES (64ULL << 10)
+#define CONFIG_DEFAULT_MAX_SAMPLES 16000
+#define CONFIG_MIN_MAX_SAMPLES 16
+/*
+ * Labels a series gets besides the configured ones: __name__, __delta__,
+ * service_name and hostname from ember; with protocol = ingest the server adds
+ * pyroscope_spy as well.
+ */
+#define CONFIG_OWN_LABELS_PUSH 4
+#define CONFIG_OWN_LABELS_INGEST 5
 
 /* How profiles reach the collector. */
 enum collector_protocol {
@@ -97,6 +118,9 @@ struct collector_config {
 	bool insecure_skip_verify;	/* TLS certificates not checked: loud warning */
 	int64_t timeout_ns;		/* per request */
 	int64_t max_age_ns;		/* older unsent profiles are expired, not pushed */
+	int64_t reject_older_than_ns;	/* the server's ingestion window */
+	uint64_t max_profile_bytes;	/* a pushed profile, uncompressed, is folded to fit */
+	uint64_t max_samples;		/* and to hold at most this many samples */
 	struct config_label external_labels[CONFIG_MAX_USER_LABELS]; /* external_labels.K */
 	size_t n_external_labels;
 };
@@ -133,6 +157,13 @@ int config_parse(const char *text, size_t len, const char *filename, struct embe
 		 struct config_errors *errs);
 /* Reads and parses a file; a missing or unreadable file is an error in errs. */
 int config_load(const char *path, struct ember_config *c, struct config_errors *errs);
+/* Labels a series may carry from the configuration, for this protocol. */
+size_t config_label_budget(enum collector_protocol protocol);
+/*
+ * Whether value survives the legacy ingest form name=APP{k=v,...} unchanged:
+ * no ',', '{' or '}', no surrounding spaces (the server trims them).
+ */
+bool config_ingest_value_ok(const char *value);
 /* Whether name is a label name ember accepts: [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed. */
 bool config_label_name_ok(const char *name);
 /* Validates a value given on the command line, e.g. ("hz", "99"). Same rules. */

@@ -13,6 +13,7 @@
 #include "compress.h"
 #include "hashtab.h"
 #include "pprof.h"
+#include "utf8.h"
 
 /* Deepest stack and most inline frames per location we keep; BPF stacks stop at 127. */
 #define PPROF_MAX_DEPTH (1u << 16)
@@ -113,7 +114,7 @@ static bool str_match(const void *ctx, size_t idx, const void *key)
 	return !strcmp(b->strs[idx], key);
 }
 
-static int intern(struct pprof_builder *b, const char *s, uint32_t *idx)
+static int intern_valid(struct pprof_builder *b, const char *s, uint32_t *idx)
 {
 	uint32_t h;
 	size_t found;
@@ -142,6 +143,25 @@ static int intern(struct pprof_builder *b, const char *s, uint32_t *idx)
 	b->strs[b->n_strs] = copy;
 	*idx = b->n_strs++;
 	return 0;
+}
+
+/*
+ * Every string of a profile goes through here: invalid UTF-8 is repaired
+ * (U+FFFD) because Pyroscope refuses a whole profile for one bad string.
+ */
+static int intern(struct pprof_builder *b, const char *s, uint32_t *idx)
+{
+	char *fixed;
+	int ret;
+
+	if (!s || utf8_valid(s, strlen(s)))
+		return intern_valid(b, s, idx);
+	fixed = utf8_dup(s);
+	if (!fixed)
+		return -ENOMEM;
+	ret = intern_valid(b, fixed, idx);
+	free(fixed);
+	return ret;
 }
 
 static int intern_type(struct pprof_builder *b, struct pprof_value_type *vt)
@@ -291,7 +311,8 @@ uint64_t pprof_function(struct pprof_builder *b, const char *name, const char *s
 		ret = intern(b, filename, &k.filename);
 	if (ret)
 		goto err;
-	h = hash_fold(hash_mix(hash_mix(k.name, k.system_name), k.filename));
+	/* seeded: hash_mix(name, system_name) is 0 whenever the two are the same string */
+	h = hash_fold(hash_mix(hash_mix(hash_mix(0, k.name), k.system_name), k.filename));
 	found = hashtab_find(&b->func_tab, h, function_match, b, &k);
 	if (found)
 		return found;
@@ -366,7 +387,7 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id, uint64_t a
 		if (!function_ids[i] || function_ids[i] > b->n_funcs)
 			goto err;
 	}
-	h = hash_fold(hash_ids(hash_mix(mapping_id, address), function_ids, n_funcs));
+	h = hash_fold(hash_ids(hash_mix(hash_mix(0, mapping_id), address), function_ids, n_funcs));
 	found = hashtab_find(&b->loc_tab, h, location_match, b, &k);
 	if (found)
 		return found;
@@ -1152,6 +1173,7 @@ struct merge {
 	uint64_t *map_ids, *func_ids, *loc_ids;
 	uint64_t *scratch; /* function or location ids being translated */
 	size_t cap_scratch;
+	bool drop_labels; /* from the filter */
 };
 
 static const char *pstr(const pprof_profile *p, int64_t i)
@@ -1274,7 +1296,8 @@ static int merge_sample(struct merge *m, const Perftools__Profiles__Sample *s)
 	}
 	for (i = 0; i < s->n_location_id; i++)
 		m->scratch[i] = m->loc_ids[idmap_get(&m->ix.locs, s->location_id[i]) - 1];
-	return pprof_add_sample(m->b, m->scratch, s->n_location_id, s->value, labels, s->n_label);
+	return pprof_add_sample(m->b, m->scratch, s->n_location_id, s->value, labels,
+				m->drop_labels ? 0 : s->n_label);
 }
 
 /* Grows the builder's [time, time + duration) to cover p's; time 0 means unknown. */
@@ -1295,7 +1318,7 @@ static void merge_time(struct pprof_builder *b, const pprof_profile *p)
 
 int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pprof_filter *f)
 {
-	struct merge m = {.b = b, .p = p};
+	struct merge m = {.b = b, .p = p, .drop_labels = f && f->drop_labels};
 	size_t i;
 	int ret;
 

@@ -141,6 +141,7 @@ int pprof_sample_type_index(const pprof_profile *p, const char *type);
 struct pprof_filter {
 	bool by_pid;
 	int64_t pid;		/* keep samples whose numeric label "pid" equals this */
+	bool drop_labels;	/* merge without sample labels: what differed only by them sums */
 };
 
 /* Whether sample s of p passes f (NULL passes everything). */

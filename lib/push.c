@@ -13,6 +13,7 @@
 
 #include "compress.h"
 #include "push.h"
+#include "utf8.h"
 #include "push/v1/push.pb-c.h"
 
 /* Stored type -> Pyroscope's conventional __name__ (COLLECTORS.md 1.7). */
@@ -37,6 +38,19 @@ const char *push_profile_name(const char *type)
 
 /* --- labels ------------------------------------------------------------------------ */
 
+static const char *const drop_reasons[PUSH_DROP_NR] = {
+	[PUSH_DROP_NAME] = "invalid or reserved name",
+	[PUSH_DROP_VALUE] = "empty value or longer than 255 bytes",
+	[PUSH_DROP_INGEST] = "value with ',', '{', '}' or surrounding spaces (protocol = ingest)",
+	[PUSH_DROP_LIMIT] = "over the 30 labels a series holds",
+	[PUSH_DROP_MALFORMED] = "stored line without '='",
+};
+
+const char *push_drop_reason_text(enum push_drop_reason r)
+{
+	return r < PUSH_DROP_NR ? drop_reasons[r] : "?";
+}
+
 static bool has_label(const struct push_labels *o, const char *name, size_t nlen)
 {
 	for (size_t i = 0; i < o->n; i++) {
@@ -46,39 +60,74 @@ static bool has_label(const struct push_labels *o, const char *name, size_t nlen
 	return false;
 }
 
-/* Adds name=value unless the name is taken, a part is too long or empty, or the set is full. */
+/* Counts a drop and keeps the first ones by name (valid UTF-8, cut) for the log. */
+static void drop(struct push_labels *o, const char *name, size_t nlen,
+		 enum push_drop_reason why)
+{
+	struct push_label_drop *d;
+
+	o->dropped++;
+	if (o->n_drops == PUSH_MAX_DROPS)
+		return;
+	d = &o->drops[o->n_drops++];
+	utf8_sanitize(name, nlen, d->name, sizeof(d->name), 0);
+	d->reason = why;
+}
+
+/*
+ * Adds name=value unless the name is taken (a shadowed label, by design), a
+ * part is empty or too long, or the set is full. The value is made valid UTF-8.
+ */
 static void add_label(struct push_labels *o, const char *name, size_t nlen, const char *value,
 		      size_t vlen)
 {
 	struct config_label *l;
 
-	if (!nlen || nlen >= sizeof(l->name) || !vlen || vlen >= sizeof(l->value) ||
-	    has_label(o, name, nlen) || o->n == PUSH_MAX_LABELS) {
-		o->dropped++;
+	if (has_label(o, name, nlen)) {
+		o->shadowed++;
+		return;
+	}
+	if (!nlen || nlen >= sizeof(l->name)) {
+		drop(o, name, nlen, PUSH_DROP_NAME);
+		return;
+	}
+	if (!vlen || vlen >= sizeof(l->value)) {
+		drop(o, name, nlen, PUSH_DROP_VALUE);
+		return;
+	}
+	if (o->n == o->max) {
+		drop(o, name, nlen, PUSH_DROP_LIMIT);
 		return;
 	}
 	l = &o->v[o->n++];
 	memcpy(l->name, name, nlen);
 	l->name[nlen] = '\0';
-	memcpy(l->value, value, vlen);
-	l->value[vlen] = '\0';
+	utf8_sanitize(value, vlen, l->value, sizeof(l->value), 0);
 }
 
 /* Adds a user label: a name ember accepts, never one of the reserved "__" ones. */
 static void add_user_label(struct push_labels *o, const char *name, size_t nlen,
-			   const char *value, size_t vlen)
+			   const char *value, size_t vlen, bool ingest)
 {
-	char buf[CONFIG_NAME_MAX];
+	char buf[CONFIG_VALUE_MAX];
 
-	if (nlen >= sizeof(buf)) {
-		o->dropped++;
+	if (nlen >= CONFIG_NAME_MAX) {
+		drop(o, name, nlen, PUSH_DROP_NAME);
 		return;
 	}
 	memcpy(buf, name, nlen);
 	buf[nlen] = '\0';
 	if (!config_label_name_ok(buf)) {
-		o->dropped++;
+		drop(o, name, nlen, PUSH_DROP_NAME);
 		return;
+	}
+	if (ingest && vlen < sizeof(buf)) {
+		memcpy(buf, value, vlen);
+		buf[vlen] = '\0';
+		if (!config_ingest_value_ok(buf)) {
+			drop(o, name, nlen, PUSH_DROP_INGEST);
+			return;
+		}
 	}
 	add_label(o, name, nlen, value, vlen);
 }
@@ -92,7 +141,8 @@ static bool name_is(const char *name, size_t nlen, const char *want)
  * Calls add_user_label for each "k=v" line of text: with first_service only
  * for service_name, else for every other line.
  */
-static void add_stored_labels(struct push_labels *o, const char *text, bool first_service)
+static void add_stored_labels(struct push_labels *o, const char *text, bool first_service,
+			      bool ingest)
 {
 	const char *p = text;
 
@@ -105,9 +155,9 @@ static void add_stored_labels(struct push_labels *o, const char *text, bool firs
 			size_t nlen = (size_t)(eq - p);
 
 			if (first_service == name_is(p, nlen, "service_name"))
-				add_user_label(o, p, nlen, eq + 1, len - nlen - 1);
+				add_user_label(o, p, nlen, eq + 1, len - nlen - 1, ingest);
 		} else if (len && !first_service) {
-			o->dropped++;
+			drop(o, p, len, PUSH_DROP_MALFORMED);
 		}
 		p = nl ? nl + 1 : NULL;
 	}
@@ -119,26 +169,36 @@ static int cmp_label(const void *a, const void *b)
 		      ((const struct config_label *)b)->name);
 }
 
-void push_series_labels(const struct push_profile *p, const struct config_label *ext,
-			size_t n_ext, struct push_labels *out)
+void push_series_labels_for(const struct push_profile *p, const struct config_label *ext,
+			    size_t n_ext, enum collector_protocol proto, struct push_labels *out)
 {
 	const char *name = push_profile_name(p->type ? p->type : "");
 	const char *labels = p->labels ? p->labels : "";
+	bool ingest = proto == COLLECTOR_INGEST;
 
 	memset(out, 0, sizeof(*out));
+	/* the server adds pyroscope_spy to an ingest: it takes one of the 30 */
+	out->max = PUSH_MAX_LABELS - (ingest ? CONFIG_OWN_LABELS_INGEST - CONFIG_OWN_LABELS_PUSH
+					     : 0);
 	add_label(out, "__name__", 8, name, strlen(name));
 	add_label(out, "__delta__", 9, "false", 5);
 	/* service_name first, so that the 30-label limit never drops it */
-	add_stored_labels(out, labels, true);
+	add_stored_labels(out, labels, true, ingest);
 	if (!has_label(out, "service_name", 12) && p->app && *p->app)
-		add_label(out, "service_name", 12, p->app, strlen(p->app));
-	add_stored_labels(out, labels, false);
+		add_user_label(out, "service_name", 12, p->app, strlen(p->app), ingest);
+	add_stored_labels(out, labels, false, ingest);
 	for (size_t i = 0; i < n_ext; i++) {
 		/* external labels never override the stored ones: the app's own win */
 		add_user_label(out, ext[i].name, strnlen(ext[i].name, sizeof(ext[i].name)),
-			       ext[i].value, strnlen(ext[i].value, sizeof(ext[i].value)));
+			       ext[i].value, strnlen(ext[i].value, sizeof(ext[i].value)), ingest);
 	}
 	qsort(out->v, out->n, sizeof(out->v[0]), cmp_label);
+}
+
+void push_series_labels(const struct push_profile *p, const struct config_label *ext,
+			size_t n_ext, struct push_labels *out)
+{
+	push_series_labels_for(p, ext, n_ext, COLLECTOR_PUSH, out);
 }
 
 /* --- request bodies ---------------------------------------------------------------- */
@@ -208,6 +268,7 @@ static void ingest_app(const char *in, char *out, size_t len)
 		snprintf(out, len, "unknown_service");
 }
 
+/* APP{k=v,...}: service_name is in the braces too, where its value is kept as is. */
 static int ingest_name(const struct push_labels *l, char *out, size_t len)
 {
 	size_t off;
@@ -222,7 +283,7 @@ static int ingest_name(const struct push_labels *l, char *out, size_t len)
 	for (size_t i = 0; i < l->n; i++) {
 		int w;
 
-		if (!strncmp(l->v[i].name, "__", 2) || !strcmp(l->v[i].name, "service_name"))
+		if (!strncmp(l->v[i].name, "__", 2))
 			continue;
 		w = snprintf(out + off, len - off, "%s%s=%s", first ? "{" : ",", l->v[i].name,
 			     l->v[i].value);
@@ -255,7 +316,7 @@ int push_build_ingest(const struct push_profile *p, const struct config_label *e
 	ret = gzip_profile(p, body, body_len);
 	if (ret)
 		return ret;
-	push_series_labels(p, ext, n_ext, &labels);
+	push_series_labels_for(p, ext, n_ext, COLLECTOR_INGEST, &labels);
 	ret = ingest_name(&labels, name, sizeof(name));
 	if (ret)
 		goto err_body;

@@ -31,12 +31,37 @@ struct push_profile {
 	size_t pprof_len;
 };
 
+/* Labels kept by name for the log: the first ones dropped from one series. */
+#define PUSH_MAX_DROPS 16
+
+/* Why a label did not go to the collector. */
+enum push_drop_reason {
+	PUSH_DROP_NAME = 0,		/* not [a-zA-Z_][a-zA-Z0-9_]*, or a reserved "__" one */
+	PUSH_DROP_VALUE,		/* empty, or longer than CONFIG_VALUE_MAX - 1 bytes */
+	PUSH_DROP_INGEST,		/* a value name=APP{k=v,...} cannot carry (',', '{', '}') */
+	PUSH_DROP_LIMIT,		/* past the 30 names a series holds */
+	PUSH_DROP_MALFORMED,		/* a stored line without '=' */
+	PUSH_DROP_NR,
+};
+
+struct push_label_drop {
+	char name[CONFIG_NAME_MAX];	/* cut, valid UTF-8 */
+	enum push_drop_reason reason;
+};
+
 /* The labels a collector should see, bounded by PUSH_MAX_LABELS. */
 struct push_labels {
 	struct config_label v[PUSH_MAX_LABELS];
 	size_t n;
-	size_t dropped;			/* invalid, duplicate or over the limit */
+	size_t max;			/* of n: fewer where the server adds its own */
+	size_t dropped;			/* invalid or over the limit */
+	size_t shadowed;		/* external labels the stored ones override: by design */
+	struct push_label_drop drops[PUSH_MAX_DROPS]; /* the first dropped */
+	size_t n_drops;
 };
+
+/* "invalid name", ...: the reason of a drop, for the log. */
+const char *push_drop_reason_text(enum push_drop_reason r);
 
 /* The __name__ Pyroscope expects for a stored profile type ("cpu" -> "process_cpu"). */
 const char *push_profile_name(const char *type);
@@ -48,6 +73,12 @@ const char *push_profile_name(const char *type);
  */
 void push_series_labels(const struct push_profile *p, const struct config_label *ext,
 			size_t n_ext, struct push_labels *out);
+/*
+ * The same for a protocol: with ingest the server adds pyroscope_spy (one name
+ * less fits) and values must survive name=APP{k=v,...} unchanged.
+ */
+void push_series_labels_for(const struct push_profile *p, const struct config_label *ext,
+			    size_t n_ext, enum collector_protocol proto, struct push_labels *out);
 
 /* A serialized push.v1.PushRequest with one series and one gzip'd raw_profile. */
 int push_build_request(const struct push_profile *p, const struct config_label *ext,
@@ -56,7 +87,10 @@ int push_build_request(const struct push_profile *p, const struct config_label *
 /*
  * The legacy /ingest form: the query string (name=APP{k=v,...}, percent-encoded,
  * from/until in unix seconds, format=pprof, spyName=ember) without the '?',
- * and the gzip'd profile as the body.
+ * and the gzip'd profile as the body. APP is service_name with what the legacy
+ * form refuses made '_', and service_name itself goes inside the braces too,
+ * exactly as push sends it: the server takes that one, so both protocols name
+ * a service the same way.
  */
 int push_build_ingest(const struct push_profile *p, const struct config_label *ext,
 		      size_t n_ext, char **query, uint8_t **body, size_t *body_len);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "statusfile.h"
+#include "utf8.h"
 
 /* How a key's value is written. */
 enum sf_type {
@@ -63,6 +64,11 @@ static const struct sf_key keys[] = {
 	K("collector.rejected", SF_U64, collector.rejected),
 	K("collector.expired", SF_U64, collector.expired),
 	K("collector.retries", SF_U64, collector.retries),
+	/* since format 1 without a version change: older readers skip unknown keys */
+	K("collector.labels_dropped", SF_U64, collector.labels_dropped),
+	K("collector.samples_merged", SF_U64, collector.samples_merged),
+	K("collector.profiles_folded", SF_U64, collector.profiles_folded),
+	K("collector.stacks_folded", SF_U64, collector.stacks_folded),
 	K("cpu_user_ns", SF_I64, cpu_user_ns),
 	K("cpu_system_ns", SF_I64, cpu_system_ns),
 	K("memory.limit", SF_U64, mem.limit),
@@ -164,17 +170,21 @@ static void __attribute__((format(printf, 2, 3))) put(struct out *o, const char 
 	o->off += (size_t)n;
 }
 
-/* A string value on one line: control characters would split or hide lines. */
+/*
+ * A string value on one line: control characters would split or hide lines,
+ * and invalid UTF-8 (a server's message, a thread name) becomes U+FFFD, cut to
+ * what the reader's field holds.
+ */
 static void put_str(struct out *o, const char *key, const char *s, size_t room)
 {
-	char clean[STATUSFILE_MAX_LINE];
+	char raw[STATUSFILE_MAX_LINE], clean[STATUSFILE_MAX_LINE];
 	size_t i, n = strnlen(s, room);
 
-	if (n >= sizeof(clean))
-		n = sizeof(clean) - 1;
+	if (n >= sizeof(raw))
+		n = sizeof(raw) - 1;
 	for (i = 0; i < n; i++)
-		clean[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	clean[n] = '\0';
+		raw[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	utf8_sanitize(raw, n, clean, room < sizeof(clean) ? room : sizeof(clean), 0);
 	put(o, "%s %s\n", key, clean);
 }
 
@@ -337,7 +347,8 @@ static bool set_key(struct ember_status *st, const struct sf_key *k, char *value
 		if (strlen(value) >= k->size || has_control(value))
 			return false;
 		memset(p, 0, k->size); /* no trace of an earlier, longer value */
-		memcpy(p, value, strlen(value));
+		/* a file from elsewhere may hold invalid UTF-8: what we show is repaired */
+		utf8_sanitize(value, strlen(value), p, k->size, 0);
 		return true;
 	}
 	return false;

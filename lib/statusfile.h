@@ -95,6 +95,11 @@ struct status_collector {
 	long last_status;		/* HTTP status of the last failure; 0: transport */
 	char last_error[256];
 	uint64_t pending, sent, rejected, expired, retries;
+	/* What fitting pushed profiles to the collector's rules left out, each counted. */
+	uint64_t labels_dropped;	/* labels not sent: invalid, or over the 30 */
+	uint64_t samples_merged;	/* samples that differed only by sample labels */
+	uint64_t profiles_folded;	/* profiles over max_samples/max_profile_bytes */
+	uint64_t stacks_folded;		/* stacks folded into [truncated] */
 };
 
 /* The memory bound: the limit, the usage, and what shrinking did. */

@@ -3,6 +3,7 @@
 #ifndef EMBER_TIMEPARSE_H
 #define EMBER_TIMEPARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -21,5 +22,8 @@ int parse_time(const char *s, int64_t now_ns, int64_t *out_ns);
  * seconds. Returns 0 and *out_ns, or -EINVAL (also on overflow or negative).
  */
 int parse_duration(const char *s, int64_t *out_ns);
+
+/* Writes ns as parse_duration() reads it: "10s", "5m", "1h", "7d", else "9.998s"; "?" if negative. */
+void format_duration(int64_t ns, char *buf, size_t len);
 
 #endif

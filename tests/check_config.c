@@ -301,7 +301,8 @@ START_TEST(test_collector)
 	snprintf(t, sizeof(t),
 		 "[collector]\nurl = https://pyro.example:4040/\nprotocol = ingest\n"
 		 "tenant = team-a\nbasic_auth_user = 1234\nbasic_auth_password_file = %s\n"
-		 "header.X-Extra = yes\ntimeout = 5s\nmax_age = 2h\n"
+		 "header.X-Extra = yes\ntimeout = 5s\nmax_age = 2h\nreject_older_than = 3h\n"
+		 "max_profile_bytes = 1MiB\nmax_samples = 5000\n"
 		 "external_labels.region = eu\nca_file = /etc/ssl/ca.pem\n", secret);
 	ck_assert_int_eq(parse(t, &c, &e), 0);
 	ck_assert_str_eq(c.collector.url, "https://pyro.example:4040");
@@ -312,14 +313,24 @@ START_TEST(test_collector)
 	ck_assert_str_eq(c.collector.headers[0].name, "X-Extra");
 	ck_assert_int_eq(c.collector.timeout_ns, 5000000000LL);
 	ck_assert_int_eq(c.collector.max_age_ns, 7200000000000LL);
+	ck_assert_int_eq(c.collector.reject_older_than_ns, 3 * 3600000000000LL);
+	ck_assert_uint_eq(c.collector.max_profile_bytes, 1u << 20);
+	ck_assert_uint_eq(c.collector.max_samples, 5000);
 	ck_assert_str_eq(c.collector.external_labels[0].name, "region");
 	config_free(&c);
 
-	/* defaults: no collector, 10 s timeout, 1 h max_age */
+	/*
+	 * defaults: no collector, 10 s timeout, a max_age under Pyroscope's 1 h window
+	 * with room for clock skew, and the server's size limits
+	 */
 	ck_assert_int_eq(parse("", &c, &e), 0);
 	ck_assert_str_eq(c.collector.url, "");
 	ck_assert_int_eq(c.collector.timeout_ns, 10000000000LL);
-	ck_assert_int_eq(c.collector.max_age_ns, 3600000000000LL);
+	ck_assert_int_eq(c.collector.max_age_ns, 50 * 60000000000LL);
+	ck_assert_int_eq(c.collector.reject_older_than_ns, 3600000000000LL);
+	ck_assert_uint_eq(c.collector.max_profile_bytes, 2u << 20);
+	ck_assert_uint_eq(c.collector.max_samples, 16000);
+	ck_assert_int_eq(parse("[collector]\nurl = http://127.0.0.1:4040\n", &c, &e), 0);
 	unlink(secret);
 }
 END_TEST
@@ -360,6 +371,102 @@ START_TEST(test_collector_errors)
 }
 END_TEST
 
+/* What cannot work against a server's 1 h window is refused, with the line to change. */
+START_TEST(test_collector_window)
+{
+	struct ember_config c;
+	struct config_errors e;
+
+	/* interval = 1h: every profile is too old when it is written */
+	ck_assert_int_eq(parse("[daemon]\ninterval = 1h\n[collector]\nurl = http://c:4040\n",
+			       &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_msg(strstr(e.msg[0], "t.conf:2: interval = 1h") != NULL, "%s", e.msg[0]);
+	ck_assert_msg(strstr(e.msg[0], "max_age = 50m") != NULL, "%s", e.msg[0]);
+	/* max_age = 30d can only end in rejections */
+	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nmax_age = 30d\n", &c, &e),
+			 -EINVAL);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_msg(strstr(e.msg[0], "t.conf:3: [collector] max_age = 30d") != NULL, "%s",
+		      e.msg[0]);
+	ck_assert_msg(strstr(e.msg[0], "at most 55m") != NULL, "%s", e.msg[0]);
+	/* the edges: 55m is the most, 45m the longest interval with the default max_age */
+	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nmax_age = 55m\n", &c, &e), 0);
+	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nmax_age = 56m\n", &c, &e),
+			 -EINVAL);
+	ck_assert_int_eq(parse("[daemon]\ninterval = 45m\n[collector]\nurl = http://c:4040\n",
+			       &c, &e), 0);
+	ck_assert_int_eq(parse("[daemon]\ninterval = 46m\n[collector]\nurl = http://c:4040\n",
+			       &c, &e), -EINVAL);
+	/* a server with a longer window, said so: 30d fits a 31d window */
+	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nmax_age = 30d\n"
+			       "reject_older_than = 31d\n", &c, &e), 0);
+	/* a window set too short for the default max_age names its own line */
+	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nreject_older_than = 30m\n",
+			       &c, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg[0], "t.conf:3: [collector] max_age = 50m") != NULL, "%s",
+		      e.msg[0]);
+	/* without a collector, nothing is pushed: nothing to refuse */
+	ck_assert_int_eq(parse("[daemon]\ninterval = 1h\n[collector]\nmax_age = 30d\n", &c, &e),
+			 0);
+	/* the size limits' bounds */
+	ck_assert_int_eq(parse("[collector]\nmax_profile_bytes = 1KiB\n", &c, &e), -EINVAL);
+	ck_assert_int_eq(parse("[collector]\nmax_samples = 3\n", &c, &e), -EINVAL);
+	ck_assert_int_eq(parse("[collector]\nreject_older_than = 1m\n", &c, &e), -EINVAL);
+}
+END_TEST
+
+/* Labels over the 30 a series holds, counting ember's and the server's own; ingest's values. */
+START_TEST(test_collector_labels)
+{
+	struct ember_config c;
+	struct config_errors e;
+	char t[4096];
+	int o = 0;
+
+	/* 13 host labels and 13 external ones: 26 + ember's 4 = 30, the most for push */
+	o += snprintf(t + o, sizeof(t) - o, "[daemon]\n");
+	for (int i = 0; i < 13; i++)
+		o += snprintf(t + o, sizeof(t) - o, "labels.h%d = v\n", i);
+	o += snprintf(t + o, sizeof(t) - o, "[collector]\nurl = http://c:4040\n");
+	for (int i = 0; i < 13; i++)
+		o += snprintf(t + o, sizeof(t) - o, "external_labels.x%d = v\n", i);
+	ck_assert_int_eq(parse(t, &c, &e), 0);
+	/* ingest: the server adds pyroscope_spy, so one less fits */
+	snprintf(t + o, sizeof(t) - o, "protocol = ingest\n");
+	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_msg(strstr(e.msg[0], "make 26 labels") && strstr(e.msg[0], "at most 25"), "%s",
+		      e.msg[0]);
+	/* an app's own labels count too; a name it shares with external_labels counts once */
+	snprintf(t + o, sizeof(t) - o, "[app \"a\"]\nmatch.comm = a\nlabel.x0 = w\n"
+		 "[app \"b\"]\nmatch.comm = b\nlabel.extra = w\n");
+	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_msg(strstr(e.msg[0], "t.conf:33: app \"b\" would carry 27 labels") != NULL,
+		      "%s", e.msg[0]);
+	/* ingest's name=APP{k=v,...} form cannot carry ',' '{' '}' or surrounding spaces */
+	ck_assert_int_eq(parse("[daemon]\nlabels.team = a,b\n[collector]\nurl = http://c:4040\n"
+			       "protocol = ingest\n[app \"x}y\"]\nmatch.comm = x\n", &c, &e),
+			 -EINVAL);
+	ck_assert_uint_eq(e.n, 2);
+	ck_assert_msg(strstr(e.msg[0], "t.conf:6: app \"x}y\": protocol = ingest") != NULL, "%s",
+		      e.msg[0]);
+	ck_assert_msg(strstr(e.msg[1], "t.conf:5: protocol = ingest cannot carry labels.team") !=
+		      NULL, "%s", e.msg[1]);
+	config_free(&c);
+	/* push carries them as they are */
+	ck_assert_int_eq(parse("[daemon]\nlabels.team = a,b\n[collector]\nurl = http://c:4040\n"
+			       "[app \"x}y\"]\nmatch.comm = x\n", &c, &e), 0);
+	config_free(&c);
+	ck_assert(config_ingest_value_ok("checkout-v2.eu/1"));
+	ck_assert(!config_ingest_value_ok(" lead"));
+	ck_assert(!config_ingest_value_ok("trail "));
+	ck_assert_uint_eq(config_label_budget(COLLECTOR_PUSH), 26);
+	ck_assert_uint_eq(config_label_budget(COLLECTOR_INGEST), 25);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -379,6 +486,8 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_label_bounds);
 	tcase_add_test(tc, test_collector);
 	tcase_add_test(tc, test_collector_errors);
+	tcase_add_test(tc, test_collector_window);
+	tcase_add_test(tc, test_collector_labels);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 #include "compress.h"
 #include "pprof.h"
 #include "suites.h"
+#include "utf8.h"
 
 static const struct pprof_meta cpu_meta = {
 	.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
@@ -153,6 +154,49 @@ START_TEST(test_intern_bad_ids)
 }
 END_TEST
 
+static const char *label_str(const pprof_profile *p, const Perftools__Profiles__Sample *s,
+			     const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_label; i++) {
+		if (!strcmp(p->string_table[s->label[i]->key], key))
+			return p->string_table[s->label[i]->str];
+	}
+	return NULL;
+}
+
+/* Every string a profile carries is valid UTF-8, whatever the symbolizer or the kernel gave. */
+START_TEST(test_intern_utf8)
+{
+	struct pprof_builder *b = new_cpu();
+	const struct pprof_mapping_desc bad_map = {.start = 0x1000, .limit = 0x2000,
+						   .file = "/opt/\xff\xfe.so", .build_id = ""};
+	const struct pprof_label comm = {.key = "comm", .str = "w\xe2\x82"};
+	const int64_t v[2] = {1, 10};
+	uint64_t m, f, l;
+	pprof_profile *p;
+
+	m = pprof_mapping(b, &bad_map);
+	f = pprof_function(b, "fn\xc0\xaf", "\xed\xa0\x80", "a\x80.c");
+	ck_assert(m && f);
+	l = pprof_location(b, m, 0x1100, &f, 1);
+	ck_assert_int_eq(pprof_add_sample(b, &l, 1, v, &comm, 1), 0);
+	p = round_trip(b);
+	for (size_t i = 0; i < p->n_string_table; i++)
+		ck_assert_msg(utf8_valid(p->string_table[i], strlen(p->string_table[i])),
+			      "string %zu is not UTF-8", i);
+	ck_assert_str_eq(p->string_table[p->function[0]->name], "fn" UTF8_REPLACEMENT
+			 UTF8_REPLACEMENT);
+	ck_assert_str_eq(p->string_table[p->function[0]->filename], "a" UTF8_REPLACEMENT ".c");
+	ck_assert_str_eq(p->string_table[p->mapping[0]->filename],
+			 "/opt/" UTF8_REPLACEMENT UTF8_REPLACEMENT ".so");
+	ck_assert_str_eq(label_str(p, p->sample[0], "comm"), "w" UTF8_REPLACEMENT);
+	pprof_profile_free(p);
+	pprof_builder_free(b);
+}
+END_TEST
+
 START_TEST(test_fold)
 {
 	struct pprof_builder *b = new_cpu();
@@ -224,18 +268,6 @@ START_TEST(test_scale)
 	pprof_builder_free(b);
 }
 END_TEST
-
-static const char *label_str(const pprof_profile *p, const Perftools__Profiles__Sample *s,
-			     const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < s->n_label; i++) {
-		if (!strcmp(p->string_table[s->label[i]->key], key))
-			return p->string_table[s->label[i]->str];
-	}
-	return NULL;
-}
 
 START_TEST(test_encode_decode)
 {
@@ -756,7 +788,7 @@ START_TEST(test_merge_pid)
 	pprof_profile_free(out);
 	pprof_builder_free(b);
 	b = new_cpu();
-	ck_assert_int_eq(pprof_merge(b, two, &(struct pprof_filter){true, 2}), 0);
+	ck_assert_int_eq(pprof_merge(b, two, &(struct pprof_filter){.by_pid = true, .pid = 2}), 0);
 	ck_assert_uint_eq(pprof_sample_count(b), 0);
 	pprof_profile_free(one);
 	pprof_profile_free(two);
@@ -936,6 +968,7 @@ Suite *pprof_suite(void)
 	tcase_add_test(build, test_meta_copied);
 	tcase_add_test(build, test_intern);
 	tcase_add_test(build, test_intern_bad_ids);
+	tcase_add_test(build, test_intern_utf8);
 	tcase_add_test(build, test_fold);
 	tcase_add_test(build, test_add_bounds);
 	tcase_add_test(build, test_scale);

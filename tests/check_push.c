@@ -93,7 +93,8 @@ START_TEST(test_labels)
 	ck_assert_str_eq(label(&l, "service_name"), "checkout");
 	ck_assert_str_eq(label(&l, "env"), "prod");
 	ck_assert_str_eq(label(&l, "region"), "eu");
-	ck_assert_uint_eq(l.dropped, 1); /* the shadowed external env */
+	ck_assert_uint_eq(l.dropped, 0);
+	ck_assert_uint_eq(l.shadowed, 1); /* the external env: the stored one wins */
 }
 END_TEST
 
@@ -115,8 +116,22 @@ START_TEST(test_labels_refused)
 	ck_assert_str_eq(label(&l, "k"), "v");
 	ck_assert_str_eq(label(&l, "ok"), "1");
 	ck_assert_ptr_null(label(&l, "__profile_type__"));
-	/* __profile_type__, 1bad, no_equals, service_name=, k=w, __name__, bad-name, empty */
-	ck_assert_uint_eq(l.dropped, 8);
+	/* __profile_type__, 1bad, no_equals, service_name=, __name__, bad-name, empty */
+	ck_assert_uint_eq(l.dropped, 7);
+	ck_assert_uint_eq(l.n_drops, 7);
+	ck_assert_uint_eq(l.shadowed, 1); /* k=w after k=v */
+	ck_assert_str_eq(l.drops[0].name, "service_name");
+	ck_assert_int_eq(l.drops[0].reason, PUSH_DROP_VALUE);
+	ck_assert_str_eq(l.drops[1].name, "__profile_type__");
+	ck_assert_int_eq(l.drops[1].reason, PUSH_DROP_NAME);
+	ck_assert_str_eq(l.drops[2].name, "1bad");
+	ck_assert_str_eq(l.drops[3].name, "no_equals");
+	ck_assert_int_eq(l.drops[3].reason, PUSH_DROP_MALFORMED);
+	ck_assert_str_eq(l.drops[4].name, "__name__");
+	ck_assert_str_eq(l.drops[6].name, "empty");
+	ck_assert_int_eq(l.drops[6].reason, PUSH_DROP_VALUE);
+	ck_assert_str_eq(push_drop_reason_text(PUSH_DROP_LIMIT),
+			 "over the 30 labels a series holds");
 
 	p.app = "";
 	p.labels = NULL;
@@ -139,12 +154,36 @@ START_TEST(test_labels_limit)
 	push_series_labels(&p, ext, 2, &l);
 	ck_assert_uint_eq(l.n, PUSH_MAX_LABELS);
 	ck_assert_uint_eq(l.dropped, 40 - 27 + 2);
+	ck_assert_uint_eq(l.n_drops, 40 - 27 + 2);
+	ck_assert_str_eq(l.drops[0].name, "l27");
+	ck_assert_int_eq(l.drops[0].reason, PUSH_DROP_LIMIT);
 	ck_assert_str_eq(label(&l, "service_name"), "svc");
 	ck_assert_ptr_nonnull(label(&l, "__name__"));
 	ck_assert_ptr_nonnull(label(&l, "__delta__"));
 	ck_assert_ptr_nonnull(label(&l, "l26"));
 	ck_assert_ptr_null(label(&l, "l27"));
 	assert_sorted(&l);
+	/* ingest: the server adds pyroscope_spy, one name less fits */
+	push_series_labels_for(&p, ext, 2, COLLECTOR_INGEST, &l);
+	ck_assert_uint_eq(l.n, PUSH_MAX_LABELS - 1);
+	ck_assert_uint_eq(l.dropped, 40 - 26 + 2);
+	ck_assert_ptr_null(label(&l, "l26"));
+}
+END_TEST
+
+/* Values go out as valid UTF-8 whatever the history holds. */
+START_TEST(test_labels_utf8)
+{
+	struct push_profile p = {
+		.type = "cpu", .app = "caf\xc3\xa9\xff",
+		.labels = "team=\xe2\x82\n",
+	};
+	struct push_labels l;
+
+	push_series_labels(&p, NULL, 0, &l);
+	ck_assert_str_eq(label(&l, "service_name"), "caf\xc3\xa9\xef\xbf\xbd");
+	ck_assert_str_eq(label(&l, "team"), "\xef\xbf\xbd");
+	ck_assert_uint_eq(l.dropped, 0);
 }
 END_TEST
 
@@ -220,7 +259,11 @@ START_TEST(test_build_ingest)
 	ck_assert_ptr_null(strpbrk(query, "{}, "));
 	name = curl_easy_unescape(NULL, query + 5, (int)(strchr(query, '&') - query - 5),
 				  &name_len);
-	ck_assert_str_eq(name, "my_app{env=a_b_c,hostname=h1,region=eu}");
+	/*
+	 * the service is named in the braces as push names it; env=a,b}c cannot be
+	 * carried (dropped, counted) and the external env takes its place
+	 */
+	ck_assert_str_eq(name, "my_app{env=staging,hostname=h1,region=eu,service_name=my app}");
 	curl_free(name);
 	ck_assert_int_eq(gzip_decompress(body, len, EMBER_MAX_PROFILE_BYTES, &plain, &plain_len),
 			 0);
@@ -389,6 +432,7 @@ Suite *push_suite(void)
 	tcase_add_test(tc, test_labels);
 	tcase_add_test(tc, test_labels_refused);
 	tcase_add_test(tc, test_labels_limit);
+	tcase_add_test(tc, test_labels_utf8);
 	tcase_add_test(tc, test_build_request);
 	tcase_add_test(tc, test_build_ingest);
 	tcase_add_test(tc, test_classify_table);

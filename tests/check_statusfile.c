@@ -46,6 +46,10 @@ static void sample(struct ember_status *st)
 		 "HTTP 503: upstream unavailable, retrying in 4s");
 	st->collector.pending = 9;
 	st->collector.sent = 100;
+	st->collector.labels_dropped = 3;
+	st->collector.samples_merged = 4100;
+	st->collector.profiles_folded = 2;
+	st->collector.stacks_folded = 68002;
 	st->cpu_user_ns = 40000000;
 	st->cpu_system_ns = 91000000;
 	st->mem = (struct status_memory){ .limit = 64ull << 20, .rss = 19771392,
@@ -81,6 +85,8 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\nunwind end_depth 1 2\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncache unwind_tables 12 360000 67108864 0\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nbpf_map cpu_bpf.rodata 1 8192\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.labels_dropped 3\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.stacks_folded 68002\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
 	/* every field, padding included (both were zeroed before being filled) */
@@ -118,6 +124,36 @@ START_TEST(test_format_sanitizes)
 	ck_assert_str_eq(out.collector.last_error, "bad?hz 1?? end");
 	ck_assert_uint_eq(out.hz, 99);
 	ck_assert_str_eq(out.maps[0].name, "we_ird_");
+}
+END_TEST
+
+/* Every string in the file is valid UTF-8, written or read. */
+START_TEST(test_utf8)
+{
+	static char buf[STATUSFILE_MAX_BYTES];
+	struct ember_status in, out;
+	struct statusfile_errors errs;
+	char text[128];
+	int n;
+
+	sample(&in);
+	snprintf(in.collector.last_error, sizeof(in.collector.last_error),
+		 "HTTP 400: bad \xff\xc0\xaf name w\xe2\x82");
+	n = statusfile_format(&in, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.last_error HTTP 400: bad \xef\xbf\xbd"
+				 "\xef\xbf\xbd\xef\xbf\xbd name w\xef\xbf\xbd\n"));
+	/* 255 bytes that each become 3: cut on a character boundary within the field */
+	memset(in.collector.last_error, 0xff, sizeof(in.collector.last_error) - 1);
+	n = statusfile_format(&in, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_uint_eq(strlen(out.collector.last_error), 85 * 3);
+	/* a file written by someone else is repaired when read */
+	snprintf(text, sizeof(text), "ember-status 1\nversion 0.\xed\xa0\x80\n");
+	ck_assert_int_eq(parse_text(text, &out, &errs), 0);
+	ck_assert_str_eq(out.version, "0.\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
 }
 END_TEST
 
@@ -247,6 +283,7 @@ Suite *statusfile_suite(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_format_no_room);
 	tcase_add_test(tc, test_format_sanitizes);
+	tcase_add_test(tc, test_utf8);
 	tcase_add_test(tc, test_header);
 	tcase_add_test(tc, test_bad_values);
 	tcase_add_test(tc, test_unknown_ignored);
