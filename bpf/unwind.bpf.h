@@ -85,6 +85,7 @@ struct uw_state {
 	__u32 end;				/* enum uw_end, once the walk ended */
 	__u32 by_table, by_fp, bad_rule;	/* frames by how they were unwound */
 	__u32 stale;				/* a frame outside every known mapping */
+	__u32 interrupted;			/* ip is where a signal hit, not a return address */
 };
 
 /* Lowest address a frame may return to: the first page is never mapped. */
@@ -204,6 +205,32 @@ static __always_inline __u32 uw_fp_step(struct uw_state *w, __u32 fail)
 	return UW_GO_ON;
 }
 
+/*
+ * Offsets in the signal frame the kernel pushed (arch/x86/include/uapi/asm/
+ * sigcontext.h, ucontext.h): at a signal trampoline (__restore_rt) rsp points
+ * at the struct ucontext, whose uc_mcontext (a struct sigcontext) follows
+ * uc_flags, uc_link and uc_stack.
+ */
+#define UW_UC_MCONTEXT 40
+#define UW_SC_RBP 80
+#define UW_SC_RSP 120
+#define UW_SC_RIP 128
+
+/* Steps over a signal frame: the interrupted code's registers, as the kernel saved them. */
+static __always_inline __u32 uw_signal_step(struct uw_state *w)
+{
+	__u64 sc = w->sp + UW_UC_MCONTEXT, ip, sp, bp;
+
+	if (!uw_read(&ip, sc + UW_SC_RIP) || !uw_read(&sp, sc + UW_SC_RSP) ||
+	    !uw_read(&bp, sc + UW_SC_RBP))
+		return UW_SIGNAL;
+	w->ip = ip;
+	w->sp = sp;
+	w->bp = bp;
+	w->interrupted = 1;
+	return UW_GO_ON;
+}
+
 /* One table step: the caller of a frame whose row says where its CFA is. */
 static __always_inline __u32 uw_table_step(struct uw_state *w, const struct ember_unwind_row *r)
 {
@@ -222,7 +249,7 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
 	case EMBER_CFA_END:
 		return UW_OUTERMOST;
 	case EMBER_CFA_SIGNAL:
-		return UW_SIGNAL;
+		return uw_signal_step(w);
 	default:
 		return UW_BAD_RULE;
 	}
@@ -243,13 +270,14 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
 static __always_inline __u32 uw_step(struct uw_state *w)
 {
 	/* a return address is after its call: look the call itself up */
-	__u64 at = w->n > 1 ? w->ip - 1 : w->ip;
+	__u64 at = w->n > 1 && !w->interrupted ? w->ip - 1 : w->ip;
 	const struct ember_unwind_map *m = w->proc ? uw_find_map(w->proc, at) : NULL;
 	const struct ember_unwind_row *r = m ? uw_find_row(m, at) : NULL;
 
 	if (w->proc && !m)
 		w->stale = 1;
 
+	w->interrupted = 0;
 	if (r && r->cfa_kind != EMBER_CFA_FP && r->cfa_kind != EMBER_CFA_NONE) {
 		w->by_table++;
 		return uw_table_step(w, r);

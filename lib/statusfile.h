@@ -58,7 +58,7 @@ enum status_unwind {
 	STATUS_UNWIND_FRAMES_BAD_RULE,	/* by frame pointer: a rule the walk cannot use */
 	STATUS_UNWIND_NO_TABLES,	/* samples of processes not loaded yet (frame pointers) */
 	STATUS_UNWIND_END_OUTERMOST,	/* stacks complete: the outermost frame reached */
-	STATUS_UNWIND_END_SIGNAL,	/* stacks ended at a signal frame */
+	STATUS_UNWIND_END_SIGNAL,	/* cut: a signal frame whose saved registers were unreadable */
 	STATUS_UNWIND_END_NO_TABLE,	/* cut: frame pointers failed where no table exists */
 	STATUS_UNWIND_END_BAD_RULE,	/* cut: frame pointers failed after an unusable rule */
 	STATUS_UNWIND_END_UNREADABLE,	/* cut: a rule read memory that could not be read */

@@ -76,7 +76,7 @@ enum ember_cpu_metric {
 	EMBER_CPU_M_PROC_NO_TABLES,	/* samples of a process whose tables are not loaded yet */
 	/* ... and each user stack by why it ended: */
 	EMBER_CPU_M_END_OUTERMOST,	/* the outermost frame (_start, thread start): complete */
-	EMBER_CPU_M_END_SIGNAL,		/* a signal frame: complete up to the handler */
+	EMBER_CPU_M_END_SIGNAL,		/* a signal frame whose saved registers were unreadable */
 	EMBER_CPU_M_END_NO_TABLE,	/* frame pointers failed where no table exists */
 	EMBER_CPU_M_END_BAD_RULE,	/* frame pointers failed after an unusable rule */
 	EMBER_CPU_M_END_UNREADABLE,	/* a table's rule read memory that could not be read */
