@@ -4,6 +4,7 @@
  * profile per interval in the local history. main() reads top to bottom.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -597,10 +598,13 @@ static void apply_reload(struct daemon *d)
 	struct ember_config *n = &d->next_cfg;
 
 	if (n->hz != d->cfg.hz || strcmp(n->data_dir, d->cfg.data_dir) ||
-	    n->include_idle != d->cfg.include_idle || strcmp(n->runtime_dir, d->cfg.runtime_dir)) {
-		log_warnx("hz, data_dir, include_idle and runtime_dir change only with a restart: "
-			  "keeping %u Hz, %s, include_idle=%s, %s", d->cfg.hz, d->cfg.data_dir,
-			  d->cfg.include_idle ? "yes" : "no", d->cfg.runtime_dir);
+	    n->include_idle != d->cfg.include_idle || strcmp(n->runtime_dir, d->cfg.runtime_dir) ||
+	    n->unwind_memory != d->cfg.unwind_memory) {
+		log_warnx("hz, data_dir, include_idle, runtime_dir and unwind_memory change only "
+			  "with a restart: keeping %u Hz, %s, include_idle=%s, %s, %" PRIu64 " MiB",
+			  d->cfg.hz, d->cfg.data_dir, d->cfg.include_idle ? "yes" : "no",
+			  d->cfg.runtime_dir, d->cfg.unwind_memory >> 20);
+		n->unwind_memory = d->cfg.unwind_memory;
 		n->hz = d->cfg.hz;
 		snprintf(n->data_dir, sizeof(n->data_dir), "%s", d->cfg.data_dir);
 		snprintf(n->runtime_dir, sizeof(n->runtime_dir), "%s", d->cfg.runtime_dir);
@@ -797,7 +801,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t3 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
-	d.unw = unwinder_open(0, err, sizeof(err));
+	d.unw = unwinder_open(d.cfg.unwind_memory, err, sizeof(err));
 	if (!d.unw)
 		log_warnx("%s: user stacks are walked with frame pointers only", err);
 	unwinder_fds(d.unw, &so.unwind);

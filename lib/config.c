@@ -73,6 +73,7 @@ void config_defaults(struct ember_config *c)
 	c->retention_ns = CONFIG_DEFAULT_RETENTION_NS;
 	c->max_size = CONFIG_DEFAULT_MAX_SIZE;
 	c->memory_limit = CONFIG_DEFAULT_MEMORY_LIMIT;
+	c->unwind_memory = CONFIG_DEFAULT_UNWIND_MEMORY;
 	c->include_idle = false;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
 	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
@@ -540,6 +541,16 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 	} else if (!strcmp(key, "memory_limit")) {
 		return set_size(&c->memory_limit, key, value, CONFIG_MIN_MEMORY_LIMIT, "16MiB",
 				err, errlen);
+	} else if (!strcmp(key, "unwind_memory")) {
+		uint64_t bytes;
+
+		if (parse_size(value, &bytes) || bytes < CONFIG_MIN_UNWIND_MEMORY ||
+		    bytes > CONFIG_MAX_UNWIND_MEMORY) {
+			snprintf(err, errlen, "unwind_memory: '%s' is not a size from 1MiB to 4GiB "
+				 "(e.g. 64MiB)", value);
+			return -EINVAL;
+		}
+		c->unwind_memory = bytes;
 	} else if (!strcmp(key, "include_idle")) {
 		if (parse_bool(value, &c->include_idle)) {
 			snprintf(err, errlen, "include_idle: '%s' is not yes or no", value);

@@ -26,6 +26,10 @@
 #define CONFIG_MIN_MAX_SIZE (64ULL << 10)			/* 64 KiB */
 #define CONFIG_DEFAULT_MEMORY_LIMIT (64ULL << 20)		/* 64 MiB */
 #define CONFIG_MIN_MEMORY_LIMIT (16ULL << 20)			/* 16 MiB */
+/* Kernel memory for the .eh_frame unwind tables (a BPF map, preallocated). */
+#define CONFIG_DEFAULT_UNWIND_MEMORY (64ULL << 20)		/* 64 MiB */
+#define CONFIG_MIN_UNWIND_MEMORY (1ULL << 20)			/* 1 MiB */
+#define CONFIG_MAX_UNWIND_MEMORY (4ULL << 30)			/* 4 GiB: rows stay 32-bit */
 #define CONFIG_MAX_ERRORS 64
 #define CONFIG_MAX_BYTES (1u << 20)
 #define CONFIG_MAX_APPS 256
@@ -133,6 +137,7 @@ struct ember_config {
 	int64_t retention_ns;		/* profiles older than this are deleted */
 	uint64_t max_size;		/* history.db bytes: oldest profiles go past it */
 	uint64_t memory_limit;		/* emberd's own memory: caches shrink to stay under */
+	uint64_t unwind_memory;		/* unwind tables in the kernel (restart to change) */
 	bool include_idle;		/* count the idle task's samples too */
 	bool profile_matched;		/* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */

@@ -31,6 +31,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.retention_ns, 7LL * 86400 * 1000000000LL);
 	ck_assert_uint_eq(c.max_size, 1ULL << 30);
 	ck_assert_uint_eq(c.memory_limit, 64ULL << 20);
+	ck_assert_uint_eq(c.unwind_memory, 64ULL << 20);
 	ck_assert(!c.include_idle);
 }
 END_TEST
@@ -56,23 +57,27 @@ START_TEST(test_bounds_keys)
 	struct ember_config c;
 	struct config_errors e;
 	const char *good = "[daemon]\nruntime_dir = /tmp/rt\nretention = 12h\nmax_size = 500MB\n"
-			   "memory_limit = 32MiB\n";
+			   "memory_limit = 32MiB\nunwind_memory = 8MiB\n";
 	const char *bad = "[daemon]\nruntime_dir = rt\nretention = 30s\nmax_size = 1KiB\n"
-			  "memory_limit = 1.5GiB\nmax_size = 99999999999999999999\n";
+			  "memory_limit = 1.5GiB\nmax_size = 99999999999999999999\n"
+			  "unwind_memory = 512KiB\nunwind_memory = 5GiB\n";
 
 	ck_assert_int_eq(parse(good, &c, &e), 0);
 	ck_assert_str_eq(c.runtime_dir, "/tmp/rt");
 	ck_assert_int_eq(c.retention_ns, 12LL * 3600 * 1000000000LL);
 	ck_assert_uint_eq(c.max_size, 500ULL << 20);
 	ck_assert_uint_eq(c.memory_limit, 32ULL << 20);
+	ck_assert_uint_eq(c.unwind_memory, 8ULL << 20);
 	config_free(&c);
 	ck_assert_int_eq(parse(bad, &c, &e), -EINVAL);
-	ck_assert_uint_eq(e.n, 5);
+	ck_assert_uint_eq(e.n, 7);
 	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: runtime_dir"));
 	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: retention: '30s'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: max_size: '1KiB'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: memory_limit"));
 	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: max_size"));
+	ck_assert_ptr_nonnull(strstr(e.msg[5], "t.conf:7: unwind_memory: '512KiB'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:8: unwind_memory: '5GiB'"));
 	ck_assert_uint_eq(c.max_size, 1ULL << 30);
 }
 END_TEST
