@@ -924,6 +924,25 @@ static void vdso_frame(struct symbolizer *s, const struct proc_map *m, uint64_t 
 		s->st.vdso_named++;
 }
 
+/*
+ * Anonymous (or memfd) code is JIT code: its perf map names it. The function is
+ * split from the runtime's text ("JS:*fib /srv/app.js:2:13" is fib in
+ * /srv/app.js at line 2), which stays as the system name.
+ */
+static void jit_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *out)
+{
+	struct perfmap_name n;
+
+	if (!perfmap_cache_lookup(s->perfmaps, pid, addr, s->interval, &n))
+		return;
+	out->function = n.function;
+	if (n.function != n.raw)
+		out->system_name = n.raw;
+	if (*n.file)
+		out->source_file = n.file;
+	out->line = n.line;
+}
+
 static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *out)
 {
 	const struct proc_map *m = NULL;
@@ -941,8 +960,7 @@ static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sy
 	if (m && m->path && !strcmp(m->path, "[vdso]"))
 		vdso_frame(s, m, addr, out);
 	else if (!m || !m->path || !file_frame(s, pe, m, addr, out))
-		/* Anonymous (or memfd) code is JIT code: its perf map names it. */
-		out->function = perfmap_cache_lookup(s->perfmaps, pid, addr, s->interval);
+		jit_frame(s, pid, addr, out);
 }
 
 /* C++ and Rust names: the readable one is the function, the mangled its system name. */
@@ -960,7 +978,9 @@ static void demangle_frame(struct symbolizer *s, struct sym_frame *out)
 	readable = demangle_cache_get(s->demangle, out->function);
 	if (!readable)
 		return;
-	out->system_name = out->function;
+	/* A versioned or runtime's name is more than the mangled one: it stays. */
+	if (!out->system_name)
+		out->system_name = out->function;
 	out->function = readable;
 	s->st.demangled++;
 }
