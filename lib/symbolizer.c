@@ -884,8 +884,12 @@ static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct 
 	out->build_id = elf_syms_build_id(f->syms);
 	syms = file_symbols(f);
 	/* A debug file's addresses are the binary's: translate with the binary's segments. */
-	if (elf_syms_offset_to_vaddr(f->syms, addr - m->start + m->offset, &vaddr))
-		out->function = elf_syms_lookup(syms, vaddr);
+	if (!elf_syms_offset_to_vaddr(f->syms, addr - m->start + m->offset, &vaddr))
+		return true;
+	out->function = elf_syms_lookup_versioned(syms, vaddr, &out->system_name);
+	/* A debug file has no PLT (its sections are empty): the binary names the stubs. */
+	if (!out->function && syms != f->syms)
+		out->function = elf_syms_lookup_versioned(f->syms, vaddr, &out->system_name);
 	return true;
 }
 
