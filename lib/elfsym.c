@@ -28,6 +28,7 @@
 /* x86-64 relocation types naming a GOT slot a PLT stub jumps through. */
 #define ELFSYM_R_GLOB_DAT 6
 #define ELFSYM_R_JUMP_SLOT 7
+#define ELFSYM_R_IRELATIVE 37
 
 struct elf_load {
 	uint64_t offset, filesz, vaddr, memsz;
@@ -317,18 +318,22 @@ static int read_symbols(Elf *elf, struct elf_syms *s, size_t file_size, bool thu
 
 /* --- PLT stubs ------------------------------------------------------------------------ */
 
-/* A GOT slot and the function a relocation binds it to. */
+/*
+ * A GOT slot and the function a relocation binds it to: a symbol, or for an
+ * IRELATIVE one (libc calling its own memcpy) the IFUNC resolver that picks it.
+ */
 struct got_slot {
 	uint64_t addr;
-	const char *name;	/* in the string table of the relocations' symbols */
+	const char *name;	/* in the string table of the relocations' symbols, or NULL */
+	uint64_t resolver;	/* when name is NULL: the resolver's address, or 0 */
 };
 
 /* What naming PLT stubs needs: the slots by address, and .rela.plt's in its order. */
 struct plt_relocs {
 	struct got_slot *slots;	/* sorted by addr */
-	size_t n;
-	const char **jump;	/* name of .rela.plt's entry i: what a lazy stub's push selects */
-	size_t n_jump;
+	size_t n, cap;
+	struct got_slot *jump;	/* .rela.plt's entry i: what a lazy stub's push selects */
+	size_t n_jump, cap_jump;
 };
 
 static int cmp_slot(const void *a, const void *b)
@@ -338,12 +343,21 @@ static int cmp_slot(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static const char *slot_name(const struct plt_relocs *r, uint64_t addr)
+static const struct got_slot *slot_at(const struct plt_relocs *r, uint64_t addr)
 {
 	size_t lo = sorted_upper_bound(r->slots, r->n, sizeof(*r->slots),
 				       offsetof(struct got_slot, addr), addr);
 
-	return lo && r->slots[lo - 1].addr == addr ? r->slots[lo - 1].name : NULL;
+	return lo && r->slots[lo - 1].addr == addr ? &r->slots[lo - 1] : NULL;
+}
+
+/* The index + 1 of the symbol containing vaddr among the first n (sorted) ones, or 0. */
+static size_t find_symbol(const struct elf_syms *s, size_t n, uint64_t vaddr)
+{
+	size_t lo = sorted_upper_bound(s->v, n, sizeof(*s->v), offsetof(struct elf_sym, addr),
+				       vaddr);
+
+	return lo && vaddr < s->v[lo - 1].end ? lo : 0;
 }
 
 /* The name of a relocation's symbol, from the symbol table its section links to. */
@@ -363,9 +377,25 @@ static const char *reloc_symbol(Elf *elf, const GElf_Shdr *rel_sh, const GElf_Re
 	return elf_strptr(elf, sh.sh_link, sym.st_name);
 }
 
-/* JUMP_SLOT relocations (.rela.plt) and GLOB_DAT ones (.rela.dyn, what .plt.got uses). */
+/* The slot one relocation fills, when it names a function: false for other types. */
+static bool reloc_slot(Elf *elf, const GElf_Shdr *sh, const GElf_Rela *rela, bool is_plt,
+		       struct got_slot *out)
+{
+	uint32_t type = (uint32_t)GELF_R_TYPE(rela->r_info);
+
+	*out = (struct got_slot){ .addr = rela->r_offset };
+	if (is_plt && type == ELFSYM_R_IRELATIVE)
+		out->resolver = (uint64_t)rela->r_addend;
+	else if (type == (is_plt ? ELFSYM_R_JUMP_SLOT : ELFSYM_R_GLOB_DAT))
+		out->name = reloc_symbol(elf, sh, rela);
+	if (out->name && !*out->name)
+		out->name = NULL;
+	return out->name || out->resolver;
+}
+
+/* JUMP_SLOT and IRELATIVE relocations (.rela.plt), GLOB_DAT ones (.rela.dyn, for .plt.got). */
 static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool is_plt,
-		       struct plt_relocs *r, size_t *caps)
+		       struct plt_relocs *r)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, count;
@@ -375,31 +405,27 @@ static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool is_plt,
 	if (!data || !data->d_buf || sh->sh_entsize != gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT))
 		return 0;
 	count = data->d_size / sh->sh_entsize;
-	for (i = 0; i < count && r->n < ELFSYM_MAX_PLT; i++) {
-		const char *name;
-		uint32_t type;
+	for (i = 0; i < count && r->n < ELFSYM_MAX_PLT && r->n_jump < ELFSYM_MAX_PLT; i++) {
+		struct got_slot slot;
+		bool named;
 
 		if (!gelf_getrela(data, (int)i, &rela))
 			break;
-		type = (uint32_t)GELF_R_TYPE(rela.r_info);
-		if (type != (is_plt ? ELFSYM_R_JUMP_SLOT : ELFSYM_R_GLOB_DAT))
-			name = NULL;
-		else
-			name = reloc_symbol(elf, sh, &rela);
+		named = reloc_slot(elf, sh, &rela, is_plt, &slot);
 		if (is_plt) {
 			/* Every entry keeps its place: a lazy stub pushes its index. */
-			err = array_grow((void **)&r->jump, &caps[1], r->n_jump + 1,
+			err = array_grow((void **)&r->jump, &r->cap_jump, r->n_jump + 1,
 					 sizeof(*r->jump), 64);
 			if (err)
 				return err;
-			r->jump[r->n_jump++] = name;
+			r->jump[r->n_jump++] = slot;
 		}
-		if (!name || !*name)
+		if (!named)
 			continue;
-		err = array_grow((void **)&r->slots, &caps[0], r->n + 1, sizeof(*r->slots), 64);
+		err = array_grow((void **)&r->slots, &r->cap, r->n + 1, sizeof(*r->slots), 64);
 		if (err)
 			return err;
-		r->slots[r->n++] = (struct got_slot){ .addr = rela.r_offset, .name = name };
+		r->slots[r->n++] = slot;
 	}
 	return 0;
 }
@@ -410,12 +436,12 @@ static uint32_t le32(const unsigned char *p)
 }
 
 /*
- * Decodes one x86-64 stub at vaddr: [endbr64] [bnd] jmp *slot(%rip) names the
- * function of that GOT slot; [endbr64] push $i (a lazy .plt entry) the i-th
+ * Decodes one x86-64 stub at vaddr: [endbr64] [bnd] jmp *slot(%rip) jumps
+ * through that GOT slot; [endbr64] push $i (a lazy .plt entry) binds the i-th
  * of .rela.plt. NULL for anything else (PLT0, padding).
  */
-static const char *stub_target(const struct plt_relocs *r, const unsigned char *p, size_t len,
-			       uint64_t vaddr)
+static const struct got_slot *stub_slot(const struct plt_relocs *r, const unsigned char *p,
+					size_t len, uint64_t vaddr)
 {
 	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	size_t i = 0;
@@ -425,79 +451,101 @@ static const char *stub_target(const struct plt_relocs *r, const unsigned char *
 	if (i < len && p[i] == 0xf2) /* bnd prefix (MPX-era PLTs) */
 		i++;
 	if (i + 6 <= len && p[i] == 0xff && p[i + 1] == 0x25)
-		return slot_name(r, vaddr + i + 6 + (uint64_t)(int64_t)(int32_t)le32(p + i + 2));
+		return slot_at(r, vaddr + i + 6 + (uint64_t)(int64_t)(int32_t)le32(p + i + 2));
 	if (i + 5 <= len && p[i] == 0x68) {
 		uint32_t idx = le32(p + i + 1);
 
-		return idx < r->n_jump ? r->jump[idx] : NULL;
+		return idx < r->n_jump ? &r->jump[idx] : NULL;
 	}
 	return NULL;
 }
 
-/* Names each stub of one PLT section "name@plt". */
-static int name_stubs(struct elf_syms *s, Elf_Scn *scn, const GElf_Shdr *sh,
+/*
+ * "name@plt" into buf for the function a slot binds; an IRELATIVE slot is
+ * named after the IFUNC symbol at its resolver (the first n_sorted symbols).
+ */
+static bool stub_name(const struct elf_syms *s, size_t n_sorted, const struct got_slot *slot,
+		      char *buf, size_t len)
+{
+	const char *fn = slot ? slot->name : NULL;
+	size_t i;
+
+	if (slot && !fn && slot->resolver) {
+		i = find_symbol(s, n_sorted, slot->resolver);
+		if (i && s->v[i - 1].addr == slot->resolver)
+			fn = s->arena + s->v[i - 1].name;
+	}
+	return fn && (size_t)snprintf(buf, len, "%s@plt", fn) < len;
+}
+
+/* Names each stub of one PLT section "name@plt"; the count added, or -errno. */
+static int name_stubs(struct elf_syms *s, size_t n_sorted, Elf_Scn *scn, const GElf_Shdr *sh,
 		      const struct plt_relocs *r)
 {
 	uint64_t ent = sh->sh_entsize == 8 || sh->sh_entsize == 16 ? sh->sh_entsize : 16;
 	Elf_Data *data = elf_getdata(scn, NULL);
 	char name[ELFSYM_MAX_NAME + 1];
 	uint64_t off;
-	int err;
+	int err, added = 0;
 
 	if (!data || !data->d_buf || data->d_size > sh->sh_size)
 		return 0;
 	for (off = 0; off + ent <= data->d_size && off / ent < ELFSYM_MAX_PLT; off += ent) {
-		const char *fn = stub_target(r, (const unsigned char *)data->d_buf + off, ent,
-					     sh->sh_addr + off);
+		const struct got_slot *slot = stub_slot(r, (const unsigned char *)data->d_buf + off,
+							ent, sh->sh_addr + off);
 
-		if (!fn || (size_t)snprintf(name, sizeof(name), "%s@plt", fn) >= sizeof(name))
+		if (!stub_name(s, n_sorted, slot, name, sizeof(name)))
 			continue;
 		err = add_symbol(s, name, sh->sh_addr + off, ent, 0, STB_LOCAL, false);
 		if (err)
 			return err;
+		added++;
 	}
-	return 0;
+	return added;
 }
 
 /*
  * x86-64 PLTs: .plt (lazy stubs after PLT0), .plt.sec (the stubs called when
  * IBT splits them out) and .plt.got (functions whose address is also taken).
+ * Runs on sorted symbols, and appends the stubs: the count added, or -errno.
  * Other machines' stubs stay unnamed: their section bounds the symbol before.
  */
 static int read_plt(Elf *elf, struct elf_syms *s, size_t file_size, const GElf_Ehdr *eh)
 {
 	struct plt_relocs r = { 0 };
-	size_t shstrndx, caps[2] = { 0, 0 };
+	size_t shstrndx, n_sorted = s->n;
 	Elf_Scn *scn = NULL;
 	const char *name;
 	GElf_Shdr sh;
-	int err = 0;
+	int ret = 0, added = 0;
 
 	if (eh->e_machine != EM_X86_64 || elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
-	while (!err && (scn = elf_nextscn(elf, scn))) {
+	while (!ret && (scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
 		    (sh.sh_flags & SHF_COMPRESSED) || !in_file(sh.sh_offset, sh.sh_size, file_size))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (name && (!strcmp(name, ".rela.plt") || !strcmp(name, ".rela.dyn")))
-			err = read_relocs(elf, scn, &sh, !strcmp(name, ".rela.plt"), &r, caps);
+			ret = read_relocs(elf, scn, &sh, !strcmp(name, ".rela.plt"), &r);
 	}
 	if (r.n > 1)
 		qsort(r.slots, r.n, sizeof(*r.slots), cmp_slot);
-	while (!err && r.n && (scn = elf_nextscn(elf, scn))) {
+	while (ret >= 0 && (r.n || r.n_jump) && (scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    !(sh.sh_flags & SHF_EXECINSTR) || (sh.sh_flags & SHF_COMPRESSED) ||
 		    !in_file(sh.sh_offset, sh.sh_size, file_size))
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
-			     !strcmp(name, ".plt.got")))
-			err = name_stubs(s, scn, &sh, &r);
+			     !strcmp(name, ".plt.got"))) {
+			ret = name_stubs(s, n_sorted, scn, &sh, &r);
+			added += ret > 0 ? ret : 0;
+		}
 	}
 	free(r.slots);
 	free(r.jump);
-	return err;
+	return ret < 0 ? ret : added;
 }
 
 static int bind_rank(uint8_t bind)
@@ -642,14 +690,18 @@ static struct elf_syms *load_elf(Elf *elf, size_t file_size)
 	read_debuglink(elf, s, file_size, eh.e_ident[EI_DATA] == ELFDATA2MSB);
 	/* The low bit of an ARM function address selects Thumb mode. */
 	err = read_symbols(elf, s, file_size, eh.e_machine == EM_ARM);
-	if (!err)
+	if (!err) {
+		finish_symbols(s);
+		/* PLT stubs are named from the sorted symbols, then sorted in. */
 		err = read_plt(elf, s, file_size, &eh);
-	if (err) {
+	}
+	if (err < 0) {
 		elf_syms_free(s);
 		errno = -err;
 		return NULL;
 	}
-	finish_symbols(s);
+	if (err > 0)
+		finish_symbols(s);
 	return s;
 }
 
@@ -732,12 +784,11 @@ const char *elf_syms_lookup(const struct elf_syms *s, uint64_t vaddr)
 const char *elf_syms_lookup_versioned(const struct elf_syms *s, uint64_t vaddr,
 				      const char **versioned)
 {
-	size_t lo = sorted_upper_bound(s->v, s->n, sizeof(*s->v), offsetof(struct elf_sym, addr),
-				       vaddr);
+	size_t lo = find_symbol(s, s->n, vaddr);
 
 	if (versioned)
 		*versioned = NULL;
-	if (lo == 0 || vaddr >= s->v[lo - 1].end)
+	if (!lo)
 		return NULL;
 	if (versioned)
 		*versioned = versioned_name(s->arena, &s->v[lo - 1]);

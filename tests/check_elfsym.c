@@ -406,10 +406,97 @@ START_TEST(test_plt_debug_file)
 }
 END_TEST
 
+/* The IFUNC symbols of a file as nm -D lists them ("ADDR NAME" lines), read once. */
+static char *nm_ifuncs(const char *file)
+{
+	char cmd[1024], *text = NULL;
+	size_t len = 0;
+	FILE *p, *out = open_memstream(&text, &len);
+
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' | awk '$2 == \"i\" { print $1, $3 }'",
+		 file);
+	p = popen(cmd, "r");
+	ck_assert(p && out);
+	for (int c; (c = fgetc(p)) != EOF;)
+		fputc(c, out);
+	pclose(p);
+	fclose(out);
+	return text;
+}
+
+/* Whether got is "NAME@plt" for one of the IFUNCs at addr (aliases: memcpy, __memcpy). */
+static bool ifunc_at(const char *ifuncs, uint64_t addr, const char *got)
+{
+	char want[300], line[300];
+
+	for (const char *l = ifuncs; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+		unsigned long long a;
+		char sym[256];
+
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(l, "\n"), l);
+		if (sscanf(line, "%llx %255[^@]", &a, sym) != 2 || a != addr)
+			continue;
+		snprintf(want, sizeof(want), "%s@plt", sym);
+		if (!strcmp(want, got))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * libc's own PLT: calls to exported functions (realloc@plt) and, through
+ * IRELATIVE slots, to its IFUNCs (objdump: "*ABS*+0x9f550@plt"), named after
+ * the IFUNC symbol at the resolver address (strnlen@plt).
+ */
+START_TEST(test_plt_libc)
+{
+#ifdef __x86_64__
+	char cmd[1024], line[1024], name[512];
+	unsigned long long addr, resolver;
+	const char *got;
+	char *ifuncs_text;
+	size_t named = 0, ifuncs = 0;
+	struct elf_syms *s;
+	Dl_info info;
+	FILE *p;
+
+	ck_assert(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &info) && info.dli_fname);
+	s = load_file(info.dli_fname);
+	ifuncs_text = nm_ifuncs(info.dli_fname);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s'",
+		 info.dli_fname);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2 || strlen(name) < 4 ||
+		    strcmp(name + strlen(name) - 4, "@plt"))
+			continue;
+		got = elf_syms_lookup(s, addr + 3);
+		ck_assert_msg(got != NULL, "%s at 0x%llx unnamed", name, addr);
+		if (sscanf(name, "*ABS*+%llx@plt", &resolver) == 1) {
+			ck_assert_msg(ifunc_at(ifuncs_text, resolver, got),
+				      "%s named %s: no IFUNC of that name at 0x%llx", name, got,
+				      resolver);
+			ifuncs++;
+		} else {
+			ck_assert_str_eq(got, name);
+		}
+		named++;
+	}
+	pclose(p);
+	ck_assert_uint_gt(named, 0);
+	printf("libc: %zu PLT stubs named, %zu of them IFUNCs\n", named, ifuncs);
+	check_plt_unpolluted(s, info.dli_fname);
+	free(ifuncs_text);
+	elf_syms_free(s);
+#endif
+}
+END_TEST
+
 Suite *elfsym_suite(void)
 {
 	Suite *s = suite_create("elfsym");
-	TCase *tc = tcase_create("core");
+	TCase *tc = tcase_create("core"), *plt = tcase_create("plt");
 
 	tcase_add_test(tc, test_pie);
 	tcase_add_test(tc, test_shlib);
@@ -417,11 +504,15 @@ Suite *elfsym_suite(void)
 	tcase_add_test(tc, test_offset_to_vaddr);
 	tcase_add_test(tc, test_libc_aliases);
 	tcase_add_test(tc, test_versioned);
-	tcase_add_test(tc, test_plt_lazy);
-	tcase_add_test(tc, test_plt_ibt);
-	tcase_add_test(tc, test_plt_debug_file);
 	tcase_add_test(tc, test_not_elf);
 	tcase_add_test(tc, test_truncated_and_garbage);
 	suite_add_tcase(s, tc);
+	/* Each asks objdump, readelf or nm: a bound for a busy machine, not a speed test. */
+	tcase_set_timeout(plt, 60);
+	tcase_add_test(plt, test_plt_lazy);
+	tcase_add_test(plt, test_plt_ibt);
+	tcase_add_test(plt, test_plt_debug_file);
+	tcase_add_test(plt, test_plt_libc);
+	suite_add_tcase(s, plt);
 	return s;
 }
