@@ -796,10 +796,13 @@ static void refresh(struct perfmap_cache *c, struct pm_proc *p)
 			goto out;
 	}
 	len = (uint64_t)st.st_size - p->off;
-	/* Parsed maps take about the file's size: stay within the cache's bound. */
+	/*
+	 * Parsed maps take up to about twice the file's size (a JS name is kept
+	 * whole and split into function and file): stay within the cache's bound.
+	 */
 	if (len == 0)
 		goto out;
-	if (c->bytes + len > c->max_bytes) {
+	if (c->bytes + 2 * len > c->max_bytes) {
 		c->st.cache_full++;
 		goto out;
 	}
