@@ -330,7 +330,7 @@ static bool lines_match(const struct pprof_builder *b, const struct location *l,
 			const int64_t *lines, size_t n)
 {
 	for (size_t j = 0; j < n; j++)
-		if (location_line(b, l, j) != (lines ? lines[j] : 0))
+		if (location_line(b, l, j) != (lines && lines[j] > 0 ? lines[j] : 0))
 			return false;
 	return true;
 }

@@ -158,6 +158,9 @@ START_TEST(test_lines)
 	ck_assert_uint_ne(loc[1], loc[0]);
 	ck_assert_uint_eq(pprof_location_lines(b, 0, 0x1000, f, two, 2), loc[1]);
 	loc[2] = pprof_location_lines(b, 0, 0x2000, &f[0], &two[0], 1);
+	/* A negative line is no line. */
+	ck_assert_uint_eq(pprof_location_lines(b, 0, 0x1000, f, (const int64_t[]){-5, 0}, 2),
+			  loc[0]);
 	ck_assert_int_eq(pprof_add_sample(b, &loc[1], 1, v, NULL, 0), 0);
 	ck_assert_int_eq(pprof_add_sample(b, &loc[2], 1, v, NULL, 0), 0);
 
