@@ -213,7 +213,7 @@ static bool split_v8(const char *name, const char *s, const char *end, struct pe
 	const char *loc_end = end, *col, *line, *sep;
 	uint32_t n1 = 0, n2 = 0;
 
-	if (s < end && strchr(v8_markers, *s))
+	if (s < end && *s && strchr(v8_markers, *s))
 		s++;
 	/* ":line:column", or ":line" alone (V8 before 2018 logged no column). */
 	col = number_before(s, end, &n1);

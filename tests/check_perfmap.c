@@ -169,6 +169,10 @@ START_TEST(test_split_hostile)
 		buf[4] = (char)b;
 		ck_assert(perfmap_split_name(buf, 5, &sp));
 		ck_assert_uint_le(sp.file_off + sp.file_len, 5);
+		/* Only a tier marker is skipped (not a NUL byte, which strchr would find). */
+		buf[3] = (char)b;
+		ck_assert(perfmap_split_name(buf, 5, &sp));
+		ck_assert_uint_eq(sp.func_off, b && strchr("*~^+", b) ? 4 : 3);
 	}
 	/* The longest line a map holds splits, and both parts are kept. */
 	{
