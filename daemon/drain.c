@@ -30,6 +30,7 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 {
 	struct sym_frame f;
 	uint64_t mapping = 0, func = 0;
+	int64_t line;
 
 	symbolizer_frame(c->sym, pid, addr, kernel, &f);
 	if (f.file) {
@@ -46,8 +47,10 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 		};
 		mapping = pprof_mapping(c->b, &m);
 	}
+	/* JIT frames know their source file and the line their function starts at. */
+	line = f.line;
 	if (f.function)
-		func = pprof_function(c->b, f.function, f.system_name, "");
+		func = pprof_function_at(c->b, f.function, f.system_name, f.source_file, line);
 	if (!f.function && !f.file) {
 		/*
 		 * No mapping to look the address up in later: name the frame by its
@@ -58,8 +61,9 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 
 		snprintf(name, sizeof(name), "0x%" PRIx64, f.address);
 		func = pprof_function(c->b, name, name, "");
+		line = 0;
 	}
-	return pprof_location(c->b, mapping, f.address, &func, func ? 1 : 0);
+	return pprof_location_lines(c->b, mapping, f.address, &func, &line, func ? 1 : 0);
 }
 
 static size_t frame_slot(const struct drain_profile *p, uint32_t pid, uint64_t addr, bool kernel)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,15 +23,23 @@
 #define ELFSYM_MAX_BUILD_ID 64	/* bytes; GNU ld writes 20 (sha1) or 16 (md5) */
 /* Names are copied per symbol, so aliases sharing one long name add up. */
 #define ELFSYM_MAX_ARENA (256u << 20)
+/* PLT relocations read; a large program imports a few thousand functions. */
+#define ELFSYM_MAX_PLT (1u << 16)
+/* x86-64 relocation types naming a GOT slot a PLT stub jumps through. */
+#define ELFSYM_R_GLOB_DAT 6
+#define ELFSYM_R_JUMP_SLOT 7
+#define ELFSYM_R_IRELATIVE 37
 
 struct elf_load {
 	uint64_t offset, filesz, vaddr, memsz;
 };
 
 struct elf_sym {
-	uint64_t addr, end;	/* [addr, end) in ELF virtual addresses */
+	uint64_t addr, end;	/* [addr, end); a symbol without size: its section's end or 0 */
 	uint32_t name;		/* offset into arena */
 	uint8_t bind;		/* STB_*, to choose among aliases */
+	uint8_t sized;		/* the symbol gave its size */
+	uint8_t versioned;	/* name@VERSION follows the name in the arena */
 };
 
 struct elf_syms {
@@ -195,33 +204,71 @@ static Elf_Scn *find_symbols(Elf *elf, size_t file_size, enum elf_syms_source *s
 	return dyn;
 }
 
-static int add_symbol(struct elf_syms *s, const char *name, uint64_t addr, uint64_t size,
-		      uint8_t bind)
+/*
+ * The length of name without its ELF symbol version: glibc's own symbol table
+ * has "clock_gettime@@GLIBC_2.17" (the default version) and
+ * "clock_gettime@GLIBC_2.2.5" (an older one) for one function.
+ */
+static size_t unversioned_len(const char *name, size_t len)
 {
-	size_t len = strnlen(name, ELFSYM_MAX_NAME + 1);
+	const char *at = memchr(name, '@', len);
+
+	return at && at > name && at + 1 < name + len ? (size_t)(at - name) : len;
+}
+
+/*
+ * Adds a symbol; a versioned name is kept as its plain name, then the full
+ * text. limit bounds a symbol without size (its section's end; 0: unknown).
+ */
+static int add_symbol(struct elf_syms *s, const char *name, uint64_t addr, uint64_t size,
+		      uint64_t limit, uint8_t bind, bool strip_version)
+{
+	size_t len = strnlen(name, ELFSYM_MAX_NAME + 1), plain, need;
 	struct elf_sym *e;
 	int err;
 
 	if (len == 0 || len > ELFSYM_MAX_NAME)
 		return 0;
-	if (s->arena_len + len + 1 > ELFSYM_MAX_ARENA)
+	plain = strip_version ? unversioned_len(name, len) : len;
+	need = plain + 1 + (plain < len ? len + 1 : 0);
+	if (s->arena_len + need > ELFSYM_MAX_ARENA)
 		return -E2BIG;
 	err = array_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 256);
 	if (!err)
-		err = array_grow((void **)&s->arena, &s->arena_cap, s->arena_len + len + 1, 1, 4096);
+		err = array_grow((void **)&s->arena, &s->arena_cap, s->arena_len + need, 1, 4096);
 	if (err)
 		return err;
-	memcpy(s->arena + s->arena_len, name, len + 1);
+	memcpy(s->arena + s->arena_len, name, plain);
+	s->arena[s->arena_len + plain] = '\0';
+	if (plain < len)
+		memcpy(s->arena + s->arena_len + plain + 1, name, len + 1);
 	e = &s->v[s->n++];
 	e->addr = addr;
+	e->sized = size != 0;
 	if (size == 0)
-		e->end = 0;	/* no size: finish_symbols() gives it an end */
+		e->end = limit > addr ? limit : 0; /* finish_symbols() gives it an end */
 	else
 		e->end = addr + size > addr ? addr + size : UINT64_MAX;
 	e->name = (uint32_t)s->arena_len;
 	e->bind = bind;
-	s->arena_len += len + 1;
+	e->versioned = plain < len;
+	s->arena_len += need;
 	return 0;
+}
+
+/* The end of section index ndx when addr lies in it, else 0. */
+static uint64_t section_end(Elf *elf, size_t ndx, uint64_t addr)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
+		return 0;
+	scn = elf_getscn(elf, ndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+	    addr < sh.sh_addr || addr - sh.sh_addr >= sh.sh_size)
+		return 0;
+	return sh.sh_addr + sh.sh_size;
 }
 
 static int read_symbols(Elf *elf, struct elf_syms *s, size_t file_size, bool thumb)
@@ -258,11 +305,247 @@ static int read_symbols(Elf *elf, struct elf_syms *s, size_t file_size, bool thu
 		if (!name)
 			continue;
 		addr = thumb ? sym.st_value & ~1ull : sym.st_value;
-		err = add_symbol(s, name, addr, sym.st_size, GELF_ST_BIND(sym.st_info));
+		/* A symbol without size (_init, hand-written assembly) ends with its section
+		 * at the latest: it must not name the PLT that follows .init. */
+		err = add_symbol(s, name, addr, sym.st_size,
+				 sym.st_size ? 0 : section_end(elf, sym.st_shndx, addr),
+				 GELF_ST_BIND(sym.st_info), true);
 		if (err)
 			return err;
 	}
 	return 0;
+}
+
+/* --- PLT stubs ------------------------------------------------------------------------ */
+
+/*
+ * A GOT slot and the function a relocation binds it to: a symbol, or for an
+ * IRELATIVE one (libc calling its own memcpy) the IFUNC resolver that picks it.
+ */
+struct got_slot {
+	uint64_t addr;
+	const char *name;	/* in the string table of the relocations' symbols, or NULL */
+	uint64_t resolver;	/* when name is NULL: the resolver's address, or 0 */
+};
+
+/* What naming PLT stubs needs: the slots by address, and .rela.plt's in its order. */
+struct plt_relocs {
+	struct got_slot *slots;	/* sorted by addr */
+	size_t n, cap;
+	struct got_slot *jump;	/* .rela.plt's entry i: what a lazy stub's push selects */
+	size_t n_jump, cap_jump;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static const struct got_slot *slot_at(const struct plt_relocs *r, uint64_t addr)
+{
+	size_t lo = sorted_upper_bound(r->slots, r->n, sizeof(*r->slots),
+				       offsetof(struct got_slot, addr), addr);
+
+	return lo && r->slots[lo - 1].addr == addr ? &r->slots[lo - 1] : NULL;
+}
+
+/* The index + 1 of the symbol containing vaddr among the first n (sorted) ones, or 0. */
+static size_t find_symbol(const struct elf_syms *s, size_t n, uint64_t vaddr)
+{
+	size_t lo = sorted_upper_bound(s->v, n, sizeof(*s->v), offsetof(struct elf_sym, addr),
+				       vaddr);
+
+	return lo && vaddr < s->v[lo - 1].end ? lo : 0;
+}
+
+/* The name of a relocation's symbol, from the symbol table its section links to. */
+static const char *reloc_symbol(Elf *elf, const GElf_Shdr *rel_sh, const GElf_Rela *r)
+{
+	Elf_Scn *symscn = elf_getscn(elf, rel_sh->sh_link);
+	size_t ndx = GELF_R_SYM(r->r_info);
+	Elf_Data *data;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	if (!ndx || !symscn || !gelf_getshdr(symscn, &sh) || sh.sh_type != SHT_DYNSYM)
+		return NULL;
+	data = elf_getdata(symscn, NULL);
+	if (!data || !gelf_getsym(data, (int)ndx, &sym) || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+		return NULL;
+	return elf_strptr(elf, sh.sh_link, sym.st_name);
+}
+
+/* The slot one relocation fills, when it names a function: false for other types. */
+static bool reloc_slot(Elf *elf, const GElf_Shdr *sh, const GElf_Rela *rela, bool is_plt,
+		       struct got_slot *out)
+{
+	uint32_t type = (uint32_t)GELF_R_TYPE(rela->r_info);
+
+	*out = (struct got_slot){ .addr = rela->r_offset };
+	if (is_plt && type == ELFSYM_R_IRELATIVE)
+		out->resolver = (uint64_t)rela->r_addend;
+	else if (type == (is_plt ? ELFSYM_R_JUMP_SLOT : ELFSYM_R_GLOB_DAT))
+		out->name = reloc_symbol(elf, sh, rela);
+	if (out->name && !*out->name)
+		out->name = NULL;
+	return out->name || out->resolver;
+}
+
+/* JUMP_SLOT and IRELATIVE relocations (.rela.plt), GLOB_DAT ones (.rela.dyn, for .plt.got). */
+static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool is_plt,
+		       struct plt_relocs *r)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, count;
+	GElf_Rela rela;
+	int err;
+
+	if (!data || !data->d_buf || sh->sh_entsize != gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT))
+		return 0;
+	count = data->d_size / sh->sh_entsize;
+	for (i = 0; i < count && r->n < ELFSYM_MAX_PLT && r->n_jump < ELFSYM_MAX_PLT; i++) {
+		struct got_slot slot;
+		bool named;
+
+		if (!gelf_getrela(data, (int)i, &rela))
+			break;
+		named = reloc_slot(elf, sh, &rela, is_plt, &slot);
+		if (is_plt) {
+			/* Every entry keeps its place: a lazy stub pushes its index. */
+			err = array_grow((void **)&r->jump, &r->cap_jump, r->n_jump + 1,
+					 sizeof(*r->jump), 64);
+			if (err)
+				return err;
+			r->jump[r->n_jump++] = slot;
+		}
+		if (!named)
+			continue;
+		err = array_grow((void **)&r->slots, &r->cap, r->n + 1, sizeof(*r->slots), 64);
+		if (err)
+			return err;
+		r->slots[r->n++] = slot;
+	}
+	return 0;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Decodes one x86-64 stub at vaddr: [endbr64] [bnd] jmp *slot(%rip) jumps
+ * through that GOT slot; [endbr64] push $i (a lazy .plt entry) binds the i-th
+ * of .rela.plt. NULL for anything else (PLT0, padding).
+ */
+static const struct got_slot *stub_slot(const struct plt_relocs *r, const unsigned char *p,
+					size_t len, uint64_t vaddr)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t i = 0;
+
+	if (len >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
+		i += sizeof(endbr64);
+	if (i < len && p[i] == 0xf2) /* bnd prefix (MPX-era PLTs) */
+		i++;
+	if (i + 6 <= len && p[i] == 0xff && p[i + 1] == 0x25)
+		return slot_at(r, vaddr + i + 6 + (uint64_t)(int64_t)(int32_t)le32(p + i + 2));
+	if (i + 5 <= len && p[i] == 0x68) {
+		uint32_t idx = le32(p + i + 1);
+
+		return idx < r->n_jump ? &r->jump[idx] : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * "name@plt" into buf for the function a slot binds; an IRELATIVE slot is
+ * named after the IFUNC symbol at its resolver (the first n_sorted symbols).
+ */
+static bool stub_name(const struct elf_syms *s, size_t n_sorted, const struct got_slot *slot,
+		      char *buf, size_t len)
+{
+	const char *fn = slot ? slot->name : NULL;
+	size_t i;
+
+	if (slot && !fn && slot->resolver) {
+		i = find_symbol(s, n_sorted, slot->resolver);
+		if (i && s->v[i - 1].addr == slot->resolver)
+			fn = s->arena + s->v[i - 1].name;
+	}
+	return fn && (size_t)snprintf(buf, len, "%s@plt", fn) < len;
+}
+
+/* Names each stub of one PLT section "name@plt"; the count added, or -errno. */
+static int name_stubs(struct elf_syms *s, size_t n_sorted, Elf_Scn *scn, const GElf_Shdr *sh,
+		      const struct plt_relocs *r)
+{
+	uint64_t ent = sh->sh_entsize == 8 || sh->sh_entsize == 16 ? sh->sh_entsize : 16;
+	Elf_Data *data = elf_getdata(scn, NULL);
+	char name[ELFSYM_MAX_NAME + 1];
+	uint64_t off;
+	int err, added = 0;
+
+	if (!data || !data->d_buf || data->d_size > sh->sh_size)
+		return 0;
+	for (off = 0; off + ent <= data->d_size && off / ent < ELFSYM_MAX_PLT; off += ent) {
+		const struct got_slot *slot = stub_slot(r, (const unsigned char *)data->d_buf + off,
+							ent, sh->sh_addr + off);
+
+		if (!stub_name(s, n_sorted, slot, name, sizeof(name)))
+			continue;
+		err = add_symbol(s, name, sh->sh_addr + off, ent, 0, STB_LOCAL, false);
+		if (err)
+			return err;
+		added++;
+	}
+	return added;
+}
+
+/*
+ * x86-64 PLTs: .plt (lazy stubs after PLT0), .plt.sec (the stubs called when
+ * IBT splits them out) and .plt.got (functions whose address is also taken).
+ * Runs on sorted symbols, and appends the stubs: the count added, or -errno.
+ * Other machines' stubs stay unnamed: their section bounds the symbol before.
+ */
+static int read_plt(Elf *elf, struct elf_syms *s, size_t file_size, const GElf_Ehdr *eh)
+{
+	struct plt_relocs r = { 0 };
+	size_t shstrndx, n_sorted = s->n;
+	Elf_Scn *scn = NULL;
+	const char *name;
+	GElf_Shdr sh;
+	int ret = 0, added = 0;
+
+	if (eh->e_machine != EM_X86_64 || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while (!ret && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    (sh.sh_flags & SHF_COMPRESSED) || !in_file(sh.sh_offset, sh.sh_size, file_size))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".rela.plt") || !strcmp(name, ".rela.dyn")))
+			ret = read_relocs(elf, scn, &sh, !strcmp(name, ".rela.plt"), &r);
+	}
+	if (r.n > 1)
+		qsort(r.slots, r.n, sizeof(*r.slots), cmp_slot);
+	while (ret >= 0 && (r.n || r.n_jump) && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || (sh.sh_flags & SHF_COMPRESSED) ||
+		    !in_file(sh.sh_offset, sh.sh_size, file_size))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+			     !strcmp(name, ".plt.got"))) {
+			ret = name_stubs(s, n_sorted, scn, &sh, &r);
+			added += ret > 0 ? ret : 0;
+		}
+	}
+	free(r.slots);
+	free(r.jump);
+	return ret < 0 ? ret : added;
 }
 
 static int bind_rank(uint8_t bind)
@@ -270,17 +553,42 @@ static int bind_rank(uint8_t bind)
 	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
 }
 
+/* The versioned text of a symbol, or NULL when its name has no version. */
+static const char *versioned_name(const char *arena, const struct elf_sym *e)
+{
+	const char *name = arena + e->name;
+
+	return e->versioned ? name + strlen(name) + 1 : NULL;
+}
+
+/* Among versions of one name: the default one (name@@V) first, then by text. */
+static int cmp_version(const char *arena, const struct elf_sym *x, const struct elf_sym *y)
+{
+	const char *vx = versioned_name(arena, x), *vy = versioned_name(arena, y);
+	bool dx, dy;
+
+	if (!vx || !vy)
+		return !vx - !vy;
+	dx = strstr(vx, "@@") != NULL;
+	dy = strstr(vy, "@@") != NULL;
+	if (dx != dy)
+		return dx ? -1 : 1;
+	return strcmp(vx, vy);
+}
+
 /*
  * By address; among aliases at one address the name kept is the first of:
  * fewer leading underscores (glibc exports getpid as a weak alias of the
  * global __getpid: users know the public name), global over weak over local,
- * shorter, then alphabetical, so the choice never depends on table order.
+ * shorter, then alphabetical, then its default version, so the choice never
+ * depends on table order.
  */
 static int cmp_sym(const void *a, const void *b, void *arena)
 {
 	const struct elf_sym *x = a, *y = b;
 	const char *nx = (const char *)arena + x->name, *ny = (const char *)arena + y->name;
 	size_t ux, uy, lx, ly;
+	int c;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
@@ -294,7 +602,20 @@ static int cmp_sym(const void *a, const void *b, void *arena)
 	ly = strlen(ny);
 	if (lx != ly)
 		return lx < ly ? -1 : 1;
-	return strcmp(nx, ny);
+	c = strcmp(nx, ny);
+	return c ? c : cmp_version(arena, x, y);
+}
+
+/* Folds alias a into the symbol k kept at the same address: the furthest end. */
+static void merge_alias(struct elf_sym *k, const struct elf_sym *a)
+{
+	if (a->sized) {
+		if (!k->sized || a->end > k->end)
+			k->end = a->end;
+		k->sized = 1;
+	} else if (!k->sized && a->end > k->end) {
+		k->end = a->end;
+	}
 }
 
 static const struct elf_load *load_of_vaddr(const struct elf_syms *s, uint64_t vaddr)
@@ -320,8 +641,7 @@ static void finish_symbols(struct elf_syms *s)
 		qsort_r(s->v, s->n, sizeof(*s->v), cmp_sym, s->arena);
 	for (i = 0; i < s->n; i++) {
 		if (w > 0 && s->v[w - 1].addr == s->v[i].addr) {
-			if (s->v[i].end > s->v[w - 1].end)
-				s->v[w - 1].end = s->v[i].end;
+			merge_alias(&s->v[w - 1], &s->v[i]);
 			continue;
 		}
 		s->v[w++] = s->v[i];
@@ -331,12 +651,14 @@ static void finish_symbols(struct elf_syms *s)
 		const struct elf_load *l;
 		uint64_t end;
 
-		if (s->v[i].end)
+		if (s->v[i].sized)
 			continue;
 		end = i + 1 < s->n ? s->v[i + 1].addr : UINT64_MAX;
 		l = load_of_vaddr(s, s->v[i].addr);
 		if (l && l->vaddr + l->memsz < end)
 			end = l->vaddr + l->memsz;
+		if (s->v[i].end && s->v[i].end < end)
+			end = s->v[i].end; /* its section's end */
 		/* Last symbol, outside any segment: only its first byte is known. */
 		s->v[i].end = end == UINT64_MAX ? s->v[i].addr + 1 : end;
 	}
@@ -368,12 +690,18 @@ static struct elf_syms *load_elf(Elf *elf, size_t file_size)
 	read_debuglink(elf, s, file_size, eh.e_ident[EI_DATA] == ELFDATA2MSB);
 	/* The low bit of an ARM function address selects Thumb mode. */
 	err = read_symbols(elf, s, file_size, eh.e_machine == EM_ARM);
-	if (err) {
+	if (!err) {
+		finish_symbols(s);
+		/* PLT stubs are named from the sorted symbols, then sorted in. */
+		err = read_plt(elf, s, file_size, &eh);
+	}
+	if (err < 0) {
 		elf_syms_free(s);
 		errno = -err;
 		return NULL;
 	}
-	finish_symbols(s);
+	if (err > 0)
+		finish_symbols(s);
 	return s;
 }
 
@@ -450,11 +778,20 @@ bool elf_syms_offset_to_vaddr(const struct elf_syms *s, uint64_t file_off, uint6
 
 const char *elf_syms_lookup(const struct elf_syms *s, uint64_t vaddr)
 {
-	size_t lo = sorted_upper_bound(s->v, s->n, sizeof(*s->v), offsetof(struct elf_sym, addr),
-				       vaddr);
+	return elf_syms_lookup_versioned(s, vaddr, NULL);
+}
 
-	if (lo == 0 || vaddr >= s->v[lo - 1].end)
+const char *elf_syms_lookup_versioned(const struct elf_syms *s, uint64_t vaddr,
+				      const char **versioned)
+{
+	size_t lo = find_symbol(s, s->n, vaddr);
+
+	if (versioned)
+		*versioned = NULL;
+	if (!lo)
 		return NULL;
+	if (versioned)
+		*versioned = versioned_name(s->arena, &s->v[lo - 1]);
 	return s->arena + s->v[lo - 1].name;
 }
 

@@ -24,8 +24,15 @@ void elf_syms_free(struct elf_syms *s);
 
 /* Converts a file offset (from /proc/PID/maps) to the ELF virtual address. */
 bool elf_syms_offset_to_vaddr(const struct elf_syms *s, uint64_t file_off, uint64_t *vaddr);
-/* Function containing the ELF virtual address, or NULL. */
+/*
+ * Function containing the ELF virtual address, or NULL. Names are without
+ * their ELF symbol version (clock_gettime, not clock_gettime@@GLIBC_2.17); a
+ * PLT stub is named after the function it calls (memcpy@plt).
+ */
 const char *elf_syms_lookup(const struct elf_syms *s, uint64_t vaddr);
+/* The same, and the name with its version in *versioned (NULL when it had none). */
+const char *elf_syms_lookup_versioned(const struct elf_syms *s, uint64_t vaddr,
+				      const char **versioned);
 /* GNU build-id as lower-case hex, "" when absent. */
 const char *elf_syms_build_id(const struct elf_syms *s);
 enum elf_syms_source elf_syms_source(const struct elf_syms *s);

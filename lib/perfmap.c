@@ -29,11 +29,18 @@
 /* Lines of /proc/PID/status looked at for Uid and NStgid (they are near the top). */
 #define PM_STATUS_LINES 64
 
+/* Offsets of the split parts after an entry's raw name; PM_NO_SPLIT when it did not split. */
+#define PM_NO_SPLIT UINT16_MAX
+
 struct pm_sym {
 	uint64_t start, end;	/* [start, end) */
-	const char *name;	/* in a chunk */
+	const char *name;	/* in a chunk: the raw name, then the function and file when split */
 	uint32_t seq;		/* parse order: the latest entry at one start wins */
+	uint32_t line;		/* the function's first line, 0 when unknown */
+	uint16_t func_off, file_off; /* from name, or PM_NO_SPLIT */
 };
+_Static_assert(3 * (PERFMAP_MAX_LINE + 1) + sizeof(PERFMAP_ANONYMOUS) < PM_NO_SPLIT,
+	       "split offsets fit in 16 bits");
 
 struct pm_chunk {
 	struct pm_chunk *next;
@@ -75,12 +82,13 @@ void perfmap_free(struct perf_map *m)
 	free(m);
 }
 
-static const char *store_name(struct perf_map *m, const char *name, size_t len)
+/* len bytes of chunk space that never move; NULL on ENOMEM. len <= PM_CHUNK. */
+static char *chunk_alloc(struct perf_map *m, size_t len)
 {
 	struct pm_chunk *c = m->chunks;
 	char *p;
 
-	if (!c || PM_CHUNK - c->used < len + 1) {
+	if (!c || PM_CHUNK - c->used < len) {
 		c = malloc(sizeof(*c));
 		if (!c)
 			return NULL;
@@ -90,10 +98,167 @@ static const char *store_name(struct perf_map *m, const char *name, size_t len)
 		m->n_chunks++;
 	}
 	p = c->data + c->used;
-	memcpy(p, name, len);
-	p[len] = '\0';
-	c->used += len + 1;
+	c->used += len;
 	return p;
+}
+
+/* Copies len bytes to p as a string; the byte after it. */
+static char *put_str(char *p, const char *s, size_t len)
+{
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p + len + 1;
+}
+
+/* Stores the raw name and, when it splits, its function and file after it. */
+static int store_name(struct perf_map *m, struct pm_sym *e, const char *name, size_t len)
+{
+	static const char anon[] = PERFMAP_ANONYMOUS;
+	struct perfmap_split sp;
+	bool split = perfmap_split_name(name, len, &sp);
+	const char *func = split && sp.func_len ? name + sp.func_off : anon;
+	size_t func_len = split && sp.func_len ? sp.func_len : sizeof(anon) - 1;
+	char *p, *q;
+
+	p = chunk_alloc(m, len + 1 + (split ? func_len + 1 + sp.file_len + 1 : 0));
+	if (!p)
+		return -ENOMEM;
+	e->name = p;
+	e->func_off = e->file_off = PM_NO_SPLIT;
+	e->line = 0;
+	q = put_str(p, name, len);
+	if (!split)
+		return 0;
+	e->func_off = (uint16_t)(q - p);
+	q = put_str(q, func, func_len);
+	e->file_off = (uint16_t)(q - p);
+	put_str(q, name + sp.file_off, sp.file_len);
+	e->line = sp.line;
+	return 0;
+}
+
+/* --- splitting runtimes' names ---------------------------------------------------------- */
+
+/* V8's tags of JavaScript functions (JS since V8 10.x; older ones before). */
+static const char *const v8_tags[] = { "JS:", "LazyCompile:", "Function:", "Script:", "Eval:" };
+/* V8's markers of the tier that compiled the code: Turbofan, Ignition, Sparkplug, Maglev. */
+static const char v8_markers[] = "*~^+";
+/* Lines beyond this are not lines (a script is not this long): the digits stay in the file. */
+#define PM_MAX_LINE_DIGITS 9
+
+static bool has_prefix(const char *s, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && !memcmp(s, prefix, n);
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* A run of 1..PM_MAX_LINE_DIGITS digits preceded by ':' ending at end; its start, or NULL. */
+static const char *number_before(const char *begin, const char *end, uint32_t *value)
+{
+	const char *p = end;
+	uint32_t v = 0;
+
+	while (p > begin && is_digit(p[-1]) && end - p < PM_MAX_LINE_DIGITS)
+		p--;
+	if (p == end || p == begin || p[-1] != ':')
+		return NULL;
+	for (const char *d = p; d < end; d++)
+		v = v * 10 + (uint32_t)(*d - '0');
+	*value = v;
+	return p - 1;
+}
+
+/* A script name a function name does not run into: a path, a URL, node:x, <x>. */
+static bool looks_like_script(const char *s, const char *end)
+{
+	const char *p = s;
+
+	if (s == end || *s == '/' || *s == '\\' || *s == '.' || *s == '<')
+		return true;
+	/* A URL scheme or a drive letter: letters, then ':' (file:, node:, https:, C:). */
+	while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			   (p > s && (is_digit(*p) || *p == '+' || *p == '-' || *p == '.'))))
+		p++;
+	return p > s && p < end && *p == ':';
+}
+
+/*
+ * The space between a V8 function name and its script. Names may hold spaces
+ * ("get foo", a method named 'with space') and so may scripts given to vm
+ * ("my file.js"): the first space before something shaped like a script wins,
+ * else the first space after a getter's or setter's prefix, else the first.
+ */
+static const char *v8_separator(const char *s, const char *end)
+{
+	const char *p, *first = memchr(s, ' ', (size_t)(end - s));
+
+	for (p = first; p; p = memchr(p + 1, ' ', (size_t)(end - p - 1)))
+		if (looks_like_script(p + 1, end))
+			return p;
+	if (first && (has_prefix(s, (size_t)(end - s), "get ") ||
+		      has_prefix(s, (size_t)(end - s), "set ")))
+		return memchr(s + 4, ' ', (size_t)(end - s - 4));
+	return first;
+}
+
+/* "JS:*fib /srv/app.js:2:13" after its tag. */
+static bool split_v8(const char *name, const char *s, const char *end, struct perfmap_split *out)
+{
+	const char *loc_end = end, *col, *line, *sep;
+	uint32_t n1 = 0, n2 = 0;
+
+	if (s < end && *s && strchr(v8_markers, *s))
+		s++;
+	/* ":line:column", or ":line" alone (V8 before 2018 logged no column). */
+	col = number_before(s, end, &n1);
+	if (col) {
+		line = number_before(s, col, &n2);
+		loc_end = line ? line : col;
+		out->line = line ? n2 : n1;
+	}
+	sep = v8_separator(s, loc_end);
+	if (!sep) {
+		/* No script: a native function; its name is all of it. */
+		out->line = 0;
+		sep = loc_end = end;
+	}
+	out->func_off = (size_t)(s - name);
+	out->func_len = (size_t)(sep - s);
+	out->file_off = sep < end ? (size_t)(sep + 1 - name) : (size_t)(end - name);
+	out->file_len = sep < loc_end ? (size_t)(loc_end - (sep + 1)) : 0;
+	return true;
+}
+
+/* "py::qualname:/path/file.py" after its tag: a qualname has no ':', a path may. */
+static bool split_python(const char *name, const char *s, const char *end,
+			 struct perfmap_split *out)
+{
+	const char *colon = memchr(s, ':', (size_t)(end - s));
+
+	out->func_off = (size_t)(s - name);
+	out->func_len = (size_t)((colon ? colon : end) - s);
+	out->file_off = colon ? (size_t)(colon + 1 - name) : (size_t)(end - name);
+	out->file_len = colon ? (size_t)(end - colon - 1) : 0;
+	return true;
+}
+
+bool perfmap_split_name(const char *name, size_t len, struct perfmap_split *out)
+{
+	const char *end = name + len;
+
+	*out = (struct perfmap_split){ 0 };
+	if (has_prefix(name, len, "py::"))
+		return split_python(name, name + 4, end, out);
+	for (size_t i = 0; i < sizeof(v8_tags) / sizeof(v8_tags[0]); i++)
+		if (has_prefix(name, len, v8_tags[i]))
+			return split_v8(name, name + strlen(v8_tags[i]), end, out);
+	return false;
 }
 
 /* A hex number of 1 to 16 digits, with an optional 0x; advances *p past it. */
@@ -156,7 +321,7 @@ static bool name_ok(const char *s, size_t len)
 /* One line without its newline: 1 when added, 0 when malformed, -ENOMEM. */
 static int parse_line(struct perf_map *m, const char *s, size_t len)
 {
-	const char *p = s, *end = s + len, *name;
+	const char *p = s, *end = s + len;
 	uint64_t start, size;
 	struct pm_sym *e;
 
@@ -177,11 +342,12 @@ static int parse_line(struct perf_map *m, const char *s, size_t len)
 		m->v = v;
 		m->cap = cap;
 	}
-	name = store_name(m, p, (size_t)(end - p));
-	if (!name)
+	e = &m->v[m->n];
+	*e = (struct pm_sym){ .start = start, .end = start + size, .seq = m->seq };
+	if (store_name(m, e, p, (size_t)(end - p)))
 		return -ENOMEM;
-	e = &m->v[m->n++];
-	*e = (struct pm_sym){ .start = start, .end = start + size, .name = name, .seq = m->seq++ };
+	m->n++;
+	m->seq++;
 	m->sorted = false;
 	return 1;
 }
@@ -247,16 +413,24 @@ static void sort_syms(struct perf_map *m)
 	m->sorted = true;
 }
 
-const char *perfmap_lookup(struct perf_map *m, uint64_t addr)
+bool perfmap_lookup(struct perf_map *m, uint64_t addr, struct perfmap_name *out)
 {
+	const struct pm_sym *e;
 	size_t lo;
 
 	if (!m->sorted)
 		sort_syms(m);
 	lo = sorted_upper_bound(m->v, m->n, sizeof(*m->v), offsetof(struct pm_sym, start), addr);
 	if (lo == 0 || addr >= m->v[lo - 1].end)
-		return NULL;
-	return m->v[lo - 1].name;
+		return false;
+	e = &m->v[lo - 1];
+	*out = (struct perfmap_name){ .raw = e->name, .function = e->name, .file = "" };
+	if (e->func_off != PM_NO_SPLIT) {
+		out->function = e->name + e->func_off;
+		out->file = e->name + e->file_off;
+		out->line = e->line;
+	}
+	return true;
 }
 
 size_t perfmap_count(struct perf_map *m)
@@ -622,10 +796,13 @@ static void refresh(struct perfmap_cache *c, struct pm_proc *p)
 			goto out;
 	}
 	len = (uint64_t)st.st_size - p->off;
-	/* Parsed maps take about the file's size: stay within the cache's bound. */
+	/*
+	 * Parsed maps take up to about twice the file's size (a JS name is kept
+	 * whole and split into function and file): stay within the cache's bound.
+	 */
 	if (len == 0)
 		goto out;
-	if (c->bytes + len > c->max_bytes) {
+	if (c->bytes + 2 * len > c->max_bytes) {
 		c->st.cache_full++;
 		goto out;
 	}
@@ -646,10 +823,10 @@ out:
 	close(fd);
 }
 
-const char *perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t addr,
-				 uint64_t interval)
+bool perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t addr, uint64_t interval,
+			  struct perfmap_name *out)
 {
-	const char *name = NULL;
+	bool found = false;
 	struct pm_proc *p;
 	int64_t now;
 
@@ -657,22 +834,22 @@ const char *perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t ad
 		new_interval(c, interval);
 	p = proc_get(c, pid);
 	if (!p)
-		return NULL;
+		return false;
 	p->used = interval;
 	if (p->map)
-		name = perfmap_lookup(p->map, addr);
-	if (!name) {
+		found = perfmap_lookup(p->map, addr, out);
+	if (!found) {
 		now = now_ms();
 		if (now < p->next_try_ms)
-			return NULL;
+			return false;
 		p->next_try_ms = now + PM_RETRY_MS;
 		refresh(c, p);
 		if (p->map)
-			name = perfmap_lookup(p->map, addr);
+			found = perfmap_lookup(p->map, addr, out);
 	}
-	if (name)
+	if (found)
 		c->st.named++;
-	return name;
+	return found;
 }
 
 void perfmap_cache_set_max(struct perfmap_cache *c, size_t max_bytes)

@@ -16,6 +16,38 @@
 #define PERFMAP_MAX_LINE 4096
 #define PERFMAP_MAX_ENTRIES (2u << 20)
 
+/*
+ * How a runtime's name splits into a function, its file and line (offsets into
+ * the name). Node.js (V8) writes "JS:*fib /srv/app.js:2:13": a tag, a tier
+ * marker (* ~ ^ +), the function (empty when anonymous), a space, the script
+ * (a path, a URL such as file:///x.mjs, node:internal/x, or any name given to
+ * vm) and the line and column the function starts at. Python 3.12's -X perf
+ * writes "py::qualname:/path/file.py".
+ */
+struct perfmap_split {
+	size_t func_off, func_len;	/* func_len 0: an anonymous function */
+	size_t file_off, file_len;	/* file_len 0: no file given */
+	uint32_t line;			/* the function's first line; 0: unknown */
+};
+
+/*
+ * Pure: splits name[0..len) when it has one of the forms above. False for any
+ * other form (V8's Builtin:, RegExp:, BytecodeHandler:, Java's names): the
+ * whole text is then the function.
+ */
+bool perfmap_split_name(const char *name, size_t len, struct perfmap_split *out);
+
+/* What an entry names: the runtime's text, and the parts split from it. */
+struct perfmap_name {
+	const char *raw;	/* the line's name, as the runtime wrote it */
+	const char *function;	/* raw when it did not split; "(anonymous)" when empty */
+	const char *file;	/* "" when none */
+	uint32_t line;		/* 0 when unknown */
+};
+
+/* The function name given to anonymous JS functions (as browsers' profilers show them). */
+#define PERFMAP_ANONYMOUS "(anonymous)"
+
 /* One file's symbols; names never move once parsed (lookups may hand them out). */
 struct perf_map;
 
@@ -29,8 +61,8 @@ void perfmap_free(struct perf_map *m);
  * skipped and counted. 0, or -ENOMEM.
  */
 int perfmap_parse(struct perf_map *m, const char *text, size_t len, size_t *used);
-/* The name of the symbol containing addr (the latest one at its start), or NULL. */
-const char *perfmap_lookup(struct perf_map *m, uint64_t addr);
+/* Names addr from the symbol containing it (the latest one at its start); false when none. */
+bool perfmap_lookup(struct perf_map *m, uint64_t addr, struct perfmap_name *out);
 size_t perfmap_count(struct perf_map *m);
 uint64_t perfmap_bad_lines(const struct perf_map *m);
 /* Approximate heap bytes held. */
@@ -62,8 +94,8 @@ void perfmap_cache_free(struct perfmap_cache *c);
  * caller's interval number: names stay valid until it changes, and maps
  * unused for a few intervals are forgotten then.
  */
-const char *perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t addr,
-				 uint64_t interval);
+bool perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t addr, uint64_t interval,
+			  struct perfmap_name *out);
 /* The process exited: its map is dropped at the next interval, so that a new
  * process reusing the pid starts afresh. */
 void perfmap_cache_forget(struct perfmap_cache *c, pid_t pid);

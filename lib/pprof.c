@@ -63,12 +63,15 @@ struct mapping {
 
 struct function {
 	uint32_t name, system_name, filename; /* string indexes */
+	int64_t start_line;	/* 0 when unknown */
 };
 
 struct location {
 	uint64_t mapping_id, address;
 	size_t funcs; /* offset of the function ids in ids[] */
 	size_t n_funcs;
+	size_t lines; /* offset of their line numbers in ids[], when has_lines */
+	bool has_lines; /* else every line number is 0 (unknown) */
 };
 
 /* A label with interned strings; str == 0 makes it numeric. */
@@ -292,14 +295,21 @@ static bool function_match(const void *ctx, size_t idx, const void *key)
 	const struct pprof_builder *b = ctx;
 	const struct function *f = &b->funcs[idx], *k = key;
 
-	return f->name == k->name && f->system_name == k->system_name && f->filename == k->filename;
+	return f->name == k->name && f->system_name == k->system_name &&
+	       f->filename == k->filename && f->start_line == k->start_line;
 }
 
-/* system_name defaults to name: readers want both set (profile.proto). */
 uint64_t pprof_function(struct pprof_builder *b, const char *name, const char *system_name,
 			const char *filename)
 {
-	struct function k;
+	return pprof_function_at(b, name, system_name, filename, 0);
+}
+
+/* system_name defaults to name: readers want both set (profile.proto). */
+uint64_t pprof_function_at(struct pprof_builder *b, const char *name, const char *system_name,
+			   const char *filename, int64_t start_line)
+{
+	struct function k = { .start_line = start_line > 0 ? start_line : 0 };
 	size_t found;
 	uint32_t h;
 	int ret;
@@ -312,7 +322,8 @@ uint64_t pprof_function(struct pprof_builder *b, const char *name, const char *s
 	if (ret)
 		goto err;
 	/* seeded: hash_mix(name, system_name) is 0 whenever the two are the same string */
-	h = hash_fold(hash_mix(hash_mix(hash_mix(0, k.name), k.system_name), k.filename));
+	h = hash_fold(hash_mix(hash_mix(hash_mix(hash_mix(0, k.name), k.system_name), k.filename),
+			       (uint64_t)k.start_line));
 	found = hashtab_find(&b->func_tab, h, function_match, b, &k);
 	if (found)
 		return found;
@@ -331,8 +342,24 @@ err:
 struct location_key {
 	uint64_t mapping_id, address;
 	const uint64_t *funcs;
+	const int64_t *lines; /* NULL when all are 0 */
 	size_t n_funcs;
 };
+
+/* Line j of a location, 0 when it has none. */
+static int64_t location_line(const struct pprof_builder *b, const struct location *l, size_t j)
+{
+	return l->has_lines ? (int64_t)b->ids[l->lines + j] : 0;
+}
+
+static bool lines_match(const struct pprof_builder *b, const struct location *l,
+			const int64_t *lines, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		if (location_line(b, l, j) != (lines && lines[j] > 0 ? lines[j] : 0))
+			return false;
+	return true;
+}
 
 static bool location_match(const void *ctx, size_t idx, const void *key)
 {
@@ -343,7 +370,8 @@ static bool location_match(const void *ctx, size_t idx, const void *key)
 	return l->mapping_id == k->mapping_id && l->address == k->address &&
 	       l->n_funcs == k->n_funcs &&
 	       (!k->n_funcs ||
-		!memcmp(b->ids + l->funcs, k->funcs, k->n_funcs * sizeof(*k->funcs)));
+		!memcmp(b->ids + l->funcs, k->funcs, k->n_funcs * sizeof(*k->funcs))) &&
+	       lines_match(b, l, k->lines, k->n_funcs);
 }
 
 static uint64_t hash_ids(uint64_t h, const uint64_t *ids, size_t n)
@@ -372,10 +400,36 @@ static int push_ids(struct pprof_builder *b, const uint64_t *ids, size_t n, size
 uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id, uint64_t address,
 			const uint64_t *function_ids, size_t n_funcs)
 {
-	struct location_key k = {mapping_id, address, function_ids, n_funcs};
+	return pprof_location_lines(b, mapping_id, address, function_ids, NULL, n_funcs);
+}
+
+/* Stores the line numbers when one is known; a location without any keeps none. */
+static int push_lines(struct pprof_builder *b, struct location *l, const int64_t *lines, size_t n)
+{
+	size_t j;
+	int ret;
+
+	for (j = 0; lines && j < n && lines[j] <= 0; j++)
+		;
+	if (!lines || j == n)
+		return 0;
+	ret = RESERVE(b->ids, b->cap_ids, b->n_ids, n);
+	if (ret)
+		return ret;
+	l->lines = b->n_ids;
+	l->has_lines = true;
+	for (j = 0; j < n; j++)
+		b->ids[b->n_ids++] = lines[j] > 0 ? (uint64_t)lines[j] : 0;
+	return 0;
+}
+
+uint64_t pprof_location_lines(struct pprof_builder *b, uint64_t mapping_id, uint64_t address,
+			      const uint64_t *function_ids, const int64_t *lines, size_t n_funcs)
+{
+	struct location_key k = {mapping_id, address, function_ids, lines, n_funcs};
 	struct location l = {.mapping_id = mapping_id, .address = address, .n_funcs = n_funcs};
 	size_t found, i;
-	uint32_t h;
+	uint64_t h;
 	int ret = -E2BIG;
 
 	if (n_funcs > PPROF_MAX_DEPTH)
@@ -387,15 +441,20 @@ uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id, uint64_t a
 		if (!function_ids[i] || function_ids[i] > b->n_funcs)
 			goto err;
 	}
-	h = hash_fold(hash_ids(hash_mix(hash_mix(0, mapping_id), address), function_ids, n_funcs));
-	found = hashtab_find(&b->loc_tab, h, location_match, b, &k);
+	h = hash_ids(hash_mix(hash_mix(0, mapping_id), address), function_ids, n_funcs);
+	for (i = 0; lines && i < n_funcs; i++)
+		if (lines[i] > 0)
+			h = hash_mix(h, (uint64_t)lines[i] ^ i);
+	found = hashtab_find(&b->loc_tab, hash_fold(h), location_match, b, &k);
 	if (found)
 		return found;
 	ret = RESERVE(b->locs, b->cap_locs, b->n_locs, 1);
 	if (!ret)
 		ret = push_ids(b, function_ids, n_funcs, &l.funcs);
 	if (!ret)
-		ret = hashtab_add(&b->loc_tab, h, b->n_locs);
+		ret = push_lines(b, &l, lines, n_funcs);
+	if (!ret)
+		ret = hashtab_add(&b->loc_tab, hash_fold(h), b->n_locs);
 	if (ret)
 		goto err;
 	b->locs[b->n_locs++] = l;
@@ -690,6 +749,7 @@ static void enc_tables(struct enc *e, const struct pprof_builder *b, pprof_profi
 		e->funcs[i].name = b->funcs[i].name;
 		e->funcs[i].system_name = b->funcs[i].system_name;
 		e->funcs[i].filename = b->funcs[i].filename;
+		e->funcs[i].start_line = b->funcs[i].start_line;
 	}
 	for (i = 0; i < b->n_locs; i++) {
 		e->locs[i].id = i + 1;
@@ -697,8 +757,10 @@ static void enc_tables(struct enc *e, const struct pprof_builder *b, pprof_profi
 		e->locs[i].address = b->locs[i].address;
 		e->locs[i].n_line = b->locs[i].n_funcs;
 		e->locs[i].line = e->linep + line;
-		for (j = 0; j < b->locs[i].n_funcs; j++)
-			e->lines[line++].function_id = b->ids[b->locs[i].funcs + j];
+		for (j = 0; j < b->locs[i].n_funcs; j++) {
+			e->lines[line].function_id = b->ids[b->locs[i].funcs + j];
+			e->lines[line++].line = location_line(b, &b->locs[i], j);
+		}
 	}
 	p->n_mapping = b->n_maps;
 	p->mapping = e->mapp;
@@ -1174,6 +1236,8 @@ struct merge {
 	uint64_t *scratch; /* function or location ids being translated */
 	size_t cap_scratch;
 	bool drop_labels; /* from the filter */
+	int64_t *lines; /* the line numbers of a location being translated */
+	size_t cap_lines;
 };
 
 static const char *pstr(const pprof_profile *p, int64_t i)
@@ -1218,8 +1282,8 @@ static uint64_t merge_function(struct merge *m, size_t i)
 
 	if (!m->func_ids[i])
 		m->func_ids[i] =
-			pprof_function(m->b, pstr(m->p, f->name), pstr(m->p, f->system_name),
-				       pstr(m->p, f->filename));
+			pprof_function_at(m->b, pstr(m->p, f->name), pstr(m->p, f->system_name),
+					  pstr(m->p, f->filename), f->start_line);
 	return m->func_ids[i];
 }
 
@@ -1238,6 +1302,8 @@ static uint64_t merge_location(struct merge *m, size_t i)
 			return 0;
 	}
 	ret = RESERVE(m->scratch, m->cap_scratch, 0, l->n_line);
+	if (!ret)
+		ret = RESERVE(m->lines, m->cap_lines, 0, l->n_line);
 	if (ret) {
 		errno = -ret;
 		return 0;
@@ -1247,8 +1313,10 @@ static uint64_t merge_location(struct merge *m, size_t i)
 			merge_function(m, idmap_get(&m->ix.funcs, l->line[j]->function_id) - 1);
 		if (!m->scratch[j])
 			return 0;
+		m->lines[j] = l->line[j]->line;
 	}
-	m->loc_ids[i] = pprof_location(m->b, map_id, l->address, m->scratch, l->n_line);
+	m->loc_ids[i] =
+		pprof_location_lines(m->b, map_id, l->address, m->scratch, m->lines, l->n_line);
 	return m->loc_ids[i];
 }
 
@@ -1344,6 +1412,7 @@ int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pp
 	free(m.func_ids);
 	free(m.loc_ids);
 	free(m.scratch);
+	free(m.lines);
 	pindex_free(&m.ix);
 	return ret;
 }

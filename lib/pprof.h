@@ -73,10 +73,17 @@ void pprof_builder_set_time(struct pprof_builder *b, int64_t time_nanos, int64_t
 uint64_t pprof_mapping(struct pprof_builder *b, const struct pprof_mapping_desc *m);
 uint64_t pprof_function(struct pprof_builder *b, const char *name, const char *system_name,
 			const char *filename);
+/* The same with the line the function starts at in filename (0 when unknown). */
+uint64_t pprof_function_at(struct pprof_builder *b, const char *name, const char *system_name,
+			   const char *filename, int64_t start_line);
 /* A location of mapping_id (0 = none) at address, with one Line per function
  * (innermost first; n_funcs may be 0 for an unnamed frame). */
 uint64_t pprof_location(struct pprof_builder *b, uint64_t mapping_id, uint64_t address,
 			const uint64_t *function_ids, size_t n_funcs);
+/* The same with each Line's line number (lines[i] for function_ids[i]; 0 or a
+ * NULL lines when unknown). */
+uint64_t pprof_location_lines(struct pprof_builder *b, uint64_t mapping_id, uint64_t address,
+			      const uint64_t *function_ids, const int64_t *lines, size_t n_funcs);
 
 /* Adds values (one per sample type) to the sample with these locations (leaf
  * first) and labels, creating it when new. 0 or negative errno. */

@@ -797,8 +797,12 @@ static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct 
 	out->build_id = elf_syms_build_id(f->syms);
 	syms = file_symbols(f);
 	/* A debug file's addresses are the binary's: translate with the binary's segments. */
-	if (elf_syms_offset_to_vaddr(f->syms, addr - m->start + m->offset, &vaddr))
-		out->function = elf_syms_lookup(syms, vaddr);
+	if (!elf_syms_offset_to_vaddr(f->syms, addr - m->start + m->offset, &vaddr))
+		return true;
+	out->function = elf_syms_lookup_versioned(syms, vaddr, &out->system_name);
+	/* A debug file has no PLT (its sections are empty): the binary names the stubs. */
+	if (!out->function && syms != f->syms)
+		out->function = elf_syms_lookup_versioned(f->syms, vaddr, &out->system_name);
 	return true;
 }
 
@@ -837,6 +841,25 @@ static void vdso_frame(struct symbolizer *s, const struct proc_map *m, uint64_t 
 		s->st.vdso_named++;
 }
 
+/*
+ * Anonymous (or memfd) code is JIT code: its perf map names it. The function is
+ * split from the runtime's text ("JS:*fib /srv/app.js:2:13" is fib in
+ * /srv/app.js at line 2), which stays as the system name.
+ */
+static void jit_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *out)
+{
+	struct perfmap_name n;
+
+	if (!perfmap_cache_lookup(s->perfmaps, pid, addr, s->interval, &n))
+		return;
+	out->function = n.function;
+	if (n.function != n.raw)
+		out->system_name = n.raw;
+	if (*n.file)
+		out->source_file = n.file;
+	out->line = n.line;
+}
+
 static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *out)
 {
 	const struct proc_map *m = NULL;
@@ -854,8 +877,7 @@ static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sy
 	if (m && m->path && !strcmp(m->path, "[vdso]"))
 		vdso_frame(s, m, addr, out);
 	else if (!m || !m->path || !file_frame(s, pe, m, addr, out))
-		/* Anonymous (or memfd) code is JIT code: its perf map names it. */
-		out->function = perfmap_cache_lookup(s->perfmaps, pid, addr, s->interval);
+		jit_frame(s, pid, addr, out);
 }
 
 /* C++ and Rust names: the readable one is the function, the mangled its system name. */
@@ -873,7 +895,9 @@ static void demangle_frame(struct symbolizer *s, struct sym_frame *out)
 	readable = demangle_cache_get(s->demangle, out->function);
 	if (!readable)
 		return;
-	out->system_name = out->function;
+	/* A versioned or runtime's name is more than the mangled one: it stays. */
+	if (!out->system_name)
+		out->system_name = out->function;
 	out->function = readable;
 	s->st.demangled++;
 }

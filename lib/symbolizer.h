@@ -23,7 +23,9 @@ struct sym_frame {
 	uint64_t map_start, map_limit, map_offset; /* the mapping, when file != NULL */
 	uint64_t address;	/* the runtime address */
 	bool kernel;
-	const char *system_name; /* the mangled name when function was demangled, else NULL */
+	const char *system_name; /* the mangled, versioned or runtime's raw name, else NULL */
+	const char *source_file; /* the function's source file when known (JIT code), else NULL */
+	uint32_t line;		/* the function's first line in source_file, 0 when unknown */
 };
 
 struct symbolizer_stats {

@@ -267,18 +267,252 @@ START_TEST(test_truncated_and_garbage)
 }
 END_TEST
 
+/* Two versions of one function: both named fx_vfn, each keeps its versioned text. */
+START_TEST(test_versioned)
+{
+	struct elf_syms *s = load_file(FX("libfx_versioned.so"));
+	uint64_t old_fn = nm_addr(FX("libfx_versioned.so"), "fx_versioned_old", false);
+	uint64_t new_fn = nm_addr(FX("libfx_versioned.so"), "fx_versioned_new", false);
+	const char *v;
+
+	ck_assert(old_fn && new_fn);
+	ck_assert_str_eq(elf_syms_lookup_versioned(s, new_fn + 1, &v), "fx_vfn");
+	ck_assert_str_eq(v, "fx_vfn@@FX_2");
+	ck_assert_str_eq(elf_syms_lookup_versioned(s, old_fn, &v), "fx_vfn");
+	ck_assert_str_eq(v, "fx_vfn@FX_1");
+	ck_assert_str_eq(elf_syms_lookup(s, new_fn), "fx_vfn");
+	/* A name without a version has none to give. */
+	elf_syms_free(s);
+	s = load_file(FX("fx_pie"));
+	ck_assert_str_eq(elf_syms_lookup_versioned(s, nm_addr(FX("fx_pie"), "main", false), &v),
+			 "main");
+	ck_assert_ptr_null(v);
+	elf_syms_free(s);
+}
+END_TEST
+
+/* [start, end) of each PLT section of file, as readelf -S gives them; the count. */
+static size_t plt_sections(const char *file, uint64_t start[3], uint64_t end[3])
+{
+	char cmd[1024], line[1024], name[64];
+	unsigned long long addr, off, size;
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -S -W '%s' 2>/dev/null", file);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *b = strchr(line, ']');
+
+		if (b && n < 3 && sscanf(b + 1, " %63s %*s %llx %llx %llx", name, &addr, &off,
+					 &size) == 4 &&
+		    (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") || !strcmp(name, ".plt.got"))) {
+			start[n] = addr;
+			end[n++] = addr + size;
+		}
+	}
+	pclose(p);
+	return n;
+}
+
+/* No byte of a PLT is named after the symbol before it (was: _init): a stub or nothing. */
+static void check_plt_unpolluted(const struct elf_syms *s, const char *file)
+{
+	uint64_t start[3], end[3];
+	size_t n = plt_sections(file, start, end);
+
+	ck_assert_uint_gt(n, 0);
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t a = start[i]; a < end[i]; a++) {
+			const char *name = elf_syms_lookup(s, a);
+
+			ck_assert_msg(!name || (strlen(name) > 4 &&
+						!strcmp(name + strlen(name) - 4, "@plt")),
+				      "%s: 0x%llx in a PLT named %s", file, (unsigned long long)a, name);
+		}
+}
+
+/* Every stub objdump names from the relocations is named so, all through its 8 bytes. */
+static void check_plt_stubs(const char *file)
+{
+	struct elf_syms *s = load_file(file);
+	char cmd[1024], line[1024], name[512];
+	unsigned long long addr;
+	bool saw_strlen = false, saw_puts = false, saw_got = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s'", file);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		/* PLT0 is labelled as an offset from the first stub ("puts@plt-0x10"). */
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2 || strlen(name) < 4 ||
+		    strcmp(name + strlen(name) - 4, "@plt"))
+			continue;
+		ck_assert_str_eq(elf_syms_lookup(s, addr), name);
+		ck_assert_str_eq(elf_syms_lookup(s, addr + 7), name);
+		saw_strlen |= !strcmp(name, "strlen@plt");
+		saw_puts |= !strcmp(name, "puts@plt");
+		saw_got |= !strcmp(name, "__cxa_finalize@plt"); /* .plt.got: a GLOB_DAT slot */
+	}
+	pclose(p);
+	ck_assert_msg(saw_strlen && saw_puts && saw_got, "%s: objdump names the stubs", file);
+	check_plt_unpolluted(s, file);
+	elf_syms_free(s);
+}
+
+START_TEST(test_plt_lazy)
+{
+#ifdef __x86_64__
+	check_plt_stubs(FX("fx_plt_lazy"));
+#endif
+}
+END_TEST
+
+/* -z now with IBT: the calls go to .plt.sec; .plt's lazy stubs are named by their push. */
+START_TEST(test_plt_ibt)
+{
+#ifdef __x86_64__
+	struct elf_syms *s;
+	uint64_t start[3], end[3];
+	size_t n;
+
+	check_plt_stubs(FX("fx_plt_ibt"));
+	s = load_file(FX("fx_plt_ibt"));
+	n = plt_sections(FX("fx_plt_ibt"), start, end);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_null(elf_syms_lookup(s, start[0]));	/* PLT0 calls no one function */
+	/* Lazy stub i (after PLT0) and .plt.sec stub i serve .rela.plt's entry i. */
+	ck_assert_str_eq(elf_syms_lookup(s, start[0] + 16), elf_syms_lookup(s, start[2]));
+	ck_assert_str_eq(elf_syms_lookup(s, start[0] + 32), elf_syms_lookup(s, start[2] + 16));
+	elf_syms_free(s);
+#endif
+}
+END_TEST
+
+/* A debug file's PLT is empty (NOBITS): its addresses are no one's, not _init's. */
+START_TEST(test_plt_debug_file)
+{
+	struct elf_syms *s = load_file(FX("fx_debuglink.debug"));
+	uint64_t start[3], end[3];
+	size_t n = plt_sections(FX("fx_debuglink.debug"), start, end);
+
+	ck_assert_uint_gt(n, 0);
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t a = start[i]; a < end[i]; a++)
+			ck_assert_ptr_null(elf_syms_lookup(s, a));
+	elf_syms_free(s);
+}
+END_TEST
+
+/* The IFUNC symbols of a file as nm -D lists them ("ADDR NAME" lines), read once. */
+static char *nm_ifuncs(const char *file)
+{
+	char cmd[1024], *text = NULL;
+	size_t len = 0;
+	FILE *p, *out = open_memstream(&text, &len);
+
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' | awk '$2 == \"i\" { print $1, $3 }'",
+		 file);
+	p = popen(cmd, "r");
+	ck_assert(p && out);
+	for (int c; (c = fgetc(p)) != EOF;)
+		fputc(c, out);
+	pclose(p);
+	fclose(out);
+	return text;
+}
+
+/* Whether got is "NAME@plt" for one of the IFUNCs at addr (aliases: memcpy, __memcpy). */
+static bool ifunc_at(const char *ifuncs, uint64_t addr, const char *got)
+{
+	char want[300], line[300];
+
+	for (const char *l = ifuncs; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+		unsigned long long a;
+		char sym[256];
+
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(l, "\n"), l);
+		if (sscanf(line, "%llx %255[^@]", &a, sym) != 2 || a != addr)
+			continue;
+		snprintf(want, sizeof(want), "%s@plt", sym);
+		if (!strcmp(want, got))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * libc's own PLT: calls to exported functions (realloc@plt) and, through
+ * IRELATIVE slots, to its IFUNCs (objdump: "*ABS*+0x9f550@plt"), named after
+ * the IFUNC symbol at the resolver address (strnlen@plt).
+ */
+START_TEST(test_plt_libc)
+{
+#ifdef __x86_64__
+	char cmd[1024], line[1024], name[512];
+	unsigned long long addr, resolver;
+	const char *got;
+	char *ifuncs_text;
+	size_t named = 0, ifuncs = 0;
+	struct elf_syms *s;
+	Dl_info info;
+	FILE *p;
+
+	ck_assert(dladdr(dlsym(RTLD_DEFAULT, "getpid"), &info) && info.dli_fname);
+	s = load_file(info.dli_fname);
+	ifuncs_text = nm_ifuncs(info.dli_fname);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s'",
+		 info.dli_fname);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2 || strlen(name) < 4 ||
+		    strcmp(name + strlen(name) - 4, "@plt"))
+			continue;
+		got = elf_syms_lookup(s, addr + 3);
+		ck_assert_msg(got != NULL, "%s at 0x%llx unnamed", name, addr);
+		if (sscanf(name, "*ABS*+%llx@plt", &resolver) == 1) {
+			ck_assert_msg(ifunc_at(ifuncs_text, resolver, got),
+				      "%s named %s: no IFUNC of that name at 0x%llx", name, got,
+				      resolver);
+			ifuncs++;
+		} else {
+			ck_assert_str_eq(got, name);
+		}
+		named++;
+	}
+	pclose(p);
+	ck_assert_uint_gt(named, 0);
+	printf("libc: %zu PLT stubs named, %zu of them IFUNCs\n", named, ifuncs);
+	check_plt_unpolluted(s, info.dli_fname);
+	free(ifuncs_text);
+	elf_syms_free(s);
+#endif
+}
+END_TEST
+
 Suite *elfsym_suite(void)
 {
 	Suite *s = suite_create("elfsym");
-	TCase *tc = tcase_create("core");
+	TCase *tc = tcase_create("core"), *plt = tcase_create("plt");
 
 	tcase_add_test(tc, test_pie);
 	tcase_add_test(tc, test_shlib);
 	tcase_add_test(tc, test_dynsym);
 	tcase_add_test(tc, test_offset_to_vaddr);
 	tcase_add_test(tc, test_libc_aliases);
+	tcase_add_test(tc, test_versioned);
 	tcase_add_test(tc, test_not_elf);
 	tcase_add_test(tc, test_truncated_and_garbage);
 	suite_add_tcase(s, tc);
+	/* Each asks objdump, readelf or nm: a bound for a busy machine, not a speed test. */
+	tcase_set_timeout(plt, 60);
+	tcase_add_test(plt, test_plt_lazy);
+	tcase_add_test(plt, test_plt_ibt);
+	tcase_add_test(plt, test_plt_debug_file);
+	tcase_add_test(plt, test_plt_libc);
+	suite_add_tcase(s, plt);
 	return s;
 }

@@ -133,6 +133,73 @@ START_TEST(test_intern)
 }
 END_TEST
 
+/* JIT frames: a function's file and start line, and a line per Line, interned and kept by merge. */
+START_TEST(test_lines)
+{
+	struct pprof_builder *b = new_cpu(), *copy = new_cpu();
+	const int64_t v[2] = {3, 30000000}, two[2] = {2, 7}, none[2] = {0, 0};
+	uint64_t f[2], loc[3];
+	uint8_t *a_buf, *b_buf;
+	size_t a_len, b_len;
+	pprof_profile *p;
+
+	f[0] = pprof_function_at(b, "fib", "JS:*fib /srv/app.js:2:13", "/srv/app.js", 2);
+	f[1] = pprof_function_at(b, "main", NULL, "/srv/app.js", 7);
+	ck_assert_uint_eq(f[0], 1);
+	ck_assert_uint_eq(f[1], 2);
+	/* Same name and file, another start line: another function. */
+	ck_assert_uint_eq(pprof_function_at(b, "fib", "JS:*fib /srv/app.js:2:13", "/srv/app.js",
+					    9), 3);
+	ck_assert_uint_eq(pprof_function_at(b, "fib", "JS:*fib /srv/app.js:2:13", "/srv/app.js",
+					    2), 1);
+	/* No line, or all lines 0, is the same location; other lines are another. */
+	loc[0] = pprof_location(b, 0, 0x1000, f, 2);
+	ck_assert_uint_eq(pprof_location_lines(b, 0, 0x1000, f, none, 2), loc[0]);
+	loc[1] = pprof_location_lines(b, 0, 0x1000, f, two, 2);
+	ck_assert_uint_ne(loc[1], loc[0]);
+	ck_assert_uint_eq(pprof_location_lines(b, 0, 0x1000, f, two, 2), loc[1]);
+	loc[2] = pprof_location_lines(b, 0, 0x2000, &f[0], &two[0], 1);
+	/* A negative line is no line. */
+	ck_assert_uint_eq(pprof_location_lines(b, 0, 0x1000, f, (const int64_t[]){-5, 0}, 2),
+			  loc[0]);
+	ck_assert_int_eq(pprof_add_sample(b, &loc[1], 1, v, NULL, 0), 0);
+	ck_assert_int_eq(pprof_add_sample(b, &loc[2], 1, v, NULL, 0), 0);
+
+	p = round_trip(b);
+	ck_assert_uint_eq(p->n_function, 3);
+	ck_assert_str_eq(p->string_table[p->function[0]->name], "fib");
+	ck_assert_str_eq(p->string_table[p->function[0]->system_name], "JS:*fib /srv/app.js:2:13");
+	ck_assert_str_eq(p->string_table[p->function[0]->filename], "/srv/app.js");
+	ck_assert_int_eq(p->function[0]->start_line, 2);
+	ck_assert_int_eq(p->function[1]->start_line, 7);
+	ck_assert_uint_eq(p->location[0]->n_line, 2);
+	ck_assert_int_eq(p->location[0]->line[0]->line, 0);
+	ck_assert_int_eq(p->location[1]->line[0]->line, 2);
+	ck_assert_int_eq(p->location[1]->line[1]->line, 7);
+	ck_assert_int_eq(p->location[2]->line[0]->line, 2);
+
+	/* A merge of the decoded profile writes the same bytes. */
+	ck_assert_int_eq(pprof_merge(copy, p, NULL), 0);
+	ck_assert_int_eq(pprof_encode(copy, &b_buf, &b_len), 0);
+	pprof_builder_free(b);
+	b = new_cpu();
+	f[0] = pprof_function_at(b, "fib", "JS:*fib /srv/app.js:2:13", "/srv/app.js", 2);
+	f[1] = pprof_function_at(b, "main", NULL, "/srv/app.js", 7);
+	loc[1] = pprof_location_lines(b, 0, 0x1000, f, two, 2);
+	loc[2] = pprof_location_lines(b, 0, 0x2000, &f[0], &two[0], 1);
+	ck_assert_int_eq(pprof_add_sample(b, &loc[1], 1, v, NULL, 0), 0);
+	ck_assert_int_eq(pprof_add_sample(b, &loc[2], 1, v, NULL, 0), 0);
+	ck_assert_int_eq(pprof_encode(b, &a_buf, &a_len), 0);
+	ck_assert_uint_eq(a_len, b_len);
+	ck_assert(!memcmp(a_buf, b_buf, a_len));
+	free(a_buf);
+	free(b_buf);
+	pprof_profile_free(p);
+	pprof_builder_free(copy);
+	pprof_builder_free(b);
+}
+END_TEST
+
 START_TEST(test_intern_bad_ids)
 {
 	struct pprof_builder *b = new_cpu();
@@ -967,6 +1034,7 @@ Suite *pprof_suite(void)
 	tcase_add_test(build, test_meta_bounds);
 	tcase_add_test(build, test_meta_copied);
 	tcase_add_test(build, test_intern);
+	tcase_add_test(build, test_lines);
 	tcase_add_test(build, test_intern_bad_ids);
 	tcase_add_test(build, test_intern_utf8);
 	tcase_add_test(build, test_fold);

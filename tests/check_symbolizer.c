@@ -504,6 +504,63 @@ START_TEST(test_kernel_address_in_user_stack)
 }
 END_TEST
 
+/* A versioned function is named without its version, which stays as its system name. */
+START_TEST(test_versioned)
+{
+	void *lib = dlopen(FX("libfx_versioned.so"), RTLD_NOW);
+	uint64_t addr, libc_addr = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "clock_gettime");
+	struct symbolizer *s = new_symbolizer();
+	struct sym_frame f;
+
+	ck_assert_msg(lib != NULL, "%s", dlerror());
+	/* The default version is what dlsym binds: fx_versioned_new. */
+	addr = (uint64_t)(uintptr_t)dlsym(lib, "fx_vfn");
+	ck_assert_uint_ne(addr, 0);
+	symbolizer_frame(s, getpid(), addr + 1, false, &f);
+	ck_assert_str_eq(f.function, "fx_vfn");
+	ck_assert_str_eq(f.system_name, "fx_vfn@@FX_2");
+	/* libc: its debug file (libc6-dbg), where installed, has clock_gettime@@GLIBC_2.17. */
+	symbolizer_frame(s, getpid(), libc_addr + 1, false, &f);
+	ck_assert_str_eq(f.function, "clock_gettime");
+	ck_assert(!f.system_name || !strncmp(f.system_name, "clock_gettime@", 14));
+	symbolizer_free(s);
+	dlclose(lib);
+}
+END_TEST
+
+/* This test binary's PLT stubs are named after what they call, as objdump names them. */
+START_TEST(test_plt)
+{
+	char exe[512], cmd[1024], line[1024], name[512];
+	struct symbolizer *s = new_symbolizer();
+	unsigned long long addr;
+	uint64_t base;
+	size_t checked = 0;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct sym_frame f;
+	FILE *p;
+
+	ck_assert_int_gt(len, 0);
+	exe[len] = '\0';
+	base = load_base(getpid(), "/check_ember");
+	ck_assert_uint_ne(base, 0);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s'", exe);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p) && checked < 20) {
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2 || strlen(name) < 4 ||
+		    strcmp(name + strlen(name) - 4, "@plt"))
+			continue;
+		symbolizer_frame(s, getpid(), base + addr + 4, false, &f);
+		ck_assert_str_eq(f.function, name);
+		checked++;
+	}
+	pclose(p);
+	ck_assert_uint_gt(checked, 5);
+	symbolizer_free(s);
+}
+END_TEST
+
 Suite *symbolizer_suite(void)
 {
 	Suite *s = suite_create("symbolizer");
@@ -511,6 +568,8 @@ Suite *symbolizer_suite(void)
 
 	tcase_add_test(tc, test_self);
 	tcase_add_test(tc, test_libc);
+	tcase_add_test(tc, test_versioned);
+	tcase_add_test(tc, test_plt);
 	tcase_add_test(tc, test_kernel);
 	tcase_add_test(tc, test_kernel_namer);
 	tcase_add_test(tc, test_kernel_namer_fails);

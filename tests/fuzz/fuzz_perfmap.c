@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer: perf map text through the parser, fed in two pieces as a growing
- * file is, then lookups at every parsed start and around it.
+ * file is, then lookups at every parsed start and around it; and the input
+ * as one runtime's name through the splitter, whose parts must lie inside it.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -11,13 +12,37 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void check_split(const char *name, size_t len)
+{
+	struct perfmap_split sp;
+
+	if (!perfmap_split_name(name, len, &sp))
+		return;
+	if (sp.func_off > len || sp.func_len > len - sp.func_off || sp.file_off > len ||
+	    sp.file_len > len - sp.file_off)
+		__builtin_trap();
+	/* The function comes before its file, and neither runs into the other. */
+	if (sp.file_len && sp.func_off + sp.func_len > sp.file_off)
+		__builtin_trap();
+}
+
+static void check_name(const struct perfmap_name *n)
+{
+	if (!n->raw || !*n->raw || !n->function || !*n->function || !n->file)
+		__builtin_trap();
+	if (strlen(n->function) > PERFMAP_MAX_LINE || strlen(n->file) > PERFMAP_MAX_LINE)
+		__builtin_trap();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct perf_map *m = perfmap_new();
 	size_t split = size ? data[0] % (size + 1) : 0, used, off;
 	const char *text = (const char *)data;
+	struct perfmap_name n;
 	uint64_t addr = 0;
 
+	check_split(text, size);
 	if (!m)
 		return 0;
 	/* The first piece stops anywhere, as a read of a file being written does. */
@@ -28,15 +53,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	perfmap_count(m);
 	for (size_t i = 0; i + 8 <= size && i < 256; i += 8) {
-		const char *name;
-
 		memcpy(&addr, data + i, 8);
-		name = perfmap_lookup(m, addr);
-		if (name && !*name)
-			__builtin_trap();
+		if (perfmap_lookup(m, addr, &n))
+			check_name(&n);
 	}
-	perfmap_lookup(m, 0);
-	perfmap_lookup(m, UINT64_MAX);
+	if (perfmap_lookup(m, 0, &n))
+		check_name(&n);
+	if (perfmap_lookup(m, UINT64_MAX, &n))
+		check_name(&n);
 	perfmap_free(m);
 	return 0;
 }
