@@ -65,6 +65,53 @@ struct {
 	__type(value, __u8);
 } unwind_stale SEC(".maps");
 
+/*
+ * The rule last found for an address of a process, per CPU, direct-mapped by
+ * address: steady workloads return to the same addresses again and again, and
+ * one cached slot replaces two binary searches (~20 cache misses). A slot is
+ * valid for the generation of the process's entry it was found under.
+ */
+struct uw_cached {
+	__u64 ip;			/* the address looked up */
+	__u32 tgid;
+	__u32 gen;			/* ember_unwind_proc.gen when it was found */
+	struct ember_unwind_row row;	/* the row, when has_row */
+	__u16 has_row;			/* a table covers ip */
+	__u16 in_map;			/* ip lies in one of the process's mappings */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EMBER_UNWIND_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct uw_cached);
+} unwind_cache SEC(".maps");
+
+/*
+ * Bytes of the user stack read at once: each read from user memory has a
+ * fixed cost (a fault-safe copy; under some hypervisors, trapped privileged
+ * instructions) far above its per-byte cost, and one window holds the saved
+ * registers of several frames. Never past the end of the window's page, which
+ * may be the top of the stack.
+ */
+#define UW_WINDOW 512
+
+/* The stack window of the walk running on this CPU. */
+struct uw_window {
+	__u64 base;			/* user address of buf[0] */
+	__u32 len;			/* valid bytes in buf; 0: empty */
+	__u32 pad;
+	__u8 buf[UW_WINDOW];
+};
+
+/* Per-CPU room for the window (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_window);
+} unwind_window SEC(".maps");
+
 /* Why a walk step ended the stack (EMBER_CPU_M_END_*), or 0 to go on. */
 enum uw_end {
 	UW_GO_ON = 0,
@@ -86,6 +133,8 @@ struct uw_state {
 	__u32 by_table, by_fp, bad_rule;	/* frames by how they were unwound */
 	__u32 stale;				/* a frame outside every known mapping */
 	__u32 interrupted;			/* ip is where a signal hit, not a return address */
+	__u32 tgid;
+	struct uw_window *win;			/* stack bytes read so far, or NULL */
 };
 
 /* Lowest address a frame may return to: the first page is never mapped. */
@@ -185,9 +234,33 @@ static __always_inline const struct ember_unwind_row *uw_find_row(const struct e
 	return q.lo && !q.failed ? uw_row_at(q.first + q.lo - 1) : NULL;
 }
 
-static __always_inline bool uw_read(__u64 *v, __u64 addr)
+/* Reads the word at user address addr, through the window when there is one. */
+static __always_inline bool uw_read(struct uw_state *w, __u64 *v, __u64 addr)
 {
-	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
+	struct uw_window *win = w->win;
+	__u64 off, len;
+
+	if (!win)
+		return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
+	off = addr - win->base;
+	if (addr < win->base || off + sizeof(*v) > win->len) {
+		/* refill from addr, up to UW_WINDOW bytes within its page */
+		len = 4096 - (addr & 4095);
+		if (len > UW_WINDOW)
+			len = UW_WINDOW;
+		if (len < sizeof(*v))
+			return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
+		win->len = 0;
+		if (bpf_probe_read_user(win->buf, len & (UW_WINDOW * 2 - 1), (const void *)addr))
+			return false;
+		win->base = addr;
+		win->len = len;
+		off = 0;
+	}
+	if (off > UW_WINDOW - sizeof(*v))
+		return false;
+	*v = *(const __u64 *)(win->buf + off);
+	return true;
 }
 
 /* One frame-pointer step: the caller of a frame that keeps rbp as its frame pointer. */
@@ -197,7 +270,7 @@ static __always_inline __u32 uw_fp_step(struct uw_state *w, __u32 fail)
 
 	if (!w->bp)
 		return UW_OUTERMOST; /* _start and thread starts clear rbp */
-	if (w->bp < w->sp || !uw_read(&bp, w->bp) || !uw_read(&ra, w->bp + 8))
+	if (w->bp < w->sp || !uw_read(w, &bp, w->bp) || !uw_read(w, &ra, w->bp + 8))
 		return fail;
 	w->sp = w->bp + 16;
 	w->bp = bp;
@@ -221,8 +294,8 @@ static __always_inline __u32 uw_signal_step(struct uw_state *w)
 {
 	__u64 sc = w->sp + UW_UC_MCONTEXT, ip, sp, bp;
 
-	if (!uw_read(&ip, sc + UW_SC_RIP) || !uw_read(&sp, sc + UW_SC_RSP) ||
-	    !uw_read(&bp, sc + UW_SC_RBP))
+	if (!uw_read(w, &ip, sc + UW_SC_RIP) || !uw_read(w, &sp, sc + UW_SC_RSP) ||
+	    !uw_read(w, &bp, sc + UW_SC_RBP))
 		return UW_SIGNAL;
 	w->ip = ip;
 	w->sp = sp;
@@ -254,10 +327,10 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
 		return UW_BAD_RULE;
 	}
 	/* the caller's frame lies above this one: anything else is a bad rule or stack */
-	if (cfa <= w->sp || !uw_read(&ra, cfa - 8))
+	if (cfa <= w->sp || !uw_read(w, &ra, cfa - 8))
 		return UW_UNREADABLE;
 	if (r->rbp_kind == EMBER_RBP_CFA) {
-		if (!uw_read(&bp, cfa + r->rbp_off))
+		if (!uw_read(w, &bp, cfa + r->rbp_off))
 			return UW_UNREADABLE;
 		w->bp = bp;
 	}
@@ -266,23 +339,55 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
 	return UW_GO_ON;
 }
 
+/*
+ * The row in force at address at of the walked process, copied into *row:
+ * false where no table covers it. From the CPU's cache, or found and cached.
+ */
+static __always_inline bool uw_lookup(struct uw_state *w, __u64 at, struct ember_unwind_row *row)
+{
+	__u32 slot = (__u32)((at ^ (at >> 12) ^ w->tgid) * 0x9e3779b1u) %
+		     EMBER_UNWIND_CACHE_SLOTS;
+	struct uw_cached *c = bpf_map_lookup_elem(&unwind_cache, &slot);
+	const struct ember_unwind_map *m;
+	const struct ember_unwind_row *r;
+
+	if (c && c->ip == at && c->tgid == w->tgid && c->gen == w->proc->gen) {
+		if (!c->in_map)
+			w->stale = 1;
+		*row = c->row;
+		return c->has_row;
+	}
+	m = uw_find_map(w->proc, at);
+	r = m ? uw_find_row(m, at) : NULL;
+	if (!m)
+		w->stale = 1;
+	if (r)
+		*row = *r;
+	if (c) {
+		c->ip = at;
+		c->tgid = w->tgid;
+		c->gen = w->proc->gen;
+		c->in_map = m != NULL;
+		c->has_row = r != NULL;
+		c->row = *row;
+	}
+	return r != NULL;
+}
+
 /* The rule for the frame at w->ip, then one step to its caller. */
 static __always_inline __u32 uw_step(struct uw_state *w)
 {
 	/* a return address is after its call: look the call itself up */
 	__u64 at = w->n > 1 && !w->interrupted ? w->ip - 1 : w->ip;
-	const struct ember_unwind_map *m = w->proc ? uw_find_map(w->proc, at) : NULL;
-	const struct ember_unwind_row *r = m ? uw_find_row(m, at) : NULL;
-
-	if (w->proc && !m)
-		w->stale = 1;
+	struct ember_unwind_row row = { .cfa_kind = EMBER_CFA_NONE };
+	bool found = w->proc && uw_lookup(w, at, &row);
 
 	w->interrupted = 0;
-	if (r && r->cfa_kind != EMBER_CFA_FP && r->cfa_kind != EMBER_CFA_NONE) {
+	if (found && row.cfa_kind != EMBER_CFA_FP && row.cfa_kind != EMBER_CFA_NONE) {
 		w->by_table++;
-		return uw_table_step(w, r);
+		return uw_table_step(w, &row);
 	}
-	if (r && r->cfa_kind == EMBER_CFA_FP) {
+	if (found && row.cfa_kind == EMBER_CFA_FP) {
 		w->bad_rule++;
 		return uw_fp_step(w, UW_BAD_RULE);
 	}
@@ -321,8 +426,13 @@ struct uw_result {
 static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid, __u64 ip, __u64 sp,
 				    __u64 bp, struct uw_result *res)
 {
-	struct uw_state w = { .st = st, .ip = ip, .sp = sp, .bp = bp };
+	struct uw_state w = { .st = st, .ip = ip, .sp = sp, .bp = bp, .tgid = tgid };
+	__u32 zero = 0;
 	__u8 one = 1;
+
+	w.win = bpf_map_lookup_elem(&unwind_window, &zero);
+	if (w.win)
+		w.win->len = 0;
 
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	/* bound: the deepest stack kept, and one more step that notices the limit */

@@ -102,6 +102,7 @@ struct unwinder {
 	struct table vdso;
 	uint64_t vdso_size;
 	uint64_t tick;
+	uint32_t gen;			/* of the last procs entry written */
 	struct ember_unwind_proc *scratch;
 	struct job jobs[JOBS_MAX];
 	size_t njobs;
@@ -646,6 +647,7 @@ static size_t fill_entry(struct unwinder *u, pid_t pid, const struct proc_maps *
 		}
 	}
 	e->nmaps = n;
+	e->gen = ++u->gen; /* the walk's cached frames of this process are stale */
 	return over;
 }
 

@@ -84,10 +84,13 @@ _Static_assert(sizeof(struct ember_unwind_map) == 32, "ember_unwind_map is ABI")
 /* Value of the procs map (key: tgid): a process's executable mappings sorted by start. */
 struct ember_unwind_proc {
 	__u32 nmaps;	/* valid entries in maps */
-	__u32 pad;	/* explicit padding, always 0 */
+	__u32 gen;	/* changes at every write: frames cached under another gen are stale */
 	struct ember_unwind_map maps[EMBER_UNWIND_MAPS_MAX];
 };
 _Static_assert(sizeof(struct ember_unwind_proc) == 8 + 32 * EMBER_UNWIND_MAPS_MAX,
 	       "ember_unwind_proc is ABI");
+
+/* Frames the walk remembers per CPU (the rule found for an address, by process): 64 KiB a CPU. */
+#define EMBER_UNWIND_CACHE_SLOTS 2048
 
 #endif /* EMBER_UNWIND_H */
