@@ -12,6 +12,7 @@
 
 #include "compress.h"
 #include "pprof.h"
+#include "utf8.h"
 #include "push/v1/push.pb-c.h"
 
 #define MAX_LABELS 64
@@ -127,6 +128,43 @@ out:
 	return ret;
 }
 
+/*
+ * ember's pprof builder repairs invalid UTF-8 (U+FFFD): to send a name as
+ * given, the encoded profile's string table gets the raw bytes back.
+ */
+static int raw_name(const char *fn, uint8_t **buf, size_t *len)
+{
+	pprof_profile *p = perftools__profiles__profile__unpack(NULL, *len, *buf);
+	char *fixed = utf8_dup(fn);
+	uint8_t *out;
+	size_t n;
+
+	if (!p || !fixed) {
+		free(fixed);
+		if (p)
+			perftools__profiles__profile__free_unpacked(p, NULL);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n_string_table; i++)
+		if (!strcmp(p->string_table[i], fixed))
+			p->string_table[i] = (char *)fn;
+	n = perftools__profiles__profile__get_packed_size(p);
+	out = malloc(n ? n : 1);
+	if (out) {
+		perftools__profiles__profile__pack(p, out);
+		free(*buf);
+		*buf = out;
+		*len = n;
+	}
+	/* the replaced pointers are not the unpacked message's own: put them back */
+	for (size_t i = 0; i < p->n_string_table; i++)
+		if (p->string_table[i] == fn)
+			p->string_table[i] = NULL;
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(fixed);
+	return out ? 0 : -ENOMEM;
+}
+
 int main(int argc, char **argv)
 {
 	Push__V1__PushRequest req = PUSH__V1__PUSH_REQUEST__INIT;
@@ -140,7 +178,8 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &c))
 		return 2;
-	if (profile(&c, &raw, &len) || gzip_compress(raw, len, &gz, &gzlen)) {
+	if (profile(&c, &raw, &len) || raw_name(c.fn, &raw, &len) ||
+	    gzip_compress(raw, len, &gz, &gzlen)) {
 		fprintf(stderr, "craft_push: cannot build the profile\n");
 		return 1;
 	}
