@@ -5,7 +5,7 @@
 # - with V8's defaults (GC and compilers on worker threads): 98% of the samples must
 #   be complete, ending at the process's start (main, or node::Start, which Debian's
 #   main tail-calls) or at a thread's (start_thread);
-# - with --single-threaded (all of V8's work on the main thread): 95% of the samples
+# - with --single-threaded (all of V8's work on the main thread): 98% of the samples
 #   inside V8's C++ (its innermost C++ frame below its innermost JS frame, libc
 #   called from C++ included) must reach JS frames and the process's start.
 . "$(dirname "$0")/lib.sh"
@@ -25,10 +25,15 @@ function makeGarbage(n, round) {
 	}
 	return live;
 }
+// CPU time (all threads), not wall time: a busy machine gets as many samples, only later
+function cpuMs() {
+	const u = process.cpuUsage();
+	return (u.user + u.system) / 1000;
+}
 function churn(ms) {
-	const end = Date.now() + ms;
+	const end = cpuMs() + ms;
 	let x = 0;
-	for (let round = 0; Date.now() < end; round++)
+	for (let round = 0; cpuMs() < end; round++)
 		x += makeGarbage(20000, round);
 	return x;
 }
@@ -36,9 +41,9 @@ console.log(churn(Number(process.argv[2]) * 1000));
 JS
 
 start_emberd --hz 99 --interval 5s
-node --perf-basic-prof "$T/gc.js" 15 >"$T/multi.out" 2>&1 &
+node --perf-basic-prof "$T/gc.js" 12 >"$T/multi.out" 2>&1 &
 MULTI=$!
-node --perf-basic-prof --single-threaded "$T/gc.js" 15 >"$T/single.out" 2>&1 &
+node --perf-basic-prof --single-threaded "$T/gc.js" 12 >"$T/single.out" 2>&1 &
 SINGLE=$!
 PIDS+=("$MULTI" "$SINGLE")
 trap 'rm -f "/tmp/perf-$MULTI.map" "/tmp/perf-$SINGLE.map"; cleanup' EXIT
@@ -82,6 +87,8 @@ awk -v nojs="$NOJS" '{
 echo "samples inside V8's C++ (single-threaded): $(share "$T/cxx.folded" . | cut -d' ' -f1) of" \
 	"$(share "$T/single.folded" . | cut -d' ' -f1) samples"
 # JS frames: named by the perf map (compiled), or the interpreter's frames
-expect_share "$T/cxx.folded" "V8's C++ reaches JS frames and the process's start" 95 50 \
+# 98%, not the issue's 95%: today's frame-pointer walk, which loses only libc's callers
+# here, already reaches 90-95%
+expect_share "$T/cxx.folded" "V8's C++ reaches JS frames and the process's start" 98 50 \
 	";$START;([^;]*;)*(JS:|Builtins_InterpreterEntryTrampoline)"
 finish "node: complete stacks under GC pressure, V8's C++ under its JS frames"

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/unwind_lib.sh"
 require_bpf
 
-profile_fixture qsort "$FX/fx_qsort" 15
+profile_fixture qsort "$FX/fx_qsort" 12
 F=$T/qsort.folded
 expect_share "$F" "reach main" 95 300 ';main;'
 expect_share "$F" "reach main through sort_rounds" 95 300 ';main;sort_rounds;'
