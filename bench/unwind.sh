@@ -246,8 +246,9 @@ run_ember() {
 		return 0
 	fi
 	t0=$EPOCHREALTIME c0=$(cpu_ns "$epid")
-	# shellcheck disable=SC2046 # the command line is split on purpose
-	$(workload_cmd "$w") >/dev/null &
+	# in $T: node writes isolate-*-v8.log where it runs; the command line splits on purpose
+	# shellcheck disable=SC2046
+	(cd "$T" && exec $(workload_cmd "$w")) >/dev/null &
 	wpid=$!
 	wait "$wpid" || log "$w exited with status $? under emberd"
 	c1=$(cpu_ns "$epid") t1=$EPOCHREALTIME
@@ -266,8 +267,8 @@ run_perf() {
 	local w=$1 mode=$2 rep=$3 pid
 	# perf runs the workload: its pid is the one perf.data names most
 	# shellcheck disable=SC2046
-	perf record -q -F 99 --call-graph "$mode" -o "$T/perf.data" -- $(workload_cmd "$w") \
-		>/dev/null 2>"$T/perf.err" || log "perf record ($mode) of $w: $(tail -2 "$T/perf.err")"
+	(cd "$T" && exec perf record -q -F 99 --call-graph "$mode" -o "$T/perf.data" -- \
+		$(workload_cmd "$w")) >/dev/null 2>"$T/perf.err" || log "perf record ($mode) of $w: $(tail -2 "$T/perf.err")"
 	pid=$(perf script -i "$T/perf.data" -F pid 2>/dev/null | sort | uniq -c | sort -nr |
 		awk 'NR == 1 { print $2 }')
 	perf_folded "$T/perf.data" "$pid" >"$T/perf.folded"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Helpers of the unwind_* tests (sourced after lib.sh): run a fixture under emberd
 # at 99 Hz and measure, from its folded stacks, the share of samples whose stack
 # has the expected shape.

@@ -41,6 +41,7 @@ console.log(churn(Number(process.argv[2]) * 1000));
 JS
 
 start_emberd --hz 99 --interval 5s
+cd "$T" || fail "cannot enter $T" # node writes its isolate-*-v8.log files where it runs
 node --perf-basic-prof "$T/gc.js" 12 >"$T/multi.out" 2>&1 &
 MULTI=$!
 node --perf-basic-prof --single-threaded "$T/gc.js" 12 >"$T/single.out" 2>&1 &
