@@ -1,0 +1,347 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Unwinding benchmark: runs each unwinding fixture (and Node.js under GC pressure) under
+# emberd and under perf record --call-graph dwarf (the reference for correctness) and
+# --call-graph fp, R times each, and prints the medians as a Markdown table: the share
+# of complete stacks and of the fixture's known stack, the run time of emberd's BPF
+# programs per sample at 99 and 19 Hz (kernel.bpf_stats_enabled), and emberd's own CPU.
+# It prints figures and ratios; it never asserts on them.
+#
+# usage: bench/unwind.sh [-d SECONDS] [-r REPEATS] [-w WORKLOADS] [-b BUILD] [-e EMBERD]
+#                        [-o REPORT.md] [-k RAW.tsv]
+#   -d  CPU seconds each workload runs                    (BENCH_DURATION, 12)
+#   -r  repetitions of each run; medians reported         (BENCH_REPEAT, 3)
+#   -w  comma-separated workloads                         (BENCH_WORKLOADS, all:
+#       qsort,memcpy,clock,mixed,node)
+#   -b  the build tree with the fixtures (tests/fx_*)     (EMBER_BUILD, build/)
+#   -e  the emberd binary                                 (EMBERD, BUILD/daemon/emberd)
+#   -o  also write the table to this file
+#   -k  also write the raw per-run rows (TSV) to this file
+# Quick smoke run: bench/unwind.sh -d 5 -r 1 -w qsort
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/.." && pwd)
+DURATION=${BENCH_DURATION:-12}
+REPEAT=${BENCH_REPEAT:-3}
+WORKLOADS=${BENCH_WORKLOADS:-qsort,memcpy,clock,mixed,node}
+BUILD=${EMBER_BUILD:-$SRC/build}
+EMBERD=${EMBERD:-}
+REPORT=
+RAWOUT=
+
+usage() { sed -n '10,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while getopts 'd:r:w:b:e:o:k:h' opt; do
+	case $opt in
+	d) DURATION=$OPTARG ;;
+	r) REPEAT=$OPTARG ;;
+	w) WORKLOADS=$OPTARG ;;
+	b) BUILD=$OPTARG ;;
+	e) EMBERD=$OPTARG ;;
+	o) REPORT=$OPTARG ;;
+	k) RAWOUT=$OPTARG ;;
+	h) usage 0 ;;
+	*) usage ;;
+	esac
+done
+
+die() { echo "unwind: $*" >&2; exit 1; }
+log() { echo "unwind: $*" >&2; }
+
+[[ $DURATION =~ ^[0-9]+$ && $DURATION -ge 2 ]] || die "-d wants whole seconds >= 2, not '$DURATION'"
+[[ $REPEAT =~ ^[0-9]+$ && $REPEAT -ge 1 ]] || die "-r wants a count >= 1, not '$REPEAT'"
+EMBERD=${EMBERD:-$BUILD/daemon/emberd}
+EMBERCTL=$BUILD/cli/emberctl
+
+# --- prerequisites ----------------------------------------------------------------
+[ "$(id -u)" -eq 0 ] || die "must run as root (BPF programs, perf, kernel.bpf_stats_enabled)"
+need() { command -v "$1" >/dev/null || die "$1 not found: $2"; }
+need perf "install linux-perf (Debian) to compare with perf record"
+need bpftool "install bpftool to read BPF run times"
+[ -r /proc/sys/kernel/bpf_stats_enabled ] || die "no kernel.bpf_stats_enabled sysctl on this kernel"
+[ -x "$EMBERD" ] && [ -x "$EMBERCTL" ] ||
+	die "emberd/emberctl not built in $BUILD (cmake --build build, or pass -b / -e)"
+for w in ${WORKLOADS//,/ }; do
+	case $w in
+	qsort | memcpy | clock | mixed) [ -x "$BUILD/tests/fx_$w" ] ||
+		die "fixture $BUILD/tests/fx_$w not built (cmake --build $BUILD --target fx_$w)" ;;
+	node) need node "install nodejs for the node workload" ;;
+	*) die "unknown workload '$w'" ;;
+	esac
+done
+
+# --- clean-up: every background process, the sysctl, the temp dir ------------------
+T=$(mktemp -d "${BENCH_TMPDIR:-/dev/shm}/ember-unwind.XXXXXX") # tmpfs: perf.data costs no disk I/O
+OLD_BPF_STATS=$(cat /proc/sys/kernel/bpf_stats_enabled)
+BG=()
+cleanup() {
+	local p
+	for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
+	rm -f /tmp/perf-"$$"-*.map
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- the workloads --------------------------------------------------------------------
+# Node.js under GC pressure: short-lived objects (scavenges), a retained ring (mark-compacts)
+cat >"$T/gc.js" <<'JS'
+const ring = new Array(2048);
+function makeGarbage(n, round) {
+	let live = 0;
+	for (let i = 0; i < n; i++) {
+		const o = { id: i, pair: [i, i + 1], name: 'item' + i };
+		if ((i & 255) === 0)
+			ring[(round * 97 + i) & 2047] = o;
+		live += o.pair.length;
+	}
+	return live;
+}
+function cpuMs() {
+	const u = process.cpuUsage();
+	return (u.user + u.system) / 1000;
+}
+function churn(ms) {
+	const end = cpuMs() + ms;
+	let x = 0;
+	for (let round = 0; cpuMs() < end; round++)
+		x += makeGarbage(20000, round);
+	return x;
+}
+console.log(churn(Number(process.argv[2]) * 1000));
+JS
+
+# workload_cmd W: the command line of workload W, using $DURATION s of CPU (not wall:
+# on a busy machine it gets as many samples, later)
+workload_cmd() {
+	case $1 in
+	node) echo node --perf-basic-prof "$T/gc.js" "$DURATION" ;;
+	*) echo "$BUILD/tests/fx_$1" "$DURATION" ;;
+	esac
+}
+
+# The same shapes as tests/integration/unwind_*.sh, as EREs over ";root;...;leaf;".
+# complete: the stack reaches the process's start (main; node::Start, which Debian's
+# node's main tail-calls) or a thread's (start_thread).
+COMPLETE=';(main|node::Start(\([^;]*\))?|start_thread);'
+# known WANT OF: of the samples matching OF, those with the fixture's known stack
+known_of() {
+	local vdso='(\[vdso\][^;]*|__vdso_[^;]*|__cvdso_[^;]*)' clk='(__)?clock_gettime(64)?(@[^;]*)?'
+	case $1 in
+	qsort) printf '%s\t%s\n' ';main;sort_rounds;[^;]*qsort[^;]*;([^;]*;)*cmp_records;' ';cmp_records;' ;;
+	memcpy) printf '%s\t%s\n' ';main;copy_buffers;(__)?mem(cpy|move)[^;]*;' ';(__)?mem(cpy|move)[^;]*;' ;;
+	clock) printf '%s\t%s\n' ";main;read_clock_loop;$clk;($vdso|clock_gettime);" \
+		";$clk;($vdso|clock_gettime);|;$vdso;" ;;
+	mixed) printf '%s\t%s\n' ';(main|start_thread;fp_thread);fp_driver;' '' ;;
+	esac # node: none (tests/integration/unwind_node.sh looks at V8's C++ single-threaded)
+}
+
+# share FOLDED WANT [OF]: "WANT_SAMPLES OF_SAMPLES" (as tests/integration/unwind_lib.sh)
+share() {
+	WANT=$2 OF=${3:-} awk '
+		{
+			n = $NF
+			s = $0
+			sub(/ [0-9]+$/, "", s)
+			s = ";" s ";"
+			if (ENVIRON["OF"] != "" && s !~ ENVIRON["OF"])
+				next
+			of += n
+			if (s ~ ENVIRON["WANT"])
+				want += n
+		}
+		END { printf "%d %d\n", want, of }' "$1"
+}
+
+# perf script of PID in perf.data -> folded stacks, root first (the format of emberctl folded)
+perf_folded() {
+	perf script -i "$1" -F pid,tid,ip,sym,dso --no-inline 2>/dev/null | awk -v P="$2" '
+		function emit(   i, s) {
+			if (n > 0 && pid == P) {
+				s = f[n]
+				for (i = n - 1; i >= 1; i--)
+					s = s ";" f[i]
+				cnt[s]++
+			}
+			n = 0
+		}
+		/^ *[0-9]+\/[0-9]+/ { emit(); pid = $1; sub(/\/.*/, "", pid); next }
+		/^[ \t]*$/ { emit(); next }
+		{
+			sym = $0
+			sub(/^[ \t]*[0-9a-f]+ /, "", sym)
+			dso = sym
+			sub(/.* \(/, "", dso)
+			sub(/\)$/, "", dso)
+			sub(/ \([^()]*\)$/, "", sym)
+			if (sym == "[unknown]" && dso == "[vdso]")
+				sym = "[vdso]"
+			gsub(/;/, ",", sym)
+			f[++n] = sym
+		}
+		END { emit(); for (s in cnt) print s, cnt[s] }'
+}
+
+# on-CPU nanoseconds of every thread of PID (schedstat: ns precision, user+sys)
+cpu_ns() {
+	local s=0 f v
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r v _ <"$f" 2>/dev/null || continue
+		s=$((s + v))
+	done
+	echo "$s"
+}
+
+# "run_time_ns run_cnt" summed over PID's perf_event BPF programs (the samplers), found
+# by the prog_id of its open fds
+bpf_stats() {
+	local ids id line t c pe_t=0 pe_c=0
+	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un || true)
+	for id in $ids; do
+		line=$(bpftool prog show id "$id" 2>/dev/null) || continue
+		line=${line%%$'\n'*}
+		[[ $line == *" perf_event "* ]] || continue
+		t=$(sed -n 's/.*run_time_ns \([0-9]*\).*/\1/p' <<<"$line")
+		c=$(sed -n 's/.*run_cnt \([0-9]*\).*/\1/p' <<<"$line")
+		pe_t=$((pe_t + ${t:-0})) pe_c=$((pe_c + ${c:-0}))
+	done
+	echo "$pe_t $pe_c"
+}
+
+RAW=$T/raw.tsv
+printf 'workload\tprofiler\trep\tsamples\tcomplete\tknown\tknown_of\tbpf_ns\tbpf_cnt\tcpu_ns\twall_ns\n' >"$RAW"
+
+# row W PROFILER REP FOLDED [BPF CPU WALL]: one row into $RAW from folded stacks
+row() {
+	local w=$1 prof=$2 rep=$3 f=$4 c k
+	c=$(share "$f" "$COMPLETE")
+	IFS=$'\t' read -r want of <<<"$(known_of "$w")" || true
+	k="- -"
+	[ -z "$want" ] || k=$(share "$f" "$want" "$of")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$prof" "$rep" "${c#* }" "${c% *}" \
+		"${k% *}" "${k#* }" "${5:--}" "${6:--}" "${7:--}" "${8:--}" >>"$RAW"
+}
+
+# run_ember W HZ REP: the workload under a fresh emberd at HZ
+run_ember() {
+	local w=$1 hz=$2 rep=$3 d=$T/ember i epid wpid t0 t1 c0 c1 bpf
+	rm -rf "$d"
+	mkdir -p "$d/data"
+	"$EMBERD" --data-dir "$d/data" --runtime-dir "$d/run" --hz "$hz" --interval 5s \
+		>"$T/emberd.log" 2>&1 &
+	epid=$!
+	BG+=("$epid")
+	for ((i = 0; i < 1800; i++)); do
+		grep -q 'sampling .* CPUs' "$T/emberd.log" && break
+		kill -0 "$epid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q 'sampling .* CPUs' "$T/emberd.log"; then # a lost run, not a lost benchmark
+		log "$w at $hz Hz: emberd did not start sampling within 180 s, run skipped:" \
+			"$(tail -3 "$T/emberd.log" | tr '\n' '|')"
+		kill -KILL "$epid" 2>/dev/null || true
+		wait "$epid" 2>/dev/null || true
+		return 0
+	fi
+	t0=$EPOCHREALTIME c0=$(cpu_ns "$epid")
+	# in $T: node writes isolate-*-v8.log where it runs; the command line splits on purpose
+	# shellcheck disable=SC2046
+	(cd "$T" && exec $(workload_cmd "$w")) >/dev/null &
+	wpid=$!
+	wait "$wpid" || log "$w exited with status $? under emberd"
+	c1=$(cpu_ns "$epid") t1=$EPOCHREALTIME
+	bpf=$(bpf_stats "$epid")
+	kill -TERM "$epid"
+	wait "$epid" || log "emberd exited with status $?"
+	"$EMBERCTL" --data-dir "$d/data" folded --pid "$wpid" -o "$T/ember.folded" 2>/dev/null ||
+		: >"$T/ember.folded"
+	rm -f "/tmp/perf-$wpid.map"
+	row "$w" "ember-$hz" "$rep" "$T/ember.folded" ${bpf% *} ${bpf#* } "$((c1 - c0))" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f", (b - a) * 1e9}')"
+}
+
+# run_perf W MODE REP: the workload under perf record --call-graph MODE at 99 Hz
+run_perf() {
+	local w=$1 mode=$2 rep=$3 pid
+	# perf runs the workload: its pid is the one perf.data names most
+	# shellcheck disable=SC2046
+	(cd "$T" && exec perf record -q -F 99 --call-graph "$mode" -o "$T/perf.data" -- \
+		$(workload_cmd "$w")) >/dev/null 2>"$T/perf.err" || log "perf record ($mode) of $w: $(tail -2 "$T/perf.err")"
+	pid=$(perf script -i "$T/perf.data" -F pid 2>/dev/null | sort | uniq -c | sort -nr |
+		awk 'NR == 1 { print $2 }')
+	perf_folded "$T/perf.data" "$pid" >"$T/perf.folded"
+	rm -f "/tmp/perf-$pid.map" "$T/perf.data"
+	row "$w" "perf-$mode" "$rep" "$T/perf.folded"
+}
+
+# --- run ------------------------------------------------------------------------------
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+START=$(date -u '+%Y-%m-%d %H:%M UTC')
+for ((rep = 1; rep <= REPEAT; rep++)); do
+	for w in ${WORKLOADS//,/ }; do
+		log "round $rep/$REPEAT: $w"
+		run_ember "$w" 99 "$rep"
+		run_ember "$w" 19 "$rep"
+		run_perf "$w" dwarf "$rep"
+		run_perf "$w" fp "$rep"
+	done
+done
+echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled
+[ -z "$RAWOUT" ] || cp "$RAW" "$RAWOUT"
+
+# --- report: medians per workload and profiler ----------------------------------------
+# med W PROFILER EXPR: median over the runs of an awk expression of the row; '-' if none
+med() {
+	awk -F'\t' -v w="$1" -v p="$2" -v e="$3" '
+		$1 == w && $2 == p {
+			v = "-"
+			if (e == "complete" && $4 > 0) v = 100 * $5 / $4
+			else if (e == "known" && $7 != "-" && $7 > 0) v = 100 * $6 / $7
+			else if (e == "samples") v = $4
+			else if (e == "bpf" && $9 > 0) v = $8 / $9
+			else if (e == "cpu" && $11 > 0) v = 100 * $10 / $11
+			if (v != "-") print v
+		}' "$RAW" | sort -g | awk '{a[NR] = $1} END {
+			if (NR == 0) { print "-"; exit }
+			print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+fmt() { [ "$2" = - ] && echo - || awk -v f="$1" -v v="$2" 'BEGIN{printf f, v}'; }
+# pct3 W EXPR: "ember / dwarf / fp" percentages
+pct3() {
+	echo "$(fmt %.1f "$(med "$1" ember-99 "$2")") / $(fmt %.1f "$(med "$1" perf-dwarf "$2")")" \
+		"/ $(fmt %.1f "$(med "$1" perf-fp "$2")")"
+}
+
+KNOWN_WHAT="qsort: cmp_records under qsort, sort_rounds, main; memcpy: copy_buffers directly above memcpy (of the samples in memcpy); clock: read_clock_loop above clock_gettime and the vDSO (of the samples in the vDSO); mixed: through fp_driver to main or start_thread; node: none (see tests/integration/unwind_node.sh)"
+TABLE=$T/table.md
+{
+	echo "| workload | complete % ember / perf dwarf / perf fp | known stack % ember / dwarf / fp | samples ember / dwarf / fp | ember ÷ dwarf (complete) | BPF ns/sample 99 Hz | BPF ns/sample 19 Hz | emberd % of one CPU 99 Hz | 19 Hz |"
+	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+	for w in ${WORKLOADS//,/ }; do
+		e=$(med "$w" ember-99 complete) p=$(med "$w" perf-dwarf complete)
+		printf '| %s | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |\n' "$w" \
+			"$(pct3 "$w" complete)" "$(pct3 "$w" known)" \
+			"$(fmt %.0f "$(med "$w" ember-99 samples)")" "$(fmt %.0f "$(med "$w" perf-dwarf samples)")" \
+			"$(fmt %.0f "$(med "$w" perf-fp samples)")" \
+			"$(awk -v a="$e" -v b="$p" 'BEGIN{ if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }')" \
+			"$(fmt %.0f "$(med "$w" ember-99 bpf)")" "$(fmt %.0f "$(med "$w" ember-19 bpf)")" \
+			"$(fmt %.3f "$(med "$w" ember-99 cpu)")" "$(fmt %.3f "$(med "$w" ember-19 cpu)")"
+	done
+	echo
+	echo "- complete: the stack reaches main (node::Start for node) or start_thread."
+	echo "- known stack: $KNOWN_WHAT."
+	echo "- BPF ns/sample: run_time_ns / run_cnt of emberd's perf_event programs over its life"
+	echo "  (every sample of the host, not only the workload's); emberd's CPU: its threads'"
+	echo "  schedstat over the workload's wall time."
+} >"$TABLE"
+
+HDR="unwind: $REPEAT runs of ${DURATION} CPU s per workload and profiler, medians; perf at 99 Hz; $START; $(uname -r); $(nproc) CPUs; emberd $EMBERD"
+echo
+echo "$HDR"
+echo
+cat "$TABLE"
+if [ -n "$REPORT" ]; then
+	{ echo "$HDR"; echo; cat "$TABLE"; } >"$REPORT"
+fi

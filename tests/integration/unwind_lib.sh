@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# Helpers of the unwind_* tests (sourced after lib.sh): run a fixture under emberd
+# at 99 Hz and measure, from its folded stacks, the share of samples whose stack
+# has the expected shape.
+
+# profile_fixture NAME CMD...: runs CMD (it stops by itself) under a fresh emberd at
+# 99 Hz, stops emberd (which stores its last interval), and writes the folded stacks
+# of CMD's process to $T/NAME.folded. Sets WL to CMD's pid.
+profile_fixture() {
+	local name=$1
+	shift
+	start_emberd --hz 99 --interval 5s
+	"$@" >"$T/$name.out" 2>&1 &
+	WL=$!
+	PIDS+=("$WL")
+	wait "$WL" || fail "$name exited with status $?: $(tail -3 "$T/$name.out")"
+	kill -TERM "$EMBERD_PID"
+	wait_emberd
+	"$EMBERCTL" --data-dir "$T/data" folded --pid "$WL" -o "$T/$name.folded" 2>"$T/folded.err" ||
+		fail "emberctl folded failed: $(cat "$T/folded.err")"
+}
+
+# share FOLDED WANT [OF]: of the samples whose stack matches the ERE OF (all if
+# empty), those whose stack also matches the ERE WANT. Stacks are matched as
+# ";root;...;leaf;" (kernel frames follow the user leaf), so ";main;" is a whole
+# frame. Prints "WANT_SAMPLES OF_SAMPLES PERCENT".
+share() {
+	WANT=$2 OF=${3:-} awk '
+		{
+			n = $NF
+			s = $0
+			sub(/ [0-9]+$/, "", s)
+			s = ";" s ";"
+			if (ENVIRON["OF"] != "" && s !~ ENVIRON["OF"])
+				next
+			of += n
+			if (s ~ ENVIRON["WANT"])
+				want += n
+		}
+		END { printf "%d %d %.1f\n", want, of, of ? 100 * want / of : 0 }' "$1"
+}
+
+# expect_share FOLDED WHAT MIN_PERCENT MIN_SAMPLES WANT [OF]: fails unless at least
+# MIN_PERCENT of at least MIN_SAMPLES samples (those matching OF) match WANT;
+# prints the figure either way, and the most frequent stacks that miss.
+expect_share() {
+	local f=$1 what=$2 min=$3 least=$4 want=$5 of=${6:-} r
+	r=$(share "$f" "$want" "$of")
+	set -- $r
+	echo "$what: $1 of $2 samples ($3%), want >= $min%"
+	[ "$2" -ge "$least" ] || fail "$what: only $2 samples, want >= $least"
+	if awk -v p="$3" -v m="$min" 'BEGIN { exit !(p < m) }'; then
+		echo "most frequent stacks that miss:"
+		WANT=$want OF=$of awk '{ s = $0; sub(/ [0-9]+$/, "", s); s = ";" s ";"
+			if ((ENVIRON["OF"] == "" || s ~ ENVIRON["OF"]) && s !~ ENVIRON["WANT"]) print $NF "\t" $0 }' "$f" |
+			sort -nr | head -5 | cut -f2- | cut -c1-300 | sed 's/^/  /'
+		FAILED+=("$what: $3% < $min%")
+	fi
+}
+
+FAILED=()
+# finish PASSMSG: fails with every expect_share that missed, else passes
+finish() {
+	[ "${#FAILED[@]}" -eq 0 ] || fail "$(IFS=';'; echo "${FAILED[*]}")"
+	pass "$1"
+}

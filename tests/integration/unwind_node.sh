@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Node.js (--perf-basic-prof) under GC pressure: short-lived objects (scavenges) and a
+# retained ring (mark-compacts). Two processes run side by side:
+# - with V8's defaults (GC and compilers on worker threads): 98% of the samples must
+#   be complete, ending at the process's start (main, or node::Start, which Debian's
+#   main tail-calls) or at a thread's (start_thread);
+# - with --single-threaded (all of V8's work on the main thread): 98% of the samples
+#   inside V8's C++ (its innermost C++ frame below its innermost JS frame, libc
+#   called from C++ included) must reach JS frames and the process's start.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/unwind_lib.sh"
+require_bpf
+command -v node >/dev/null || fail "node not installed (scripts/install-deps.sh installs nodejs)"
+
+cat >"$T/gc.js" <<'JS'
+const ring = new Array(2048);
+function makeGarbage(n, round) {
+	let live = 0;
+	for (let i = 0; i < n; i++) {
+		const o = { id: i, pair: [i, i + 1], name: 'item' + i };
+		if ((i & 255) === 0)
+			ring[(round * 97 + i) & 2047] = o;
+		live += o.pair.length;
+	}
+	return live;
+}
+// CPU time (all threads), not wall time: a busy machine gets as many samples, only later
+function cpuMs() {
+	const u = process.cpuUsage();
+	return (u.user + u.system) / 1000;
+}
+function churn(ms) {
+	const end = cpuMs() + ms;
+	let x = 0;
+	for (let round = 0; cpuMs() < end; round++)
+		x += makeGarbage(20000, round);
+	return x;
+}
+console.log(churn(Number(process.argv[2]) * 1000));
+JS
+
+start_emberd --hz 99 --interval 5s
+cd "$T" || fail "cannot enter $T" # node writes its isolate-*-v8.log files where it runs
+node --perf-basic-prof "$T/gc.js" 12 >"$T/multi.out" 2>&1 &
+MULTI=$!
+node --perf-basic-prof --single-threaded "$T/gc.js" 12 >"$T/single.out" 2>&1 &
+SINGLE=$!
+PIDS+=("$MULTI" "$SINGLE")
+trap 'rm -f "/tmp/perf-$MULTI.map" "/tmp/perf-$SINGLE.map"; cleanup' EXIT
+wait "$MULTI" || fail "node exited with status $?: $(tail -3 "$T/multi.out")"
+wait "$SINGLE" || fail "node --single-threaded exited with status $?: $(tail -3 "$T/single.out")"
+kill -TERM "$EMBERD_PID"
+wait_emberd
+for w in multi:$MULTI single:$SINGLE; do
+	"$EMBERCTL" --data-dir "$T/data" folded --pid "${w#*:}" -o "$T/${w%%:*}.folded" \
+		2>"$T/folded.err" || fail "emberctl folded failed: $(cat "$T/folded.err")"
+done
+
+START='(main|node::Start(\([^;]*\))?)'
+expect_share "$T/multi.folded" "complete (process or thread start)" 98 300 \
+	";($START|start_thread);"
+
+# The samples inside V8's C++: the innermost C++ frame (v8::, node::, cppgc::) comes
+# after the innermost frame of generated code (JS: from the perf map, Builtins_*, or an
+# unnamed address), libc called from C++ included; and those with neither kind of frame
+# (libc cut from its caller: with --single-threaded only the main thread runs, and only
+# V8's C++ calls libc there). Left out, only when their stack says so: start-up,
+# tear-down and exit, which run no JS; other threads; samples with no user frame (the
+# first frame is the kernel's entry: an exiting process has no user stack left).
+NOJS=";node::Start[^;]*;node::(NodeMainInstance::(~)?NodeMainInstance|[A-Za-z]*OncePerProcess)"
+NOJS="$NOJS|;__libc_start_call_main;exit;|;(clone3?|start_thread);|^;(entry_SYSCALL|asm_|ret_from_fork)"
+awk -v nojs="$NOJS" '{
+	s = $0
+	sub(/ [0-9]+$/, "", s)
+	if (";" s ";" ~ nojs)
+		next
+	n = split(s, f, ";")
+	gen = cxx = 0
+	for (i = 1; i <= n; i++)
+		if (f[i] ~ /^(JS:|Builtins_|0x)/)
+			gen = i
+		else if (f[i] ~ /(v8|node|cppgc|heap::base)::/)
+			cxx = i
+	if (cxx > gen || cxx + gen == 0)
+		print
+}' "$T/single.folded" >"$T/cxx.folded"
+echo "samples inside V8's C++ (single-threaded): $(share "$T/cxx.folded" . | cut -d' ' -f1) of" \
+	"$(share "$T/single.folded" . | cut -d' ' -f1) samples"
+# JS frames: named by the perf map (compiled), or the interpreter's frames
+# 98%, not the issue's 95%: today's frame-pointer walk, which loses only libc's callers
+# here, already reaches 90-95%
+expect_share "$T/cxx.folded" "V8's C++ reaches JS frames and the process's start" 98 50 \
+	";$START;([^;]*;)*(JS:|Builtins_InterpreterEntryTrampoline)"
+finish "node: complete stacks under GC pressure, V8's C++ under its JS frames"
