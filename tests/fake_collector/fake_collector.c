@@ -163,10 +163,10 @@ static const char usage_text[] =
 	"    client's timeout), slowok (wait D ms, then handle normally: may store a duplicate),\n"
 	"    close (200 headers, then the connection is closed mid-body; nothing stored), drop\n"
 	"    (connection closed with no reply), refuse (listening socket closed for S seconds,\n"
-	"    default 5: connections refused), none (clear).\n"
+	"    default 5, or until SIGUSR1: connections refused), none (clear).\n"
 	"  GET /admin/stats   plain 'key value' lines: requests, accepted, status.CODE,\n"
 	"    rejected.REASON, fault.MODE (faults served), fault_pending.\n"
-	"SIGTERM/SIGINT stop it.\n";
+	"SIGTERM/SIGINT stop it; SIGUSR1 ends a refuse window (ignored outside one).\n";
 
 static void usage(FILE *f)
 {
@@ -181,6 +181,15 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* Monotonic milliseconds, for windows that a clock step must not stretch. */
+static int64_t clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / NS_PER_MS;
 }
 
 static void sleep_ms(unsigned int ms)
@@ -1365,11 +1374,25 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* A refuse window: the listening socket closed for refuse_s seconds, then reopened. */
+/* The signal read from sfd (0 when none could be read). */
+static uint32_t take_signal(int sfd)
+{
+	struct signalfd_siginfo si;
+
+	return read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) ? si.ssi_signo : 0;
+}
+
+/*
+ * A refuse window: the listening socket closed for refuse_s seconds, or until SIGUSR1 (a test
+ * ends the window once its client was refused, rather than guessing how long that takes).
+ * NULL when SIGTERM/SIGINT came meanwhile.
+ */
 static struct MHD_Daemon *refuse_window(struct MHD_Daemon *d, unsigned int port, int sfd)
 {
 	struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+	int64_t end;
 	unsigned int s;
+	int left;
 
 	pthread_mutex_lock(&g.lock);
 	s = g.refuse_s;
@@ -1378,8 +1401,16 @@ static struct MHD_Daemon *refuse_window(struct MHD_Daemon *d, unsigned int port,
 	MHD_stop_daemon(d);
 	printf("refusing connections for %u s\n", s);
 	fflush(stdout);
-	if (poll(&pfd, 1, (int)s * 1000) > 0)
-		return NULL;
+	end = clock_ms() + (int64_t)s * 1000;
+	while ((left = (int)(end - clock_ms())) > 0) {
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		if (take_signal(sfd) != SIGUSR1)
+			return NULL;
+		break;
+	}
+	printf("accepting connections again\n");
+	fflush(stdout);
 	return start_http(&port);
 }
 
@@ -1401,7 +1432,7 @@ static int run(unsigned int port, int sfd, int wake_rd)
 	while (d) {
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
-		if (pfd[0].revents)
+		if (pfd[0].revents && take_signal(sfd) != SIGUSR1)
 			break;
 		if (pfd[1].revents && read(wake_rd, &b, 1) == 1)
 			d = refuse_window(d, port, sfd);
@@ -1426,6 +1457,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);

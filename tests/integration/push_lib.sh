@@ -36,15 +36,18 @@ stop_collector() {
 	wait "$COLL_PID" 2>/dev/null || true
 }
 
-# coll_stat KEY: one counter of /admin/stats (0 when absent).
+# coll_stat KEY: one counter of /admin/stats (0 when absent); fails (printing nothing)
+# when the collector does not answer, e.g. while a refuse fault keeps its port closed.
 coll_stat() {
-	curl -fs -m 5 "$COLL_URL/admin/stats" |
-		awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }'
+	local stats
+	stats=$(curl -fs -m 5 "$COLL_URL/admin/stats") || return 1
+	awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }' <<<"$stats"
 }
 
 # stat_ge KEY N: whether counter KEY has reached N (for wait_for).
 stat_ge() {
-	[ "$(coll_stat "$1")" -ge "$2" ]
+	local v
+	v=$(coll_stat "$1") && [ "$v" -ge "$2" ]
 }
 
 # coll_fault MODE [COUNT] [QUERY]: the next COUNT pushes get fault MODE.
