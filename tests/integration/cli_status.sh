@@ -5,6 +5,7 @@
 # daemon can be in: running, stale, stopped, gone, pid reused, no file, bad
 # file, too big; options, environment and a missing history.
 set -euo pipefail
+. "$(dirname "$0")/fail_trap.sh"
 : "${EMBER_BUILD:?EMBER_BUILD must point at the build directory}"
 CTL=$EMBER_BUILD/cli/emberctl
 MK=$EMBER_BUILD/tests/tools/mkhistory
@@ -12,8 +13,8 @@ PROMCHECK=$EMBER_BUILD/tests/tools/promcheck
 T=$(mktemp -d /tmp/ember-cli-status.XXXXXX)
 FAKE=
 cleanup() { [ -n "$FAKE" ] && kill "$FAKE" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+at_exit cleanup
+fail() { FAIL_SAID=1; echo "FAIL: $*"; exit 1; }
 for b in "$CTL" "$MK" "$PROMCHECK"; do [ -x "$b" ] || fail "$b is not built"; done
 
 "$MK" "$T/data" >/dev/null || fail "mkhistory"

@@ -15,7 +15,7 @@ id nobody >/dev/null 2>&1 || fail "no user nobody"
 
 declare -A JPID ADDR
 MAPS=()
-trap 'rm -f "${MAPS[@]}"; cleanup' EXIT
+at_exit 'rm -f "${MAPS[@]}"'
 
 # start_jit NAME USER: runs fx_jit as USER for 8 s, notes its pid and code address.
 start_jit() {

@@ -24,7 +24,7 @@ start_emberd --hz 99 --interval 2s --duration 12s -v
 node --perf-basic-prof "$T/app.js" >"$T/node.out" &
 WL=$!
 PIDS+=("$WL")
-trap 'rm -f "/tmp/perf-$WL.map"; cleanup' EXIT
+at_exit 'rm -f "/tmp/perf-$WL.map"'
 wait "$WL"
 wait_emberd
 

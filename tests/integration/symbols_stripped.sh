@@ -20,7 +20,7 @@ DBG=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 [ -e "$DBG" ] && fail "$DBG already exists: not overwriting it"
 # Remove afterwards exactly what was created here.
 made=$(mkdir -pv "$(dirname "$DBG")" | sed -n "s/^mkdir: created directory '\(.*\)'$/\1/p" | tac)
-trap 'rm -f "$DBG"; for d in $made; do rmdir "$d"; done; cleanup' EXIT
+at_exit 'rm -f "$DBG"; for d in $made; do rmdir "$d"; done'
 cp "$FX/fx_buildid.debug" "$DBG"
 stripped_id=$(build_id "$FX/fx_stripped")
 
