@@ -11,7 +11,7 @@ require_collector
 start_collector
 push_conf "$T/ember.conf" "timeout = 1s"
 start_emberd --config "$T/ember.conf" --hz 99 --interval 1s -v
-"$FX/fx_work_ab" 600 & W=$!	# killed below; outlives any slow step
+"$FX/fx_work_ab" 600 "$WORK_TAG" & W=$!	# killed below; outlives any slow step
 PIDS+=("$W")
 wait_for test -s "$COLL_STORE/index.tsv" || fail "no profile arrived"
 for f in 503 500 429 html502 slow close drop; do

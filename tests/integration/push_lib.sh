@@ -6,6 +6,9 @@ COLLECTOR=$EMBER_BUILD/tests/fake_collector/fake_collector
 COLL_PORT=0
 COLL_STORE=$T/store
 APP=fxab
+# This test's fx_work_ab carries WORK_TAG on its command line and the [app] matches it:
+# another test's fx_work_ab on the same host must not add profiles to the comparison.
+WORK_TAG=${T##*/}
 
 require_collector() {
 	[ -x "$COLLECTOR" ] || skip "fake_collector not built (libmicrohttpd-dev missing)"
@@ -56,11 +59,12 @@ coll_fault() {
 		fail "cannot arm fault $1"
 }
 
-# push_conf FILE [LINES]: only the fx_work_ab app is profiled, pushed to the collector.
+# push_conf FILE [LINES]: only this test's fx_work_ab (run with "$WORK_TAG" as its last
+# argument) is profiled, as $APP, pushed to the collector.
 push_conf() {
 	{
 		printf '[daemon]\nprofile = matched\n'
-		printf '[app "%s"]\nmatch.cmdline = *fx_work_ab*\nlabel.team = a\n' "$APP"
+		printf '[app "%s"]\nmatch.cmdline = *fx_work_ab*%s*\nlabel.team = a\n' "$APP" "$WORK_TAG"
 		printf '[collector]\nurl = %s\n' "$COLL_URL"
 		[ $# -lt 2 ] || printf '%s\n' "$2"
 	} >"$1"
