@@ -24,9 +24,10 @@ a=$(flat_of "$T/top.txt" work_a)
 b=$(flat_of "$T/top.txt" work_b)
 want=$((99 * CPU_S))
 echo "work_a=$a work_b=$b samples (want about $want)"
-# 5% of the CPU time is allowed for main and the loop, 5% for the clocks' granularity
-[ "$((a + b))" -ge "$((want * 90 / 100))" ] && [ "$((a + b))" -le "$((want * 105 / 100))" ] ||
-	fail "$((a + b)) samples of work_a+work_b, want 90-105% of $want"
+# seen: 96-98% of want on a quiet host, 93% with another process keeping a CPU busy
+# (main, the loop and the clocks' granularity take the rest); far fewer is lost samples
+[ "$((a + b))" -ge "$((want * 80 / 100))" ] && [ "$((a + b))" -le "$((want * 105 / 100))" ] ||
+	fail "$((a + b)) samples of work_a+work_b, want 80-105% of $want"
 share=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", 100 * a / (a + b) }')
 awk -v s="$share" 'BEGIN { exit !(s >= 70 && s <= 80) }' ||
 	fail "work_a share $share% is not 75 +- 5%"
