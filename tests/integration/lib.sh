@@ -56,6 +56,15 @@ start_emberd() {
 	fail "emberd did not start sampling within 30 s"
 }
 
+# wait_for CMD... : polls CMD every 0.5 s until it succeeds, for at most 30 s.
+wait_for() {
+	for _ in $(seq 1 60); do
+		"$@" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
 # wait_emberd: waits for emberd to exit by itself and checks its status.
 wait_emberd() {
 	local rc=0

@@ -100,15 +100,6 @@ wait_arrived() {
 	return 1
 }
 
-# wait_for CMD... : polls CMD for 30 s.
-wait_for() {
-	for _ in $(seq 1 60); do
-		"$@" && return 0
-		sleep 0.5
-	done
-	return 1
-}
-
 # show_lists: both sides, for a failure message.
 show_lists() {
 	echo "stored by emberd (start_ms samples):"
