@@ -13,18 +13,21 @@ app_conf() { # app_conf PROFILE EXCLUDE
 	printf '[daemon]\nprofile = %s\nlabels.env = test\n[app "alpha"]\nmatch.cmdline = *fx_work_ab*alpha*\nlabel.team = a\nexclude = %s\n' "$1" "$2" >"$CONF"
 }
 count() { "$EMBERCTL" --data-dir "$T/data" list "$@" | grep -c ' cpu ' || true; }
-workloads() { # runs the matched and the unmatched copy for $1 seconds
-	"$FX/fx_work_ab" "$1" alpha & A=$!
-	"$FX/fx_work_ab" "$1" & B=$!
+# workloads: the matched and the unmatched copy, each for 2 s of its own CPU time (~200
+# samples however loaded the host), then emberd is stopped (SIGTERM stores the last interval)
+workloads() {
+	"$FX/fx_work_ab" cpu:2 alpha & A=$!
+	"$FX/fx_work_ab" cpu:2 & B=$!
 	PIDS+=("$A" "$B")
 	wait "$A" "$B"
+	kill "$EMBERD_PID"
 }
 fresh() { rm -rf "$T/data"; }
 
 # 1. profile = all: alpha named and labelled, the other inferred from its executable
 app_conf all no
-start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
-workloads 4
+start_emberd --config "$CONF" --hz 99 --interval 2s -v
+workloads
 wait_emberd
 [ "$(count --app alpha --label team=a --label env=test)" -ge 1 ] || fail "no alpha profile with team=a"
 [ "$(count --app fx_work_ab --label env=test)" -ge 1 ] || fail "no profile inferred as fx_work_ab"
@@ -45,8 +48,8 @@ pass "profile = all: alpha labelled team=a, the other named fx_work_ab"
 # 2. profile = matched: only alpha is stored, the rest dropped in BPF
 fresh
 app_conf matched no
-start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
-workloads 4
+start_emberd --config "$CONF" --hz 99 --interval 2s -v
+workloads
 wait_emberd
 apps=$("$EMBERCTL" --data-dir "$T/data" list | awk '/ cpu / { print $4 }' | sort -u | tr '\n' ' ')
 [ "$apps" = "alpha " ] || fail "profile = matched stored other apps: $apps"
@@ -56,8 +59,8 @@ pass "profile = matched: only alpha stored ($apps)"
 # 3. exclude = yes: alpha is absent, the other present
 fresh
 app_conf all yes
-start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
-workloads 4
+start_emberd --config "$CONF" --hz 99 --interval 2s -v
+workloads
 wait_emberd
 [ "$(count --app alpha)" -eq 0 ] || fail "excluded alpha was stored"
 [ "$(count --app fx_work_ab)" -ge 1 ] || fail "the unmatched process is missing"
