@@ -392,13 +392,17 @@ START_TEST(test_read_self)
 }
 END_TEST
 
-/* Waits until pid has exec'd into a process named comm; false after ~5 s. */
+/*
+ * Waits until pid has exec'd into a process named comm; false after ~5 s. The kernel names
+ * the process during execve before it lays out the new argv (create_elf_tables), so a
+ * cmdline still empty means the exec is not done: seen on a loaded host.
+ */
 static bool wait_exec(pid_t pid, const char *comm, struct proc_info *pi)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 	for (int i = 0; i < 500; i++) {
-		if (procinfo_read(pid, pi) == 0 && !strcmp(pi->comm, comm))
+		if (procinfo_read(pid, pi) == 0 && !strcmp(pi->comm, comm) && pi->cmdline[0])
 			return true;
 		nanosleep(&ts, NULL);
 	}

@@ -103,6 +103,13 @@ struct state {
 	unsigned int fault_ms;
 	int wake_fd; /* admin -> main thread: a refuse window starts */
 	unsigned int refuse_s;
+	/*
+	 * From the refuse fault to the window's end, requests not yet started get no reply and
+	 * nothing stored; the port closes once the inflight ones are done. Closing it under a
+	 * request already stored would cut the reply and make the client send it twice.
+	 */
+	bool refusing;
+	unsigned int inflight;
 	atomic_int stopping; /* set by main before stopping MHD: cuts slow replies short */
 	double tokens; /* the ingestion rate limiter's bucket, in bytes */
 	int64_t tokens_ns; /* when it was last refilled; 0: never (full) */
@@ -183,11 +190,12 @@ static const char usage_text[] =
 	"    body), slow (wait D ms, default 15000, then 503 unstored: a reply slower than the\n"
 	"    client's timeout), slowok (wait D ms, then handle normally: may store a duplicate),\n"
 	"    close (200 headers, then the connection is closed mid-body; nothing stored), drop\n"
-	"    (connection closed with no reply), refuse (listening socket closed for S seconds,\n"
-	"    default 5: connections refused), none (clear).\n"
+	"    (connection closed with no reply), refuse (requests being served finish, new ones\n"
+	"    get no reply, then the listening socket is closed for S seconds, default 5, or\n"
+	"    until SIGUSR1: connections refused), none (clear).\n"
 	"  GET /admin/stats   plain 'key value' lines: requests, accepted, status.CODE,\n"
 	"    rejected.REASON, fault.MODE (faults served), fault_pending.\n"
-	"SIGTERM/SIGINT stop it.\n";
+	"SIGTERM/SIGINT stop it; SIGUSR1 ends a refuse window (ignored outside one).\n";
 
 static void usage(FILE *f)
 {
@@ -202,6 +210,15 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
+}
+
+/* Monotonic milliseconds, for windows that a clock step must not stretch. */
+static int64_t clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / NS_PER_MS;
 }
 
 static void sleep_ms(unsigned int ms)
@@ -1278,6 +1295,7 @@ static enum MHD_Result admin_fault(struct MHD_Connection *c)
 	g.fault_ms = arg_uint(c, "ms", 15000);
 	if (f == FAULT_REFUSE) {
 		g.refuse_s = arg_uint(c, "seconds", 5);
+		g.refusing = true;
 		g.faults_served[f]++;
 		g.fault = FAULT_NONE;
 		g.fault_left = 0;
@@ -1739,9 +1757,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)cls;
 	(void)version;
 	if (!r) {
-		r = calloc(1, sizeof(*r));
+		pthread_mutex_lock(&g.lock);
+		r = g.refusing ? NULL : calloc(1, sizeof(*r));
+		g.inflight += r != NULL;
+		pthread_mutex_unlock(&g.lock);
 		if (!r)
-			return MHD_NO;
+			return MHD_NO; /* closing for a refuse window, or out of memory */
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 		if (cl && strtoull(cl, NULL, 10) > g.opt.max_body)
 			r->too_big = true;
@@ -1769,6 +1790,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		free(r->body);
 		free(r);
 		*con_cls = NULL;
+		pthread_mutex_lock(&g.lock);
+		g.inflight--;
+		pthread_mutex_unlock(&g.lock);
 	}
 }
 
@@ -1936,21 +1960,62 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* A refuse window: the listening socket closed for refuse_s seconds, then reopened. */
+/* Waits (at most 30 s: a client may hang) until no request is being served. */
+static void wait_idle(void)
+{
+	unsigned int n = 1;
+
+	for (int i = 0; i < 3000 && n; i++) {
+		pthread_mutex_lock(&g.lock);
+		n = g.inflight;
+		pthread_mutex_unlock(&g.lock);
+		if (n)
+			sleep_ms(10);
+	}
+	if (n)
+		printf("closing the port under %u requests\n", n);
+}
+
+/* The signal read from sfd (0 when none could be read). */
+static uint32_t take_signal(int sfd)
+{
+	struct signalfd_siginfo si;
+
+	return read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) ? si.ssi_signo : 0;
+}
+
+/*
+ * A refuse window: the listening socket closed for refuse_s seconds, or until SIGUSR1 (a test
+ * ends the window once its client was refused, rather than guessing how long that takes).
+ * NULL when SIGTERM/SIGINT came meanwhile.
+ */
 static struct MHD_Daemon *refuse_window(struct MHD_Daemon *d, unsigned int port, int sfd)
 {
 	struct pollfd pfd = {.fd = sfd, .events = POLLIN};
+	int64_t end;
 	unsigned int s;
+	int left;
 
 	pthread_mutex_lock(&g.lock);
 	s = g.refuse_s;
 	pthread_mutex_unlock(&g.lock);
-	sleep_ms(100); /* lets the admin reply go out */
+	wait_idle(); /* the admin request's reply too */
 	MHD_stop_daemon(d);
 	printf("refusing connections for %u s\n", s);
 	fflush(stdout);
-	if (poll(&pfd, 1, (int)s * 1000) > 0)
-		return NULL;
+	end = clock_ms() + (int64_t)s * 1000;
+	while ((left = (int)(end - clock_ms())) > 0) {
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		if (take_signal(sfd) != SIGUSR1)
+			return NULL;
+		break;
+	}
+	pthread_mutex_lock(&g.lock);
+	g.refusing = false;
+	pthread_mutex_unlock(&g.lock);
+	printf("accepting connections again\n");
+	fflush(stdout);
 	return start_http(&port);
 }
 
@@ -1972,7 +2037,7 @@ static int run(unsigned int port, int sfd, int wake_rd)
 	while (d) {
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
 			break;
-		if (pfd[0].revents)
+		if (pfd[0].revents && take_signal(sfd) != SIGUSR1)
 			break;
 		if (pfd[1].revents && read(wake_rd, &b, 1) == 1)
 			d = refuse_window(d, port, sfd);
@@ -1997,6 +2062,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);

@@ -13,18 +13,21 @@ app_conf() { # app_conf PROFILE EXCLUDE
 	printf '[daemon]\nprofile = %s\nlabels.env = test\n[app "alpha"]\nmatch.cmdline = *fx_work_ab*alpha*\nlabel.team = a\nexclude = %s\n' "$1" "$2" >"$CONF"
 }
 count() { "$EMBERCTL" --data-dir "$T/data" list "$@" | grep -c ' cpu ' || true; }
-workloads() { # runs the matched and the unmatched copy for $1 seconds
-	"$FX/fx_work_ab" "$1" alpha & A=$!
-	"$FX/fx_work_ab" "$1" & B=$!
+# workloads: the matched and the unmatched copy, each for 2 s of its own CPU time (~200
+# samples however loaded the host), then emberd is stopped (SIGTERM stores the last interval)
+workloads() {
+	"$FX/fx_work_ab" cpu:2 alpha & A=$!
+	"$FX/fx_work_ab" cpu:2 & B=$!
 	PIDS+=("$A" "$B")
 	wait "$A" "$B"
+	kill "$EMBERD_PID"
 }
 fresh() { rm -rf "$T/data"; }
 
 # 1. profile = all: alpha named and labelled, the other inferred from its executable
 app_conf all no
-start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
-workloads 4
+start_emberd --config "$CONF" --hz 99 --interval 2s -v
+workloads
 wait_emberd
 [ "$(count --app alpha --label team=a --label env=test)" -ge 1 ] || fail "no alpha profile with team=a"
 [ "$(count --app fx_work_ab --label env=test)" -ge 1 ] || fail "no profile inferred as fx_work_ab"
@@ -45,8 +48,8 @@ pass "profile = all: alpha labelled team=a, the other named fx_work_ab"
 # 2. profile = matched: only alpha is stored, the rest dropped in BPF
 fresh
 app_conf matched no
-start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
-workloads 4
+start_emberd --config "$CONF" --hz 99 --interval 2s -v
+workloads
 wait_emberd
 apps=$("$EMBERCTL" --data-dir "$T/data" list | awk '/ cpu / { print $4 }' | sort -u | tr '\n' ' ')
 [ "$apps" = "alpha " ] || fail "profile = matched stored other apps: $apps"
@@ -56,35 +59,38 @@ pass "profile = matched: only alpha stored ($apps)"
 # 3. exclude = yes: alpha is absent, the other present
 fresh
 app_conf all yes
-start_emberd --config "$CONF" --hz 99 --interval 2s --duration 6s -v
-workloads 4
+start_emberd --config "$CONF" --hz 99 --interval 2s -v
+workloads
 wait_emberd
 [ "$(count --app alpha)" -eq 0 ] || fail "excluded alpha was stored"
 [ "$(count --app fx_work_ab)" -ge 1 ] || fail "the unmatched process is missing"
 pass "exclude = yes: alpha absent, fx_work_ab present"
 
-# 4. SIGHUP: a broken file changes nothing and is logged with its line
+# 4. SIGHUP: a broken file changes nothing and is logged with its line. Each step waits
+# for what emberd logs or stores, however long a loaded host takes.
 fresh
 app_conf all no
-start_emberd --config "$CONF" --hz 99 --interval 1s --duration 12s -v
-"$FX/fx_work_ab" 11 alpha & A=$!
+start_emberd --config "$CONF" --hz 99 --interval 1s -v
+"$FX/fx_work_ab" 600 alpha & A=$!	# killed below
 PIDS+=("$A")
-sleep 2
+alpha_since() { [ "$(count --app alpha --label team=a --since "$1")" -ge "$2" ]; }
+wait_for alpha_since "$(date +%s)" 1 || fail "alpha is not profiled"
 printf '[daemon]\nprofile = all\nhz = nope\n' >"$CONF"
 kill -HUP "$EMBERD_PID"
-sleep 1
+wait_for grep -q "configuration refused" "$T/emberd.log" || fail "no refusal logged"
 grep -q "ember.conf:3: hz" "$T/emberd.log" || fail "the broken file's error is not logged as FILE:LINE"
-grep -q "configuration refused" "$T/emberd.log" || fail "no refusal logged"
 since=$(date +%s)
-sleep 3
-[ "$(count --app alpha --label team=a --since "$since")" -ge 2 ] ||
-	fail "alpha stopped being profiled after a broken reload"
+wait_for alpha_since "$since" 2 || fail "alpha stopped being profiled after a broken reload"
 app_conf all yes
 kill -HUP "$EMBERD_PID"
-sleep 2
-since=$(date +%s)
-wait "$A"
+wait_for grep -q "configuration applied" "$T/emberd.log" || fail "the good reload was not applied"
+# A profile overlapping [since, ...) starts at since - 1 s (1 s intervals) or later: after
+# the reload took effect, whole seconds rounded up.
+since=$(($(date +%s) + 2))
+any_since() { [ "$(count --since "$since")" -ge 2 ]; }
+wait_for any_since || fail "nothing stored after the reload"
+kill "$A"
+kill "$EMBERD_PID"
 wait_emberd
-grep -q "configuration applied" "$T/emberd.log" || fail "the good reload was not applied"
 [ "$(count --app alpha --since "$since")" -eq 0 ] || fail "alpha still stored after exclude reload"
 pass "SIGHUP: broken file refused with FILE:LINE, good file applied"

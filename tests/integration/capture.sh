@@ -59,8 +59,13 @@ cpu=$(awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t
 want=$(awk -v c="$cpu" -v hz=$HZ 'BEGIN { printf "%d", c * hz }')
 echo "5 s at $HZ Hz took $took s: $got samples ($burn in burn); fx_busy used $cpu CPU s" \
 	"-> $want expected (5 x $HZ = $((5 * HZ)) on an idle CPU)"
-awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 500 && d / w <= 0.10) }' ||
-	fail "sample count $got differs from $want by more than 10%"
+# Sharing its CPU, which ticks land in the fixture's time slices is chance: the count varies
+# by about sqrt(want), so the bound is 10% or 4 sqrt(want), the larger (seen on a loaded
+# host: 455 for 494, -8% = 1.8 sqrt(want), which a bound of 10% over 500 samples failed).
+tol=$(awk -v w="$want" 'BEGIN { t = 4 * sqrt(w); if (t < 0.10 * w) t = 0.10 * w; printf "%d", t }')
+[ "$want" -ge 100 ] || fail "fx_busy got $cpu CPU s in 5 s: too few samples to judge"
+[ "$got" -ge $((want - tol)) ] && [ "$got" -le $((want + tol)) ] ||
+	fail "sample count $got differs from $want by more than $tol (10% or 4 sqrt($want))"
 # on a quiet machine (the fixture had >= 95% of its CPU) the issue's own figure holds too
 if awk -v c="$cpu" 'BEGIN { exit !(c >= 4.75) }'; then
 	awk -v g="$got" -v w=$((5 * HZ)) 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d / w <= 0.10) }' ||

@@ -4,6 +4,7 @@
 # the exported files read back by go tool pprof; and emberctl's answers to bad input.
 # Env: EMBER_BUILD (build dir), EMBER_SRC (source dir). Exit 0 pass, 1 fail, 77 skip.
 set -u
+. "$(dirname "$0")/fail_trap.sh"
 
 build=${EMBER_BUILD:?EMBER_BUILD must name the build directory}
 ctl=$build/cli/emberctl
@@ -11,16 +12,18 @@ mk=$build/tests/tools/mkhistory
 for bin in "$ctl" "$mk"; do
 	if [[ ! -x $bin ]]; then
 		echo "FAIL: $bin is not built" >&2
+		FAIL_SAID=1
 		exit 1
 	fi
 done
 if ! command -v go >/dev/null || ! go tool -n pprof >/dev/null 2>&1; then
 	echo "SKIP: go tool pprof is not installed (golang-go)" >&2
+	FAIL_SAID=1
 	exit 77
 fi
 
 tmp=$(mktemp -d /tmp/ember-cli-export.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+at_exit 'rm -rf "$tmp"'
 # go wants a writable home and build cache; reading a local file needs no network
 export HOME=$tmp/home GOCACHE=$tmp/gocache PPROF_TMPDIR=$tmp GOFLAGS= GOPROXY=off
 mkdir -p "$HOME"
@@ -29,6 +32,7 @@ failures=0
 
 fail() {
 	echo "FAIL: $*" >&2
+	FAIL_SAID=1
 	failures=$((failures + 1))
 }
 
@@ -79,7 +83,7 @@ export_ok() {
 		fail "export $*: go tool pprof cannot read the file: $(head -3 "$tmp/$name.raw")"
 }
 
-"$mk" --mem --corrupt "$hist" || { echo "FAIL: mkhistory" >&2; exit 1; }
+"$mk" --mem --corrupt "$hist" || { fail mkhistory; exit 1; }
 
 # --- list: 3 good + 2 corrupt cpu profiles and 1 mem profile --------------------------
 run --data-dir "$hist" list

@@ -5,6 +5,7 @@
 # daemon can be in: running, stale, stopped, gone, pid reused, no file, bad
 # file, too big; options, environment and a missing history.
 set -euo pipefail
+. "$(dirname "$0")/fail_trap.sh"
 : "${EMBER_BUILD:?EMBER_BUILD must point at the build directory}"
 CTL=$EMBER_BUILD/cli/emberctl
 MK=$EMBER_BUILD/tests/tools/mkhistory
@@ -12,8 +13,8 @@ PROMCHECK=$EMBER_BUILD/tests/tools/promcheck
 T=$(mktemp -d /tmp/ember-cli-status.XXXXXX)
 FAKE=
 cleanup() { [ -n "$FAKE" ] && kill "$FAKE" 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+at_exit cleanup
+fail() { FAIL_SAID=1; echo "FAIL: $*"; exit 1; }
 for b in "$CTL" "$MK" "$PROMCHECK"; do [ -x "$b" ] || fail "$b is not built"; done
 
 "$MK" "$T/data" >/dev/null || fail "mkhistory"
@@ -23,7 +24,9 @@ cp "$(command -v sleep)" "$T/bin/emberd"
 "$T/bin/emberd" 120 &
 FAKE=$!
 
-now=$(date +%s%N)
+# now: the time at each call, not at the script's start: "running" and "stale" are ages,
+# and on a loaded host the lines between two checks can take seconds.
+now() { date +%s%N; }
 # write_status PID STATE UPDATED_NS: a status file with known numbers
 write_status() {
 	cat >"$T/run/status" <<EOF
@@ -83,7 +86,7 @@ expect() { # expect NAME{LABELS} VALUE
 }
 
 # running: every number of the file, in both formats
-write_status "$FAKE" running "$now"
+write_status "$FAKE" running "$(now)"
 text >"$T/out" || fail "status failed"
 grep -q "^emberd: *running, pid $FAKE, version 0.1.0" "$T/out" || fail "not running: $(head -1 "$T/out")"
 grep -q "99 Hz per CPU, one profile per app every 10s; 60 intervals" "$T/out" || fail "sampling line"
@@ -128,21 +131,22 @@ expect ember_history_readable 1
 [ "$(value ember_history_profiles)" -gt 0 ] || fail "no history profiles"
 
 # the environment names the runtime dir; --runtime-dir wins over it
+write_status "$FAKE" running "$(now)"
 EMBER_RUNTIME_DIR=$T/run "$CTL" --data-dir "$T/data" status | grep -q "running, pid $FAKE" ||
 	fail "EMBER_RUNTIME_DIR not used"
 EMBER_RUNTIME_DIR=$T/nowhere text | grep -q "running, pid $FAKE" || fail "--runtime-dir does not win"
 
 # stale: not rewritten for more than 3 intervals (10 s each)
-write_status "$FAKE" running $((now - 31000000000))
+write_status "$FAKE" running $(($(now) - 31000000000))
 text | grep -q "STALE: pid $FAKE is alive but last wrote its status" || fail "not stale"
 prom
 expect ember_up 0
 expect ember_sampling_frequency_hertz 99	# the figures are still there to look at
-write_status "$FAKE" running $((now - 25000000000))
+write_status "$FAKE" running $(($(now) - 25000000000))
 text | grep -q "running, pid $FAKE" || fail "stale too early (25 s < 3 intervals)"
 
 # stopped; gone; pid reused by another program; no file
-write_status "$FAKE" stopped "$now"
+write_status "$FAKE" stopped "$(now)"
 text | grep -q "not running (pid $FAKE stopped at" || fail "not 'stopped'"
 prom
 expect ember_up 0
@@ -150,9 +154,9 @@ expect ember_up 0
 sh -c 'exit 0' &
 gone=$!
 wait "$gone"
-write_status "$gone" running "$now"
+write_status "$gone" running "$(now)"
 text | grep -q "not running (pid $gone is gone" || fail "a dead pid is not gone"
-write_status $$ running "$now"
+write_status $$ running "$(now)"
 text | grep -q "not running (pid $$ is gone" || fail "a pid reused by bash is taken for emberd"
 rm "$T/run/status"
 text | grep -q "^emberd: *not running (no status file $T/run/status)" || fail "no file"
@@ -168,7 +172,7 @@ printf 'ember-status 9\n' >"$T/run/status"
 text | grep -q "written by another version of emberd" || fail "version 9"
 head -c 70000 /dev/zero | tr '\0' 'x' >"$T/run/status"
 text | grep -q "cannot read .*: too big" || fail "a 70 kB file is not refused"
-write_status "$FAKE" running "$now"
+write_status "$FAKE" running "$(now)"
 printf 'hz -1\nsamples x y\n' >>"$T/run/status"
 text 2>"$T/err" | grep -q "running, pid $FAKE" || fail "bad lines spoil the file"
 grep -q "2 bad lines ignored (line 46: bad value for 'hz')" "$T/err" || fail "bad lines: $(cat "$T/err")"

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Known answer: fx_work_ab spends 3/4 of its CPU in work_a, 1/4 in work_b. emberd
-# samples it at 99 Hz for ~20 s; go tool pprof must see work_a at 75 +- 5 %.
+# samples it at 99 Hz while it runs for 12 s of its own CPU time (however long a
+# loaded host takes to give it that): 1188 samples, and go tool pprof must see
+# work_a at 75 +- 5 %.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
 
-start_emberd --hz 99 --interval 5s --duration 24s
-"$FX/fx_work_ab" 20 &
+CPU_S=12
+start_emberd --hz 99 --interval 5s
+"$FX/fx_work_ab" "cpu:$CPU_S" &
 WL=$!
 PIDS+=("$WL")
 wait "$WL"
+kill "$EMBERD_PID"	# SIGTERM: emberd stores the last interval, then exits 0
 wait_emberd
 
 "$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
@@ -18,8 +22,12 @@ wait_emberd
 pprof_top "$T/cpu.pb.gz" -sample_index=samples > "$T/top.txt"
 a=$(flat_of "$T/top.txt" work_a)
 b=$(flat_of "$T/top.txt" work_b)
-echo "work_a=$a work_b=$b samples"
-[ "$((a + b))" -ge 1000 ] || fail "too few samples of work_a+work_b: $((a + b)) (expected ~1900)"
+want=$((99 * CPU_S))
+echo "work_a=$a work_b=$b samples (want about $want)"
+# seen: 96-98% of want on a quiet host, 93% with another process keeping a CPU busy
+# (main, the loop and the clocks' granularity take the rest); far fewer is lost samples
+[ "$((a + b))" -ge "$((want * 80 / 100))" ] && [ "$((a + b))" -le "$((want * 105 / 100))" ] ||
+	fail "$((a + b)) samples of work_a+work_b, want 80-105% of $want"
 share=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", 100 * a / (a + b) }')
 awk -v s="$share" 'BEGIN { exit !(s >= 70 && s <= 80) }' ||
 	fail "work_a share $share% is not 75 +- 5%"

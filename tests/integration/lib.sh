@@ -2,6 +2,7 @@
 # Shared helpers of the integration tests: skip only where BPF truly cannot run,
 # start emberd and wait until it samples, and read profiles with go tool pprof.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/fail_trap.sh"
 
 : "${EMBER_BUILD:?EMBER_BUILD must point at the build directory}"
 : "${EMBER_SRC:?EMBER_SRC must point at the source directory}"
@@ -18,10 +19,14 @@ cleanup() {
 	# KEEP_T=1 keeps the test's directory (logs, data) to look at a failure
 	if [ -n "${KEEP_T:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
-trap cleanup EXIT
+at_exit cleanup
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; [ -f "$T/emberd.log" ] && sed 's/^/  emberd: /' "$T/emberd.log" | tail -20; exit 1; }
+# fail_context: what a FAIL line is followed by (fail_trap.sh calls it too).
+fail_context() {
+	[ ! -f "$T/emberd.log" ] || sed 's/^/  emberd: /' "$T/emberd.log" | tail -20
+}
+skip() { FAIL_SAID=1; echo "SKIP: $*"; exit 77; }
+fail() { FAIL_SAID=1; echo "FAIL: $*"; fail_context; exit 1; }
 pass() { echo "PASS: $*"; }
 
 require_bpf() {
@@ -49,6 +54,15 @@ start_emberd() {
 		sleep 0.1
 	done
 	fail "emberd did not start sampling within 30 s"
+}
+
+# wait_for CMD... : polls CMD every 0.5 s until it succeeds, for at most 30 s.
+wait_for() {
+	for _ in $(seq 1 60); do
+		"$@" && return 0
+		sleep 0.5
+	done
+	return 1
 }
 
 # wait_emberd: waits for emberd to exit by itself and checks its status.

@@ -11,7 +11,7 @@ require_collector
 start_collector
 push_conf "$T/ember.conf"
 start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
-"$FX/fx_work_ab" 8 & W=$!
+"$FX/fx_work_ab" 8 "$WORK_TAG" & W=$!
 PIDS+=("$W")
 wait "$W"
 sleep 2.5	# the interval holding the workload's end is stored
@@ -50,7 +50,7 @@ COLL_PORT=0 COLL_STORE=$T/store2
 start_collector
 push_conf "$T/ember.conf" "protocol = ingest"
 start_emberd --config "$T/ember.conf" --hz 99 --interval 1s -v
-"$FX/fx_work_ab" 3
+"$FX/fx_work_ab" 3 "$WORK_TAG"
 sleep 1.5
 wait_arrived 15 || { show_lists; fail "ingest: not every stored profile arrived exactly once"; }
 n=$(wc -l <"$T/stored.txt")

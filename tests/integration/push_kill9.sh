@@ -11,7 +11,7 @@ require_collector
 start_collector
 push_conf "$T/ember.conf"
 start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
-"$FX/fx_work_ab" 16 & W=$!
+"$FX/fx_work_ab" 16 "$WORK_TAG" & W=$!
 PIDS+=("$W")
 wait_for test -s "$COLL_STORE/index.tsv" || fail "no profile arrived"
 coll_fault slowok 1 ms=5000

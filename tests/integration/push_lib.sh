@@ -6,6 +6,9 @@ COLLECTOR=$EMBER_BUILD/tests/fake_collector/fake_collector
 COLL_PORT=0
 COLL_STORE=$T/store
 APP=fxab
+# This test's fx_work_ab carries WORK_TAG on its command line and the [app] matches it:
+# another test's fx_work_ab on the same host must not add profiles to the comparison.
+WORK_TAG=${T##*/}
 
 require_collector() {
 	[ -x "$COLLECTOR" ] || skip "fake_collector not built (libmicrohttpd-dev missing)"
@@ -36,15 +39,18 @@ stop_collector() {
 	wait "$COLL_PID" 2>/dev/null || true
 }
 
-# coll_stat KEY: one counter of /admin/stats (0 when absent).
+# coll_stat KEY: one counter of /admin/stats (0 when absent); fails (printing nothing)
+# when the collector does not answer, e.g. while a refuse fault keeps its port closed.
 coll_stat() {
-	curl -fs -m 5 "$COLL_URL/admin/stats" |
-		awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }'
+	local stats
+	stats=$(curl -fs -m 5 "$COLL_URL/admin/stats") || return 1
+	awk -v k="$1" '$1 == k { v = $2 } END { print v + 0 }' <<<"$stats"
 }
 
 # stat_ge KEY N: whether counter KEY has reached N (for wait_for).
 stat_ge() {
-	[ "$(coll_stat "$1")" -ge "$2" ]
+	local v
+	v=$(coll_stat "$1") && [ "$v" -ge "$2" ]
 }
 
 # coll_fault MODE [COUNT] [QUERY]: the next COUNT pushes get fault MODE.
@@ -53,11 +59,12 @@ coll_fault() {
 		fail "cannot arm fault $1"
 }
 
-# push_conf FILE [LINES]: only the fx_work_ab app is profiled, pushed to the collector.
+# push_conf FILE [LINES]: only this test's fx_work_ab (run with "$WORK_TAG" as its last
+# argument) is profiled, as $APP, pushed to the collector.
 push_conf() {
 	{
 		printf '[daemon]\nprofile = matched\n'
-		printf '[app "%s"]\nmatch.cmdline = *fx_work_ab*\nlabel.team = a\n' "$APP"
+		printf '[app "%s"]\nmatch.cmdline = *fx_work_ab*%s*\nlabel.team = a\n' "$APP" "$WORK_TAG"
 		printf '[collector]\nurl = %s\n' "$COLL_URL"
 		[ $# -lt 2 ] || printf '%s\n' "$2"
 	} >"$1"
@@ -88,15 +95,6 @@ wait_arrived() {
 		arrived_list >"$T/arrived.txt"
 		[ -s "$T/stored.txt" ] &&
 			sort -u "$T/arrived.txt" | cmp -s - <(sort "$T/stored.txt") && return 0
-		sleep 0.5
-	done
-	return 1
-}
-
-# wait_for CMD... : polls CMD for 30 s.
-wait_for() {
-	for _ in $(seq 1 60); do
-		"$@" && return 0
 		sleep 0.5
 	done
 	return 1

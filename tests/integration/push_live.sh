@@ -12,13 +12,13 @@ APP=ember_live_$$
 
 {
 	printf '[daemon]\nprofile = matched\n'
-	printf '[app "%s"]\nmatch.cmdline = *fx_work_ab*\n' "$APP"
+	printf '[app "%s"]\nmatch.cmdline = *fx_work_ab*%s*\n' "$APP" "$WORK_TAG"
 	printf '[collector]\nurl = %s\n' "$URL"
 	[ -z "${EMBER_TEST_PYROSCOPE_TENANT:-}" ] ||
 		printf 'tenant = %s\n' "$EMBER_TEST_PYROSCOPE_TENANT"
 } >"$T/ember.conf"
 start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
-"$FX/fx_work_ab" 8
+"$FX/fx_work_ab" 8 "$WORK_TAG"
 sleep 2.5	# the interval holding the workload's end is stored
 drained() {
 	"$EMBERCTL" --data-dir "$T/data" status >"$T/status.txt" 2>&1 &&

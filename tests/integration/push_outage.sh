@@ -12,7 +12,7 @@ OUTAGE_S=${EMBER_TEST_OUTAGE_S:-60}
 start_collector
 push_conf "$T/ember.conf" "timeout = 2s"
 start_emberd --config "$T/ember.conf" --hz 49 --interval 5s -v
-"$FX/fx_work_ab" $((OUTAGE_S + 30)) & W=$!
+"$FX/fx_work_ab" $((OUTAGE_S + 30)) "$WORK_TAG" & W=$!
 PIDS+=("$W")
 wait_for test -s "$COLL_STORE/index.tsv" || fail "no profile arrived before the outage"
 stop_collector

@@ -8,11 +8,12 @@ require_bpf
 require_go
 [ -x "$FX/fx_cpp" ] || fail "fx_cpp not built at $FX/fx_cpp"
 
-start_emberd --hz 99 --interval 2s --duration 10s
-"$FX/fx_cpp" 7 &
+start_emberd --hz 99 --interval 2s
+"$FX/fx_cpp" cpu:4 &	# ~400 samples, however loaded the host
 WL=$!
 PIDS+=("$WL")
 wait "$WL"
+kill "$EMBERD_PID"	# SIGTERM: emberd stores the last interval, then exits 0
 wait_emberd
 
 "$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||

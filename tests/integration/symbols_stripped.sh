@@ -20,19 +20,20 @@ DBG=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 [ -e "$DBG" ] && fail "$DBG already exists: not overwriting it"
 # Remove afterwards exactly what was created here.
 made=$(mkdir -pv "$(dirname "$DBG")" | sed -n "s/^mkdir: created directory '\(.*\)'$/\1/p" | tac)
-trap 'rm -f "$DBG"; for d in $made; do rmdir "$d"; done; cleanup' EXIT
+at_exit 'rm -f "$DBG"; for d in $made; do rmdir "$d"; done'
 cp "$FX/fx_buildid.debug" "$DBG"
 stripped_id=$(build_id "$FX/fx_stripped")
 
-start_emberd --hz 99 --interval 2s --duration 12s
+start_emberd --hz 99 --interval 2s
 declare -A PID_OF
 for f in fx_dynsym fx_buildid fx_debuglink fx_stripped; do
-	"$FX/$f" 8 &
+	"$FX/$f" cpu:3 &	# ~300 samples each, however loaded the host
 	PID_OF[$f]=$!
 	PIDS+=("$!")
 done
 # Their exit status is their result's low bit: not a failure.
 for f in "${!PID_OF[@]}"; do wait "${PID_OF[$f]}" || true; done
+kill "$EMBERD_PID"	# SIGTERM: emberd stores the last interval, then exits 0
 wait_emberd
 
 # top FIXTURE: exports the fixture's profile and prints its -top table to $T/FIXTURE.top.

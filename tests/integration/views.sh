@@ -5,6 +5,7 @@
 # filters, and the errors. No BPF: it runs anywhere emberctl builds.
 # Env: EMBER_BUILD (build dir), EMBER_SRC (source dir). Exit 0 pass, 1 fail.
 set -u
+. "$(dirname "$0")/fail_trap.sh"
 
 build=${EMBER_BUILD:?EMBER_BUILD must name the build directory}
 ctl=$build/cli/emberctl
@@ -12,12 +13,13 @@ mk=$build/tests/tools/mkhistory
 for bin in "$ctl" "$mk"; do
 	if [[ ! -x $bin ]]; then
 		echo "FAIL: $bin is not built" >&2
+		FAIL_SAID=1
 		exit 1
 	fi
 done
 
 tmp=$(mktemp -d /tmp/ember-views.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+at_exit 'rm -rf "$tmp"'
 hist=$tmp/history
 failures=0
 # The three profiles of mkhistory's answer key; the corrupt ones at 00:00:30 and
@@ -26,6 +28,7 @@ base=(--until 2026-01-01T00:00:50Z)
 
 fail() {
 	echo "FAIL: $*" >&2
+	FAIL_SAID=1
 	failures=$((failures + 1))
 }
 
@@ -54,7 +57,7 @@ expect() {
 		fail "emberctl $*: output differs (< want, > got):"$'\n'"$(diff <(echo "$want") <(echo "$out") | sed 's/^/  /')"
 }
 
-"$mk" --mem --corrupt --deep "$hist" || { echo "FAIL: mkhistory" >&2; exit 1; }
+"$mk" --mem --corrupt --deep "$hist" || { fail mkhistory; exit 1; }
 
 # --- top ------------------------------------------------------------------------------
 expect top "${base[@]}" <<'EOF'
