@@ -33,10 +33,23 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 	int64_t line;
 
 	symbolizer_frame(c->sym, pid, addr, kernel, &f);
+	if (f.file && !kernel && f.address >= f.map_start && f.address < f.map_limit) {
+		/*
+		 * A user mapping is rebased to its file offset (start = offset): every pprof
+		 * reader still finds the file offset as address - start + offset, and the
+		 * address itself is then file-relative, which is what Pyroscope's symbolizer
+		 * looks up in the ELF file (an ELF address for PIEs and libraries, whose text
+		 * has vaddr == offset); the same library in several processes (ASLR) becomes
+		 * one mapping with one set of locations.
+		 */
+		f.address = f.address - f.map_start + f.map_offset;
+		f.map_limit = f.map_limit - f.map_start + f.map_offset;
+		f.map_start = f.map_offset;
+	}
 	if (f.file) {
 		/*
-		 * Unnamed frames keep the runtime address with the mapping's start, offset
-		 * and build-id: their file offset (address - start + offset) is what a later
+		 * Unnamed frames keep their address with the mapping's start, offset and
+		 * build-id: their file offset (address - start + offset) is what a later
 		 * symbolizer looks up. has_functions says the symbolizer named this mapping;
 		 * the builder sends it only if every location of the mapping got a name, as
 		 * Pyroscope drops the addresses (and so the unnamed frames) of such mappings.

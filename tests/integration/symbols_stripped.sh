@@ -79,4 +79,13 @@ unnamed=$(awk -v m="M=$map_id" '/^Locations/ { on = 1; next } /^Mappings/ { on =
 echo "fx_stripped: $total samples, $unnamed unnamed locations in mapping $map_id ($stripped_id)"
 [ "$unnamed" -ge 1 ] || { sed -n '/^Locations/,$p' "$T/raw.txt" | head -30; fail "no unnamed location in fx_stripped's mapping"; }
 [ "${total:-0}" -ge 100 ] || fail "fx_stripped has only $total samples"
+# The mapping is rebased to its file offset (START == OFFSET), so that each unnamed
+# address is file-relative: inside the file, where nm would find work_a and work_b.
+size=$(stat -c %s "$FX/fx_stripped")
+for addr in $(awk -v m="M=$map_id" '/^Locations/ { on = 1; next } /^Mappings/ { on = 0 }
+	on && $3 == m { print $2 }' "$T/raw.txt"); do
+	[ $((addr)) -lt "$size" ] || fail "fx_stripped's address $addr is not file-relative ($size bytes)"
+done
+read -r start off < <(awk '{ split($2, a, "/"); print a[1], a[3]; exit }' "$T/map.txt")
+[ "$start" = "$off" ] || fail "fx_stripped's mapping starts at $start, not at its file offset $off"
 pass "dynsym $((hot + shl)), build-id and debuglink named, fully stripped left unnamed with its build-id"
