@@ -664,10 +664,11 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 
 	u->tick++;
 	rc = read_exec_maps(pid, &maps);
-	if (rc) {
+	if (rc || !maps.n) {
+		/* gone, no longer readable, or exiting (a zombie maps nothing): not loaded */
 		procmaps_free(&maps);
 		if (p)
-			proc_forget(u, pid); /* gone, or no longer readable */
+			proc_forget(u, pid);
 		return;
 	}
 	used = calloc(maps.n ? maps.n : 1, sizeof(*used));
