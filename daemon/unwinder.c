@@ -568,6 +568,7 @@ static void proc_forget(struct unwinder *u, pid_t pid)
 
 	if (!p)
 		return;
+	log_debug("unwinder: pid %d forgotten", (int)pid);
 	bpf_map_delete_elem(u->fds.procs, &pid);
 	proc_unref(p);
 	tdelete(p, &u->procs, cmp_proc);
@@ -681,8 +682,9 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 	rc = bpf_map_update_elem(u->fds.procs, &pid, u->scratch, BPF_ANY) ? -errno : 0;
 	if (!p && !rc) {
 		p = calloc(1, sizeof(*p));
+		if (p)
+			p->pid = pid; /* the tree's key: set before the insert */
 		if (p && tsearch(p, &u->procs, cmp_proc)) {
-			p->pid = pid;
 			u->nprocs++;
 		} else {
 			free(p);
