@@ -12,6 +12,14 @@ start_emberd --hz 99 --interval 10s
 "$FX/fx_short_lived" 30 || fail "fixture failed"
 kill "$EMBERD_PID"	# SIGTERM: emberd stores the last interval, then exits 0
 wait_emberd
+# The unwinder forgets processes as they exit: the 30 children (each a fork, then an
+# exec) are gone, so emberd's last status (written on its way out) holds fewer
+# processes than that: those sampled during the test and still alive.
+live=$(ls /proc | grep -c '^[0-9][0-9]*$')
+loaded=$(awk '$1 == "cache" && $2 == "unwind_processes" { print $3 }' "$T/run/status")
+echo "unwind processes at the end: ${loaded:-?} (live processes on the host: $live)"
+[ -n "$loaded" ] && [ "$loaded" -lt 30 ] && [ "$loaded" -le "$live" ] ||
+	fail "the unwinder holds ${loaded:-?} processes after 30 short-lived ones exited"
 
 "$EMBERCTL" --data-dir "$T/data" export --type cpu -o "$T/cpu.pb.gz" || fail "export failed"
 # The children's samples: comm fx_short_lived, minus the parent's (it only waits).
