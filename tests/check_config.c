@@ -450,6 +450,7 @@ START_TEST(test_collector_labels)
 	ck_assert_uint_eq(e.n, 1);
 	ck_assert_msg(strstr(e.msg[0], "t.conf:33: app \"b\" would carry 27 labels") != NULL,
 		      "%s", e.msg[0]);
+	config_free(&c); /* a refused file's apps are the caller's to free too */
 	/* ingest's name=APP{k=v,...} form cannot carry ',' '{' '}' or surrounding spaces */
 	ck_assert_int_eq(parse("[daemon]\nlabels.team = a,b\n[collector]\nurl = http://c:4040\n"
 			       "protocol = ingest\n[app \"x}y\"]\nmatch.comm = x\n", &c, &e),
