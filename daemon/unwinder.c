@@ -33,8 +33,13 @@
 #define QUEUE_MAX 16384
 /* Binaries remembered as having no table, so that they are not tried again and again. */
 #define NEGATIVE_MAX 16384
-/* A process is read again for a frame outside its mappings at most this often. */
+/*
+ * A process is read again for a frame outside its mappings at most this
+ * often; twice as late each time the read found nothing new (JIT code that
+ * moves, frame-pointer garbage), up to RESCAN_MAX_NS.
+ */
 #define RESCAN_MIN_NS (1000000000LL)
+#define RESCAN_MAX_NS (64 * RESCAN_MIN_NS)
 /* The thread looks at the stale-process map this often when nothing else wakes it. */
 #define STALE_POLL_NS (1000000000LL)
 /* Processes the stale map can name at once (bpf/unwind.bpf.h). */
@@ -87,6 +92,8 @@ struct proc {
 	struct table **tables;		/* a reference held on each */
 	size_t ntables;
 	int64_t scanned_ns;		/* CLOCK_MONOTONIC of the last read of its mappings */
+	int64_t rescan_ns;		/* the least time before a rescan */
+	uint64_t maps_hash;		/* of what the last read gave the walk */
 };
 
 struct unwinder {
@@ -652,6 +659,17 @@ static size_t fill_entry(struct unwinder *u, pid_t pid, const struct proc_maps *
 	return over;
 }
 
+/* What an entry gives the walk, for telling whether a rescan found anything new. */
+static uint64_t entry_hash(const struct ember_unwind_proc *e)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (uint32_t i = 0; i < e->nmaps && i < EMBER_UNWIND_MAPS_MAX; i++)
+		h = (h ^ e->maps[i].start ^ e->maps[i].end << 1 ^ e->maps[i].table) *
+		    0x100000001b3ULL;
+	return h;
+}
+
 /* Reads pid's mappings and gives the walk their tables. */
 static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 {
@@ -660,6 +678,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 	struct proc *p = proc_find(u, pid);
 	size_t nused = 0, over;
 	uint32_t missing = 0;
+	uint64_t h;
 	int64_t t0 = mono_ns();
 	int rc;
 
@@ -679,7 +698,11 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 	}
 	over = fill_entry(u, pid, &maps, used, &nused, &missing);
 	procmaps_free(&maps);
-	rc = bpf_map_update_elem(u->fds.procs, &pid, u->scratch, BPF_ANY) ? -errno : 0;
+	h = entry_hash(u->scratch);
+	if (p && h == p->maps_hash)
+		rc = 0; /* nothing new: the walk keeps its entry, and the frames it cached */
+	else
+		rc = bpf_map_update_elem(u->fds.procs, &pid, u->scratch, BPF_ANY) ? -errno : 0;
 	if (!p && !rc) {
 		p = calloc(1, sizeof(*p));
 		if (p)
@@ -703,6 +726,11 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 		p->ntables = nused;
 		p->missing = missing;
 		p->scanned_ns = mono_ns();
+		if (h == p->maps_hash && p->rescan_ns)
+			p->rescan_ns = p->rescan_ns < RESCAN_MAX_NS ? 2 * p->rescan_ns : RESCAN_MAX_NS;
+		else
+			p->rescan_ns = RESCAN_MIN_NS;
+		p->maps_hash = h;
 		log_debug("unwinder: pid %d: %zu of %u mappings with a table (%u to build), in "
 			  "%.1f ms, %.1f ms after it was asked", (int)pid, nused,
 			  u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
@@ -734,7 +762,7 @@ static void rescan_stale(struct unwinder *u)
 	for (size_t i = 0; i < n; i++) {
 		struct proc *p = proc_find(u, keys[i]);
 
-		if (p && now - p->scanned_ns < RESCAN_MIN_NS)
+		if (p && now - p->scanned_ns < p->rescan_ns)
 			continue; /* stays in the map: looked at again later */
 		bpf_map_delete_elem(u->fds.stale, &keys[i]);
 		if (!p)
