@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * emberctl flamegraph and diff: a window of the history drawn as a flame graph
- * (SVG or HTML, lib/flamegraph.c), and what changed between two windows: the
+ * (SVG or HTML, lib/profile/flamegraph.c), and what changed between two windows: the
  * functions whose share moved most, and a differential flame graph.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * History retention for emberd: after each stored interval, profiles past
- * [daemon] retention or max_size are deleted (lib/history.c does the work);
+ * [daemon] retention or max_size are deleted (lib/store/history.c does the work);
  * this file decides what is protected and says what happened.
  */
 #include <inttypes.h>

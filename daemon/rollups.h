@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Rollups for emberd: a thread that, after each stored interval, builds at
- * most one missing rollup (one series' hour, lib/rollup.h) of the hours that
+ * most one missing rollup (one series' hour, lib/store/rollup.h) of the hours that
  * have completed, on its own connection, so that the sampling loop never
  * waits for it; at start it catches up on the retained history the same way.
  */

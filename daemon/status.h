@@ -2,7 +2,7 @@
 /*
  * emberd's self-monitoring and memory bound: after every drain, gathers what
  * the daemon did and costs, shrinks the caches when RSS is over memory_limit,
- * and writes <runtime_dir>/status (lib/statusfile.h) for `emberctl status`.
+ * and writes <runtime_dir>/status (lib/proto/statusfile.h) for `emberctl status`.
  */
 #ifndef EMBER_STATUS_H
 #define EMBER_STATUS_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The unwinder: compiles the .eh_frame tables of the binaries that profiled
- * processes map (lib/unwtab.c) on a thread of its own, keeps them within a
+ * processes map (lib/symbols/unwtab.c) on a thread of its own, keeps them within a
  * memory cap in the BPF maps the stack walk reads (bpf/unwind.bpf.h), and
  * tells the walk which table covers each executable mapping of each process.
  */

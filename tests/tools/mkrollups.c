@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * mkrollups: builds the missing rollups of an existing history without
- * emberd, as emberd does one per interval (lib/rollup.c): for
+ * emberd, as emberd does one per interval (lib/store/rollup.c): for
  * bench/views_speed.sh and tests/integration/rollup.sh.
  */
 #include <errno.h>

@@ -2,7 +2,7 @@
 /*
  * Flame graph writer: lays a pre-order call tree out in C (so the file shows
  * the graph even where scripts do not run), then writes SVG or HTML with the
- * script of lib/flamegraph.js (embedded at build time) for hover, zoom, search.
+ * script of lib/profile/flamegraph.js (embedded at build time) for hover, zoom, search.
  */
 #include <errno.h>
 #include <inttypes.h>

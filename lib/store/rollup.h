@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Building rollups: the raw profiles of one series and one period merged into
- * one pprof (lib/pprof.h's pprof_merge, so samples keep their pid and comm
- * labels) and stored as a local rollup row (lib/history.h). The row starts at
+ * one pprof (lib/profile/pprof.h's pprof_merge, so samples keep their pid and comm
+ * labels) and stored as a local rollup row (lib/store/history.h). The row starts at
  * the period's start; the pprof's time_nanos and duration_nanos are the span
  * of the raw rows merged (their first start, their last end).
  */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Opens and identifies the files other processes map (lib/mapfile.h). */
+/* Opens and identifies the files other processes map (lib/symbols/mapfile.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
