@@ -10,6 +10,7 @@ PKGS=(
 	libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev
 	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
 	libsqlite3-dev libsystemd-dev libinih-dev libiberty-dev
+	systemtap-sdt-dev	# <sys/sdt.h>: the USDT probes of libember_alloc.so
 	# packaging and the unit checks (cpack -G DEB, dpkg-shlibdeps, systemd-analyze)
 	dpkg-dev systemd man-db
 	# tests
