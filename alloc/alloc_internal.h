@@ -20,7 +20,6 @@ struct real_allocator {
 	void (*free)(void *p);
 	void *(*calloc)(size_t n, size_t size);
 	void *(*realloc)(void *p, size_t size);
-	void *(*reallocarray)(void *p, size_t n, size_t size);
 	int (*posix_memalign)(void **p, size_t align, size_t size);
 	void *(*aligned_alloc)(size_t align, size_t size);
 	void *(*memalign)(size_t align, size_t size);

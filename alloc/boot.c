@@ -79,7 +79,6 @@ static void boot_resolve(void)
 	real.calloc = dlsym(RTLD_NEXT, "calloc");
 	real.realloc = dlsym(RTLD_NEXT, "realloc");
 	/* glibc has had all of these since 2.26; a missing one fails with ENOMEM. */
-	real.reallocarray = dlsym(RTLD_NEXT, "reallocarray");
 	real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
 	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
 	real.memalign = dlsym(RTLD_NEXT, "memalign");

@@ -180,21 +180,17 @@ EXPORT void *realloc(void *old, size_t size)
 	return p;
 }
 
+/* What glibc's reallocarray is: an overflow check, then realloc (through the PLT, so a
+ * forwarded call would come back to realloc above and be counted twice). */
 EXPORT void *reallocarray(void *old, size_t n, size_t size)
 {
 	size_t bytes;
-	void *p;
 
 	if (__builtin_mul_overflow(n, size, &bytes)) {
 		errno = ENOMEM; /* old stays valid and tracked */
 		return NULL;
 	}
-	if (unlikely(in_boot_arena(old)) || !boot_ready() || !real.reallocarray)
-		return realloc(old, bytes);
-	FORGET(old);
-	p = real.reallocarray(old, n, size);
-	ACCOUNT(p, bytes);
-	return p;
+	return realloc(old, bytes);
 }
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
