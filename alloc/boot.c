@@ -71,24 +71,37 @@ size_t boot_bytes(void)
 	return __atomic_load_n(&boot_used, __ATOMIC_RELAXED);
 }
 
+/* Resolved into a copy, then published with malloc and free last: their fast paths test
+ * only their own pointer, and find the rest of real complete behind it. */
 static void boot_resolve(void)
 {
+	struct real_allocator r;
+
 	boot_resolving = 1;
-	real.malloc = dlsym(RTLD_NEXT, "malloc");
-	real.free = dlsym(RTLD_NEXT, "free");
-	real.calloc = dlsym(RTLD_NEXT, "calloc");
-	real.realloc = dlsym(RTLD_NEXT, "realloc");
-	/* glibc has had all of these since 2.26; a missing one fails with ENOMEM. */
-	real.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-	real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-	real.memalign = dlsym(RTLD_NEXT, "memalign");
-	real.valloc = dlsym(RTLD_NEXT, "valloc");
-	real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	r.malloc = dlsym(RTLD_NEXT, "malloc");
+	r.free = dlsym(RTLD_NEXT, "free");
+	r.calloc = dlsym(RTLD_NEXT, "calloc");
+	r.realloc = dlsym(RTLD_NEXT, "realloc");
+	/* glibc has had all of these since 2.16; a missing one fails with ENOMEM. */
+	r.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	r.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	r.memalign = dlsym(RTLD_NEXT, "memalign");
+	r.valloc = dlsym(RTLD_NEXT, "valloc");
+	r.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
 	boot_resolving = 0;
-	if (!real.malloc || !real.free || !real.calloc || !real.realloc)
+	if (!r.malloc || !r.free || !r.calloc || !r.realloc)
 		boot_die("libember_alloc: no malloc, free, calloc or realloc after this library "
 			 "(dlsym RTLD_NEXT); it must be preloaded into a dynamically linked "
 			 "program\n");
+	real.calloc = r.calloc;
+	real.realloc = r.realloc;
+	real.posix_memalign = r.posix_memalign;
+	real.aligned_alloc = r.aligned_alloc;
+	real.memalign = r.memalign;
+	real.valloc = r.valloc;
+	real.pvalloc = r.pvalloc;
+	__atomic_store_n(&real.free, r.free, __ATOMIC_RELEASE);
+	__atomic_store_n(&real.malloc, r.malloc, __ATOMIC_RELEASE);
 }
 
 /* Makes real usable and returns true; false only on the thread that is inside dlsym,
