@@ -29,6 +29,8 @@ struct real_allocator {
 
 HIDDEN extern struct real_allocator real;
 HIDDEN extern int boot_state;
+void *boot_malloc(size_t size);
+void boot_free(void *p);
 HIDDEN extern char boot_arena[64 * 1024];
 
 bool boot_slow(void);
@@ -89,15 +91,14 @@ static inline bool sampler_take(size_t size)
 /* --- liveset.c: the sampled pointers not freed yet -------------------------------------- */
 
 HIDDEN extern long liveset_count;
+HIDDEN extern long free_watch;
 
 bool liveset_insert(uintptr_t p);
 bool liveset_remove(uintptr_t p);
 bool liveset_contains(uintptr_t p);
 uint64_t liveset_overflow(void);
 
-/* False when no sampled pointer is live: then no free needs a look-up. One load of a
- * read-mostly cache line and a branch, which is what an unsampled free costs while no
- * profiler has ever been attached. */
+/* False when no sampled pointer is live: then no free needs a look-up. */
 static inline bool liveset_maybe_live(void)
 {
 	return __atomic_load_n(&liveset_count, __ATOMIC_RELAXED) != 0;

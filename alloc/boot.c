@@ -10,7 +10,7 @@
 
 #include "alloc_internal.h"
 
-struct real_allocator real;
+struct real_allocator real = { .malloc = boot_malloc, .free = boot_free };
 
 /* 0: not resolved, 1: one thread resolving, 2: real is complete (release/acquire). */
 int boot_state;
@@ -54,6 +54,8 @@ void *boot_alloc(size_t size, size_t align)
 			return NULL;
 	} while (!__atomic_compare_exchange_n(&boot_used, &used, end, false, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
+	if (used == 0) /* the first block: every free now checks for arena pointers */
+		__atomic_fetch_add(&free_watch, 1, __ATOMIC_RELAXED);
 	memcpy(boot_arena + start - sizeof(size_t), &size, sizeof(size));
 	return boot_arena + start; /* .bss, never reused: already zero, as calloc wants */
 }
@@ -102,6 +104,21 @@ static void boot_resolve(void)
 	real.pvalloc = r.pvalloc;
 	__atomic_store_n(&real.free, r.free, __ATOMIC_RELEASE);
 	__atomic_store_n(&real.malloc, r.malloc, __ATOMIC_RELEASE);
+}
+
+/* real.malloc and real.free until the allocator is found: the first call finds it. */
+void *boot_malloc(size_t size)
+{
+	if (!boot_ready())
+		return boot_alloc(size, 16);
+	return real.malloc(size);
+}
+
+void boot_free(void *p)
+{
+	if (in_boot_arena(p) || !boot_ready())
+		return;
+	real.free(p);
 }
 
 /* Makes real usable and returns true; false only on the thread that is inside dlsym,

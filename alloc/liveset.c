@@ -18,9 +18,12 @@ struct liveset_bucket {
 
 static struct liveset_bucket liveset[LIVESET_BUCKETS];
 
-/* Live entries, read by every free (liveset_maybe_live). The library has no global that
- * is written on a fast path, so this line is shared read-only between the CPUs. */
-long liveset_count __attribute__((aligned(64)));
+/* Non-zero when a free must look further than its fast path: the live entries, plus one
+ * for good once the start-up arena has handed out a block. Read by every free; the
+ * library has no global written on a fast path, so this line stays shared read-only. */
+long free_watch __attribute__((aligned(64)));
+/* Live entries (the statistics; free_watch is what free reads). */
+long liveset_count;
 static uint64_t liveset_overflows;
 
 static struct liveset_bucket *liveset_bucket_of(uintptr_t p)
@@ -48,6 +51,7 @@ bool liveset_insert(uintptr_t p)
 
 		if (__atomic_compare_exchange_n(&b->slot[i], &empty, p, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&free_watch, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&liveset_count, 1, __ATOMIC_RELAXED);
 			return true;
 		}
@@ -72,6 +76,7 @@ bool liveset_remove(uintptr_t p)
 		if (__atomic_compare_exchange_n(&b->slot[i], &want, 0, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			__atomic_fetch_sub(&liveset_count, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(&free_watch, 1, __ATOMIC_RELAXED);
 			return true;
 		}
 	}
