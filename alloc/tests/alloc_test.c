@@ -483,10 +483,41 @@ static void test_fork(void)
 	       FORKS, CHURNERS);
 }
 
+/* Under a real profiler (usdt.sh): wait (bounded) until the kernel has raised the
+ * semaphore, allocate 256 MiB in 4 KiB blocks, free them, print the probe counts for
+ * the script to compare with what the profiler saw. "off": no wait, expect no probe. */
+static void test_workload(bool attached)
+{
+	enum { BLOCKS = 65536 };
+	static void *b[BLOCKS];
+	struct ember_alloc_stats a, z;
+	int i;
+
+	for (i = 0; attached && !__atomic_load_n(sem_alloc, __ATOMIC_RELAXED); i++) {
+		CHECK(i < 3000, "the alloc semaphore stayed 0 for 30 s: no profiler attached");
+		usleep(10000);
+	}
+	a = stats();
+	for (i = 0; i < BLOCKS; i++) {
+		b[i] = malloc(4096);
+		CHECK(b[i], "malloc");
+		touch(b[i], 4096);
+	}
+	for (i = 0; i < BLOCKS; i++)
+		free(b[i]);
+	z = stats();
+	printf("alloc_probes %lu free_probes %lu\n", (unsigned long)(z.alloc_probes - a.alloc_probes),
+	       (unsigned long)(z.free_probes - a.free_probes));
+	if (!attached)
+		CHECK(z.alloc_probes == a.alloc_probes, "sampled with the semaphore at 0");
+	else
+		CHECK(z.alloc_probes > a.alloc_probes, "no sample in 256 MiB");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s interval [MEAN]|realloc|aligned|unsampled|threads|fork\n",
+		fprintf(stderr, "usage: %s interval [MEAN]|realloc|aligned|unsampled|threads|fork|workload [attached]\n",
 			argv[0]);
 		return 2;
 	}
@@ -506,6 +537,8 @@ int main(int argc, char **argv)
 		test_threads();
 	else if (!strcmp(argv[1], "fork"))
 		test_fork();
+	else if (!strcmp(argv[1], "workload"))
+		test_workload(argc > 2 && !strcmp(argv[2], "attached"));
 	else
 		CHECK(0, "unknown test %s", argv[1]);
 	printf("ok: %s\n", test_name);
