@@ -95,7 +95,7 @@ static void on_alloc(void *p, size_t size)
  * a later attach would trip over. */
 static void on_free(void *p)
 {
-	if (liveset_remove((uintptr_t)p))
+	if (liveset_contains((uintptr_t)p) && liveset_remove((uintptr_t)p))
 		fire_free(p);
 }
 
