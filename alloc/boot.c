@@ -10,7 +10,7 @@
 
 #include "alloc_internal.h"
 
-struct real_allocator real = { .malloc = boot_malloc, .free = boot_free };
+struct real_allocator real = {.malloc = boot_malloc, .free = boot_free};
 
 /* 0: not resolved, 1: one thread resolving, 2: real is complete (release/acquire). */
 int boot_state;

@@ -99,16 +99,16 @@ static void on_free(void *p)
 		fire_free(p);
 }
 
-#define ACCOUNT(p, size)                                                                           \
-	do {                                                                                       \
-		if (unlikely(sampling_on()) && (p))                                                \
-			on_alloc((p), (size));                                                     \
+#define ACCOUNT(p, size)                            \
+	do {                                        \
+		if (unlikely(sampling_on()) && (p)) \
+			on_alloc((p), (size));      \
 	} while (0)
 
-#define FORGET(p)                                                                                  \
-	do {                                                                                       \
-		if (unlikely(liveset_maybe_live()) && (p))                                         \
-			on_free(p);                                                                \
+#define FORGET(p)                                          \
+	do {                                               \
+		if (unlikely(liveset_maybe_live()) && (p)) \
+			on_free(p);                        \
 	} while (0)
 
 static __attribute__((noinline)) void *malloc_slow(size_t size)

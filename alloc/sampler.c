@@ -62,7 +62,7 @@ static uint64_t splitmix64(uint64_t x)
 static void sampler_seed(struct sampler_thread *t)
 {
 	const uint64_t *at_random = (const uint64_t *)getauxval(AT_RANDOM);
-	struct timespec ts = { 0, 0 };
+	struct timespec ts = {0, 0};
 	uint64_t x;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);

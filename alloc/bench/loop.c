@@ -66,7 +66,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < threads; i++)
 		cpu += cpu_ns[i];
 	/* ns of thread CPU per pair, ns of wall time per pair per thread */
-	printf("%.3f %.3f\n", cpu / ((double)threads * (double)iters),
-	       wall / (double)iters);
+	printf("%.3f %.3f\n", cpu / ((double)threads * (double)iters), wall / (double)iters);
 	return 0;
 }

@@ -21,14 +21,14 @@
 
 static const char *test_name = "alloc_test";
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			fail(__LINE__, #cond, __VA_ARGS__);                                        \
+#define CHECK(cond, ...)                                    \
+	do {                                                \
+		if (!(cond))                                \
+			fail(__LINE__, #cond, __VA_ARGS__); \
 	} while (0)
 
 __attribute__((format(printf, 3, 4), noreturn)) static void fail(int line, const char *cond,
-								  const char *fmt, ...)
+								 const char *fmt, ...)
 {
 	va_list ap;
 
@@ -124,7 +124,8 @@ static void test_interval(uint64_t expect_mean)
 	CHECK(within(samples, expected, 0.05), "%.0f samples, expected %.0f", samples, expected);
 	CHECK(within(bytes / samples, M, 0.05), "mean interval %.0f, M %.0f", bytes / samples, M);
 	CHECK(within((double)(b.weight_bytes - a.weight_bytes), bytes, 0.05),
-	      "weights %lu for %.0f bytes", (unsigned long)(b.weight_bytes - a.weight_bytes), bytes);
+	      "weights %lu for %.0f bytes", (unsigned long)(b.weight_bytes - a.weight_bytes),
+	      bytes);
 	CHECK(b.free_probes - a.free_probes == b.alloc_probes - a.alloc_probes,
 	      "%lu frees fired for %lu samples", (unsigned long)(b.free_probes - a.free_probes),
 	      (unsigned long)(b.alloc_probes - a.alloc_probes));
@@ -246,7 +247,7 @@ static bool aligned(const void *p, size_t align)
 /* Every aligned entry point keeps its alignment, is sampled and its free fires. */
 static void test_aligned(void)
 {
-	static const size_t aligns[] = { 16, 32, 64, 256, 4096, 65536 };
+	static const size_t aligns[] = {16, 32, 64, 256, 4096, 65536};
 	long page = sysconf(_SC_PAGESIZE);
 	struct ember_alloc_stats a;
 	void *p;
@@ -258,7 +259,8 @@ static void test_aligned(void)
 		unsigned char *q;
 
 		a = stats();
-		CHECK(posix_memalign(&p, al, 1000) == 0 && aligned(p, al), "posix_memalign %zu", al);
+		CHECK(posix_memalign(&p, al, 1000) == 0 && aligned(p, al), "posix_memalign %zu",
+		      al);
 		CHECK(ember_alloc_is_live(p), "posix_memalign %zu not sampled", al);
 		fill(p, 1000, 4);
 		q = realloc(p, 5000);
@@ -345,7 +347,8 @@ static void *thread_main(void *arg)
 			CHECK(held[i], "malloc");
 		}
 		for (i = 0; i < HELD; i++)
-			CHECK(ember_alloc_is_live(held[i]), "thread %ld lost a sampled pointer", id);
+			CHECK(ember_alloc_is_live(held[i]), "thread %ld lost a sampled pointer",
+			      id);
 		pthread_barrier_wait(&barrier); /* main counts */
 		pthread_barrier_wait(&barrier);
 		for (i = 0; i < HELD; i++)
@@ -399,8 +402,8 @@ static void test_threads(void)
 	CHECK(b.live == a.live, "live %lu after, %lu before", (unsigned long)b.live,
 	      (unsigned long)a.live);
 	CHECK(b.overflow == a.overflow, "overflow %lu", (unsigned long)b.overflow);
-	printf("%s: %d threads, %ld sampled allocations and frees, none lost\n", test_name,
-	       THREADS, total);
+	printf("%s: %d threads, %ld sampled allocations and frees, none lost\n", test_name, THREADS,
+	       total);
 }
 
 static volatile int churn_stop;
@@ -506,7 +509,8 @@ static void test_workload(bool attached)
 	for (i = 0; i < BLOCKS; i++)
 		free(b[i]);
 	z = stats();
-	printf("alloc_probes %lu free_probes %lu\n", (unsigned long)(z.alloc_probes - a.alloc_probes),
+	printf("alloc_probes %lu free_probes %lu\n",
+	       (unsigned long)(z.alloc_probes - a.alloc_probes),
 	       (unsigned long)(z.free_probes - a.free_probes));
 	if (!attached)
 		CHECK(z.alloc_probes == a.alloc_probes, "sampled with the semaphore at 0");
@@ -517,7 +521,8 @@ static void test_workload(bool attached)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s interval [MEAN]|realloc|aligned|unsampled|threads|fork|workload [attached]\n",
+		fprintf(stderr,
+			"usage: %s interval [MEAN]|realloc|aligned|unsampled|threads|fork|workload [attached]\n",
 			argv[0]);
 		return 2;
 	}
