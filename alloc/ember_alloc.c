@@ -320,9 +320,16 @@ static void say(const char *msg)
 	(void)r;
 }
 
+/* In the child of a fork, only the forking thread exists: it draws from a new seed, and
+ * if another thread was finding the allocator it never will here, so the next call
+ * starts over rather than wait for it. */
 static void atfork_child(void)
 {
+	int resolving = 1;
+
 	sampler_forget_seed();
+	__atomic_compare_exchange_n(&boot_state, &resolving, 0, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
 }
 
 /* Runs after libc is initialised (environ is set), usually long after the first malloc.
