@@ -74,18 +74,22 @@ bool sampler_slow(struct sampler_thread *t, size_t size);
 uint64_t sampler_weight(size_t size);
 void sampler_forget_seed(void);
 
-/* True when an allocation of size bytes is to be sampled: the per-thread byte countdown,
- * a subtraction and a branch on the fast path. */
-static inline bool sampler_take(size_t size)
+/* Counts size bytes down; true when the countdown has reached zero (or the thread is new),
+ * when sampler_slow must decide. A subtraction and a branch on a per-thread word. */
+static inline bool sampler_due(size_t size)
 {
 	struct sampler_thread *t = &sampler_tls;
 
 	if (unlikely(size > (size_t)INT64_MAX / 2))
 		size = (size_t)INT64_MAX / 2;
 	t->countdown -= (int64_t)size;
-	if (likely(t->countdown > 0))
-		return false;
-	return sampler_slow(t, size);
+	return unlikely(t->countdown <= 0);
+}
+
+/* True when an allocation of size bytes is to be sampled. */
+static inline bool sampler_take(size_t size)
+{
+	return sampler_due(size) && sampler_slow(&sampler_tls, size);
 }
 
 /* --- liveset.c: the sampled pointers not freed yet -------------------------------------- */

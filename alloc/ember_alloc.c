@@ -80,13 +80,16 @@ __attribute__((noinline)) static void fire_free(void *ptr)
 /* A successful allocation of size bytes at p, while a profiler listens. A sample whose
  * pointer cannot be remembered is not reported: its free would go unseen and the profiler
  * would show a leak that is not one (it is counted as overflow instead). */
+static void record(void *p, size_t size)
+{
+	if (liveset_insert((uintptr_t)p))
+		fire_alloc(p, size, sampler_weight(size));
+}
+
 static void on_alloc(void *p, size_t size)
 {
-	if (!sampler_take(size))
-		return;
-	if (!liveset_insert((uintptr_t)p))
-		return;
-	fire_alloc(p, size, sampler_weight(size));
+	if (sampler_take(size))
+		record(p, size);
 }
 
 /* p is about to be freed (or moved by realloc): if it was sampled, forget it and say so,
@@ -111,27 +114,31 @@ static void on_free(void *p)
 			on_free(p);                        \
 	} while (0)
 
-static __attribute__((noinline)) void *malloc_slow(size_t size)
+/* malloc when the countdown has run out: the allocation, then whether it is the sample. */
+static __attribute__((noinline)) void *malloc_due(size_t size)
 {
 	void *p;
 
 	if (!boot_ready())
 		return boot_alloc(size, 16);
 	p = real.malloc(size);
-	ACCOUNT(p, size);
+	if (p && sampler_slow(&sampler_tls, size))
+		record(p, size);
 	return p;
 }
 
 /* The fast paths of malloc and free are one load and one branch before a tail call into
- * the allocator (a 64-byte pair costs ~6 ns: every instruction shows). Until the allocator
- * is found, real.malloc and real.free are boot_malloc and boot_free (boot.c). */
+ * the allocator (a 64-byte pair costs ~6 ns: every instruction shows); while a profiler
+ * listens, malloc counts down before the call, so it stays a tail call unless it is due.
+ * Until the allocator is found, real.malloc and real.free are boot_malloc and boot_free
+ * (boot.c). */
 EXPORT void *malloc(size_t size)
 {
 	void *(*next)(size_t) = __atomic_load_n(&real.malloc, __ATOMIC_RELAXED);
 
-	if (likely(!sampling_on()))
+	if (likely(!sampling_on()) || likely(!sampler_due(size)))
 		return next(size);
-	return malloc_slow(size);
+	return malloc_due(size);
 }
 
 static __attribute__((noinline)) void free_slow(void *p)
