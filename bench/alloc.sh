@@ -6,7 +6,9 @@
 # attached profiler without BPF, the probe sites being nops), with the resident heap (so
 # sampled pointers are live and every free looks in the live set) and without it. Runs
 # the configurations round-robin R times and prints the medians and their ratios to the
-# unprofiled run. Figures only: it asserts nothing about timings.
+# unprofiled run; and, for scale, under a bare wrapper whose malloc and free only jump to
+# glibc's (what any LD_PRELOAD interposer costs at least). Figures only: it asserts
+# nothing about timings.
 #
 # usage: bench/alloc.sh [-r REPEATS] [-n PAIRS] [-t THREADS] [-s SIZE] [-b BUILD_DIR]
 #   -r  runs of each configuration, medians reported         (BENCH_REPEAT, 7)
@@ -24,7 +26,7 @@ THREADS=${BENCH_THREADS:-4}
 SIZE=${BENCH_SIZE:-64}
 BUILD=${BUILD:-$HERE/../build}
 
-usage() { sed -n '11,17p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '13,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while getopts 'r:n:t:s:b:h' opt; do
 	case $opt in
 	r) REPEAT=$OPTARG ;;
@@ -42,18 +44,33 @@ LOOP=$BUILD/alloc/ember_alloc_bench
 [ -f "$LIB" ] && [ -x "$LOOP" ] ||
 	{ echo "bench/alloc.sh: build first: cmake --build $BUILD --target ember_alloc ember_alloc_bench" >&2; exit 1; }
 
-CONFIGS="unprofiled no-profiler sampling sampling-live"
+command -v cc >/dev/null || { echo "bench/alloc.sh: needs cc (the bare wrapper)" >&2; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+BARE=$TMP/bare.so
+cat >"$TMP/bare.c" <<'EOF2'
+#include <stddef.h>
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+static void *(*next_malloc)(size_t) = __libc_malloc;
+static void (*next_free)(void *) = __libc_free;
+void *malloc(size_t size) { return next_malloc(size); }
+void free(void *p) { next_free(p); }
+EOF2
+cc -O2 -shared -fPIC -fno-builtin-malloc -fno-builtin-free -Wl,-z,now -o "$BARE" "$TMP/bare.c"
+
+CONFIGS="unprofiled bare-wrapper no-profiler sampling sampling-live"
 run() { # config -> "cpu_ns wall_ns" per pair
 	case $1 in
 	unprofiled) "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	bare-wrapper) LD_PRELOAD=$BARE "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
 	no-profiler) LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
 	sampling) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 0 ;;
 	sampling-live) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
 	esac
 }
 
-RAW=$(mktemp)
-trap 'rm -f "$RAW"' EXIT
+RAW=$TMP/raw
 echo "libember_alloc.so: $THREADS threads x $PAIRS malloc($SIZE)/free pairs, $REPEAT runs each, round-robin" >&2
 for r in $(seq "$REPEAT"); do
 	for c in $CONFIGS; do
@@ -76,7 +93,8 @@ for c in $CONFIGS; do
 		'BEGIN { printf "| %s | %.2f | %.3f | %.1f | %.3f | %s |\n", c, cpu, cpu / bc, wall, wall / bw, all }'
 done
 echo
-echo "unprofiled: no preload. no-profiler: preloaded, semaphores 0. sampling: semaphores"
-echo "forced to 1, mean interval 512 KiB, no resident heap (live set mostly empty)."
+echo "unprofiled: no preload. bare-wrapper: malloc and free that only jump to glibc's."
+echo "no-profiler: preloaded, semaphores 0. sampling: semaphores forced to 1, mean"
+echo "interval 512 KiB, no resident heap (live set mostly empty)."
 echo "sampling-live: the same with 64 MiB resident in 64 KiB blocks (~128 sampled pointers"
 echo "live, so every free is looked up). CPU = thread CPU time (robust to a shared machine)."
