@@ -92,13 +92,13 @@ static void on_alloc(void *p, size_t size)
 		record(p, size);
 }
 
-/* p is about to be freed (or moved by realloc): if it was sampled, forget it and say so,
+/* p is about to be freed (or moved by realloc) and is a live sample: forget it and say so,
  * before the allocator can hand the block to another thread that may sample it again.
  * Done whether or not a profiler still listens, so that the set never keeps dead entries
  * a later attach would trip over. */
-static void on_free(void *p)
+static __attribute__((noinline, cold)) void on_free(void *p)
 {
-	if (liveset_contains((uintptr_t)p) && liveset_remove((uintptr_t)p))
+	if (liveset_remove((uintptr_t)p))
 		fire_free(p);
 }
 
@@ -108,10 +108,12 @@ static void on_free(void *p)
 			on_alloc((p), (size));      \
 	} while (0)
 
-#define FORGET(p)                                          \
-	do {                                               \
-		if (unlikely(liveset_maybe_live()) && (p)) \
-			on_free(p);                        \
+/* The look-up is inline: while samples are live every free makes it (one cache line). */
+#define FORGET(p)                                               \
+	do {                                                    \
+		if (unlikely(liveset_maybe_live()) && (p) &&    \
+		    unlikely(liveset_contains((uintptr_t)(p)))) \
+			on_free(p);                             \
 	} while (0)
 
 /* malloc when the countdown has run out: the allocation, then whether it is the sample. */
