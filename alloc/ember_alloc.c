@@ -15,8 +15,8 @@
 /* The probe semaphores: the kernel adds one to each while a uprobe is attached to the
  * probe (libbpf passes the address from .note.stapsdt), so 0 means nobody listens and
  * allocations are not even counted down. Exported so that a test can find them by name;
- * read through hidden aliases (no GOT load). EMBER_ALLOC_FORCE_SAMPLING=1 adds one at
- * start-up, for tests and benchmarks without a profiler. */
+ * malloc reads its own through a hidden alias (no GOT load). EMBER_ALLOC_FORCE_SAMPLING=1
+ * adds one at start-up, for tests and benchmarks without a profiler. */
 #define EXPORT __attribute__((visibility("default")))
 
 __extension__ EXPORT unsigned short otel_memory_alloc_semaphore
