@@ -15,6 +15,7 @@ PKGS=(
 	dpkg-dev systemd man-db
 	# tests
 	check golang-go binutils libmicrohttpd-dev curl nodejs strace
+	clang-format-14		# scripts/format.sh --check (CI)
 	chromium		# flame graphs opened headless (tests/integration/flamegraph_browser.sh)
 	# benchmarks (peers)
 	linux-perf bpftrace
