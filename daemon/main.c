@@ -184,7 +184,7 @@ static int on_signal(struct daemon *d)
 	if (read(d->ev[EV_SIGNAL].fd, &si, sizeof(si)) != sizeof(si))
 		return 0;
 	if (si.ssi_signo == SIGHUP) {
-		reload_request(d);
+		request_reload(d);
 		return 0;
 	}
 	log_info("%s: storing the last interval", strsignal(si.ssi_signo));
@@ -200,7 +200,7 @@ static int on_tick(struct daemon *d)
 		return 0;
 	interval_run(d->iv);
 	if (d->reload_pending)
-		reload_apply(d);
+		apply_reload(d);
 	return 0;
 }
 
@@ -454,15 +454,6 @@ static int setup(struct daemon *d, const struct args *a)
 	}
 	if (reload_start_uploader(d) || open_interval(d))
 		return 1;
-	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
-		 sampler_ncpus(d->sampler), d->cfg.hz, d->cfg.interval_ns / 1e9,
-		 history_path(d->hist));
-	notify_ready("sampling %u CPUs at %u Hz into %s", sampler_ncpus(d->sampler), d->cfg.hz,
-		     history_path(d->hist));
-	log_info("look at it: emberctl --data-dir %s top --since -15m (or list, tree, "
-		 "flamegraph -o cpu.html, export -o cpu.pb.gz for go tool pprof); "
-		 "emberctl status --runtime-dir %s",
-		 d->cfg.data_dir, d->cfg.runtime_dir);
 	return 0;
 }
 
@@ -493,6 +484,15 @@ int main(int argc, char **argv)
 		teardown(&d);
 		return 1;
 	}
+	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
+		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9,
+		 history_path(d.hist));
+	notify_ready("sampling %u CPUs at %u Hz into %s", sampler_ncpus(d.sampler), d.cfg.hz,
+		     history_path(d.hist));
+	log_info("look at it: emberctl --data-dir %s top --since -15m (or list, tree, "
+		 "flamegraph -o cpu.html, export -o cpu.pb.gz for go tool pprof); "
+		 "emberctl status --runtime-dir %s",
+		 d.cfg.data_dir, d.cfg.runtime_dir);
 	rc = run_loop(&d);
 	log_flush(true);
 	stored = interval_profiles_stored(d.iv);

@@ -61,7 +61,7 @@ int reload_load(const struct args *a, struct ember_config *cfg, bool to_log)
 	return 0;
 }
 
-void reload_request(struct daemon *d)
+void request_reload(struct daemon *d)
 {
 	struct ember_config next;
 
@@ -153,7 +153,7 @@ static void apply_collector(struct daemon *d, bool changed)
 		log_warnx("collector disabled until the next valid reload");
 }
 
-void reload_apply(struct daemon *d)
+void apply_reload(struct daemon *d)
 {
 	struct ember_config *n = &d->next_cfg;
 	bool collector_changed;

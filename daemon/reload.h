@@ -13,10 +13,10 @@
 
 /* The file (explicit, default if present, or none), then the command line. 0 or 1 (said). */
 int reload_load(const struct args *a, struct ember_config *cfg, bool to_log);
-/* SIGHUP: a valid file is kept for reload_apply(); a bad one changes nothing. */
-void reload_request(struct daemon *d);
+/* SIGHUP: a valid file is kept for apply_reload(); a bad one changes nothing. */
+void request_reload(struct daemon *d);
 /* After the drain: applies the pending configuration, keeping what needs a restart. */
-void reload_apply(struct daemon *d);
+void apply_reload(struct daemon *d);
 /* Starts pushing to the configured collector, if any. 0 or -errno (logged). */
 int reload_start_uploader(struct daemon *d);
 
