@@ -133,14 +133,14 @@ static void apply_interval(struct daemon *d, struct ember_config *n)
 	if (n->interval_ns == d->cfg.interval_ns)
 		return;
 	if (!sampler_fits(d->sampler, d->cfg.hz, n->interval_ns)) {
-		log_warnx("interval %.3gs needs bigger BPF maps than those sized at start for "
-			  "%.3gs: it changes only with a restart; keeping %.3gs",
-			  n->interval_ns / 1e9, d->cfg.interval_ns / 1e9, d->cfg.interval_ns / 1e9);
+		log_warnx("interval %gs needs bigger BPF maps than emberd sized at start: it "
+			  "changes only with a restart; keeping %gs", n->interval_ns / 1e9,
+			  d->cfg.interval_ns / 1e9);
 		n->interval_ns = d->cfg.interval_ns;
 		return;
 	}
 	timer_arm(d->ev[EV_TICK].fd, n->interval_ns, n->interval_ns);
-	log_info("one profile every %.3gs from now on", n->interval_ns / 1e9);
+	log_info("one profile every %gs from now on", n->interval_ns / 1e9);
 }
 
 static void apply_collector(struct daemon *d, bool changed)
