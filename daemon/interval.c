@@ -96,37 +96,41 @@ static int store_profile(struct interval *iv, const struct drain_result *r,
 	return rc;
 }
 
-/* Drains one type and stores its profiles; adds to the totals. 0, or -errno. */
-static int drain_type(struct interval *iv, const struct interval_type *t, int64_t start,
-		      int64_t end, struct interval_totals *tot)
+/* Drains one type into r (empty when the drain failed, said). */
+static void drain_type(struct interval *iv, const struct interval_type *t, int64_t start,
+		       int64_t end, struct drain_result *r)
 {
 	struct drain_request q = {
 		.type = t->type, .src = t->src, .sym = iv->d.src.sym, .hz = iv->d.src.cfg->hz,
 		.start_ns = start, .end_ns = end,
 		.classify = iv->d.classify, .arg = iv->d.classify_arg,
 	};
-	struct drain_result r;
-	int rc, failed = 0;
+	int rc = drain_profiles(&q, r);
 
-	rc = drain_profiles(&q, &r);
-	if (rc) {
+	if (rc)
 		log_warnx("cannot drain the %s samples: %s", t->type->name, strerror(-rc));
-		return rc;
-	}
-	for (size_t i = 0; i < r.n; i++)
-		if (store_profile(iv, &r, &r.v[i], start, end))
+}
+
+/* Stores one type's profiles and adds them to the totals; frees r. 0, or -EIO. */
+static int store_type(struct interval *iv, struct drain_result *r, int64_t start, int64_t end,
+		      struct interval_totals *tot)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (store_profile(iv, r, &r->v[i], start, end))
 			failed = -EIO;
-	tot->st.samples += r.total.samples;
-	tot->st.stacks += r.total.stacks;
-	tot->st.processes += r.total.processes;
-	tot->st.lost_stacks += r.total.lost_stacks;
-	tot->excluded += r.excluded;
-	tot->apps += r.n;
-	drain_result_free(&r);
+	tot->st.samples += r->total.samples;
+	tot->st.stacks += r->total.stacks;
+	tot->st.processes += r->total.processes;
+	tot->st.lost_stacks += r->total.lost_stacks;
+	tot->excluded += r->excluded;
+	tot->apps += r->n;
+	drain_result_free(r);
 	return failed;
 }
 
-/* What follows the stores: retention, rollups, and the uploader told of new rows. */
+/* What follows the stores: retention, rollups, and the uploader told of new profiles. */
 static void after_stores(struct interval *iv, int64_t end, bool stored)
 {
 	const struct ember_config *cfg = iv->d.src.cfg;
@@ -157,20 +161,22 @@ int interval_run(struct interval *iv)
 {
 	int64_t start = iv->start_ns, end = now_ns(CLOCK_REALTIME);
 	int64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), c1, c2;
+	struct drain_result r[INTERVAL_TYPES_MAX];
 	struct interval_totals tot = {};
-	uint64_t stored = iv->profiles_stored;
 	int rc = 0;
 
 	iv->start_ns = end;
 	proctrack_consume(iv->d.src.proc); /* exits and first sights before the drains use them */
 	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (size_t i = 0; i < iv->n_types; i++)
-		if (drain_type(iv, &iv->types[i], start, end, &tot) == -EIO)
-			rc = -EIO;
+		drain_type(iv, &iv->types[i], start, end, &r[i]);
 	symbolizer_end_interval(iv->d.src.sym);
 	proctable_end_interval(iv->d.src.procs);
 	c2 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	after_stores(iv, end, iv->profiles_stored > stored);
+	for (size_t i = 0; i < iv->n_types; i++)
+		if (store_type(iv, &r[i], start, end, &tot))
+			rc = -EIO;
+	after_stores(iv, end, tot.apps > 0);
 	report(iv, &tot);
 	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
 		  "%.1f ms, pprof and history %.1f ms", (iv->capture_ns + c1 - c0) / 1e6,

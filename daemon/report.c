@@ -122,7 +122,7 @@ static void gather_bpf(struct interval_report *r, const struct report_sources *s
 	}
 }
 
-/* The caches' use, from the symbolizer's statistics in r->sym. */
+/* The caches' use, from the symbolizer's statistics in r->sym and the process table's size. */
 static void caches_from_stats(struct interval_report *r, const struct report_sources *src)
 {
 	struct ember_status *st = &r->st;
@@ -136,7 +136,7 @@ static void caches_from_stats(struct interval_report *r, const struct report_sou
 	st->caches[STATUS_CACHE_NAMES] = (struct status_cache_use){
 		ss->demangle_entries, ss->demangle_bytes, ss->demangle_bound, 0 };
 	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){
-		proctable_size(src->procs), 0, 0, 0 };
+		st->processes_tracked, 0, 0, 0 };
 	gather_unwinder(st, src->unw);
 }
 

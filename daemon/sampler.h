@@ -13,6 +13,7 @@
 #include "ember/cpu.h"
 #include "unwinder.h"
 
+/* How to load the sampler: rate, map sizing, filters, and the maps it shares. */
 struct sampler_opts {
 	unsigned int hz;		/* samples per second per CPU */
 	int64_t interval_ns;		/* used to size the maps */
