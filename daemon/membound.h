@@ -32,7 +32,8 @@ void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t
 /* New caps when limit changed (a reload): before the report reads the caches. */
 void membound_limit(struct membound *mb, uint64_t limit);
 /*
- * After each interval's report: (new caps if limit changed, then) over limit, the caches give back what RSS exceeds it by. Updates r->st.mem
+ * After each interval's report: (new caps if limit changed, then) over limit,
+ * the caches give back what RSS exceeds it by. Updates r->st.mem
  * (and r's RSS and caches when it shrank). Logs once per excursion over limit.
  */
 void membound_check(struct membound *mb, uint64_t limit, struct interval_report *r);

@@ -41,7 +41,7 @@ struct report_sources {
 struct interval_report {
 	struct ember_status st;			/* what the status file holds, as it holds it */
 	uint64_t cpu[EMBER_CPU_M_NR];		/* the cpu BPF metrics of this interval */
-	uint64_t proc[EMBER_PROC_M_NR];		/* the process events' BPF metrics of this interval */
+	uint64_t proc[EMBER_PROC_M_NR];		/* the process events' metrics of this interval */
 	struct symbolizer_stats sym;		/* the symbolizer's, at the end of the interval */
 	struct drain_stats drained;		/* every type's drains of the interval, summed */
 	uint64_t perfmaps_refused;		/* perf map files refused since the start */
