@@ -4,7 +4,7 @@
 # Usage: scripts/format.sh [--check] [FILE...]
 #   (no option)  rewrites the files that differ, in place
 #   --check      changes nothing; prints FAIL: for each file that differs, exits 1 if any does
-# Without FILE, every *.c and *.h the repository tracks under bpf/ include/ lib/ daemon/ cli/
+# Without FILE, every *.c and *.h the repository tracks under bpf/ include/ lib/ daemon/ cli/ alloc/
 # tests/ (or, outside a git checkout, found there), less the exclusions below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 # written into the build tree today) and build trees themselves. tests/fixtures/*.cpp is C++
 # (a demangling fixture) and is not matched by *.c / *.h.
 EXCLUDE_RE='(^|/)(vmlinux\.h|[^/]*\.skel\.h|[^/]*\.pb-c\.[ch])$|^build[^/]*/'
-DIRS=(bpf include lib daemon cli tests)
+DIRS=(bpf include lib daemon cli tests alloc)
 
 check=0
 if [ "${1:-}" = --check ]; then
