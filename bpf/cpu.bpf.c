@@ -99,9 +99,12 @@ struct {
 static __always_inline void metric_add(enum ember_cpu_metric m, __u64 n)
 {
 	__u32 key = m;
-	__u64 *v = bpf_map_lookup_elem(&metrics, &key);
+	__u64 *v;
 
-	if (v && n)
+	if (!n) /* most of the walk's counts are 0: no lookup, no cache line touched */
+		return;
+	v = bpf_map_lookup_elem(&metrics, &key);
+	if (v)
 		*v += n;
 }
 

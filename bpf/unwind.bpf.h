@@ -67,12 +67,16 @@ struct {
 
 /*
  * The rule last found for an address of a process, per CPU, direct-mapped by
- * address: steady workloads return to the same addresses again and again, and
- * one cached slot replaces two binary searches (~20 cache misses). A slot is
- * valid for the generation of the process's entry it was found under.
+ * the address's 16-byte block: steady workloads return to the same code again
+ * and again, and one cached slot replaces two binary searches (~30 cache
+ * misses when cold). A slot holds the whole address range its row covers, not
+ * only the address looked up: the leaf frame's address is wherever the sample
+ * hit, different at nearly every sample, and an exact key missed on it
+ * (measured: 1.8 searches per walk at 19 Hz, 0.2 with ranges). A slot is valid
+ * for the generation of the process's entry it was found under.
  */
 struct uw_cached {
-	__u64 ip;			/* the address looked up */
+	__u64 lo, hi;			/* the addresses [lo, hi) it holds for */
 	__u32 tgid;
 	__u32 gen;			/* ember_unwind_proc.gen when it was found */
 	struct ember_unwind_row row;	/* the row, when has_row */
@@ -214,10 +218,14 @@ static long uw_row_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* The row in force at ip, or NULL where there is no table. */
+/*
+ * The row in force at ip, or NULL where there is no table; narrows [*lo, *hi)
+ * to the addresses the row covers.
+ */
 static __always_inline const struct ember_unwind_row *uw_find_row(const struct ember_unwind_map *m,
-								__u64 ip)
+								__u64 ip, __u64 *lo, __u64 *hi)
 {
+	const struct ember_unwind_row *r, *next;
 	const struct ember_unwind_table *t;
 	struct uw_search q = { .key = ip - m->bias };
 	__u32 table = m->table;
@@ -231,7 +239,17 @@ static __always_inline const struct ember_unwind_row *uw_find_row(const struct e
 	q.hi = t->nrows;
 	/* bound: 25 halvings cover EMBER_UNWIND_ROWS_PER_TABLE_MAX rows */
 	bpf_loop(25, uw_row_step, &q, 0);
-	return q.lo && !q.failed ? uw_row_at(q.first + q.lo - 1) : NULL;
+	if (!q.lo || q.failed)
+		return NULL;
+	r = uw_row_at(q.first + q.lo - 1);
+	if (!r)
+		return NULL;
+	if (r->pc + m->bias > *lo)
+		*lo = r->pc + m->bias;
+	next = q.lo < t->nrows ? uw_row_at(q.first + q.lo) : NULL;
+	if (next && next->pc + m->bias < *hi)
+		*hi = next->pc + m->bias;
+	return r;
 }
 
 /* Reads the word at user address addr, through the window when there is one. */
@@ -345,26 +363,36 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
  */
 static __always_inline bool uw_lookup(struct uw_state *w, __u64 at, struct ember_unwind_row *row)
 {
-	__u32 slot = (__u32)((at ^ (at >> 12) ^ w->tgid) * 0x9e3779b1u) %
+	__u32 slot = (__u32)(((at >> 4) ^ (at >> 16) ^ w->tgid) * 0x9e3779b1u) %
 		     EMBER_UNWIND_CACHE_SLOTS;
+	__u64 lo = at, hi = at + 1;
 	struct uw_cached *c = bpf_map_lookup_elem(&unwind_cache, &slot);
 	const struct ember_unwind_map *m;
 	const struct ember_unwind_row *r;
 
-	if (c && c->ip == at && c->tgid == w->tgid && c->gen == w->proc->gen) {
+	if (c && c->lo <= at && at < c->hi && c->tgid == w->tgid && c->gen == w->proc->gen) {
 		if (!c->in_map)
 			w->stale = 1;
 		*row = c->row;
 		return c->has_row;
 	}
 	m = uw_find_map(w->proc, at);
-	r = m ? uw_find_row(m, at) : NULL;
+	if (m) { /* the row's range, within the mapping; else this address alone */
+		lo = m->start;
+		hi = m->end;
+	}
+	r = m ? uw_find_row(m, at, &lo, &hi) : NULL;
+	if (!r) {
+		lo = at;
+		hi = at + 1;
+	}
 	if (!m)
 		w->stale = 1;
 	if (r)
 		*row = *r;
 	if (c) {
-		c->ip = at;
+		c->lo = lo;
+		c->hi = hi;
 		c->tgid = w->tgid;
 		c->gen = w->proc->gen;
 		c->in_map = m != NULL;

@@ -90,7 +90,7 @@ struct ember_unwind_proc {
 _Static_assert(sizeof(struct ember_unwind_proc) == 8 + 32 * EMBER_UNWIND_MAPS_MAX,
 	       "ember_unwind_proc is ABI");
 
-/* Frames the walk remembers per CPU (the rule found for an address, by process): 64 KiB a CPU. */
+/* Rules the walk remembers per CPU (an address range and its row, by process): 80 KiB a CPU. */
 #define EMBER_UNWIND_CACHE_SLOTS 2048
 
 #endif /* EMBER_UNWIND_H */
