@@ -50,52 +50,6 @@ void __attribute__((noreturn)) show(const char *text)
 	exit(ferror(stdout) || fflush(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS);
 }
 
-int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-/* RFC 3339 in UTC; milliseconds only when the time has some. */
-void format_time(int64_t ns, char *buf, size_t len)
-{
-	int64_t secs = ns / NS_PER_SEC, frac = ns % NS_PER_SEC;
-	struct tm tm;
-	time_t t;
-
-	if (frac < 0) {
-		secs--;
-		frac += NS_PER_SEC;
-	}
-	t = (time_t)secs;
-	if (!gmtime_r(&t, &tm)) {
-		snprintf(buf, len, "@%" PRId64, ns);
-		return;
-	}
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-	if (frac / 1000000)
-		snprintf(buf + strlen(buf), len - strlen(buf), ".%03" PRId64, frac / 1000000);
-	snprintf(buf + strlen(buf), len - strlen(buf), "Z");
-}
-
-void format_bytes(uint64_t n, char *buf, size_t len)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-	double v = (double)n;
-	size_t i;
-
-	if (n < 1024) {
-		snprintf(buf, len, "%" PRIu64 " bytes", n);
-		return;
-	}
-	for (i = 0, v /= 1024; v >= 1024 && i + 1 < sizeof(units) / sizeof(units[0]); i++)
-		v /= 1024;
-	snprintf(buf, len, "%.1f %s", v, units[i]);
-}
-
 /* "between A and B", "since A", "before B" or "in the history", for messages. */
 void format_window(const struct selection *sel, char *buf, size_t len)
 {

@@ -9,13 +9,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "history.h"
 #include "log.h"
 #include "rollup.h"
 #include "rollups.h"
 #include "util.h"
 
-#define NS_PER_SEC 1000000000LL
 /* A rollup built this many periods or more before the newest complete one means a catch-up. */
 #define CATCH_UP_PERIODS 2
 /* The test-only override of the rollup period, in seconds. */
@@ -37,23 +37,13 @@ struct rollups {
 	uint64_t built; /* during the catch-up */
 };
 
-/* "2026-01-01T10:00:00Z" */
-static void fmt_time(int64_t ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(ns / NS_PER_SEC);
-	struct tm tm;
-
-	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(buf, len, "%" PRId64, (int64_t)(ns / NS_PER_SEC));
-}
-
 /* Says once when a catch-up of old hours starts and once when it ends. */
 static void report(struct rollups *r, const struct rollup_result *res, int64_t before_ns)
 {
 	int64_t period = history_rollup_period(r->h);
 	char when[40];
 
-	fmt_time(res->period_start, when, sizeof(when));
+	format_time(res->period_start, when, sizeof(when));
 	if (!r->catching_up && res->period_start + CATCH_UP_PERIODS * period < before_ns) {
 		log_info("rollups: catching up from %s, one hour of one app per interval", when);
 		r->catching_up = true;

@@ -19,6 +19,7 @@
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "ember/unwind.h"
 #include "log.h"
 #include "mapfile.h"
@@ -38,10 +39,10 @@
  * often; twice as late each time the read found nothing new (JIT code that
  * moves, frame-pointer garbage), up to RESCAN_MAX_NS.
  */
-#define RESCAN_MIN_NS (1000000000LL)
+#define RESCAN_MIN_NS NS_PER_SEC
 #define RESCAN_MAX_NS (64 * RESCAN_MIN_NS)
 /* The thread looks at the stale-process map this often when nothing else wakes it. */
-#define STALE_POLL_NS (1000000000LL)
+#define STALE_POLL_NS NS_PER_SEC
 /* Processes the stale map can name at once (bpf/unwind.bpf.h). */
 #define STALE_MAX 1024
 
@@ -124,22 +125,6 @@ struct unwinder {
 	pthread_t thread;
 	bool started;
 };
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int cmp_table(const void *a, const void *b)
 {
@@ -353,7 +338,7 @@ static void build_table(struct unwinder *u, struct table *t, int fd, const void 
 {
 	struct unwtab tab = { 0 };
 	enum unwtab_err why = UNWTAB_OK;
-	int64_t c0 = thread_cpu_ns();
+	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	int rc;
 
 	rc = image ? unwtab_build_mem(image, len, &tab, &why) : unwtab_build_fd(fd, &tab, &why);
@@ -370,7 +355,7 @@ static void build_table(struct unwinder *u, struct table *t, int fd, const void 
 	t->err = rc ? why : UNWTAB_OK;
 	unwtab_free(&tab);
 	pthread_mutex_lock(&u->lock);
-	u->st.build_ns += thread_cpu_ns() - c0;
+	u->st.build_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	if (!rc)
 		u->st.built++;
 	else if (why == UNWTAB_E_NR)

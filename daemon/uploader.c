@@ -18,6 +18,7 @@
 
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "history.h"
 #include "log.h"
 #include "push.h"
@@ -25,7 +26,6 @@
 #include "uploader.h"
 #include "util.h"
 
-#define NS_PER_SEC 1000000000LL
 /* A secret file holds one line: a token or a password. */
 #define SECRET_MAX 4096
 /* Without a wake-up (none lost, but cheap insurance), look for work this often. */
@@ -88,34 +88,12 @@ struct uploader {
 	struct uploader_stats stats;
 };
 
-static int64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-static int64_t now_ns(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
 static uint64_t next_random(struct uploader *u)
 {
 	u->rnd ^= u->rnd << 13;
 	u->rnd ^= u->rnd >> 7;
 	u->rnd ^= u->rnd << 17;
 	return u->rnd;
-}
-
-static void format_time(int64_t ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(ns / NS_PER_SEC);
-	struct tm tm;
-
-	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
-		snprintf(buf, len, "%lld", (long long)t);
 }
 
 /* --- setup ------------------------------------------------------------------------- */
@@ -341,7 +319,7 @@ static bool stopping(struct uploader *u)
 
 static void deadline_after(int64_t ns, struct timespec *ts)
 {
-	int64_t t = clock_ns(CLOCK_MONOTONIC) + ns;
+	int64_t t = mono_ns() + ns;
 
 	ts->tv_sec = t / NS_PER_SEC;
 	ts->tv_nsec = t % NS_PER_SEC;
@@ -460,7 +438,7 @@ static void log_rejected(struct uploader *u, const struct history_pending *p, co
 		u->reject_quiet++;
 		return;
 	}
-	format_time(p->start_ns, when, sizeof(when));
+	format_local_time(p->start_ns, when, sizeof(when));
 	if (u->reject_quiet)
 		snprintf(quiet, sizeof(quiet), " (and %llu more before, not logged)",
 			 (unsigned long long)u->reject_quiet);
@@ -497,7 +475,7 @@ static void on_retry(struct uploader *u, const struct history_pending *p, long s
 	history_mark_attempt(u->hist, p->id, msg, now);
 	if (!u->cs.outage_since_ns) {
 		u->cs.outage_since_ns = now;
-		format_time(now, since, sizeof(since));
+		format_local_time(now, since, sizeof(since));
 		log_warnx("collector %s unreachable since %s: %s", u->log_url, since, msg);
 	}
 	record_error(u, status, msg, now);
@@ -512,7 +490,7 @@ static void on_retry(struct uploader *u, const struct history_pending *p, long s
 /* Pending profiles older than max_age: a default Pyroscope refuses them (ingestion window). */
 static void expire_old(struct uploader *u)
 {
-	int64_t now = now_ns();
+	int64_t now = real_ns();
 	uint64_t n = 0;
 	int ret;
 
@@ -682,7 +660,7 @@ static bool fit_profile(struct uploader *u, const struct history_pending *p, uin
 	int ret;
 
 	if (!p->pprof) {
-		on_rejected(u, p, 0, "the stored profile is corrupt", now_ns());
+		on_rejected(u, p, 0, "the stored profile is corrupt", real_ns());
 		return false;
 	}
 	ret = pushfit(p->pprof, p->pprof_len, &u->limits, out, out_len, &st, err, sizeof(err));
@@ -692,10 +670,10 @@ static bool fit_profile(struct uploader *u, const struct history_pending *p, uin
 	}
 	if (ret) {
 		snprintf(msg, sizeof(msg), "cannot prepare the stored profile: %s", err);
-		on_rejected(u, p, 0, msg, now_ns());
+		on_rejected(u, p, 0, msg, real_ns());
 		return false;
 	}
-	note_fit(u, p, &st, now_ns());
+	note_fit(u, p, &st, real_ns());
 	log_label_drops(u, p);
 	return true;
 }
@@ -720,12 +698,12 @@ static void push_one(struct uploader *u, const struct history_pending *p)
 		if (ret == -ENOMEM)
 			sleep_for(u, HISTORY_RETRY_NS);
 		else
-			on_rejected(u, p, 0, strerror(-ret), now_ns());
+			on_rejected(u, p, 0, strerror(-ret), real_ns());
 		return;
 	}
 	while (!stopping(u)) {
-		if (too_old(u, p, now_ns())) {
-			history_mark(u->hist, p->id, HISTORY_EXPIRED, EXPIRED_MSG, now_ns());
+		if (too_old(u, p, real_ns())) {
+			history_mark(u->hist, p->id, HISTORY_EXPIRED, EXPIRED_MSG, real_ns());
 			pthread_mutex_lock(&u->lock);
 			u->stats.expired++;
 			pthread_mutex_unlock(&u->lock);
@@ -734,14 +712,14 @@ static void push_one(struct uploader *u, const struct history_pending *p)
 		if (send_once(u, &rq, &status, msg, sizeof(msg), &v))
 			break;
 		if (v == PUSH_SENT) {
-			on_sent(u, p, now_ns());
+			on_sent(u, p, real_ns());
 			break;
 		}
 		if (v == PUSH_REJECT) {
-			on_rejected(u, p, status, msg, now_ns());
+			on_rejected(u, p, status, msg, real_ns());
 			break;
 		}
-		on_retry(u, p, status, msg, now_ns());
+		on_retry(u, p, status, msg, real_ns());
 		if (!sleep_for(u, push_backoff_ns(++retry, next_random(u))))
 			break;
 	}
@@ -865,7 +843,7 @@ static int setup(struct uploader *u, const char *data_dir, char *err, size_t err
 	}
 	load_state(u);
 	if (getrandom(&u->rnd, sizeof(u->rnd), GRND_NONBLOCK) != sizeof(u->rnd) || !u->rnd)
-		u->rnd = (uint64_t)clock_ns(CLOCK_MONOTONIC) | 1;
+		u->rnd = (uint64_t)mono_ns() | 1;
 	return 0;
 }
 
