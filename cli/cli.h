@@ -106,7 +106,7 @@ void no_operands(int argc, char **argv);
 struct history *open_history(const char *data_dir);
 uint64_t history_disk_bytes(struct history *h);
 
-/* Writes path.tmp, syncs it and renames it; "-" is stdout (-ENOTTY on a terminal). */
+/* file_write_atomic() (file.h), synced: path.tmp renamed; "-" is stdout (-ENOTTY on a terminal). */
 int write_file_atomic(const char *path, const uint8_t *buf, size_t len);
 /* Encodes, gzips and writes atomically. */
 int write_profile(const struct pprof_builder *b, const char *path);

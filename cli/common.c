@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "compress.h"
+#include "file.h"
 #include "timeparse.h"
 
 const char *usage_cmd;
@@ -203,48 +204,11 @@ uint64_t history_disk_bytes(struct history *h)
 	return sz.file_bytes + sz.wal_bytes;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Writes path.tmp, syncs it and renames it over path: never half a file. */
 int write_file_atomic(const char *path, const uint8_t *buf, size_t len)
 {
-	char *tmp;
-	int fd, ret;
-
 	if (!strcmp(path, "-"))
 		return isatty(STDOUT_FILENO) ? -ENOTTY : write_all(STDOUT_FILENO, buf, len);
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		goto out_free;
-	}
-	ret = write_all(fd, buf, len);
-	if (!ret && fsync(fd) < 0)
-		ret = -errno;
-	if (close(fd) < 0 && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-out_free:
-	free(tmp);
-	return ret;
+	return file_write_atomic(path, buf, len, WRITE_SYNC);
 }
 
 int write_profile(const struct pprof_builder *b, const char *path)
