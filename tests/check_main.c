@@ -33,6 +33,9 @@ int main(void)
 	srunner_add_suite(sr, unwtab_suite());
 	srunner_add_suite(sr, utf8_suite());
 	srunner_add_suite(sr, pushfit_suite());
+	srunner_add_suite(sr, clock_suite());
+	srunner_add_suite(sr, file_suite());
+	srunner_add_suite(sr, worker_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

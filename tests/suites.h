@@ -28,5 +28,8 @@ Suite *statusfile_suite(void);
 Suite *unwtab_suite(void);
 Suite *utf8_suite(void);
 Suite *pushfit_suite(void);
+Suite *clock_suite(void);
+Suite *file_suite(void);
+Suite *worker_suite(void);
 
 #endif
