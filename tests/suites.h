@@ -31,5 +31,6 @@ Suite *pushfit_suite(void);
 Suite *clock_suite(void);
 Suite *file_suite(void);
 Suite *worker_suite(void);
+Suite *uploader_suite(void);
 
 #endif
