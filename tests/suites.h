@@ -32,5 +32,6 @@ Suite *clock_suite(void);
 Suite *file_suite(void);
 Suite *worker_suite(void);
 Suite *uploader_suite(void);
+Suite *retention_suite(void);
 
 #endif
