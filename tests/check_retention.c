@@ -83,6 +83,17 @@ static void put(int64_t end_ns)
 	ck_assert_int_eq(history_put(h, &m, buf, sizeof(buf), NULL), 0);
 }
 
+/* n profiles ending step, 2 step, ... before now, then one prune; returns the oldest's end. */
+static int64_t put_recent(int n, int64_t step_ns)
+{
+	int64_t now = real_ns();
+
+	for (int i = 0; i < n; i++)
+		put(now - (i + 1) * step_ns);
+	retention_prune(h, &cfg);
+	return now - n * step_ns;
+}
+
 static uint64_t stored(void)
 {
 	struct history_push_counts c;
@@ -113,11 +124,7 @@ END_TEST
 /* Nothing past a bound: nothing deleted, nothing logged. */
 START_TEST(keeps_recent)
 {
-	int64_t now = real_ns();
-
-	for (int i = 0; i < 4; i++)
-		put(now - (i + 1) * NS_PER_HOUR);
-	retention_prune(h, &cfg);
+	put_recent(4, NS_PER_HOUR);
 	ck_assert_uint_eq(stored(), 4);
 	ck_assert_int_eq(logged("retention:"), 0);
 }
@@ -126,13 +133,9 @@ END_TEST
 /* Over max_size with a collector: unsent profiles stay; the warning comes once. */
 START_TEST(protects_pending)
 {
-	int64_t now = real_ns();
-
 	snprintf(cfg.collector.url, sizeof(cfg.collector.url), "http://collector.invalid/");
 	cfg.max_size = 4096;
-	for (int i = 0; i < 20; i++)
-		put(now - (i + 1) * NS_PER_MIN);
-	retention_prune(h, &cfg);
+	put_recent(20, NS_PER_MIN);
 	retention_prune(h, &cfg);
 	ck_assert_uint_eq(stored(), 20);
 	ck_assert_int_eq(logged("not yet pushed to the collector"), 1);
@@ -143,14 +146,17 @@ END_TEST
 /* Without a collector, max_size deletes the oldest first. */
 START_TEST(size_bound)
 {
-	int64_t now = real_ns();
+	struct history_push_counts c;
+	int64_t oldest_end;
 
-	cfg.max_size = 4096;
-	for (int i = 0; i < 20; i++)
-		put(now - (i + 1) * NS_PER_MIN);
-	retention_prune(h, &cfg);
+	cfg.max_size = 48 * 1024;
+	oldest_end = put_recent(20, NS_PER_MIN);
 	ck_assert_uint_lt(stored(), 20);
-	ck_assert_int_eq(logged("profiles over max_size 4.0 KiB"), 1);
+	ck_assert_uint_gt(stored(), 0);
+	/* what is left is the newest: the oldest went first */
+	ck_assert_int_eq(history_push_counts(h, &c), 0);
+	ck_assert_int_gt(c.oldest_pending_ns, oldest_end - 10 * NS_PER_SEC);
+	ck_assert_int_eq(logged("profiles over max_size 48.0 KiB"), 1);
 }
 END_TEST
 

@@ -172,6 +172,16 @@ static struct uploader_stats wait_for(struct uploader *u,
 	}
 }
 
+/* Starts the uploader, waits until done(its stats), stops it: the stats then. */
+static struct uploader_stats run(bool (*done)(const struct uploader_stats *))
+{
+	struct uploader *u = start();
+	struct uploader_stats st = wait_for(u, done);
+
+	uploader_stop(u);
+	return st;
+}
+
 static struct history_push_counts counts(void)
 {
 	struct history *h = history_open(dir, true, NULL);
@@ -181,6 +191,17 @@ static struct history_push_counts counts(void)
 	ck_assert_int_eq(history_push_counts(h, &c), 0);
 	history_close(h);
 	return c;
+}
+
+/* What a test expects of the counters and of the fake's requests. */
+static void expect(const struct uploader_stats *st, uint64_t sent, uint64_t rejected,
+		   uint64_t retries, size_t calls)
+{
+	ck_assert_uint_eq(st->sent, sent);
+	ck_assert_uint_eq(st->rejected, rejected);
+	ck_assert_uint_eq(st->retries, retries);
+	ck_assert_uint_eq(fake.calls, calls);
+	ck_assert_uint_eq(fake.n_backoffs, retries);
 }
 
 static bool sent_3(const struct uploader_stats *st) { return st->sent >= 3; }
@@ -195,22 +216,15 @@ START_TEST(sends_in_order)
 {
 	int64_t t = real_ns() - 60 * NS_PER_SEC;
 	struct uploader_stats st;
-	struct uploader *u;
 
 	store("a", t, 1);
 	store("b", t + 10 * NS_PER_SEC, 100);
 	store("c", t + 20 * NS_PER_SEC, 10000);
-	u = start();
-	st = wait_for(u, sent_3);
-	uploader_stop(u);
-	ck_assert_uint_eq(st.sent, 3);
-	ck_assert_uint_eq(st.retries, 0);
-	ck_assert_uint_eq(st.rejected, 0);
+	st = run(sent_3);
+	expect(&st, 3, 0, 0, 3);
 	ck_assert(!st.outage);
 	ck_assert_int_gt(st.last_success_ns, t);
-	ck_assert_uint_eq(fake.calls, 3);
 	ck_assert_str_eq(fake.url, "http://collector.invalid:4040/push.v1.PusherService/Push");
-	ck_assert_uint_eq(fake.n_backoffs, 0);
 	ck_assert_uint_eq(counts().sent, 3);
 	ck_assert_uint_eq(counts().pending, 0);
 }
@@ -220,19 +234,13 @@ END_TEST
 START_TEST(retries_with_backoff)
 {
 	struct uploader_stats st;
-	struct uploader *u;
 
 	reply(503, 0, "unavailable");
 	reply(429, 0, NULL);
 	reply(0, CURL_TIMEDOUT, NULL);
 	store("a", real_ns() - 60 * NS_PER_SEC, 5);
-	u = start();
-	st = wait_for(u, sent_1);
-	uploader_stop(u);
-	ck_assert_uint_eq(fake.calls, 4);
-	ck_assert_uint_eq(st.retries, 3);
-	ck_assert_uint_eq(st.sent, 1);
-	ck_assert_uint_eq(fake.n_backoffs, 3);
+	st = run(sent_1);
+	expect(&st, 1, 0, 3, 4);
 	for (unsigned int i = 0; i < 3; i++)
 		ck_assert_uint_eq(fake.backoffs[i], i + 1);
 	/* reachable again: the outage is over */
@@ -246,7 +254,6 @@ END_TEST
 START_TEST(rejects_4xx)
 {
 	struct uploader_stats st;
-	struct uploader *u;
 	int64_t t = real_ns() - 60 * NS_PER_SEC;
 
 	reply(400, 0, "{\"code\":\"invalid_argument\",\"message\":\"bad labels\"}");
@@ -254,13 +261,8 @@ START_TEST(rejects_4xx)
 	store("a", t, 1);
 	store("b", t + 10 * NS_PER_SEC, 1);
 	store("c", t + 20 * NS_PER_SEC, 1);
-	u = start();
-	st = wait_for(u, sent_1);
-	uploader_stop(u);
-	ck_assert_uint_eq(st.rejected, 2);
-	ck_assert_uint_eq(st.retries, 0);
-	ck_assert_uint_eq(st.sent, 1);
-	ck_assert_uint_eq(fake.n_backoffs, 0);
+	st = run(sent_1);
+	expect(&st, 1, 2, 0, 3);
 	ck_assert_int_eq(st.last_status, 501);
 	ck_assert_uint_eq(counts().rejected, 2);
 	ck_assert_uint_eq(counts().sent, 1);
@@ -271,13 +273,11 @@ END_TEST
 START_TEST(reject_message)
 {
 	struct uploader_stats st;
-	struct uploader *u;
 
 	reply(400, 0, "{\"code\":\"invalid_argument\",\"message\":\"bad labels\"}");
 	store("a", real_ns() - 60 * NS_PER_SEC, 1);
-	u = start();
-	st = wait_for(u, rejected_1);
-	uploader_stop(u);
+	st = run(rejected_1);
+	expect(&st, 0, 1, 0, 1);
 	ck_assert_int_eq(st.last_status, 400);
 	ck_assert_ptr_nonnull(strstr(st.last_error, "bad labels"));
 	ck_assert_uint_eq(counts().pending, 0);
@@ -299,7 +299,7 @@ START_TEST(expires_old)
 	st = wait_for(u, expired_1);
 	uploader_stop(u);
 	ck_assert_uint_eq(st.expired, 1);
-	ck_assert_uint_eq(fake.calls, 1);
+	expect(&st, 1, 0, 0, 1);
 	ck_assert_uint_eq(counts().expired, 1);
 }
 END_TEST
@@ -342,8 +342,7 @@ START_TEST(wake_sends_new)
 	uploader_wake(u);
 	st = wait_for(u, sent_2);
 	uploader_stop(u);
-	ck_assert_uint_eq(st.sent, 2);
-	ck_assert_uint_eq(fake.calls, 2);
+	expect(&st, 2, 0, 0, 2);
 }
 END_TEST
 
