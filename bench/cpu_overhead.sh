@@ -38,34 +38,23 @@ REPORT=
 RAWOUT=
 
 usage() { sed -n '11,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+BENCH_NAME=cpu_overhead
+. "$HERE/lib.sh"
 while getopts 'd:r:c:i:e:o:k:h' opt; do
+	bench_opt "$opt" "${OPTARG:-}" && continue
 	case $opt in
-	d) DURATION=$OPTARG ;;
-	r) REPEAT=$OPTARG ;;
 	c) CONFIGS=$OPTARG ;;
 	i) INTERVAL=$OPTARG ;;
-	e) EMBERD=$OPTARG ;;
-	o) REPORT=$OPTARG ;;
-	k) RAWOUT=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage ;;
 	esac
 done
-
-die() { echo "cpu_overhead: $*" >&2; exit 1; }
-log() { echo "cpu_overhead: $*" >&2; }
-
-[[ $DURATION =~ ^[0-9]+$ && $DURATION -ge 2 ]] || die "-d wants whole seconds >= 2, not '$DURATION'"
-[[ $REPEAT =~ ^[0-9]+$ && $REPEAT -ge 1 ]] || die "-r wants a count >= 1, not '$REPEAT'"
+bench_check_counts
 
 # --- prerequisites ----------------------------------------------------------------
-[ "$(id -u)" -eq 0 ] || die "must run as root (BPF programs, perf -a, kernel.bpf_stats_enabled)"
-need() { command -v "$1" >/dev/null || die "$1 not found: $2"; }
-need perf "install linux-perf (Debian) to compare with perf record"
+bench_require "BPF programs, perf -a, kernel.bpf_stats_enabled"
 need bpftrace "install bpftrace to compare with it"
-need bpftool "install bpftool to read BPF run times"
 need cc "install gcc: the workload and the rusage wrapper are compiled here"
-[ -r /proc/sys/kernel/bpf_stats_enabled ] || die "no kernel.bpf_stats_enabled sysctl on this kernel"
 if [ -z "$EMBERD" ]; then
 	for b in "$SRC/build-bench" "$SRC/build"; do
 		[ -x "$b/daemon/emberd" ] && { EMBERD=$b/daemon/emberd; break; }
@@ -87,7 +76,6 @@ NCPU=$(nproc)
 
 # --- clean-up: every background process, the sysctl, the temp dir ------------------
 T=$(mktemp -d "${BENCH_TMPDIR:-/dev/shm}/ember-bench.XXXXXX") # tmpfs: perf.data costs no disk I/O
-OLD_BPF_STATS=$(cat /proc/sys/kernel/bpf_stats_enabled)
 BG=() # wrapper pids
 cleanup() {
 	local p c
@@ -97,7 +85,7 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null || true
 	done
 	wait 2>/dev/null || true
-	echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
+	bench_restore_bpf_stats
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -307,35 +295,6 @@ RUNSTAT=$T/runstat
 # --- measurement helpers -------------------------------------------------------------
 now() { echo "$EPOCHREALTIME"; }
 
-# on-CPU nanoseconds of every thread of PID (schedstat: ns precision, user+sys)
-cpu_ns() {
-	local s=0 f v
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r v _ <"$f" 2>/dev/null || continue
-		s=$((s + v))
-	done
-	echo "$s"
-}
-
-# "run_time_ns run_cnt" summed over PID's BPF programs of type perf_event, then
-# the same over all of its programs: found by the prog_id of its open fds
-bpf_stats() {
-	local ids id line pe_t=0 pe_c=0 all_t=0 all_c=0 t c
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un || true)
-	for id in $ids; do
-		line=$(bpftool prog show id "$id" 2>/dev/null) || continue # no head: SIGPIPE + pipefail
-		line=${line%%$'\n'*}
-		t=$(sed -n 's/.*run_time_ns \([0-9]*\).*/\1/p' <<<"$line")
-		c=$(sed -n 's/.*run_cnt \([0-9]*\).*/\1/p' <<<"$line")
-		t=${t:-0} c=${c:-0}
-		all_t=$((all_t + t)) all_c=$((all_c + c))
-		if [[ $line == *" perf_event "* ]]; then
-			pe_t=$((pe_t + t)) pe_c=$((pe_c + c))
-		fi
-	done
-	echo "$pe_t $pe_c $all_t $all_c"
-}
-
 # wait_ready KIND FILE PID: until the profiler says it is attached
 wait_ready() {
 	local kind=$1 file=$2 pid=$3 i
@@ -454,7 +413,7 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
 		tail -1 "$RAW" | awk -F'\t' '{printf "cpu_overhead:   workload %.2f s wall; profiler %s s CPU\n", $3, $5}' >&2
 	done
 done
-echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled
+bench_restore_bpf_stats
 [ -z "$RAWOUT" ] || cp "$RAW" "$RAWOUT"
 
 # --- report: medians per configuration -------------------------------------------------

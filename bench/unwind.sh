@@ -31,34 +31,24 @@ REPORT=
 RAWOUT=
 
 usage() { sed -n '10,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+BENCH_NAME=unwind
+. "$HERE/lib.sh"
+. "$SRC/tests/integration/unwind_lib.sh" # share: the tests' measure of a stack shape
 while getopts 'd:r:w:b:e:o:k:h' opt; do
+	bench_opt "$opt" "${OPTARG:-}" && continue
 	case $opt in
-	d) DURATION=$OPTARG ;;
-	r) REPEAT=$OPTARG ;;
 	w) WORKLOADS=$OPTARG ;;
 	b) BUILD=$OPTARG ;;
-	e) EMBERD=$OPTARG ;;
-	o) REPORT=$OPTARG ;;
-	k) RAWOUT=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage ;;
 	esac
 done
-
-die() { echo "unwind: $*" >&2; exit 1; }
-log() { echo "unwind: $*" >&2; }
-
-[[ $DURATION =~ ^[0-9]+$ && $DURATION -ge 2 ]] || die "-d wants whole seconds >= 2, not '$DURATION'"
-[[ $REPEAT =~ ^[0-9]+$ && $REPEAT -ge 1 ]] || die "-r wants a count >= 1, not '$REPEAT'"
+bench_check_counts
 EMBERD=${EMBERD:-$BUILD/daemon/emberd}
 EMBERCTL=$BUILD/cli/emberctl
 
 # --- prerequisites ----------------------------------------------------------------
-[ "$(id -u)" -eq 0 ] || die "must run as root (BPF programs, perf, kernel.bpf_stats_enabled)"
-need() { command -v "$1" >/dev/null || die "$1 not found: $2"; }
-need perf "install linux-perf (Debian) to compare with perf record"
-need bpftool "install bpftool to read BPF run times"
-[ -r /proc/sys/kernel/bpf_stats_enabled ] || die "no kernel.bpf_stats_enabled sysctl on this kernel"
+bench_require "BPF programs, perf, kernel.bpf_stats_enabled"
 [ -x "$EMBERD" ] && [ -x "$EMBERCTL" ] ||
 	die "emberd/emberctl not built in $BUILD (cmake --build build, or pass -b / -e)"
 for w in ${WORKLOADS//,/ }; do
@@ -72,13 +62,12 @@ done
 
 # --- clean-up: every background process, the sysctl, the temp dir ------------------
 T=$(mktemp -d "${BENCH_TMPDIR:-/dev/shm}/ember-unwind.XXXXXX") # tmpfs: perf.data costs no disk I/O
-OLD_BPF_STATS=$(cat /proc/sys/kernel/bpf_stats_enabled)
 BG=()
 cleanup() {
 	local p
 	for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
+	bench_restore_bpf_stats
 	rm -f /tmp/perf-"$$"-*.map
 	rm -rf "$T"
 }
@@ -86,32 +75,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- the workloads --------------------------------------------------------------------
-# Node.js under GC pressure: short-lived objects (scavenges), a retained ring (mark-compacts)
-cat >"$T/gc.js" <<'JS'
-const ring = new Array(2048);
-function makeGarbage(n, round) {
-	let live = 0;
-	for (let i = 0; i < n; i++) {
-		const o = { id: i, pair: [i, i + 1], name: 'item' + i };
-		if ((i & 255) === 0)
-			ring[(round * 97 + i) & 2047] = o;
-		live += o.pair.length;
-	}
-	return live;
-}
-function cpuMs() {
-	const u = process.cpuUsage();
-	return (u.user + u.system) / 1000;
-}
-function churn(ms) {
-	const end = cpuMs() + ms;
-	let x = 0;
-	for (let round = 0; cpuMs() < end; round++)
-		x += makeGarbage(20000, round);
-	return x;
-}
-console.log(churn(Number(process.argv[2]) * 1000));
-JS
+# Node.js under GC pressure: the unwind_node test's workload
+cp "$SRC/tests/integration/gc.js" "$T/gc.js"
 
 # workload_cmd W: the command line of workload W, using $DURATION s of CPU (not wall:
 # on a busy machine it gets as many samples, later)
@@ -136,23 +101,6 @@ known_of() {
 		";$clk;($vdso|clock_gettime);|;$vdso;" ;;
 	mixed) printf '%s\t%s\n' ';(main|start_thread;fp_thread);fp_driver;' '' ;;
 	esac # node: none (tests/integration/unwind_node.sh looks at V8's C++ single-threaded)
-}
-
-# share FOLDED WANT [OF]: "WANT_SAMPLES OF_SAMPLES" (as tests/integration/unwind_lib.sh)
-share() {
-	WANT=$2 OF=${3:-} awk '
-		{
-			n = $NF
-			s = $0
-			sub(/ [0-9]+$/, "", s)
-			s = ";" s ";"
-			if (ENVIRON["OF"] != "" && s !~ ENVIRON["OF"])
-				next
-			of += n
-			if (s ~ ENVIRON["WANT"])
-				want += n
-		}
-		END { printf "%d %d\n", want, of }' "$1"
 }
 
 # perf script of PID in perf.data -> folded stacks, root first (the format of emberctl folded)
@@ -184,49 +132,22 @@ perf_folded() {
 		END { emit(); for (s in cnt) print s, cnt[s] }'
 }
 
-# on-CPU nanoseconds of every thread of PID (schedstat: ns precision, user+sys)
-cpu_ns() {
-	local s=0 f v
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r v _ <"$f" 2>/dev/null || continue
-		s=$((s + v))
-	done
-	echo "$s"
-}
-
-# "run_time_ns run_cnt" summed over PID's perf_event BPF programs (the samplers), found
-# by the prog_id of its open fds
-bpf_stats() {
-	local ids id line t c pe_t=0 pe_c=0
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un || true)
-	for id in $ids; do
-		line=$(bpftool prog show id "$id" 2>/dev/null) || continue
-		line=${line%%$'\n'*}
-		[[ $line == *" perf_event "* ]] || continue
-		t=$(sed -n 's/.*run_time_ns \([0-9]*\).*/\1/p' <<<"$line")
-		c=$(sed -n 's/.*run_cnt \([0-9]*\).*/\1/p' <<<"$line")
-		pe_t=$((pe_t + ${t:-0})) pe_c=$((pe_c + ${c:-0}))
-	done
-	echo "$pe_t $pe_c"
-}
-
 RAW=$T/raw.tsv
 printf 'workload\tprofiler\trep\tsamples\tcomplete\tknown\tknown_of\tbpf_ns\tbpf_cnt\tcpu_ns\twall_ns\n' >"$RAW"
 
 # row W PROFILER REP FOLDED [BPF CPU WALL]: one row into $RAW from folded stacks
 row() {
-	local w=$1 prof=$2 rep=$3 f=$4 c k
-	c=$(share "$f" "$COMPLETE")
+	local w=$1 prof=$2 rep=$3 f=$4 complete samples known=- known_of=-
+	read -r complete samples _ <<<"$(share "$f" "$COMPLETE")"
 	IFS=$'\t' read -r want of <<<"$(known_of "$w")" || true
-	k="- -"
-	[ -z "$want" ] || k=$(share "$f" "$want" "$of")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$prof" "$rep" "${c#* }" "${c% *}" \
-		"${k% *}" "${k#* }" "${5:--}" "${6:--}" "${7:--}" "${8:--}" >>"$RAW"
+	[ -z "$want" ] || read -r known known_of _ <<<"$(share "$f" "$want" "$of")"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$prof" "$rep" "$samples" \
+		"$complete" "$known" "$known_of" "${5:--}" "${6:--}" "${7:--}" "${8:--}" >>"$RAW"
 }
 
 # run_ember W HZ REP: the workload under a fresh emberd at HZ
 run_ember() {
-	local w=$1 hz=$2 rep=$3 d=$T/ember i epid wpid t0 t1 c0 c1 bpf
+	local w=$1 hz=$2 rep=$3 d=$T/ember i epid wpid t0 t1 c0 c1 bpf_t bpf_c
 	rm -rf "$d"
 	mkdir -p "$d/data"
 	"$EMBERD" --data-dir "$d/data" --runtime-dir "$d/run" --hz "$hz" --interval 5s \
@@ -252,13 +173,13 @@ run_ember() {
 	wpid=$!
 	wait "$wpid" || log "$w exited with status $? under emberd"
 	c1=$(cpu_ns "$epid") t1=$EPOCHREALTIME
-	bpf=$(bpf_stats "$epid")
+	read -r bpf_t bpf_c _ <<<"$(bpf_stats "$epid")"
 	kill -TERM "$epid"
 	wait "$epid" || log "emberd exited with status $?"
 	"$EMBERCTL" --data-dir "$d/data" folded --pid "$wpid" -o "$T/ember.folded" 2>/dev/null ||
 		: >"$T/ember.folded"
 	rm -f "/tmp/perf-$wpid.map"
-	row "$w" "ember-$hz" "$rep" "$T/ember.folded" ${bpf% *} ${bpf#* } "$((c1 - c0))" \
+	row "$w" "ember-$hz" "$rep" "$T/ember.folded" "$bpf_t" "$bpf_c" "$((c1 - c0))" \
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f", (b - a) * 1e9}')"
 }
 

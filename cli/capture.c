@@ -136,11 +136,11 @@ static void parse_opts(int argc, char **argv, struct capture_opts *o)
 			o->req.hz = (uint32_t)v;
 			break;
 		case 'D':
-			if (parse_duration(optarg, &ns) || ns < CTL_DURATION_MIN_MS * 1000000LL ||
-			    ns > CTL_DURATION_MAX_MS * 1000000LL)
+			if (parse_duration(optarg, &ns) || ns < CTL_DURATION_MIN_MS * NS_PER_MS ||
+			    ns > CTL_DURATION_MAX_MS * NS_PER_MS)
 				usage_error("--duration: '%s' is not a duration in 1s..10m (e.g. "
 					    "30s, 2m)", optarg);
-			o->req.duration_ms = (uint32_t)(ns / 1000000LL);
+			o->req.duration_ms = (uint32_t)(ns / NS_PER_MS);
 			break;
 		case 'o': o->output = optarg; break;
 		case OPT_RUNTIME_DIR: o->runtime_dir = optarg; break;
@@ -209,14 +209,6 @@ static int send_msg(int fd, const struct ctl_msg *m)
 	return rc;
 }
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * Waits up to timeout_ms for the next whole frame and decodes it into m.
  * 1 with a frame, 0 on timeout, -EINTR when a signal came, -EPIPE when emberd
@@ -224,14 +216,14 @@ static int64_t mono_ms(void)
  */
 static int next_frame(struct conn *cn, struct ctl_msg *m, int64_t timeout_ms)
 {
-	int64_t until = mono_ms() + timeout_ms;
+	int64_t until = mono_ns() / NS_PER_MS + timeout_ms;
 	char err[256];
 
 	for (;;) {
 		struct pollfd pf[2] = { { cn->fd, POLLIN, 0 }, { cn->sigfd, POLLIN, 0 } };
 		size_t need;
 		long flen = ctl_frame_len(cn->buf, cn->len, CTL_MAX_REPLY, &need);
-		int64_t left = until - mono_ms();
+		int64_t left = until - mono_ns() / NS_PER_MS;
 		ssize_t n;
 
 		if (flen < 0) {
@@ -314,12 +306,12 @@ static int cancel(struct conn *cn, bool accepted)
 
 	end_line(cn);
 	if (accepted && !send_msg(cn->fd, &m)) {
-		int64_t until = mono_ms() + CANCEL_WAIT_MS;
+		int64_t until = mono_ns() / NS_PER_MS + CANCEL_WAIT_MS;
 		struct signalfd_siginfo si;
 
 		while (read(cn->sigfd, &si, sizeof(si)) > 0)
 			; /* this Ctrl-C is handled */
-		while (mono_ms() < until && next_frame(cn, &m, until - mono_ms()) == 1 &&
+		while (mono_ns() / NS_PER_MS < until && next_frame(cn, &m, until - mono_ns() / NS_PER_MS) == 1 &&
 		       m.type != CTL_ERROR)
 			consume_frame(cn);
 	}
@@ -349,14 +341,14 @@ static int write_result(const struct capture_opts *o, const struct ctl_msg *m, c
 /* Reads replies until the result, an error, Ctrl-C or a timeout. */
 static int run(struct conn *cn, const struct capture_opts *o)
 {
-	int64_t deadline = mono_ms() + o->req.duration_ms + RESULT_GRACE_MS;
+	int64_t deadline = mono_ns() / NS_PER_MS + o->req.duration_ms + RESULT_GRACE_MS;
 	char target[CONFIG_NAME_MAX + 8], when[40];
 	bool accepted = false;
 	struct ctl_msg m;
 
 	ctl_target_name(&o->req, target, sizeof(target));
 	for (;;) {
-		int rc = next_frame(cn, &m, deadline - mono_ms());
+		int rc = next_frame(cn, &m, deadline - mono_ns() / NS_PER_MS);
 
 		if (rc == -EINTR)
 			return cancel(cn, accepted);

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "compress.h"
+#include "file.h"
 #include "timeparse.h"
 
 const char *usage_cmd;
@@ -48,52 +49,6 @@ void __attribute__((noreturn)) show(const char *text)
 {
 	fputs(text, stdout);
 	exit(ferror(stdout) || fflush(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS);
-}
-
-int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-/* RFC 3339 in UTC; milliseconds only when the time has some. */
-void format_time(int64_t ns, char *buf, size_t len)
-{
-	int64_t secs = ns / NS_PER_SEC, frac = ns % NS_PER_SEC;
-	struct tm tm;
-	time_t t;
-
-	if (frac < 0) {
-		secs--;
-		frac += NS_PER_SEC;
-	}
-	t = (time_t)secs;
-	if (!gmtime_r(&t, &tm)) {
-		snprintf(buf, len, "@%" PRId64, ns);
-		return;
-	}
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-	if (frac / 1000000)
-		snprintf(buf + strlen(buf), len - strlen(buf), ".%03" PRId64, frac / 1000000);
-	snprintf(buf + strlen(buf), len - strlen(buf), "Z");
-}
-
-void format_bytes(uint64_t n, char *buf, size_t len)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-	double v = (double)n;
-	size_t i;
-
-	if (n < 1024) {
-		snprintf(buf, len, "%" PRIu64 " bytes", n);
-		return;
-	}
-	for (i = 0, v /= 1024; v >= 1024 && i + 1 < sizeof(units) / sizeof(units[0]); i++)
-		v /= 1024;
-	snprintf(buf, len, "%.1f %s", v, units[i]);
 }
 
 /* "between A and B", "since A", "before B" or "in the history", for messages. */
@@ -249,48 +204,11 @@ uint64_t history_disk_bytes(struct history *h)
 	return sz.file_bytes + sz.wal_bytes;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Writes path.tmp, syncs it and renames it over path: never half a file. */
 int write_file_atomic(const char *path, const uint8_t *buf, size_t len)
 {
-	char *tmp;
-	int fd, ret;
-
 	if (!strcmp(path, "-"))
 		return isatty(STDOUT_FILENO) ? -ENOTTY : write_all(STDOUT_FILENO, buf, len);
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		goto out_free;
-	}
-	ret = write_all(fd, buf, len);
-	if (!ret && fsync(fd) < 0)
-		ret = -errno;
-	if (close(fd) < 0 && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path) < 0)
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-out_free:
-	free(tmp);
-	return ret;
+	return file_write_atomic(path, buf, len, WRITE_SYNC);
 }
 
 int write_profile(const struct pprof_builder *b, const char *path)

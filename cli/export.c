@@ -46,7 +46,7 @@ static const struct option export_options[] = {
 
 static void parse_export(int argc, char **argv, struct export_opts *o)
 {
-	int64_t now = now_ns();
+	int64_t now = real_ns();
 	int c;
 
 	*o = (struct export_opts){0};

@@ -137,7 +137,7 @@ static void output_format(struct flame_opts *o)
 
 static void parse_flamegraph(int argc, char **argv, struct flame_opts *o)
 {
-	int64_t now = now_ns();
+	int64_t now = real_ns();
 	int c;
 
 	*o = (struct flame_opts){.output = "-"};
@@ -172,7 +172,7 @@ static long parse_top(const char *arg)
 
 static void parse_diff(int argc, char **argv, struct flame_opts *o)
 {
-	int64_t now = now_ns(), base_since = INT64_MIN, base_until = INT64_MAX;
+	int64_t now = real_ns(), base_since = INT64_MIN, base_until = INT64_MAX;
 	bool since_given = false;
 	int c;
 

@@ -35,7 +35,7 @@ static const struct option list_options[] = {
 
 static void parse_list(int argc, char **argv, struct selection *sel)
 {
-	int64_t now = now_ns();
+	int64_t now = real_ns();
 	int c;
 
 	selection_init(sel, NULL);

@@ -125,7 +125,7 @@ static void load_daemon(const char *runtime_dir, struct daemon_view *v)
 	size_t len;
 	int rc;
 
-	v->now = now_ns();
+	v->now = real_ns();
 	snprintf(v->path, sizeof(v->path), "%s/status", runtime_dir);
 	rc = read_bounded(v->path, buf, sizeof(buf), &len);
 	if (rc == -ENOENT) {

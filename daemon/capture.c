@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "apps.h"
+#include "clock.h"
 #include "capture.h"
 #include "compress.h"
 #include "drain.h"
@@ -23,7 +24,7 @@
 #include "sampler.h"
 
 /* How often a running capture is drained; its maps are sized for this. */
-#define CAPTURE_DRAIN_EVERY_NS (2 * 1000000000LL)
+#define CAPTURE_DRAIN_EVERY_NS (2 * NS_PER_SEC)
 
 struct capture {
 	struct ctl_msg req;		/* what was asked: target, hz, duration */
@@ -37,14 +38,6 @@ struct capture {
 	struct proc_class cls;		/* every sample goes to one profile: this class */
 	uint32_t allowed;		/* insertions into the allow list (app captures) */
 };
-
-static int64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* The Tgid line of /proc/PID/status: pid itself for a process, another for a thread. */
 static int read_tgid(uint32_t pid, uint32_t *tgid)
@@ -102,8 +95,8 @@ static uint32_t allow_app(struct capture *c)
 
 static int arm_end(struct capture *c)
 {
-	int64_t ns = (int64_t)c->req.duration_ms * 1000000LL;
-	struct itimerspec its = { .it_value = { ns / 1000000000LL, ns % 1000000000LL } };
+	int64_t ns = (int64_t)c->req.duration_ms * NS_PER_MS;
+	struct itimerspec its = { .it_value = { ns / NS_PER_SEC, ns % NS_PER_SEC } };
 
 	c->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (c->timerfd < 0 || timerfd_settime(c->timerfd, 0, &its, NULL))
@@ -176,9 +169,9 @@ int capture_start(const struct capture_env *env, const struct ctl_msg *req,
 		capture_free(c);
 		return rc;
 	}
-	c->start_ns = clock_ns(CLOCK_REALTIME);
-	c->end_ns = c->start_ns + (int64_t)req->duration_ms * 1000000LL;
-	c->start_mono_ns = c->last_drain_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	c->start_ns = real_ns();
+	c->end_ns = c->start_ns + (int64_t)req->duration_ms * NS_PER_MS;
+	c->start_mono_ns = c->last_drain_mono_ns = mono_ns();
 	*out = c;
 	return 0;
 }
@@ -219,7 +212,7 @@ int64_t capture_end_ns(const struct capture *c)
 
 uint32_t capture_elapsed_ms(const struct capture *c)
 {
-	return (uint32_t)((clock_ns(CLOCK_MONOTONIC) - c->start_mono_ns) / 1000000LL);
+	return (uint32_t)((mono_ns() - c->start_mono_ns) / NS_PER_MS);
 }
 
 uint64_t capture_samples(struct capture *c)
@@ -240,10 +233,10 @@ static const struct proc_class *classify_one(uint32_t pid, const char *comm, voi
 
 static int drain(struct capture *c)
 {
-	int64_t now = clock_ns(CLOCK_REALTIME);
+	int64_t now = real_ns();
 	int rc;
 
-	c->last_drain_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	c->last_drain_mono_ns = mono_ns();
 	rc = drain_more(&(struct drain_request){
 		.type = &profile_types[PROFILE_CPU], .src = c->sampler, .sym = c->env->sym,
 		.hz = c->req.hz, .start_ns = c->start_ns, .end_ns = now,
@@ -256,14 +249,14 @@ static int drain(struct capture *c)
 
 void capture_tick(struct capture *c)
 {
-	if (clock_ns(CLOCK_MONOTONIC) - c->last_drain_mono_ns >= CAPTURE_DRAIN_EVERY_NS)
+	if (mono_ns() - c->last_drain_mono_ns >= CAPTURE_DRAIN_EVERY_NS)
 		drain(c);
 }
 
 int capture_finish(struct capture *c, uint8_t **gz, size_t *gz_len, struct ctl_msg *res,
 		   char *err, size_t errlen)
 {
-	int64_t now = clock_ns(CLOCK_REALTIME);
+	int64_t now = real_ns();
 	struct drain_profile *p;
 	uint8_t *raw = NULL;
 	size_t raw_len;

@@ -18,11 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control.h"
 #include "log.h"
 
 #define SOCKET_NAME "control"
-#define TICK_NS 1000000000LL
+#define TICK_NS NS_PER_SEC
 
 /* What an epoll event of the control set is about: kind << 32 | client index. */
 enum ev_kind { EV_LISTEN = 1, EV_TICK, EV_CLIENT, EV_CAPTURE_END };
@@ -57,14 +58,6 @@ struct control {
 	size_t nclients, ncaptures;
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int watch(struct control *c, int op, int fd, uint32_t events, enum ev_kind kind,
 		 size_t idx)
 {
@@ -79,7 +72,7 @@ static void arm_tick(struct control *c, bool on)
 	struct itimerspec its = {};
 
 	if (on)
-		its.it_value.tv_sec = its.it_interval.tv_sec = TICK_NS / 1000000000LL;
+		its.it_value.tv_sec = its.it_interval.tv_sec = TICK_NS / NS_PER_SEC;
 	timerfd_settime(c->tickfd, 0, &its, NULL);
 }
 
@@ -207,17 +200,6 @@ static void refuse(int fd, int code, const char *text)
 	close(fd);
 }
 
-static void format_hms(int64_t ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(ns / 1000000000LL);
-	struct tm tm;
-
-	if (gmtime_r(&t, &tm))
-		strftime(buf, len, "%H:%M:%S UTC", &tm);
-	else
-		snprintf(buf, len, "?");
-}
-
 static struct client *running_capture(struct control *c, const struct ctl_msg *req)
 {
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
@@ -248,18 +230,16 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 	ctl_target_name(req, target, sizeof(target));
 	if (other) {
 		int64_t end = capture_end_ns(other->cap);
-		struct timespec now;
 
-		clock_gettime(CLOCK_REALTIME, &now);
-		format_hms(end, when, sizeof(when));
+		format_time_of_day(end, when, sizeof(when));
 		send_error(c, cl, EBUSY, "%s is already being captured (by emberctl pid %d, "
 			   "until %s, %lld s from now): wait for it, or stop that one", target,
 			   other->peer_pid, when,
-			   (long long)((end - now.tv_sec * 1000000000LL) / 1000000000LL + 1));
+			   (long long)((end - real_ns()) / NS_PER_SEC + 1));
 		return;
 	}
 	if (c->ncaptures >= CONTROL_MAX_CAPTURES) {
-		format_hms(next_end_ns(c), when, sizeof(when));
+		format_time_of_day(next_end_ns(c), when, sizeof(when));
 		send_error(c, cl, EAGAIN, "emberd already runs %d captures, the most at once; "
 			   "the next one ends at %s", CONTROL_MAX_CAPTURES, when);
 		return;

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "retention.h"
-
-#define NS_PER_SEC 1000000000LL
+#include "util.h"
 
 /*
  * What the last prune reported, so that a lasting condition is logged when it
@@ -22,41 +22,6 @@ static struct {
 	bool over_size;		/* only unsent profiles left and still over max_size */
 	int err;		/* the last prune's error */
 } last;
-
-/* "1.5 GiB", "812.0 MiB", "64.0 KiB", "900 bytes" */
-static void fmt_bytes(uint64_t n, char *buf, size_t len)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
-	double v = (double)n / 1024;
-	size_t i = 0;
-
-	if (n < 1024) {
-		snprintf(buf, len, "%" PRIu64 " bytes", n);
-		return;
-	}
-	while (v >= 1024 && i + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		i++;
-	}
-	snprintf(buf, len, "%.1f %s", v, units[i]);
-}
-
-/* A duration in the largest unit that divides it: "7d", "12h", "90m", "45s". */
-static void fmt_age(int64_t ns, char *buf, size_t len)
-{
-	static const struct {
-		int64_t secs;
-		char unit;
-	} units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
-	int64_t secs = ns / NS_PER_SEC;
-
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (secs % units[i].secs == 0 || units[i].secs == 1) {
-			snprintf(buf, len, "%" PRId64 "%c", secs / units[i].secs, units[i].unit);
-			return;
-		}
-	}
-}
 
 void retention_opened(struct history *h)
 {
@@ -69,8 +34,8 @@ void retention_opened(struct history *h)
 			  history_path(h), strerror(-u->err));
 	if (!u->vacuumed)
 		return;
-	fmt_bytes(u->bytes_before, before, sizeof(before));
-	fmt_bytes(u->bytes_after, after, sizeof(after));
+	format_bytes(u->bytes_before, before, sizeof(before));
+	format_bytes(u->bytes_after, after, sizeof(after));
 	log_info("%s: compacted once for retention (VACUUM, %s -> %s in %.1fs)", history_path(h),
 		 before, after, u->took_ns / 1e9);
 }
@@ -83,7 +48,7 @@ static size_t append_deleted(char *line, size_t len, size_t off, uint64_t n, con
 
 	if (!n || off >= len)
 		return off;
-	fmt_bytes(bytes, size, sizeof(size));
+	format_bytes(bytes, size, sizeof(size));
 	return off + (size_t)snprintf(line + off, len - off, "%s%" PRIu64 " %s %s (%s)",
 				      off ? ", " : "", n, n == 1 ? "profile" : "profiles", why,
 				      size);
@@ -94,11 +59,11 @@ static void report(const struct history_prune_result *r, const struct ember_conf
 	char line[512], size[32], age[32], bound[32], why[64];
 	size_t off = 0;
 
-	fmt_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
-	fmt_age(cfg->retention_ns, age, sizeof(age));
+	format_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
+	format_duration(cfg->retention_ns, age, sizeof(age));
 	snprintf(why, sizeof(why), "older than %s", age);
 	off = append_deleted(line, sizeof(line), off, r->aged, why, r->aged_bytes);
-	fmt_bytes(cfg->max_size, bound, sizeof(bound));
+	format_bytes(cfg->max_size, bound, sizeof(bound));
 	snprintf(why, sizeof(why), "over max_size %s", bound);
 	off = append_deleted(line, sizeof(line), off, r->sized, why, r->sized_bytes);
 	if (off)
@@ -115,8 +80,8 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 	if (r->over_size == last.over_size)
 		return;
 	last.over_size = r->over_size;
-	fmt_bytes(cfg->max_size, bound, sizeof(bound));
-	fmt_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
+	format_bytes(cfg->max_size, bound, sizeof(bound));
+	format_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
 	if (!r->over_size) {
 		log_info("retention: profiles may be deleted again to keep history.db (%s) under "
 			 "max_size %s", size, bound);
@@ -136,12 +101,10 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 void retention_prune(struct history *h, const struct ember_config *cfg)
 {
 	struct history_prune_result r;
-	struct timespec ts;
 	bool protect = cfg->collector.url[0] != '\0';
 	int ret;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ret = history_prune(h, (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec, cfg->retention_ns,
+	ret = history_prune(h, real_ns(), cfg->retention_ns,
 			    cfg->max_size, protect, &r);
 	if (ret) {
 		if (ret != last.err)

@@ -2,50 +2,33 @@
 /* emberd's rollup builder: one missing rollup per stored interval, on its own thread. */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "history.h"
 #include "log.h"
 #include "rollup.h"
 #include "rollups.h"
-#include "util.h"
+#include "worker.h"
 
-#define NS_PER_SEC 1000000000LL
 /* A rollup built this many periods or more before the newest complete one means a catch-up. */
 #define CATCH_UP_PERIODS 2
 /* The test-only override of the rollup period, in seconds. */
 #define TEST_PERIOD_ENV "EMBER_TEST_ROLLUP_SECONDS"
 
-/* The builder thread and what the sampling thread tells it; mu guards the fields below it. */
+/* The builder thread and what the sampling thread tells it, under the worker's lock. */
 struct rollups {
-	pthread_t thread;
+	struct worker worker; /* its stop also abandons a build */
 	struct history *h; /* the thread's own writer connection */
-	atomic_bool cancel; /* set by rollups_stop(): abandon a build */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int64_t before_ns; /* hours ending by then are complete */
-	uint64_t wakes; /* intervals signalled; the thread builds one per wake */
-	bool stop;
+	int64_t before_ns; /* hours ending by then are complete; a wake builds one */
 	/* the thread's own */
 	struct rollup_cursor cursor; /* where history_rollup_next() goes on */
 	bool catching_up; /* logged "catching up", not yet "caught up" */
 	uint64_t built; /* during the catch-up */
 };
-
-/* "2026-01-01T10:00:00Z" */
-static void fmt_time(int64_t ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(ns / NS_PER_SEC);
-	struct tm tm;
-
-	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
-		snprintf(buf, len, "%" PRId64, (int64_t)(ns / NS_PER_SEC));
-}
 
 /* Says once when a catch-up of old hours starts and once when it ends. */
 static void report(struct rollups *r, const struct rollup_result *res, int64_t before_ns)
@@ -53,7 +36,7 @@ static void report(struct rollups *r, const struct rollup_result *res, int64_t b
 	int64_t period = history_rollup_period(r->h);
 	char when[40];
 
-	fmt_time(res->period_start, when, sizeof(when));
+	format_time(res->period_start, when, sizeof(when));
 	if (!r->catching_up && res->period_start + CATCH_UP_PERIODS * period < before_ns) {
 		log_info("rollups: catching up from %s, one hour of one app per interval", when);
 		r->catching_up = true;
@@ -72,7 +55,7 @@ static void build_one(struct rollups *r, int64_t before_ns)
 	struct rollup_result res;
 	int ret;
 
-	ret = history_rollup_next(r->h, before_ns, &r->cursor, &r->cancel, &res);
+	ret = history_rollup_next(r->h, before_ns, &r->cursor, &r->worker.stop, &res);
 	if (!ret) {
 		report(r, &res, before_ns);
 		rollup_result_free(&res);
@@ -86,32 +69,20 @@ static void build_one(struct rollups *r, int64_t before_ns)
 	}
 }
 
-static void *run(void *arg)
+/* One build per wake; wakes that come during a build make one more. */
+static void run(struct worker *w, void *arg)
 {
 	struct rollups *r = arg;
-	uint64_t done = 0;
 	int64_t before;
 
-	pthread_mutex_lock(&r->mu);
-	for (;;) {
-		while (!r->stop && r->wakes == done)
-			pthread_cond_wait(&r->cv, &r->mu);
-		if (r->stop)
-			break;
-		done = r->wakes;
+	worker_lock(w);
+	while (worker_wait(w, -1)) {
 		before = r->before_ns;
-		pthread_mutex_unlock(&r->mu);
+		worker_unlock(w);
 		build_one(r, before);
-		pthread_mutex_lock(&r->mu);
+		worker_lock(w);
 	}
-	pthread_mutex_unlock(&r->mu);
-	return NULL;
-}
-
-/* The thread takes no signal: emberd's main loop reads them from a signalfd. */
-static int start_thread(struct rollups *r)
-{
-	return thread_start_blocked(&r->thread, run, r);
+	worker_unlock(w);
 }
 
 /* The period: the default, or the test's; recorded in the history either way. */
@@ -148,14 +119,12 @@ struct rollups *rollups_start(const char *data_dir)
 	}
 	r->h = history_open(data_dir, false, &err);
 	ret = r->h ? set_period(r->h) : -errno;
+	if (!ret)
+		ret = worker_init(&r->worker);
 	if (!ret) {
-		pthread_mutex_init(&r->mu, NULL);
-		pthread_cond_init(&r->cv, NULL);
-		ret = start_thread(r);
-		if (ret) {
-			pthread_cond_destroy(&r->cv);
-			pthread_mutex_destroy(&r->mu);
-		}
+		ret = worker_start(&r->worker, run, r);
+		if (ret)
+			worker_stop(&r->worker);
 	}
 	if (ret) {
 		log_warnx("rollups: cannot start (%s); the views will read raw profiles",
@@ -171,25 +140,17 @@ void rollups_interval(struct rollups *r, int64_t now_ns, int64_t interval_ns)
 {
 	if (!r)
 		return;
-	pthread_mutex_lock(&r->mu);
+	worker_lock(&r->worker);
 	r->before_ns = now_ns - interval_ns;
-	r->wakes++;
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
+	worker_wake_locked(&r->worker);
+	worker_unlock(&r->worker);
 }
 
 void rollups_stop(struct rollups *r)
 {
 	if (!r)
 		return;
-	atomic_store(&r->cancel, true);
-	pthread_mutex_lock(&r->mu);
-	r->stop = true;
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-	pthread_join(r->thread, NULL);
-	pthread_cond_destroy(&r->cv);
-	pthread_mutex_destroy(&r->mu);
+	worker_stop(&r->worker);
 	history_close(r->h);
 	free(r);
 }

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <search.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,12 +18,14 @@
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "ember/unwind.h"
 #include "log.h"
 #include "mapfile.h"
 #include "procmaps.h"
 #include "unwinder.h"
 #include "util.h"
+#include "worker.h"
 
 /* Rows per element of the rows map (bpf/unwind.bpf.h's struct ember_unwind_block). */
 #define ROWS_PER_BLOCK 4
@@ -38,10 +39,10 @@
  * often; twice as late each time the read found nothing new (JIT code that
  * moves, frame-pointer garbage), up to RESCAN_MAX_NS.
  */
-#define RESCAN_MIN_NS (1000000000LL)
+#define RESCAN_MIN_NS NS_PER_SEC
 #define RESCAN_MAX_NS (64 * RESCAN_MIN_NS)
 /* The thread looks at the stale-process map this often when nothing else wakes it. */
-#define STALE_POLL_NS (1000000000LL)
+#define STALE_POLL_NS NS_PER_SEC
 /* Processes the stale map can name at once (bpf/unwind.bpf.h). */
 #define STALE_MAX 1024
 
@@ -114,32 +115,13 @@ struct unwinder {
 	struct job jobs[JOBS_MAX];
 	size_t njobs;
 
-	/* shared with the other threads, under lock */
-	pthread_mutex_t lock;
-	pthread_cond_t wake, idle;
+	/* shared with the other threads, under the worker's lock; its done means idle */
+	struct worker worker;
 	struct req q[QUEUE_MAX];
 	size_t qhead, qn;
-	bool busy, stop;
+	bool busy;
 	struct unwinder_stats st;
-	pthread_t thread;
-	bool started;
 };
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int cmp_table(const void *a, const void *b)
 {
@@ -239,11 +221,11 @@ static void evict(struct unwinder *u, struct table *t)
 	publish_table(u, t->id, 0, 0);
 	u->by_id[t->id] = NULL;
 	tdelete(t, &u->tables, cmp_table);
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->st.tables--;
 	u->st.used_bytes -= (uint64_t)t->nrows * sizeof(struct ember_unwind_row);
 	u->st.evicted++;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 	free(t);
 }
 
@@ -340,10 +322,10 @@ static int load_table(struct unwinder *u, struct table *t, const struct unwtab *
 	memcpy(t->segs, tab->segs, sizeof(t->segs));
 	u->by_id[id] = t;
 	publish_table(u, id, first, tab->nrows);
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->st.tables++;
 	u->st.used_bytes += (uint64_t)tab->nrows * sizeof(struct ember_unwind_row);
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 	return 0;
 }
 
@@ -353,7 +335,7 @@ static void build_table(struct unwinder *u, struct table *t, int fd, const void 
 {
 	struct unwtab tab = { 0 };
 	enum unwtab_err why = UNWTAB_OK;
-	int64_t c0 = thread_cpu_ns();
+	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	int rc;
 
 	rc = image ? unwtab_build_mem(image, len, &tab, &why) : unwtab_build_fd(fd, &tab, &why);
@@ -369,15 +351,15 @@ static void build_table(struct unwinder *u, struct table *t, int fd, const void 
 	}
 	t->err = rc ? why : UNWTAB_OK;
 	unwtab_free(&tab);
-	pthread_mutex_lock(&u->lock);
-	u->st.build_ns += thread_cpu_ns() - c0;
+	worker_lock(&u->worker);
+	u->st.build_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
 	if (!rc)
 		u->st.built++;
 	else if (why == UNWTAB_E_NR)
 		u->st.cap_full++;
 	else if (why < UNWTAB_E_NR)
 		u->st.failed[why]++;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 static void free_negative(void *p)
@@ -474,9 +456,9 @@ static struct table *table_build(struct unwinder *u, const struct job *j)
 
 	fd = mapfile_open(j->pids[0], &j->m, &st);
 	if (fd < 0) {
-		pthread_mutex_lock(&u->lock);
+		worker_lock(&u->worker);
 		u->st.open_failed++;
-		pthread_mutex_unlock(&u->lock);
+		worker_unlock(&u->worker);
 		return NULL;
 	}
 	probe.key = file_key_of(&st);
@@ -581,9 +563,9 @@ static void proc_forget(struct unwinder *u, pid_t pid)
 	tdelete(p, &u->procs, cmp_proc);
 	free(p);
 	u->nprocs--;
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->st.procs = u->nprocs;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 static int read_exec_maps(pid_t pid, struct proc_maps *maps)
@@ -736,12 +718,12 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 			  u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
 			  (p->scanned_ns - asked_ns) / 1e6);
 	}
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->st.procs = u->nprocs;
 	u->st.maps_over += over;
 	if (rc == -E2BIG || rc == -ENOSPC)
 		u->st.procs_full++;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 /* Reads again the processes the walk found a frame outside of every known mapping in. */
@@ -768,9 +750,9 @@ static void rescan_stale(struct unwinder *u)
 		if (!p)
 			continue;
 		proc_scan(u, keys[i], now);
-		pthread_mutex_lock(&u->lock);
+		worker_lock(&u->worker);
 		u->st.rescans++;
-		pthread_mutex_unlock(&u->lock);
+		worker_unlock(&u->worker);
 	}
 }
 
@@ -812,30 +794,26 @@ static void rescan_waiting(struct unwinder *u)
 
 /* --- the thread ---------------------------------------------------------------------------- */
 
-static void *unwinder_main(void *arg)
+static void unwinder_main(struct worker *w, void *arg)
 {
 	struct unwinder *u = arg;
 	int64_t next_poll = mono_ns() + STALE_POLL_NS;
 
-	pthread_mutex_lock(&u->lock);
-	while (!u->stop) {
+	worker_lock(w);
+	while (!worker_stopping(w)) {
 		if (!u->qn && u->njobs) {
 			/* processes first: one job at a time, between requests */
-			pthread_mutex_unlock(&u->lock);
+			worker_unlock(&u->worker);
 			run_job(u);
 			if (!u->njobs)
 				rescan_waiting(u);
-			pthread_mutex_lock(&u->lock);
+			worker_lock(&u->worker);
 		} else if (!u->qn) {
-			struct timespec until;
-
 			u->busy = false;
-			pthread_cond_broadcast(&u->idle);
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += 1;
-			pthread_cond_timedwait(&u->wake, &u->lock, &until);
+			worker_done(w);
+			worker_wait(w, NS_PER_SEC);
 		}
-		if (u->stop)
+		if (worker_stopping(w))
 			break;
 		if (u->qn) {
 			struct req r = u->q[u->qhead];
@@ -843,42 +821,41 @@ static void *unwinder_main(void *arg)
 			u->qhead = (u->qhead + 1) % QUEUE_MAX;
 			u->qn--;
 			u->busy = true;
-			pthread_mutex_unlock(&u->lock);
+			worker_unlock(&u->worker);
 			if (r.op == REQ_ADD)
 				proc_scan(u, r.pid, r.ns);
 			else
 				proc_forget(u, r.pid);
-			pthread_mutex_lock(&u->lock);
+			worker_lock(&u->worker);
 		}
 		if (mono_ns() >= next_poll) {
-			pthread_mutex_unlock(&u->lock);
+			worker_unlock(&u->worker);
 			rescan_stale(u);
 			next_poll = mono_ns() + STALE_POLL_NS;
-			pthread_mutex_lock(&u->lock);
+			worker_lock(&u->worker);
 		}
 	}
 	u->busy = false;
-	pthread_cond_broadcast(&u->idle);
-	pthread_mutex_unlock(&u->lock);
+	worker_done(w);
+	worker_unlock(w);
 	for (size_t i = 0; i < u->njobs; i++)
 		free(u->jobs[i].m.path);
-	return NULL;
 }
 
 static void enqueue(struct unwinder *u, pid_t pid, enum req_op op)
 {
 	if (!u)
 		return;
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	if (u->qn == QUEUE_MAX) {
 		u->st.queue_full++;
 	} else {
 		u->q[(u->qhead + u->qn) % QUEUE_MAX] = (struct req){ pid, op, mono_ns() };
 		u->qn++;
 		u->busy = true;
-		pthread_cond_signal(&u->wake);
+		worker_wake_locked(&u->worker);
 	}
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 void unwinder_add(struct unwinder *u, pid_t pid)
@@ -904,10 +881,10 @@ void unwinder_settle(struct unwinder *u)
 {
 	if (!u)
 		return;
-	pthread_mutex_lock(&u->lock);
-	while ((u->qn || u->busy) && !u->stop)
-		pthread_cond_wait(&u->idle, &u->lock);
-	pthread_mutex_unlock(&u->lock);
+	worker_lock(&u->worker);
+	while ((u->qn || u->busy) && !worker_stopping(&u->worker))
+		worker_wait_done(&u->worker);
+	worker_unlock(&u->worker);
 }
 
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
@@ -916,9 +893,9 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
 		memset(out, 0, sizeof(*out));
 		return;
 	}
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	*out = u->st;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out)
@@ -937,20 +914,18 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 	if (!u)
 		return NULL;
 	u->fds = (struct unwinder_fds){ -1, -1, -1, -1 };
-	pthread_mutex_init(&u->lock, NULL);
-	pthread_cond_init(&u->wake, NULL);
-	pthread_cond_init(&u->idle, NULL);
-	u->scratch = calloc(1, sizeof(*u->scratch));
-	rc = u->scratch ? create_maps(u, cap_bytes ? cap_bytes : UNWINDER_DEFAULT_CAP, err,
-				      errlen)
-			: -ENOMEM;
+	rc = worker_init(&u->worker);
+	u->scratch = rc ? NULL : calloc(1, sizeof(*u->scratch));
+	if (!rc)
+		rc = u->scratch ? create_maps(u, cap_bytes ? cap_bytes : UNWINDER_DEFAULT_CAP,
+					      err, errlen)
+				: -ENOMEM;
 	if (!rc) {
 		vdso_build(u);
-		rc = thread_start_blocked(&u->thread, unwinder_main, u);
+		rc = worker_start(&u->worker, unwinder_main, u);
 		if (rc)
 			snprintf(err, errlen, "cannot start the unwinder's thread: %s",
 				 strerror(-rc));
-		u->started = !rc;
 	}
 	if (rc) {
 		unwinder_close(u);
@@ -976,21 +951,12 @@ void unwinder_close(struct unwinder *u)
 {
 	if (!u)
 		return;
-	if (u->started) {
-		pthread_mutex_lock(&u->lock);
-		u->stop = true;
-		pthread_cond_broadcast(&u->wake);
-		pthread_mutex_unlock(&u->lock);
-		pthread_join(u->thread, NULL);
-	}
+	worker_stop(&u->worker); /* joins the thread, then nothing else takes the lock */
 	tdestroy(u->procs, free_proc);
 	tdestroy(u->tables, free_table);
 	for (int *fd = &u->fds.rows; fd <= &u->fds.stale; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	free(u->scratch);
-	pthread_mutex_destroy(&u->lock);
-	pthread_cond_destroy(&u->wake);
-	pthread_cond_destroy(&u->idle);
 	free(u);
 }

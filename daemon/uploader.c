@@ -6,8 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +16,14 @@
 
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "history.h"
 #include "log.h"
 #include "push.h"
 #include "pushfit.h"
 #include "uploader.h"
-#include "util.h"
+#include "worker.h"
 
-#define NS_PER_SEC 1000000000LL
 /* A secret file holds one line: a token or a password. */
 #define SECRET_MAX 4096
 /* Without a wake-up (none lost, but cheap insurance), look for work this often. */
@@ -79,27 +77,10 @@ struct uploader {
 	struct push_label_drop logged_drops[MAX_LOGGED_DROPS];
 	size_t n_logged_drops;
 
-	pthread_t thread;
-	bool started;
-	pthread_mutex_t lock;		/* guards stop, woken and stats */
-	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
-	bool stop, woken;
-	atomic_bool stopping;		/* stop, for curl's progress callback */
+	struct uploader_transport transport; /* libcurl's, or a test's */
+	struct worker worker;		/* its lock guards stats */
 	struct uploader_stats stats;
 };
-
-static int64_t clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-static int64_t now_ns(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
 
 static uint64_t next_random(struct uploader *u)
 {
@@ -107,15 +88,6 @@ static uint64_t next_random(struct uploader *u)
 	u->rnd ^= u->rnd >> 7;
 	u->rnd ^= u->rnd << 17;
 	return u->rnd;
-}
-
-static void format_time(int64_t ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(ns / NS_PER_SEC);
-	struct tm tm;
-
-	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
-		snprintf(buf, len, "%lld", (long long)t);
 }
 
 /* --- setup ------------------------------------------------------------------------- */
@@ -291,7 +263,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	struct uploader *u = arg;
 
 	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-	return atomic_load(&u->stopping) ? 1 : 0;
+	return worker_stopping(&u->worker) ? 1 : 0;
 }
 
 static int setup_curl(struct uploader *u)
@@ -336,44 +308,26 @@ static int setup_curl(struct uploader *u)
 
 static bool stopping(struct uploader *u)
 {
-	return atomic_load(&u->stopping);
-}
-
-static void deadline_after(int64_t ns, struct timespec *ts)
-{
-	int64_t t = clock_ns(CLOCK_MONOTONIC) + ns;
-
-	ts->tv_sec = t / NS_PER_SEC;
-	ts->tv_nsec = t % NS_PER_SEC;
+	return worker_stopping(&u->worker);
 }
 
 /* Sleeps ns unless stopped; a wake-up does not cut a backoff short. false when stopped. */
 static bool sleep_for(struct uploader *u, int64_t ns)
 {
-	struct timespec ts;
-	bool stop;
+	bool go_on;
 
-	deadline_after(ns, &ts);
-	pthread_mutex_lock(&u->lock);
-	while (!u->stop && pthread_cond_timedwait(&u->cond, &u->lock, &ts) != ETIMEDOUT)
-		;
-	stop = u->stop;
-	pthread_mutex_unlock(&u->lock);
-	return !stop;
+	worker_lock(&u->worker);
+	go_on = worker_sleep(&u->worker, ns);
+	worker_unlock(&u->worker);
+	return go_on;
 }
 
 /* Waits for a stored profile (uploader_wake), the stop, or the idle recheck. */
 static void wait_for_work(struct uploader *u)
 {
-	struct timespec ts;
-
-	deadline_after(IDLE_RECHECK_NS, &ts);
-	pthread_mutex_lock(&u->lock);
-	while (!u->stop && !u->woken &&
-	       pthread_cond_timedwait(&u->cond, &u->lock, &ts) != ETIMEDOUT)
-		;
-	u->woken = false;
-	pthread_mutex_unlock(&u->lock);
+	worker_lock(&u->worker);
+	worker_wait(&u->worker, IDLE_RECHECK_NS);
+	worker_unlock(&u->worker);
 }
 
 /* --- state ------------------------------------------------------------------------- */
@@ -394,10 +348,10 @@ static void refresh_counts(struct uploader *u)
 
 	if (history_pending_count(u->hist, &n, &oldest))
 		return;
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.pending = n;
 	u->stats.oldest_pending_ns = oldest;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 /* The collector answered (sent or rejected): an outage, if any, is over. */
@@ -413,10 +367,10 @@ static void collector_reachable(struct uploader *u, int64_t now)
 		 (long long)((now - u->cs.outage_since_ns) / NS_PER_SEC),
 		 (unsigned long long)pending);
 	u->cs.outage_since_ns = 0;
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.outage = false;
 	u->stats.outage_since_ns = 0;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 static void record_error(struct uploader *u, long status, const char *msg, int64_t now)
@@ -424,10 +378,10 @@ static void record_error(struct uploader *u, long status, const char *msg, int64
 	u->cs.last_error_ns = now;
 	u->cs.last_status = status;
 	snprintf(u->cs.last_error, sizeof(u->cs.last_error), "%s", msg);
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.last_status = status;
 	snprintf(u->stats.last_error, sizeof(u->stats.last_error), "%s", msg);
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 static void on_sent(struct uploader *u, const struct history_pending *p, int64_t now)
@@ -439,10 +393,10 @@ static void on_sent(struct uploader *u, const struct history_pending *p, int64_t
 			  strerror(-ret));
 	collector_reachable(u, now);
 	u->cs.last_success_ns = now;
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.sent++;
 	u->stats.last_success_ns = now;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 	save_state(u);
 }
 
@@ -460,7 +414,7 @@ static void log_rejected(struct uploader *u, const struct history_pending *p, co
 		u->reject_quiet++;
 		return;
 	}
-	format_time(p->start_ns, when, sizeof(when));
+	format_local_time(p->start_ns, when, sizeof(when));
 	if (u->reject_quiet)
 		snprintf(quiet, sizeof(quiet), " (and %llu more before, not logged)",
 			 (unsigned long long)u->reject_quiet);
@@ -483,9 +437,9 @@ static void on_rejected(struct uploader *u, const struct history_pending *p, lon
 	if (status)
 		collector_reachable(u, now);
 	record_error(u, status, msg, now);
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.rejected++;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 	save_state(u);
 }
 
@@ -497,22 +451,22 @@ static void on_retry(struct uploader *u, const struct history_pending *p, long s
 	history_mark_attempt(u->hist, p->id, msg, now);
 	if (!u->cs.outage_since_ns) {
 		u->cs.outage_since_ns = now;
-		format_time(now, since, sizeof(since));
+		format_local_time(now, since, sizeof(since));
 		log_warnx("collector %s unreachable since %s: %s", u->log_url, since, msg);
 	}
 	record_error(u, status, msg, now);
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.retries++;
 	u->stats.outage = true;
 	u->stats.outage_since_ns = u->cs.outage_since_ns;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 	save_state(u);
 }
 
 /* Pending profiles older than max_age: a default Pyroscope refuses them (ingestion window). */
 static void expire_old(struct uploader *u)
 {
-	int64_t now = now_ns();
+	int64_t now = real_ns();
 	uint64_t n = 0;
 	int ret;
 
@@ -525,9 +479,9 @@ static void expire_old(struct uploader *u)
 		return;
 	log_warnx("collector: %llu unsent profiles older than %lld s expired, kept locally only",
 		  (unsigned long long)n, (long long)(u->cc.max_age_ns / NS_PER_SEC));
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.expired += n;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }
 
 /* --- pushing ----------------------------------------------------------------------- */
@@ -575,31 +529,50 @@ static int build_request(struct uploader *u, const struct history_pending *p,
 	return ret;
 }
 
-/* One HTTP exchange; -EINTR when the daemon stopped it. */
-static int send_once(struct uploader *u, const struct request *rq, long *status, char *msg,
-		     size_t msglen, enum push_verdict *v)
+/* The libcurl transport: one HTTP exchange on the kept-alive handle. */
+static int curl_send(void *ctx, const char *url, const uint8_t *body, size_t len,
+		     struct push_reply *r)
 {
-	struct push_reply r = {0};
+	struct uploader *u = ctx;
 	CURLcode rc;
 
 	u->reply.len = 0;
 	u->errbuf[0] = '\0';
-	curl_easy_setopt(u->curl, CURLOPT_URL, rq->url);
-	curl_easy_setopt(u->curl, CURLOPT_POSTFIELDS, rq->body);
-	curl_easy_setopt(u->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->len);
+	curl_easy_setopt(u->curl, CURLOPT_URL, url);
+	curl_easy_setopt(u->curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(u->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	rc = curl_easy_perform(u->curl);
 	if (rc != CURLE_OK && stopping(u))
 		return -EINTR;
-	*status = 0;
+	r->status = 0;
 	if (rc == CURLE_OK)
-		curl_easy_getinfo(u->curl, CURLINFO_RESPONSE_CODE, status);
-	r.curl_code = (int)rc;
-	r.curl_error = u->errbuf;
-	r.status = *status;
-	r.body = u->reply.buf;
-	r.body_len = u->reply.len;
+		curl_easy_getinfo(u->curl, CURLINFO_RESPONSE_CODE, &r->status);
+	r->curl_code = (int)rc;
+	r->curl_error = u->errbuf;
+	r->body = u->reply.buf;
+	r->body_len = u->reply.len;
+	return 0;
+}
+
+/* One exchange and its verdict; -EINTR when the daemon stopped it. */
+static int send_once(struct uploader *u, const struct request *rq, long *status, char *msg,
+		     size_t msglen, enum push_verdict *v)
+{
+	struct push_reply r = {0};
+	int ret = u->transport.send(u->transport.ctx, rq->url, rq->body, rq->len, &r);
+
+	if (ret)
+		return ret;
+	*status = r.status;
 	*v = push_classify(&r, msg, msglen);
 	return 0;
+}
+
+static int64_t backoff_ns(struct uploader *u, unsigned int retry)
+{
+	if (u->transport.backoff_ns)
+		return u->transport.backoff_ns(u->transport.ctx, retry);
+	return push_backoff_ns(retry, next_random(u));
 }
 
 static bool too_old(const struct uploader *u, const struct history_pending *p, int64_t now)
@@ -617,9 +590,9 @@ static void log_label_drops(struct uploader *u, const struct history_pending *p)
 			       u->cc.protocol, &l);
 	if (!l.dropped)
 		return;
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.labels_dropped += l.dropped;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 	for (size_t i = 0; i < l.n_drops; i++) {
 		const struct push_label_drop *d = &l.drops[i];
 		bool seen = false;
@@ -644,13 +617,13 @@ static void note_fit(struct uploader *u, const struct history_pending *p,
 	size_t t = st->n_values ? st->n_values - 1 : 0;
 	double share = st->total[t] > 0 ? (double)st->folded[t] / (double)st->total[t] : 0;
 
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	u->stats.samples_merged += st->samples_merged;
 	if (st->stacks_folded) {
 		u->stats.profiles_folded++;
 		u->stats.stacks_folded += st->stacks_folded;
 	}
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 	if (!st->stacks_folded)
 		return;
 	fl->profiles++;
@@ -682,7 +655,7 @@ static bool fit_profile(struct uploader *u, const struct history_pending *p, uin
 	int ret;
 
 	if (!p->pprof) {
-		on_rejected(u, p, 0, "the stored profile is corrupt", now_ns());
+		on_rejected(u, p, 0, "the stored profile is corrupt", real_ns());
 		return false;
 	}
 	ret = pushfit(p->pprof, p->pprof_len, &u->limits, out, out_len, &st, err, sizeof(err));
@@ -692,10 +665,10 @@ static bool fit_profile(struct uploader *u, const struct history_pending *p, uin
 	}
 	if (ret) {
 		snprintf(msg, sizeof(msg), "cannot prepare the stored profile: %s", err);
-		on_rejected(u, p, 0, msg, now_ns());
+		on_rejected(u, p, 0, msg, real_ns());
 		return false;
 	}
-	note_fit(u, p, &st, now_ns());
+	note_fit(u, p, &st, real_ns());
 	log_label_drops(u, p);
 	return true;
 }
@@ -720,29 +693,29 @@ static void push_one(struct uploader *u, const struct history_pending *p)
 		if (ret == -ENOMEM)
 			sleep_for(u, HISTORY_RETRY_NS);
 		else
-			on_rejected(u, p, 0, strerror(-ret), now_ns());
+			on_rejected(u, p, 0, strerror(-ret), real_ns());
 		return;
 	}
 	while (!stopping(u)) {
-		if (too_old(u, p, now_ns())) {
-			history_mark(u->hist, p->id, HISTORY_EXPIRED, EXPIRED_MSG, now_ns());
-			pthread_mutex_lock(&u->lock);
+		if (too_old(u, p, real_ns())) {
+			history_mark(u->hist, p->id, HISTORY_EXPIRED, EXPIRED_MSG, real_ns());
+			worker_lock(&u->worker);
 			u->stats.expired++;
-			pthread_mutex_unlock(&u->lock);
+			worker_unlock(&u->worker);
 			break;
 		}
 		if (send_once(u, &rq, &status, msg, sizeof(msg), &v))
 			break;
 		if (v == PUSH_SENT) {
-			on_sent(u, p, now_ns());
+			on_sent(u, p, real_ns());
 			break;
 		}
 		if (v == PUSH_REJECT) {
-			on_rejected(u, p, status, msg, now_ns());
+			on_rejected(u, p, status, msg, real_ns());
 			break;
 		}
-		on_retry(u, p, status, msg, now_ns());
-		if (!sleep_for(u, push_backoff_ns(++retry, next_random(u))))
+		on_retry(u, p, status, msg, real_ns());
+		if (!sleep_for(u, backoff_ns(u, ++retry)))
 			break;
 	}
 	request_free(&rq);
@@ -754,14 +727,14 @@ static bool take_newest(struct uploader *u)
 	uint64_t pending;
 	bool newest = u->newest_turn;
 
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	pending = u->stats.pending;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 	u->newest_turn = pending > ALTERNATE_MIN_PENDING && !newest;
 	return newest && pending > ALTERNATE_MIN_PENDING;
 }
 
-static void *run(void *arg)
+static void run(struct worker *w, void *arg)
 {
 	struct uploader *u = arg;
 	struct history_pending p;
@@ -785,13 +758,15 @@ static void *run(void *arg)
 		history_pending_free(&p);
 	}
 	refresh_counts(u);
-	return NULL;
+	(void)w;
 }
 
 /* --- lifecycle --------------------------------------------------------------------- */
 
+/* Stops the thread (an in-flight request is aborted) and frees the rest. */
 static void free_uploader(struct uploader *u)
 {
+	worker_stop(&u->worker);
 	for (struct curl_slist *l = u->headers; l; l = l->next)
 		explicit_bzero(l->data, strlen(l->data)); /* the bearer token */
 	curl_slist_free_all(u->headers);
@@ -802,25 +777,8 @@ static void free_uploader(struct uploader *u)
 	}
 	history_close(u->hist);
 	free(u->base);
-	pthread_cond_destroy(&u->cond);
-	pthread_mutex_destroy(&u->lock);
 	free(u);
 	curl_global_cleanup();
-}
-
-static int init_sync(struct uploader *u)
-{
-	pthread_condattr_t attr;
-	int ret;
-
-	ret = pthread_mutex_init(&u->lock, NULL);
-	if (ret)
-		return -ret;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	ret = pthread_cond_init(&u->cond, &attr);
-	pthread_condattr_destroy(&attr);
-	return -ret;
 }
 
 /* Last state from a previous run, kept if it was about the same collector. */
@@ -852,7 +810,7 @@ static int setup(struct uploader *u, const char *data_dir, char *err, size_t err
 		ret = build_headers(u, err, errlen);
 	if (ret)
 		return ret;
-	ret = setup_curl(u);
+	ret = u->transport.send ? 0 : setup_curl(u);
 	if (ret) {
 		snprintf(err, errlen, "collector: libcurl refused an option: %s", strerror(-ret));
 		return ret;
@@ -865,21 +823,13 @@ static int setup(struct uploader *u, const char *data_dir, char *err, size_t err
 	}
 	load_state(u);
 	if (getrandom(&u->rnd, sizeof(u->rnd), GRND_NONBLOCK) != sizeof(u->rnd) || !u->rnd)
-		u->rnd = (uint64_t)clock_ns(CLOCK_MONOTONIC) | 1;
+		u->rnd = (uint64_t)mono_ns() | 1;
 	return 0;
 }
 
-/* The thread blocks every signal: the daemon takes them through its signalfd. */
-static int start_thread(struct uploader *u)
-{
-	int ret = thread_start_blocked(&u->thread, run, u);
-
-	u->started = ret == 0;
-	return ret;
-}
-
-int uploader_start(const struct collector_config *cc, const char *data_dir, struct uploader **out,
-		   char *err, size_t errlen)
+int uploader_start_with(const struct collector_config *cc, const char *data_dir,
+			const struct uploader_transport *t, struct uploader **out, char *err,
+			size_t errlen)
 {
 	struct uploader *u;
 	int ret;
@@ -890,7 +840,7 @@ int uploader_start(const struct collector_config *cc, const char *data_dir, stru
 		return -ENOMEM;
 	}
 	u = calloc(1, sizeof(*u));
-	if (!u || init_sync(u)) {
+	if (!u || worker_init(&u->worker)) {
 		free(u);
 		curl_global_cleanup();
 		snprintf(err, errlen, "collector: %s", strerror(ENOMEM));
@@ -899,10 +849,14 @@ int uploader_start(const struct collector_config *cc, const char *data_dir, stru
 	u->cc = *cc;
 	u->limits.max_bytes = cc->max_profile_bytes;
 	u->limits.max_samples = cc->max_samples;
-	atomic_init(&u->stopping, false);
+	if (t)
+		u->transport = *t;
 	ret = setup(u, data_dir, err, errlen);
+	if (!u->transport.send)
+		u->transport = (struct uploader_transport){ .send = curl_send, .ctx = u };
 	if (!ret) {
-		ret = start_thread(u);
+		/* the thread blocks every signal: the daemon takes them through its signalfd */
+		ret = worker_start(&u->worker, run, u);
 		if (ret)
 			snprintf(err, errlen, "collector: no thread: %s", strerror(-ret));
 	}
@@ -914,28 +868,24 @@ int uploader_start(const struct collector_config *cc, const char *data_dir, stru
 	return 0;
 }
 
+int uploader_start(const struct collector_config *cc, const char *data_dir, struct uploader **out,
+		   char *err, size_t errlen)
+{
+	return uploader_start_with(cc, data_dir, NULL, out, err, errlen);
+}
+
 void uploader_wake(struct uploader *u)
 {
 	if (!u)
 		return;
-	pthread_mutex_lock(&u->lock);
-	u->woken = true;
-	pthread_cond_signal(&u->cond);
-	pthread_mutex_unlock(&u->lock);
+	worker_wake(&u->worker);
 }
 
 void uploader_stop(struct uploader *u)
 {
 	if (!u)
 		return;
-	pthread_mutex_lock(&u->lock);
-	u->stop = true;
-	atomic_store(&u->stopping, true);
-	pthread_cond_signal(&u->cond);
-	pthread_mutex_unlock(&u->lock);
-	if (u->started)
-		pthread_join(u->thread, NULL);
-	free_uploader(u);
+	free_uploader(u); /* stops the thread first */
 }
 
 void uploader_stats(struct uploader *u, struct uploader_stats *st)
@@ -944,7 +894,7 @@ void uploader_stats(struct uploader *u, struct uploader_stats *st)
 		memset(st, 0, sizeof(*st));
 		return;
 	}
-	pthread_mutex_lock(&u->lock);
+	worker_lock(&u->worker);
 	*st = u->stats;
-	pthread_mutex_unlock(&u->lock);
+	worker_unlock(&u->worker);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "push.h"
 
 struct uploader;
 
@@ -37,6 +38,21 @@ struct uploader_stats {
  */
 int uploader_start(const struct collector_config *cc, const char *data_dir, struct uploader **out,
 		   char *err, size_t errlen);
+
+/* How pushes go out: libcurl unless a test supplies its own (check_uploader's fake collector). */
+struct uploader_transport {
+	/* One exchange: fills r (status or curl_code, body); -EINTR when the daemon stopped it. */
+	int (*send)(void *ctx, const char *url, const uint8_t *body, size_t len,
+		    struct push_reply *r);
+	/* The wait before retry n (1, 2, ...); NULL: push_backoff_ns() with jitter. */
+	int64_t (*backoff_ns)(void *ctx, unsigned int retry);
+	void *ctx;
+};
+
+/* uploader_start() with t's transport; NULL: libcurl's. */
+int uploader_start_with(const struct collector_config *cc, const char *data_dir,
+			const struct uploader_transport *t, struct uploader **out, char *err,
+			size_t errlen);
 /* A profile was stored: push soon (never cuts a backoff short). */
 void uploader_wake(struct uploader *u);
 /* Stops and joins; an in-flight request is aborted and its profile stays pending. */

@@ -35,6 +35,11 @@ int main(void)
 	srunner_add_suite(sr, pushfit_suite());
 	srunner_add_suite(sr, drain_suite());
 	srunner_add_suite(sr, membound_suite());
+	srunner_add_suite(sr, clock_suite());
+	srunner_add_suite(sr, file_suite());
+	srunner_add_suite(sr, worker_suite());
+	srunner_add_suite(sr, uploader_suite());
+	srunner_add_suite(sr, retention_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -30,5 +30,10 @@ Suite *utf8_suite(void);
 Suite *pushfit_suite(void);
 Suite *drain_suite(void);
 Suite *membound_suite(void);
+Suite *clock_suite(void);
+Suite *file_suite(void);
+Suite *worker_suite(void);
+Suite *uploader_suite(void);
+Suite *retention_suite(void);
 
 #endif

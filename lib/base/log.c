@@ -20,6 +20,7 @@
 #define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
+#include "clock.h"
 #include "log.h"
 
 /* syslog priorities of the levels: err 3, warning 4, info 6, debug 7 */
@@ -63,14 +64,6 @@ void log_set_level(int level)
 bool log_enabled(int level)
 {
 	return level <= log_level;
-}
-
-static int64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* Where the caller was, for the journal's CODE_ fields. */
@@ -131,7 +124,7 @@ static void write_summary(int level, const char *last, uint32_t repeats, void *a
 void log_flush(bool all)
 {
 	pthread_mutex_lock(&limiter_lock);
-	log_limiter_flush(&limiter, monotonic_ns(), all, write_summary, NULL);
+	log_limiter_flush(&limiter, mono_ns(), all, write_summary, NULL);
 	pthread_mutex_unlock(&limiter_lock);
 }
 
@@ -152,11 +145,11 @@ void log_emit(int level, bool with_errno, const char *file, int line, const char
 	if (with_errno && off >= 0 && (size_t)off < sizeof(msg))
 		snprintf(msg + off, sizeof(msg) - off, ": %s", strerror(saved));
 	pthread_mutex_lock(&limiter_lock);
-	log_limiter_flush(&limiter, monotonic_ns(), false, write_summary, NULL);
+	log_limiter_flush(&limiter, mono_ns(), false, write_summary, NULL);
 	/* debug lines are asked for (-v): every one is written */
 	if (level != LOG_LVL_DEBUG)
 		allowed = log_limiter_allow(&limiter, log_limit_key(fmt, msg), level, msg,
-					    monotonic_ns());
+					    mono_ns());
 	if (allowed)
 		log_write(level, msg, 0, &at);
 	pthread_mutex_unlock(&limiter_lock);

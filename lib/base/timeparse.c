@@ -12,14 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "timeparse.h"
 
-#define NS_PER_MS 1000000LL
-#define NS_PER_SEC 1000000000LL
-#define NS_PER_MIN (60 * NS_PER_SEC)
-#define NS_PER_HOUR (3600 * NS_PER_SEC)
-#define SECS_PER_DAY 86400LL
-#define NS_PER_DAY (SECS_PER_DAY * NS_PER_SEC)
 
 struct unit {
 	const char *suffix;
@@ -109,24 +104,6 @@ int parse_duration(const char *s, int64_t *out_ns)
 		return 0;
 	}
 	return -EINVAL;
-}
-
-void format_duration(int64_t ns, char *buf, size_t len)
-{
-	int64_t secs = ns / NS_PER_SEC;
-
-	if (ns < 0)
-		snprintf(buf, len, "?");
-	else if (ns % NS_PER_SEC)
-		snprintf(buf, len, "%.3fs", (double)ns / NS_PER_SEC);
-	else if (secs && secs % 86400 == 0)
-		snprintf(buf, len, "%lldd", (long long)(secs / 86400));
-	else if (secs && secs % 3600 == 0)
-		snprintf(buf, len, "%lldh", (long long)(secs / 3600));
-	else if (secs && secs % 60 == 0)
-		snprintf(buf, len, "%lldm", (long long)(secs / 60));
-	else
-		snprintf(buf, len, "%llds", (long long)secs);
 }
 
 static int parse_unix(const char *s, int64_t *out_ns)

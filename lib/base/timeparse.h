@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h" /* format_duration(), the inverse of parse_duration() */
+
 /*
  * Parses a point in time: RFC 3339 ("2026-11-22T03:14:00Z", with offset or
  * fractional seconds), unix seconds ("1763781240"), a time relative to now
@@ -22,8 +24,5 @@ int parse_time(const char *s, int64_t now_ns, int64_t *out_ns);
  * seconds. Returns 0 and *out_ns, or -EINVAL (also on overflow or negative).
  */
 int parse_duration(const char *s, int64_t *out_ns);
-
-/* Writes ns as parse_duration() reads it: "10s", "5m", "1h", "7d", else "9.998s"; "?" if negative. */
-void format_duration(int64_t ns, char *buf, size_t len);
 
 #endif

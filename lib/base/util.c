@@ -2,7 +2,9 @@
 /* Small helpers the modules share: growing arrays, searching sorted ones, sizes, threads. */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -74,6 +76,23 @@ int parse_size(const char *s, uint64_t *out)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+void format_bytes(uint64_t n, char *buf, size_t len)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+	double v = (double)n / 1024;
+	size_t i = 0;
+
+	if (n < 1024) {
+		snprintf(buf, len, "%" PRIu64 " bytes", n);
+		return;
+	}
+	while (v >= 1024 && i + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(buf, len, "%.1f %s", v, units[i]);
 }
 
 int thread_start_blocked(pthread_t *t, void *(*fn)(void *), void *arg)

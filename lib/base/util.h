@@ -27,6 +27,9 @@ size_t sorted_upper_bound(const void *base, size_t n, size_t stride, size_t off,
  */
 int parse_size(const char *s, uint64_t *out);
 
+/* Writes a byte size for people: "900 bytes", "64.0 KiB", "1.5 GiB". */
+void format_bytes(uint64_t n, char *buf, size_t len);
+
 /*
  * pthread_create() with every signal blocked in the new thread, so that the
  * signals emberd reads from its signalfd (TERM, INT, HUP) can never be

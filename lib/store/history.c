@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "compress.h"
 #include "history.h"
 
@@ -389,14 +390,6 @@ static int create_schema(sqlite3 *db)
 	return err;
 }
 
-static int64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* One integer from a statement that yields one row (a PRAGMA). */
 static int query_int(sqlite3 *db, const char *sql, int64_t *out)
 {
@@ -445,7 +438,7 @@ static void vacuum_once(struct history *h)
 	}
 	if (!history_size(h, &sz))
 		h->upgrade.bytes_before = sz.file_bytes + sz.wal_bytes;
-	t0 = monotonic_ns();
+	t0 = mono_ns();
 	rc = sqlite3_exec(h->db, "PRAGMA auto_vacuum = INCREMENTAL; VACUUM", NULL, NULL, NULL);
 	if (rc != SQLITE_OK) {
 		h->upgrade.err = sqlite_errno(rc);
@@ -454,7 +447,7 @@ static void vacuum_once(struct history *h)
 	h->upgrade.err = checkpoint_truncate(h->db, BUSY_TIMEOUT_MS);
 	h->upgrade.vacuumed = true;
 	h->incremental = true;
-	h->upgrade.took_ns = monotonic_ns() - t0;
+	h->upgrade.took_ns = mono_ns() - t0;
 	if (!history_size(h, &sz))
 		h->upgrade.bytes_after = sz.file_bytes + sz.wal_bytes;
 }

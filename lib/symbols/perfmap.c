@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "perfmap.h"
 #include "util.h"
 
@@ -512,14 +513,6 @@ void perfmap_cache_free(struct perfmap_cache *c)
 	free(c);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A new interval: names handed out before are released; idle processes are forgotten. */
 static void new_interval(struct perfmap_cache *c, uint64_t interval)
 {
@@ -839,7 +832,7 @@ bool perfmap_cache_lookup(struct perfmap_cache *c, pid_t pid, uint64_t addr, uin
 	if (p->map)
 		found = perfmap_lookup(p->map, addr, out);
 	if (!found) {
-		now = now_ms();
+		now = mono_ns() / NS_PER_MS;
 		if (now < p->next_try_ms)
 			return false;
 		p->next_try_ms = now + PM_RETRY_MS;

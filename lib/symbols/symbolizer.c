@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <search.h>
@@ -26,6 +25,7 @@
 #include "procmaps.h"
 #include "symbolizer.h"
 #include "util.h"
+#include "worker.h"
 
 /* Binaries whose symbols are kept, and the bytes they may hold together by default. */
 #define SYM_MAX_FILES 4096
@@ -59,7 +59,7 @@ struct file_entry {
 	struct elf_syms *syms;
 	struct elf_syms *dbg;		/* the .symtab of its separate debug file, if found */
 	enum debugfile_via dbg_via;
-	bool loading;			/* queued or being parsed by the loader (under s->lock) */
+	bool loading;			/* queued or being parsed by the loader (under the loader's lock) */
 	bool settled;			/* its size and debug file were accounted for */
 	int load_fd;			/* for the loader: the file, opened while reachable */
 	pid_t load_pid;			/* for the loader: whose root holds its debug file */
@@ -125,10 +125,8 @@ struct symbolizer {
 	 * that a cold 200 MB binary never blocks the event loop; the drain waits
 	 * only for a binary it needs that is still being parsed.
 	 */
-	pthread_t loader;
-	bool loader_running, loader_stop;
-	pthread_mutex_t lock;		/* guards the queue and every entry's loading */
-	pthread_cond_t work, done;
+	struct worker loader;		/* its lock guards the queue and every entry's loading */
+	bool loader_running;
 	struct file_entry *jobs, *jobs_tail;
 };
 
@@ -219,36 +217,35 @@ static bool file_make_room(struct symbolizer *s)
 }
 
 /* The loader: parses queued files, then looks for their debug files. */
-static void *loader_main(void *arg)
+static void loader_main(struct worker *w, void *arg)
 {
 	struct symbolizer *s = arg;
 
-	pthread_mutex_lock(&s->lock);
+	worker_lock(w);
 	for (;;) {
 		struct file_entry *f = s->jobs;
 
-		if (!f && s->loader_stop)
+		if (!f && worker_stopping(w))
 			break;
 		if (!f) {
-			pthread_cond_wait(&s->work, &s->lock);
+			worker_wait(w, -1);
 			continue;
 		}
 		s->jobs = f->next_job;
 		if (!s->jobs)
 			s->jobs_tail = NULL;
-		pthread_mutex_unlock(&s->lock);
+		worker_unlock(w);
 		/* only this thread touches the entry's symbols while it is loading */
 		f->syms = elf_syms_load_fd(f->load_fd);
 		close(f->load_fd);
 		f->load_fd = -1;
 		if (f->syms && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB && f->load_path)
 			f->dbg = debugfile_load(f->load_pid, f->load_path, f->syms, &f->dbg_via);
-		pthread_mutex_lock(&s->lock);
+		worker_lock(w);
 		f->loading = false;
-		pthread_cond_broadcast(&s->done);
+		worker_done(w);
 	}
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
+	worker_unlock(w);
 }
 
 /* Parses f now, in this thread: when the loader could not be started. */
@@ -270,10 +267,10 @@ static void file_wait(struct symbolizer *s, struct file_entry *f)
 {
 	if (f->settled)
 		return;
-	pthread_mutex_lock(&s->lock);
+	worker_lock(&s->loader);
 	while (f->loading)
-		pthread_cond_wait(&s->done, &s->lock);
-	pthread_mutex_unlock(&s->lock);
+		worker_wait_done(&s->loader);
+	worker_unlock(&s->loader);
 	f->settled = true;
 	f->bytes = sizeof(*f) + (f->syms ? elf_syms_memory(f->syms) : 0) +
 		   (f->dbg ? elf_syms_memory(f->dbg) : 0);
@@ -317,14 +314,14 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 		return NULL;
 	}
 	if (s->loader_running) {
-		pthread_mutex_lock(&s->lock);
+		worker_lock(&s->loader);
 		if (s->jobs_tail)
 			s->jobs_tail->next_job = f;
 		else
 			s->jobs = f;
 		s->jobs_tail = f;
-		pthread_cond_signal(&s->work);
-		pthread_mutex_unlock(&s->lock);
+		worker_wake_locked(&s->loader);
+		worker_unlock(&s->loader);
 	} else {
 		load_inline(f);
 	}
@@ -917,15 +914,13 @@ struct symbolizer *symbolizer_new(void)
 		return NULL;
 	}
 	vdso_load(s);
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->work, NULL);
-	pthread_cond_init(&s->done, NULL);
 	/*
 	 * Without the thread, binaries are parsed inline: slower, still correct.
 	 * It is created with every signal blocked, so that signals meant for the
 	 * daemon's signalfd (TERM, INT, HUP) can never be delivered to it.
 	 */
-	s->loader_running = !thread_start_blocked(&s->loader, loader_main, s);
+	s->loader_running = !worker_init(&s->loader) &&
+			    !worker_start(&s->loader, loader_main, s);
 	if (!s->loader_running)
 		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
 	return s;
@@ -1055,13 +1050,7 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	if (s->loader_running) {
-		pthread_mutex_lock(&s->lock);
-		s->loader_stop = true;
-		pthread_cond_signal(&s->work);
-		pthread_mutex_unlock(&s->lock);
-		pthread_join(s->loader, NULL); /* it finishes the queued files first */
-	}
+	worker_stop(&s->loader); /* the loader finishes the queued files first */
 	tdestroy(s->pids, pid_entry_free);
 	tdestroy(s->files, file_entry_free);
 	ksyms_free(s->ksyms);

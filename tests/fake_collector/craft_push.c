@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "compress.h"
 #include "pprof.h"
 #include "utf8.h"
@@ -93,14 +94,12 @@ static int profile(const struct craft *c, uint8_t **out, size_t *len)
 			       .period = 10000000};
 	struct pprof_label lab = {0};
 	struct pprof_builder *b;
-	struct timespec ts;
 	char key[256], name[300];
 	uint64_t f, stack[2];
 	int64_t one = 1;
 	int ret = -ENOMEM;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	m.time_nanos = c->time_zero ? 0 : (ts.tv_sec + c->time_offset) * 1000000000LL;
+	m.time_nanos = c->time_zero ? 0 : (real_ns() / NS_PER_SEC + c->time_offset) * NS_PER_SEC;
 	b = pprof_builder_new(&m);
 	if (!b)
 		return -ENOMEM;

@@ -28,13 +28,12 @@
 
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "compress.h"
 #include "pprof.h"
 #include "push/v1/push.pb-c.h"
 
 #define PUSH_PATH "/push.v1.PusherService/Push"
-#define NS_PER_SEC ((int64_t)1000000000)
-#define NS_PER_MS ((int64_t)1000000)
 /* Pyroscope's default limits (pkg/validation/limits.go RegisterFlags) */
 #define MAX_LABELS 30		/* validation.max-label-names-per-series (--max-label-names) */
 #define MAX_LABEL_NAME 1024	/* validation.max-label-name-length */
@@ -203,23 +202,6 @@ static void usage(FILE *f)
 }
 
 /* --- small helpers -------------------------------------------------------------------- */
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-/* Monotonic milliseconds, for windows that a clock step must not stretch. */
-static int64_t clock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / NS_PER_MS;
-}
 
 static void sleep_ms(unsigned int ms)
 {
@@ -473,7 +455,7 @@ static bool profile_strings_ok(const pprof_profile *p)
  */
 static bool check_profile(pprof_profile *p, struct verdict *v)
 {
-	int64_t now = now_ns();
+	int64_t now = real_ns();
 	size_t i;
 
 	if (!p->n_sample_type) {
@@ -996,7 +978,7 @@ out:
  */
 static bool rate_allow(size_t bytes)
 {
-	int64_t now = now_ns();
+	int64_t now = real_ns();
 
 	if (!g.tokens_ns)
 		g.tokens = g.opt.ingest_burst;
@@ -1053,7 +1035,7 @@ static int store_profile(const struct labelset *ls, const struct norm *n, const 
 	fflush(g.series);
 	labels_format(ls, labels, sizeof(labels));
 	fprintf(g.index, "%" PRIu64 "\t%" PRId64 "\t%s\t%" PRId64 "\t%" PRId64 "\t%s\t%zu\n",
-		g.seq, now_ns() / NS_PER_MS, labels, n->p.time_nanos, profile_total(&n->p),
+		g.seq, real_ns() / NS_PER_MS, labels, n->p.time_nanos, profile_total(&n->p),
 		endpoint, sp->n);
 	fflush(g.index);
 	g.accepted++;
@@ -1583,7 +1565,7 @@ static bool ingest_time(const char *s, int64_t *ns)
 	long long v;
 
 	if (!s || !strcmp(s, "now")) {
-		*ns = now_ns();
+		*ns = real_ns();
 		return true;
 	}
 	n = strlen(s);
@@ -2003,8 +1985,8 @@ static struct MHD_Daemon *refuse_window(struct MHD_Daemon *d, unsigned int port,
 	MHD_stop_daemon(d);
 	printf("refusing connections for %u s\n", s);
 	fflush(stdout);
-	end = clock_ms() + (int64_t)s * 1000;
-	while ((left = (int)(end - clock_ms())) > 0) {
+	end = (mono_ns() / NS_PER_MS) + (int64_t)s * 1000;
+	while ((left = (int)(end - (mono_ns() / NS_PER_MS))) > 0) {
 		if (poll(&pfd, 1, left) <= 0)
 			continue;
 		if (take_signal(sfd) != SIGUSR1)

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # Helpers of the unwind_* tests (sourced after lib.sh): run a fixture under emberd
 # at 99 Hz and measure, from its folded stacks, the share of samples whose stack
-# has the expected shape.
+# has the expected shape. bench/unwind.sh sources it too, for share.
 
 # profile_fixture NAME CMD...: runs CMD (it stops by itself) under a fresh emberd at
 # 99 Hz, stops emberd (which stores its last interval), and writes the folded stacks

@@ -13,32 +13,7 @@
 require_bpf
 command -v node >/dev/null || fail "node not installed (scripts/install-deps.sh installs nodejs)"
 
-cat >"$T/gc.js" <<'JS'
-const ring = new Array(2048);
-function makeGarbage(n, round) {
-	let live = 0;
-	for (let i = 0; i < n; i++) {
-		const o = { id: i, pair: [i, i + 1], name: 'item' + i };
-		if ((i & 255) === 0)
-			ring[(round * 97 + i) & 2047] = o;
-		live += o.pair.length;
-	}
-	return live;
-}
-// CPU time (all threads), not wall time: a busy machine gets as many samples, only later
-function cpuMs() {
-	const u = process.cpuUsage();
-	return (u.user + u.system) / 1000;
-}
-function churn(ms) {
-	const end = cpuMs() + ms;
-	let x = 0;
-	for (let round = 0; cpuMs() < end; round++)
-		x += makeGarbage(20000, round);
-	return x;
-}
-console.log(churn(Number(process.argv[2]) * 1000));
-JS
+cp "$(dirname "$0")/gc.js" "$T/gc.js"
 
 start_emberd --hz 99 --interval 5s -v
 cd "$T" || fail "cannot enter $T" # node writes its isolate-*-v8.log files where it runs

@@ -14,18 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctlproto.h"
 
 /* Gives up on a daemon that neither answers nor closes. */
 #define TIMEOUT_MS 20000
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void print_frames(uint8_t *buf, size_t *len)
 {
@@ -64,7 +57,7 @@ int main(int argc, char **argv)
 		printf("CONNECT %s\n", strerror(errno));
 		return 1;
 	}
-	t0 = now_s();
+	t0 = (mono_ns() / 1e9);
 	n = fread(in, 1, sizeof(in), stdin);
 	if (n && send(fd, in, n, MSG_NOSIGNAL) < 0)
 		printf("SEND %s\n", strerror(errno));
@@ -82,6 +75,6 @@ int main(int argc, char **argv)
 		len += (size_t)r;
 		print_frames(buf, &len);
 	}
-	printf("CLOSED %.1f\n", now_s() - t0);
+	printf("CLOSED %.1f\n", (mono_ns() / 1e9) - t0);
 	return 0;
 }

@@ -14,10 +14,10 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "history.h"
 #include "pprof.h"
 
-#define NS_PER_SEC 1000000000LL
 /* 2026-01-01T00:00:00Z: profile k covers [T0 + 10k s, T0 + 10(k+1) s). */
 #define T0 (1767225600LL * NS_PER_SEC)
 #define INTERVAL (10 * NS_PER_SEC)

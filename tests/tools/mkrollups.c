@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "history.h"
 #include "rollup.h"
 
-#define NS_PER_SEC 1000000000LL
 
 static void __attribute__((noreturn)) usage(void)
 {

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 int main(int argc, char **argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -32,7 +34,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (;;) {
-		struct timespec ts;
+		int64_t now;
 		ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
 
 		if (n < 0 && errno == EINTR)
@@ -41,13 +43,14 @@ int main(int argc, char **argv)
 			fprintf(stderr, "notifylisten: recv: %s\n", strerror(errno));
 			return 1;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = mono_ns();
 		buf[n] = '\0';
 		/* one line per message: the fields are newline-separated */
 		for (char *p = buf; *p; p++)
 			if (*p == '\n')
 				*p = '|';
-		printf("%lld.%03ld %s\n", (long long)ts.tv_sec, ts.tv_nsec / 1000000, buf);
+		printf("%lld.%03lld %s\n", (long long)(now / NS_PER_SEC),
+		       (long long)(now % NS_PER_SEC / NS_PER_MS), buf);
 		fflush(stdout);
 	}
 }

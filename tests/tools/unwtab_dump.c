@@ -13,15 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "unwtab.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void print_row(const struct unwtab *t, const struct ember_unwind_row *r)
 {
@@ -67,14 +60,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unwtab_dump: %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
-	t0 = now();
+	t0 = (mono_ns() / 1e9);
 	rc = unwtab_build_fd(fd, &t, &why);
 	close(fd);
 	if (rc) {
 		fprintf(stderr, "unwtab_dump: %s: %s\n", argv[1], unwtab_strerror(why));
 		return 1;
 	}
-	print_stats(argv[1], &t, now() - t0);
+	print_stats(argv[1], &t, (mono_ns() / 1e9) - t0);
 	for (i = first; i < argc; i++) {
 		const struct ember_unwind_row *r = unwtab_find(&t, strtoull(argv[i], NULL, 16));
 

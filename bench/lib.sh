@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# What the benchmarks share (sourced after setting BENCH_NAME): messages, the options
+# they all take, the checks of their counts and prerequisites, and the two CPU
+# readers (schedstat for a process's threads, bpf_stats for its BPF programs).
+
+die() { echo "$BENCH_NAME: $*" >&2; exit 1; }
+log() { echo "$BENCH_NAME: $*" >&2; }
+need() { command -v "$1" >/dev/null || die "$1 not found: $2"; }
+
+# bench_opt OPT ARG: the options every benchmark takes (-d -r -e -o -k); 1 for another
+bench_opt() {
+	case $1 in
+	d) DURATION=$2 ;;
+	r) REPEAT=$2 ;;
+	e) EMBERD=$2 ;;
+	o) REPORT=$2 ;;
+	k) RAWOUT=$2 ;;
+	*) return 1 ;;
+	esac
+}
+
+# bench_check_counts: -d and -r are whole numbers in range
+bench_check_counts() {
+	[[ $DURATION =~ ^[0-9]+$ && $DURATION -ge 2 ]] || die "-d wants whole seconds >= 2, not '$DURATION'"
+	[[ $REPEAT =~ ^[0-9]+$ && $REPEAT -ge 1 ]] || die "-r wants a count >= 1, not '$REPEAT'"
+}
+
+# bench_require WHY: root, perf, bpftool and the bpf_stats sysctl (WHY: what root is for);
+# keeps the sysctl's value in OLD_BPF_STATS for bench_restore_bpf_stats
+bench_require() {
+	[ "$(id -u)" -eq 0 ] || die "must run as root ($1)"
+	need perf "install linux-perf (Debian) to compare with perf record"
+	need bpftool "install bpftool to read BPF run times"
+	[ -r /proc/sys/kernel/bpf_stats_enabled ] || die "no kernel.bpf_stats_enabled sysctl on this kernel"
+	OLD_BPF_STATS=$(cat /proc/sys/kernel/bpf_stats_enabled)
+}
+bench_restore_bpf_stats() {
+	echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
+}
+
+# on-CPU nanoseconds of every thread of PID (schedstat: ns precision, user+sys)
+cpu_ns() {
+	local s=0 f v
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r v _ <"$f" 2>/dev/null || continue
+		s=$((s + v))
+	done
+	echo "$s"
+}
+
+# "run_time_ns run_cnt" summed over PID's BPF programs of type perf_event, then
+# the same over all of its programs: found by the prog_id of its open fds
+bpf_stats() {
+	local ids id line pe_t=0 pe_c=0 all_t=0 all_c=0 t c
+	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un || true)
+	for id in $ids; do
+		line=$(bpftool prog show id "$id" 2>/dev/null) || continue # no head: SIGPIPE + pipefail
+		line=${line%%$'\n'*}
+		t=$(sed -n 's/.*run_time_ns \([0-9]*\).*/\1/p' <<<"$line")
+		c=$(sed -n 's/.*run_cnt \([0-9]*\).*/\1/p' <<<"$line")
+		t=${t:-0} c=${c:-0}
+		all_t=$((all_t + t)) all_c=$((all_c + c))
+		if [[ $line == *" perf_event "* ]]; then
+			pe_t=$((pe_t + t)) pe_c=$((pe_c + c))
+		fi
+	done
+	echo "$pe_t $pe_c $all_t $all_c"
+}
