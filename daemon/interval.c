@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "apps.h"
 #include "history.h"
 #include "interval.h"
@@ -54,14 +55,6 @@ struct interval_totals {
 	uint64_t excluded;
 	size_t apps;
 };
-
-static int64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* Stores one application's profile of the interval. */
 static int store_profile(struct interval *iv, const struct drain_result *r,
@@ -159,20 +152,20 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 
 int interval_run(struct interval *iv)
 {
-	int64_t start = iv->start_ns, end = now_ns(CLOCK_REALTIME);
-	int64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), c1, c2;
+	int64_t start = iv->start_ns, end = real_ns();
+	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), c1, c2;
 	struct drain_result r[INTERVAL_TYPES_MAX];
 	struct interval_totals tot = {};
 	int rc = 0;
 
 	iv->start_ns = end;
 	proctrack_consume(iv->d.src.proc); /* exits and first sights before the drains use them */
-	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (size_t i = 0; i < iv->n_types; i++)
 		drain_type(iv, &iv->types[i], start, end, &r[i]);
 	symbolizer_end_interval(iv->d.src.sym);
 	proctable_end_interval(iv->d.src.procs);
-	c2 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	c2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (size_t i = 0; i < iv->n_types; i++)
 		if (store_type(iv, &r[i], start, end, &tot))
 			rc = -EIO;
@@ -180,7 +173,7 @@ int interval_run(struct interval *iv)
 	report(iv, &tot);
 	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
 		  "%.1f ms, pprof and history %.1f ms", (iv->capture_ns + c1 - c0) / 1e6,
-		  (c2 - c1) / 1e6, (now_ns(CLOCK_THREAD_CPUTIME_ID) - c2) / 1e6);
+		  (c2 - c1) / 1e6, (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c2) / 1e6);
 	iv->capture_ns = 0;
 	return rc;
 }
@@ -219,7 +212,7 @@ struct interval *interval_open(const struct interval_deps *deps)
 	if (!iv)
 		return NULL;
 	iv->d = *deps;
-	iv->start_ns = now_ns(CLOCK_REALTIME);
+	iv->start_ns = real_ns();
 	membound_init(&iv->mb, &(struct membound_ops){
 		.set_caps = set_caps, .shrink = shrink, .measure = measure, .arg = iv },
 		deps->src.cfg->memory_limit);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "args.h"
 #include "config.h"
 #include "control.h"
@@ -77,14 +78,6 @@ static int check_host(void)
 	return 0;
 }
 
-static int64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* --- handlers: one per event source ------------------------------------------- */
 
 static int on_signal(struct daemon *d)
@@ -123,19 +116,19 @@ static int on_end(struct daemon *d)
 
 static int on_recapture(struct daemon *d)
 {
-	int64_t c0 = thread_cpu_ns();
+	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	procevents_recapture_due(d);
-	interval_add_capture_cpu(d->iv, thread_cpu_ns() - c0);
+	interval_add_capture_cpu(d->iv, clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 	return 0;
 }
 
 static int on_proc(struct daemon *d)
 {
-	int64_t c0 = thread_cpu_ns();
+	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	proctrack_consume(d->proc);
-	interval_add_capture_cpu(d->iv, thread_cpu_ns() - c0);
+	interval_add_capture_cpu(d->iv, clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 	return 0;
 }
 
@@ -333,30 +326,22 @@ static int open_interval(struct daemon *d)
 	return 0;
 }
 
-static int64_t process_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int setup(struct daemon *d, const struct args *a)
 {
-	int64_t t0 = process_cpu_ns(), t1, t2;
+	int64_t t0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1, t2;
 	int rc;
 
 	if (open_store(d))
 		return 1;
-	t1 = process_cpu_ns();
+	t1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (open_symbols(d))
 		return 1;
-	t2 = process_cpu_ns();
+	t2 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (open_bpf(d))
 		return 1;
 	log_debug("start-up CPU: %.1f ms before, history and control %.1f, symbolizer %.1f, "
 		  "BPF %.1f", t0 / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
-		  (process_cpu_ns() - t2) / 1e6);
+		  (clock_ns(CLOCK_PROCESS_CPUTIME_ID) - t2) / 1e6);
 	rc = setup_loop(d, a->duration_ns);
 	if (rc) {
 		log_err("cannot set up the event loop: %s", strerror(-rc));

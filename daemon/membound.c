@@ -7,19 +7,12 @@
 #include <malloc.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log.h"
 #include "membound.h"
 
 /* Allocations this big are mapped and unmapped on their own (see membound_init). */
 #define MMAP_THRESHOLD (256 * 1024)
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* The caches' caps follow memory_limit, which a reload may change. */
 void membound_limit(struct membound *mb, uint64_t limit)
@@ -87,7 +80,7 @@ void membound_check(struct membound *mb, uint64_t limit, struct interval_report 
 	excess = m->rss - m->limit;
 	freed = mb->ops.shrink(mb->ops.arg, held > excess ? held - excess : 0);
 	m->shrink_runs++;
-	m->last_shrink_ns = realtime_ns();
+	m->last_shrink_ns = real_ns();
 	m->last_freed = freed;
 	m->freed_total += freed;
 	mb->ops.measure(mb->ops.arg, r);

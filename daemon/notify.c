@@ -14,6 +14,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "clock.h"
 #include "log.h"
 #include "notify.h"
 
@@ -98,12 +99,9 @@ void notify_report(const struct interval_report *r)
 
 void notify_reloading(void)
 {
-	struct timespec ts;
-
 	/* MONOTONIC_USEC= is what systemd >= 253 wants with RELOADING=1; older ones ignore it. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	sd_notifyf(0, "RELOADING=1\nSTATUS=reloading the configuration\nMONOTONIC_USEC=%llu",
-		   (unsigned long long)ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000);
+	sd_notifyf(0, "RELOADING=1\nSTATUS=reloading the configuration\nMONOTONIC_USEC=%lld",
+		   (long long)(mono_ns() / NS_PER_US));
 }
 
 void notify_stopping(void)

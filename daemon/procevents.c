@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
@@ -22,23 +23,15 @@
  * is captured again after these delays (ld.so takes 1-50 ms), so that a
  * short-lived one leaves a complete snapshot behind.
  */
-#define RECAPTURE_FIRST_NS (20 * 1000000LL)
-#define RECAPTURE_SECOND_NS (250 * 1000000LL)
+#define RECAPTURE_FIRST_NS (20 * NS_PER_MS)
+#define RECAPTURE_SECOND_NS (250 * NS_PER_MS)
 /*
  * Only a process that exec'd this recently can still be in ld.so when first
  * captured; one sampled later (or running before emberd started, or a fork
  * that did not exec) has all its startup libraries mapped and is captured
  * once. Exec times are remembered in a small table indexed by pid.
  */
-#define RECENT_EXEC_NS (1000 * 1000000LL)
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#define RECENT_EXEC_NS NS_PER_SEC
 
 static void recapture_arm(struct daemon *d)
 {

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The table of profile types: what each one's samples mean, and whose maps hold them. */
+#include "clock.h"
 #include "profile_type.h"
 
 static int64_t cpu_period(unsigned int hz)
 {
-	return 1000000000LL / hz;
+	return NS_PER_SEC / hz;
 }
 
 static int cpu_drain(void *src, sampler_cb cb, void *arg)

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "history.h"
 #include "log.h"
 #include "proctable.h"
@@ -34,14 +35,6 @@
 #define FDINFO_LINES 32
 /* File descriptors looked at for BPF maps: emberd holds far fewer. */
 #define MAX_FDS_SCANNED 65536
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void count(struct status_count *c, uint64_t delta)
 {
@@ -233,8 +226,8 @@ static void gather_cpu(struct ember_status *st)
 
 	if (getrusage(RUSAGE_SELF, &ru))
 		return;
-	st->cpu_user_ns = ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
-	st->cpu_system_ns = ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
+	st->cpu_user_ns = ru.ru_utime.tv_sec * NS_PER_SEC + ru.ru_utime.tv_usec * NS_PER_US;
+	st->cpu_system_ns = ru.ru_stime.tv_sec * NS_PER_SEC + ru.ru_stime.tv_usec * NS_PER_US;
 }
 
 /* map_id and memlock of one BPF map fd, from its fdinfo; false when it is no map. */
@@ -324,7 +317,7 @@ void report_init(struct interval_report *r, const struct report_sources *src)
 	snprintf(st->version, sizeof(st->version), "%s", EMBER_VERSION);
 	snprintf(st->state, sizeof(st->state), "running");
 	st->pid = getpid();
-	st->start_ns = realtime_ns();
+	st->start_ns = real_ns();
 	/* the BPF metrics since load count from here: the first interval's deltas are right */
 	sampler_metrics(src->sampler, r->last_cpu);
 	proctrack_metrics(src->proc, r->last_proc);
@@ -341,7 +334,7 @@ void report_gather_common(struct interval_report *r, const struct report_sources
 {
 	struct ember_status *st = &r->st;
 
-	st->updated_ns = realtime_ns();
+	st->updated_ns = real_ns();
 	st->hz = src->cfg->hz;
 	st->interval_ns = src->cfg->interval_ns;
 	st->processes_seen = *src->processes_seen;

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "log.h"
 #include "percpu.h"
 #include "sampler.h"
@@ -197,7 +198,7 @@ static int reuse_unwind_maps(struct sampler *s, const struct unwinder_fds *u)
 static void map_sizes(unsigned int ncpus, unsigned int hz, int64_t interval_ns, uint32_t *counts,
 		      uint32_t *stacks)
 {
-	uint64_t per_interval = (uint64_t)hz * (interval_ns / 1000000000LL + 1) * ncpus;
+	uint64_t per_interval = (uint64_t)hz * (interval_ns / NS_PER_SEC + 1) * ncpus;
 
 	*counts = roundup_pow2_clamp(per_interval + per_interval / 4, COUNTS_MIN, COUNTS_MAX);
 	*stacks = roundup_pow2_clamp(2 * per_interval, STACKS_MIN, STACKS_MAX);
@@ -317,7 +318,7 @@ void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stacks)
 
 static void sleep_ns(long ns)
 {
-	struct timespec ts = { .tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L };
+	struct timespec ts = ns_to_timespec(ns);
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;

@@ -4,21 +4,20 @@
  * after every interval, atomically (a temporary file renamed).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
+#include "file.h"
 #include "log.h"
 #include "status.h"
 
 /* Where the file goes, and whether the last write failed. */
 struct status {
-	char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
+	char path[PATH_MAX + 16];
 	bool write_failed;		/* warned once; warned again after a success */
 };
 
@@ -43,24 +42,12 @@ static int make_dirs(const char *dir)
 static int write_file(struct status *s, const struct ember_status *st)
 {
 	static char buf[STATUSFILE_MAX_BYTES];
-	int n = statusfile_format(st, buf, sizeof(buf)), fd, rc = 0;
+	int n = statusfile_format(st, buf, sizeof(buf));
 
 	if (n < 0)
 		return n;
-	/* a fresh file, never one planted there (a link to another file) */
-	unlink(s->tmp);
-	fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, (size_t)n) != n)
-		rc = errno ? -errno : -EIO;
-	if (close(fd) && !rc)
-		rc = -errno;
-	if (!rc && rename(s->tmp, s->path))
-		rc = -errno;
-	if (rc)
-		unlink(s->tmp);
-	return rc;
+	/* no fsync: the runtime directory is a tmpfs, and a reader wants it current, not durable */
+	return file_write_atomic(s->path, buf, (size_t)n, 0);
 }
 
 void status_write(struct status *s, const struct ember_status *st)
@@ -84,7 +71,6 @@ struct status *status_open(const char *runtime_dir)
 	if (!s)
 		return NULL;
 	snprintf(s->path, sizeof(s->path), "%s/status", runtime_dir);
-	snprintf(s->tmp, sizeof(s->tmp), "%s/.status.tmp", runtime_dir);
 	rc = make_dirs(runtime_dir);
 	if (rc) {
 		log_warnx("cannot create the runtime directory %s: %s", runtime_dir,
