@@ -22,7 +22,7 @@ static const struct option selection_long[] = {
 	{"type", required_argument, NULL, 't'},	    {"app", required_argument, NULL, 'a'},
 	{"label", required_argument, NULL, 'l'},    {"pid", required_argument, NULL, 'p'},
 	{"data-dir", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
-	NO_ROLLUPS_OPTION,
+	{"sample", required_argument, NULL, OPT_SAMPLE}, NO_ROLLUPS_OPTION,
 };
 
 /* The long options of a view with these flags, and its short option string. */
@@ -91,6 +91,8 @@ static bool view_option(struct view_opts *o, int c, const char *arg)
 		o->max_depth = parse_count("--max-depth", arg, 1, STACKSET_MAX_DEPTH);
 	else if (c == 'o' && (o->flags & VO_OUTPUT))
 		o->output = arg;
+	else if (c == OPT_SAMPLE)
+		o->sample = arg;
 	else if (c == 'd')
 		o->data_dir = arg;
 	else
@@ -101,7 +103,7 @@ static bool view_option(struct view_opts *o, int c, const char *arg)
 /* Options may follow FUNCTION ("callers malloc --since -1h"): getopt permutes. */
 static void parse_view(int argc, char **argv, struct view_opts *o)
 {
-	struct option opts[16];
+	struct option opts[20];
 	char shorts[48];
 	int64_t now = now_ns();
 	int c;
@@ -136,6 +138,7 @@ int view_load(int argc, char **argv, struct view_opts *o, struct merge_state *s)
 	if (!h)
 		return EXIT_RUNTIME;
 	s->data_dir = o->data_dir;
+	s->value_type = o->sample;
 	ret = merge_stacks(h, &o->sel, s);
 	history_close(h);
 	return ret;
@@ -161,9 +164,9 @@ void view_describe(const struct view_opts *o, const struct merge_state *s, char 
 
 	format_time(s->first_ns, a, sizeof(a));
 	format_time(s->last_ns, b, sizeof(b));
-	snprintf(buf, len, "%" PRIu64 " %s profile%s from %s to %s, %" PRId64 " samples", s->merged,
+	snprintf(buf, len, "%" PRIu64 " %s profile%s from %s to %s, %" PRId64 " %s", s->merged,
 		 o->sel.type ? o->sel.type : "", s->merged == 1 ? "" : "s", a, b,
-		 stackset_total(s->set, 0));
+		 stackset_total(s->set, 0), o->sample ? o->sample : "samples");
 	if (o->sel.app)
 		snprintf(buf + strlen(buf), len - strlen(buf), ", app %s", o->sel.app);
 	for (size_t i = 0; i < o->sel.n_labels; i++)

@@ -19,10 +19,15 @@
 	"Which profiles (all that overlap the window are merged):\n"                     \
 	"  -s, --since T      first time of the window (default: the oldest profile)\n"  \
 	"  -u, --until T      end of the window, excluded (default: open)\n"             \
-	"  -t, --type TYPE    profile type (default: cpu)\n"                             \
+	"  -t, --type TYPE    which kind of profile: cpu (default), and the others the\n" \
+	"                     history holds (\"emberctl list\" shows each row's type;\n"  \
+	"                     a type it does not hold is an error that names them)\n"   \
 	"  -a, --app NAME     only this application's profiles (default: all)\n"         \
 	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"          \
 	"  -p, --pid N        keep only the samples of process N\n"                      \
+	"      --sample NAME  which value of each sample to count, among the sample\n"   \
+	"                     types the profiles record: samples (default: ticks of\n"  \
+	"                     the sampling clock), cpu (nanoseconds of CPU), ...\n"     \
 	NO_ROLLUPS_HELP                                                                  \
 	"  -d, --data-dir DIR where emberd keeps history.db (as before the command)\n"   \
 	"  -h, --help         show this help\n"                                          \
@@ -38,6 +43,7 @@ enum view_opt_flags {
 
 #define OPT_SORT 1000
 #define OPT_MAX_DEPTH 1001
+#define OPT_SAMPLE 1002
 
 /* A view: its help and options, and what the command line asked for. */
 struct view_opts {
@@ -51,6 +57,7 @@ struct view_opts {
 	long max_depth; /* 0: no bound */
 	const char *output; /* folded: NULL is stdout */
 	const char *function; /* callers, callees */
+	const char *sample; /* --sample: the sample type counted; NULL is "samples" */
 };
 
 /* Parses, opens the history and merges the window's stacks into s->set. */

@@ -223,3 +223,31 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 	sqlite3_clear_bindings(*st);
 	return ret;
 }
+
+int history_types(struct history *h, char *buf, size_t len, size_t *n)
+{
+	sqlite3_stmt *st;
+	size_t used = 0;
+	int rc;
+
+	if (!h || !buf || !n)
+		return -EINVAL;
+	*n = 0;
+	/* profiles_type_start leads with type: DISTINCT walks the index, not the blobs */
+	rc = sqlite3_prepare_v2(h->db, "SELECT DISTINCT type FROM profiles ORDER BY type", -1, &st,
+				NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *t = hist_column_str(st, 0);
+		size_t tl = strlen(t) + 1;
+
+		if (tl > len - used)
+			break;
+		memcpy(buf + used, t, tl);
+		used += tl;
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
