@@ -244,8 +244,10 @@ static int drain(struct capture *c)
 	int rc;
 
 	c->last_drain_mono_ns = clock_ns(CLOCK_MONOTONIC);
-	rc = drain_cpu_more(c->sampler, c->env->sym, c->req.hz, c->start_ns, now, classify_one,
-			    c, &c->r);
+	rc = drain_more(&(struct drain_request){
+		.type = &profile_types[PROFILE_CPU], .src = c->sampler, .sym = c->env->sym,
+		.hz = c->req.hz, .start_ns = c->start_ns, .end_ns = now,
+		.classify = classify_one, .arg = c }, &c->r);
 	if (rc)
 		log_warnx("capture of %s: cannot drain the samples: %s", c->target,
 			  strerror(-rc));

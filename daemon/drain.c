@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The drain: for every folded stack of the interval, find its process's
- * application, name its frames with the symbolizer and add it to that
- * application's pprof builder with its pid and comm.
+ * The drain: for every folded stack of one profile type's maps, find its
+ * process's application, name its frames with the symbolizer and add it to
+ * that application's pprof builder with its pid and comm.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -294,28 +294,28 @@ void drain_result_free(struct drain_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Adds what the sampler holds to out's profiles and recounts out's totals. */
-static int drain_into(struct sampler *s, struct symbolizer *sym, unsigned int hz,
-		      int64_t start_ns, int64_t end_ns, drain_classify_fn classify, void *arg,
-		      struct drain_result *out)
+/* Adds what q's source holds to out's profiles and recounts out's totals. */
+int drain_more(const struct drain_request *q, struct drain_result *out)
 {
+	const struct profile_type *t = q->type;
 	struct drain_ctx c = {
-		.sym = sym,
+		.sym = q->sym,
 		.meta = {
-			.sample_types = { { "samples", "count" }, { "cpu", "nanoseconds" } },
+			.sample_types = { t->count, t->weight },
 			.n_sample_types = 2,
-			.period_type = { "cpu", "nanoseconds" },
-			.period = 1000000000LL / hz,
-			.time_nanos = start_ns,
-			.duration_nanos = end_ns - start_ns,
+			.period_type = t->period_type,
+			.period = t->period(q->hz),
+			.time_nanos = q->start_ns,
+			.duration_nanos = q->end_ns - q->start_ns,
 		},
-		.classify = classify,
-		.arg = arg,
+		.classify = q->classify,
+		.arg = q->arg,
 		.out = out,
 	};
 	int rc;
 
-	rc = sampler_drain(s, on_stack, &c);
+	out->type = t;
+	rc = t->drain(q->src, on_stack, &c);
 	memset(&out->total, 0, sizeof(out->total));
 	for (size_t i = 0; i < out->n; i++) {
 		struct drain_profile *p = &out->v[i];
@@ -329,22 +329,13 @@ static int drain_into(struct sampler *s, struct symbolizer *sym, unsigned int hz
 	return rc;
 }
 
-int drain_cpu_profiles(struct sampler *s, struct symbolizer *sym, unsigned int hz,
-		       int64_t start_ns, int64_t end_ns, drain_classify_fn classify, void *arg,
-		       struct drain_result *out)
+int drain_profiles(const struct drain_request *q, struct drain_result *out)
 {
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = drain_into(s, sym, hz, start_ns, end_ns, classify, arg, out);
-	symbolizer_end_interval(sym);
+	rc = drain_more(q, out);
 	if (rc)
 		drain_result_free(out);
 	return rc;
-}
-
-int drain_cpu_more(struct sampler *s, struct symbolizer *sym, unsigned int hz, int64_t start_ns,
-		   int64_t end_ns, drain_classify_fn classify, void *arg, struct drain_result *out)
-{
-	return drain_into(s, sym, hz, start_ns, end_ns, classify, arg, out);
 }

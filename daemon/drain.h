@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Turns one drained interval of folded stacks into one pprof CPU profile per application. */
+/*
+ * Turns one drained interval of folded stacks of one profile type into one
+ * pprof profile per application.
+ */
 #ifndef EMBER_DRAIN_H
 #define EMBER_DRAIN_H
 
@@ -7,10 +10,12 @@
 
 #include "config.h"
 #include "pprof.h"
+#include "profile_type.h"
 #include "proctable.h"
 #include "sampler.h"
 #include "symbolizer.h"
 
+/* What a drain found, per profile and in total (the interval report reads it). */
 struct drain_stats {
 	uint64_t samples;	/* samples drained */
 	uint64_t stacks;	/* distinct folded stacks (map entries) */
@@ -26,7 +31,7 @@ struct drain_frame {
 	uint64_t location;		/* id in the profile's builder */
 };
 
-/* One application's CPU profile of the interval. */
+/* One application's profile of the interval, of the result's type. */
 struct drain_profile {
 	char service[CONFIG_NAME_MAX];	/* service_name */
 	int app;			/* index of its [app], or -1 when inferred */
@@ -38,7 +43,9 @@ struct drain_profile {
 	size_t nframes, frames_cap;
 };
 
+/* A drain's profiles, handed to whoever stores or sends them. */
 struct drain_result {
+	const struct profile_type *type;	/* what every profile in v holds */
 	struct drain_profile *v;	/* one per application sampled */
 	size_t n, cap;
 	struct drain_stats total;	/* over all profiles */
@@ -48,20 +55,28 @@ struct drain_result {
 /* How the drain learns a process's application (NULL: out of memory). */
 typedef const struct proc_class *(*drain_classify_fn)(uint32_t pid, const char *comm, void *arg);
 
+/* One drain: which type, from whose maps, over which window, classified how. */
+struct drain_request {
+	const struct profile_type *type;
+	void *src;			/* the object owning the type's maps: type->drain's src */
+	struct symbolizer *sym;		/* names the frames */
+	unsigned int hz;		/* the source's rate, for type->period */
+	int64_t start_ns, end_ns;	/* the profiles' window, CLOCK_REALTIME */
+	drain_classify_fn classify;
+	void *arg;			/* classify's */
+};
+
 /*
- * Drains the sampler into one builder per application, each a CPU profile of
- * [start_ns, end_ns) (samples/count, cpu/nanoseconds; labels pid and comm).
+ * Drains q's source into one builder per application, each a profile of
+ * q->type over [start_ns, end_ns) (its two sample types; labels pid and comm).
+ * The caller ends the symbolizer's interval once every type is drained.
  */
-int drain_cpu_profiles(struct sampler *s, struct symbolizer *sym, unsigned int hz,
-		       int64_t start_ns, int64_t end_ns, drain_classify_fn classify, void *arg,
-		       struct drain_result *out);
+int drain_profiles(const struct drain_request *q, struct drain_result *out);
 /*
  * The same, adding to the profiles already in out (zeroed before the first
- * call): an on-demand capture drains several times into one profile. The
- * symbolizer's interval is left to the main drain to end.
+ * call): an on-demand capture drains several times into one profile.
  */
-int drain_cpu_more(struct sampler *s, struct symbolizer *sym, unsigned int hz, int64_t start_ns,
-		   int64_t end_ns, drain_classify_fn classify, void *arg, struct drain_result *out);
+int drain_more(const struct drain_request *q, struct drain_result *out);
 void drain_result_free(struct drain_result *r);
 
 #endif

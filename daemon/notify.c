@@ -4,10 +4,10 @@
  * watchdog. libsystemd does nothing when NOTIFY_SOCKET is unset.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,13 +23,13 @@
 /* The watchdog timerfd, -1 without a watchdog. One per process, like the socket. */
 static int watchdog_fd = -1;
 
-int notify_watchdog_start(int epfd)
+int notify_watchdog_open(int *fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	struct itimerspec its = {};
 	uint64_t usec = 0;
 	int rc;
 
+	*fd = -1;
 	rc = sd_watchdog_enabled(0, &usec);
 	if (rc < 0)
 		log_warnx("WATCHDOG_USEC is not a number of microseconds: watchdog off");
@@ -43,22 +43,14 @@ int notify_watchdog_start(int epfd)
 		its.it_value.tv_nsec = 1000;
 	its.it_interval = its.it_value;
 	watchdog_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (watchdog_fd < 0)
-		return -errno;
-	ev.data.fd = watchdog_fd;
-	if (timerfd_settime(watchdog_fd, 0, &its, NULL) ||
-	    epoll_ctl(epfd, EPOLL_CTL_ADD, watchdog_fd, &ev)) {
+	if (watchdog_fd < 0 || timerfd_settime(watchdog_fd, 0, &its, NULL)) {
 		rc = -errno;
 		notify_close();
 		return rc;
 	}
 	log_debug("watchdog: petting every %.3gs", usec / 1e6);
+	*fd = watchdog_fd;
 	return 0;
-}
-
-bool notify_is_watchdog(int fd)
-{
-	return watchdog_fd >= 0 && fd == watchdog_fd;
 }
 
 void notify_watchdog_pet(void)
@@ -95,6 +87,13 @@ void notify_status(const char *fmt, ...)
 	va_start(ap, fmt);
 	notify_vstatus("", fmt, ap);
 	va_end(ap);
+}
+
+void notify_report(const struct interval_report *r)
+{
+	notify_status("last interval: %lu samples of %u processes in %" PRIu64 " apps; %" PRIu64
+		      " profiles stored", r->drained.samples, r->drained.processes, r->st.apps,
+		      r->st.profiles.total);
 }
 
 void notify_reloading(void)

@@ -9,14 +9,14 @@
 
 #include <stdbool.h>
 
+#include "report.h"
+
 /*
- * Arms a timerfd at half of WATCHDOG_USEC and adds it to epfd: the loop pets
- * the watchdog only while it turns, so a stalled loop gets restarted.
- * 0 (also without a watchdog) or -errno.
+ * A timerfd firing at half of WATCHDOG_USEC, for the loop: it pets the
+ * watchdog only while it turns, so a stalled loop gets restarted. *fd is -1
+ * without a watchdog. 0 or -errno.
  */
-int notify_watchdog_start(int epfd);
-/* Whether fd is the watchdog's timerfd (false without a watchdog). */
-bool notify_is_watchdog(int fd);
+int notify_watchdog_open(int *fd);
 /* The watchdog's timer fired: WATCHDOG=1. */
 void notify_watchdog_pet(void);
 
@@ -24,6 +24,8 @@ void notify_watchdog_pet(void);
 void notify_ready(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A one-line STATUS= summary (systemctl status shows it). */
 void notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The interval's STATUS= line, from its report. */
+void notify_report(const struct interval_report *r);
 /* SIGHUP received: RELOADING=1; notify_ready() ends the reload. */
 void notify_reloading(void);
 /* A stop was asked for: STOPPING=1, before the last interval is stored. */

@@ -193,10 +193,26 @@ static int reuse_unwind_maps(struct sampler *s, const struct unwinder_fds *u)
 	return 0;
 }
 
+/* The map sizes for hz and interval_ns on ncpus CPUs (see COUNTS_MIN). */
+static void map_sizes(unsigned int ncpus, unsigned int hz, int64_t interval_ns, uint32_t *counts,
+		      uint32_t *stacks)
+{
+	uint64_t per_interval = (uint64_t)hz * (interval_ns / 1000000000LL + 1) * ncpus;
+
+	*counts = roundup_pow2_clamp(per_interval + per_interval / 4, COUNTS_MIN, COUNTS_MAX);
+	*stacks = roundup_pow2_clamp(2 * per_interval, STACKS_MIN, STACKS_MAX);
+}
+
+bool sampler_fits(const struct sampler *s, unsigned int hz, int64_t interval_ns)
+{
+	uint32_t counts, stacks;
+
+	map_sizes(s->ncpus_possible, hz, interval_ns, &counts, &stacks);
+	return counts <= s->counts_max && stacks <= s->stacks_max;
+}
+
 static int load(struct sampler *s, const struct sampler_opts *o, char *err, size_t errlen)
 {
-	uint64_t per_interval = (uint64_t)o->hz * (o->interval_ns / 1000000000LL + 1) *
-				s->ncpus_possible;
 	int rc;
 
 	s->skel = cpu_bpf__open();
@@ -211,8 +227,7 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 	s->skel->rodata->allow_only = o->allow_list;
 	if (!o->allow_list) /* unused: the smallest map the kernel accepts */
 		bpf_map__set_max_entries(s->skel->maps.allow_tgids, 1);
-	s->counts_max = roundup_pow2_clamp(per_interval + per_interval / 4, COUNTS_MIN, COUNTS_MAX);
-	s->stacks_max = roundup_pow2_clamp(2 * per_interval, STACKS_MIN, STACKS_MAX);
+	map_sizes(s->ncpus_possible, o->hz, o->interval_ns, &s->counts_max, &s->stacks_max);
 	bpf_map__set_max_entries(s->skel->maps.counts0, s->counts_max);
 	bpf_map__set_max_entries(s->skel->maps.counts1, s->counts_max);
 	bpf_map__set_max_entries(s->skel->maps.stacks0, s->stacks_max);

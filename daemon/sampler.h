@@ -13,6 +13,7 @@
 #include "ember/cpu.h"
 #include "unwinder.h"
 
+/* How to load the sampler: rate, map sizing, filters, and the maps it shares. */
 struct sampler_opts {
 	unsigned int hz;		/* samples per second per CPU */
 	int64_t interval_ns;		/* used to size the maps */
@@ -42,6 +43,12 @@ struct sampler;
 int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, size_t errlen);
 void sampler_close(struct sampler *s);
 unsigned int sampler_ncpus(const struct sampler *s);
+/*
+ * Whether the maps, sized at load for one interval, hold the samples of
+ * interval_ns at hz as well as maps sized for it would: what a reload of
+ * `interval` asks before it takes effect.
+ */
+bool sampler_fits(const struct sampler *s, unsigned int hz, int64_t interval_ns);
 /* Map sizes chosen, for the log. */
 void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stacks);
 

@@ -10,10 +10,12 @@ PKGS=(
 	libbpf-dev libelf-dev libdw-dev zlib1g-dev libzstd-dev
 	libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
 	libsqlite3-dev libsystemd-dev libinih-dev libiberty-dev
+	systemtap-sdt-dev	# <sys/sdt.h>: the USDT probes of libember_alloc.so
 	# packaging and the unit checks (cpack -G DEB, dpkg-shlibdeps, systemd-analyze)
 	dpkg-dev systemd man-db
 	# tests
 	check golang-go binutils libmicrohttpd-dev curl nodejs strace
+	clang-format-14		# scripts/format.sh --check (CI)
 	chromium		# flame graphs opened headless (tests/integration/flamegraph_browser.sh)
 	# benchmarks (peers)
 	linux-perf bpftrace

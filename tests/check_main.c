@@ -33,6 +33,8 @@ int main(void)
 	srunner_add_suite(sr, unwtab_suite());
 	srunner_add_suite(sr, utf8_suite());
 	srunner_add_suite(sr, pushfit_suite());
+	srunner_add_suite(sr, drain_suite());
+	srunner_add_suite(sr, membound_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

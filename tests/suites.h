@@ -28,5 +28,7 @@ Suite *statusfile_suite(void);
 Suite *unwtab_suite(void);
 Suite *utf8_suite(void);
 Suite *pushfit_suite(void);
+Suite *drain_suite(void);
+Suite *membound_suite(void);
 
 #endif

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What libember_alloc.so costs a malloc-heavy program: a 64-byte malloc/free loop on 4
+# threads (next to a 64 MiB resident heap), unprofiled; under the library with no profiler
+# attached (semaphores 0); and with sampling forced on (EMBER_ALLOC_FORCE_SAMPLING=1: an
+# attached profiler without BPF, the probe sites being nops), with the resident heap (so
+# sampled pointers are live and every free looks in the live set) and without it. Runs
+# the configurations round-robin R times and prints the medians and their ratios to the
+# unprofiled run; and, for scale, under a bare wrapper whose malloc and free only jump to
+# glibc's (what any LD_PRELOAD interposer costs at least). Figures only: it asserts
+# nothing about timings.
+#
+# usage: bench/alloc.sh [-r REPEATS] [-n PAIRS] [-t THREADS] [-s SIZE] [-b BUILD_DIR]
+#   -r  runs of each configuration, medians reported         (BENCH_REPEAT, 7)
+#   -n  malloc/free pairs per thread                         (BENCH_PAIRS, 20000000)
+#   -t  threads                                              (BENCH_THREADS, 4)
+#   -s  allocation size, bytes                               (BENCH_SIZE, 64)
+#   -b  the build directory with alloc/libember_alloc.so     (BUILD, build)
+# Build first: cmake --build build --target ember_alloc ember_alloc_bench
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPEAT=${BENCH_REPEAT:-7}
+PAIRS=${BENCH_PAIRS:-20000000}
+THREADS=${BENCH_THREADS:-4}
+SIZE=${BENCH_SIZE:-64}
+BUILD=${BUILD:-$HERE/../build}
+
+usage() { sed -n '13,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while getopts 'r:n:t:s:b:h' opt; do
+	case $opt in
+	r) REPEAT=$OPTARG ;;
+	n) PAIRS=$OPTARG ;;
+	t) THREADS=$OPTARG ;;
+	s) SIZE=$OPTARG ;;
+	b) BUILD=$OPTARG ;;
+	h) usage 0 ;;
+	*) usage ;;
+	esac
+done
+
+LIB=$BUILD/alloc/libember_alloc.so
+LOOP=$BUILD/alloc/ember_alloc_bench
+[ -f "$LIB" ] && [ -x "$LOOP" ] ||
+	{ echo "bench/alloc.sh: build first: cmake --build $BUILD --target ember_alloc ember_alloc_bench" >&2; exit 1; }
+
+command -v cc >/dev/null || { echo "bench/alloc.sh: needs cc (the bare wrapper)" >&2; exit 1; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+BARE=$TMP/bare.so
+cat >"$TMP/bare.c" <<'EOF2'
+#include <stddef.h>
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+static void *(*next_malloc)(size_t) = __libc_malloc;
+static void (*next_free)(void *) = __libc_free;
+void *malloc(size_t size) { return next_malloc(size); }
+void free(void *p) { next_free(p); }
+EOF2
+cc -O2 -shared -fPIC -fno-builtin-malloc -fno-builtin-free -Wl,-z,now -o "$BARE" "$TMP/bare.c"
+
+CONFIGS="unprofiled bare-wrapper no-profiler sampling sampling-live"
+run() { # config -> "cpu_ns wall_ns" per pair
+	case $1 in
+	unprofiled) "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	bare-wrapper) LD_PRELOAD=$BARE "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	no-profiler) LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	sampling) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 0 ;;
+	sampling-live) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	esac
+}
+
+RAW=$TMP/raw
+echo "libember_alloc.so: $THREADS threads x $PAIRS malloc($SIZE)/free pairs, $REPEAT runs each, round-robin" >&2
+for r in $(seq "$REPEAT"); do
+	for c in $CONFIGS; do
+		echo "$c $(run "$c")" >>"$RAW"
+	done
+	echo "  run $r/$REPEAT done" >&2
+done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+base_cpu=$(awk '$1 == "unprofiled" { print $2 }' "$RAW" | median)
+base_wall=$(awk '$1 == "unprofiled" { print $3 }' "$RAW" | median)
+echo
+echo "| configuration | CPU ns per pair (median) | ratio | wall ns per pair per thread (median) | ratio | CPU ns, all runs |"
+echo "| --- | ---: | ---: | ---: | ---: | --- |"
+for c in $CONFIGS; do
+	cpu=$(awk -v c="$c" '$1 == c { print $2 }' "$RAW" | median)
+	wall=$(awk -v c="$c" '$1 == c { print $3 }' "$RAW" | median)
+	all=$(awk -v c="$c" '$1 == c { printf "%s%.1f", sep, $2; sep = " " }' "$RAW")
+	awk -v c="$c" -v cpu="$cpu" -v wall="$wall" -v bc="$base_cpu" -v bw="$base_wall" -v all="$all" \
+		'BEGIN { printf "| %s | %.2f | %.3f | %.1f | %.3f | %s |\n", c, cpu, cpu / bc, wall, wall / bw, all }'
+done
+echo
+echo "unprofiled: no preload. bare-wrapper: malloc and free that only jump to glibc's."
+echo "no-profiler: preloaded, semaphores 0. sampling: semaphores forced to 1, mean"
+echo "interval 512 KiB, no resident heap (live set mostly empty)."
+echo "sampling-live: the same with 64 MiB resident in 64 KiB blocks (~128 sampled pointers"
+echo "live, so every free is looked up). CPU = thread CPU time (robust to a shared machine)."

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One interval, end to end: drain every active profile type, store one
+ * profile per application and type, prune and roll up the history, wake the
+ * uploader, then one report read from every source for the log, the memory
+ * bound, sd_notify and the status file.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "apps.h"
+#include "history.h"
+#include "interval.h"
+#include "log.h"
+#include "membound.h"
+#include "notify.h"
+#include "procinfo.h"
+#include "proctable.h"
+#include "proctrack.h"
+#include "retention.h"
+#include "rollups.h"
+#include "status.h"
+#include "uploader.h"
+
+/* Profile types active at once: every entry of profile_types[] fits. */
+#define INTERVAL_TYPES_MAX PROFILE_TYPES_NR
+
+/* One active profile type and the object owning its maps. */
+struct interval_type {
+	const struct profile_type *type;
+	void *src;
+};
+
+/* The interval's state: the daemon's parts it reads, and what it keeps between intervals. */
+struct interval {
+	struct interval_deps d;
+	struct interval_type types[INTERVAL_TYPES_MAX];
+	size_t n_types;
+	int64_t start_ns;		/* CLOCK_REALTIME: the current interval's start */
+	uint64_t profiles_stored;	/* since the start */
+	int64_t capture_ns;		/* main thread CPU capturing processes this interval */
+	struct interval_report rep;
+	struct membound mb;
+	struct status *status;		/* <runtime_dir>/status */
+};
+
+/* The drains' totals over every type, and what they dropped. */
+struct interval_totals {
+	struct drain_stats st;
+	uint64_t excluded;
+	size_t apps;
+};
+
+static int64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Stores one application's profile of the interval. */
+static int store_profile(struct interval *iv, const struct drain_result *r,
+			 const struct drain_profile *p, int64_t start, int64_t end)
+{
+	char labels[CONFIG_MAX_SERIES_LABELS * (CONFIG_NAME_MAX + CONFIG_VALUE_MAX + 2)];
+	struct history *hist = iv->d.src.hist;
+	struct history_meta m = {
+		.start_ns = start, .end_ns = end, .type = r->type->name, .app = p->service,
+		.labels = labels, .samples = p->st.samples, .processes = p->st.processes,
+	};
+	uint8_t *buf = NULL;
+	size_t len;
+	int rc;
+
+	rc = apps_labels_text(iv->d.src.cfg, p->app, p->service, procinfo_hostname(), labels,
+			      sizeof(labels));
+	if (!rc)
+		rc = pprof_encode(p->b, &buf, &len);
+	if (rc) {
+		log_warnx("cannot encode the %s profile of %s: %s", r->type->name, p->service,
+			  strerror(-rc));
+		return rc;
+	}
+	rc = history_put(hist, &m, buf, len, NULL);
+	free(buf);
+	if (rc)
+		log_warnx("cannot store the %s profile of %s in %s: %s", r->type->name, p->service,
+			  history_path(hist), strerror(-rc));
+	else
+		iv->profiles_stored++;
+	return rc;
+}
+
+/* Drains one type into r (empty when the drain failed, said). */
+static void drain_type(struct interval *iv, const struct interval_type *t, int64_t start,
+		       int64_t end, struct drain_result *r)
+{
+	struct drain_request q = {
+		.type = t->type, .src = t->src, .sym = iv->d.src.sym, .hz = iv->d.src.cfg->hz,
+		.start_ns = start, .end_ns = end,
+		.classify = iv->d.classify, .arg = iv->d.classify_arg,
+	};
+	int rc = drain_profiles(&q, r);
+
+	if (rc)
+		log_warnx("cannot drain the %s samples: %s", t->type->name, strerror(-rc));
+}
+
+/* Stores one type's profiles and adds them to the totals; frees r. 0, or -EIO. */
+static int store_type(struct interval *iv, struct drain_result *r, int64_t start, int64_t end,
+		      struct interval_totals *tot)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (store_profile(iv, r, &r->v[i], start, end))
+			failed = -EIO;
+	tot->st.samples += r->total.samples;
+	tot->st.stacks += r->total.stacks;
+	tot->st.processes += r->total.processes;
+	tot->st.lost_stacks += r->total.lost_stacks;
+	tot->excluded += r->excluded;
+	tot->apps += r->n;
+	drain_result_free(r);
+	return failed;
+}
+
+/* What follows the stores: retention, rollups, and the uploader told of new profiles. */
+static void after_stores(struct interval *iv, int64_t end, bool stored)
+{
+	const struct ember_config *cfg = iv->d.src.cfg;
+	struct uploader *up = *iv->d.src.up;
+
+	retention_prune(iv->d.src.hist, cfg);
+	rollups_interval(iv->d.rollups, end, cfg->interval_ns);
+	if (up && stored)
+		uploader_wake(up);
+}
+
+/* The report, read once, and everything written from it. */
+static void report(struct interval *iv, const struct interval_totals *tot)
+{
+	struct interval_report *rep = &iv->rep;
+	uint64_t limit = iv->d.src.cfg->memory_limit;
+
+	membound_limit(&iv->mb, limit);
+	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps, iv->profiles_stored);
+	report_log(rep);
+	notify_report(rep);
+	log_flush(false);
+	membound_check(&iv->mb, limit, rep);
+	status_write(iv->status, &rep->st);
+}
+
+int interval_run(struct interval *iv)
+{
+	int64_t start = iv->start_ns, end = now_ns(CLOCK_REALTIME);
+	int64_t c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), c1, c2;
+	struct drain_result r[INTERVAL_TYPES_MAX];
+	struct interval_totals tot = {};
+	int rc = 0;
+
+	iv->start_ns = end;
+	proctrack_consume(iv->d.src.proc); /* exits and first sights before the drains use them */
+	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (size_t i = 0; i < iv->n_types; i++)
+		drain_type(iv, &iv->types[i], start, end, &r[i]);
+	symbolizer_end_interval(iv->d.src.sym);
+	proctable_end_interval(iv->d.src.procs);
+	c2 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (size_t i = 0; i < iv->n_types; i++)
+		if (store_type(iv, &r[i], start, end, &tot))
+			rc = -EIO;
+	after_stores(iv, end, tot.apps > 0);
+	report(iv, &tot);
+	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
+		  "%.1f ms, pprof and history %.1f ms", (iv->capture_ns + c1 - c0) / 1e6,
+		  (c2 - c1) / 1e6, (now_ns(CLOCK_THREAD_CPUTIME_ID) - c2) / 1e6);
+	iv->capture_ns = 0;
+	return rc;
+}
+
+/* The memory bound's hands: the symbolizer's caches and the report's memory figures. */
+static void set_caps(void *arg, uint64_t limit)
+{
+	struct interval *iv = arg;
+	struct symbolizer_caps caps;
+
+	symbolizer_caps_for_limit(limit, &caps);
+	symbolizer_set_caps(iv->d.src.sym, &caps);
+	log_debug("memory_limit %" PRIu64 " MiB: caches of %" PRIu64 " MiB of binaries, %" PRIu64
+		  " MiB of perf maps, %" PRIu64 " KiB of names", limit >> 20, caps.files >> 20,
+		  caps.perfmaps >> 20, caps.names >> 10);
+}
+
+static uint64_t shrink(void *arg, uint64_t target)
+{
+	struct interval *iv = arg;
+
+	return symbolizer_shrink(iv->d.src.sym, target);
+}
+
+static void measure(void *arg, struct interval_report *r)
+{
+	struct interval *iv = arg;
+
+	report_measure_memory(r, &iv->d.src);
+}
+
+struct interval *interval_open(const struct interval_deps *deps)
+{
+	struct interval *iv = calloc(1, sizeof(*iv));
+
+	if (!iv)
+		return NULL;
+	iv->d = *deps;
+	iv->start_ns = now_ns(CLOCK_REALTIME);
+	membound_init(&iv->mb, &(struct membound_ops){
+		.set_caps = set_caps, .shrink = shrink, .measure = measure, .arg = iv },
+		deps->src.cfg->memory_limit);
+	iv->status = status_open(deps->src.cfg->runtime_dir);
+	report_init(&iv->rep, &iv->d.src);
+	report_gather_common(&iv->rep, &iv->d.src);
+	status_write(iv->status, &iv->rep.st);
+	return iv;
+}
+
+int interval_add_type(struct interval *iv, const struct profile_type *type, void *src)
+{
+	if (iv->n_types == INTERVAL_TYPES_MAX)
+		return -ENOSPC;
+	iv->types[iv->n_types++] = (struct interval_type){ type, src };
+	return 0;
+}
+
+void interval_add_capture_cpu(struct interval *iv, int64_t ns)
+{
+	iv->capture_ns += ns;
+}
+
+uint64_t interval_profiles_stored(const struct interval *iv)
+{
+	return iv->profiles_stored;
+}
+
+void interval_close(struct interval *iv)
+{
+	if (!iv)
+		return;
+	snprintf(iv->rep.st.state, sizeof(iv->rep.st.state), "stopped");
+	report_gather_common(&iv->rep, &iv->d.src);
+	status_write(iv->status, &iv->rep.st);
+	status_close(iv->status);
+	free(iv);
+}

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The memory bound: caches sized from memory_limit, and shrunk by what RSS
+ * exceeds it by, from the figures of the interval report.
+ */
+#include <inttypes.h>
+#include <malloc.h>
+#include <time.h>
+
+#include "log.h"
+#include "membound.h"
+
+/* Allocations this big are mapped and unmapped on their own (see membound_init). */
+#define MMAP_THRESHOLD (256 * 1024)
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The caches' caps follow memory_limit, which a reload may change. */
+void membound_limit(struct membound *mb, uint64_t limit)
+{
+	if (limit == mb->applied_limit)
+		return;
+	mb->ops.set_caps(mb->ops.arg, limit);
+	mb->applied_limit = limit;
+}
+
+void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t limit)
+{
+	*mb = (struct membound){ .ops = *ops };
+	/*
+	 * Parsing a binary reads its symbol sections into buffers that are freed
+	 * once its symbols are kept. A fixed mmap threshold hands such big buffers
+	 * back to the system at once (glibc's moving threshold would keep them in
+	 * the arena), so that RSS follows what the caches account for.
+	 */
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	membound_limit(mb, limit);
+}
+
+static uint64_t caches_held(const struct ember_status *st)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < STATUS_CACHE_NR; i++)
+		n += st->caches[i].bytes;
+	return n;
+}
+
+/* Back under the limit: said once, when it happens. */
+static void under_limit(struct membound *mb, struct status_memory *m)
+{
+	if (m->over)
+		log_info("memory: RSS %" PRIu64 " MiB is under memory_limit %" PRIu64
+			 " MiB again", m->rss >> 20, m->limit >> 20);
+	m->over = false;
+	mb->rss_after_shrink = 0;
+}
+
+/*
+ * Over memory_limit, the caches give back what RSS exceeds it by (or all they
+ * can). Logged once per excursion over the limit, not every interval it
+ * lasts. When a shrink could not bring RSS under the limit (what is left is
+ * not cache), the next one waits until RSS grew by 1/16 of the limit:
+ * emptying the caches every interval would only re-read the same binaries and
+ * perf maps again and again.
+ */
+void membound_check(struct membound *mb, uint64_t limit, struct interval_report *r)
+{
+	struct status_memory *m = &r->st.mem;
+	uint64_t held, excess, freed, before = m->rss;
+
+	membound_limit(mb, limit);
+	m->limit = limit;
+	if (m->rss <= m->limit) {
+		under_limit(mb, m);
+		return;
+	}
+	if (mb->rss_after_shrink && m->rss <= mb->rss_after_shrink + m->limit / 16)
+		return;
+	held = caches_held(&r->st);
+	excess = m->rss - m->limit;
+	freed = mb->ops.shrink(mb->ops.arg, held > excess ? held - excess : 0);
+	m->shrink_runs++;
+	m->last_shrink_ns = realtime_ns();
+	m->last_freed = freed;
+	m->freed_total += freed;
+	mb->ops.measure(mb->ops.arg, r);
+	mb->rss_after_shrink = m->rss > m->limit ? m->rss : 0;
+	if (m->over)
+		return;
+	m->over = true;
+	m->shrink_events++;
+	log_warnx("memory: RSS %" PRIu64 " MiB over memory_limit %" PRIu64 " MiB: freed %" PRIu64
+		  " KiB of symbol caches, RSS now %" PRIu64 " MiB%s", before >> 20, m->limit >> 20,
+		  freed >> 10, m->rss >> 20,
+		  m->rss > m->limit ? " (still over: the rest is not cache; raise memory_limit)"
+				    : "");
+}

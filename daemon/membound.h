@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The memory bound: sizes the symbol caches from memory_limit and, when the
+ * interval report shows RSS over it, shrinks them by the excess. Acts through
+ * ops (the symbolizer in emberd, fakes in the tests).
+ */
+#ifndef EMBER_MEMBOUND_H
+#define EMBER_MEMBOUND_H
+
+#include <stdint.h>
+
+#include "report.h"
+
+/* What the bound acts on: emberd's symbolizer and /proc/self, or a test's fakes. */
+struct membound_ops {
+	void (*set_caps)(void *arg, uint64_t memory_limit);	/* sizes the caches for a limit */
+	uint64_t (*shrink)(void *arg, uint64_t target);		/* caches down to target bytes:
+								   the bytes freed */
+	void (*measure)(void *arg, struct interval_report *r);	/* RSS and caches into r again */
+	void *arg;
+};
+
+/* The bound's state between intervals. */
+struct membound {
+	struct membound_ops ops;
+	uint64_t applied_limit;		/* the memory_limit the caps were derived from */
+	uint64_t rss_after_shrink;	/* still over after a shrink: RSS then, else 0 */
+};
+
+/* Sets the caps for limit and makes glibc give big buffers back (see membound.c). */
+void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t limit);
+/* New caps when limit changed (a reload): before the report reads the caches. */
+void membound_limit(struct membound *mb, uint64_t limit);
+/*
+ * After each interval's report: (new caps if limit changed, then) over limit,
+ * the caches give back what RSS exceeds it by. Updates r->st.mem
+ * (and r's RSS and caches when it shrank). Logs once per excursion over limit.
+ */
+void membound_check(struct membound *mb, uint64_t limit, struct interval_report *r);
+
+#endif

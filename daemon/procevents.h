@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What emberd does when a process appears, execs or exits: capture its
+ * mappings (again once ld.so is done), classify it into an application, tell
+ * the kernel filter, and forget it after its exit.
+ */
+#ifndef EMBER_PROCEVENTS_H
+#define EMBER_PROCEVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ember/proc.h"
+#include "proctable.h"
+
+#define RECAPTURE_MAX 4096
+#define RECENT_EXEC_SLOTS 8192
+
+struct daemon;
+
+/* Processes to capture again, in due order (a FIFO: the delays are fixed). */
+struct recapture {
+	struct {
+		pid_t pid;
+		int round;		/* 1: first recapture, 2: second */
+		int64_t due_ns;		/* CLOCK_MONOTONIC */
+	} q[RECAPTURE_MAX];
+	size_t head, n;
+	uint64_t dropped;		/* queue full: captured once only */
+	struct {
+		pid_t pid;
+		int64_t ns;		/* CLOCK_MONOTONIC when its exec was reported */
+	} exec[RECENT_EXEC_SLOTS];	/* by pid modulo the size; a collision forgets one */
+};
+
+/* proctrack's callback (arg: the daemon): one exec, exit or first sight. */
+void procevents_on_event(const struct ember_proc_event *e, void *arg);
+/* The recapture timer fired: captures again every process whose delay has passed. */
+int procevents_recapture_due(struct daemon *d);
+/* The drain's classifier (arg: the daemon): a sampled process's application. */
+const struct proc_class *procevents_classify(uint32_t pid, const char *comm, void *arg);
+/* Tells the kernel filter and the control socket of a process's class (arg: the daemon). */
+void procevents_apply_class(const struct proc_class *pc, void *arg);
+
+#endif

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Gathers the interval report: each source (BPF metrics, symbolizer, unwinder,
+ * process table, history, uploader, /proc/self) read once per interval, and
+ * the interval's log line written from it.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <curl/curl.h>
+
+#include "history.h"
+#include "log.h"
+#include "proctable.h"
+#include "proctrack.h"
+#include "report.h"
+#include "sampler.h"
+#include "unwinder.h"
+#include "uploader.h"
+
+#ifndef EMBER_VERSION
+#define EMBER_VERSION "0.1.0"
+#endif
+/* Lines of /proc/self/status and of an fdinfo file read at most. */
+#define PROC_STATUS_LINES 64
+#define FDINFO_LINES 32
+/* File descriptors looked at for BPF maps: emberd holds far fewer. */
+#define MAX_FDS_SCANNED 65536
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void count(struct status_count *c, uint64_t delta)
+{
+	c->interval = delta;
+	c->total += delta;
+}
+
+/* The user stack walk's frames and ends, from the interval's BPF metric deltas. */
+static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_CPU_M_NR])
+{
+	static const struct {
+		enum status_unwind to;
+		enum ember_cpu_metric from;
+	} m[] = {
+		{ STATUS_UNWIND_FRAMES_TABLE, EMBER_CPU_M_FRAMES_TABLE },
+		{ STATUS_UNWIND_FRAMES_FP, EMBER_CPU_M_FRAMES_FP },
+		{ STATUS_UNWIND_FRAMES_BAD_RULE, EMBER_CPU_M_FRAMES_BAD_RULE },
+		{ STATUS_UNWIND_NO_TABLES, EMBER_CPU_M_PROC_NO_TABLES },
+		{ STATUS_UNWIND_END_OUTERMOST, EMBER_CPU_M_END_OUTERMOST },
+		{ STATUS_UNWIND_END_SIGNAL, EMBER_CPU_M_END_SIGNAL },
+		{ STATUS_UNWIND_END_NO_TABLE, EMBER_CPU_M_END_NO_TABLE },
+		{ STATUS_UNWIND_END_BAD_RULE, EMBER_CPU_M_END_BAD_RULE },
+		{ STATUS_UNWIND_END_UNREADABLE, EMBER_CPU_M_END_UNREADABLE },
+		{ STATUS_UNWIND_END_DEPTH, EMBER_CPU_M_END_DEPTH },
+	};
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		count(&st->unwind[m[i].to], d[m[i].from]);
+}
+
+/* The unwinder's tables and processes, and its builds since the last interval. */
+static void gather_unwinder(struct ember_status *st, struct unwinder *unw)
+{
+	struct unwinder_stats us;
+	uint64_t failed = 0;
+
+	unwinder_stats(unw, &us);
+	for (int i = 0; i < UNWTAB_E_NR; i++)
+		failed += us.failed[i];
+	count(&st->unwind[STATUS_UNWIND_TABLES_BUILT],
+	      us.built - st->unwind[STATUS_UNWIND_TABLES_BUILT].total);
+	count(&st->unwind[STATUS_UNWIND_TABLES_FAILED],
+	      failed - st->unwind[STATUS_UNWIND_TABLES_FAILED].total);
+	st->caches[STATUS_CACHE_UNWIND_TABLES] = (struct status_cache_use){
+		us.tables, us.used_bytes, us.cap_bytes, us.cap_full };
+	st->caches[STATUS_CACHE_UNWIND_PROCS] = (struct status_cache_use){
+		us.procs, 0, 0, us.procs_full };
+}
+
+/* BPF metric totals into interval deltas and the named drop causes. */
+static void gather_bpf(struct interval_report *r, const struct report_sources *src)
+{
+	uint64_t cpu[EMBER_CPU_M_NR] = {}, proc[EMBER_PROC_M_NR] = {};
+	struct ember_status *st = &r->st;
+	const uint64_t *d = r->cpu;
+
+	memset(r->cpu, 0, sizeof(r->cpu));
+	memset(r->proc, 0, sizeof(r->proc));
+	if (!sampler_metrics(src->sampler, cpu)) {
+		for (int m = 0; m < EMBER_CPU_M_NR; m++)
+			r->cpu[m] = cpu[m] - r->last_cpu[m];
+		memcpy(r->last_cpu, cpu, sizeof(cpu));
+		count(&st->bpf_samples, d[EMBER_CPU_M_SAMPLES]);
+		count(&st->drops[STATUS_DROP_USER_STACK], d[EMBER_CPU_M_USTACK_FAILED]);
+		count(&st->drops[STATUS_DROP_KERNEL_STACK], d[EMBER_CPU_M_KSTACK_FAILED]);
+		count(&st->drops[STATUS_DROP_STACK_MAP_FULL], d[EMBER_CPU_M_STACKS_FULL]);
+		count(&st->drops[STATUS_DROP_COUNTS_MAP_FULL], d[EMBER_CPU_M_COUNTS_FULL]);
+		count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_CPU_M_PROC_EVENT_LOST]);
+		count(&st->skips[STATUS_SKIP_IDLE], d[EMBER_CPU_M_IDLE_SKIPPED]);
+		count(&st->skips[STATUS_SKIP_FILTERED], d[EMBER_CPU_M_FILTERED]);
+		gather_walk(st, d);
+	}
+	if (!proctrack_metrics(src->proc, proc)) {
+		for (int m = 0; m < EMBER_PROC_M_NR; m++)
+			r->proc[m] = proc[m] - r->last_proc[m];
+		memcpy(r->last_proc, proc, sizeof(proc));
+		count(&st->drops[STATUS_DROP_PROC_EVENT_LOST], r->proc[EMBER_PROC_M_RINGBUF_FULL]);
+	}
+}
+
+/* The caches' use, from the symbolizer's statistics in r->sym and the process table's size. */
+static void caches_from_stats(struct interval_report *r, const struct report_sources *src)
+{
+	struct ember_status *st = &r->st;
+	const struct symbolizer_stats *ss = &r->sym;
+
+	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){
+		ss->files_cached, ss->file_cache_bytes, ss->file_cache_bound, ss->file_cache_full };
+	st->caches[STATUS_CACHE_PERF_MAPS] = (struct status_cache_use){
+		ss->perfmap.maps, ss->perfmap.memory, ss->perfmap.max_bytes,
+		ss->perfmap.cache_full };
+	st->caches[STATUS_CACHE_NAMES] = (struct status_cache_use){
+		ss->demangle_entries, ss->demangle_bytes, ss->demangle_bound, 0 };
+	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){
+		st->processes_tracked, 0, 0, 0 };
+	gather_unwinder(st, src->unw);
+}
+
+static void gather_symbols(struct interval_report *r, const struct report_sources *src)
+{
+	const struct perfmap_stats *p = &r->sym.perfmap;
+
+	symbolizer_stats(src->sym, &r->sym);
+	r->perfmaps_refused_before = r->perfmaps_refused;
+	r->perfmaps_refused = p->refused_symlink + p->refused_owner + p->refused_size +
+			      p->refused_type;
+	caches_from_stats(r, src);
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) ? 0 : (uint64_t)sb.st_size;
+}
+
+/* The collector's URL without user or password, as the uploader logs it. */
+static void clean_url(const char *url, char *out, size_t len)
+{
+	CURLU *h = curl_url();
+	char *u = NULL;
+
+	out[0] = '\0';
+	if (!h)
+		return;
+	if (curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK) {
+		curl_url_set(h, CURLUPART_USER, NULL, 0);
+		curl_url_set(h, CURLUPART_PASSWORD, NULL, 0);
+		if (curl_url_get(h, CURLUPART_URL, &u, 0) == CURLUE_OK)
+			snprintf(out, len, "%s", u);
+		curl_free(u);
+	}
+	curl_url_cleanup(h);
+}
+
+static void gather_history_collector(struct ember_status *st, const struct report_sources *src)
+{
+	struct status_collector *c = &st->collector;
+	struct uploader *up = *src->up;
+	struct uploader_stats us;
+	char wal[PATH_MAX + 8];
+
+	snprintf(wal, sizeof(wal), "%s-wal", history_path(src->hist));
+	st->history_bytes = file_size(history_path(src->hist)) + file_size(wal);
+	memset(c, 0, sizeof(*c));
+	if (!up)
+		return;
+	uploader_stats(up, &us);
+	c->configured = true;
+	clean_url(src->cfg->collector.url, c->url, sizeof(c->url));
+	c->outage = us.outage;
+	c->outage_since_ns = us.outage ? us.outage_since_ns : 0;
+	c->last_success_ns = us.last_success_ns;
+	c->last_status = us.last_status;
+	snprintf(c->last_error, sizeof(c->last_error), "%s", us.last_error);
+	c->pending = us.pending;
+	c->sent = us.sent;
+	c->rejected = us.rejected;
+	c->expired = us.expired;
+	c->retries = us.retries;
+	c->labels_dropped = us.labels_dropped;
+	c->samples_merged = us.samples_merged;
+	c->profiles_folded = us.profiles_folded;
+	c->stacks_folded = us.stacks_folded;
+}
+
+/* VmRSS and VmHWM of /proc/self/status, in bytes. */
+static void read_rss(uint64_t *rss, uint64_t *peak)
+{
+	char line[256];
+	unsigned long kb;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	*rss = *peak = 0;
+	if (!f)
+		return;
+	for (int i = 0; i < PROC_STATUS_LINES && fgets(line, sizeof(line), f); i++) {
+		if (sscanf(line, "VmRSS: %lu kB", &kb) == 1)
+			*rss = (uint64_t)kb << 10;
+		else if (sscanf(line, "VmHWM: %lu kB", &kb) == 1)
+			*peak = (uint64_t)kb << 10;
+	}
+	fclose(f);
+}
+
+static void gather_cpu(struct ember_status *st)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	st->cpu_user_ns = ru.ru_utime.tv_sec * 1000000000LL + ru.ru_utime.tv_usec * 1000LL;
+	st->cpu_system_ns = ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
+}
+
+/* map_id and memlock of one BPF map fd, from its fdinfo; false when it is no map. */
+static bool map_fdinfo(int fd, uint64_t *id, uint64_t *memlock)
+{
+	char path[64], line[128];
+	bool is_map = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	*id = *memlock = 0;
+	for (int i = 0; i < FDINFO_LINES && fgets(line, sizeof(line), f); i++) {
+		if (!strncmp(line, "map_type:", 9))
+			is_map = true;
+		else if (sscanf(line, "map_id: %" SCNu64, id) != 1)
+			sscanf(line, "memlock: %" SCNu64, memlock);
+	}
+	fclose(f);
+	return is_map;
+}
+
+static bool seen_id(const uint64_t *ids, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Every BPF map this process holds, once each (the cpu object reuses the proc
+ * object's shared maps through a second fd): its memlock is what the kernel
+ * charges to the cgroup for it, which RSS does not show.
+ */
+static void gather_maps(struct ember_status *st)
+{
+	uint64_t ids[256];
+	size_t n_ids = 0, scanned = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+
+	st->n_maps = 0;
+	st->mem.bpf_map_bytes = 0;
+	if (!d)
+		return;
+	while ((e = readdir(d)) && scanned++ < MAX_FDS_SCANNED) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		char link[64], target[64];
+		uint64_t id, memlock;
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		fd = atoi(e->d_name);
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:bpf-map") || !map_fdinfo(fd, &id, &memlock))
+			continue;
+		if (seen_id(ids, n_ids, id) || n_ids == sizeof(ids) / sizeof(ids[0]))
+			continue;
+		ids[n_ids++] = id;
+		st->mem.bpf_map_bytes += memlock;
+		if (st->n_maps == STATUSFILE_MAX_MAPS || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		snprintf(st->maps[st->n_maps].name, sizeof(st->maps[0].name), "%s", info.name);
+		st->maps[st->n_maps].max_entries = info.max_entries;
+		st->maps[st->n_maps].bytes = memlock;
+		st->n_maps++;
+	}
+	closedir(d);
+}
+
+void report_init(struct interval_report *r, const struct report_sources *src)
+{
+	struct ember_status *st = &r->st;
+
+	memset(r, 0, sizeof(*r));
+	st->format = STATUSFILE_VERSION;
+	snprintf(st->version, sizeof(st->version), "%s", EMBER_VERSION);
+	snprintf(st->state, sizeof(st->state), "running");
+	st->pid = getpid();
+	st->start_ns = realtime_ns();
+	/* the BPF metrics since load count from here: the first interval's deltas are right */
+	sampler_metrics(src->sampler, r->last_cpu);
+	proctrack_metrics(src->proc, r->last_proc);
+}
+
+void report_measure_memory(struct interval_report *r, const struct report_sources *src)
+{
+	read_rss(&r->st.mem.rss, &r->st.mem.rss_peak);
+	symbolizer_stats(src->sym, &r->sym);
+	caches_from_stats(r, src);
+}
+
+void report_gather_common(struct interval_report *r, const struct report_sources *src)
+{
+	struct ember_status *st = &r->st;
+
+	st->updated_ns = realtime_ns();
+	st->hz = src->cfg->hz;
+	st->interval_ns = src->cfg->interval_ns;
+	st->processes_seen = *src->processes_seen;
+	st->processes_tracked = proctable_size(src->procs);
+	gather_symbols(r, src);
+	gather_history_collector(st, src);
+	gather_cpu(st);
+	read_rss(&st->mem.rss, &st->mem.rss_peak);
+	st->mem.limit = src->cfg->memory_limit;
+	gather_maps(st);
+}
+
+void report_gather(struct interval_report *r, const struct report_sources *src,
+		   const struct drain_stats *drained, uint64_t excluded, size_t apps,
+		   uint64_t profiles_stored)
+{
+	struct ember_status *st = &r->st;
+
+	r->drained = *drained;
+	st->intervals++;
+	count(&st->samples, drained->samples);
+	count(&st->stacks, drained->stacks);
+	count(&st->processes, drained->processes);
+	count(&st->profiles, profiles_stored - r->last_profiles);
+	r->last_profiles = profiles_stored;
+	st->apps = apps;
+	count(&st->skips[STATUS_SKIP_EXCLUDED], excluded);
+	gather_bpf(r, src);
+	report_gather_common(r, src);
+}
+
+/*
+ * The symbolizer's figures: a summary with -v, and the perf maps refused (each
+ * file is counted once) whenever more were, since they point at a hostile or
+ * broken writer.
+ */
+static void log_symbols(const struct interval_report *r)
+{
+	const struct symbolizer_stats *s = &r->sym;
+
+	if (r->perfmaps_refused != r->perfmaps_refused_before)
+		log_info("perf maps refused: symlink %lu, wrong owner %lu, too big %lu, "
+			 "not a regular file %lu (malformed lines skipped %lu)",
+			 s->perfmap.refused_symlink, s->perfmap.refused_owner,
+			 s->perfmap.refused_size, s->perfmap.refused_type, s->perfmap.bad_lines);
+	log_debug("symbols: %lu of %lu frames named, %lu demangled; file cache %lu binaries, "
+		  "%lu of %lu MiB (%lu named from a debug file); perf maps %lu, %lu KiB, "
+		  "%lu frames named, %lu malformed lines; kernel names asked %lu, cached %lu",
+		  s->named, s->frames, s->demangled, s->files_cached, s->file_cache_bytes >> 20,
+		  s->file_cache_bound >> 20, s->debug_build_id + s->debug_link, s->perfmap.maps,
+		  s->perfmap.memory >> 10, s->perfmap.named, s->perfmap.bad_lines, s->kernel_asked,
+		  s->kernel_cached);
+}
+
+void report_log(const struct interval_report *r)
+{
+	static const char *const names[EMBER_CPU_M_NR] = {
+		[EMBER_CPU_M_USTACK_FAILED] = "user stacks unreadable",
+		[EMBER_CPU_M_KSTACK_FAILED] = "kernel stacks unreadable",
+		[EMBER_CPU_M_STACKS_FULL] = "stacks lost (stack map full)",
+		[EMBER_CPU_M_COUNTS_FULL] = "samples dropped (counts map full)",
+		[EMBER_CPU_M_PROC_EVENT_LOST] = "new-process events retried (ring buffer full)",
+	};
+	const struct drain_stats *st = &r->drained;
+	char losses[512] = "";
+	size_t off = 0;
+
+	for (int m = 0; m < EMBER_CPU_M_NR; m++)
+		if (names[m] && r->cpu[m] && off < sizeof(losses))
+			off += snprintf(losses + off, sizeof(losses) - off, ", %s %lu", names[m],
+					r->cpu[m]);
+	if (r->proc[EMBER_PROC_M_RINGBUF_FULL] && off < sizeof(losses))
+		off += snprintf(losses + off, sizeof(losses) - off, ", process events lost %lu",
+				r->proc[EMBER_PROC_M_RINGBUF_FULL]);
+	if (off)
+		log_warnx("interval: %lu samples in %lu stacks of %u processes in %" PRIu64
+			  " apps%s", st->samples, st->stacks, st->processes, r->st.apps, losses);
+	else
+		log_debug("interval: %lu samples in %lu stacks of %u processes in %" PRIu64
+			  " apps (excluded %lu, filtered in BPF %lu, idle skipped %lu)",
+			  st->samples, st->stacks, st->processes, r->st.apps,
+			  r->st.skips[STATUS_SKIP_EXCLUDED].interval, r->cpu[EMBER_CPU_M_FILTERED],
+			  r->cpu[EMBER_CPU_M_IDLE_SKIPPED]);
+	log_symbols(r);
+}

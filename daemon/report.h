@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interval report: every counter and statistic of emberd, read once per
+ * interval from its sources (BPF maps, symbolizer, unwinder, process table,
+ * history, uploader, the kernel). The log line, the status file, sd_notify
+ * and the memory bound all read it; none of them reads a source again.
+ */
+#ifndef EMBER_REPORT_H
+#define EMBER_REPORT_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "drain.h"
+#include "ember/cpu.h"
+#include "ember/proc.h"
+#include "statusfile.h"
+#include "symbolizer.h"
+
+struct history;
+struct proctrack;
+struct rollups;
+struct sampler;
+struct unwinder;
+struct uploader;
+
+/* Where the figures come from: the daemon's parts, owned by main and read at every gather. */
+struct report_sources {
+	const struct ember_config *cfg;		/* the running configuration (reloads in place) */
+	struct sampler *sampler;		/* the cpu type's BPF metrics */
+	struct proctrack *proc;			/* the process events' BPF metrics */
+	struct proctable *procs;
+	struct symbolizer *sym;
+	struct unwinder *unw;			/* NULL: frame pointers only */
+	struct history *hist;
+	struct uploader *const *up;		/* NULL inside without a collector */
+	const uint64_t *processes_seen;		/* first sights since the start */
+};
+
+/* One interval's figures (cumulative ones since the start), filled by report_gather(). */
+struct interval_report {
+	struct ember_status st;			/* what the status file holds, as it holds it */
+	uint64_t cpu[EMBER_CPU_M_NR];		/* the cpu BPF metrics of this interval */
+	uint64_t proc[EMBER_PROC_M_NR];		/* the process events' metrics of this interval */
+	struct symbolizer_stats sym;		/* the symbolizer's, at the end of the interval */
+	struct drain_stats drained;		/* every type's drains of the interval, summed */
+	uint64_t perfmaps_refused;		/* perf map files refused since the start */
+	uint64_t perfmaps_refused_before;	/* the same at the previous interval */
+	/* totals at the previous gather, to turn totals into interval deltas */
+	uint64_t last_cpu[EMBER_CPU_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
+};
+
+/* The report's fixed fields, and the BPF metrics' baselines: the first deltas count from here. */
+void report_init(struct interval_report *r, const struct report_sources *src);
+/*
+ * Reads every source once: the interval's drains (drained, excluded samples,
+ * apps), profiles stored since the start, BPF metrics, caches, history,
+ * collector, CPU and memory.
+ */
+void report_gather(struct interval_report *r, const struct report_sources *src,
+		   const struct drain_stats *drained, uint64_t excluded, size_t apps,
+		   uint64_t profiles_stored);
+/* What does not need a drain (at start and stop): configuration, processes, caches, costs. */
+void report_gather_common(struct interval_report *r, const struct report_sources *src);
+/* RSS and the caches' use again, after the memory bound shrank them. */
+void report_measure_memory(struct interval_report *r, const struct report_sources *src);
+/* The interval's line: a warning naming the losses when there were any, else debug. */
+void report_log(const struct interval_report *r);
+
+#endif

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * membound: the memory bound against fake caches and a fake RSS. Over the
+ * limit it shrinks by the excess, once per excursion in the log's count, and
+ * not again until RSS grew by 1/16 of the limit when the rest is not cache.
+ */
+#include <string.h>
+
+#include "membound.h"
+#include "suites.h"
+
+#define MiB (1ULL << 20)
+
+/* The fake: caches of `cache` bytes, RSS of `base` bytes that are not cache, plus the caches. */
+struct fake {
+	uint64_t base, cache;
+	uint64_t caps_limit;		/* the last limit set_caps was given */
+	int caps_calls, shrinks, measures;
+	uint64_t last_target;
+};
+
+static struct fake fk;
+static struct interval_report rep;
+static struct membound mb;
+
+static void fake_caps(void *arg, uint64_t limit)
+{
+	struct fake *f = arg;
+
+	f->caps_limit = limit;
+	f->caps_calls++;
+}
+
+static uint64_t fake_shrink(void *arg, uint64_t target)
+{
+	struct fake *f = arg;
+	uint64_t freed = f->cache > target ? f->cache - target : 0;
+
+	f->shrinks++;
+	f->last_target = target;
+	f->cache -= freed;
+	return freed;
+}
+
+/* What the report reads: RSS and the caches' bytes. */
+static void fake_read(struct fake *f, struct interval_report *r)
+{
+	r->st.mem.rss = f->base + f->cache;
+	memset(r->st.caches, 0, sizeof(r->st.caches));
+	r->st.caches[STATUS_CACHE_BINARIES].bytes = f->cache;
+}
+
+static void fake_measure(void *arg, struct interval_report *r)
+{
+	struct fake *f = arg;
+
+	f->measures++;
+	fake_read(f, r);
+}
+
+static void setup(void)
+{
+	memset(&fk, 0, sizeof(fk));
+	memset(&rep, 0, sizeof(rep));
+	membound_init(&mb, &(struct membound_ops){ fake_caps, fake_shrink, fake_measure, &fk },
+		      100 * MiB);
+}
+
+/* One interval: the report gathered, then the bound. */
+static void interval(uint64_t limit)
+{
+	fake_read(&fk, &rep);
+	membound_check(&mb, limit, &rep);
+}
+
+START_TEST(test_caps_follow_limit)
+{
+	ck_assert_int_eq(fk.caps_calls, 1);
+	ck_assert_uint_eq(fk.caps_limit, 100 * MiB);
+	interval(100 * MiB);
+	ck_assert_int_eq(fk.caps_calls, 1); /* unchanged: not set again */
+	membound_limit(&mb, 50 * MiB);
+	interval(50 * MiB);
+	ck_assert_int_eq(fk.caps_calls, 2);
+	ck_assert_uint_eq(fk.caps_limit, 50 * MiB);
+	ck_assert_uint_eq(rep.st.mem.limit, 50 * MiB);
+}
+END_TEST
+
+START_TEST(test_under_limit)
+{
+	fk.base = 40 * MiB;
+	fk.cache = 50 * MiB;
+	interval(100 * MiB);
+	ck_assert_int_eq(fk.shrinks, 0);
+	ck_assert(!rep.st.mem.over);
+	ck_assert_uint_eq(rep.st.mem.shrink_runs, 0);
+}
+END_TEST
+
+/* 130 MiB over 100: the caches (60 MiB) give back the 30 MiB excess, and RSS is under again. */
+START_TEST(test_shrinks_by_excess)
+{
+	fk.base = 70 * MiB;
+	fk.cache = 60 * MiB;
+	interval(100 * MiB);
+	ck_assert_int_eq(fk.shrinks, 1);
+	ck_assert_uint_eq(fk.last_target, 30 * MiB);
+	ck_assert_int_eq(fk.measures, 1);
+	ck_assert_uint_eq(rep.st.mem.rss, 100 * MiB);
+	ck_assert_uint_eq(rep.st.mem.last_freed, 30 * MiB);
+	ck_assert_uint_eq(rep.st.mem.freed_total, 30 * MiB);
+	ck_assert_uint_eq(rep.st.mem.shrink_runs, 1);
+	ck_assert_uint_eq(rep.st.mem.shrink_events, 1);
+	ck_assert(rep.st.mem.over);
+	ck_assert_int_ne(rep.st.mem.last_shrink_ns, 0);
+	ck_assert_uint_eq(rep.st.caches[STATUS_CACHE_BINARIES].bytes, 30 * MiB);
+	/* at the limit: under it again, the excursion ends */
+	interval(100 * MiB);
+	ck_assert_int_eq(fk.shrinks, 1);
+	ck_assert(!rep.st.mem.over);
+}
+END_TEST
+
+/*
+ * What is over is not cache: all the caches go, RSS stays over, and the next
+ * shrink waits until RSS grew by limit/16; the excursion is counted once.
+ */
+START_TEST(test_not_cache_waits)
+{
+	fk.base = 150 * MiB;
+	fk.cache = 10 * MiB;
+	interval(128 * MiB);
+	ck_assert_int_eq(fk.shrinks, 1);
+	ck_assert_uint_eq(fk.last_target, 0);	/* held 10 MiB < excess 32 MiB: all of it */
+	ck_assert_uint_eq(rep.st.mem.rss, 150 * MiB);
+	ck_assert(rep.st.mem.over);
+	/* caches refill by 5 MiB: under 150 + 128/16 = 158 MiB, no shrink */
+	fk.cache = 5 * MiB;
+	interval(128 * MiB);
+	ck_assert_int_eq(fk.shrinks, 1);
+	ck_assert_uint_eq(rep.st.mem.shrink_runs, 1);
+	/* 9 MiB more: over 158, shrunk again, still the same excursion */
+	fk.cache = 9 * MiB;
+	interval(128 * MiB);
+	ck_assert_int_eq(fk.shrinks, 2);
+	ck_assert_uint_eq(rep.st.mem.shrink_runs, 2);
+	ck_assert_uint_eq(rep.st.mem.shrink_events, 1);
+	ck_assert_uint_eq(rep.st.mem.freed_total, 19 * MiB);
+	/* back under: a new excursion later counts as a second event */
+	fk.base = 100 * MiB;
+	interval(128 * MiB);
+	ck_assert(!rep.st.mem.over);
+	fk.base = 200 * MiB;
+	interval(128 * MiB);
+	ck_assert_uint_eq(rep.st.mem.shrink_events, 2);
+	ck_assert_int_eq(fk.shrinks, 3);
+}
+END_TEST
+
+Suite *membound_suite(void)
+{
+	Suite *s = suite_create("membound");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_caps_follow_limit);
+	tcase_add_test(tc, test_under_limit);
+	tcase_add_test(tc, test_shrinks_by_excess);
+	tcase_add_test(tc, test_not_cache_waits);
+	suite_add_tcase(s, tc);
+	return s;
+}
