@@ -7,6 +7,7 @@
 #ifndef EMBER_SYMBOLIZER_INT_H
 #define EMBER_SYMBOLIZER_INT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
