@@ -76,12 +76,6 @@ void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 /* Prints text (a --help) and exits. */
 void show(const char *text) __attribute__((noreturn));
-/* views.c's name for real_ns() (clock.h), until its split lands: then call real_ns(). */
-static inline int64_t now_ns(void)
-{
-	return real_ns();
-}
-
 /* "between A and B", "since A", "before B" or "in the history". */
 void format_window(const struct selection *sel, char *buf, size_t len);
 void format_ago(int64_t ns, int64_t now, char *buf, size_t len); /* "3 min ago" */
@@ -126,6 +120,7 @@ struct merge_state {
 	int slot;
 	uint64_t rows, merged;
 	int64_t first_ns, last_ns;	/* start of the first and end of the last merged profile */
+	uint64_t no_value;		/* rows without value_type among their sample types */
 	int64_t *skipped;		/* ids of corrupt rows */
 	size_t n_skipped, cap_skipped;
 };
@@ -143,6 +138,12 @@ size_t samples_index(const struct pprof_builder *b);
  * (nothing readable, or no samples: see explain_nothing()).
  */
 int merge_stacks(struct history *h, const struct selection *sel, struct merge_state *s);
+/*
+ * 0 when the history holds profiles of sel's type (or sel takes every type, or
+ * the history holds none at all); else a note naming the types it holds, and
+ * EXIT_RUNTIME, as when nothing matches. types.c.
+ */
+int check_type(struct history *h, const struct selection *sel);
 /* Says why a merge gave no samples; returns EXIT_RUNTIME. */
 int explain_nothing(const struct selection *sel, const struct merge_state *s);
 

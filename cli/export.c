@@ -17,7 +17,9 @@ static const char export_help[] =
 	"many profiles and samples were merged, and which stored profiles were skipped\n"
 	"because they are corrupt.\n"
 	"\n"
-	"  -t, --type TYPE    profile type to export (default: cpu)\n"
+	"  -t, --type TYPE    which kind of profile to export: cpu (default), or another\n"
+	"                     type the history holds (\"emberctl list\" shows them);\n"
+	"                     the file keeps every sample type the profiles record\n"
 	"  -s, --since T      first time of the window (default: the oldest profile)\n"
 	"  -u, --until T      end of the window, excluded (default: open)\n"
 	"  -p, --pid N        keep only the samples of process N\n"
@@ -79,7 +81,7 @@ int cmd_export(const char *data_dir, int argc, char **argv)
 	h = open_history(data_dir);
 	if (!h)
 		return EXIT_RUNTIME;
-	if (merge_selection(h, &o.sel, &s))
+	if (check_type(h, &o.sel) || merge_selection(h, &o.sel, &s))
 		goto out;
 	if (s.b)
 		samples = pprof_value_total(s.b, samples_index(s.b));

@@ -44,7 +44,10 @@ static const char flamegraph_help[] =
 	"                     (a web page holding it, with a search box): the extension\n"
 	"                     chooses. Written to FILE.tmp then renamed. Default \"-\":\n"
 	"                     SVG on stdout (not to a terminal)\n"
-	"  -t, --type TYPE    profile type (default: cpu)\n"
+	"  -t, --type TYPE    which kind of profile: cpu (default), or another type the\n"
+	"                     history holds (\"emberctl list\" shows each row's type)\n"
+	"      --sample NAME  which value of each sample sets the widths: samples\n"
+	"                     (default), cpu (nanoseconds), ... as the profiles record\n"
 	"  -s, --since T      first time of the window (default: the oldest profile)\n"
 	"  -u, --until T      end of the window, excluded (default: open)\n"
 	"  -a, --app NAME     only this application's profiles (default: all)\n"
@@ -83,6 +86,8 @@ static const char diff_help[] =
 	"  -a, --app NAME      only this application         both windows\n"
 	"  -l, --label K=V     only profiles with this label (repeatable)\n"
 	"  -p, --pid N         only the samples of process N\n"
+	"      --sample NAME   which value of each sample to compare: samples\n"
+	"                      (default), cpu (nanoseconds), ... as the profiles record\n"
 	NO_ROLLUPS_HELP
 	"  -n, --top N         how many functions to print (default 20; 0: all)\n"
 	"  -o, --output FILE   also write the differential flame graph, FILE.svg or\n"
@@ -93,13 +98,14 @@ static const char diff_help[] =
 	"yesterday:\n"
 	"  emberctl diff --base-since -25h --base-until -24h --since -1h -o diff.html\n";
 
-enum { OPT_TITLE = 256, OPT_BASE_SINCE, OPT_BASE_UNTIL };
+enum { OPT_TITLE = 256, OPT_BASE_SINCE, OPT_BASE_UNTIL, OPT_SAMPLE };
 
 /* The options of both commands. */
 struct flame_opts {
 	struct selection sel;		/* the window drawn; a diff's new window */
 	struct selection base;		/* a diff's base window */
 	const char *output, *title;
+	const char *sample;		/* --sample: the value counted; NULL is "samples" */
 	enum flame_format fmt;
 	long top;			/* movers printed; 0: all */
 };
@@ -109,7 +115,8 @@ static const struct option flame_options[] = {
 	{"type", required_argument, NULL, 't'},	  {"app", required_argument, NULL, 'a'},
 	{"pid", required_argument, NULL, 'p'},	  {"label", required_argument, NULL, 'l'},
 	{"output", required_argument, NULL, 'o'}, {"title", required_argument, NULL, OPT_TITLE},
-	{"help", no_argument, NULL, 'h'},	  NO_ROLLUPS_OPTION, {0},
+	{"help", no_argument, NULL, 'h'},	  {"sample", required_argument, NULL, OPT_SAMPLE},
+	NO_ROLLUPS_OPTION,			  {0},
 };
 
 static const struct option diff_options[] = {
@@ -120,6 +127,7 @@ static const struct option diff_options[] = {
 	{"top", required_argument, NULL, 'n'},	  {"help", no_argument, NULL, 'h'},
 	{"base-since", required_argument, NULL, OPT_BASE_SINCE},
 	{"base-until", required_argument, NULL, OPT_BASE_UNTIL},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
 	NO_ROLLUPS_OPTION,
 	{0},
 };
@@ -150,6 +158,8 @@ static void parse_flamegraph(int argc, char **argv, struct flame_opts *o)
 			o->output = optarg;
 		else if (c == OPT_TITLE)
 			o->title = optarg;
+		else if (c == OPT_SAMPLE)
+			o->sample = optarg;
 		else if (!selection_option(&o->sel, c, optarg, now))
 			bad_option(c, argv);
 	}
@@ -186,6 +196,8 @@ static void parse_diff(int argc, char **argv, struct flame_opts *o)
 			o->output = optarg;
 		else if (c == OPT_TITLE)
 			o->title = optarg;
+		else if (c == OPT_SAMPLE)
+			o->sample = optarg;
 		else if (c == 'n')
 			o->top = parse_top(optarg);
 		else if (c == OPT_BASE_SINCE)
@@ -308,6 +320,7 @@ int cmd_flamegraph(const char *data_dir, int argc, char **argv)
 	int status = EXIT_RUNTIME;
 
 	parse_flamegraph(argc, argv, &o);
+	s.value_type = o.sample;
 	h = open_history(data_dir);
 	if (!h)
 		return EXIT_RUNTIME;
@@ -439,6 +452,7 @@ int cmd_diff(const char *data_dir, int argc, char **argv)
 	int status = EXIT_RUNTIME;
 
 	parse_diff(argc, argv, &o);
+	s.value_type = o.sample;
 	h = open_history(data_dir);
 	if (!h)
 		return EXIT_RUNTIME;

@@ -83,6 +83,10 @@ int cmd_list(const char *data_dir, int argc, char **argv)
 	h = open_history(data_dir);
 	if (!h)
 		return EXIT_RUNTIME;
+	if (check_type(h, &sel)) {
+		history_close(h);
+		return EXIT_RUNTIME;
+	}
 	q = selection_query(&sel);
 	q.use_rollups = false; /* the rows as stored, one per interval */
 	ret = history_query(h, &q, false, print_row, &totals);

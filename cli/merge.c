@@ -62,6 +62,10 @@ static int add_row(struct merge_state *s, const struct history_row *row)
 	pprof_reader_free(r);
 	if (ret == -ENOMEM)
 		return ret;
+	if (ret == -ENOENT) { /* no such sample type (--sample): not corrupt, said once */
+		s->no_value += row->profiles ? row->profiles : 1;
+		return 0;
+	}
 	if (ret) /* not a profile, no such value, ... */
 		return skip_row(s, row->id);
 	merged_one(s, row, p);
@@ -161,6 +165,9 @@ int explain_nothing(const struct selection *sel, const struct merge_state *s)
 	if (!s->rows)
 		note("no %s profiles%s%s %s", type, sel->app ? " of app " : "",
 		     sel->app ? sel->app : "", window);
+	else if (!s->merged && s->set && s->no_value == s->rows)
+		note("the %" PRIu64 " %s profiles %s record no \"%s\" values (see --sample)",
+		     s->rows, type, window, s->value_type);
 	else if (!s->merged)
 		note("none of the %" PRIu64 " %s profiles %s could be read", s->rows, type, window);
 	else if (sel->filter.by_pid)
@@ -221,6 +228,7 @@ static int merge_worker_fold(struct merge_state *s, struct merge_worker *w)
 	for (size_t i = 0; !ret && i < w->s.n_skipped; i++)
 		ret = skip_row(s, w->s.skipped[i]);
 	s->rows += w->s.rows;
+	s->no_value += w->s.no_value;
 	if (w->s.merged && (!s->merged || w->s.first_ns < s->first_ns))
 		s->first_ns = w->s.first_ns;
 	if (w->s.merged && (!s->merged || w->s.last_ns > s->last_ns))
@@ -297,7 +305,9 @@ int merge_stacks(struct history *h, const struct selection *sel, struct merge_st
 	}
 	if (!s->value_type)
 		s->value_type = "samples";
-	s->rows = s->merged = 0;
+	if (check_type(h, sel))
+		return EXIT_RUNTIME;
+	s->rows = s->merged = s->no_value = 0;
 	if (jobs > 1) {
 		ret = merge_parallel(h, sel, s, jobs);
 		if (ret) {

@@ -65,6 +65,13 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 		  history_cb cb, void *arg);
 
 /*
+ * The profile types the history holds ("cpu", ...), each once, in order, each
+ * a NUL-terminated name in buf (at most len bytes, cut at a whole name);
+ * *n gets how many. The views name them when asked for a type it does not hold.
+ */
+int history_types(struct history *h, char *buf, size_t len, size_t *n);
+
+/*
  * Store-and-forward: the history is the push queue. Every stored profile starts
  * pending; the uploader takes pending rows and marks each one sent, rejected
  * (the collector refused it: not retried) or expired (older than the

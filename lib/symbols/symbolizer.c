@@ -3,6 +3,8 @@
  * Names frames. Kernel addresses through kallsyms; user addresses through the
  * process's mappings (read once per interval) and the mapped ELF file, whose
  * symbols are cached by file identity across processes and intervals.
+ * Here: the file cache, its loader thread and the frames; processes in
+ * symbolizer_proc.c, kernel names in symbolizer_kernel.c.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -24,114 +26,12 @@
 #include "mapfile.h"
 #include "procmaps.h"
 #include "symbolizer.h"
+#include "symbolizer_int.h"
 #include "util.h"
 #include "worker.h"
 
-/* Binaries whose symbols are kept, and the bytes they may hold together by default. */
-#define SYM_MAX_FILES 4096
-#define SYM_MAX_CACHE_BYTES (1ull << 30)
-/* Processes whose mappings are held during one interval. */
-#define SYM_MAX_PIDS 16384
-/*
- * Kernel names cached from the namer's answers (kernel text is a few hundred
- * thousand addresses at most; a real host's stacks touch a few thousand). Past
- * either bound the cache starts over.
- */
-#define SYM_MAX_KNAMES 65536
-#define SYM_MAX_KNAME_BYTES (8u << 20)
-/* KSYM_NAME_LEN of the kernel, and room for " [module]" after it. */
-#define SYM_KNAME_MAX 640
-/* Bytes of parsed perf maps, and of demangled names, kept together. */
-#define SYM_MAX_PERFMAP_BYTES (256u << 20)
-#define SYM_MAX_DEMANGLE_BYTES (16u << 20)
-/*
- * No user address is this high on any 64-bit Linux (x86-64 with 5-level
- * paging ends user space at 2^56, kernel space starts at 0xff00...): such an
- * address in a user stack is a kernel one and is named as such.
- */
-#define SYM_USER_LIMIT (1ull << 56)
-
-static const char kernel_file[] = "[kernel.kallsyms]";
-
-/* One binary, parsed once. syms NULL is a negative entry: it did not parse. */
-struct file_entry {
-	struct file_key key;
-	struct elf_syms *syms;
-	struct elf_syms *dbg;		/* the .symtab of its separate debug file, if found */
-	enum debugfile_via dbg_via;
-	bool loading;			/* queued or being parsed by the loader (under the loader's lock) */
-	bool settled;			/* its size and debug file were accounted for */
-	int load_fd;			/* for the loader: the file, opened while reachable */
-	pid_t load_pid;			/* for the loader: whose root holds its debug file */
-	char *load_path;
-	struct file_entry *next_job;	/* the loader's queue */
-	size_t bytes;
-	uint64_t used;			/* interval in which it was last used */
-	struct file_entry *prev, *next;	/* LRU list, most recently used first */
-};
-
-/*
- * One process's mappings and the file each resolved to. Kept across intervals:
- * re-read once per interval while the process lives, kept as last seen once it
- * exited, until the drain that follows its exit has used them.
- */
-struct pid_entry {
-	pid_t pid;
-	int err;			/* reading the maps failed: do not retry */
-	struct proc_maps maps;
-	struct file_entry **files;	/* per mapping: NULL untried, no_file, or cached */
-	uint64_t read_interval;		/* interval in which maps were read */
-	uint64_t used_interval;		/* last interval a frame or capture used it */
-	bool exited;			/* its exit was noted: never re-read, drop after the drain */
-};
-
-/* One cached answer of the kernel namer; addr 0 is a free slot. */
-struct kname {
-	uint64_t addr;
-	uint32_t name;			/* offset in the arena, KNAME_UNKNOWN when unnamed */
-};
-#define KNAME_UNKNOWN UINT32_MAX
-
-/* The kernel namer's answers by address: open addressing, at most half full. */
-struct kname_cache {
-	struct kname *v;
-	size_t n, cap;
-	char *arena;
-	size_t arena_len, arena_cap;
-};
-
-struct symbolizer {
-	struct ksyms *ksyms;
-	bool ksyms_tried;		/* /proc/kallsyms was read (or failed): never again */
-	symbolizer_kernel_namer namer;	/* names kernel addresses instead of ksyms, or NULL */
-	void *namer_arg;
-	struct kname_cache knames;
-	void *files;			/* tsearch tree of struct file_entry, by key */
-	struct file_entry *lru_head, *lru_tail;
-	size_t n_files, file_bytes;
-	size_t file_cap;		/* bytes the file cache may hold (symbolizer_set_caps) */
-	void *pids;			/* tsearch tree of struct pid_entry, by pid */
-	size_t n_pids;
-	struct pid_entry *last_pid;	/* consecutive frames come from one stack */
-	uint64_t interval;
-	struct symbolizer_stats st;
-	struct perfmap_cache *perfmaps;	/* JIT code of each process */
-	struct demangle_cache *demangle;
-	uint64_t demangle_interval;	/* interval in which the demangle cache was last trimmed */
-	struct elf_syms *vdso;		/* our own vDSO image: every process maps the same */
-	uint64_t vdso_size;
-	/*
-	 * The loader thread parses new binaries (and finds their debug files) so
-	 * that a cold 200 MB binary never blocks the event loop; the drain waits
-	 * only for a binary it needs that is still being parsed.
-	 */
-	struct worker loader;		/* its lock guards the queue and every entry's loading */
-	bool loader_running;
-	struct file_entry *jobs, *jobs_tail;
-};
-
 /* Marks a mapping whose file could not be opened or cached this interval. */
-static struct file_entry no_file;
+struct file_entry no_file;
 
 static int cmp_file(const void *a, const void *b)
 {
@@ -139,13 +39,6 @@ static int cmp_file(const void *a, const void *b)
 	const struct file_key *y = &((const struct file_entry *)b)->key;
 
 	return file_key_cmp(x, y);
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = ((const struct pid_entry *)a)->pid, y = ((const struct pid_entry *)b)->pid;
-
-	return x < y ? -1 : x > y;
 }
 
 static void lru_unlink(struct symbolizer *s, struct file_entry *f)
@@ -172,7 +65,7 @@ static void lru_push(struct symbolizer *s, struct file_entry *f)
 		s->lru_tail = f;
 }
 
-static void file_touch(struct symbolizer *s, struct file_entry *f)
+void file_touch(struct symbolizer *s, struct file_entry *f)
 {
 	f->used = s->interval;
 	lru_unlink(s, f);
@@ -387,7 +280,7 @@ static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 }
 
 /* Resolves mapping i of pe once, and every other mapping of the same file with it. */
-static struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *pe, size_t i)
+struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *pe, size_t i)
 {
 	const struct proc_map *m = &pe->maps.v[i];
 	struct file_entry *f;
@@ -411,370 +304,6 @@ static struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *p
 	return f;
 }
 
-static void pid_entry_free(void *p)
-{
-	struct pid_entry *pe = p;
-
-	procmaps_free(&pe->maps);
-	free(pe->files);
-	free(pe);
-}
-
-/* (Re-)reads pe's mappings; on failure the previous snapshot, if any, stays. */
-static bool same_mapping(const struct proc_map *a, const struct proc_map *b)
-{
-	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
-	       a->inode == b->inode && a->dev_major == b->dev_major &&
-	       a->dev_minor == b->dev_minor && !a->path == !b->path &&
-	       (!a->path || !strcmp(a->path, b->path));
-}
-
-/*
- * Keeps the files already resolved for mappings that did not change, so that
- * reading a process's maps again opens only what is new (both lists are
- * sorted by start).
- */
-static void carry_files(const struct pid_entry *pe, const struct proc_maps *maps,
-			struct file_entry **files)
-{
-	size_t i = 0, j = 0;
-
-	while (i < pe->maps.n && j < maps->n) {
-		const struct proc_map *o = &pe->maps.v[i], *m = &maps->v[j];
-
-		if (o->start < m->start) {
-			i++;
-		} else if (m->start < o->start) {
-			j++;
-		} else {
-			/* a failure (no_file) is retried: it may have been passing */
-			if (same_mapping(o, m) && pe->files[i] != &no_file)
-				files[j] = pe->files[i];
-			i++;
-			j++;
-		}
-	}
-}
-
-/*
- * Frames lie only in executable mappings: ask the kernel for those alone
- * (PROCMAP_QUERY, ~3x cheaper than formatting and parsing every line of
- * /proc/PID/maps), or read the whole text on kernels before 6.11.
- */
-static int read_maps(pid_t pid, struct proc_maps *maps)
-{
-	static bool no_query;
-	int err;
-
-	if (!no_query) {
-		err = procmaps_read_exec(pid, maps);
-		if (err != -ENOTTY && err != -EINVAL)
-			return err;
-		no_query = true;
-	}
-	return procmaps_read(pid, maps);
-}
-
-static int pid_read(struct symbolizer *s, struct pid_entry *pe)
-{
-	struct proc_maps maps = {};
-	struct file_entry **files;
-	int err = read_maps(pe->pid, &maps);
-
-	/* an exiting process (or a zombie) has no mm left: its maps read empty */
-	if (!err && maps.n == 0) {
-		procmaps_free(&maps);
-		err = -ESRCH;
-	}
-	if (err) {
-		s->st.maps_failed++;
-		if (!pe->maps.v)
-			pe->err = err;
-		return err;
-	}
-	files = calloc(maps.n ? maps.n : 1, sizeof(*files));
-	if (!files) {
-		procmaps_free(&maps);
-		return -ENOMEM;
-	}
-	if (pe->files)
-		carry_files(pe, &maps, files);
-	procmaps_free(&pe->maps);
-	free(pe->files);
-	pe->maps = maps;
-	pe->files = files;
-	pe->err = 0;
-	pe->read_interval = s->interval;
-	s->st.maps_read++;
-	return 0;
-}
-
-static struct pid_entry *pid_find(struct symbolizer *s, pid_t pid)
-{
-	struct pid_entry probe = { .pid = pid }, **slot;
-
-	if (s->last_pid && s->last_pid->pid == pid)
-		return s->last_pid;
-	slot = tfind(&probe, &s->pids, cmp_pid);
-	return slot ? (s->last_pid = *slot) : NULL;
-}
-
-static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid)
-{
-	struct pid_entry *pe;
-
-	if (s->n_pids >= SYM_MAX_PIDS)
-		return NULL;
-	pe = calloc(1, sizeof(*pe));
-	if (!pe)
-		return NULL;
-	pe->pid = pid;
-	pid_read(s, pe);
-	if (!tsearch(pe, &s->pids, cmp_pid)) {
-		pid_entry_free(pe);
-		return NULL;
-	}
-	s->n_pids++;
-	return s->last_pid = pe;
-}
-
-/* The process's mappings: read on first use (or capture). NULL when unknown. */
-static struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
-{
-	struct pid_entry *pe = pid_find(s, pid);
-
-	if (!pe)
-		pe = pid_new(s, pid);
-	if (pe)
-		pe->used_interval = s->interval;
-	return pe;
-}
-
-/*
- * The mapping of addr. Mappings are re-read only when an address falls outside
- * them (a library loaded since), at most once per interval per process: a
- * long-running process costs no /proc read per interval.
- */
-static const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe,
-					   uint64_t addr)
-{
-	const struct proc_map *m = procmaps_find(&pe->maps, addr);
-
-	if (m || pe->exited || pe->read_interval == s->interval)
-		return m;
-	if (pid_read(s, pe) < 0)
-		pe->exited = true; /* gone without an exit event: keep what we had */
-	return procmaps_find(&pe->maps, addr);
-}
-
-/* Opens every executable file mapping now, while the process can be reached. */
-static void pid_resolve_files(struct symbolizer *s, struct pid_entry *pe)
-{
-	for (size_t i = 0; i < pe->maps.n; i++) {
-		const struct proc_map *m = &pe->maps.v[i];
-
-		if ((m->perms & PROCMAP_X) && m->path && m->path[0] == '/' && m->inode)
-			mapping_file(s, pe, i);
-	}
-}
-
-int symbolizer_capture(struct symbolizer *s, pid_t pid)
-{
-	struct pid_entry *pe = pid_find(s, pid);
-	int err;
-
-	if (!pe) {
-		pe = pid_new(s, pid);
-		if (!pe)
-			return -ENOMEM;
-		err = pe->err;
-	} else {
-		err = pid_read(s, pe);
-		if (!err)
-			pe->exited = false; /* a new process under a reused pid, or an exec */
-	}
-	if (err)
-		return err;
-	pe->used_interval = s->interval;
-	pid_resolve_files(s, pe);
-	s->st.captured++;
-	return 0;
-}
-
-void symbolizer_exited(struct symbolizer *s, pid_t pid)
-{
-	struct pid_entry *pe = pid_find(s, pid);
-
-	if (pe)
-		pe->exited = true;
-}
-
-/* Whether pe is dropped at the end of this interval. */
-static bool pid_expired(const struct symbolizer *s, const struct pid_entry *pe)
-{
-	/* exited: this interval's drain has used it; idle for 2 intervals: re-read if seen */
-	return pe->exited || pe->err || pe->used_interval + 2 <= s->interval;
-}
-
-/* twalk cannot delete: gather the entries first. */
-struct pid_walk {
-	struct pid_entry **v;
-	size_t n;
-};
-
-static void pid_gather(const void *node, VISIT which, void *arg)
-{
-	struct pid_walk *w = arg;
-
-	if (which == postorder || which == leaf)
-		w->v[w->n++] = *(struct pid_entry *const *)node;
-}
-
-static void pid_expire(struct symbolizer *s)
-{
-	struct pid_entry **all = calloc(s->n_pids ? s->n_pids : 1, sizeof(*all));
-	struct pid_walk w = { .v = all };
-
-	if (!all) {
-		tdestroy(s->pids, pid_entry_free);
-		s->pids = NULL;
-		s->n_pids = 0;
-		return;
-	}
-	twalk_r(s->pids, pid_gather, &w);
-	for (size_t i = 0; i < w.n; i++) {
-		struct pid_entry *pe = all[i];
-
-		if (!pid_expired(s, pe)) {
-			/* pin its files: kept entries may still name frames next interval */
-			for (size_t j = 0; j < pe->maps.n; j++) {
-				if (!pe->files[j] || pe->files[j] == &no_file)
-					continue;
-				file_touch(s, pe->files[j]);
-				pe->files[j]->used = s->interval + 1;
-			}
-			continue;
-		}
-		if (pe->exited)
-			perfmap_cache_forget(s->perfmaps, pe->pid);
-		tdelete(pe, &s->pids, cmp_pid);
-		pid_entry_free(pe);
-		s->n_pids--;
-	}
-	free(all);
-}
-
-static void kname_reset(struct kname_cache *c)
-{
-	free(c->v);
-	free(c->arena);
-	memset(c, 0, sizeof(*c));
-}
-
-static size_t kname_slot(const struct kname_cache *c, uint64_t addr)
-{
-	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & (c->cap - 1);
-
-	while (c->v[i].addr && c->v[i].addr != addr)
-		i = (i + 1) & (c->cap - 1);
-	return i;
-}
-
-/* Room for one more entry and len bytes of name; false on ENOMEM. */
-static bool kname_reserve(struct kname_cache *c, size_t len)
-{
-	if (c->n + 1 > SYM_MAX_KNAMES || c->arena_len + len > SYM_MAX_KNAME_BYTES)
-		kname_reset(c);
-	if (2 * (c->n + 1) > c->cap) {
-		struct kname *old = c->v;
-		size_t old_cap = c->cap, cap = old_cap ? 2 * old_cap : 4096;
-
-		c->v = calloc(cap, sizeof(*c->v));
-		if (!c->v) {
-			c->v = old;
-			return false;
-		}
-		c->cap = cap;
-		for (size_t i = 0; i < old_cap; i++)
-			if (old[i].addr)
-				c->v[kname_slot(c, old[i].addr)] = old[i];
-		free(old);
-	}
-	return array_grow((void **)&c->arena, &c->arena_cap, c->arena_len + len, 1, 64 << 10) == 0;
-}
-
-/*
- * Asks the namer once per address and caches its answer, a name with its
- * " [module]" suffix dropped, or "unknown". Negative errno when it failed.
- */
-static int kname_lookup(struct symbolizer *s, uint64_t addr, const char **name)
-{
-	struct kname_cache *c = &s->knames;
-	char buf[SYM_KNAME_MAX];
-	size_t i, len;
-	char *sp;
-	int rc;
-
-	*name = NULL;
-	if (c->cap) {
-		i = kname_slot(c, addr);
-		if (c->v[i].addr) {
-			if (c->v[i].name != KNAME_UNKNOWN)
-				*name = c->arena + c->v[i].name;
-			return 0;
-		}
-	}
-	s->st.kernel_asked++;
-	rc = s->namer(s->namer_arg, addr, buf, sizeof(buf));
-	if (rc < 0)
-		return rc;
-	buf[sizeof(buf) - 1] = '\0';
-	sp = strchr(buf, ' '); /* "func [module]": named alone, as for [kernel.kallsyms] */
-	if (sp)
-		*sp = '\0';
-	len = strlen(buf) + 1;
-	if (!addr || !kname_reserve(c, len))
-		return 0; /* 0 marks free slots; and no memory is no reason to fail */
-	i = kname_slot(c, addr);
-	c->v[i].addr = addr;
-	c->v[i].name = KNAME_UNKNOWN;
-	if (rc > 0 && buf[0]) {
-		memcpy(c->arena + c->arena_len, buf, len);
-		c->v[i].name = (uint32_t)c->arena_len;
-		c->arena_len += len;
-		*name = c->arena + c->v[i].name;
-	}
-	c->n++;
-	return 0;
-}
-
-static void kernel_frame(struct symbolizer *s, uint64_t addr, struct sym_frame *out)
-{
-	int err;
-
-	/* Module functions are named alone, as perf does for [kernel.kallsyms]. */
-	out->kernel = true;
-	out->file = kernel_file;
-	if (s->namer) {
-		err = kname_lookup(s, addr, &out->function);
-		if (!err)
-			return;
-		log_warnx("naming kernel frames in the kernel failed (%s): reading /proc/kallsyms "
-			  "instead", strerror(-err));
-		s->namer = NULL;
-		kname_reset(&s->knames);
-	}
-	if (!s->ksyms_tried) {
-		s->ksyms_tried = true;
-		err = ksyms_load(&s->ksyms);
-		if (err)
-			log_warnx("kernel symbols unavailable, kernel frames stay unnamed: %s",
-				  strerror(-err));
-	}
-	out->function = ksyms_lookup(s->ksyms, addr, NULL);
-}
-
-/* Names addr in a mapped ELF file; false when the mapping is no readable ELF file. */
 static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct proc_map *m,
 		       uint64_t addr, struct sym_frame *out)
 {
@@ -1060,3 +589,4 @@ void symbolizer_free(struct symbolizer *s)
 	elf_syms_free(s->vdso);
 	free(s);
 }
+

@@ -159,12 +159,19 @@ static int encode_profile(const struct profile *p, int64_t start, uint8_t **out,
 	return ret;
 }
 
-static int put_profile(struct history *h, const struct profile *p, int64_t start, int64_t *id)
+/*
+ * --offcpu: a readable profile of another type ("offcpu") at 00:00:00, so that
+ * --type has two to choose from: 7 samples of main -> f_b -> f_c, pid 500.
+ */
+static const struct profile offcpu = {"", "", {{500, S_C, 7}}};
+
+static int put_typed(struct history *h, const struct profile *p, int64_t start, const char *type,
+		     int64_t *id)
 {
 	struct history_meta m = {
 		.start_ns = start,
 		.end_ns = start + INTERVAL,
-		.type = "cpu",
+		.type = type,
 		.app = p->app,
 		.labels = p->labels,
 		.processes = 2,
@@ -178,6 +185,11 @@ static int put_profile(struct history *h, const struct profile *p, int64_t start
 		ret = history_put(h, &m, buf, len, id);
 	free(buf);
 	return ret;
+}
+
+static int put_profile(struct history *h, const struct profile *p, int64_t start, int64_t *id)
+{
+	return put_typed(h, p, start, "cpu", id);
 }
 
 /* A stored "mem" profile, so that type filters have something to leave out. */
@@ -283,7 +295,8 @@ static int put_diff(struct history *h)
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] [--diff] [--deep] DIR\n"
+	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] [--diff] [--deep]\n"
+			"                 [--offcpu] DIR\n"
 			"  writes 3 cpu profiles from 2026-01-01T00:00:00Z, 10 s each\n"
 			"  --mem      also a mem profile at 00:00:00\n"
 			"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n"
@@ -291,7 +304,8 @@ static void __attribute__((noreturn)) usage(void)
 			"  --v2       leave the file as schema v2 (no incremental auto-vacuum)\n"
 			"  --diff     also 3 profiles from 2026-01-02T00:00:00Z and 3 from 01:00:00Z\n"
 			"             in which f_a's samples double\n"
-			"  --deep     also a cpu profile with recursion at 00:01:00, app deep\n");
+			"  --deep     also a cpu profile with recursion at 00:01:00, app deep\n"
+			"  --offcpu   also an offcpu profile at 00:00:00: 7 samples in f_c\n");
 	exit(2);
 }
 
@@ -304,9 +318,10 @@ int main(int argc, char **argv)
 		{"v2", no_argument, NULL, '2'},
 		{"diff", no_argument, NULL, 'd'},
 		{"deep", no_argument, NULL, 'D'},
+		{"offcpu", no_argument, NULL, 'o'},
 		{0},
 	};
-	bool mem = false, corrupt = false, v2 = false, diff = false, with_deep = false;
+	bool mem = false, corrupt = false, v2 = false, diff = false, with_deep = false, off = false;
 	long more = 0;
 	char *end;
 	const char *err = NULL;
@@ -327,6 +342,8 @@ int main(int argc, char **argv)
 			diff = true;
 		else if (c == 'D')
 			with_deep = true;
+		else if (c == 'o')
+			off = true;
 		else
 			usage();
 	}
@@ -351,6 +368,8 @@ int main(int argc, char **argv)
 		ret = put_diff(h);
 	if (!ret && with_deep)
 		ret = put_profile(h, &deep, T0 + 6 * INTERVAL, NULL);
+	if (!ret && off)
+		ret = put_typed(h, &offcpu, T0, "offcpu", NULL);
 	history_close(h);
 	if (!ret && v2)
 		ret = make_v2(argv[optind]);

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The symbolizer's processes: each one's mappings, read once per interval
+ * and kept until the drain after its exit, and the file each mapping maps.
+ */
+#include <errno.h>
+#include <search.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer_int.h"
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct pid_entry *)a)->pid, y = ((const struct pid_entry *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+void pid_entry_free(void *p)
+{
+	struct pid_entry *pe = p;
+
+	procmaps_free(&pe->maps);
+	free(pe->files);
+	free(pe);
+}
+
+/* (Re-)reads pe's mappings; on failure the previous snapshot, if any, stays. */
+static bool same_mapping(const struct proc_map *a, const struct proc_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && !a->path == !b->path &&
+	       (!a->path || !strcmp(a->path, b->path));
+}
+
+/*
+ * Keeps the files already resolved for mappings that did not change, so that
+ * reading a process's maps again opens only what is new (both lists are
+ * sorted by start).
+ */
+static void carry_files(const struct pid_entry *pe, const struct proc_maps *maps,
+			struct file_entry **files)
+{
+	size_t i = 0, j = 0;
+
+	while (i < pe->maps.n && j < maps->n) {
+		const struct proc_map *o = &pe->maps.v[i], *m = &maps->v[j];
+
+		if (o->start < m->start) {
+			i++;
+		} else if (m->start < o->start) {
+			j++;
+		} else {
+			/* a failure (no_file) is retried: it may have been passing */
+			if (same_mapping(o, m) && pe->files[i] != &no_file)
+				files[j] = pe->files[i];
+			i++;
+			j++;
+		}
+	}
+}
+
+/*
+ * Frames lie only in executable mappings: ask the kernel for those alone
+ * (PROCMAP_QUERY, ~3x cheaper than formatting and parsing every line of
+ * /proc/PID/maps), or read the whole text on kernels before 6.11.
+ */
+static int read_maps(pid_t pid, struct proc_maps *maps)
+{
+	static bool no_query;
+	int err;
+
+	if (!no_query) {
+		err = procmaps_read_exec(pid, maps);
+		if (err != -ENOTTY && err != -EINVAL)
+			return err;
+		no_query = true;
+	}
+	return procmaps_read(pid, maps);
+}
+
+static int pid_read(struct symbolizer *s, struct pid_entry *pe)
+{
+	struct proc_maps maps = {};
+	struct file_entry **files;
+	int err = read_maps(pe->pid, &maps);
+
+	/* an exiting process (or a zombie) has no mm left: its maps read empty */
+	if (!err && maps.n == 0) {
+		procmaps_free(&maps);
+		err = -ESRCH;
+	}
+	if (err) {
+		s->st.maps_failed++;
+		if (!pe->maps.v)
+			pe->err = err;
+		return err;
+	}
+	files = calloc(maps.n ? maps.n : 1, sizeof(*files));
+	if (!files) {
+		procmaps_free(&maps);
+		return -ENOMEM;
+	}
+	if (pe->files)
+		carry_files(pe, &maps, files);
+	procmaps_free(&pe->maps);
+	free(pe->files);
+	pe->maps = maps;
+	pe->files = files;
+	pe->err = 0;
+	pe->read_interval = s->interval;
+	s->st.maps_read++;
+	return 0;
+}
+
+static struct pid_entry *pid_find(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry probe = { .pid = pid }, **slot;
+
+	if (s->last_pid && s->last_pid->pid == pid)
+		return s->last_pid;
+	slot = tfind(&probe, &s->pids, cmp_pid);
+	return slot ? (s->last_pid = *slot) : NULL;
+}
+
+static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe;
+
+	if (s->n_pids >= SYM_MAX_PIDS)
+		return NULL;
+	pe = calloc(1, sizeof(*pe));
+	if (!pe)
+		return NULL;
+	pe->pid = pid;
+	pid_read(s, pe);
+	if (!tsearch(pe, &s->pids, cmp_pid)) {
+		pid_entry_free(pe);
+		return NULL;
+	}
+	s->n_pids++;
+	return s->last_pid = pe;
+}
+
+/* The process's mappings: read on first use (or capture). NULL when unknown. */
+struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+
+	if (!pe)
+		pe = pid_new(s, pid);
+	if (pe)
+		pe->used_interval = s->interval;
+	return pe;
+}
+
+/*
+ * The mapping of addr. Mappings are re-read only when an address falls outside
+ * them (a library loaded since), at most once per interval per process: a
+ * long-running process costs no /proc read per interval.
+ */
+const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe,
+					   uint64_t addr)
+{
+	const struct proc_map *m = procmaps_find(&pe->maps, addr);
+
+	if (m || pe->exited || pe->read_interval == s->interval)
+		return m;
+	if (pid_read(s, pe) < 0)
+		pe->exited = true; /* gone without an exit event: keep what we had */
+	return procmaps_find(&pe->maps, addr);
+}
+
+/* Opens every executable file mapping now, while the process can be reached. */
+static void pid_resolve_files(struct symbolizer *s, struct pid_entry *pe)
+{
+	for (size_t i = 0; i < pe->maps.n; i++) {
+		const struct proc_map *m = &pe->maps.v[i];
+
+		if ((m->perms & PROCMAP_X) && m->path && m->path[0] == '/' && m->inode)
+			mapping_file(s, pe, i);
+	}
+}
+
+int symbolizer_capture(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+	int err;
+
+	if (!pe) {
+		pe = pid_new(s, pid);
+		if (!pe)
+			return -ENOMEM;
+		err = pe->err;
+	} else {
+		err = pid_read(s, pe);
+		if (!err)
+			pe->exited = false; /* a new process under a reused pid, or an exec */
+	}
+	if (err)
+		return err;
+	pe->used_interval = s->interval;
+	pid_resolve_files(s, pe);
+	s->st.captured++;
+	return 0;
+}
+
+void symbolizer_exited(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+
+	if (pe)
+		pe->exited = true;
+}
+
+/* Whether pe is dropped at the end of this interval. */
+static bool pid_expired(const struct symbolizer *s, const struct pid_entry *pe)
+{
+	/* exited: this interval's drain has used it; idle for 2 intervals: re-read if seen */
+	return pe->exited || pe->err || pe->used_interval + 2 <= s->interval;
+}
+
+/* twalk cannot delete: gather the entries first. */
+struct pid_walk {
+	struct pid_entry **v;
+	size_t n;
+};
+
+static void pid_gather(const void *node, VISIT which, void *arg)
+{
+	struct pid_walk *w = arg;
+
+	if (which == postorder || which == leaf)
+		w->v[w->n++] = *(struct pid_entry *const *)node;
+}
+
+void pid_expire(struct symbolizer *s)
+{
+	struct pid_entry **all = calloc(s->n_pids ? s->n_pids : 1, sizeof(*all));
+	struct pid_walk w = { .v = all };
+
+	if (!all) {
+		tdestroy(s->pids, pid_entry_free);
+		s->pids = NULL;
+		s->n_pids = 0;
+		return;
+	}
+	twalk_r(s->pids, pid_gather, &w);
+	for (size_t i = 0; i < w.n; i++) {
+		struct pid_entry *pe = all[i];
+
+		if (!pid_expired(s, pe)) {
+			/* pin its files: kept entries may still name frames next interval */
+			for (size_t j = 0; j < pe->maps.n; j++) {
+				if (!pe->files[j] || pe->files[j] == &no_file)
+					continue;
+				file_touch(s, pe->files[j]);
+				pe->files[j]->used = s->interval + 1;
+			}
+			continue;
+		}
+		if (pe->exited)
+			perfmap_cache_forget(s->perfmaps, pe->pid);
+		tdelete(pe, &s->pids, cmp_pid);
+		pid_entry_free(pe);
+		s->n_pids--;
+	}
+	free(all);
+}
