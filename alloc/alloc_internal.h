@@ -61,7 +61,7 @@ static inline bool in_boot_arena(const void *p)
  * __tls_get_addr, which may itself call malloc. */
 struct sampler_thread {
 	int64_t countdown; /* bytes left before the next sample; <= 0: this one is sampled */
-	uint64_t rng; /* xorshift64* state, never 0 once seeded */
+	uint64_t rng;	   /* xorshift64* state, never 0 once seeded */
 	uint32_t seeded;
 };
 

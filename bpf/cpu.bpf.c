@@ -95,7 +95,6 @@ struct {
 	__type(value, __u64);
 } metrics SEC(".maps");
 
-
 static __always_inline void metric_add(enum ember_cpu_metric m, __u64 n)
 {
 	__u32 key = m;
@@ -139,7 +138,7 @@ static long hash_step(__u32 i, void *arg)
  */
 static __always_inline __u64 stack_hash(const struct ember_stack *st)
 {
-	struct hash_state hs = { .st = st, .h = 0xcbf29ce484222325ULL };
+	struct hash_state hs = {.st = st, .h = 0xcbf29ce484222325ULL};
 	__u64 h;
 
 	/* bound: the deepest stack kept */
@@ -161,8 +160,7 @@ static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, bo
 
 	if (bpf_map_lookup_elem(stacks, &h))
 		return h;
-	if (bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(stacks, &h)) {
+	if (bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
 		metric_inc(EMBER_CPU_M_STACKS_FULL);
 		*lost = true;
 		return 0;
@@ -200,8 +198,8 @@ static __always_inline __u64 kernel_stack(void *ctx, void *stacks, bool *lost)
  * The user stack, walked with unwind tables (bpf/unwind.bpf.h); 0 alone when
  * there is none (a kernel thread).
  */
-static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 tgid,
-					void *stacks, bool *lost)
+static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 tgid, void *stacks,
+					bool *lost)
 {
 	struct ember_stack *st = scratch_stack();
 	struct ember_uregs regs;

@@ -27,8 +27,8 @@ int ember_ksym_names(void *ctx)
 		if (i >= batch.n)
 			break;
 		addr = batch.addr[i];
-		batch.len[i] = bpf_snprintf(batch.name[i], EMBER_KSYM_NAME_LEN, fmt, &addr,
-					    sizeof(addr));
+		batch.len[i] =
+			bpf_snprintf(batch.name[i], EMBER_KSYM_NAME_LEN, fmt, &addr, sizeof(addr));
 	}
 	return 0;
 }

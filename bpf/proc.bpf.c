@@ -11,7 +11,6 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-
 /* Per-CPU counters indexed by enum ember_proc_metric; summed by the daemon. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -76,12 +76,12 @@ struct {
  * for the generation of the process's entry it was found under.
  */
 struct uw_cached {
-	__u64 lo, hi;			/* the addresses [lo, hi) it holds for */
+	__u64 lo, hi; /* the addresses [lo, hi) it holds for */
 	__u32 tgid;
-	__u32 gen;			/* ember_unwind_proc.gen when it was found */
-	struct ember_unwind_row row;	/* the row, when has_row */
-	__u16 has_row;			/* a table covers ip */
-	__u16 in_map;			/* ip lies in one of the process's mappings */
+	__u32 gen;		     /* ember_unwind_proc.gen when it was found */
+	struct ember_unwind_row row; /* the row, when has_row */
+	__u16 has_row;		     /* a table covers ip */
+	__u16 in_map;		     /* ip lies in one of the process's mappings */
 };
 
 struct {
@@ -102,8 +102,8 @@ struct {
 
 /* The stack window of the walk running on this CPU. */
 struct uw_window {
-	__u64 base;			/* user address of buf[0] */
-	__u32 len;			/* valid bytes in buf; 0: empty */
+	__u64 base; /* user address of buf[0] */
+	__u32 len;  /* valid bytes in buf; 0: empty */
 	__u32 pad;
 	__u8 buf[UW_WINDOW];
 };
@@ -129,16 +129,16 @@ enum uw_end {
 
 /* State of one walk across bpf_loop() steps. */
 struct uw_state {
-	struct ember_stack *st;			/* where frames go */
-	const struct ember_unwind_proc *proc;	/* the process's mappings, or NULL */
-	__u64 ip, sp, bp;			/* registers of the frame being unwound */
-	__u32 n;				/* frames stored */
-	__u32 end;				/* enum uw_end, once the walk ended */
-	__u32 by_table, by_fp, bad_rule;	/* frames by how they were unwound */
-	__u32 stale;				/* a frame outside every known mapping */
-	__u32 interrupted;			/* ip is where a signal hit, not a return address */
+	struct ember_stack *st;		      /* where frames go */
+	const struct ember_unwind_proc *proc; /* the process's mappings, or NULL */
+	__u64 ip, sp, bp;		      /* registers of the frame being unwound */
+	__u32 n;			      /* frames stored */
+	__u32 end;			      /* enum uw_end, once the walk ended */
+	__u32 by_table, by_fp, bad_rule;      /* frames by how they were unwound */
+	__u32 stale;			      /* a frame outside every known mapping */
+	__u32 interrupted;		      /* ip is where a signal hit, not a return address */
 	__u32 tgid;
-	struct uw_window *win;			/* stack bytes read so far, or NULL */
+	struct uw_window *win; /* stack bytes read so far, or NULL */
 };
 
 /* Lowest address a frame may return to: the first page is never mapped. */
@@ -150,11 +150,11 @@ struct uw_state {
  * path by path ("the sequence of 8193 jumps is too complex").
  */
 struct uw_search {
-	const struct ember_unwind_proc *proc;	/* mappings: searched when set */
-	__u32 first;				/* rows: the table's first row */
-	__u32 lo, hi;				/* the answer is lo: items <= key */
+	const struct ember_unwind_proc *proc; /* mappings: searched when set */
+	__u32 first;			      /* rows: the table's first row */
+	__u32 lo, hi;			      /* the answer is lo: items <= key */
 	__u64 key;
-	bool failed;				/* a row could not be read */
+	bool failed; /* a row could not be read */
 };
 
 static long uw_map_step(__u32 i, void *arg)
@@ -174,9 +174,9 @@ static long uw_map_step(__u32 i, void *arg)
 
 /* The mapping holding ip, or NULL. */
 static __always_inline const struct ember_unwind_map *uw_find_map(const struct ember_unwind_proc *p,
-								__u64 ip)
+								  __u64 ip)
 {
-	struct uw_search q = { .proc = p, .hi = p->nmaps, .key = ip };
+	struct uw_search q = {.proc = p, .hi = p->nmaps, .key = ip};
 	const struct ember_unwind_map *m;
 
 	if (q.hi > EMBER_UNWIND_MAPS_MAX)
@@ -223,11 +223,11 @@ static long uw_row_step(__u32 i, void *arg)
  * to the addresses the row covers.
  */
 static __always_inline const struct ember_unwind_row *uw_find_row(const struct ember_unwind_map *m,
-								__u64 ip, __u64 *lo, __u64 *hi)
+								  __u64 ip, __u64 *lo, __u64 *hi)
 {
 	const struct ember_unwind_row *r, *next;
 	const struct ember_unwind_table *t;
-	struct uw_search q = { .key = ip - m->bias };
+	struct uw_search q = {.key = ip - m->bias};
 	__u32 table = m->table;
 
 	if (table == EMBER_UNWIND_NO_TABLE || q.key > 0xffffffffULL)
@@ -407,7 +407,7 @@ static __always_inline __u32 uw_step(struct uw_state *w)
 {
 	/* a return address is after its call: look the call itself up */
 	__u64 at = w->n > 1 && !w->interrupted ? w->ip - 1 : w->ip;
-	struct ember_unwind_row row = { .cfa_kind = EMBER_CFA_NONE };
+	struct ember_unwind_row row = {.cfa_kind = EMBER_CFA_NONE};
 	bool found = w->proc && uw_lookup(w, at, &row);
 
 	w->interrupted = 0;
@@ -442,8 +442,8 @@ static long uw_loop_step(__u32 i, void *arg)
 
 /* What a walk did, for the caller's metrics (EMBER_CPU_M_*). */
 struct uw_result {
-	__u32 end;		/* EMBER_CPU_M_END_*: why the stack ended */
-	__u32 no_proc;		/* 1: the process's tables were not loaded (all frame pointers) */
+	__u32 end;     /* EMBER_CPU_M_END_*: why the stack ended */
+	__u32 no_proc; /* 1: the process's tables were not loaded (all frame pointers) */
 	__u32 by_table, by_fp, bad_rule; /* frames by how they were unwound */
 };
 
@@ -454,7 +454,7 @@ struct uw_result {
 static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid, __u64 ip, __u64 sp,
 				    __u64 bp, struct uw_result *res)
 {
-	struct uw_state w = { .st = st, .ip = ip, .sp = sp, .bp = bp, .tgid = tgid };
+	struct uw_state w = {.st = st, .ip = ip, .sp = sp, .bp = bp, .tgid = tgid};
 	__u32 zero = 0;
 	__u8 one = 1;
 

@@ -72,7 +72,7 @@ static const char capture_help[] =
 
 /* What the command line asked for. */
 struct capture_opts {
-	struct ctl_msg req;		/* the CTL_CAPTURE request */
+	struct ctl_msg req; /* the CTL_CAPTURE request */
 	const char *output;
 	const char *runtime_dir;
 	bool have_pid, have_app;
@@ -84,8 +84,8 @@ struct conn {
 	uint8_t *buf;
 	size_t len, cap;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	bool tty;			/* stderr is a terminal: one updating progress line */
-	bool line_open;			/* that line holds text not yet ended by '\n' */
+	bool tty;	/* stderr is a terminal: one updating progress line */
+	bool line_open; /* that line holds text not yet ended by '\n' */
 	int64_t last_progress_s;
 };
 
@@ -139,13 +139,20 @@ static void parse_opts(int argc, char **argv, struct capture_opts *o)
 			if (parse_duration(optarg, &ns) || ns < CTL_DURATION_MIN_MS * NS_PER_MS ||
 			    ns > CTL_DURATION_MAX_MS * NS_PER_MS)
 				usage_error("--duration: '%s' is not a duration in 1s..10m (e.g. "
-					    "30s, 2m)", optarg);
+					    "30s, 2m)",
+					    optarg);
 			o->req.duration_ms = (uint32_t)(ns / NS_PER_MS);
 			break;
-		case 'o': o->output = optarg; break;
-		case OPT_RUNTIME_DIR: o->runtime_dir = optarg; break;
-		case 'h': show(capture_help);
-		default: bad_option(c, argv);
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_RUNTIME_DIR:
+			o->runtime_dir = optarg;
+			break;
+		case 'h':
+			show(capture_help);
+		default:
+			bad_option(c, argv);
 		}
 	}
 	no_operands(argc, argv);
@@ -159,7 +166,7 @@ static void parse_opts(int argc, char **argv, struct capture_opts *o)
 /* Connects to RUNTIME_DIR/control; a note saying why not and -1 on failure. */
 static int connect_daemon(struct conn *cn, const char *runtime_dir)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int fd;
 
 	if ((size_t)snprintf(cn->path, sizeof(cn->path), "%s/control", runtime_dir) >=
@@ -177,8 +184,8 @@ static int connect_daemon(struct conn *cn, const char *runtime_dir)
 		return fd;
 	if (errno == ENOENT || errno == ECONNREFUSED)
 		note("cannot reach emberd: %s: %s; is emberd running? (its socket is "
-		     "RUNTIME_DIR/control: --runtime-dir or EMBER_RUNTIME_DIR)", cn->path,
-		     strerror(errno));
+		     "RUNTIME_DIR/control: --runtime-dir or EMBER_RUNTIME_DIR)",
+		     cn->path, strerror(errno));
 	else if (errno == EACCES || errno == EPERM)
 		note("permission denied on %s: captures need root", cn->path);
 	else
@@ -220,14 +227,15 @@ static int next_frame(struct conn *cn, struct ctl_msg *m, int64_t timeout_ms)
 	char err[256];
 
 	for (;;) {
-		struct pollfd pf[2] = { { cn->fd, POLLIN, 0 }, { cn->sigfd, POLLIN, 0 } };
+		struct pollfd pf[2] = {{cn->fd, POLLIN, 0}, {cn->sigfd, POLLIN, 0}};
 		size_t need;
 		long flen = ctl_frame_len(cn->buf, cn->len, CTL_MAX_REPLY, &need);
 		int64_t left = until - mono_ns() / NS_PER_MS;
 		ssize_t n;
 
 		if (flen < 0) {
-			note("emberd sent something that is not a reply (%s)", strerror((int)-flen));
+			note("emberd sent something that is not a reply (%s)",
+			     strerror((int)-flen));
 			return (int)flen;
 		}
 		if (flen > 0) {
@@ -288,8 +296,9 @@ static void show_progress(struct conn *cn, const struct capture_opts *o, const s
 	int64_t s = (m->elapsed_ms + 500) / 1000;
 
 	if (cn->tty) {
-		fprintf(stderr, "\r\033[Kemberctl: capturing %s: %" PRId64 " of %u s, %" PRIu64
-			" samples", target, s, o->req.duration_ms / 1000, m->samples);
+		fprintf(stderr,
+			"\r\033[Kemberctl: capturing %s: %" PRId64 " of %u s, %" PRIu64 " samples",
+			target, s, o->req.duration_ms / 1000, m->samples);
 		cn->line_open = true;
 	} else if (s / PROGRESS_EVERY_S != cn->last_progress_s / PROGRESS_EVERY_S) {
 		note("capturing %s: %" PRId64 " of %u s, %" PRIu64 " samples so far", target, s,
@@ -302,7 +311,7 @@ static void show_progress(struct conn *cn, const struct capture_opts *o, const s
 /* Ctrl-C: asks emberd to stop and waits (briefly) until it says it did. */
 static int cancel(struct conn *cn, bool accepted)
 {
-	struct ctl_msg m = { .type = CTL_CANCEL };
+	struct ctl_msg m = {.type = CTL_CANCEL};
 
 	end_line(cn);
 	if (accepted && !send_msg(cn->fd, &m)) {
@@ -311,7 +320,8 @@ static int cancel(struct conn *cn, bool accepted)
 
 		while (read(cn->sigfd, &si, sizeof(si)) > 0)
 			; /* this Ctrl-C is handled */
-		while (mono_ns() / NS_PER_MS < until && next_frame(cn, &m, until - mono_ns() / NS_PER_MS) == 1 &&
+		while (mono_ns() / NS_PER_MS < until &&
+		       next_frame(cn, &m, until - mono_ns() / NS_PER_MS) == 1 &&
 		       m.type != CTL_ERROR)
 			consume_frame(cn);
 	}
@@ -356,7 +366,8 @@ static int run(struct conn *cn, const struct capture_opts *o)
 			end_line(cn); /* the progress line stays one line */
 		if (rc == 0) {
 			note("no result from emberd %u s after the capture should have ended; "
-			     "see its log", RESULT_GRACE_MS / 1000);
+			     "see its log",
+			     RESULT_GRACE_MS / 1000);
 			return EXIT_RUNTIME;
 		}
 		if (rc == -EPIPE) {
@@ -391,7 +402,7 @@ static int run(struct conn *cn, const struct capture_opts *o)
 int cmd_capture(const char *data_dir, int argc, char **argv)
 {
 	struct capture_opts o = {0};
-	struct conn cn = { .fd = -1, .sigfd = -1 };
+	struct conn cn = {.fd = -1, .sigfd = -1};
 	sigset_t mask;
 	int rc = EXIT_RUNTIME;
 

@@ -31,20 +31,23 @@
 
 /* What commands select: a window, a type, an application, labels and a pid. */
 struct selection {
-	int64_t since, until;			/* INT64_MIN / INT64_MAX when not given */
-	const char *type;			/* NULL: every type */
-	const char *app;			/* NULL: every application */
-	const char *labels[MAX_LABEL_FILTERS];	/* "k=v", all must hold */
+	int64_t since, until;		       /* INT64_MIN / INT64_MAX when not given */
+	const char *type;		       /* NULL: every type */
+	const char *app;		       /* NULL: every application */
+	const char *labels[MAX_LABEL_FILTERS]; /* "k=v", all must hold */
 	size_t n_labels;
-	struct pprof_filter filter;		/* --pid: which samples to keep */
-	bool no_rollups;			/* --no-rollups: raw profiles only */
+	struct pprof_filter filter; /* --pid: which samples to keep */
+	bool no_rollups;	    /* --no-rollups: raw profiles only */
 };
 
 /* --no-rollups, which the views, flamegraph, diff and export take (no short form). */
 #define OPT_NO_ROLLUPS 2000
-#define NO_ROLLUPS_OPTION {"no-rollups", no_argument, NULL, OPT_NO_ROLLUPS}
+#define NO_ROLLUPS_OPTION                                       \
+	{                                                       \
+		"no-rollups", no_argument, NULL, OPT_NO_ROLLUPS \
+	}
 /* Its help line. */
-#define NO_ROLLUPS_HELP \
+#define NO_ROLLUPS_HELP                                                                        \
 	"      --no-rollups   read every raw profile, not the hourly rollups (same numbers,\n" \
 	"                     slower; for checking and debugging)\n"
 
@@ -112,16 +115,16 @@ int write_profile(const struct pprof_builder *b, const char *path);
  */
 struct merge_state {
 	const struct pprof_filter *filter;
-	struct pprof_builder *b;	/* created from the first readable profile */
-	struct stackset *set;		/* owned; freed by merge_state_free() */
-	struct pprof_arena *arena;	/* where set's profiles are decoded, one at a time */
-	const char *data_dir;		/* set: merge_stacks() reads with a thread per CPU */
+	struct pprof_builder *b;   /* created from the first readable profile */
+	struct stackset *set;	   /* owned; freed by merge_state_free() */
+	struct pprof_arena *arena; /* where set's profiles are decoded, one at a time */
+	const char *data_dir;	   /* set: merge_stacks() reads with a thread per CPU */
 	const char *value_type;
 	int slot;
 	uint64_t rows, merged;
-	int64_t first_ns, last_ns;	/* start of the first and end of the last merged profile */
-	uint64_t no_value;		/* rows without value_type among their sample types */
-	int64_t *skipped;		/* ids of corrupt rows */
+	int64_t first_ns, last_ns; /* start of the first and end of the last merged profile */
+	uint64_t no_value;	   /* rows without value_type among their sample types */
+	int64_t *skipped;	   /* ids of corrupt rows */
 	size_t n_skipped, cap_skipped;
 };
 

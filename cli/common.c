@@ -174,7 +174,6 @@ void no_operands(int argc, char **argv)
 		usage_error("unexpected argument \"%s\"", argv[optind]);
 }
 
-
 struct history *open_history(const char *data_dir)
 {
 	const char *err = NULL;

@@ -77,18 +77,12 @@ static const char main_help[] =
 	"pprof profile per row and interval. emberctl only reads it, and can do so\n"
 	"while emberd writes; reading " DEFAULT_DATA_DIR " needs root.\n";
 
-
 static const struct command commands[] = {
-	{"list", cmd_list},
-	{"export", cmd_export},
-	{"status", cmd_status},
-	{"top", cmd_top},
-	{"tree", cmd_tree},
-	{"callers", cmd_callers},
-	{"callees", cmd_callees},
-	{"folded", cmd_folded},
-	{"capture", cmd_capture},
-	{"flamegraph", cmd_flamegraph},
+	{"list", cmd_list},	  {"export", cmd_export},
+	{"status", cmd_status},	  {"top", cmd_top},
+	{"tree", cmd_tree},	  {"callers", cmd_callers},
+	{"callees", cmd_callees}, {"folded", cmd_folded},
+	{"capture", cmd_capture}, {"flamegraph", cmd_flamegraph},
 	{"diff", cmd_diff},
 };
 

@@ -24,14 +24,12 @@ static const char export_help[] =
 	"  -u, --until T      end of the window, excluded (default: open)\n"
 	"  -p, --pid N        keep only the samples of process N\n"
 	"  -a, --app NAME     only this application's profiles (default: all)\n"
-	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"
-	NO_ROLLUPS_HELP
+	"  -l, --label K=V    only profiles carrying this label (repeatable)\n" NO_ROLLUPS_HELP
 	"  -o, --output FILE  where to write; written to FILE.tmp then renamed, so a\n"
 	"                     reader never sees half a file; \"-\" writes to stdout\n"
 	"  -h, --help         show this help\n"
 	"Times: see \"emberctl --help\". Example:\n"
 	"  emberctl export --since -10m --pid 4242 -o cpu.pb.gz && go tool pprof -top cpu.pb.gz\n";
-
 
 struct export_opts {
 	struct selection sel;
@@ -39,11 +37,16 @@ struct export_opts {
 };
 
 static const struct option export_options[] = {
-	{"since", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
-	{"type", required_argument, NULL, 't'},	 {"app", required_argument, NULL, 'a'},
-	{"pid", required_argument, NULL, 'p'},	 {"output", required_argument, NULL, 'o'},
+	{"since", required_argument, NULL, 's'},
+	{"until", required_argument, NULL, 'u'},
+	{"type", required_argument, NULL, 't'},
+	{"app", required_argument, NULL, 'a'},
+	{"pid", required_argument, NULL, 'p'},
+	{"output", required_argument, NULL, 'o'},
 	{"label", required_argument, NULL, 'l'},
-	{"help", no_argument, NULL, 'h'},	 NO_ROLLUPS_OPTION, {0},
+	{"help", no_argument, NULL, 'h'},
+	NO_ROLLUPS_OPTION,
+	{0},
 };
 
 static void parse_export(int argc, char **argv, struct export_opts *o)

@@ -52,8 +52,7 @@ static const char flamegraph_help[] =
 	"  -u, --until T      end of the window, excluded (default: open)\n"
 	"  -a, --app NAME     only this application's profiles (default: all)\n"
 	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"
-	"  -p, --pid N        only the samples of process N\n"
-	NO_ROLLUPS_HELP
+	"  -p, --pid N        only the samples of process N\n" NO_ROLLUPS_HELP
 	"      --title TEXT   the title (default: \"TYPE flame graph[: APP]\")\n"
 	"  -h, --help         show this help\n"
 	"Times: see \"emberctl --help\". Example:\n"
@@ -87,8 +86,7 @@ static const char diff_help[] =
 	"  -l, --label K=V     only profiles with this label (repeatable)\n"
 	"  -p, --pid N         only the samples of process N\n"
 	"      --sample NAME   which value of each sample to compare: samples\n"
-	"                      (default), cpu (nanoseconds), ... as the profiles record\n"
-	NO_ROLLUPS_HELP
+	"                      (default), cpu (nanoseconds), ... as the profiles record\n" NO_ROLLUPS_HELP
 	"  -n, --top N         how many functions to print (default 20; 0: all)\n"
 	"  -o, --output FILE   also write the differential flame graph, FILE.svg or\n"
 	"                      FILE.html\n"
@@ -102,29 +100,40 @@ enum { OPT_TITLE = 256, OPT_BASE_SINCE, OPT_BASE_UNTIL, OPT_SAMPLE };
 
 /* The options of both commands. */
 struct flame_opts {
-	struct selection sel;		/* the window drawn; a diff's new window */
-	struct selection base;		/* a diff's base window */
+	struct selection sel;  /* the window drawn; a diff's new window */
+	struct selection base; /* a diff's base window */
 	const char *output, *title;
-	const char *sample;		/* --sample: the value counted; NULL is "samples" */
+	const char *sample; /* --sample: the value counted; NULL is "samples" */
 	enum flame_format fmt;
-	long top;			/* movers printed; 0: all */
+	long top; /* movers printed; 0: all */
 };
 
 static const struct option flame_options[] = {
-	{"since", required_argument, NULL, 's'},  {"until", required_argument, NULL, 'u'},
-	{"type", required_argument, NULL, 't'},	  {"app", required_argument, NULL, 'a'},
-	{"pid", required_argument, NULL, 'p'},	  {"label", required_argument, NULL, 'l'},
-	{"output", required_argument, NULL, 'o'}, {"title", required_argument, NULL, OPT_TITLE},
-	{"help", no_argument, NULL, 'h'},	  {"sample", required_argument, NULL, OPT_SAMPLE},
-	NO_ROLLUPS_OPTION,			  {0},
+	{"since", required_argument, NULL, 's'},
+	{"until", required_argument, NULL, 'u'},
+	{"type", required_argument, NULL, 't'},
+	{"app", required_argument, NULL, 'a'},
+	{"pid", required_argument, NULL, 'p'},
+	{"label", required_argument, NULL, 'l'},
+	{"output", required_argument, NULL, 'o'},
+	{"title", required_argument, NULL, OPT_TITLE},
+	{"help", no_argument, NULL, 'h'},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
+	NO_ROLLUPS_OPTION,
+	{0},
 };
 
 static const struct option diff_options[] = {
-	{"since", required_argument, NULL, 's'},  {"until", required_argument, NULL, 'u'},
-	{"type", required_argument, NULL, 't'},	  {"app", required_argument, NULL, 'a'},
-	{"pid", required_argument, NULL, 'p'},	  {"label", required_argument, NULL, 'l'},
-	{"output", required_argument, NULL, 'o'}, {"title", required_argument, NULL, OPT_TITLE},
-	{"top", required_argument, NULL, 'n'},	  {"help", no_argument, NULL, 'h'},
+	{"since", required_argument, NULL, 's'},
+	{"until", required_argument, NULL, 'u'},
+	{"type", required_argument, NULL, 't'},
+	{"app", required_argument, NULL, 'a'},
+	{"pid", required_argument, NULL, 'p'},
+	{"label", required_argument, NULL, 'l'},
+	{"output", required_argument, NULL, 'o'},
+	{"title", required_argument, NULL, OPT_TITLE},
+	{"top", required_argument, NULL, 'n'},
+	{"help", no_argument, NULL, 'h'},
 	{"base-since", required_argument, NULL, OPT_BASE_SINCE},
 	{"base-until", required_argument, NULL, OPT_BASE_UNTIL},
 	{"sample", required_argument, NULL, OPT_SAMPLE},
@@ -211,7 +220,8 @@ static void parse_diff(int argc, char **argv, struct flame_opts *o)
 	}
 	no_operands(argc, argv);
 	if (base_since == INT64_MIN || base_until == INT64_MAX)
-		usage_error("--base-since and --base-until are required: the window to compare with");
+		usage_error(
+			"--base-since and --base-until are required: the window to compare with");
 	if (!since_given)
 		o->sel.since = base_until;
 	o->base = o->sel;
@@ -272,8 +282,8 @@ static int write_graph(const struct flame_opts *o, const struct stackset *set, b
 		       const char *title, const char *subtitle)
 {
 	struct calltree t = {0};
-	struct flame_doc doc = {.title = title, .subtitle = subtitle, .unit = "samples",
-				.diff = diff};
+	struct flame_doc doc = {
+		.title = title, .subtitle = subtitle, .unit = "samples", .diff = diff};
 	struct flame_frame *fr = NULL;
 	char *buf = NULL;
 	size_t len;
@@ -291,8 +301,9 @@ static int write_graph(const struct flame_opts *o, const struct stackset *set, b
 		ret = write_file_atomic(o->output, (const uint8_t *)buf, len);
 	if (ret)
 		note("cannot write %s: %s", o->output,
-		     ret == -ENOTTY ? "refusing to write a flame graph to a terminal (-o FILE.svg)" :
-				      strerror(-ret));
+		     ret == -ENOTTY ?
+			     "refusing to write a flame graph to a terminal (-o FILE.svg)" :
+			     strerror(-ret));
 	free(buf);
 	free(fr);
 	calltree_free(&t);
@@ -331,8 +342,9 @@ int cmd_flamegraph(const char *data_dir, int argc, char **argv)
 	describe(&o.sel, what, sizeof(what));
 	format_window(&o.sel, window, sizeof(window));
 	truncation(s.set, cut, sizeof(cut));
-	snprintf(subtitle, sizeof(subtitle), "%s, %s: %" PRId64 " samples from %" PRIu64
-		 " profile%s%s", what, window, samples, s.merged, s.merged == 1 ? "" : "s", cut);
+	snprintf(subtitle, sizeof(subtitle),
+		 "%s, %s: %" PRId64 " samples from %" PRIu64 " profile%s%s", what, window, samples,
+		 s.merged, s.merged == 1 ? "" : "s", cut);
 	snprintf(title, sizeof(title), "%s flame graph%s%s", o.sel.type, o.sel.app ? ": " : "",
 		 o.sel.app ? o.sel.app : "");
 	status = write_graph(&o, s.set, false, o.title ? o.title : title, subtitle);
@@ -350,8 +362,8 @@ out:
 struct mover {
 	uint32_t name;
 	int64_t self[STACKSET_SLOTS];
-	double pct[STACKSET_SLOTS];	/* of each window's total */
-	double delta;			/* new - base, in percentage points */
+	double pct[STACKSET_SLOTS]; /* of each window's total */
+	double delta;		    /* new - base, in percentage points */
 };
 
 static const struct stackset *sort_set; /* qsort has no context argument */
@@ -395,9 +407,9 @@ static struct mover *movers(const struct stackset *set, size_t *n)
 		m[k] = m[i];
 		m[k].name = (uint32_t)i;
 		for (int slot = 0; slot < STACKSET_SLOTS; slot++)
-			m[k].pct[slot] = total[slot] > 0 ?
-						 100.0 * (double)m[k].self[slot] / (double)total[slot] :
-						 0;
+			m[k].pct[slot] = total[slot] > 0 ? 100.0 * (double)m[k].self[slot] /
+								   (double)total[slot] :
+							   0;
 		m[k].delta = m[k].pct[NEW_SLOT] - m[k].pct[BASE_SLOT];
 		k++;
 	}

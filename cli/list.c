@@ -25,11 +25,13 @@ static const char list_help[] =
 	"  -h, --help       show this help\n"
 	"Times: see \"emberctl --help\". Example: emberctl list --since -30m --type cpu\n";
 
-
 static const struct option list_options[] = {
-	{"since", required_argument, NULL, 's'}, {"until", required_argument, NULL, 'u'},
-	{"type", required_argument, NULL, 't'},	 {"app", required_argument, NULL, 'a'},
-	{"label", required_argument, NULL, 'l'}, {"help", no_argument, NULL, 'h'},
+	{"since", required_argument, NULL, 's'},
+	{"until", required_argument, NULL, 'u'},
+	{"type", required_argument, NULL, 't'},
+	{"app", required_argument, NULL, 'a'},
+	{"label", required_argument, NULL, 'l'},
+	{"help", no_argument, NULL, 'h'},
 	{0},
 };
 
@@ -102,4 +104,3 @@ int cmd_list(const char *data_dir, int argc, char **argv)
 	history_close(h);
 	return fflush(stdout) || ferror(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS;
 }
-

@@ -29,8 +29,7 @@ static int skip_row(struct merge_state *s, int64_t id)
  * Counts a merged profile and widens the span the merge covers. A rollup row
  * starts at its hour; its profile's time says when its first raw row started.
  */
-static void merged_one(struct merge_state *s, const struct history_row *row,
-		       const pprof_profile *p)
+static void merged_one(struct merge_state *s, const struct history_row *row, const pprof_profile *p)
 {
 	int64_t start = row->meta.start_ns;
 
@@ -128,7 +127,6 @@ size_t samples_index(const struct pprof_builder *b)
 	}
 	return 0;
 }
-
 
 int merge_selection(struct history *h, const struct selection *sel, struct merge_state *s)
 {
@@ -263,8 +261,10 @@ static int merge_parallel(struct history *h, const struct selection *sel, struct
 		w[i] = (struct merge_worker){.data_dir = s->data_dir, .q = q};
 		w[i].q.n_shards = jobs;
 		w[i].q.shard = i;
-		w[i].s = (struct merge_state){.filter = &sel->filter, .set = stackset_new(),
-					      .value_type = s->value_type, .slot = s->slot};
+		w[i].s = (struct merge_state){.filter = &sel->filter,
+					      .set = stackset_new(),
+					      .value_type = s->value_type,
+					      .slot = s->slot};
 		if (!w[i].s.set)
 			ret = -ENOMEM;
 		else

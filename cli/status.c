@@ -62,11 +62,11 @@ static const char status_help[] =
 
 /* What the status file says about emberd, and whether to believe it. */
 enum daemon_state {
-	DAEMON_NO_FILE,		/* never started with this runtime dir, or removed */
-	DAEMON_BAD_FILE,	/* unreadable or not a status file */
-	DAEMON_STOPPED,		/* emberd wrote "stopped" on its way out */
-	DAEMON_GONE,		/* its process is gone (killed, crashed) */
-	DAEMON_STALE,		/* alive, but the file was not rewritten in time */
+	DAEMON_NO_FILE,	 /* never started with this runtime dir, or removed */
+	DAEMON_BAD_FILE, /* unreadable or not a status file */
+	DAEMON_STOPPED,	 /* emberd wrote "stopped" on its way out */
+	DAEMON_GONE,	 /* its process is gone (killed, crashed) */
+	DAEMON_STALE,	 /* alive, but the file was not rewritten in time */
 	DAEMON_RUNNING,
 };
 
@@ -74,7 +74,7 @@ enum daemon_state {
 struct daemon_view {
 	enum daemon_state state;
 	char path[PATH_MAX + 16];
-	char why[200];			/* for BAD_FILE */
+	char why[200]; /* for BAD_FILE */
 	struct ember_status st;
 	int64_t now;
 };
@@ -136,9 +136,11 @@ static void load_daemon(const char *runtime_dir, struct daemon_view *v)
 		rc = statusfile_parse(buf, len, &v->st, &errs);
 	if (rc) {
 		v->state = DAEMON_BAD_FILE;
-		snprintf(v->why, sizeof(v->why), "%s", rc == -EFBIG ? "too big" :
+		snprintf(v->why, sizeof(v->why), "%s",
+			 rc == -EFBIG		? "too big" :
 			 rc == -EPROTONOSUPPORT ? "written by another version of emberd" :
-			 rc == -EINVAL ? "not a status file" : strerror(-rc));
+			 rc == -EINVAL		? "not a status file" :
+						  strerror(-rc));
 		return;
 	}
 	if (errs.n)
@@ -199,17 +201,20 @@ static bool print_not_running(const struct daemon_view *v)
 		printf("emberd:        unknown: cannot read %s: %s\n", v->path, v->why);
 		return true;
 	case DAEMON_STOPPED:
-		printf("emberd:        not running (pid %" PRId64 " stopped at %s, %s)\n", v->st.pid,
-		       t, ago);
+		printf("emberd:        not running (pid %" PRId64 " stopped at %s, %s)\n",
+		       v->st.pid, t, ago);
 		return true;
 	case DAEMON_GONE:
-		printf("emberd:        not running (pid %" PRId64 " is gone; its last status is from "
-		       "%s, %s: it was killed or crashed)\n", v->st.pid, t, ago);
+		printf("emberd:        not running (pid %" PRId64
+		       " is gone; its last status is from "
+		       "%s, %s: it was killed or crashed)\n",
+		       v->st.pid, t, ago);
 		return true;
 	case DAEMON_STALE:
-		printf("emberd:        STALE: pid %" PRId64 " is alive but last wrote its status at "
-		       "%s (%s), more than %d intervals ago: it is stuck\n", v->st.pid, t, ago,
-		       STALE_INTERVALS);
+		printf("emberd:        STALE: pid %" PRId64
+		       " is alive but last wrote its status at "
+		       "%s (%s), more than %d intervals ago: it is stuck\n",
+		       v->st.pid, t, ago, STALE_INTERVALS);
 		return false;
 	case DAEMON_RUNNING:
 		break;
@@ -247,8 +252,8 @@ static void print_caches(const struct ember_status *st)
 		format_bytes(c->cap, cap, sizeof(cap));
 		if (c->cap && c->full)
 			printf("  %-13s %" PRIu64 " %s, %s of %s; FULL %" PRIu64 " times: not "
-			       "cached then (raise memory_limit)\n", i ? "" : "caches", c->entries,
-			       name, held, cap, c->full);
+			       "cached then (raise memory_limit)\n",
+			       i ? "" : "caches", c->entries, name, held, cap, c->full);
 		else if (c->cap)
 			printf("  %-13s %" PRIu64 " %s, %s of %s\n", i ? "" : "caches", c->entries,
 			       name, held, cap);
@@ -283,13 +288,15 @@ static void print_walk(const struct ember_status *st)
 	       u[STATUS_UNWIND_END_UNREADABLE].interval, u[STATUS_UNWIND_END_DEPTH].interval);
 	printf("  %-13s %.1f%% of %" PRIu64 " frames by .eh_frame table, %.1f%% by frame "
 	       "pointer (%.1f%% where a rule was unusable); %" PRIu64 " samples of processes "
-	       "not loaded yet\n", "", pct(u[STATUS_UNWIND_FRAMES_TABLE].interval, frames), frames,
+	       "not loaded yet\n",
+	       "", pct(u[STATUS_UNWIND_FRAMES_TABLE].interval, frames), frames,
 	       pct(u[STATUS_UNWIND_FRAMES_FP].interval + u[STATUS_UNWIND_FRAMES_BAD_RULE].interval,
 		   frames),
 	       pct(u[STATUS_UNWIND_FRAMES_BAD_RULE].interval, frames),
 	       u[STATUS_UNWIND_NO_TABLES].interval);
 	printf("  %-13s since start: %" PRIu64 " built, %" PRIu64 " binaries without a usable "
-	       "table\n", "unwind tables", u[STATUS_UNWIND_TABLES_BUILT].total,
+	       "table\n",
+	       "unwind tables", u[STATUS_UNWIND_TABLES_BUILT].total,
 	       u[STATUS_UNWIND_TABLES_FAILED].total);
 }
 
@@ -319,8 +326,9 @@ static void print_memory(const struct ember_status *st, int64_t now)
 	format_time(m->last_shrink_ns, t, sizeof(t));
 	format_ago(m->last_shrink_ns, now, ago, sizeof(ago));
 	printf("  %-13s %" PRIu64 " time%s over the limit (caches shrunk in %" PRIu64
-	       " intervals); last at %s (%s), freed %s\n", "shrinks", m->shrink_events,
-	       m->shrink_events == 1 ? "" : "s", m->shrink_runs, t, ago, freed);
+	       " intervals); last at %s (%s), freed %s\n",
+	       "shrinks", m->shrink_events, m->shrink_events == 1 ? "" : "s", m->shrink_runs, t,
+	       ago, freed);
 }
 
 static void print_daemon(const struct daemon_view *v)
@@ -337,10 +345,12 @@ static void print_daemon(const struct daemon_view *v)
 		       st->pid, st->version, up, t);
 	format_duration(st->interval_ns, every, sizeof(every));
 	printf("  %-13s %" PRIu32 " Hz per CPU, one profile per app every %s; %" PRIu64
-	       " intervals\n", "sampling", st->hz, every, st->intervals);
-	printf("  %-13s %" PRIu64 " samples in %" PRIu64 " stacks of %" PRIu64 " processes, %"
-	       PRIu64 " profiles of %" PRIu64 " apps\n", "last interval", st->samples.interval,
-	       st->stacks.interval, st->processes.interval, st->profiles.interval, st->apps);
+	       " intervals\n",
+	       "sampling", st->hz, every, st->intervals);
+	printf("  %-13s %" PRIu64 " samples in %" PRIu64 " stacks of %" PRIu64
+	       " processes, %" PRIu64 " profiles of %" PRIu64 " apps\n",
+	       "last interval", st->samples.interval, st->stacks.interval, st->processes.interval,
+	       st->profiles.interval, st->apps);
 	printf("  %-13s %" PRIu64 " samples, %" PRIu64 " profiles\n", "since start",
 	       st->samples.total, st->profiles.total);
 	printf("  %-13s %" PRIu64 " tracked, %" PRIu64 " seen since the start\n", "processes",
@@ -350,22 +360,23 @@ static void print_daemon(const struct daemon_view *v)
 	format_drops(st, true, drops, sizeof(drops));
 	printf("  %-13s since start: %s\n", "", drops);
 	printf("  %-13s last interval: idle %" PRIu64 ", filtered %" PRIu64 ", excluded %" PRIu64
-	       "\n", "skipped", st->skips[STATUS_SKIP_IDLE].interval,
+	       "\n",
+	       "skipped", st->skips[STATUS_SKIP_IDLE].interval,
 	       st->skips[STATUS_SKIP_FILTERED].interval, st->skips[STATUS_SKIP_EXCLUDED].interval);
 	print_walk(st);
 	print_caches(st);
 	print_memory(st, v->now);
 	if (st->collector.configured)
-		printf("  %-13s since the start: sent %" PRIu64 ", rejected %" PRIu64 ", expired %"
-		       PRIu64 ", retries %" PRIu64 "; %" PRIu64 " pending%s\n", "pushes",
-		       st->collector.sent, st->collector.rejected, st->collector.expired,
+		printf("  %-13s since the start: sent %" PRIu64 ", rejected %" PRIu64
+		       ", expired %" PRIu64 ", retries %" PRIu64 "; %" PRIu64 " pending%s\n",
+		       "pushes", st->collector.sent, st->collector.rejected, st->collector.expired,
 		       st->collector.retries, st->collector.pending,
 		       st->collector.outage ? "; collector UNREACHABLE" : "");
 	if (st->collector.configured)
 		printf("  %-13s since the start: %" PRIu64 " labels dropped, %" PRIu64
 		       " samples merged (sample labels are not pushed), %" PRIu64
-		       " profiles folded (%" PRIu64 " stacks into [truncated])\n", "fitted",
-		       st->collector.labels_dropped, st->collector.samples_merged,
+		       " profiles folded (%" PRIu64 " stacks into [truncated])\n",
+		       "fitted", st->collector.labels_dropped, st->collector.samples_merged,
 		       st->collector.profiles_folded, st->collector.stacks_folded);
 }
 
@@ -387,7 +398,7 @@ static int note_span(const struct history_row *row, void *arg)
 
 static void history_span(struct history *h, struct span *sp)
 {
-	struct history_query q = { .since_ns = INT64_MIN, .until_ns = INT64_MAX };
+	struct history_query q = {.since_ns = INT64_MIN, .until_ns = INT64_MAX};
 
 	memset(sp, 0, sizeof(*sp));
 	history_query(h, &q, false, note_span, sp);
@@ -603,8 +614,8 @@ static void prom_memory(const struct ember_status *st)
 	gauge("ember_process_resident_memory_bytes", "emberd's resident set size.", m->rss);
 	gauge("ember_process_resident_memory_peak_bytes", "emberd's peak resident set size.",
 	      m->rss_peak);
-	gauge("ember_memory_limit_bytes", "[daemon] memory_limit: caches shrink to keep RSS under it.",
-	      m->limit);
+	gauge("ember_memory_limit_bytes",
+	      "[daemon] memory_limit: caches shrink to keep RSS under it.", m->limit);
 	gauge("ember_memory_over_limit", "1 while emberd's RSS is over memory_limit.", m->over);
 	counter("ember_memory_shrinks_total",
 		"Times emberd's RSS went over memory_limit and its caches were shrunk.",

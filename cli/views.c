@@ -18,10 +18,10 @@
 #include "views.h"
 
 static const struct option selection_long[] = {
-	{"since", required_argument, NULL, 's'},    {"until", required_argument, NULL, 'u'},
-	{"type", required_argument, NULL, 't'},	    {"app", required_argument, NULL, 'a'},
-	{"label", required_argument, NULL, 'l'},    {"pid", required_argument, NULL, 'p'},
-	{"data-dir", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'},
+	{"since", required_argument, NULL, 's'},	 {"until", required_argument, NULL, 'u'},
+	{"type", required_argument, NULL, 't'},		 {"app", required_argument, NULL, 'a'},
+	{"label", required_argument, NULL, 'l'},	 {"pid", required_argument, NULL, 'p'},
+	{"data-dir", required_argument, NULL, 'd'},	 {"help", no_argument, NULL, 'h'},
 	{"sample", required_argument, NULL, OPT_SAMPLE}, NO_ROLLUPS_OPTION,
 };
 

@@ -15,29 +15,28 @@
 
 /* The options every view shares, for the help texts. */
 /* The options every view shares, for the help texts. */
-#define SELECTION_HELP                                                                   \
-	"Which profiles (all that overlap the window are merged):\n"                     \
-	"  -s, --since T      first time of the window (default: the oldest profile)\n"  \
-	"  -u, --until T      end of the window, excluded (default: open)\n"             \
-	"  -t, --type TYPE    which kind of profile: cpu (default), and the others the\n" \
-	"                     history holds (\"emberctl list\" shows each row's type;\n"  \
-	"                     a type it does not hold is an error that names them)\n"   \
-	"  -a, --app NAME     only this application's profiles (default: all)\n"         \
-	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"          \
-	"  -p, --pid N        keep only the samples of process N\n"                      \
-	"      --sample NAME  which value of each sample to count, among the sample\n"   \
-	"                     types the profiles record: samples (default: ticks of\n"  \
-	"                     the sampling clock), cpu (nanoseconds of CPU), ...\n"     \
-	NO_ROLLUPS_HELP                                                                  \
-	"  -d, --data-dir DIR where emberd keeps history.db (as before the command)\n"   \
-	"  -h, --help         show this help\n"                                          \
-	"Times: RFC 3339, unix seconds, -15m, \"10 min ago\", today, yesterday (UTC);\n" \
+#define SELECTION_HELP                                                                              \
+	"Which profiles (all that overlap the window are merged):\n"                                \
+	"  -s, --since T      first time of the window (default: the oldest profile)\n"             \
+	"  -u, --until T      end of the window, excluded (default: open)\n"                        \
+	"  -t, --type TYPE    which kind of profile: cpu (default), and the others the\n"           \
+	"                     history holds (\"emberctl list\" shows each row's type;\n"            \
+	"                     a type it does not hold is an error that names them)\n"               \
+	"  -a, --app NAME     only this application's profiles (default: all)\n"                    \
+	"  -l, --label K=V    only profiles carrying this label (repeatable)\n"                     \
+	"  -p, --pid N        keep only the samples of process N\n"                                 \
+	"      --sample NAME  which value of each sample to count, among the sample\n"              \
+	"                     types the profiles record: samples (default: ticks of\n"              \
+	"                     the sampling clock), cpu (nanoseconds of CPU), ...\n" NO_ROLLUPS_HELP \
+	"  -d, --data-dir DIR where emberd keeps history.db (as before the command)\n"              \
+	"  -h, --help         show this help\n"                                                     \
+	"Times: RFC 3339, unix seconds, -15m, \"10 min ago\", today, yesterday (UTC);\n"            \
 	"see \"emberctl --help\".\n"
 
 enum view_opt_flags {
-	VO_LIMIT = 1 << 0, /* -n, --sort */
-	VO_PRUNE = 1 << 1, /* --min-percent, --max-depth */
-	VO_OUTPUT = 1 << 2, /* -o */
+	VO_LIMIT = 1 << 0,    /* -n, --sort */
+	VO_PRUNE = 1 << 1,    /* --min-percent, --max-depth */
+	VO_OUTPUT = 1 << 2,   /* -o */
 	VO_FUNCTION = 1 << 3, /* the FUNCTION operand */
 };
 
@@ -51,13 +50,13 @@ struct view_opts {
 	unsigned flags;
 	const char *data_dir;
 	struct selection sel;
-	long limit; /* top: 0 shows all */
-	bool by_total; /* top --sort total */
-	double min_percent; /* tree, callers, callees */
-	long max_depth; /* 0: no bound */
-	const char *output; /* folded: NULL is stdout */
+	long limit;	      /* top: 0 shows all */
+	bool by_total;	      /* top --sort total */
+	double min_percent;   /* tree, callers, callees */
+	long max_depth;	      /* 0: no bound */
+	const char *output;   /* folded: NULL is stdout */
 	const char *function; /* callers, callees */
-	const char *sample; /* --sample: the sample type counted; NULL is "samples" */
+	const char *sample;   /* --sample: the sample type counted; NULL is "samples" */
 };
 
 /* Parses, opens the history and merges the window's stacks into s->set. */
@@ -80,13 +79,13 @@ int view_cmp_desc(int64_t a, int64_t b);
 /* How a tree is printed: its columns, and what its percentages and pruning are of. */
 struct tree_print {
 	const struct calltree *t;
-	int64_t all; /* every sample of the window */
-	int64_t focus; /* the focus function's total; 0 for the top-down tree */
+	int64_t all;	     /* every sample of the window */
+	int64_t focus;	     /* the focus function's total; 0 for the top-down tree */
 	int64_t prune_below; /* paths whose total is below this are summed, not shown */
 	double min_percent;
 	long max_depth; /* 0: no bound */
-	bool self; /* a self column */
-	int w; /* width of a count */
+	bool self;	/* a self column */
+	int w;		/* width of a count */
 	uint32_t *kids; /* scratch: one array per depth, t->n long in all */
 };
 

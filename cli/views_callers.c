@@ -168,4 +168,3 @@ int cmd_callees(const char *data_dir, int argc, char **argv)
 {
 	return focused(data_dir, argc, argv, callees_help, CALLTREE_CALLEES);
 }
-

@@ -176,4 +176,3 @@ out:
 	merge_state_free(&s);
 	return ret;
 }
-

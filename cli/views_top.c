@@ -57,7 +57,8 @@ static int flat_cmp(const void *pa, const void *pb, void *arg)
 
 	c = k->by_total ? view_cmp_desc(a->total, b->total) : view_cmp_desc(a->self, b->self);
 	if (!c)
-		c = k->by_total ? view_cmp_desc(a->self, b->self) : view_cmp_desc(a->total, b->total);
+		c = k->by_total ? view_cmp_desc(a->self, b->self) :
+				  view_cmp_desc(a->total, b->total);
 	return c ? c : strcmp(stackset_name(k->set, a->name), stackset_name(k->set, b->name));
 }
 
@@ -145,4 +146,3 @@ out:
 	merge_state_free(&s);
 	return ret;
 }
-

@@ -67,12 +67,12 @@ static void print_node(const struct tree_print *tp, uint32_t node, long level)
 
 	if (!tp->focus)
 		printf("%*" PRId64 " %6.2f%% %*" PRId64 " %6.2f%%  %*s", tp->w, v->total[0],
-		       view_pct(v->total[0], tp->all), tp->w, v->self[0], view_pct(v->self[0], tp->all), ind,
-		       "");
+		       view_pct(v->total[0], tp->all), tp->w, v->self[0],
+		       view_pct(v->self[0], tp->all), ind, "");
 	else if (tp->self)
 		printf("%*" PRId64 " %6.2f%% %6.2f%% %*" PRId64 "  %*s", tp->w, v->total[0],
-		       view_pct(v->total[0], tp->all), view_pct(v->total[0], tp->focus), tp->w, v->self[0],
-		       ind, "");
+		       view_pct(v->total[0], tp->all), view_pct(v->total[0], tp->focus), tp->w,
+		       v->self[0], ind, "");
 	else
 		printf("%*" PRId64 " %6.2f%% %6.2f%%  %*s", tp->w, v->total[0],
 		       view_pct(v->total[0], tp->all), view_pct(v->total[0], tp->focus), ind, "");
@@ -179,4 +179,3 @@ out:
 	merge_state_free(&s);
 	return ret;
 }
-

@@ -15,40 +15,43 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: emberd [OPTIONS]\n"
-"\n"
-"Samples the on-CPU stacks of every process on this host with eBPF and writes\n"
-"one pprof CPU profile per interval into the local history, where emberctl\n"
-"reads it.\n"
-"\n"
-"Options:\n"
-"  -c, --config FILE      configuration file (default " EMBER_DEFAULT_CONFIG " if it\n"
-"                         exists, else built-in defaults)\n"
-"  -d, --data-dir DIR     where the history lives (default " EMBER_DEFAULT_DATA_DIR ")\n"
-"      --runtime-dir DIR  where the control socket and the status file live (default\n"
-"                         " EMBER_DEFAULT_RUNTIME_DIR "); emberctl --runtime-dir DIR finds them\n"
-"      --hz N             samples per second per CPU, %d..%d (default 19)\n"
-"      --interval DUR     one profile per DUR, 1s..1h (default 10s)\n"
-"      --duration DUR     stop after DUR, storing the last partial interval\n"
-"      --check-config     validate the configuration, print 'configuration OK', exit\n"
-"  -v, --verbose          debug logging (libbpf's messages included)\n"
-"  -h, --help             this help\n"
-"  -V, --version          print the version\n"
-"\n"
-"Durations: 500ms, 10s, 2m, 1h, or a number of seconds.\n"
-"Signals: TERM and INT store the current partial interval and exit; HUP re-reads\n"
-"the configuration (applied after the next interval is stored).\n"
-"Under systemd (emberd.service, Type=notify): READY=1 once sampling, a STATUS=\n"
-"line per interval, RELOADING=1/STOPPING=1, and WATCHDOG=1 every WATCHDOG_USEC/2;\n"
-"log lines go to the journal with their priority. See emberd(8).\n"
-"Needs root, or CAP_BPF and CAP_PERFMON (+ CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH\n"
-"to read other processes' binaries), and a kernel with BTF.\n"
-"\n"
-"Look at what it stored, and at emberd itself (running, losses, CPU, memory):\n"
-"  emberctl --data-dir DIR list\n"
-"  emberctl --data-dir DIR status --runtime-dir RUNDIR\n"
-"  emberctl --data-dir DIR export --type cpu --since -15m -o cpu.pb.gz\n"
-"  go tool pprof -top cpu.pb.gz\n",
+		"Usage: emberd [OPTIONS]\n"
+		"\n"
+		"Samples the on-CPU stacks of every process on this host with eBPF and writes\n"
+		"one pprof CPU profile per interval into the local history, where emberctl\n"
+		"reads it.\n"
+		"\n"
+		"Options:\n"
+		"  -c, --config FILE      configuration file (default " EMBER_DEFAULT_CONFIG
+		" if it\n"
+		"                         exists, else built-in defaults)\n"
+		"  -d, --data-dir DIR     where the history lives (default " EMBER_DEFAULT_DATA_DIR
+		")\n"
+		"      --runtime-dir DIR  where the control socket and the status file live (default\n"
+		"                         " EMBER_DEFAULT_RUNTIME_DIR
+		"); emberctl --runtime-dir DIR finds them\n"
+		"      --hz N             samples per second per CPU, %d..%d (default 19)\n"
+		"      --interval DUR     one profile per DUR, 1s..1h (default 10s)\n"
+		"      --duration DUR     stop after DUR, storing the last partial interval\n"
+		"      --check-config     validate the configuration, print 'configuration OK', exit\n"
+		"  -v, --verbose          debug logging (libbpf's messages included)\n"
+		"  -h, --help             this help\n"
+		"  -V, --version          print the version\n"
+		"\n"
+		"Durations: 500ms, 10s, 2m, 1h, or a number of seconds.\n"
+		"Signals: TERM and INT store the current partial interval and exit; HUP re-reads\n"
+		"the configuration (applied after the next interval is stored).\n"
+		"Under systemd (emberd.service, Type=notify): READY=1 once sampling, a STATUS=\n"
+		"line per interval, RELOADING=1/STOPPING=1, and WATCHDOG=1 every WATCHDOG_USEC/2;\n"
+		"log lines go to the journal with their priority. See emberd(8).\n"
+		"Needs root, or CAP_BPF and CAP_PERFMON (+ CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH\n"
+		"to read other processes' binaries), and a kernel with BTF.\n"
+		"\n"
+		"Look at what it stored, and at emberd itself (running, losses, CPU, memory):\n"
+		"  emberctl --data-dir DIR list\n"
+		"  emberctl --data-dir DIR status --runtime-dir RUNDIR\n"
+		"  emberctl --data-dir DIR export --type cpu --since -15m -o cpu.pb.gz\n"
+		"  go tool pprof -top cpu.pb.gz\n",
 		EMBER_HZ_MIN, EMBER_HZ_MAX);
 }
 
@@ -56,39 +59,61 @@ int args_parse(int argc, char **argv, struct args *a)
 {
 	enum { OPT_HZ = 256, OPT_INTERVAL, OPT_DURATION, OPT_CHECK, OPT_RUNTIME_DIR };
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "data-dir", required_argument, NULL, 'd' },
-		{ "runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR },
-		{ "hz", required_argument, NULL, OPT_HZ },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "check-config", no_argument, NULL, OPT_CHECK },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
+		{"config", required_argument, NULL, 'c'},
+		{"data-dir", required_argument, NULL, 'd'},
+		{"runtime-dir", required_argument, NULL, OPT_RUNTIME_DIR},
+		{"hz", required_argument, NULL, OPT_HZ},
+		{"interval", required_argument, NULL, OPT_INTERVAL},
+		{"duration", required_argument, NULL, OPT_DURATION},
+		{"check-config", no_argument, NULL, OPT_CHECK},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{},
 	};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "c:d:vhV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': a->config_path = optarg; break;
-		case 'd': a->data_dir = optarg; break;
-		case OPT_RUNTIME_DIR: a->runtime_dir = optarg; break;
-		case OPT_HZ: a->hz = optarg; break;
-		case OPT_INTERVAL: a->interval = optarg; break;
+		case 'c':
+			a->config_path = optarg;
+			break;
+		case 'd':
+			a->data_dir = optarg;
+			break;
+		case OPT_RUNTIME_DIR:
+			a->runtime_dir = optarg;
+			break;
+		case OPT_HZ:
+			a->hz = optarg;
+			break;
+		case OPT_INTERVAL:
+			a->interval = optarg;
+			break;
 		case OPT_DURATION:
 			if (parse_duration(optarg, &a->duration_ns) || a->duration_ns <= 0) {
-				fprintf(stderr, "emberd: --duration: '%s' is not a duration "
-					"(e.g. 30s, 5m)\n", optarg);
+				fprintf(stderr,
+					"emberd: --duration: '%s' is not a duration "
+					"(e.g. 30s, 5m)\n",
+					optarg);
 				return 2;
 			}
 			break;
-		case OPT_CHECK: a->check_config = true; break;
-		case 'v': a->verbose = true; break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': printf("emberd %s\n", EMBER_VERSION); exit(0);
-		default: usage(stderr); return 2;
+		case OPT_CHECK:
+			a->check_config = true;
+			break;
+		case 'v':
+			a->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("emberd %s\n", EMBER_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {

@@ -8,10 +8,10 @@
 
 /* What the command line asked for, on top of the configuration file. */
 struct args {
-	const char *config_path;	/* NULL: the default file if it exists */
+	const char *config_path; /* NULL: the default file if it exists */
 	const char *data_dir, *hz, *interval;
-	const char *runtime_dir;	/* --runtime-dir: the control socket and the status file */
-	int64_t duration_ns;		/* 0: run until signalled */
+	const char *runtime_dir; /* --runtime-dir: the control socket and the status file */
+	int64_t duration_ns;	 /* 0: run until signalled */
 	bool verbose, check_config;
 };
 

@@ -27,16 +27,16 @@
 #define CAPTURE_DRAIN_EVERY_NS (2 * NS_PER_SEC)
 
 struct capture {
-	struct ctl_msg req;		/* what was asked: target, hz, duration */
+	struct ctl_msg req; /* what was asked: target, hz, duration */
 	char target[CONFIG_NAME_MAX + 8];
 	const struct capture_env *env;
 	struct sampler *sampler;
-	int timerfd;			/* readable at the end of the duration */
-	int64_t start_ns, end_ns;	/* CLOCK_REALTIME */
+	int timerfd;		  /* readable at the end of the duration */
+	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
 	int64_t start_mono_ns, last_drain_mono_ns;
-	struct drain_result r;		/* the one profile, added to at every drain */
-	struct proc_class cls;		/* every sample goes to one profile: this class */
-	uint32_t allowed;		/* insertions into the allow list (app captures) */
+	struct drain_result r; /* the one profile, added to at every drain */
+	struct proc_class cls; /* every sample goes to one profile: this class */
+	uint32_t allowed;      /* insertions into the allow list (app captures) */
 };
 
 /* The Tgid line of /proc/PID/status: pid itself for a process, another for a thread. */
@@ -96,7 +96,7 @@ static uint32_t allow_app(struct capture *c)
 static int arm_end(struct capture *c)
 {
 	int64_t ns = (int64_t)c->req.duration_ms * NS_PER_MS;
-	struct itimerspec its = { .it_value = { ns / NS_PER_SEC, ns % NS_PER_SEC } };
+	struct itimerspec its = {.it_value = {ns / NS_PER_SEC, ns % NS_PER_SEC}};
 
 	c->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (c->timerfd < 0 || timerfd_settime(c->timerfd, 0, &its, NULL))
@@ -123,8 +123,8 @@ static int check_target(const struct ctl_msg *req, char *err, size_t errlen)
 	return 0;
 }
 
-int capture_start(const struct capture_env *env, const struct ctl_msg *req,
-		  struct capture **out, char *err, size_t errlen)
+int capture_start(const struct capture_env *env, const struct ctl_msg *req, struct capture **out,
+		  char *err, size_t errlen)
 {
 	struct sampler_opts so = {
 		.hz = req->hz,
@@ -157,8 +157,10 @@ int capture_start(const struct capture_env *env, const struct ctl_msg *req,
 		unwinder_add(env->unw, req->pid);
 	rc = sampler_open(&so, &c->sampler, err, errlen);
 	if (!rc && req->target == CTL_TARGET_APP && !allow_app(c)) {
-		snprintf(err, errlen, "no running process belongs to app %s (the service name "
-			 "that emberctl list shows)", req->app);
+		snprintf(err, errlen,
+			 "no running process belongs to app %s (the service name "
+			 "that emberctl list shows)",
+			 req->app);
 		rc = -ESRCH;
 	}
 	if (!rc)
@@ -201,8 +203,8 @@ bool capture_same_target(const struct capture *c, const struct ctl_msg *req)
 {
 	if (c->req.target != req->target)
 		return false;
-	return req->target == CTL_TARGET_PID ? c->req.pid == req->pid
-					     : !strcmp(c->req.app, req->app);
+	return req->target == CTL_TARGET_PID ? c->req.pid == req->pid :
+					       !strcmp(c->req.app, req->app);
 }
 
 int64_t capture_end_ns(const struct capture *c)
@@ -237,13 +239,17 @@ static int drain(struct capture *c)
 	int rc;
 
 	c->last_drain_mono_ns = mono_ns();
-	rc = drain_more(&(struct drain_request){
-		.type = &profile_types[PROFILE_CPU], .src = c->sampler, .sym = c->env->sym,
-		.hz = c->req.hz, .start_ns = c->start_ns, .end_ns = now,
-		.classify = classify_one, .arg = c }, &c->r);
+	rc = drain_more(&(struct drain_request){.type = &profile_types[PROFILE_CPU],
+						.src = c->sampler,
+						.sym = c->env->sym,
+						.hz = c->req.hz,
+						.start_ns = c->start_ns,
+						.end_ns = now,
+						.classify = classify_one,
+						.arg = c},
+			&c->r);
 	if (rc)
-		log_warnx("capture of %s: cannot drain the samples: %s", c->target,
-			  strerror(-rc));
+		log_warnx("capture of %s: cannot drain the samples: %s", c->target, strerror(-rc));
 	return rc;
 }
 
@@ -253,8 +259,8 @@ void capture_tick(struct capture *c)
 		drain(c);
 }
 
-int capture_finish(struct capture *c, uint8_t **gz, size_t *gz_len, struct ctl_msg *res,
-		   char *err, size_t errlen)
+int capture_finish(struct capture *c, uint8_t **gz, size_t *gz_len, struct ctl_msg *res, char *err,
+		   size_t errlen)
 {
 	int64_t now = real_ns();
 	struct drain_profile *p;
@@ -302,8 +308,8 @@ void capture_proc_classified(struct capture *c, uint32_t pid, const char *servic
 		unwinder_add(c->env->unw, pid); /* it may be excluded, thus never loaded */
 	rc = sampler_allow(c->sampler, pid, in);
 	if (rc == -E2BIG)
-		log_warnx("capture of %s: more than %d processes; pid %u is not sampled",
-			  c->target, EMBER_CPU_ALLOW_MAX, pid);
+		log_warnx("capture of %s: more than %d processes; pid %u is not sampled", c->target,
+			  EMBER_CPU_ALLOW_MAX, pid);
 	else if (!rc && in)
 		c->allowed++;
 }

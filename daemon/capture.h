@@ -20,7 +20,7 @@ struct capture_env {
 	int events_fd, known_fd;	/* proctrack's shared maps, as the main sampler has */
 	struct unwinder *unw;		/* the daemon's unwinder, or NULL: frame pointers */
 	struct symbolizer *sym;		/* the daemon's, shared: names the frames */
-	const struct ember_config *cfg;	/* the running configuration (a stable address) */
+	const struct ember_config *cfg; /* the running configuration (a stable address) */
 };
 
 struct capture;
@@ -30,8 +30,8 @@ struct capture;
  * negative errno with a one-line cause in err: -ESRCH (no such process, or no
  * process of that app), -EINVAL (a thread id), or what loading BPF failed with.
  */
-int capture_start(const struct capture_env *env, const struct ctl_msg *req,
-		  struct capture **out, char *err, size_t errlen);
+int capture_start(const struct capture_env *env, const struct ctl_msg *req, struct capture **out,
+		  char *err, size_t errlen);
 /* Stops sampling and frees everything; accepts NULL. */
 void capture_free(struct capture *c);
 
@@ -40,7 +40,7 @@ int capture_timer_fd(const struct capture *c);
 /* "pid 1234" or "app checkout". */
 const char *capture_target(const struct capture *c);
 bool capture_same_target(const struct capture *c, const struct ctl_msg *req);
-int64_t capture_end_ns(const struct capture *c);	/* CLOCK_REALTIME */
+int64_t capture_end_ns(const struct capture *c); /* CLOCK_REALTIME */
 uint32_t capture_elapsed_ms(const struct capture *c);
 /* Samples counted so far, as the BPF program counted them. */
 uint64_t capture_samples(struct capture *c);
@@ -54,8 +54,8 @@ void capture_tick(struct capture *c);
  * malloc'd *gz; res gets the counts. 0, -ENODATA when nothing was sampled, or
  * a negative errno with a cause in err.
  */
-int capture_finish(struct capture *c, uint8_t **gz, size_t *gz_len, struct ctl_msg *res,
-		   char *err, size_t errlen);
+int capture_finish(struct capture *c, uint8_t **gz, size_t *gz_len, struct ctl_msg *res, char *err,
+		   size_t errlen);
 
 /* A process was classified (first sight, exec, reload): an app capture lets it
  * in when its service is the app's, out otherwise. */

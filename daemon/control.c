@@ -31,23 +31,23 @@ enum ev_kind { EV_LISTEN = 1, EV_TICK, EV_CLIENT, EV_CAPTURE_END };
 /* Where a connection stands. */
 enum cl_state {
 	CL_FREE = 0,
-	CL_READING,		/* waiting for its request */
-	CL_CAPTURING,		/* its capture runs; it may send CTL_CANCEL */
-	CL_CLOSING,		/* the last reply is being written, then it is closed */
+	CL_READING,   /* waiting for its request */
+	CL_CAPTURING, /* its capture runs; it may send CTL_CANCEL */
+	CL_CLOSING,   /* the last reply is being written, then it is closed */
 };
 
 /* One connection of emberctl. */
 struct client {
 	enum cl_state state;
 	int fd;
-	pid_t peer_pid;			/* for the log */
-	uint8_t in[CTL_MAX_REQUEST];	/* the request (or a cancel) being read */
+	pid_t peer_pid;		     /* for the log */
+	uint8_t in[CTL_MAX_REQUEST]; /* the request (or a cancel) being read */
 	size_t in_len;
-	uint8_t *out;			/* frames not yet written */
+	uint8_t *out; /* frames not yet written */
 	size_t out_len, out_off;
-	bool want_out;			/* EPOLLOUT is watched */
-	int64_t deadline_ns;		/* CLOCK_MONOTONIC: request or reply timeout */
-	struct capture *cap;		/* while CL_CAPTURING */
+	bool want_out;	     /* EPOLLOUT is watched */
+	int64_t deadline_ns; /* CLOCK_MONOTONIC: request or reply timeout */
+	struct capture *cap; /* while CL_CAPTURING */
 };
 
 struct control {
@@ -58,10 +58,9 @@ struct control {
 	size_t nclients, ncaptures;
 };
 
-static int watch(struct control *c, int op, int fd, uint32_t events, enum ev_kind kind,
-		 size_t idx)
+static int watch(struct control *c, int op, int fd, uint32_t events, enum ev_kind kind, size_t idx)
 {
-	struct epoll_event ev = { .events = events, .data.u64 = (uint64_t)kind << 32 | idx };
+	struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)kind << 32 | idx};
 
 	return epoll_ctl(c->epfd, op, fd, &ev) ? -errno : 0;
 }
@@ -170,7 +169,7 @@ static void send_error(struct control *c, struct client *cl, int code, const cha
 /* The last word to a client: a one-line error, then the connection ends. */
 static void send_error(struct control *c, struct client *cl, int code, const char *fmt, ...)
 {
-	struct ctl_msg m = { .type = CTL_ERROR, .code = code };
+	struct ctl_msg m = {.type = CTL_ERROR, .code = code};
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -187,7 +186,7 @@ static void send_error(struct control *c, struct client *cl, int code, const cha
 /* A refused connection gets one error frame, written if the socket takes it now. */
 static void refuse(int fd, int code, const char *text)
 {
-	struct ctl_msg m = { .type = CTL_ERROR, .code = code };
+	struct ctl_msg m = {.type = CTL_ERROR, .code = code};
 	uint8_t *frame;
 	size_t len;
 
@@ -220,8 +219,7 @@ static int64_t next_end_ns(struct control *c)
 
 static void start_capture(struct control *c, struct client *cl, const struct ctl_msg *req)
 {
-	struct ctl_msg acc = { .type = CTL_ACCEPTED, .hz = req->hz,
-			       .duration_ms = req->duration_ms };
+	struct ctl_msg acc = {.type = CTL_ACCEPTED, .hz = req->hz, .duration_ms = req->duration_ms};
 	struct client *other = running_capture(c, req);
 	char target[CONFIG_NAME_MAX + 8], when[32], err[512];
 	int64_t t0;
@@ -232,16 +230,19 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 		int64_t end = capture_end_ns(other->cap);
 
 		format_time_of_day(end, when, sizeof(when));
-		send_error(c, cl, EBUSY, "%s is already being captured (by emberctl pid %d, "
-			   "until %s, %lld s from now): wait for it, or stop that one", target,
-			   other->peer_pid, when,
+		send_error(c, cl, EBUSY,
+			   "%s is already being captured (by emberctl pid %d, "
+			   "until %s, %lld s from now): wait for it, or stop that one",
+			   target, other->peer_pid, when,
 			   (long long)((end - real_ns()) / NS_PER_SEC + 1));
 		return;
 	}
 	if (c->ncaptures >= CONTROL_MAX_CAPTURES) {
 		format_time_of_day(next_end_ns(c), when, sizeof(when));
-		send_error(c, cl, EAGAIN, "emberd already runs %d captures, the most at once; "
-			   "the next one ends at %s", CONTROL_MAX_CAPTURES, when);
+		send_error(c, cl, EAGAIN,
+			   "emberd already runs %d captures, the most at once; "
+			   "the next one ends at %s",
+			   CONTROL_MAX_CAPTURES, when);
 		return;
 	}
 	t0 = mono_ns();
@@ -260,8 +261,8 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 	}
 	cl->state = CL_CAPTURING;
 	acc.end_ns = capture_end_ns(cl->cap);
-	log_info("capture of %s at %u Hz for %.3gs started for emberctl (pid %d)", target,
-		 req->hz, req->duration_ms / 1000.0, cl->peer_pid);
+	log_info("capture of %s at %u Hz for %.3gs started for emberctl (pid %d)", target, req->hz,
+		 req->duration_ms / 1000.0, cl->peer_pid);
 	log_debug("capture of %s: sampler loaded and attached in %.1f ms", target,
 		  (mono_ns() - t0) / 1e6);
 	send_msg(c, cl, &acc);
@@ -282,7 +283,8 @@ static void on_request(struct control *c, struct client *cl, const struct ctl_ms
 	} else {
 		if (cl->cap)
 			log_info("capture of %s cancelled: emberctl (pid %d) sent a request of "
-				 "type %d", capture_target(cl->cap), cl->peer_pid, (int)m->type);
+				 "type %d",
+				 capture_target(cl->cap), cl->peer_pid, (int)m->type);
 		end_capture(c, cl);
 		send_error(c, cl, EPROTO, "unexpected request (type %d) at this point",
 			   (int)m->type);
@@ -321,11 +323,13 @@ static void on_readable(struct control *c, struct client *cl)
 			continue;
 		if (flen < 0 || ctl_decode(cl->in, (size_t)flen, &m, err, sizeof(err))) {
 			if (flen < 0)
-				snprintf(err, sizeof(err), "%s", flen == -EMSGSIZE ?
-					 "request too large" : "not a control request");
+				snprintf(err, sizeof(err), "%s",
+					 flen == -EMSGSIZE ? "request too large" :
+							     "not a control request");
 			if (cl->cap)
 				log_info("capture of %s cancelled: bad request from emberctl "
-					 "(pid %d): %s", capture_target(cl->cap), cl->peer_pid, err);
+					 "(pid %d): %s",
+					 capture_target(cl->cap), cl->peer_pid, err);
 			end_capture(c, cl);
 			send_error(c, cl, EINVAL, "bad request: %s", err);
 			return;
@@ -401,8 +405,9 @@ static void finish(struct control *c, struct client *cl)
 		return;
 	}
 	log_info("capture of %s done: %lu samples of %u process%s, %zu bytes to emberctl "
-		 "(pid %d)", target, res.samples, res.processes, res.processes == 1 ? "" : "es",
-		 len, cl->peer_pid);
+		 "(pid %d)",
+		 target, res.samples, res.processes, res.processes == 1 ? "" : "es", len,
+		 cl->peer_pid);
 	cl->state = CL_CLOSING;
 	cl->deadline_ns = mono_ns() + CONTROL_REPLY_TIMEOUT_NS;
 	send_msg(c, cl, &res);
@@ -429,13 +434,13 @@ static void on_tick(struct control *c)
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		struct client *cl = &c->cl[i];
 
-		if ((cl->state == CL_READING || cl->state == CL_CLOSING) &&
-		    now > cl->deadline_ns) {
+		if ((cl->state == CL_READING || cl->state == CL_CLOSING) && now > cl->deadline_ns) {
 			log_info("control: emberctl (pid %d) %s in time: dropped", cl->peer_pid,
-				 cl->state == CL_READING ? "sent no request" : "did not read its reply");
+				 cl->state == CL_READING ? "sent no request" :
+							   "did not read its reply");
 			drop_client(c, cl);
 		} else if (cl->state == CL_CAPTURING) {
-			struct ctl_msg p = { .type = CTL_PROGRESS };
+			struct ctl_msg p = {.type = CTL_PROGRESS};
 
 			capture_tick(cl->cap);
 			p.elapsed_ms = capture_elapsed_ms(cl->cap);
@@ -487,7 +492,7 @@ static bool someone_listens(const struct sockaddr_un *sa)
 /* Binds and listens on path, 0600 from the start (umask), replacing a stale socket. */
 static int listen_on(struct control *c, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct stat st;
 	mode_t old;
 	int rc;
@@ -495,8 +500,10 @@ static int listen_on(struct control *c, char *err, size_t errlen)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->path);
 	if (!lstat(c->path, &st)) {
 		if (!S_ISSOCK(st.st_mode)) {
-			snprintf(err, errlen, "%s exists and is not a socket: remove it or set "
-				 "another runtime_dir", c->path);
+			snprintf(err, errlen,
+				 "%s exists and is not a socket: remove it or set "
+				 "another runtime_dir",
+				 c->path);
 			return -EEXIST;
 		}
 		if (someone_listens(&sa)) {
@@ -533,8 +540,10 @@ int control_open(const char *runtime_dir, const struct capture_env *env, struct 
 	c->epfd = c->lfd = c->tickfd = -1;
 	c->env = env;
 	if (strlen(runtime_dir) + sizeof("/" SOCKET_NAME) > sizeof(c->path)) {
-		snprintf(err, errlen, "runtime_dir %s is too long for a socket path (at most %zu "
-			 "bytes)", runtime_dir, sizeof(c->path) - sizeof("/" SOCKET_NAME));
+		snprintf(err, errlen,
+			 "runtime_dir %s is too long for a socket path (at most %zu "
+			 "bytes)",
+			 runtime_dir, sizeof(c->path) - sizeof("/" SOCKET_NAME));
 		free(c);
 		return -ENAMETOOLONG;
 	}
@@ -548,7 +557,8 @@ int control_open(const char *runtime_dir, const struct capture_env *env, struct 
 	}
 	if (!stat(runtime_dir, &st) && (st.st_mode & 022))
 		log_warnx("runtime_dir %s is writable by others: anyone could replace the control "
-			  "socket that emberctl trusts (make it 0755)", runtime_dir);
+			  "socket that emberctl trusts (make it 0755)",
+			  runtime_dir);
 	rc = listen_on(c, err, errlen);
 	if (rc) {
 		if (c->lfd >= 0)
@@ -560,7 +570,8 @@ int control_open(const char *runtime_dir, const struct capture_env *env, struct 
 	}
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	c->tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (c->epfd < 0 || c->tickfd < 0 || watch(c, EPOLL_CTL_ADD, c->lfd, EPOLLIN, EV_LISTEN, 0) ||
+	if (c->epfd < 0 || c->tickfd < 0 ||
+	    watch(c, EPOLL_CTL_ADD, c->lfd, EPOLLIN, EV_LISTEN, 0) ||
 	    watch(c, EPOLL_CTL_ADD, c->tickfd, EPOLLIN, EV_TICK, 0)) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot set up the control socket: %s", strerror(errno));
@@ -584,8 +595,10 @@ void control_close(struct control *c)
 			snprintf(target, sizeof(target), "%s", capture_target(c->cl[i].cap));
 			log_info("capture of %s cancelled: emberd is stopping", target);
 			end_capture(c, &c->cl[i]);
-			send_error(c, &c->cl[i], ECANCELED, "emberd is stopping: capture of %s "
-				   "cancelled; nothing was written", target);
+			send_error(c, &c->cl[i], ECANCELED,
+				   "emberd is stopping: capture of %s "
+				   "cancelled; nothing was written",
+				   target);
 		}
 		if (c->cl[i].state != CL_FREE) /* what the socket did not take is lost */
 			drop_client(c, &c->cl[i]);
@@ -610,8 +623,7 @@ void control_proc_classified(struct control *c, const struct proc_class *pc)
 {
 	for (size_t i = 0; c && i < CONTROL_MAX_CLIENTS; i++)
 		if (c->cl[i].cap)
-			capture_proc_classified(c->cl[i].cap, (uint32_t)pc->pid,
-						pc->match.service);
+			capture_proc_classified(c->cl[i].cap, (uint32_t)pc->pid, pc->match.service);
 }
 
 void control_proc_exited(struct control *c, uint32_t pid)

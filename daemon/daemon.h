@@ -19,18 +19,18 @@ struct daemon;
 /* One event source of the loop: its fd, and the handler its readiness calls. */
 struct event_source {
 	int fd;
-	int (*handle)(struct daemon *d);	/* 0: go on, 1: stop the loop, -errno: fail */
+	int (*handle)(struct daemon *d); /* 0: go on, 1: stop the loop, -errno: fail */
 };
 
 /* The loop's event sources, one handler each. */
 enum event_id {
-	EV_SIGNAL,		/* signalfd: TERM and INT stop, HUP reloads */
-	EV_TICK,		/* timerfd: the end of an interval */
-	EV_END,			/* timerfd: the end of --duration */
-	EV_RECAPTURE,		/* timerfd: processes to capture again (procevents.c) */
-	EV_PROC,		/* proctrack's ring buffer: exec and exit events */
-	EV_CONTROL,		/* the control socket */
-	EV_WATCHDOG,		/* timerfd: WATCHDOG=1 (only under a systemd watchdog) */
+	EV_SIGNAL,    /* signalfd: TERM and INT stop, HUP reloads */
+	EV_TICK,      /* timerfd: the end of an interval */
+	EV_END,	      /* timerfd: the end of --duration */
+	EV_RECAPTURE, /* timerfd: processes to capture again (procevents.c) */
+	EV_PROC,      /* proctrack's ring buffer: exec and exit events */
+	EV_CONTROL,   /* the control socket */
+	EV_WATCHDOG,  /* timerfd: WATCHDOG=1 (only under a systemd watchdog) */
 	EV_NR,
 };
 
@@ -38,24 +38,24 @@ enum event_id {
 struct daemon {
 	struct ember_config cfg;
 	struct history *hist;
-	struct sampler *sampler;	/* on-CPU stacks: the cpu profile type's maps */
+	struct sampler *sampler; /* on-CPU stacks: the cpu profile type's maps */
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;
-	struct ksymbpf *ksym;		/* names kernel frames; NULL: /proc/kallsyms instead */
-	struct unwinder *unw;		/* .eh_frame tables; NULL: frame pointers only */
-	struct uploader *up;		/* NULL without a [collector] url */
-	struct rollups *rollups;	/* NULL when the builder could not start */
-	struct control *ctl;		/* the control socket: on-demand captures */
-	struct capture_env cenv;	/* what captures share with the main sampler */
-	struct interval *iv;		/* drains, stores and reports every interval */
+	struct ksymbpf *ksym;	 /* names kernel frames; NULL: /proc/kallsyms instead */
+	struct unwinder *unw;	 /* .eh_frame tables; NULL: frame pointers only */
+	struct uploader *up;	 /* NULL without a [collector] url */
+	struct rollups *rollups; /* NULL when the builder could not start */
+	struct control *ctl;	 /* the control socket: on-demand captures */
+	struct capture_env cenv; /* what captures share with the main sampler */
+	struct interval *iv;	 /* drains, stores and reports every interval */
 	const struct args *args;
-	struct ember_config next_cfg;	/* a reloaded configuration, applied after the drain */
+	struct ember_config next_cfg; /* a reloaded configuration, applied after the drain */
 	bool reload_pending;
 	int epfd;
-	struct event_source ev[EV_NR];	/* fd -1: not open */
+	struct event_source ev[EV_NR]; /* fd -1: not open */
 	struct recapture recap;
-	uint64_t processes_seen;	/* first sights since the start */
+	uint64_t processes_seen; /* first sights since the start */
 };
 
 #endif

@@ -16,14 +16,14 @@
 #define KERNEL_FILE "[kernel.kallsyms]"
 
 struct drain_ctx {
-	struct pprof_builder *b;	/* the current stack's application's builder */
-	struct drain_profile *p;	/* and its profile */
+	struct pprof_builder *b; /* the current stack's application's builder */
+	struct drain_profile *p; /* and its profile */
 	struct symbolizer *sym;
 	struct pprof_meta meta;
 	drain_classify_fn classify;
 	void *arg;
 	struct drain_result *out;
-	struct drain_profile *last;	/* consecutive stacks often share an application */
+	struct drain_profile *last; /* consecutive stacks often share an application */
 };
 
 static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr, bool kernel)
@@ -55,8 +55,12 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 		 * Pyroscope drops the addresses (and so the unnamed frames) of such mappings.
 		 */
 		struct pprof_mapping_desc m = {
-			.start = f.map_start, .limit = f.map_limit, .offset = f.map_offset,
-			.file = f.file, .build_id = f.build_id, .has_functions = true,
+			.start = f.map_start,
+			.limit = f.map_limit,
+			.offset = f.map_offset,
+			.file = f.file,
+			.build_id = f.build_id,
+			.has_functions = true,
 		};
 		mapping = pprof_mapping(c->b, &m);
 	}
@@ -131,7 +135,7 @@ static uint64_t cached_location(struct drain_ctx *c, uint32_t pid, uint64_t addr
 		return p->frames[i].location;
 	loc = frame_location(c, pid, addr, kernel);
 	if (loc) {
-		p->frames[i] = (struct drain_frame){ addr, pid, kernel, loc };
+		p->frames[i] = (struct drain_frame){addr, pid, kernel, loc};
 		p->nframes++;
 	}
 	return loc;
@@ -251,10 +255,10 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 			return -ENOMEM;
 
 	struct pprof_label labels[] = {
-		{ .key = "pid", .num = key->tgid },
-		{ .key = "comm", .str = comm },
+		{.key = "pid", .num = key->tgid},
+		{.key = "comm", .str = comm},
 	};
-	int64_t values[] = { (int64_t)count, (int64_t)count * c->meta.period };
+	int64_t values[] = {(int64_t)count, (int64_t)count * c->meta.period};
 
 	p->st.samples += count;
 	p->st.stacks++;
@@ -300,14 +304,15 @@ int drain_more(const struct drain_request *q, struct drain_result *out)
 	const struct profile_type *t = q->type;
 	struct drain_ctx c = {
 		.sym = q->sym,
-		.meta = {
-			.sample_types = { t->count, t->weight },
-			.n_sample_types = 2,
-			.period_type = t->period_type,
-			.period = t->period(q->hz),
-			.time_nanos = q->start_ns,
-			.duration_nanos = q->end_ns - q->start_ns,
-		},
+		.meta =
+			{
+				.sample_types = {t->count, t->weight},
+				.n_sample_types = 2,
+				.period_type = t->period_type,
+				.period = t->period(q->hz),
+				.time_nanos = q->start_ns,
+				.duration_nanos = q->end_ns - q->start_ns,
+			},
 		.classify = q->classify,
 		.arg = q->arg,
 		.out = out,

@@ -17,39 +17,39 @@
 
 /* What a drain found, per profile and in total (the interval report reads it). */
 struct drain_stats {
-	uint64_t samples;	/* samples drained */
-	uint64_t stacks;	/* distinct folded stacks (map entries) */
-	uint32_t processes;	/* distinct processes */
-	uint64_t lost_stacks;	/* samples whose user or kernel stack was lost */
+	uint64_t samples;     /* samples drained */
+	uint64_t stacks;      /* distinct folded stacks (map entries) */
+	uint32_t processes;   /* distinct processes */
+	uint64_t lost_stacks; /* samples whose user or kernel stack was lost */
 };
 
 /* A frame already turned into a location of one builder. */
 struct drain_frame {
-	uint64_t addr;			/* adjusted address; 0 marks a free slot */
-	uint32_t pid;			/* 0 for kernel frames: the same in every process */
+	uint64_t addr; /* adjusted address; 0 marks a free slot */
+	uint32_t pid;  /* 0 for kernel frames: the same in every process */
 	uint32_t kernel;
-	uint64_t location;		/* id in the profile's builder */
+	uint64_t location; /* id in the profile's builder */
 };
 
 /* One application's profile of the interval, of the result's type. */
 struct drain_profile {
-	char service[CONFIG_NAME_MAX];	/* service_name */
-	int app;			/* index of its [app], or -1 when inferred */
+	char service[CONFIG_NAME_MAX]; /* service_name */
+	int app;		       /* index of its [app], or -1 when inferred */
 	struct pprof_builder *b;
 	struct drain_stats st;
-	uint32_t *pids;			/* every tgid seen, to count processes */
+	uint32_t *pids; /* every tgid seen, to count processes */
 	size_t npids, cap;
-	struct drain_frame *frames;	/* open-addressing cache: frames repeat across stacks */
+	struct drain_frame *frames; /* open-addressing cache: frames repeat across stacks */
 	size_t nframes, frames_cap;
 };
 
 /* A drain's profiles, handed to whoever stores or sends them. */
 struct drain_result {
-	const struct profile_type *type;	/* what every profile in v holds */
-	struct drain_profile *v;	/* one per application sampled */
+	const struct profile_type *type; /* what every profile in v holds */
+	struct drain_profile *v;	 /* one per application sampled */
 	size_t n, cap;
-	struct drain_stats total;	/* over all profiles */
-	uint64_t excluded;		/* samples of excluded processes, dropped */
+	struct drain_stats total; /* over all profiles */
+	uint64_t excluded;	  /* samples of excluded processes, dropped */
 };
 
 /* How the drain learns a process's application (NULL: out of memory). */
@@ -58,12 +58,12 @@ typedef const struct proc_class *(*drain_classify_fn)(uint32_t pid, const char *
 /* One drain: which type, from whose maps, over which window, classified how. */
 struct drain_request {
 	const struct profile_type *type;
-	void *src;			/* the object owning the type's maps: type->drain's src */
-	struct symbolizer *sym;		/* names the frames */
-	unsigned int hz;		/* the source's rate, for type->period */
-	int64_t start_ns, end_ns;	/* the profiles' window, CLOCK_REALTIME */
+	void *src;		  /* the object owning the type's maps: type->drain's src */
+	struct symbolizer *sym;	  /* names the frames */
+	unsigned int hz;	  /* the source's rate, for type->period */
+	int64_t start_ns, end_ns; /* the profiles' window, CLOCK_REALTIME */
 	drain_classify_fn classify;
-	void *arg;			/* classify's */
+	void *arg; /* classify's */
 };
 
 /*

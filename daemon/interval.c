@@ -41,12 +41,12 @@ struct interval {
 	struct interval_deps d;
 	struct interval_type types[INTERVAL_TYPES_MAX];
 	size_t n_types;
-	int64_t start_ns;		/* CLOCK_REALTIME: the current interval's start */
-	uint64_t profiles_stored;	/* since the start */
-	int64_t capture_ns;		/* main thread CPU capturing processes this interval */
+	int64_t start_ns;	  /* CLOCK_REALTIME: the current interval's start */
+	uint64_t profiles_stored; /* since the start */
+	int64_t capture_ns;	  /* main thread CPU capturing processes this interval */
 	struct interval_report rep;
 	struct membound mb;
-	struct status *status;		/* <runtime_dir>/status */
+	struct status *status; /* <runtime_dir>/status */
 };
 
 /* The drains' totals over every type, and what they dropped. */
@@ -63,8 +63,13 @@ static int store_profile(struct interval *iv, const struct drain_result *r,
 	char labels[CONFIG_MAX_SERIES_LABELS * (CONFIG_NAME_MAX + CONFIG_VALUE_MAX + 2)];
 	struct history *hist = iv->d.src.hist;
 	struct history_meta m = {
-		.start_ns = start, .end_ns = end, .type = r->type->name, .app = p->service,
-		.labels = labels, .samples = p->st.samples, .processes = p->st.processes,
+		.start_ns = start,
+		.end_ns = end,
+		.type = r->type->name,
+		.app = p->service,
+		.labels = labels,
+		.samples = p->st.samples,
+		.processes = p->st.processes,
 	};
 	uint8_t *buf = NULL;
 	size_t len;
@@ -94,9 +99,14 @@ static void drain_type(struct interval *iv, const struct interval_type *t, int64
 		       int64_t end, struct drain_result *r)
 {
 	struct drain_request q = {
-		.type = t->type, .src = t->src, .sym = iv->d.src.sym, .hz = iv->d.src.cfg->hz,
-		.start_ns = start, .end_ns = end,
-		.classify = iv->d.classify, .arg = iv->d.classify_arg,
+		.type = t->type,
+		.src = t->src,
+		.sym = iv->d.src.sym,
+		.hz = iv->d.src.cfg->hz,
+		.start_ns = start,
+		.end_ns = end,
+		.classify = iv->d.classify,
+		.arg = iv->d.classify_arg,
 	};
 	int rc = drain_profiles(&q, r);
 
@@ -172,8 +182,9 @@ int interval_run(struct interval *iv)
 	after_stores(iv, end, tot.apps > 0);
 	report(iv, &tot);
 	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
-		  "%.1f ms, pprof and history %.1f ms", (iv->capture_ns + c1 - c0) / 1e6,
-		  (c2 - c1) / 1e6, (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c2) / 1e6);
+		  "%.1f ms, pprof and history %.1f ms",
+		  (iv->capture_ns + c1 - c0) / 1e6, (c2 - c1) / 1e6,
+		  (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c2) / 1e6);
 	iv->capture_ns = 0;
 	return rc;
 }
@@ -187,8 +198,8 @@ static void set_caps(void *arg, uint64_t limit)
 	symbolizer_caps_for_limit(limit, &caps);
 	symbolizer_set_caps(iv->d.src.sym, &caps);
 	log_debug("memory_limit %" PRIu64 " MiB: caches of %" PRIu64 " MiB of binaries, %" PRIu64
-		  " MiB of perf maps, %" PRIu64 " KiB of names", limit >> 20, caps.files >> 20,
-		  caps.perfmaps >> 20, caps.names >> 10);
+		  " MiB of perf maps, %" PRIu64 " KiB of names",
+		  limit >> 20, caps.files >> 20, caps.perfmaps >> 20, caps.names >> 10);
 }
 
 static uint64_t shrink(void *arg, uint64_t target)
@@ -213,8 +224,10 @@ struct interval *interval_open(const struct interval_deps *deps)
 		return NULL;
 	iv->d = *deps;
 	iv->start_ns = real_ns();
-	membound_init(&iv->mb, &(struct membound_ops){
-		.set_caps = set_caps, .shrink = shrink, .measure = measure, .arg = iv },
+	membound_init(
+		&iv->mb,
+		&(struct membound_ops){
+			.set_caps = set_caps, .shrink = shrink, .measure = measure, .arg = iv},
 		deps->src.cfg->memory_limit);
 	iv->status = status_open(deps->src.cfg->runtime_dir);
 	report_init(&iv->rep, &iv->d.src);
@@ -227,7 +240,7 @@ int interval_add_type(struct interval *iv, const struct profile_type *type, void
 {
 	if (iv->n_types == INTERVAL_TYPES_MAX)
 		return -ENOSPC;
-	iv->types[iv->n_types++] = (struct interval_type){ type, src };
+	iv->types[iv->n_types++] = (struct interval_type){type, src};
 	return 0;
 }
 

@@ -19,9 +19,9 @@ struct rollups;
 
 /* What the interval needs of the running daemon, whose main owns every part. */
 struct interval_deps {
-	struct report_sources src;	/* what the report reads; cfg, hist and sym are used too */
-	struct rollups *rollups;	/* NULL when the builder could not start */
-	drain_classify_fn classify;	/* a process's application, for the drains */
+	struct report_sources src;  /* what the report reads; cfg, hist and sym are used too */
+	struct rollups *rollups;    /* NULL when the builder could not start */
+	drain_classify_fn classify; /* a process's application, for the drains */
 	void *classify_arg;
 };
 

@@ -72,7 +72,8 @@ static int check_host(void)
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		log_err("this kernel has no BTF (/sys/kernel/btf/vmlinux: %s): emberd needs a "
-			"kernel built with CONFIG_DEBUG_INFO_BTF", strerror(errno));
+			"kernel built with CONFIG_DEBUG_INFO_BTF",
+			strerror(errno));
 		return 1;
 	}
 	return 0;
@@ -157,8 +158,8 @@ static int open_fds(struct daemon *d)
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
-	d->ev[EV_SIGNAL] = (struct event_source){ signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK),
-						  on_signal };
+	d->ev[EV_SIGNAL] =
+		(struct event_source){signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK), on_signal};
 	for (int i = EV_TICK; i <= EV_RECAPTURE; i++)
 		d->ev[i].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->ev[EV_TICK].handle = on_tick;
@@ -182,13 +183,13 @@ static int setup_loop(struct daemon *d, int64_t duration_ns)
 	if (rc)
 		return rc;
 	/* proctrack's and the control socket's fds belong to them: not closed by teardown */
-	d->ev[EV_PROC] = (struct event_source){ proctrack_epoll_fd(d->proc), on_proc };
-	d->ev[EV_CONTROL] = (struct event_source){ control_fd(d->ctl), on_control };
+	d->ev[EV_PROC] = (struct event_source){proctrack_epoll_fd(d->proc), on_proc};
+	d->ev[EV_CONTROL] = (struct event_source){control_fd(d->ctl), on_control};
 	if (timer_arm(d->ev[EV_TICK].fd, d->cfg.interval_ns, d->cfg.interval_ns) ||
 	    (duration_ns && timer_arm(d->ev[EV_END].fd, duration_ns, 0)))
 		return -errno;
 	for (int i = 0; i < EV_NR; i++) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &d->ev[i] };
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &d->ev[i]};
 
 		if (d->ev[i].fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->ev[i].fd, &ev))
 			return -errno;
@@ -302,8 +303,11 @@ static int open_bpf(struct daemon *d)
 	so.hz = d->cfg.hz;
 	so.interval_ns = d->cfg.interval_ns;
 	so.include_idle = d->cfg.include_idle;
-	d->cenv = (struct capture_env){ .events_fd = so.events_fd, .known_fd = so.known_fd,
-				       .unw = d->unw, .sym = d->sym, .cfg = &d->cfg };
+	d->cenv = (struct capture_env){.events_fd = so.events_fd,
+				       .known_fd = so.known_fd,
+				       .unw = d->unw,
+				       .sym = d->sym,
+				       .cfg = &d->cfg};
 	if (sampler_open(&so, &d->sampler, err, sizeof(err))) {
 		log_err("%s", err);
 		return 1;
@@ -314,11 +318,18 @@ static int open_bpf(struct daemon *d)
 /* The interval's owner, reading the parts opened above; the cpu type drains the sampler. */
 static int open_interval(struct daemon *d)
 {
-	d->iv = interval_open(&(struct interval_deps){
-		.src = { .cfg = &d->cfg, .sampler = d->sampler, .proc = d->proc,
-			 .procs = d->procs, .sym = d->sym, .unw = d->unw, .hist = d->hist,
-			 .up = &d->up, .processes_seen = &d->processes_seen },
-		.rollups = d->rollups, .classify = procevents_classify, .classify_arg = d });
+	d->iv = interval_open(&(struct interval_deps){.src = {.cfg = &d->cfg,
+							      .sampler = d->sampler,
+							      .proc = d->proc,
+							      .procs = d->procs,
+							      .sym = d->sym,
+							      .unw = d->unw,
+							      .hist = d->hist,
+							      .up = &d->up,
+							      .processes_seen = &d->processes_seen},
+						      .rollups = d->rollups,
+						      .classify = procevents_classify,
+						      .classify_arg = d});
 	if (!d->iv || interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler)) {
 		log_err("cannot set up the interval: %s", strerror(ENOMEM));
 		return 1;
@@ -340,7 +351,8 @@ static int setup(struct daemon *d, const struct args *a)
 	if (open_bpf(d))
 		return 1;
 	log_debug("start-up CPU: %.1f ms before, history and control %.1f, symbolizer %.1f, "
-		  "BPF %.1f", t0 / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+		  "BPF %.1f",
+		  t0 / 1e6, (t1 - t0) / 1e6, (t2 - t1) / 1e6,
 		  (clock_ns(CLOCK_PROCESS_CPUTIME_ID) - t2) / 1e6);
 	rc = setup_loop(d, a->duration_ns);
 	if (rc) {
@@ -354,7 +366,7 @@ static int setup(struct daemon *d, const struct args *a)
 
 int main(int argc, char **argv)
 {
-	static struct daemon d = { .epfd = -1 };
+	static struct daemon d = {.epfd = -1};
 	struct args a = {};
 	uint64_t stored;
 	int rc;
@@ -380,8 +392,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
-		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9,
-		 history_path(d.hist));
+		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9, history_path(d.hist));
 	notify_ready("sampling %u CPUs at %u Hz into %s", sampler_ncpus(d.sampler), d.cfg.hz,
 		     history_path(d.hist));
 	log_info("look at it: emberctl --data-dir %s top --since -15m (or list, tree, "

@@ -25,7 +25,7 @@ void membound_limit(struct membound *mb, uint64_t limit)
 
 void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t limit)
 {
-	*mb = (struct membound){ .ops = *ops };
+	*mb = (struct membound){.ops = *ops};
 	/*
 	 * Parsing a binary reads its symbol sections into buffers that are freed
 	 * once its symbols are kept. A fixed mmap threshold hands such big buffers
@@ -49,8 +49,8 @@ static uint64_t caches_held(const struct ember_status *st)
 static void under_limit(struct membound *mb, struct status_memory *m)
 {
 	if (m->over)
-		log_info("memory: RSS %" PRIu64 " MiB is under memory_limit %" PRIu64
-			 " MiB again", m->rss >> 20, m->limit >> 20);
+		log_info("memory: RSS %" PRIu64 " MiB is under memory_limit %" PRIu64 " MiB again",
+			 m->rss >> 20, m->limit >> 20);
 	m->over = false;
 	mb->rss_after_shrink = 0;
 }
@@ -90,8 +90,8 @@ void membound_check(struct membound *mb, uint64_t limit, struct interval_report 
 	m->over = true;
 	m->shrink_events++;
 	log_warnx("memory: RSS %" PRIu64 " MiB over memory_limit %" PRIu64 " MiB: freed %" PRIu64
-		  " KiB of symbol caches, RSS now %" PRIu64 " MiB%s", before >> 20, m->limit >> 20,
-		  freed >> 10, m->rss >> 20,
-		  m->rss > m->limit ? " (still over: the rest is not cache; raise memory_limit)"
-				    : "");
+		  " KiB of symbol caches, RSS now %" PRIu64 " MiB%s",
+		  before >> 20, m->limit >> 20, freed >> 10, m->rss >> 20,
+		  m->rss > m->limit ? " (still over: the rest is not cache; raise memory_limit)" :
+				      "");
 }

@@ -13,18 +13,18 @@
 
 /* What the bound acts on: emberd's symbolizer and /proc/self, or a test's fakes. */
 struct membound_ops {
-	void (*set_caps)(void *arg, uint64_t memory_limit);	/* sizes the caches for a limit */
-	uint64_t (*shrink)(void *arg, uint64_t target);		/* caches down to target bytes:
+	void (*set_caps)(void *arg, uint64_t memory_limit);    /* sizes the caches for a limit */
+	uint64_t (*shrink)(void *arg, uint64_t target);	       /* caches down to target bytes:
 								   the bytes freed */
-	void (*measure)(void *arg, struct interval_report *r);	/* RSS and caches into r again */
+	void (*measure)(void *arg, struct interval_report *r); /* RSS and caches into r again */
 	void *arg;
 };
 
 /* The bound's state between intervals. */
 struct membound {
 	struct membound_ops ops;
-	uint64_t applied_limit;		/* the memory_limit the caps were derived from */
-	uint64_t rss_after_shrink;	/* still over after a shrink: RSS then, else 0 */
+	uint64_t applied_limit;	   /* the memory_limit the caps were derived from */
+	uint64_t rss_after_shrink; /* still over after a shrink: RSS then, else 0 */
 };
 
 /* Sets the caps for limit and makes glibc give big buffers back (see membound.c). */

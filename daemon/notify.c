@@ -93,8 +93,8 @@ void notify_status(const char *fmt, ...)
 void notify_report(const struct interval_report *r)
 {
 	notify_status("last interval: %lu samples of %u processes in %" PRIu64 " apps; %" PRIu64
-		      " profiles stored", r->drained.samples, r->drained.processes, r->st.apps,
-		      r->st.profiles.total);
+		      " profiles stored",
+		      r->drained.samples, r->drained.processes, r->st.apps, r->st.profiles.total);
 }
 
 void notify_reloading(void)

@@ -23,15 +23,15 @@ struct daemon;
 struct recapture {
 	struct {
 		pid_t pid;
-		int round;		/* 1: first recapture, 2: second */
-		int64_t due_ns;		/* CLOCK_MONOTONIC */
+		int round;	/* 1: first recapture, 2: second */
+		int64_t due_ns; /* CLOCK_MONOTONIC */
 	} q[RECAPTURE_MAX];
 	size_t head, n;
-	uint64_t dropped;		/* queue full: captured once only */
+	uint64_t dropped; /* queue full: captured once only */
 	struct {
 		pid_t pid;
-		int64_t ns;		/* CLOCK_MONOTONIC when its exec was reported */
-	} exec[RECENT_EXEC_SLOTS];	/* by pid modulo the size; a collision forgets one */
+		int64_t ns;	   /* CLOCK_MONOTONIC when its exec was reported */
+	} exec[RECENT_EXEC_SLOTS]; /* by pid modulo the size; a collision forgets one */
 };
 
 /* proctrack's callback (arg: the daemon): one exec, exit or first sight. */

@@ -15,11 +15,11 @@
 #define PROCTABLE_MAX 65536
 
 struct proctable {
-	void *root;			/* tsearch tree of struct proc_class, by pid */
+	void *root; /* tsearch tree of struct proc_class, by pid */
 	size_t n;
 	uint64_t interval;
-	struct proc_class *last;	/* consecutive lookups are for one process */
-	struct proc_class scratch;	/* answer when the table is full */
+	struct proc_class *last;   /* consecutive lookups are for one process */
+	struct proc_class scratch; /* answer when the table is full */
 };
 
 static int cmp_pid(const void *a, const void *b)
@@ -72,7 +72,7 @@ static void classify(struct proctable *t, struct proc_class *pc, const struct em
 
 static struct proc_class *find(struct proctable *t, pid_t pid)
 {
-	struct proc_class probe = { .pid = pid }, **slot;
+	struct proc_class probe = {.pid = pid}, **slot;
 
 	if (t->last && t->last->pid == pid)
 		return t->last;
@@ -150,7 +150,7 @@ static void gather(const void *node, VISIT which, void *arg)
 
 static struct proc_class **all_entries(struct proctable *t, size_t *n)
 {
-	struct gather g = { .v = calloc(t->n ? t->n : 1, sizeof(*g.v)) };
+	struct gather g = {.v = calloc(t->n ? t->n : 1, sizeof(*g.v))};
 
 	if (g.v)
 		twalk_r(t->root, gather, &g);

@@ -17,10 +17,10 @@
 /* One process's classification. */
 struct proc_class {
 	pid_t pid;
-	struct app_match match;		/* application, service_name, excluded */
-	bool exited;			/* exit noted: dropped after the next drain */
-	bool gone;			/* was already gone when classified: inferred from comm */
-	uint64_t used_interval;		/* last interval it was looked up or classified */
+	struct app_match match; /* application, service_name, excluded */
+	bool exited;		/* exit noted: dropped after the next drain */
+	bool gone;		/* was already gone when classified: inferred from comm */
+	uint64_t used_interval; /* last interval it was looked up or classified */
 };
 
 struct proctable;

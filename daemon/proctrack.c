@@ -33,8 +33,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err,
-		   size_t errlen)
+int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err, size_t errlen)
 {
 	struct proctrack *p = calloc(1, sizeof(*p));
 	int rc;
@@ -52,8 +51,10 @@ int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err
 	}
 	rc = proc_bpf__attach(p->skel);
 	if (rc) {
-		snprintf(err, errlen, "cannot attach to the sched_process_exec/exit raw "
-			 "tracepoints: %s", strerror(-rc));
+		snprintf(err, errlen,
+			 "cannot attach to the sched_process_exec/exit raw "
+			 "tracepoints: %s",
+			 strerror(-rc));
 		goto fail;
 	}
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_event, p, NULL);

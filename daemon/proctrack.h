@@ -15,8 +15,7 @@ typedef void (*proctrack_cb)(const struct ember_proc_event *e, void *arg);
 struct proctrack;
 
 /* Loads and attaches; a negative errno and a one-line cause in err on failure. */
-int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err,
-		   size_t errlen);
+int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err, size_t errlen);
 void proctrack_close(struct proctrack *p);
 /* fds of the shared maps, for the cpu sampler to reuse before its load. */
 int proctrack_events_fd(const struct proctrack *p);

@@ -18,12 +18,12 @@ typedef int (*profile_drain_fn)(void *src, sampler_cb cb, void *arg);
 
 /* One profile type, shared by the interval, the drain and on-demand captures. */
 struct profile_type {
-	const char *name;			/* the history's type and emberctl's --type */
-	struct pprof_value_type count;		/* sample value 0: a stack's count */
-	struct pprof_value_type weight;		/* sample value 1: count x period */
+	const char *name;		/* the history's type and emberctl's --type */
+	struct pprof_value_type count;	/* sample value 0: a stack's count */
+	struct pprof_value_type weight; /* sample value 1: count x period */
 	struct pprof_value_type period_type;
-	int64_t (*period)(unsigned int hz);	/* what one count weighs, in weight's unit */
-	profile_drain_fn drain;			/* its maps, given the object that owns them */
+	int64_t (*period)(unsigned int hz); /* what one count weighs, in weight's unit */
+	profile_drain_fn drain;		    /* its maps, given the object that owns them */
 };
 
 /* Every type emberd knows, indexed by enum profile_type_id (profile_types.c). */

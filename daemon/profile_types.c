@@ -15,12 +15,13 @@ static int cpu_drain(void *src, sampler_cb cb, void *arg)
 
 const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 	/* on-CPU stacks sampled at hz per CPU (bpf/cpu.bpf.c), as delta profiles */
-	[PROFILE_CPU] = {
-		.name = "cpu",
-		.count = { "samples", "count" },
-		.weight = { "cpu", "nanoseconds" },
-		.period_type = { "cpu", "nanoseconds" },
-		.period = cpu_period,
-		.drain = cpu_drain,
-	},
+	[PROFILE_CPU] =
+		{
+			.name = "cpu",
+			.count = {"samples", "count"},
+			.weight = {"cpu", "nanoseconds"},
+			.period_type = {"cpu", "nanoseconds"},
+			.period = cpu_period,
+			.drain = cpu_drain,
+		},
 };

@@ -134,8 +134,8 @@ static void apply_interval(struct daemon *d, struct ember_config *n)
 		return;
 	if (!sampler_fits(d->sampler, d->cfg.hz, n->interval_ns)) {
 		log_warnx("interval %gs needs bigger BPF maps than emberd sized at start: it "
-			  "changes only with a restart; keeping %gs", n->interval_ns / 1e9,
-			  d->cfg.interval_ns / 1e9);
+			  "changes only with a restart; keeping %gs",
+			  n->interval_ns / 1e9, d->cfg.interval_ns / 1e9);
 		n->interval_ns = d->cfg.interval_ns;
 		return;
 	}

@@ -49,16 +49,16 @@ static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_CPU_M_NR
 		enum status_unwind to;
 		enum ember_cpu_metric from;
 	} m[] = {
-		{ STATUS_UNWIND_FRAMES_TABLE, EMBER_CPU_M_FRAMES_TABLE },
-		{ STATUS_UNWIND_FRAMES_FP, EMBER_CPU_M_FRAMES_FP },
-		{ STATUS_UNWIND_FRAMES_BAD_RULE, EMBER_CPU_M_FRAMES_BAD_RULE },
-		{ STATUS_UNWIND_NO_TABLES, EMBER_CPU_M_PROC_NO_TABLES },
-		{ STATUS_UNWIND_END_OUTERMOST, EMBER_CPU_M_END_OUTERMOST },
-		{ STATUS_UNWIND_END_SIGNAL, EMBER_CPU_M_END_SIGNAL },
-		{ STATUS_UNWIND_END_NO_TABLE, EMBER_CPU_M_END_NO_TABLE },
-		{ STATUS_UNWIND_END_BAD_RULE, EMBER_CPU_M_END_BAD_RULE },
-		{ STATUS_UNWIND_END_UNREADABLE, EMBER_CPU_M_END_UNREADABLE },
-		{ STATUS_UNWIND_END_DEPTH, EMBER_CPU_M_END_DEPTH },
+		{STATUS_UNWIND_FRAMES_TABLE, EMBER_CPU_M_FRAMES_TABLE},
+		{STATUS_UNWIND_FRAMES_FP, EMBER_CPU_M_FRAMES_FP},
+		{STATUS_UNWIND_FRAMES_BAD_RULE, EMBER_CPU_M_FRAMES_BAD_RULE},
+		{STATUS_UNWIND_NO_TABLES, EMBER_CPU_M_PROC_NO_TABLES},
+		{STATUS_UNWIND_END_OUTERMOST, EMBER_CPU_M_END_OUTERMOST},
+		{STATUS_UNWIND_END_SIGNAL, EMBER_CPU_M_END_SIGNAL},
+		{STATUS_UNWIND_END_NO_TABLE, EMBER_CPU_M_END_NO_TABLE},
+		{STATUS_UNWIND_END_BAD_RULE, EMBER_CPU_M_END_BAD_RULE},
+		{STATUS_UNWIND_END_UNREADABLE, EMBER_CPU_M_END_UNREADABLE},
+		{STATUS_UNWIND_END_DEPTH, EMBER_CPU_M_END_DEPTH},
 	};
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
@@ -78,10 +78,10 @@ static void gather_unwinder(struct ember_status *st, struct unwinder *unw)
 	      us.built - st->unwind[STATUS_UNWIND_TABLES_BUILT].total);
 	count(&st->unwind[STATUS_UNWIND_TABLES_FAILED],
 	      failed - st->unwind[STATUS_UNWIND_TABLES_FAILED].total);
-	st->caches[STATUS_CACHE_UNWIND_TABLES] = (struct status_cache_use){
-		us.tables, us.used_bytes, us.cap_bytes, us.cap_full };
-	st->caches[STATUS_CACHE_UNWIND_PROCS] = (struct status_cache_use){
-		us.procs, 0, 0, us.procs_full };
+	st->caches[STATUS_CACHE_UNWIND_TABLES] =
+		(struct status_cache_use){us.tables, us.used_bytes, us.cap_bytes, us.cap_full};
+	st->caches[STATUS_CACHE_UNWIND_PROCS] =
+		(struct status_cache_use){us.procs, 0, 0, us.procs_full};
 }
 
 /* BPF metric totals into interval deltas and the named drop causes. */
@@ -122,14 +122,14 @@ static void caches_from_stats(struct interval_report *r, const struct report_sou
 	const struct symbolizer_stats *ss = &r->sym;
 
 	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){
-		ss->files_cached, ss->file_cache_bytes, ss->file_cache_bound, ss->file_cache_full };
-	st->caches[STATUS_CACHE_PERF_MAPS] = (struct status_cache_use){
-		ss->perfmap.maps, ss->perfmap.memory, ss->perfmap.max_bytes,
-		ss->perfmap.cache_full };
+		ss->files_cached, ss->file_cache_bytes, ss->file_cache_bound, ss->file_cache_full};
+	st->caches[STATUS_CACHE_PERF_MAPS] =
+		(struct status_cache_use){ss->perfmap.maps, ss->perfmap.memory,
+					  ss->perfmap.max_bytes, ss->perfmap.cache_full};
 	st->caches[STATUS_CACHE_NAMES] = (struct status_cache_use){
-		ss->demangle_entries, ss->demangle_bytes, ss->demangle_bound, 0 };
-	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){
-		st->processes_tracked, 0, 0, 0 };
+		ss->demangle_entries, ss->demangle_bytes, ss->demangle_bound, 0};
+	st->caches[STATUS_CACHE_PROCESSES] =
+		(struct status_cache_use){st->processes_tracked, 0, 0, 0};
 	gather_unwinder(st, src->unw);
 }
 
@@ -139,8 +139,8 @@ static void gather_symbols(struct interval_report *r, const struct report_source
 
 	symbolizer_stats(src->sym, &r->sym);
 	r->perfmaps_refused_before = r->perfmaps_refused;
-	r->perfmaps_refused = p->refused_symlink + p->refused_owner + p->refused_size +
-			      p->refused_type;
+	r->perfmaps_refused =
+		p->refused_symlink + p->refused_owner + p->refused_size + p->refused_type;
 	caches_from_stats(r, src);
 }
 
@@ -411,7 +411,8 @@ void report_log(const struct interval_report *r)
 				r->proc[EMBER_PROC_M_RINGBUF_FULL]);
 	if (off)
 		log_warnx("interval: %lu samples in %lu stacks of %u processes in %" PRIu64
-			  " apps%s", st->samples, st->stacks, st->processes, r->st.apps, losses);
+			  " apps%s",
+			  st->samples, st->stacks, st->processes, r->st.apps, losses);
 	else
 		log_debug("interval: %lu samples in %lu stacks of %u processes in %" PRIu64
 			  " apps (excluded %lu, filtered in BPF %lu, idle skipped %lu)",

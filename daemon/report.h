@@ -26,26 +26,26 @@ struct uploader;
 
 /* Where the figures come from: the daemon's parts, owned by main and read at every gather. */
 struct report_sources {
-	const struct ember_config *cfg;		/* the running configuration (reloads in place) */
-	struct sampler *sampler;		/* the cpu type's BPF metrics */
-	struct proctrack *proc;			/* the process events' BPF metrics */
+	const struct ember_config *cfg; /* the running configuration (reloads in place) */
+	struct sampler *sampler;	/* the cpu type's BPF metrics */
+	struct proctrack *proc;		/* the process events' BPF metrics */
 	struct proctable *procs;
 	struct symbolizer *sym;
-	struct unwinder *unw;			/* NULL: frame pointers only */
+	struct unwinder *unw; /* NULL: frame pointers only */
 	struct history *hist;
-	struct uploader *const *up;		/* NULL inside without a collector */
-	const uint64_t *processes_seen;		/* first sights since the start */
+	struct uploader *const *up;	/* NULL inside without a collector */
+	const uint64_t *processes_seen; /* first sights since the start */
 };
 
 /* One interval's figures (cumulative ones since the start), filled by report_gather(). */
 struct interval_report {
-	struct ember_status st;			/* what the status file holds, as it holds it */
-	uint64_t cpu[EMBER_CPU_M_NR];		/* the cpu BPF metrics of this interval */
-	uint64_t proc[EMBER_PROC_M_NR];		/* the process events' metrics of this interval */
-	struct symbolizer_stats sym;		/* the symbolizer's, at the end of the interval */
-	struct drain_stats drained;		/* every type's drains of the interval, summed */
-	uint64_t perfmaps_refused;		/* perf map files refused since the start */
-	uint64_t perfmaps_refused_before;	/* the same at the previous interval */
+	struct ember_status st;		  /* what the status file holds, as it holds it */
+	uint64_t cpu[EMBER_CPU_M_NR];	  /* the cpu BPF metrics of this interval */
+	uint64_t proc[EMBER_PROC_M_NR];	  /* the process events' metrics of this interval */
+	struct symbolizer_stats sym;	  /* the symbolizer's, at the end of the interval */
+	struct drain_stats drained;	  /* every type's drains of the interval, summed */
+	uint64_t perfmaps_refused;	  /* perf map files refused since the start */
+	uint64_t perfmaps_refused_before; /* the same at the previous interval */
 	/* totals at the previous gather, to turn totals into interval deltas */
 	uint64_t last_cpu[EMBER_CPU_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
 };

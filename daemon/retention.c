@@ -19,8 +19,8 @@
  * starts and when it ends, not every interval. emberd prunes from one thread.
  */
 static struct {
-	bool over_size;		/* only unsent profiles left and still over max_size */
-	int err;		/* the last prune's error */
+	bool over_size; /* only unsent profiles left and still over max_size */
+	int err;	/* the last prune's error */
 } last;
 
 void retention_opened(struct history *h)
@@ -84,7 +84,8 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 	format_bytes(r->file_bytes + r->wal_bytes, size, sizeof(size));
 	if (!r->over_size) {
 		log_info("retention: profiles may be deleted again to keep history.db (%s) under "
-			 "max_size %s", size, bound);
+			 "max_size %s",
+			 size, bound);
 		return;
 	}
 	if (protect)
@@ -104,8 +105,7 @@ void retention_prune(struct history *h, const struct ember_config *cfg)
 	bool protect = cfg->collector.url[0] != '\0';
 	int ret;
 
-	ret = history_prune(h, real_ns(), cfg->retention_ns,
-			    cfg->max_size, protect, &r);
+	ret = history_prune(h, real_ns(), cfg->retention_ns, cfg->max_size, protect, &r);
 	if (ret) {
 		if (ret != last.err)
 			log_warnx("retention: cannot prune %s: %s", history_path(h),

@@ -22,12 +22,12 @@
 /* The builder thread and what the sampling thread tells it, under the worker's lock. */
 struct rollups {
 	struct worker worker; /* its stop also abandons a build */
-	struct history *h; /* the thread's own writer connection */
-	int64_t before_ns; /* hours ending by then are complete; a wake builds one */
+	struct history *h;    /* the thread's own writer connection */
+	int64_t before_ns;    /* hours ending by then are complete; a wake builds one */
 	/* the thread's own */
 	struct rollup_cursor cursor; /* where history_rollup_next() goes on */
-	bool catching_up; /* logged "catching up", not yet "caught up" */
-	uint64_t built; /* during the catch-up */
+	bool catching_up;	     /* logged "catching up", not yet "caught up" */
+	uint64_t built;		     /* during the catch-up */
 };
 
 /* Says once when a catch-up of old hours starts and once when it ends. */

@@ -43,24 +43,24 @@
 
 /* Stacks read from the old buffer in one pass, with an index by hash. */
 struct drained_stacks {
-	uint64_t *hash;			/* n hashes, then ... */
-	struct ember_stack *v;		/* ... their stacks */
+	uint64_t *hash;	       /* n hashes, then ... */
+	struct ember_stack *v; /* ... their stacks */
 	size_t n, cap;
-	uint32_t *index;		/* open addressing: 1 + position in v, 0 = free */
+	uint32_t *index; /* open addressing: 1 + position in v, 0 = free */
 	size_t index_cap;
 };
 
 struct sampler {
 	struct cpu_bpf *skel;
-	struct bpf_link **links;	/* one per online CPU */
-	int *pfds;			/* perf event fds, same order */
+	struct bpf_link **links; /* one per online CPU */
+	int *pfds;		 /* perf event fds, same order */
 	unsigned int nlinks;
 	unsigned int ncpus_possible;
 	uint32_t counts_max, stacks_max;
-	uint32_t active;		/* buffer the programs write to */
-	struct ember_cpu_key *keys;	/* drain scratch: counts_max keys */
-	uint64_t *counts;		/* drain scratch: their counts */
-	struct drained_stacks stk;	/* drain scratch: the old buffer's stacks */
+	uint32_t active;	    /* buffer the programs write to */
+	struct ember_cpu_key *keys; /* drain scratch: counts_max keys */
+	uint64_t *counts;	    /* drain scratch: their counts */
+	struct drained_stacks stk;  /* drain scratch: the old buffer's stacks */
 };
 
 static uint32_t roundup_pow2_clamp(uint64_t v, uint32_t lo, uint32_t hi)
@@ -145,8 +145,10 @@ static int attach_all(struct sampler *s, unsigned int hz, char *err, size_t errl
 			continue;
 		fd = open_cpu_clock(cpu, hz);
 		if (fd < 0) {
-			snprintf(err, errlen, "perf events unavailable: perf_event_open(cpu-clock, "
-				 "cpu %u): %s", cpu, strerror(-fd));
+			snprintf(err, errlen,
+				 "perf events unavailable: perf_event_open(cpu-clock, "
+				 "cpu %u): %s",
+				 cpu, strerror(-fd));
 			rc = fd;
 			break;
 		}
@@ -179,10 +181,10 @@ static int reuse_unwind_maps(struct sampler *s, const struct unwinder_fds *u)
 		struct bpf_map *map;
 		int fd;
 	} v[] = {
-		{ s->skel->maps.unwind_rows, u->rows },
-		{ s->skel->maps.unwind_tables, u->tables },
-		{ s->skel->maps.unwind_procs, u->procs },
-		{ s->skel->maps.unwind_stale, u->stale },
+		{s->skel->maps.unwind_rows, u->rows},
+		{s->skel->maps.unwind_tables, u->tables},
+		{s->skel->maps.unwind_procs, u->procs},
+		{s->skel->maps.unwind_stale, u->stale},
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
@@ -248,11 +250,15 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 	rc = cpu_bpf__load(s->skel);
 	if (rc) {
 		if (rc == -EPERM || rc == -EACCES)
-			snprintf(err, errlen, "the kernel refused to load BPF programs (%s): "
-				 "emberd needs root, or CAP_BPF and CAP_PERFMON", strerror(-rc));
+			snprintf(err, errlen,
+				 "the kernel refused to load BPF programs (%s): "
+				 "emberd needs root, or CAP_BPF and CAP_PERFMON",
+				 strerror(-rc));
 		else
-			snprintf(err, errlen, "cannot load the BPF programs: %s (run with -v for "
-				 "the verifier's log)", strerror(-rc));
+			snprintf(err, errlen,
+				 "cannot load the BPF programs: %s (run with -v for "
+				 "the verifier's log)",
+				 strerror(-rc));
 	}
 	return rc;
 }
@@ -333,8 +339,7 @@ static void sleep_ns(long ns)
  * room must be at least max_entries: a call's room then always covers what is
  * left, so the kernel never refuses it for a bucket larger than the room.
  */
-static long take_all(int fd, void *keys, void *vals, size_t key_size, size_t val_size,
-		     size_t room)
+static long take_all(int fd, void *keys, void *vals, size_t key_size, size_t val_size, size_t room)
 {
 	uint32_t in = 0, out = 0, count;
 	bool first = true;

@@ -15,21 +15,21 @@
 
 /* How to load the sampler: rate, map sizing, filters, and the maps it shares. */
 struct sampler_opts {
-	unsigned int hz;		/* samples per second per CPU */
-	int64_t interval_ns;		/* used to size the maps */
+	unsigned int hz;     /* samples per second per CPU */
+	int64_t interval_ns; /* used to size the maps */
 	bool include_idle;
-	uint32_t target_tgid;		/* 0: every process */
-	bool allow_list;		/* only the processes sampler_allow() lets in */
-	int events_fd, known_fd;	/* proctrack's shared maps, or -1 for private ones */
-	struct unwinder_fds unwind;	/* the unwinder's maps, or -1s: frame pointers only */
+	uint32_t target_tgid;	    /* 0: every process */
+	bool allow_list;	    /* only the processes sampler_allow() lets in */
+	int events_fd, known_fd;    /* proctrack's shared maps, or -1 for private ones */
+	struct unwinder_fds unwind; /* the unwinder's maps, or -1s: frame pointers only */
 };
 
 /* One stack as drained: ips leaf first; n == 0 when there is none or it was lost. */
 struct sampler_stack {
 	const uint64_t *ips;
 	size_t n;
-	bool lost;			/* the stack existed but could not be read or kept */
-	bool truncated;			/* deeper than EMBER_MAX_STACK_DEPTH: callers missing */
+	bool lost;	/* the stack existed but could not be read or kept */
+	bool truncated; /* deeper than EMBER_MAX_STACK_DEPTH: callers missing */
 };
 
 typedef int (*sampler_cb)(const struct ember_cpu_key *key, uint64_t count,

@@ -18,7 +18,7 @@
 /* Where the file goes, and whether the last write failed. */
 struct status {
 	char path[PATH_MAX + 16];
-	bool write_failed;		/* warned once; warned again after a success */
+	bool write_failed; /* warned once; warned again after a success */
 };
 
 /* Creates the runtime directory and its missing parents (0755, like RuntimeDirectory=). */
@@ -59,7 +59,8 @@ void status_write(struct status *s, const struct ember_status *st)
 	rc = write_file(s, st);
 	if (rc && !s->write_failed)
 		log_warnx("cannot write the status file %s: %s (emberctl status will say emberd "
-			  "is not running)", s->path, strerror(-rc));
+			  "is not running)",
+			  s->path, strerror(-rc));
 	s->write_failed = rc != 0;
 }
 
@@ -73,8 +74,7 @@ struct status *status_open(const char *runtime_dir)
 	snprintf(s->path, sizeof(s->path), "%s/status", runtime_dir);
 	rc = make_dirs(runtime_dir);
 	if (rc) {
-		log_warnx("cannot create the runtime directory %s: %s", runtime_dir,
-			  strerror(-rc));
+		log_warnx("cannot create the runtime directory %s: %s", runtime_dir, strerror(-rc));
 		s->write_failed = true;
 	}
 	return s;

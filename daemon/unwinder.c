@@ -56,21 +56,21 @@ enum req_op { REQ_ADD, REQ_EXIT };
 struct req {
 	pid_t pid;
 	enum req_op op;
-	int64_t ns;		/* CLOCK_MONOTONIC when asked, for the log */
+	int64_t ns; /* CLOCK_MONOTONIC when asked, for the log */
 };
 
 /* One binary's table, or a negative entry (id == NO_ID) saying why it has none. */
 struct table {
 	struct file_key key;
-	bool vdso;			/* the vDSO's table: not in the tree, never evicted */
-	uint32_t id;			/* index in the tables map, or NO_ID */
-	uint32_t first, nrows;		/* where its rows lie in the rows map */
-	uint64_t base;			/* ELF vaddr of row pc 0 */
+	bool vdso;	       /* the vDSO's table: not in the tree, never evicted */
+	uint32_t id;	       /* index in the tables map, or NO_ID */
+	uint32_t first, nrows; /* where its rows lie in the rows map */
+	uint64_t base;	       /* ELF vaddr of row pc 0 */
 	struct unwtab_seg segs[UNWTAB_MAX_SEGS];
 	size_t nsegs;
-	enum unwtab_err err;		/* why there is no table */
-	uint32_t refs;			/* processes whose mappings use it */
-	uint64_t used;			/* tick of its last use, for the LRU */
+	enum unwtab_err err; /* why there is no table */
+	uint32_t refs;	     /* processes whose mappings use it */
+	uint64_t used;	     /* tick of its last use, for the LRU */
 };
 #define NO_ID UINT32_MAX
 
@@ -80,37 +80,37 @@ struct table {
  * smallest file first, so that one large binary delays no other process.
  */
 struct job {
-	struct proc_map m;		/* path owned */
-	struct file_key key;		/* from a stat() of the mapping; size 0 if unknown */
-	pid_t pids[JOB_WAITERS];	/* who maps it (pids[0] opens it) */
+	struct proc_map m;	 /* path owned */
+	struct file_key key;	 /* from a stat() of the mapping; size 0 if unknown */
+	pid_t pids[JOB_WAITERS]; /* who maps it (pids[0] opens it) */
 	size_t npids;
 };
 
 /* One loaded process: the tables its entry in the procs map refers to. */
 struct proc {
 	pid_t pid;
-	uint32_t missing;		/* tables it waits for (jobs), at its last scan */
-	struct table **tables;		/* a reference held on each */
+	uint32_t missing;      /* tables it waits for (jobs), at its last scan */
+	struct table **tables; /* a reference held on each */
 	size_t ntables;
-	int64_t scanned_ns;		/* CLOCK_MONOTONIC of the last read of its mappings */
-	int64_t rescan_ns;		/* the least time before a rescan */
-	uint64_t maps_hash;		/* of what the last read gave the walk */
+	int64_t scanned_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
+	int64_t rescan_ns;  /* the least time before a rescan */
+	uint64_t maps_hash; /* of what the last read gave the walk */
 };
 
 struct unwinder {
 	struct unwinder_fds fds;
-	size_t rows_cap;		/* rows the rows map holds */
+	size_t rows_cap; /* rows the rows map holds */
 
 	/* the thread's own state: nobody else touches it */
-	void *tables;			/* tsearch tree of struct table by key */
+	void *tables; /* tsearch tree of struct table by key */
 	struct table *by_id[EMBER_UNWIND_TABLES_MAX];
 	size_t negatives;
-	void *procs;			/* tsearch tree of struct proc by pid */
+	void *procs; /* tsearch tree of struct proc by pid */
 	size_t nprocs;
 	struct table vdso;
 	uint64_t vdso_size;
 	uint64_t tick;
-	uint32_t gen;			/* of the last procs entry written */
+	uint32_t gen; /* of the last procs entry written */
 	struct ember_unwind_proc *scratch;
 	struct job jobs[JOBS_MAX];
 	size_t njobs;
@@ -146,21 +146,21 @@ static int create_maps(struct unwinder *u, uint64_t cap_bytes, char *err, size_t
 		blocks = 1;
 	if (blocks > UINT32_MAX / ROWS_PER_BLOCK)
 		blocks = UINT32_MAX / ROWS_PER_BLOCK;
-	u->fds.rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4, BLOCK_BYTES, blocks,
-				     NULL);
-	u->fds.tables = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_tables", 4,
-				       sizeof(struct ember_unwind_table),
-				       EMBER_UNWIND_TABLES_MAX, NULL);
+	u->fds.rows =
+		bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4, BLOCK_BYTES, blocks, NULL);
+	u->fds.tables =
+		bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_tables", 4,
+			       sizeof(struct ember_unwind_table), EMBER_UNWIND_TABLES_MAX, NULL);
 	u->fds.procs = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs", 4,
 				      sizeof(struct ember_unwind_proc), EMBER_UNWIND_PROCS_MAX,
 				      &noprealloc);
-	u->fds.stale = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_stale", 4, 1, STALE_MAX,
-				      NULL);
+	u->fds.stale = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_stale", 4, 1, STALE_MAX, NULL);
 	if (u->fds.rows < 0 || u->fds.tables < 0 || u->fds.procs < 0 || u->fds.stale < 0) {
 		int rc = -errno;
 
-		snprintf(err, errlen, "cannot create the unwind tables' maps (%" PRIu64
-			 " MiB of rows): %s", cap_bytes >> 20, strerror(errno));
+		snprintf(err, errlen,
+			 "cannot create the unwind tables' maps (%" PRIu64 " MiB of rows): %s",
+			 cap_bytes >> 20, strerror(errno));
 		return rc;
 	}
 	u->rows_cap = blocks * ROWS_PER_BLOCK;
@@ -170,7 +170,7 @@ static int create_maps(struct unwinder *u, uint64_t cap_bytes, char *err, size_t
 
 static void publish_table(struct unwinder *u, uint32_t id, uint32_t first, uint32_t nrows)
 {
-	struct ember_unwind_table v = { .first = first, .nrows = nrows };
+	struct ember_unwind_table v = {.first = first, .nrows = nrows};
 
 	bpf_map_update_elem(u->fds.tables, &id, &v, BPF_ANY);
 }
@@ -291,7 +291,8 @@ static int write_rows(struct unwinder *u, uint32_t first, const struct ember_unw
 		for (; count < WRITE_BATCH && done < n; count++) {
 			keys[count] = (first + done) / ROWS_PER_BLOCK;
 			for (size_t j = 0; j < ROWS_PER_BLOCK; j++)
-				vals[count * ROWS_PER_BLOCK + j] = rows[done + j < n ? done + j : n - 1];
+				vals[count * ROWS_PER_BLOCK + j] =
+					rows[done + j < n ? done + j : n - 1];
 			done += ROWS_PER_BLOCK;
 		}
 		if (bpf_map_update_batch(u->fds.rows, keys, vals, &count, NULL))
@@ -330,10 +331,9 @@ static int load_table(struct unwinder *u, struct table *t, const struct unwtab *
 }
 
 /* Compiles and loads the table of fd's file into t; on failure t is a negative entry. */
-static void build_table(struct unwinder *u, struct table *t, int fd, const void *image,
-			size_t len)
+static void build_table(struct unwinder *u, struct table *t, int fd, const void *image, size_t len)
 {
-	struct unwtab tab = { 0 };
+	struct unwtab tab = {0};
 	enum unwtab_err why = UNWTAB_OK;
 	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	int rc;
@@ -387,7 +387,7 @@ static void trim_negatives(struct unwinder *u)
 static struct table *table_cached(struct unwinder *u, pid_t pid, const struct proc_map *m,
 				  struct file_key *key)
 {
-	struct table probe = { 0 }, **found;
+	struct table probe = {0}, **found;
 
 	memset(key, 0, sizeof(*key));
 	if (mapfile_key(pid, m, &probe.key))
@@ -450,7 +450,7 @@ static bool job_take(struct unwinder *u, struct job *out)
  */
 static struct table *table_build(struct unwinder *u, const struct job *j)
 {
-	struct table probe = { 0 }, **found, *t;
+	struct table probe = {0}, **found, *t;
 	struct stat st;
 	int fd;
 
@@ -497,7 +497,7 @@ static struct table *table_build(struct unwinder *u, const struct job *j)
 static void vdso_build(struct unwinder *u)
 {
 	uint64_t base = getauxval(AT_SYSINFO_EHDR);
-	struct proc_maps maps = { 0 };
+	struct proc_maps maps = {0};
 	const struct proc_map *m;
 
 	u->vdso.id = NO_ID;
@@ -537,7 +537,7 @@ static bool map_bias(const struct table *t, const struct proc_map *m, uint64_t *
 
 static struct proc *proc_find(struct unwinder *u, pid_t pid)
 {
-	struct proc probe = { .pid = pid }, **found = tfind(&probe, &u->procs, cmp_proc);
+	struct proc probe = {.pid = pid}, **found = tfind(&probe, &u->procs, cmp_proc);
 
 	return found ? *found : NULL;
 }
@@ -655,7 +655,7 @@ static uint64_t entry_hash(const struct ember_unwind_proc *e)
 /* Reads pid's mappings and gives the walk their tables. */
 static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 {
-	struct proc_maps maps = { 0 };
+	struct proc_maps maps = {0};
 	struct table **used = NULL;
 	struct proc *p = proc_find(u, pid);
 	size_t nused = 0, over;
@@ -709,13 +709,14 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 		p->missing = missing;
 		p->scanned_ns = mono_ns();
 		if (h == p->maps_hash && p->rescan_ns)
-			p->rescan_ns = p->rescan_ns < RESCAN_MAX_NS ? 2 * p->rescan_ns : RESCAN_MAX_NS;
+			p->rescan_ns =
+				p->rescan_ns < RESCAN_MAX_NS ? 2 * p->rescan_ns : RESCAN_MAX_NS;
 		else
 			p->rescan_ns = RESCAN_MIN_NS;
 		p->maps_hash = h;
 		log_debug("unwinder: pid %d: %zu of %u mappings with a table (%u to build), in "
-			  "%.1f ms, %.1f ms after it was asked", (int)pid, nused,
-			  u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
+			  "%.1f ms, %.1f ms after it was asked",
+			  (int)pid, nused, u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
 			  (p->scanned_ns - asked_ns) / 1e6);
 	}
 	worker_lock(&u->worker);
@@ -850,7 +851,7 @@ static void enqueue(struct unwinder *u, pid_t pid, enum req_op op)
 	if (u->qn == QUEUE_MAX) {
 		u->st.queue_full++;
 	} else {
-		u->q[(u->qhead + u->qn) % QUEUE_MAX] = (struct req){ pid, op, mono_ns() };
+		u->q[(u->qhead + u->qn) % QUEUE_MAX] = (struct req){pid, op, mono_ns()};
 		u->qn++;
 		u->busy = true;
 		worker_wake_locked(&u->worker);
@@ -903,7 +904,7 @@ void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out)
 	if (u)
 		*out = u->fds;
 	else
-		*out = (struct unwinder_fds){ -1, -1, -1, -1 };
+		*out = (struct unwinder_fds){-1, -1, -1, -1};
 }
 
 struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
@@ -913,13 +914,13 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 
 	if (!u)
 		return NULL;
-	u->fds = (struct unwinder_fds){ -1, -1, -1, -1 };
+	u->fds = (struct unwinder_fds){-1, -1, -1, -1};
 	rc = worker_init(&u->worker);
 	u->scratch = rc ? NULL : calloc(1, sizeof(*u->scratch));
 	if (!rc)
-		rc = u->scratch ? create_maps(u, cap_bytes ? cap_bytes : UNWINDER_DEFAULT_CAP,
-					      err, errlen)
-				: -ENOMEM;
+		rc = u->scratch ? create_maps(u, cap_bytes ? cap_bytes : UNWINDER_DEFAULT_CAP, err,
+					      errlen) :
+				  -ENOMEM;
 	if (!rc) {
 		vdso_build(u);
 		rc = worker_start(&u->worker, unwinder_main, u);

@@ -24,20 +24,20 @@ struct unwinder_fds {
 
 /* What the unwinder holds and did since it started, for status and the log. */
 struct unwinder_stats {
-	uint64_t cap_bytes;		/* bytes of rows the kernel map holds */
-	uint64_t used_bytes;		/* of which tables use */
-	uint32_t tables;		/* tables loaded */
-	uint32_t procs;			/* processes whose mappings the walk sees */
-	uint64_t built;			/* tables compiled */
-	uint64_t build_ns;		/* CPU time spent compiling them */
-	uint64_t failed[UNWTAB_E_NR];	/* binaries that got no table, by reason */
-	uint64_t open_failed;		/* mapped files that could not be opened */
-	uint64_t evicted;		/* tables dropped to make room (least recently used) */
-	uint64_t cap_full;		/* tables not loaded: the cap is full of tables in use */
-	uint64_t procs_full;		/* processes not loaded: the procs map is full */
-	uint64_t maps_over;		/* mappings beyond EMBER_UNWIND_MAPS_MAX (frame pointers) */
-	uint64_t queue_full;		/* requests dropped: the queue was full */
-	uint64_t rescans;		/* processes read again after a frame outside their mappings */
+	uint64_t cap_bytes;	      /* bytes of rows the kernel map holds */
+	uint64_t used_bytes;	      /* of which tables use */
+	uint32_t tables;	      /* tables loaded */
+	uint32_t procs;		      /* processes whose mappings the walk sees */
+	uint64_t built;		      /* tables compiled */
+	uint64_t build_ns;	      /* CPU time spent compiling them */
+	uint64_t failed[UNWTAB_E_NR]; /* binaries that got no table, by reason */
+	uint64_t open_failed;	      /* mapped files that could not be opened */
+	uint64_t evicted;	      /* tables dropped to make room (least recently used) */
+	uint64_t cap_full;	      /* tables not loaded: the cap is full of tables in use */
+	uint64_t procs_full;	      /* processes not loaded: the procs map is full */
+	uint64_t maps_over;	      /* mappings beyond EMBER_UNWIND_MAPS_MAX (frame pointers) */
+	uint64_t queue_full;	      /* requests dropped: the queue was full */
+	uint64_t rescans; /* processes read again after a frame outside their mappings */
 };
 
 struct unwinder;

@@ -53,32 +53,32 @@ struct reply {
 };
 
 struct uploader {
-	struct collector_config cc;	/* a copy: the daemon may reload its own */
-	char *base;			/* cc.url without a trailing '/' */
-	char log_url[1024];		/* cc.url without credentials, for logs and status */
-	char *password;			/* basic auth, from its file; never logged */
-	struct history *hist;		/* this thread's own connection */
-	CURL *curl;			/* one handle: its connection is kept alive */
+	struct collector_config cc; /* a copy: the daemon may reload its own */
+	char *base;		    /* cc.url without a trailing '/' */
+	char log_url[1024];	    /* cc.url without credentials, for logs and status */
+	char *password;		    /* basic auth, from its file; never logged */
+	struct history *hist;	    /* this thread's own connection */
+	CURL *curl;		    /* one handle: its connection is kept alive */
 	struct curl_slist *headers;
 	char errbuf[CURL_ERROR_SIZE];
 	struct reply reply;
-	uint64_t rnd;			/* xorshift state for the backoff's jitter */
-	bool newest_turn;		/* take the newest pending profile next */
+	uint64_t rnd;			   /* xorshift state for the backoff's jitter */
+	bool newest_turn;		   /* take the newest pending profile next */
 	struct history_collector_state cs; /* what the history shows `emberctl status` */
-	char reject_msg[256];		/* the last rejection logged, when, and how many since */
+	char reject_msg[256];		   /* the last rejection logged, when, and how many since */
 	int64_t reject_logged_ns;
 	uint64_t reject_quiet;
-	struct pushfit_limits limits;	/* from cc: what one pushed profile may be */
-	struct fit_log {		/* folds since the last line, FIT_LOG_NS apart */
+	struct pushfit_limits limits; /* from cc: what one pushed profile may be */
+	struct fit_log {	      /* folds since the last line, FIT_LOG_NS apart */
 		int64_t logged_ns;
 		uint64_t profiles, stacks_in, stacks_folded;
-		double share;		/* the largest share of a profile folded */
+		double share; /* the largest share of a profile folded */
 	} fit_log;
 	struct push_label_drop logged_drops[MAX_LOGGED_DROPS];
 	size_t n_logged_drops;
 
 	struct uploader_transport transport; /* libcurl's, or a test's */
-	struct worker worker;		/* its lock guards stats */
+	struct worker worker;		     /* its lock guards stats */
 	struct uploader_stats stats;
 };
 
@@ -498,13 +498,17 @@ static void request_free(struct request *r)
 	free(r->body);
 }
 
-static int build_request(struct uploader *u, const struct history_pending *p,
-			 const uint8_t *pprof, size_t pprof_len, struct request *r)
+static int build_request(struct uploader *u, const struct history_pending *p, const uint8_t *pprof,
+			 size_t pprof_len, struct request *r)
 {
 	struct push_profile pp = {
-		.type = p->type, .app = p->app, .labels = p->labels,
-		.start_ns = p->start_ns, .end_ns = p->end_ns,
-		.pprof = pprof, .pprof_len = pprof_len,
+		.type = p->type,
+		.app = p->app,
+		.labels = p->labels,
+		.start_ns = p->start_ns,
+		.end_ns = p->end_ns,
+		.pprof = pprof,
+		.pprof_len = pprof_len,
 	};
 	const struct config_label *ext = u->cc.external_labels;
 	size_t n_ext = u->cc.n_external_labels;
@@ -586,8 +590,8 @@ static void log_label_drops(struct uploader *u, const struct history_pending *p)
 	struct push_profile pp = {.type = p->type, .app = p->app, .labels = p->labels};
 	struct push_labels l;
 
-	push_series_labels_for(&pp, u->cc.external_labels, u->cc.n_external_labels,
-			       u->cc.protocol, &l);
+	push_series_labels_for(&pp, u->cc.external_labels, u->cc.n_external_labels, u->cc.protocol,
+			       &l);
 	if (!l.dropped)
 		return;
 	worker_lock(&u->worker);
@@ -604,8 +608,8 @@ static void log_label_drops(struct uploader *u, const struct history_pending *p)
 			continue;
 		u->logged_drops[u->n_logged_drops++] = *d;
 		log_warnx("collector: label %s of %s is not pushed: %s (logged once; "
-			  "`emberctl status` counts every drop)", d->name,
-			  *p->app ? p->app : "the host", push_drop_reason_text(d->reason));
+			  "`emberctl status` counts every drop)",
+			  d->name, *p->app ? p->app : "the host", push_drop_reason_text(d->reason));
 	}
 }
 
@@ -633,13 +637,14 @@ static void note_fit(struct uploader *u, const struct history_pending *p,
 		fl->share = share;
 	if (fl->logged_ns && now - fl->logged_ns < FIT_LOG_NS)
 		return;
-	log_warnx("collector: %llu profile(s) over max_samples = %llu or max_profile_bytes = "
-		  "%llu (the last: %s of %s, %zu bytes): %llu of %llu stacks folded into "
-		  PUSHFIT_TRUNCATED ", at most %.1f%% of a profile's value",
-		  (unsigned long long)fl->profiles, (unsigned long long)u->limits.max_samples,
-		  (unsigned long long)u->limits.max_bytes, p->type, *p->app ? p->app : "the host",
-		  st->bytes_in, (unsigned long long)fl->stacks_folded,
-		  (unsigned long long)fl->stacks_in, fl->share * 100);
+	log_warnx(
+		"collector: %llu profile(s) over max_samples = %llu or max_profile_bytes = "
+		"%llu (the last: %s of %s, %zu bytes): %llu of %llu stacks folded into " PUSHFIT_TRUNCATED
+		", at most %.1f%% of a profile's value",
+		(unsigned long long)fl->profiles, (unsigned long long)u->limits.max_samples,
+		(unsigned long long)u->limits.max_bytes, p->type, *p->app ? p->app : "the host",
+		st->bytes_in, (unsigned long long)fl->stacks_folded,
+		(unsigned long long)fl->stacks_in, fl->share * 100);
 	*fl = (struct fit_log){.logged_ns = now};
 }
 
@@ -853,7 +858,7 @@ int uploader_start_with(const struct collector_config *cc, const char *data_dir,
 		u->transport = *t;
 	ret = setup(u, data_dir, err, errlen);
 	if (!u->transport.send)
-		u->transport = (struct uploader_transport){ .send = curl_send, .ctx = u };
+		u->transport = (struct uploader_transport){.send = curl_send, .ctx = u};
 	if (!ret) {
 		/* the thread blocks every signal: the daemon takes them through its signalfd */
 		ret = worker_start(&u->worker, run, u);

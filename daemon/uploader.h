@@ -17,17 +17,17 @@ struct uploader;
 
 /* What `emberctl status` shows through the control socket. */
 struct uploader_stats {
-	uint64_t sent, rejected, expired, retries;	/* since start */
-	int64_t last_success_ns;			/* CLOCK_REALTIME; 0: none yet */
-	long last_status;				/* HTTP status of the last failure */
+	uint64_t sent, rejected, expired, retries; /* since start */
+	int64_t last_success_ns;		   /* CLOCK_REALTIME; 0: none yet */
+	long last_status;			   /* HTTP status of the last failure */
 	char last_error[256];
-	bool outage;					/* retrying since outage_since_ns */
+	bool outage; /* retrying since outage_since_ns */
 	int64_t outage_since_ns;
-	uint64_t pending;				/* in the history, at the last push */
-	uint64_t labels_dropped;			/* labels not sent (logged once each) */
-	uint64_t samples_merged;			/* merged once sample labels went */
-	uint64_t profiles_folded, stacks_folded;	/* fitted to the size limits */
-	int64_t oldest_pending_ns;			/* its start; 0 when none */
+	uint64_t pending;			 /* in the history, at the last push */
+	uint64_t labels_dropped;		 /* labels not sent (logged once each) */
+	uint64_t samples_merged;		 /* merged once sample labels went */
+	uint64_t profiles_folded, stacks_folded; /* fitted to the size limits */
+	int64_t oldest_pending_ns;		 /* its start; 0 when none */
 };
 
 /*

@@ -36,10 +36,10 @@
  * user mode: no kernel stack; or lost, see flags).
  */
 struct ember_cpu_key {
-	__u32 tgid;		  /* process id (thread group) */
-	__u32 flags;		  /* EMBER_KEY_* */
-	__u64 user_stack;	  /* hash of the user stack in the stacks map, or 0 */
-	__u64 kern_stack;	  /* hash of the kernel stack in the stacks map, or 0 */
+	__u32 tgid;		   /* process id (thread group) */
+	__u32 flags;		   /* EMBER_KEY_* */
+	__u64 user_stack;	   /* hash of the user stack in the stacks map, or 0 */
+	__u64 kern_stack;	   /* hash of the kernel stack in the stacks map, or 0 */
 	char comm[EMBER_COMM_LEN]; /* thread name at sampling time */
 };
 _Static_assert(sizeof(struct ember_cpu_key) == 40, "ember_cpu_key is ABI");
@@ -49,8 +49,8 @@ _Static_assert(sizeof(struct ember_cpu_key) == 40, "ember_cpu_key is ABI");
 
 /* Value of the stacks maps: one stack, leaf first. */
 struct ember_stack {
-	__u32 len;			 /* valid entries in ips */
-	__u32 flags;			 /* EMBER_STACK_* */
+	__u32 len;			  /* valid entries in ips */
+	__u32 flags;			  /* EMBER_STACK_* */
 	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* instruction pointers, leaf first */
 };
 _Static_assert(sizeof(struct ember_stack) == 8 + 8 * EMBER_MAX_STACK_DEPTH, "ember_stack is ABI");
@@ -60,27 +60,27 @@ _Static_assert(sizeof(struct ember_stack) == 8 + 8 * EMBER_MAX_STACK_DEPTH, "emb
  * increments one; the daemon sums them over CPUs and reports deltas.
  */
 enum ember_cpu_metric {
-	EMBER_CPU_M_SAMPLES = 0,	/* samples that reached the program */
-	EMBER_CPU_M_COUNTED,		/* samples added to a counts map */
-	EMBER_CPU_M_IDLE_SKIPPED,	/* idle task samples left out (not a loss) */
-	EMBER_CPU_M_FILTERED,		/* samples of processes not selected (not a loss) */
-	EMBER_CPU_M_USTACK_FAILED,	/* unused since the table walk, which keeps at least the ip */
-	EMBER_CPU_M_KSTACK_FAILED,	/* kernel stack unreadable: sample kept, stack lost */
-	EMBER_CPU_M_STACKS_FULL,	/* stacks map full: sample kept, stack lost */
-	EMBER_CPU_M_COUNTS_FULL,	/* counts map full: the whole sample was dropped */
-	EMBER_CPU_M_PROC_EVENT_LOST,	/* first-sample event lost (ring buffer full); retried */
+	EMBER_CPU_M_SAMPLES = 0,     /* samples that reached the program */
+	EMBER_CPU_M_COUNTED,	     /* samples added to a counts map */
+	EMBER_CPU_M_IDLE_SKIPPED,    /* idle task samples left out (not a loss) */
+	EMBER_CPU_M_FILTERED,	     /* samples of processes not selected (not a loss) */
+	EMBER_CPU_M_USTACK_FAILED,   /* unused since the table walk, which keeps at least the ip */
+	EMBER_CPU_M_KSTACK_FAILED,   /* kernel stack unreadable: sample kept, stack lost */
+	EMBER_CPU_M_STACKS_FULL,     /* stacks map full: sample kept, stack lost */
+	EMBER_CPU_M_COUNTS_FULL,     /* counts map full: the whole sample was dropped */
+	EMBER_CPU_M_PROC_EVENT_LOST, /* first-sample event lost (ring buffer full); retried */
 	/* The user stack walk (bpf/unwind.bpf.h): frames by how they were unwound... */
-	EMBER_CPU_M_FRAMES_TABLE,	/* frames unwound by an .eh_frame table row */
-	EMBER_CPU_M_FRAMES_FP,		/* frames unwound by frame pointer: no table there */
-	EMBER_CPU_M_FRAMES_BAD_RULE,	/* frames by frame pointer: a rule the walk cannot use */
-	EMBER_CPU_M_PROC_NO_TABLES,	/* samples of a process whose tables are not loaded yet */
+	EMBER_CPU_M_FRAMES_TABLE,    /* frames unwound by an .eh_frame table row */
+	EMBER_CPU_M_FRAMES_FP,	     /* frames unwound by frame pointer: no table there */
+	EMBER_CPU_M_FRAMES_BAD_RULE, /* frames by frame pointer: a rule the walk cannot use */
+	EMBER_CPU_M_PROC_NO_TABLES,  /* samples of a process whose tables are not loaded yet */
 	/* ... and each user stack by why it ended: */
-	EMBER_CPU_M_END_OUTERMOST,	/* the outermost frame (_start, thread start): complete */
-	EMBER_CPU_M_END_SIGNAL,		/* a signal frame whose saved registers were unreadable */
-	EMBER_CPU_M_END_NO_TABLE,	/* frame pointers failed where no table exists */
-	EMBER_CPU_M_END_BAD_RULE,	/* frame pointers failed after an unusable rule */
-	EMBER_CPU_M_END_UNREADABLE,	/* a table's rule read memory that could not be read */
-	EMBER_CPU_M_END_DEPTH,		/* EMBER_MAX_STACK_DEPTH reached: marked truncated */
+	EMBER_CPU_M_END_OUTERMOST,  /* the outermost frame (_start, thread start): complete */
+	EMBER_CPU_M_END_SIGNAL,	    /* a signal frame whose saved registers were unreadable */
+	EMBER_CPU_M_END_NO_TABLE,   /* frame pointers failed where no table exists */
+	EMBER_CPU_M_END_BAD_RULE,   /* frame pointers failed after an unusable rule */
+	EMBER_CPU_M_END_UNREADABLE, /* a table's rule read memory that could not be read */
+	EMBER_CPU_M_END_DEPTH,	    /* EMBER_MAX_STACK_DEPTH reached: marked truncated */
 	EMBER_CPU_M_NR,
 };
 

@@ -18,14 +18,14 @@
 
 /* The program's .bss: the daemon fills n and addr, the program len and name. */
 struct ember_ksym_batch {
-	__u32 n;				/* addresses to name, at most EMBER_KSYM_BATCH */
-	__u32 pad;				/* explicit padding, always 0 */
-	__u64 addr[EMBER_KSYM_BATCH];		/* kernel addresses */
-	__s32 len[EMBER_KSYM_BATCH];		/* bpf_snprintf()'s result: bytes with the NUL, or -errno */
+	__u32 n;		      /* addresses to name, at most EMBER_KSYM_BATCH */
+	__u32 pad;		      /* explicit padding, always 0 */
+	__u64 addr[EMBER_KSYM_BATCH]; /* kernel addresses */
+	__s32 len[EMBER_KSYM_BATCH];  /* bpf_snprintf()'s result: bytes with the NUL, or -errno */
 	char name[EMBER_KSYM_BATCH][EMBER_KSYM_NAME_LEN]; /* "func", "func [module]" or "0x..." */
 };
 _Static_assert(sizeof(struct ember_ksym_batch) ==
-	       8 + 12 * EMBER_KSYM_BATCH + EMBER_KSYM_BATCH * EMBER_KSYM_NAME_LEN,
+		       8 + 12 * EMBER_KSYM_BATCH + EMBER_KSYM_BATCH * EMBER_KSYM_NAME_LEN,
 	       "ember_ksym_batch is ABI");
 
 #endif /* EMBER_KSYM_H */

@@ -16,24 +16,24 @@
 #define EMBER_PROC_KNOWN_MAX 32768
 
 enum ember_proc_event_type {
-	EMBER_PROC_NEW = 1,	/* first sample of a process not seen before */
-	EMBER_PROC_EXEC = 2,	/* the process exec'd: its mappings changed */
-	EMBER_PROC_EXIT = 3,	/* the process (its leader thread) exited */
+	EMBER_PROC_NEW = 1,  /* first sample of a process not seen before */
+	EMBER_PROC_EXEC = 2, /* the process exec'd: its mappings changed */
+	EMBER_PROC_EXIT = 3, /* the process (its leader thread) exited */
 };
 
 /* One event of the events ring buffer. */
 struct ember_proc_event {
-	__u32 type;		/* enum ember_proc_event_type */
-	__u32 tgid;		/* process id */
-	__u64 ktime_ns;		/* bpf_ktime_get_ns() when it happened */
+	__u32 type;	/* enum ember_proc_event_type */
+	__u32 tgid;	/* process id */
+	__u64 ktime_ns; /* bpf_ktime_get_ns() when it happened */
 };
 _Static_assert(sizeof(struct ember_proc_event) == 16, "ember_proc_event is ABI");
 
 /* Index of proc.bpf.c's per-CPU metrics array. */
 enum ember_proc_metric {
-	EMBER_PROC_M_EXEC = 0,		/* exec events seen */
-	EMBER_PROC_M_EXIT,		/* process exits seen */
-	EMBER_PROC_M_RINGBUF_FULL,	/* events dropped: ring buffer full (lost) */
+	EMBER_PROC_M_EXEC = 0,	   /* exec events seen */
+	EMBER_PROC_M_EXIT,	   /* process exits seen */
+	EMBER_PROC_M_RINGBUF_FULL, /* events dropped: ring buffer full (lost) */
 	EMBER_PROC_M_NR,
 };
 

@@ -22,20 +22,20 @@
 
 /* How a row finds the canonical frame address (CFA) of its frame. */
 enum ember_cfa_kind {
-	EMBER_CFA_RSP = 0,	/* CFA = rsp + cfa_off */
-	EMBER_CFA_RBP = 1,	/* CFA = rbp + cfa_off */
+	EMBER_CFA_RSP = 0, /* CFA = rsp + cfa_off */
+	EMBER_CFA_RBP = 1, /* CFA = rbp + cfa_off */
 	/* The PLT's DWARF expression: CFA = rsp + 8 + ((rip & 15) >= cfa_off ? 8 : 0) */
 	EMBER_CFA_PLT = 2,
-	EMBER_CFA_END = 3,	/* return address undefined: outermost frame (_start, clone) */
-	EMBER_CFA_SIGNAL = 4,	/* a signal trampoline (__restore_rt): the walk ends here */
-	EMBER_CFA_FP = 5,	/* a rule the walk cannot evaluate: frame pointers here, counted */
-	EMBER_CFA_NONE = 6,	/* no FDE covers these addresses: frame pointers here */
+	EMBER_CFA_END = 3,    /* return address undefined: outermost frame (_start, clone) */
+	EMBER_CFA_SIGNAL = 4, /* a signal trampoline (__restore_rt): the walk ends here */
+	EMBER_CFA_FP = 5,     /* a rule the walk cannot evaluate: frame pointers here, counted */
+	EMBER_CFA_NONE = 6,   /* no FDE covers these addresses: frame pointers here */
 };
 
 /* Where a row finds the caller's rbp. */
 enum ember_rbp_kind {
-	EMBER_RBP_SAME = 0,	/* unchanged: the callee did not touch rbp (yet) */
-	EMBER_RBP_CFA = 1,	/* saved at CFA + rbp_off */
+	EMBER_RBP_SAME = 0, /* unchanged: the callee did not touch rbp (yet) */
+	EMBER_RBP_CFA = 1,  /* saved at CFA + rbp_off */
 };
 
 /*
@@ -46,11 +46,11 @@ enum ember_rbp_kind {
  * EMBER_CFA_FP). Rows are sorted by pc, without two equal neighbours.
  */
 struct ember_unwind_row {
-	__u32 pc;	/* first address of the row, minus the table's base */
-	__u8 cfa_kind;	/* enum ember_cfa_kind */
-	__u8 rbp_kind;	/* enum ember_rbp_kind */
-	__s16 rbp_off;	/* EMBER_RBP_CFA: rbp saved at CFA + rbp_off */
-	__s32 cfa_off;	/* EMBER_CFA_RSP/RBP: offset added; EMBER_CFA_PLT: the threshold */
+	__u32 pc;      /* first address of the row, minus the table's base */
+	__u8 cfa_kind; /* enum ember_cfa_kind */
+	__u8 rbp_kind; /* enum ember_rbp_kind */
+	__s16 rbp_off; /* EMBER_RBP_CFA: rbp saved at CFA + rbp_off */
+	__s32 cfa_off; /* EMBER_CFA_RSP/RBP: offset added; EMBER_CFA_PLT: the threshold */
 };
 _Static_assert(sizeof(struct ember_unwind_row) == 12, "ember_unwind_row is ABI");
 
@@ -59,8 +59,8 @@ _Static_assert(sizeof(struct ember_unwind_row) == 12, "ember_unwind_row is ABI")
  * rows array. nrows == 0: free, or being replaced (the walk uses frame pointers).
  */
 struct ember_unwind_table {
-	__u32 first;	/* index of the table's first row in the rows array */
-	__u32 nrows;	/* rows in use, at most EMBER_UNWIND_ROWS_PER_TABLE_MAX */
+	__u32 first; /* index of the table's first row in the rows array */
+	__u32 nrows; /* rows in use, at most EMBER_UNWIND_ROWS_PER_TABLE_MAX */
 };
 _Static_assert(sizeof(struct ember_unwind_table) == 8, "ember_unwind_table is ABI");
 
@@ -73,18 +73,18 @@ _Static_assert(sizeof(struct ember_unwind_table) == 8, "ember_unwind_table is AB
  * vaddr + table base (all folded by the daemon).
  */
 struct ember_unwind_map {
-	__u64 start;	/* first address of the mapping */
-	__u64 end;	/* one past its last address */
-	__u64 bias;	/* subtracted from an address to get a row pc */
-	__u32 table;	/* index in the tables array, or EMBER_UNWIND_NO_TABLE */
-	__u32 pad;	/* explicit padding, always 0 */
+	__u64 start; /* first address of the mapping */
+	__u64 end;   /* one past its last address */
+	__u64 bias;  /* subtracted from an address to get a row pc */
+	__u32 table; /* index in the tables array, or EMBER_UNWIND_NO_TABLE */
+	__u32 pad;   /* explicit padding, always 0 */
 };
 _Static_assert(sizeof(struct ember_unwind_map) == 32, "ember_unwind_map is ABI");
 
 /* Value of the procs map (key: tgid): a process's executable mappings sorted by start. */
 struct ember_unwind_proc {
-	__u32 nmaps;	/* valid entries in maps */
-	__u32 gen;	/* changes at every write: frames cached under another gen are stale */
+	__u32 nmaps; /* valid entries in maps */
+	__u32 gen;   /* changes at every write: frames cached under another gen are stale */
 	struct ember_unwind_map maps[EMBER_UNWIND_MAPS_MAX];
 };
 _Static_assert(sizeof(struct ember_unwind_proc) == 8 + 32 * EMBER_UNWIND_MAPS_MAX,

@@ -30,7 +30,7 @@ int64_t mono_ns(void)
 
 struct timespec ns_to_timespec(int64_t abs_ns)
 {
-	struct timespec ts = { .tv_sec = abs_ns / NS_PER_SEC, .tv_nsec = abs_ns % NS_PER_SEC };
+	struct timespec ts = {.tv_sec = abs_ns / NS_PER_SEC, .tv_nsec = abs_ns % NS_PER_SEC};
 
 	if (ts.tv_nsec < 0) {
 		ts.tv_sec--;

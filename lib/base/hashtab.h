@@ -23,7 +23,7 @@ struct hashtab_slot {
 /* A table; zero-initialized is empty. */
 struct hashtab {
 	struct hashtab_slot *slots;
-	size_t mask;	/* capacity - 1, a power of two */
+	size_t mask; /* capacity - 1, a power of two */
 	size_t n;
 };
 

@@ -24,14 +24,14 @@
 #include "log.h"
 
 /* syslog priorities of the levels: err 3, warning 4, info 6, debug 7 */
-static const int level_prio[] = { 3, 4, 6, 7 };
-static const char *const level_tag[] = { "error: ", "warning: ", "", "debug: " };
+static const int level_prio[] = {3, 4, 6, 7};
+static const char *const level_tag[] = {"error: ", "warning: ", "", "debug: "};
 
 static const char *log_ident = "ember";
 static int log_level = LOG_LVL_INFO;
 static int log_journal = -1; /* unknown until first use */
 /* The daemon's limiter; the uploader and loader threads log too. */
-static struct log_limiter limiter = { .window_ns = LOG_LIMIT_WINDOW_NS, .burst = LOG_LIMIT_BURST };
+static struct log_limiter limiter = {.window_ns = LOG_LIMIT_WINDOW_NS, .burst = LOG_LIMIT_BURST};
 static pthread_mutex_t limiter_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* JOURNAL_STREAM is "DEV:INODE" of the stream journald gave us; stderr may have been redirected. */
@@ -131,7 +131,7 @@ void log_flush(bool all)
 void log_emit(int level, bool with_errno, const char *file, int line, const char *func,
 	      const char *fmt, ...)
 {
-	const struct log_site at = { .file = file, .func = func, .line = line };
+	const struct log_site at = {.file = file, .func = func, .line = line};
 	int saved = errno, off;
 	char msg[LOG_LINE_MAX];
 	bool allowed = true;
@@ -148,8 +148,8 @@ void log_emit(int level, bool with_errno, const char *file, int line, const char
 	log_limiter_flush(&limiter, mono_ns(), false, write_summary, NULL);
 	/* debug lines are asked for (-v): every one is written */
 	if (level != LOG_LVL_DEBUG)
-		allowed = log_limiter_allow(&limiter, log_limit_key(fmt, msg), level, msg,
-					    mono_ns());
+		allowed =
+			log_limiter_allow(&limiter, log_limit_key(fmt, msg), level, msg, mono_ns());
 	if (allowed)
 		log_write(level, msg, 0, &at);
 	pthread_mutex_unlock(&limiter_lock);

@@ -48,12 +48,12 @@ void log_flush(bool all);
 
 /* One message (by key) within its current window. */
 struct log_limit_slot {
-	uint64_t key;			/* log_limit_key(); 0: free slot */
-	int64_t start_ns;		/* when this window began */
-	uint32_t seen;			/* messages within this window */
-	uint32_t suppressed;		/* not written, to be summarized */
-	int level;			/* of the last suppressed message */
-	char last[LOG_LINE_MAX];	/* the last suppressed message's text */
+	uint64_t key;		 /* log_limit_key(); 0: free slot */
+	int64_t start_ns;	 /* when this window began */
+	uint32_t seen;		 /* messages within this window */
+	uint32_t suppressed;	 /* not written, to be summarized */
+	int level;		 /* of the last suppressed message */
+	char last[LOG_LINE_MAX]; /* the last suppressed message's text */
 };
 
 /* Allows burst messages of one key per window; counts the rest. */

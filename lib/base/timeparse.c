@@ -15,7 +15,6 @@
 #include "clock.h"
 #include "timeparse.h"
 
-
 struct unit {
 	const char *suffix;
 	int64_t ns;

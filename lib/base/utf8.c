@@ -77,8 +77,8 @@ size_t utf8_sanitize(const char *in, size_t inlen, char *out, size_t outlen, uns
 
 		if (n < 0) {
 			/* a valid beginning cut by the end of the input */
-			if ((flags & UTF8_CUT_TAIL) && i + (size_t)-n == inlen &&
-			    p[i] >= 0xc2 && p[i] <= 0xf4)
+			if ((flags & UTF8_CUT_TAIL) && i + (size_t)-n == inlen && p[i] >= 0xc2 &&
+			    p[i] <= 0xf4)
 				break;
 			src = UTF8_REPLACEMENT;
 			w = 3;

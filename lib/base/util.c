@@ -52,9 +52,9 @@ int parse_size(const char *s, uint64_t *out)
 		const char *unit;
 		unsigned int shift;
 	} units[] = {
-		{"", 0},    {"B", 0},	 {"K", 10},  {"KB", 10}, {"KiB", 10}, {"M", 20},
-		{"MB", 20}, {"MiB", 20}, {"G", 30},  {"GB", 30}, {"GiB", 30}, {"T", 40},
-		{"TB", 40}, {"TiB", 40},
+		{"", 0},     {"B", 0},	 {"K", 10},   {"KB", 10},  {"KiB", 10},
+		{"M", 20},   {"MB", 20}, {"MiB", 20}, {"G", 30},   {"GB", 30},
+		{"GiB", 30}, {"T", 40},	 {"TB", 40},  {"TiB", 40},
 	};
 	unsigned long long n;
 	char *end;

@@ -21,11 +21,11 @@ typedef void (*worker_fn)(struct worker *w, void *arg);
  * lock; the rest is the helper's.
  */
 struct worker {
-	pthread_mutex_t lock;	/* guards woken and the owner's shared fields */
-	pthread_cond_t wake;	/* owner -> worker: work came, or stop (CLOCK_MONOTONIC) */
-	pthread_cond_t done;	/* worker -> owner: progress (idle, a file loaded) */
-	atomic_bool stop;	/* read without the lock, to abandon long work */
-	bool woken;		/* a worker_wake() not yet seen by worker_wait() */
+	pthread_mutex_t lock; /* guards woken and the owner's shared fields */
+	pthread_cond_t wake;  /* owner -> worker: work came, or stop (CLOCK_MONOTONIC) */
+	pthread_cond_t done;  /* worker -> owner: progress (idle, a file loaded) */
+	atomic_bool stop;     /* read without the lock, to abandon long work */
+	bool woken;	      /* a worker_wake() not yet seen by worker_wait() */
 	bool inited, started;
 	pthread_t thread;
 	worker_fn fn;

@@ -16,13 +16,20 @@ static const char *rule_subject(const struct app_rule *r, const struct proc_info
 				app_env_fn env, void *arg, char *buf, size_t len)
 {
 	switch (r->kind) {
-	case RULE_UNIT: return pi->unit[0] ? pi->unit : NULL;
-	case RULE_CGROUP: return pi->cgroup[0] ? pi->cgroup : NULL;
-	case RULE_EXE: return pi->exe[0] ? pi->exe : NULL;
-	case RULE_COMM: return pi->comm;
-	case RULE_CMDLINE: return pi->cmdline[0] ? pi->cmdline : NULL;
-	case RULE_CONTAINER: return pi->container_id[0] ? pi->container_id : NULL;
-	case RULE_ENV: return env && !env(r->env, buf, len, arg) ? buf : NULL;
+	case RULE_UNIT:
+		return pi->unit[0] ? pi->unit : NULL;
+	case RULE_CGROUP:
+		return pi->cgroup[0] ? pi->cgroup : NULL;
+	case RULE_EXE:
+		return pi->exe[0] ? pi->exe : NULL;
+	case RULE_COMM:
+		return pi->comm;
+	case RULE_CMDLINE:
+		return pi->cmdline[0] ? pi->cmdline : NULL;
+	case RULE_CONTAINER:
+		return pi->container_id[0] ? pi->container_id : NULL;
+	case RULE_ENV:
+		return env && !env(r->env, buf, len, arg) ? buf : NULL;
 	}
 	return NULL;
 }
@@ -81,7 +88,8 @@ void apps_classify(const struct ember_config *c, const struct proc_info *pi, app
 
 static int cmp_label(const void *a, const void *b)
 {
-	return strcmp(((const struct config_label *)a)->name, ((const struct config_label *)b)->name);
+	return strcmp(((const struct config_label *)a)->name,
+		      ((const struct config_label *)b)->name);
 }
 
 int apps_labels_text(const struct ember_config *c, int app, const char *service,

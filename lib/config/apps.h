@@ -14,9 +14,9 @@
 
 /* The answer for one process. */
 struct app_match {
-	int app;			/* index in cfg->apps, or -1 when none matched */
-	bool excluded;			/* exclude = yes, or profile = matched and no app */
-	char service[CONFIG_NAME_MAX];	/* service_name of its profiles */
+	int app;		       /* index in cfg->apps, or -1 when none matched */
+	bool excluded;		       /* exclude = yes, or profile = matched and no app */
+	char service[CONFIG_NAME_MAX]; /* service_name of its profiles */
 };
 
 /* Reads environment variable name of the process into out; 0 or -errno. */

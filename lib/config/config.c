@@ -27,12 +27,12 @@ struct parse_ctx {
 	unsigned int line;
 	struct ember_config *cfg;
 	struct config_errors *errs;
-	unsigned int section_seq;	/* section headers read so far */
-	unsigned int section_line;	/* line of the last one */
-	unsigned int app_seq;		/* section_seq of the current [app] */
+	unsigned int section_seq;  /* section headers read so far */
+	unsigned int section_line; /* line of the last one */
+	unsigned int app_seq;	   /* section_seq of the current [app] */
 	/* where the keys checked against each other were set: 0 when not */
 	unsigned int interval_line, url_line, protocol_line, max_age_line, window_line;
-	struct app_config *app;		/* the [app] being read, NULL if none or refused */
+	struct app_config *app; /* the [app] being read, NULL if none or refused */
 };
 
 static void add_error(struct config_errors *errs, const char *file, unsigned int line,
@@ -84,8 +84,8 @@ void config_defaults(struct ember_config *c)
 
 static int parse_bool(const char *v, bool *out)
 {
-	static const char *const yes[] = { "yes", "true", "on", "1" };
-	static const char *const no[] = { "no", "false", "off", "0" };
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
 
 	for (size_t i = 0; i < 4; i++) {
 		if (!strcasecmp(v, yes[i])) {
@@ -137,8 +137,10 @@ static int add_label(struct config_label *v, size_t *n, const char *name, const 
 		     char *err, size_t errlen)
 {
 	if (!config_label_name_ok(name) || label_reserved(name)) {
-		snprintf(err, errlen, "label '%s': names are [a-zA-Z_][a-zA-Z0-9_]*, not "
-			 "__-prefixed, and not service_name or hostname (set by ember)", name);
+		snprintf(err, errlen,
+			 "label '%s': names are [a-zA-Z_][a-zA-Z0-9_]*, not "
+			 "__-prefixed, and not service_name or hostname (set by ember)",
+			 name);
 		return -EINVAL;
 	}
 	if (!value[0] || strlen(value) >= CONFIG_VALUE_MAX) {
@@ -192,9 +194,9 @@ static const struct {
 	const char *key;
 	enum app_rule_kind kind;
 } rule_keys[] = {
-	{ "match.unit", RULE_UNIT },	   { "match.cgroup", RULE_CGROUP },
-	{ "match.exe", RULE_EXE },	   { "match.comm", RULE_COMM },
-	{ "match.cmdline", RULE_CMDLINE }, { "match.container", RULE_CONTAINER },
+	{"match.unit", RULE_UNIT},	 {"match.cgroup", RULE_CGROUP},
+	{"match.exe", RULE_EXE},	 {"match.comm", RULE_COMM},
+	{"match.cmdline", RULE_CMDLINE}, {"match.container", RULE_CONTAINER},
 };
 
 static int add_rule(struct app_config *a, enum app_rule_kind kind, const char *env,
@@ -268,8 +270,10 @@ static int check_secret_file(const char *key, const char *path, char *err, size_
 		return -EINVAL;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		snprintf(err, errlen, "%s: %s is accessible to other users (mode %03o): "
-			 "chmod 600 it", key, path, st.st_mode & 0777);
+		snprintf(err, errlen,
+			 "%s: %s is accessible to other users (mode %03o): "
+			 "chmod 600 it",
+			 key, path, st.st_mode & 0777);
 		return -EPERM;
 	}
 	return 0;
@@ -286,8 +290,8 @@ static int set_path(char *dst, size_t len, const char *key, const char *value, c
 	return 0;
 }
 
-static int set_duration(int64_t *dst, const char *key, const char *value, int64_t min,
-			int64_t max, const char *range, char *err, size_t errlen)
+static int set_duration(int64_t *dst, const char *key, const char *value, int64_t min, int64_t max,
+			const char *range, char *err, size_t errlen)
 {
 	int64_t ns;
 
@@ -302,9 +306,9 @@ static int set_duration(int64_t *dst, const char *key, const char *value, int64_
 /* An HTTP header name: a token (RFC 9110), not one ember sets itself. */
 static bool header_name_ok(const char *name)
 {
-	static const char *const own[] = { "content-type", "content-length", "content-encoding",
-					   "connect-protocol-version", "host", "authorization",
-					   "x-scope-orgid", "expect" };
+	static const char *const own[] = {
+		"content-type", "content-length", "content-encoding", "connect-protocol-version",
+		"host",		"authorization",  "x-scope-orgid",    "expect"};
 
 	if (!name[0] || strlen(name) >= CONFIG_NAME_MAX)
 		return false;
@@ -376,8 +380,8 @@ static int set_collector_key(struct collector_config *cc, const char *key, const
 		return 0;
 	}
 	if (!strcmp(key, "timeout"))
-		return set_duration(&cc->timeout_ns, key, value, 100000000LL,
-				    300LL * 1000000000LL, "100ms to 5m", err, errlen);
+		return set_duration(&cc->timeout_ns, key, value, 100000000LL, 300LL * 1000000000LL,
+				    "100ms to 5m", err, errlen);
 	if (!strcmp(key, "max_age"))
 		return set_duration(&cc->max_age_ns, key, value, 60LL * 1000000000LL,
 				    30LL * 86400 * 1000000000LL, "1m to 30d", err, errlen);
@@ -391,8 +395,10 @@ static int set_collector_key(struct collector_config *cc, const char *key, const
 		unsigned long n;
 
 		if (parse_uint(value, CONFIG_MIN_MAX_SAMPLES, 10000000, &n)) {
-			snprintf(err, errlen, "max_samples: '%s' is not a whole number from %d to "
-				 "10000000", value, CONFIG_MIN_MAX_SAMPLES);
+			snprintf(err, errlen,
+				 "max_samples: '%s' is not a whole number from %d to "
+				 "10000000",
+				 value, CONFIG_MIN_MAX_SAMPLES);
 			return -EINVAL;
 		}
 		cc->max_samples = n;
@@ -403,8 +409,10 @@ static int set_collector_key(struct collector_config *cc, const char *key, const
 				 errlen);
 	if (!strncmp(key, "header.", 7)) {
 		if (!header_name_ok(key + 7) || strpbrk(value, "\r\n")) {
-			snprintf(err, errlen, "header.%s: not a header name ember lets you set, or "
-				 "a value with a line break", key + 7);
+			snprintf(err, errlen,
+				 "header.%s: not a header name ember lets you set, or "
+				 "a value with a line break",
+				 key + 7);
 			return -EINVAL;
 		}
 		if (cc->n_headers >= CONFIG_MAX_HEADERS) {
@@ -501,8 +509,8 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 
 	if (!strcmp(key, "hz")) {
 		if (parse_uint(value, EMBER_HZ_MIN, EMBER_HZ_MAX, &n)) {
-			snprintf(err, errlen, "hz: '%s' is not a whole number from %d to %d",
-				 value, EMBER_HZ_MIN, EMBER_HZ_MAX);
+			snprintf(err, errlen, "hz: '%s' is not a whole number from %d to %d", value,
+				 EMBER_HZ_MIN, EMBER_HZ_MAX);
 			return -EINVAL;
 		}
 		c->hz = n;
@@ -539,15 +547,17 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 		return set_size(&c->max_size, key, value, CONFIG_MIN_MAX_SIZE, "64KiB", err,
 				errlen);
 	} else if (!strcmp(key, "memory_limit")) {
-		return set_size(&c->memory_limit, key, value, CONFIG_MIN_MEMORY_LIMIT, "16MiB",
-				err, errlen);
+		return set_size(&c->memory_limit, key, value, CONFIG_MIN_MEMORY_LIMIT, "16MiB", err,
+				errlen);
 	} else if (!strcmp(key, "unwind_memory")) {
 		uint64_t bytes;
 
 		if (parse_size(value, &bytes) || bytes < CONFIG_MIN_UNWIND_MEMORY ||
 		    bytes > CONFIG_MAX_UNWIND_MEMORY) {
-			snprintf(err, errlen, "unwind_memory: '%s' is not a size from 1MiB to 4GiB "
-				 "(e.g. 64MiB)", value);
+			snprintf(err, errlen,
+				 "unwind_memory: '%s' is not a size from 1MiB to 4GiB "
+				 "(e.g. 64MiB)",
+				 value);
 			return -EINVAL;
 		}
 		c->unwind_memory = bytes;
@@ -571,8 +581,7 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 	return 0;
 }
 
-int config_set(struct ember_config *c, const char *key, const char *value, char *err,
-	       size_t errlen)
+int config_set(struct ember_config *c, const char *key, const char *value, char *err, size_t errlen)
 {
 	return set_daemon_key(c, key, value, err, errlen);
 }
@@ -681,8 +690,8 @@ static char *read_line(char *buf, int size, void *stream)
 
 size_t config_label_budget(enum collector_protocol protocol)
 {
-	return CONFIG_MAX_SERIES_LABELS - (protocol == COLLECTOR_INGEST ? CONFIG_OWN_LABELS_INGEST
-									 : CONFIG_OWN_LABELS_PUSH);
+	return CONFIG_MAX_SERIES_LABELS -
+	       (protocol == COLLECTOR_INGEST ? CONFIG_OWN_LABELS_INGEST : CONFIG_OWN_LABELS_PUSH);
 }
 
 bool config_ingest_value_ok(const char *value)
@@ -740,16 +749,17 @@ static void check_window(const struct parse_ctx *ctx)
 		format_duration(most, lim, sizeof(lim));
 		add_error(ctx->errs, ctx->filename, line ? line : ctx->url_line,
 			  "[collector] max_age = %s: the collector refuses profiles older than "
-			  "reject_older_than = %s; at most %s leaves 5m for clock skew", age, win,
-			  lim);
+			  "reject_older_than = %s; at most %s leaves 5m for clock skew",
+			  age, win, lim);
 	} else if (cc->max_age_ns < least) {
 		line = ctx->interval_line ? ctx->interval_line : ctx->max_age_line;
 		format_duration(cc->max_age_ns - CONFIG_PUSH_SLACK_NS, lim, sizeof(lim));
 		add_error(ctx->errs, ctx->filename, line ? line : ctx->url_line,
 			  "interval = %s: a profile is pushed when its interval ends, and "
 			  "[collector] max_age = %s leaves it no 5m to get through; make the "
-			  "interval at most %s", ivl, age, cc->max_age_ns > CONFIG_PUSH_SLACK_NS ?
-			  lim : "0s (raise max_age)");
+			  "interval at most %s",
+			  ivl, age,
+			  cc->max_age_ns > CONFIG_PUSH_SLACK_NS ? lim : "0s (raise max_age)");
 	}
 }
 
@@ -764,8 +774,8 @@ static void check_labels(const struct parse_ctx *ctx)
 	if (n > budget)
 		add_error(ctx->errs, ctx->filename, ctx->url_line,
 			  "[daemon] labels and external_labels make %zu labels; with the %d ember "
-			  "and the server add, at most %zu fit in a series", n,
-			  CONFIG_MAX_SERIES_LABELS - (int)budget, budget);
+			  "and the server add, at most %zu fit in a series",
+			  n, CONFIG_MAX_SERIES_LABELS - (int)budget, budget);
 	for (size_t i = 0; i < c->n_apps; i++) {
 		const struct app_config *a = &c->apps[i];
 
@@ -778,22 +788,25 @@ static void check_labels(const struct parse_ctx *ctx)
 		if (ingest && !config_ingest_value_ok(a->name))
 			add_error(ctx->errs, ctx->filename, a->line,
 				  "app \"%s\": protocol = ingest cannot name this service as push "
-				  "does (',', '{', '}' or surrounding spaces)", a->name);
+				  "does (',', '{', '}' or surrounding spaces)",
+				  a->name);
 		for (size_t j = 0; ingest && j < a->n_labels; j++)
 			if (!config_ingest_value_ok(a->labels[j].value))
 				add_error(ctx->errs, ctx->filename, a->line,
 					  "label.%s: protocol = ingest cannot carry this value "
-					  "(',', '{', '}' or surrounding spaces)", a->labels[j].name);
+					  "(',', '{', '}' or surrounding spaces)",
+					  a->labels[j].name);
 	}
 	for (size_t i = 0; ingest && i < c->n_labels + cc->n_external_labels; i++) {
-		const struct config_label *l = i < c->n_labels ? &c->labels[i] :
-				&cc->external_labels[i - c->n_labels];
+		const struct config_label *l =
+			i < c->n_labels ? &c->labels[i] : &cc->external_labels[i - c->n_labels];
 
 		if (!config_ingest_value_ok(l->value))
 			add_error(ctx->errs, ctx->filename, ctx->protocol_line,
 				  "protocol = ingest cannot carry %s%s = '%s' unchanged (',', '{', "
-				  "'}' or surrounding spaces)", i < c->n_labels ? "labels." :
-				  "external_labels.", l->name, l->value);
+				  "'}' or surrounding spaces)",
+				  i < c->n_labels ? "labels." : "external_labels.", l->name,
+				  l->value);
 	}
 }
 
@@ -813,10 +826,12 @@ static void check_apps(const struct ember_config *c, const char *filename,
 	const struct collector_config *cc = &c->collector;
 
 	if (cc->basic_auth_user[0] && !cc->basic_auth_password_file[0])
-		add_error(errs, filename, 0, "[collector] basic_auth_user needs "
+		add_error(errs, filename, 0,
+			  "[collector] basic_auth_user needs "
 			  "basic_auth_password_file");
 	if (cc->basic_auth_password_file[0] && cc->bearer_token_file[0])
-		add_error(errs, filename, 0, "[collector] basic auth and a bearer token exclude "
+		add_error(errs, filename, 0,
+			  "[collector] basic auth and a bearer token exclude "
 			  "each other");
 	for (size_t i = 0; i < c->n_apps; i++) {
 		const struct app_config *a = &c->apps[i];
@@ -833,16 +848,20 @@ static void check_apps(const struct ember_config *c, const char *filename,
 		if (labels > CONFIG_MAX_USER_LABELS)
 			add_error(errs, filename, a->line,
 				  "app \"%s\" would carry %zu labels with the [daemon] ones; "
-				  "at most %d fit in a series", a->name, labels,
-				  CONFIG_MAX_USER_LABELS);
+				  "at most %d fit in a series",
+				  a->name, labels, CONFIG_MAX_USER_LABELS);
 	}
 }
 
 int config_parse(const char *text, size_t len, const char *filename, struct ember_config *c,
 		 struct config_errors *errs)
 {
-	struct parse_ctx ctx = { .text = text, .end = text + len, .pos = text,
-				 .filename = filename, .cfg = c, .errs = errs };
+	struct parse_ctx ctx = {.text = text,
+				.end = text + len,
+				.pos = text,
+				.filename = filename,
+				.cfg = c,
+				.errs = errs};
 	int rc;
 
 	if (len > CONFIG_MAX_BYTES) {

@@ -18,63 +18,63 @@
 /* Bounds of user-settable values. */
 #define EMBER_HZ_MIN 1
 #define EMBER_HZ_MAX 999
-#define EMBER_INTERVAL_MIN_NS (1000000000LL)		/* 1 s */
-#define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL)	/* 1 h */
-#define CONFIG_DEFAULT_RETENTION_NS (7LL * 86400 * 1000000000LL)	/* 7d */
-#define CONFIG_MIN_RETENTION_NS (60LL * 1000000000LL)		/* 1m */
-#define CONFIG_DEFAULT_MAX_SIZE (1ULL << 30)			/* 1 GiB */
-#define CONFIG_MIN_MAX_SIZE (64ULL << 10)			/* 64 KiB */
-#define CONFIG_DEFAULT_MEMORY_LIMIT (64ULL << 20)		/* 64 MiB */
-#define CONFIG_MIN_MEMORY_LIMIT (16ULL << 20)			/* 16 MiB */
+#define EMBER_INTERVAL_MIN_NS (1000000000LL)			 /* 1 s */
+#define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL)		 /* 1 h */
+#define CONFIG_DEFAULT_RETENTION_NS (7LL * 86400 * 1000000000LL) /* 7d */
+#define CONFIG_MIN_RETENTION_NS (60LL * 1000000000LL)		 /* 1m */
+#define CONFIG_DEFAULT_MAX_SIZE (1ULL << 30)			 /* 1 GiB */
+#define CONFIG_MIN_MAX_SIZE (64ULL << 10)			 /* 64 KiB */
+#define CONFIG_DEFAULT_MEMORY_LIMIT (64ULL << 20)		 /* 64 MiB */
+#define CONFIG_MIN_MEMORY_LIMIT (16ULL << 20)			 /* 16 MiB */
 /* Kernel memory for the .eh_frame unwind tables (a BPF map, preallocated). */
-#define CONFIG_DEFAULT_UNWIND_MEMORY (64ULL << 20)		/* 64 MiB */
-#define CONFIG_MIN_UNWIND_MEMORY (1ULL << 20)			/* 1 MiB */
-#define CONFIG_MAX_UNWIND_MEMORY (4ULL << 30)			/* 4 GiB: rows stay 32-bit */
+#define CONFIG_DEFAULT_UNWIND_MEMORY (64ULL << 20) /* 64 MiB */
+#define CONFIG_MIN_UNWIND_MEMORY (1ULL << 20)	   /* 1 MiB */
+#define CONFIG_MAX_UNWIND_MEMORY (4ULL << 30)	   /* 4 GiB: rows stay 32-bit */
 #define CONFIG_MAX_ERRORS 64
 #define CONFIG_MAX_BYTES (1u << 20)
 #define CONFIG_MAX_APPS 256
-#define CONFIG_MAX_RULES 16		/* match rules per application */
+#define CONFIG_MAX_RULES 16 /* match rules per application */
 /*
  * Labels a profile series may carry: Pyroscope's limit is 30, of which ember
  * sets __name__, __delta__, service_name and hostname itself.
  */
 #define CONFIG_MAX_SERIES_LABELS 30
 #define CONFIG_MAX_USER_LABELS (CONFIG_MAX_SERIES_LABELS - 4)
-#define CONFIG_NAME_MAX 128		/* application and label names */
-#define CONFIG_VALUE_MAX 256		/* label values and patterns */
+#define CONFIG_NAME_MAX 128  /* application and label names */
+#define CONFIG_VALUE_MAX 256 /* label values and patterns */
 
 /* What a match rule looks at. */
 enum app_rule_kind {
-	RULE_UNIT,			/* systemd unit, e.g. checkout.service */
-	RULE_CGROUP,			/* cgroup path */
-	RULE_EXE,			/* executable path */
-	RULE_COMM,			/* thread-group leader's comm */
-	RULE_CMDLINE,			/* command line, arguments joined by spaces */
-	RULE_CONTAINER,			/* container id (64 hex digits) */
-	RULE_ENV,			/* an environment variable's value (opt-in) */
+	RULE_UNIT,	/* systemd unit, e.g. checkout.service */
+	RULE_CGROUP,	/* cgroup path */
+	RULE_EXE,	/* executable path */
+	RULE_COMM,	/* thread-group leader's comm */
+	RULE_CMDLINE,	/* command line, arguments joined by spaces */
+	RULE_CONTAINER, /* container id (64 hex digits) */
+	RULE_ENV,	/* an environment variable's value (opt-in) */
 };
 
 /* One match rule: a glob (fnmatch, '*' crosses '/') on one property. */
 struct app_rule {
 	enum app_rule_kind kind;
-	char env[CONFIG_NAME_MAX];	/* the variable, for RULE_ENV */
+	char env[CONFIG_NAME_MAX]; /* the variable, for RULE_ENV */
 	char pattern[CONFIG_VALUE_MAX];
 };
 
 struct config_label {
-	char name[CONFIG_NAME_MAX];	/* [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed */
+	char name[CONFIG_NAME_MAX]; /* [a-zA-Z_][a-zA-Z0-9_]*, not __-prefixed */
 	char value[CONFIG_VALUE_MAX];
 };
 
 /* One [app "NAME"] section: every rule must hold; the first matching app wins. */
 struct app_config {
-	char name[CONFIG_NAME_MAX];	/* becomes service_name */
-	unsigned int line;		/* of its section header, for messages */
+	char name[CONFIG_NAME_MAX]; /* becomes service_name */
+	unsigned int line;	    /* of its section header, for messages */
 	struct app_rule rules[CONFIG_MAX_RULES];
 	size_t n_rules;
 	struct config_label labels[CONFIG_MAX_USER_LABELS];
 	size_t n_labels;
-	bool exclude;			/* never profile these processes */
+	bool exclude; /* never profile these processes */
 };
 
 #define CONFIG_MAX_HEADERS 16
@@ -104,45 +104,45 @@ struct app_config {
 
 /* How profiles reach the collector. */
 enum collector_protocol {
-	COLLECTOR_PUSH = 0,		/* POST {url}/push.v1.PusherService/Push (Connect) */
-	COLLECTOR_INGEST,		/* POST {url}/ingest?format=pprof (legacy) */
+	COLLECTOR_PUSH = 0, /* POST {url}/push.v1.PusherService/Push (Connect) */
+	COLLECTOR_INGEST,   /* POST {url}/ingest?format=pprof (legacy) */
 };
 
 /* The [collector] section. Secrets stay in their files; only paths are kept here. */
 struct collector_config {
-	char url[1024];			/* "" = no collector: local history only */
+	char url[1024]; /* "" = no collector: local history only */
 	enum collector_protocol protocol;
-	char tenant[CONFIG_VALUE_MAX];	/* X-Scope-OrgID, "" for none */
+	char tenant[CONFIG_VALUE_MAX]; /* X-Scope-OrgID, "" for none */
 	char basic_auth_user[CONFIG_VALUE_MAX];
 	char basic_auth_password_file[PATH_MAX];
 	char bearer_token_file[PATH_MAX];
 	struct config_label headers[CONFIG_MAX_HEADERS]; /* header.NAME = VALUE */
 	size_t n_headers;
 	char ca_file[PATH_MAX];
-	bool insecure_skip_verify;	/* TLS certificates not checked: loud warning */
-	int64_t timeout_ns;		/* per request */
-	int64_t max_age_ns;		/* older unsent profiles are expired, not pushed */
-	int64_t reject_older_than_ns;	/* the server's ingestion window */
-	uint64_t max_profile_bytes;	/* a pushed profile, uncompressed, is folded to fit */
-	uint64_t max_samples;		/* and to hold at most this many samples */
+	bool insecure_skip_verify;    /* TLS certificates not checked: loud warning */
+	int64_t timeout_ns;	      /* per request */
+	int64_t max_age_ns;	      /* older unsent profiles are expired, not pushed */
+	int64_t reject_older_than_ns; /* the server's ingestion window */
+	uint64_t max_profile_bytes;   /* a pushed profile, uncompressed, is folded to fit */
+	uint64_t max_samples;	      /* and to hold at most this many samples */
 	struct config_label external_labels[CONFIG_MAX_USER_LABELS]; /* external_labels.K */
 	size_t n_external_labels;
 };
 
 struct ember_config {
-	unsigned int hz;		/* samples per second per CPU */
-	int64_t interval_ns;		/* one profile per interval */
-	char data_dir[PATH_MAX];	/* local history lives here */
-	char runtime_dir[PATH_MAX];	/* control socket and status file */
-	int64_t retention_ns;		/* profiles older than this are deleted */
-	uint64_t max_size;		/* history.db bytes: oldest profiles go past it */
-	uint64_t memory_limit;		/* emberd's own memory: caches shrink to stay under */
-	uint64_t unwind_memory;		/* unwind tables in the kernel (restart to change) */
-	bool include_idle;		/* count the idle task's samples too */
-	bool profile_matched;		/* profile = matched: only processes an [app] matches */
+	unsigned int hz;	    /* samples per second per CPU */
+	int64_t interval_ns;	    /* one profile per interval */
+	char data_dir[PATH_MAX];    /* local history lives here */
+	char runtime_dir[PATH_MAX]; /* control socket and status file */
+	int64_t retention_ns;	    /* profiles older than this are deleted */
+	uint64_t max_size;	    /* history.db bytes: oldest profiles go past it */
+	uint64_t memory_limit;	    /* emberd's own memory: caches shrink to stay under */
+	uint64_t unwind_memory;	    /* unwind tables in the kernel (restart to change) */
+	bool include_idle;	    /* count the idle task's samples too */
+	bool profile_matched;	    /* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */
 	size_t n_labels;
-	struct app_config *apps;	/* in file order; owned, see config_free() */
+	struct app_config *apps; /* in file order; owned, see config_free() */
 	size_t n_apps;
 	struct collector_config collector;
 };
@@ -151,7 +151,7 @@ struct ember_config {
 struct config_errors {
 	char msg[CONFIG_MAX_ERRORS][256];
 	size_t n;
-	size_t dropped;			/* errors past CONFIG_MAX_ERRORS */
+	size_t dropped; /* errors past CONFIG_MAX_ERRORS */
 };
 
 /* Defaults; a config given to config_defaults() must later go to config_free(). */

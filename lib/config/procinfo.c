@@ -84,7 +84,7 @@ static bool has_systemd_controller(const char *s, const char *end)
 {
 	while (s < end) {
 		const char *comma = memchr(s, ',', (size_t)(end - s));
-		struct comp c = { s, (size_t)((comma ? comma : end) - s) };
+		struct comp c = {s, (size_t)((comma ? comma : end) - s)};
 
 		if (comp_eq(&c, "name=systemd"))
 			return true;
@@ -128,7 +128,7 @@ int procinfo_parse_cgroup(const char *text, size_t len, char *out, size_t outlen
 {
 	const char *p = text, *end = text + len;
 	enum cg_rank best = CG_NONE;
-	struct comp best_path = { 0 };
+	struct comp best_path = {0};
 
 	if (!outlen)
 		return -EINVAL;
@@ -180,8 +180,8 @@ static bool is_slice(const struct comp *c)
 /* The unit types that have cgroups holding processes (.timer for completeness). */
 static bool is_process_unit(const struct comp *c)
 {
-	static const char *const types[] = { ".service", ".scope", ".socket", ".mount",
-					     ".swap", ".timer" };
+	static const char *const types[] = {".service", ".scope", ".socket",
+					    ".mount",	".swap",  ".timer"};
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (is_unit_type(c, types[i]))
@@ -239,10 +239,10 @@ static bool is_container_id(const char *s, size_t n)
 static const struct {
 	const char *prefix, *runtime;
 } container_prefixes[] = {
-	{ "docker-", "docker" },
-	{ "cri-containerd-", "containerd" },
-	{ "crio-", "cri-o" },
-	{ "libpod-", "podman" },
+	{"docker-", "docker"},
+	{"cri-containerd-", "containerd"},
+	{"crio-", "cri-o"},
+	{"libpod-", "podman"},
 };
 
 /* The id and runtime one component names; prev is the component before it. */
@@ -281,7 +281,7 @@ bool procinfo_container_from_cgroup(const char *path, char *id, size_t idlen, ch
 				    size_t rtlen)
 {
 	const char *p = path, *end = path + strlen(path), *rt = NULL;
-	struct comp c, prev, found = { 0 };
+	struct comp c, prev, found = {0};
 	bool have_prev = false, under_kubepods = false;
 
 	if (idlen)
@@ -320,11 +320,11 @@ struct env_scan {
 	size_t nlen;
 	char *out;
 	size_t outlen;
-	size_t pos;	/* bytes of name matched in the current entry */
-	size_t vlen;	/* bytes of the value copied */
-	bool skip;	/* the current entry is some other variable */
+	size_t pos;  /* bytes of name matched in the current entry */
+	size_t vlen; /* bytes of the value copied */
+	bool skip;   /* the current entry is some other variable */
 	bool in_value;
-	int result;	/* 1 while scanning, then 0 or -errno */
+	int result; /* 1 while scanning, then 0 or -errno */
 };
 
 static void env_scan_init(struct env_scan *sc, const char *name, char *out, size_t outlen)
@@ -382,8 +382,7 @@ static bool env_name_ok(const char *name)
 	return name && name[0] && !strchr(name, '=');
 }
 
-int procinfo_parse_environ(const char *buf, size_t len, const char *name, char *out,
-			   size_t outlen)
+int procinfo_parse_environ(const char *buf, size_t len, const char *name, char *out, size_t outlen)
 {
 	struct env_scan sc;
 

@@ -19,13 +19,13 @@
 
 struct proc_info {
 	pid_t pid;
-	char comm[16 + 1];		/* /proc/PID/comm, without its newline */
-	char exe[PATH_MAX];		/* /proc/PID/exe, " (deleted)" stripped; "" if unreadable */
-	char cmdline[4096];		/* /proc/PID/cmdline, NULs turned into spaces, truncated */
-	char cgroup[PATH_MAX];		/* see procinfo_parse_cgroup; "" when unknown */
-	char unit[256];			/* systemd unit from the cgroup path; "" when none */
+	char comm[16 + 1];     /* /proc/PID/comm, without its newline */
+	char exe[PATH_MAX];    /* /proc/PID/exe, " (deleted)" stripped; "" if unreadable */
+	char cmdline[4096];    /* /proc/PID/cmdline, NULs turned into spaces, truncated */
+	char cgroup[PATH_MAX]; /* see procinfo_parse_cgroup; "" when unknown */
+	char unit[256];	       /* systemd unit from the cgroup path; "" when none */
 	char container_id[PROCINFO_CONTAINER_ID_LEN + 1]; /* 64 lowercase hex; "" when none */
-	char container_runtime[16];	/* "docker", "containerd", "cri-o", "podman" or "" */
+	char container_runtime[16]; /* "docker", "containerd", "cri-o", "podman" or "" */
 };
 
 /*
@@ -80,8 +80,7 @@ bool procinfo_container_from_cgroup(const char *path, char *id, size_t idlen, ch
  * entries; the last may lack its NUL). The first entry wins, as in getenv.
  * 0, -ENOENT, -ERANGE (value longer than outlen - 1) or -EINVAL.
  */
-int procinfo_parse_environ(const char *buf, size_t len, const char *name, char *out,
-			   size_t outlen);
+int procinfo_parse_environ(const char *buf, size_t len, const char *name, char *out, size_t outlen);
 
 /* The host name, read once (gethostname) for the "hostname" label; never NULL. */
 const char *procinfo_hostname(void);

@@ -90,7 +90,8 @@ static int by_name(const void *a, const void *b, void *arg)
 {
 	const struct calltree *t = arg;
 
-	return strcmp(calltree_name(t, *(const uint32_t *)a), calltree_name(t, *(const uint32_t *)b));
+	return strcmp(calltree_name(t, *(const uint32_t *)a),
+		      calltree_name(t, *(const uint32_t *)b));
 }
 
 /* Relinks every node's children in name order. */

@@ -16,27 +16,27 @@
 #define CALLTREE_ROOT_NAME UINT32_MAX
 
 enum calltree_kind {
-	CALLTREE_TOP_DOWN,	/* root -> leaf, every stack */
-	CALLTREE_CALLEES,	/* focus -> what it calls, from its outermost frame in a stack */
-	CALLTREE_CALLERS,	/* focus -> who calls it, from its innermost frame toward main */
+	CALLTREE_TOP_DOWN, /* root -> leaf, every stack */
+	CALLTREE_CALLEES,  /* focus -> what it calls, from its outermost frame in a stack */
+	CALLTREE_CALLERS,  /* focus -> who calls it, from its innermost frame toward main */
 };
 
 /* One node: a frame reached by one path. Node 0 is the root ("all"). */
 struct calltree_node {
-	uint32_t name;			/* stackset name id; CALLTREE_ROOT_NAME for node 0 */
-	uint32_t parent;		/* the root's is 0 */
-	uint32_t first_child;		/* 0: none (the root is nobody's child) */
-	uint32_t next_sibling;		/* 0: none; siblings sorted by name */
-	uint32_t depth;			/* the root's is 0 */
-	int64_t total[STACKSET_SLOTS];	/* value of the stacks through this node */
-	int64_t self[STACKSET_SLOTS];	/* value of the stacks that end here */
+	uint32_t name;		       /* stackset name id; CALLTREE_ROOT_NAME for node 0 */
+	uint32_t parent;	       /* the root's is 0 */
+	uint32_t first_child;	       /* 0: none (the root is nobody's child) */
+	uint32_t next_sibling;	       /* 0: none; siblings sorted by name */
+	uint32_t depth;		       /* the root's is 0 */
+	int64_t total[STACKSET_SLOTS]; /* value of the stacks through this node */
+	int64_t self[STACKSET_SLOTS];  /* value of the stacks that end here */
 };
 
 struct calltree {
 	struct calltree_node *v;
 	size_t n, cap;
-	struct hashtab tab;		/* (parent, name) -> node */
-	const struct stackset *set;	/* for names */
+	struct hashtab tab;	    /* (parent, name) -> node */
+	const struct stackset *set; /* for names */
 };
 
 /*

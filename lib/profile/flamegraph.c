@@ -244,8 +244,8 @@ static bool dark(const uint8_t rgb[3])
 
 /* A frame on the path from a root to the current one, while laying out. */
 struct open_frame {
-	double end;		/* where its span ends, in weight units */
-	double cursor;		/* where its next child starts */
+	double end;    /* where its span ends, in weight units */
+	double cursor; /* where its next child starts */
 };
 
 static int64_t clamp0(int64_t v)
@@ -435,8 +435,8 @@ int flame_layout(const struct flame_doc *doc, struct flame_layout *l)
 		goto out;
 	ret = place(doc, l, at, w);
 	if (!ret)
-		ret = choose_capped(doc, w, l->total_weight > 0 ? FLAME_FRAMES_W / l->total_weight : 0,
-				    ok);
+		ret = choose_capped(doc, w,
+				    l->total_weight > 0 ? FLAME_FRAMES_W / l->total_weight : 0, ok);
 	if (!ret)
 		paint(doc, l, at, w, ok);
 out:
@@ -479,7 +479,8 @@ static void put_frame(FILE *f, const struct flame_doc *doc, const struct flame_r
 	fprintf(f, " data-v=\"%" PRId64 "\"", clamp0(fr->value));
 	if (doc->diff)
 		fprintf(f, " data-b=\"%" PRId64 "\"", clamp0(fr->base));
-	fprintf(f, "><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\"/>",
+	fprintf(f,
+		"><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\"/>",
 		r->x, r->y, r->w, FLAME_FRAME_H - 1, r->rgb[0], r->rgb[1], r->rgb[2]);
 	fprintf(f, "<text x=\"%.2f\" y=\"%.1f\"%s>", r->x + 3, r->y + FLAME_FRAME_H - 4.5,
 		dark(r->rgb) ? " class=\"l\"" : "");
@@ -504,8 +505,7 @@ static void put_svg(FILE *f, const struct flame_doc *doc, const struct flame_lay
 	put_text(f, doc->title);
 	fprintf(f, "</title>\n<style>\n%s</style>\n", flame_css);
 	fputs("<rect width=\"100%\" height=\"100%\" fill=\"#f8f8f8\"/>\n", f);
-	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">",
-		FLAME_WIDTH / 2);
+	fprintf(f, "<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">", FLAME_WIDTH / 2);
 	put_text(f, doc->title);
 	fprintf(f, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"44\" text-anchor=\"middle\">",
 		FLAME_WIDTH / 2);

@@ -18,13 +18,13 @@
  * height - FLAME_BOTTOM - (d + 1) * FLAME_FRAME_H.
  */
 #define FLAME_WIDTH 1200
-#define FLAME_XPAD 10				/* left and right margins */
+#define FLAME_XPAD 10 /* left and right margins */
 #define FLAME_FRAMES_W (FLAME_WIDTH - 2 * FLAME_XPAD)
-#define FLAME_FRAME_H 16			/* a frame's rect is 1 less: a gap between rows */
-#define FLAME_TOP 60				/* title, subtitle, buttons */
-#define FLAME_BOTTOM 30				/* the details line */
-#define FLAME_FONT 12				/* font size of frame labels */
-#define FLAME_FONT_W 0.59			/* average glyph width per font size unit */
+#define FLAME_FRAME_H 16  /* a frame's rect is 1 less: a gap between rows */
+#define FLAME_TOP 60	  /* title, subtitle, buttons */
+#define FLAME_BOTTOM 30	  /* the details line */
+#define FLAME_FONT 12	  /* font size of frame labels */
+#define FLAME_FONT_W 0.59 /* average glyph width per font size unit */
 /* Frames narrower than this are not drawn, nor their callees (never wider). */
 #define FLAME_MIN_PX 0.1
 /* At most this many frames are drawn: past it the narrowest are left out. */
@@ -38,10 +38,10 @@
 
 /* One node of a call tree; a document holds them in pre-order. */
 struct flame_frame {
-	const char *name;	/* any bytes: sanitized and escaped on output */
-	uint32_t depth;		/* 0 for a root; at most one more than the previous frame's */
-	int64_t value;		/* samples of this node and its callees in the window */
-	int64_t base;		/* the same in the base window (diffs only) */
+	const char *name; /* any bytes: sanitized and escaped on output */
+	uint32_t depth;	  /* 0 for a root; at most one more than the previous frame's */
+	int64_t value;	  /* samples of this node and its callees in the window */
+	int64_t base;	  /* the same in the base window (diffs only) */
 };
 
 /*
@@ -51,35 +51,35 @@ struct flame_frame {
  */
 struct flame_doc {
 	const char *title;
-	const char *subtitle;	/* app, type, window and total, as the producer words them */
-	const char *unit;	/* what values count: "samples" */
-	bool diff;		/* differential: base is the earlier window */
+	const char *subtitle; /* app, type, window and total, as the producer words them */
+	const char *unit;     /* what values count: "samples" */
+	bool diff;	      /* differential: base is the earlier window */
 	const struct flame_frame *frames;
 	size_t n_frames;
 };
 
 enum flame_format {
-	FLAME_SVG,		/* a standalone SVG document with its script inside */
-	FLAME_HTML,		/* an HTML page holding the SVG, with a search box */
+	FLAME_SVG,  /* a standalone SVG document with its script inside */
+	FLAME_HTML, /* an HTML page holding the SVG, with a search box */
 };
 
 /* Where one drawn frame lands and how it is painted. */
 struct flame_rect {
-	size_t frame;		/* index into doc->frames */
-	double x, y, w;		/* left, top and width in user units; height FLAME_FRAME_H - 1 */
-	double at, weight;	/* offset and width in weight units (data-x, data-w) */
+	size_t frame;	   /* index into doc->frames */
+	double x, y, w;	   /* left, top and width in user units; height FLAME_FRAME_H - 1 */
+	double at, weight; /* offset and width in weight units (data-x, data-w) */
 	uint8_t rgb[3];
-	double delta;		/* diffs: share of the window minus share of the base */
+	double delta; /* diffs: share of the window minus share of the base */
 };
 
 /* A document laid out: what flame_write draws. */
 struct flame_layout {
-	struct flame_rect *rects;	/* drawn frames, in pre-order */
+	struct flame_rect *rects; /* drawn frames, in pre-order */
 	size_t n_rects;
-	size_t dropped;			/* frames left out: too narrow, or past FLAME_MAX_RECTS */
-	int64_t total, base_total;	/* sums over the roots */
-	double total_weight;		/* the width of the whole graph in weight units */
-	uint32_t max_depth;		/* deepest drawn frame */
+	size_t dropped;		   /* frames left out: too narrow, or past FLAME_MAX_RECTS */
+	int64_t total, base_total; /* sums over the roots */
+	double total_weight;	   /* the width of the whole graph in weight units */
+	uint32_t max_depth;	   /* deepest drawn frame */
 	double height;
 };
 

@@ -208,8 +208,9 @@ uint64_t pprof_mapping(struct pprof_builder *b, const struct pprof_mapping_desc 
 		ret = intern(b, m->build_id, &k.build_id);
 	if (ret)
 		goto err;
-	h = hash_mix(hash_mix(hash_mix(hash_mix(hash_mix(k.start, k.limit), k.offset), k.file), k.build_id),
-		k.has_functions);
+	h = hash_mix(hash_mix(hash_mix(hash_mix(hash_mix(k.start, k.limit), k.offset), k.file),
+			      k.build_id),
+		     k.has_functions);
 	found = hashtab_find(&b->map_tab, hash_fold(h), mapping_match, b, &k);
 	if (found)
 		return found;
@@ -244,7 +245,7 @@ uint64_t pprof_function(struct pprof_builder *b, const char *name, const char *s
 uint64_t pprof_function_at(struct pprof_builder *b, const char *name, const char *system_name,
 			   const char *filename, int64_t start_line)
 {
-	struct function k = { .start_line = start_line > 0 ? start_line : 0 };
+	struct function k = {.start_line = start_line > 0 ? start_line : 0};
 	size_t found;
 	uint32_t h;
 	int ret;
@@ -458,8 +459,9 @@ static uint64_t hash_labels(uint64_t h, const struct ilabel *labels, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		h = hash_mix(hash_mix(hash_mix(hash_mix(h, labels[i].key), labels[i].str), (uint64_t)labels[i].num),
-			labels[i].unit);
+		h = hash_mix(hash_mix(hash_mix(hash_mix(h, labels[i].key), labels[i].str),
+				      (uint64_t)labels[i].num),
+			     labels[i].unit);
 	return h;
 }
 
@@ -540,4 +542,3 @@ int64_t pprof_value_total(const struct pprof_builder *b, size_t type_index)
 		total = add_sat(total, b->values[i * nt + type_index]);
 	return total;
 }
-

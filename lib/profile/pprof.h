@@ -20,8 +20,8 @@ typedef Perftools__Profiles__Profile pprof_profile;
 #define PPROF_MAX_LABELS 16
 
 struct pprof_value_type {
-	const char *type;	/* e.g. "samples", "cpu" */
-	const char *unit;	/* e.g. "count", "nanoseconds" */
+	const char *type; /* e.g. "samples", "cpu" */
+	const char *unit; /* e.g. "count", "nanoseconds" */
 };
 
 struct pprof_meta {
@@ -41,7 +41,7 @@ struct pprof_meta {
 struct pprof_mapping_desc {
 	uint64_t start, limit, offset;
 	const char *file;
-	const char *build_id;	/* "" or NULL when none */
+	const char *build_id; /* "" or NULL when none */
 	/*
 	 * Whether the caller names this mapping's frames. The encoded flag is set only if,
 	 * in addition, every location of the mapping has a function: readers (Pyroscope's
@@ -56,7 +56,7 @@ struct pprof_label {
 	const char *key;
 	const char *str;
 	int64_t num;
-	const char *num_unit;	/* NULL for none */
+	const char *num_unit; /* NULL for none */
 };
 
 struct pprof_builder;
@@ -90,7 +90,7 @@ uint64_t pprof_location_lines(struct pprof_builder *b, uint64_t mapping_id, uint
 int pprof_add_sample(struct pprof_builder *b, const uint64_t *location_ids, size_t n_locs,
 		     const int64_t *values, const struct pprof_label *labels, size_t n_labels);
 
-size_t pprof_sample_count(const struct pprof_builder *b);	/* distinct samples */
+size_t pprof_sample_count(const struct pprof_builder *b); /* distinct samples */
 int64_t pprof_value_total(const struct pprof_builder *b, size_t type_index);
 
 /* Serializes to an uncompressed profile.proto message. 0 or negative errno. */
@@ -139,16 +139,15 @@ int64_t pprof_reader_function_index(const struct pprof_reader *r, uint64_t id);
 /* NULL when no such id. */
 const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_reader *r,
 							   uint64_t id);
-const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_reader *r,
-							 uint64_t id);
+const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_reader *r, uint64_t id);
 /* Index of the sample type named type ("samples", "cpu"), or -1. */
 int pprof_sample_type_index(const pprof_profile *p, const char *type);
 
 /* Which samples of a profile to merge. */
 struct pprof_filter {
 	bool by_pid;
-	int64_t pid;		/* keep samples whose numeric label "pid" equals this */
-	bool drop_labels;	/* merge without sample labels: what differed only by them sums */
+	int64_t pid;	  /* keep samples whose numeric label "pid" equals this */
+	bool drop_labels; /* merge without sample labels: what differed only by them sums */
 };
 
 /* Whether sample s of p passes f (NULL passes everything). */

@@ -269,8 +269,8 @@ struct arena_chunk {
 
 /* Where a decoded profile's many small objects go: freed all at once. */
 struct pprof_arena {
-	struct arena_chunk *chunks;	/* newest first */
-	size_t total;			/* bytes of every chunk */
+	struct arena_chunk *chunks; /* newest first */
+	size_t total;		    /* bytes of every chunk */
 	ProtobufCAllocator alloc;
 };
 
@@ -471,8 +471,7 @@ const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_re
 	return i ? r->p->function[i - 1] : NULL;
 }
 
-const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_reader *r,
-							 uint64_t id)
+const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_reader *r, uint64_t id)
 {
 	size_t i = pprof_idmap_get(&r->ix.maps, id);
 
@@ -506,4 +505,3 @@ struct pprof_builder *pprof_builder_like(const pprof_profile *p)
 	}
 	return pprof_builder_new(&meta);
 }
-

@@ -214,4 +214,3 @@ out:
 	enc_free(&e);
 	return ret;
 }
-

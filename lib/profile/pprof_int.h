@@ -29,14 +29,14 @@ struct mapping {
 
 struct function {
 	uint32_t name, system_name, filename; /* string indexes */
-	int64_t start_line;	/* 0 when unknown */
+	int64_t start_line;		      /* 0 when unknown */
 };
 
 struct location {
 	uint64_t mapping_id, address;
 	size_t funcs; /* offset of the function ids in ids[] */
 	size_t n_funcs;
-	size_t lines; /* offset of their line numbers in ids[], when has_lines */
+	size_t lines;	/* offset of their line numbers in ids[], when has_lines */
 	bool has_lines; /* else every line number is 0 (unknown) */
 };
 
@@ -47,7 +47,7 @@ struct ilabel {
 };
 
 struct sample {
-	size_t locs, n_locs; /* location ids in ids[] */
+	size_t locs, n_locs;	 /* location ids in ids[] */
 	size_t labels, n_labels; /* in labels[] */
 };
 
@@ -102,7 +102,6 @@ bool pprof_str_match(const void *ctx, size_t idx, const void *key);
 
 /* --- a decoded profile (pprof_decode.c) --- */
 
-
 /* Maps the ids of one table of a profile to their indexes. */
 struct idmap {
 	uint64_t *ids;
@@ -110,7 +109,6 @@ struct idmap {
 	bool seq; /* ids[i] == i + 1: no table needed */
 	struct hashtab t;
 };
-
 
 /* Id maps of a profile's mappings, functions and locations. */
 struct pindex {

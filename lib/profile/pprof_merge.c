@@ -21,7 +21,7 @@ struct merge {
 	uint64_t *scratch; /* function or location ids being translated */
 	size_t cap_scratch;
 	bool drop_labels; /* from the filter */
-	int64_t *lines; /* the line numbers of a location being translated */
+	int64_t *lines;	  /* the line numbers of a location being translated */
 	size_t cap_lines;
 };
 
@@ -89,8 +89,8 @@ static uint64_t merge_location(struct merge *m, size_t i)
 		return 0;
 	}
 	for (j = 0; j < l->n_line; j++) {
-		m->scratch[j] =
-			merge_function(m, pprof_idmap_get(&m->ix.funcs, l->line[j]->function_id) - 1);
+		m->scratch[j] = merge_function(
+			m, pprof_idmap_get(&m->ix.funcs, l->line[j]->function_id) - 1);
 		if (!m->scratch[j])
 			return 0;
 		m->lines[j] = l->line[j]->line;
@@ -196,4 +196,3 @@ int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pp
 	pprof_pindex_free(&m.ix);
 	return ret;
 }
-

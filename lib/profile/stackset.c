@@ -27,14 +27,14 @@ struct stackset {
 	char **names;
 	size_t n_names, cap_names;
 	struct hashtab name_tab;
-	uint32_t *frames;		/* the arena of every stack's name ids */
+	uint32_t *frames; /* the arena of every stack's name ids */
 	size_t n_frames, cap_frames;
 	struct entry *stacks;
 	size_t n_stacks, cap_stacks;
 	struct hashtab stack_tab;
 	int64_t total[STACKSET_SLOTS];
 	uint64_t truncated;
-	uint32_t *scratch;		/* the stack being added */
+	uint32_t *scratch; /* the stack being added */
 	size_t cap_scratch;
 };
 
@@ -46,11 +46,11 @@ struct stack_key {
 
 /* The frames of each location of one profile, named on first use. */
 struct loc_names {
-	uint32_t *off;		/* start in ids, per location; UINT32_MAX: not yet named */
+	uint32_t *off; /* start in ids, per location; UINT32_MAX: not yet named */
 	uint32_t *n;
-	uint32_t *ids;		/* root-first name ids of every named location */
+	uint32_t *ids; /* root-first name ids of every named location */
 	size_t n_ids, cap_ids;
-	uint32_t *fn;		/* name id per function index; UINT32_MAX: not yet named */
+	uint32_t *fn; /* name id per function index; UINT32_MAX: not yet named */
 };
 
 struct stackset *stackset_new(void)
@@ -82,8 +82,8 @@ static bool name_match(const void *ctx, size_t idx, const void *key)
 
 int64_t stackset_find_name(const struct stackset *s, const char *name)
 {
-	return (int64_t)hashtab_find(&s->name_tab, hash_fold(hash_str(name)), name_match, s,
-				     name) - 1;
+	return (int64_t)hashtab_find(&s->name_tab, hash_fold(hash_str(name)), name_match, s, name) -
+	       1;
 }
 
 /* The id of name, interned when new; -ENOMEM. */

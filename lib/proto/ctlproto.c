@@ -47,7 +47,7 @@ static void put_u8(struct wr *w, uint8_t v)
 
 static void put_u32(struct wr *w, uint32_t v)
 {
-	uint8_t b[4] = { v, v >> 8, v >> 16, v >> 24 };
+	uint8_t b[4] = {v, v >> 8, v >> 16, v >> 24};
 
 	put(w, b, 4);
 }
@@ -61,7 +61,7 @@ static void put_u64(struct wr *w, uint64_t v)
 static void put_str(struct wr *w, const char *s)
 {
 	size_t len = strlen(s);
-	uint8_t b[2] = { len, len >> 8 };
+	uint8_t b[2] = {len, len >> 8};
 
 	put(w, b, 2);
 	put(w, s, len);
@@ -92,7 +92,8 @@ static uint32_t get_u32(struct rd *r)
 	const uint8_t *b = get(r, 4);
 
 	return b ? (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-			   (uint32_t)b[3] << 24 : 0;
+			       (uint32_t)b[3] << 24 :
+		   0;
 }
 
 static uint64_t get_u64(struct rd *r)
@@ -232,7 +233,7 @@ int ctl_encode(const struct ctl_msg *m, uint8_t **out, size_t *out_len)
 {
 	size_t cap = CTL_HDR_LEN + 64 + CTL_TEXT_MAX + sizeof(m->app) +
 		     (m->type == CTL_RESULT ? m->data_len : 0);
-	struct wr w = { .cap = cap, .ok = true };
+	struct wr w = {.cap = cap, .ok = true};
 	size_t len;
 
 	if (check(m, NULL, 0))
@@ -281,8 +282,7 @@ long ctl_frame_len(const uint8_t *buf, size_t len, size_t max, size_t *need)
 	return len >= total ? (long)total : 0;
 }
 
-static void decode_payload(struct rd *r, struct ctl_msg *m, char *err, size_t errlen,
-			   bool *bad_str)
+static void decode_payload(struct rd *r, struct ctl_msg *m, char *err, size_t errlen, bool *bad_str)
 {
 	const char *what = NULL;
 
@@ -328,7 +328,7 @@ static void decode_payload(struct rd *r, struct ctl_msg *m, char *err, size_t er
 
 int ctl_decode(const uint8_t *buf, size_t len, struct ctl_msg *m, char *err, size_t errlen)
 {
-	struct rd r = { .p = buf, .n = len, .off = CTL_HDR_LEN, .ok = true };
+	struct rd r = {.p = buf, .n = len, .off = CTL_HDR_LEN, .ok = true};
 	bool bad_str = false;
 	size_t need;
 	long flen = ctl_frame_len(buf, len, len, &need);
@@ -346,8 +346,8 @@ int ctl_decode(const uint8_t *buf, size_t len, struct ctl_msg *m, char *err, siz
 	if (!r.ok)
 		return fail(err, errlen, -EBADMSG, "message type %u is truncated", buf[3]);
 	if (r.off != len)
-		return fail(err, errlen, -EBADMSG, "message type %u has %zu trailing bytes",
-			    buf[3], len - r.off);
+		return fail(err, errlen, -EBADMSG, "message type %u has %zu trailing bytes", buf[3],
+			    len - r.off);
 	return check(m, err, errlen) ? -EBADMSG : 0;
 }
 

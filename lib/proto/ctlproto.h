@@ -33,12 +33,12 @@
 
 /* Message types: requests from emberctl, replies from emberd. */
 enum ctl_type {
-	CTL_CAPTURE = 1,	/* request: sample a target at hz for duration_ms */
-	CTL_CANCEL = 2,		/* request: stop the running capture, write nothing */
-	CTL_ACCEPTED = 16,	/* reply: the capture runs until end_ns */
-	CTL_PROGRESS = 17,	/* reply: elapsed_ms so far, samples counted */
-	CTL_ERROR = 18,		/* reply: refused or failed; code (errno) and text */
-	CTL_RESULT = 19,	/* reply: the gzipped pprof profile, then the connection ends */
+	CTL_CAPTURE = 1,   /* request: sample a target at hz for duration_ms */
+	CTL_CANCEL = 2,	   /* request: stop the running capture, write nothing */
+	CTL_ACCEPTED = 16, /* reply: the capture runs until end_ns */
+	CTL_PROGRESS = 17, /* reply: elapsed_ms so far, samples counted */
+	CTL_ERROR = 18,	   /* reply: refused or failed; code (errno) and text */
+	CTL_RESULT = 19,   /* reply: the gzipped pprof profile, then the connection ends */
 };
 
 /* What a capture samples: one process, or every process of one application. */
@@ -52,22 +52,22 @@ struct ctl_msg {
 	enum ctl_type type;
 	/* CTL_CAPTURE */
 	enum ctl_target target;
-	uint32_t pid;			/* CTL_TARGET_PID: a process id > 0 */
-	char app[CONFIG_NAME_MAX];	/* CTL_TARGET_APP: a service name, non-empty, printable */
-	uint32_t hz;			/* EMBER_HZ_MIN..EMBER_HZ_MAX */
-	uint32_t duration_ms;		/* CTL_DURATION_MIN_MS..CTL_DURATION_MAX_MS */
+	uint32_t pid;		   /* CTL_TARGET_PID: a process id > 0 */
+	char app[CONFIG_NAME_MAX]; /* CTL_TARGET_APP: a service name, non-empty, printable */
+	uint32_t hz;		   /* EMBER_HZ_MIN..EMBER_HZ_MAX */
+	uint32_t duration_ms;	   /* CTL_DURATION_MIN_MS..CTL_DURATION_MAX_MS */
 	/* CTL_ACCEPTED */
-	int64_t end_ns;			/* CLOCK_REALTIME when the capture ends by itself */
+	int64_t end_ns; /* CLOCK_REALTIME when the capture ends by itself */
 	/* CTL_PROGRESS, CTL_RESULT */
 	uint32_t elapsed_ms;
 	uint64_t samples;
 	/* CTL_RESULT */
 	uint32_t processes;
-	const uint8_t *data;		/* the gzipped profile: points into the decoded buffer */
+	const uint8_t *data; /* the gzipped profile: points into the decoded buffer */
 	size_t data_len;
 	/* CTL_ERROR */
-	int32_t code;			/* a positive errno: EBUSY, ESRCH, EPERM, ... */
-	char text[CTL_TEXT_MAX];	/* one line, printable */
+	int32_t code;		 /* a positive errno: EBUSY, ESRCH, EPERM, ... */
+	char text[CTL_TEXT_MAX]; /* one line, printable */
 };
 
 /*

@@ -20,11 +20,8 @@
 static const struct {
 	const char *type, *name;
 } profile_names[] = {
-	{"cpu", "process_cpu"},
-	{"mem", "memory"},
-	{"memory", "memory"},
-	{"wall", "wall"},
-	{"offcpu", "offcpu"},
+	{"cpu", "process_cpu"}, {"mem", "memory"},    {"memory", "memory"},
+	{"wall", "wall"},	{"offcpu", "offcpu"},
 };
 
 const char *push_profile_name(const char *type)
@@ -61,8 +58,7 @@ static bool has_label(const struct push_labels *o, const char *name, size_t nlen
 }
 
 /* Counts a drop and keeps the first ones by name (valid UTF-8, cut) for the log. */
-static void drop(struct push_labels *o, const char *name, size_t nlen,
-		 enum push_drop_reason why)
+static void drop(struct push_labels *o, const char *name, size_t nlen, enum push_drop_reason why)
 {
 	struct push_label_drop *d;
 
@@ -106,8 +102,8 @@ static void add_label(struct push_labels *o, const char *name, size_t nlen, cons
 }
 
 /* Adds a user label: a name ember accepts, never one of the reserved "__" ones. */
-static void add_user_label(struct push_labels *o, const char *name, size_t nlen,
-			   const char *value, size_t vlen, bool ingest)
+static void add_user_label(struct push_labels *o, const char *name, size_t nlen, const char *value,
+			   size_t vlen, bool ingest)
 {
 	char buf[CONFIG_VALUE_MAX];
 
@@ -178,8 +174,8 @@ void push_series_labels_for(const struct push_profile *p, const struct config_la
 
 	memset(out, 0, sizeof(*out));
 	/* the server adds pyroscope_spy to an ingest: it takes one of the 30 */
-	out->max = PUSH_MAX_LABELS - (ingest ? CONFIG_OWN_LABELS_INGEST - CONFIG_OWN_LABELS_PUSH
-					     : 0);
+	out->max =
+		PUSH_MAX_LABELS - (ingest ? CONFIG_OWN_LABELS_INGEST - CONFIG_OWN_LABELS_PUSH : 0);
 	add_label(out, "__name__", 8, name, strlen(name));
 	add_label(out, "__delta__", 9, "false", 5);
 	/* service_name first, so that the 30-label limit never drops it */
@@ -195,8 +191,8 @@ void push_series_labels_for(const struct push_profile *p, const struct config_la
 	qsort(out->v, out->n, sizeof(out->v[0]), cmp_label);
 }
 
-void push_series_labels(const struct push_profile *p, const struct config_label *ext,
-			size_t n_ext, struct push_labels *out)
+void push_series_labels(const struct push_profile *p, const struct config_label *ext, size_t n_ext,
+			struct push_labels *out)
 {
 	push_series_labels_for(p, ext, n_ext, COLLECTOR_PUSH, out);
 }
@@ -212,8 +208,8 @@ static int gzip_profile(const struct push_profile *p, uint8_t **gz, size_t *gz_l
 	return gzip_compress(p->pprof, p->pprof_len, gz, gz_len);
 }
 
-int push_build_request(const struct push_profile *p, const struct config_label *ext,
-		       size_t n_ext, uint8_t **body, size_t *body_len)
+int push_build_request(const struct push_profile *p, const struct config_label *ext, size_t n_ext,
+		       uint8_t **body, size_t *body_len)
 {
 	Types__V1__LabelPair pairs[PUSH_MAX_LABELS], *pair_ptrs[PUSH_MAX_LABELS];
 	Push__V1__RawSample sample = PUSH__V1__RAW_SAMPLE__INIT, *samples[1] = {&sample};
@@ -304,8 +300,8 @@ static int ingest_name(const struct push_labels *l, char *out, size_t len)
 	return 0;
 }
 
-int push_build_ingest(const struct push_profile *p, const struct config_label *ext,
-		      size_t n_ext, char **query, uint8_t **body, size_t *body_len)
+int push_build_ingest(const struct push_profile *p, const struct config_label *ext, size_t n_ext,
+		      char **query, uint8_t **body, size_t *body_len)
 {
 	char name[PUSH_MAX_LABELS * (CONFIG_NAME_MAX + CONFIG_VALUE_MAX + 2) + 16];
 	struct push_labels labels;
@@ -546,8 +542,8 @@ enum push_verdict push_classify(const struct push_reply *r, char *msg, size_t ms
 
 	if (r->curl_code) {
 		snprintf(msg, msglen, "%s",
-			 r->curl_error && *r->curl_error ? r->curl_error
-							 : curl_easy_strerror(r->curl_code));
+			 r->curl_error && *r->curl_error ? r->curl_error :
+							   curl_easy_strerror(r->curl_code));
 		return PUSH_RETRY;
 	}
 	if (r->status <= 0) {

@@ -23,11 +23,11 @@
 
 /* One stored profile, as the history hands it out. */
 struct push_profile {
-	const char *type;		/* "cpu", ... */
-	const char *app;		/* service_name when labels lack one; may be "" */
-	const char *labels;		/* "k=v" lines, '\n'-separated, from the history */
+	const char *type;   /* "cpu", ... */
+	const char *app;    /* service_name when labels lack one; may be "" */
+	const char *labels; /* "k=v" lines, '\n'-separated, from the history */
 	int64_t start_ns, end_ns;
-	const uint8_t *pprof;		/* uncompressed profile.proto */
+	const uint8_t *pprof; /* uncompressed profile.proto */
 	size_t pprof_len;
 };
 
@@ -36,16 +36,16 @@ struct push_profile {
 
 /* Why a label did not go to the collector. */
 enum push_drop_reason {
-	PUSH_DROP_NAME = 0,		/* not [a-zA-Z_][a-zA-Z0-9_]*, or a reserved "__" one */
-	PUSH_DROP_VALUE,		/* empty, or longer than CONFIG_VALUE_MAX - 1 bytes */
-	PUSH_DROP_INGEST,		/* a value name=APP{k=v,...} cannot carry (',', '{', '}') */
-	PUSH_DROP_LIMIT,		/* past the 30 names a series holds */
-	PUSH_DROP_MALFORMED,		/* a stored line without '=' */
+	PUSH_DROP_NAME = 0,  /* not [a-zA-Z_][a-zA-Z0-9_]*, or a reserved "__" one */
+	PUSH_DROP_VALUE,     /* empty, or longer than CONFIG_VALUE_MAX - 1 bytes */
+	PUSH_DROP_INGEST,    /* a value name=APP{k=v,...} cannot carry (',', '{', '}') */
+	PUSH_DROP_LIMIT,     /* past the 30 names a series holds */
+	PUSH_DROP_MALFORMED, /* a stored line without '=' */
 	PUSH_DROP_NR,
 };
 
 struct push_label_drop {
-	char name[CONFIG_NAME_MAX];	/* cut, valid UTF-8 */
+	char name[CONFIG_NAME_MAX]; /* cut, valid UTF-8 */
 	enum push_drop_reason reason;
 };
 
@@ -53,9 +53,9 @@ struct push_label_drop {
 struct push_labels {
 	struct config_label v[PUSH_MAX_LABELS];
 	size_t n;
-	size_t max;			/* of n: fewer where the server adds its own */
-	size_t dropped;			/* invalid or over the limit */
-	size_t shadowed;		/* external labels the stored ones override: by design */
+	size_t max;	 /* of n: fewer where the server adds its own */
+	size_t dropped;	 /* invalid or over the limit */
+	size_t shadowed; /* external labels the stored ones override: by design */
 	struct push_label_drop drops[PUSH_MAX_DROPS]; /* the first dropped */
 	size_t n_drops;
 };
@@ -71,8 +71,8 @@ const char *push_profile_name(const char *type);
  * service_name, the stored labels, then the external labels whose names the
  * stored ones do not already use. No other "__" labels; invalid names dropped.
  */
-void push_series_labels(const struct push_profile *p, const struct config_label *ext,
-			size_t n_ext, struct push_labels *out);
+void push_series_labels(const struct push_profile *p, const struct config_label *ext, size_t n_ext,
+			struct push_labels *out);
 /*
  * The same for a protocol: with ingest the server adds pyroscope_spy (one name
  * less fits) and values must survive name=APP{k=v,...} unchanged.
@@ -81,8 +81,8 @@ void push_series_labels_for(const struct push_profile *p, const struct config_la
 			    size_t n_ext, enum collector_protocol proto, struct push_labels *out);
 
 /* A serialized push.v1.PushRequest with one series and one gzip'd raw_profile. */
-int push_build_request(const struct push_profile *p, const struct config_label *ext,
-		       size_t n_ext, uint8_t **body, size_t *body_len);
+int push_build_request(const struct push_profile *p, const struct config_label *ext, size_t n_ext,
+		       uint8_t **body, size_t *body_len);
 
 /*
  * The legacy /ingest form: the query string (name=APP{k=v,...}, percent-encoded,
@@ -92,21 +92,21 @@ int push_build_request(const struct push_profile *p, const struct config_label *
  * exactly as push sends it: the server takes that one, so both protocols name
  * a service the same way.
  */
-int push_build_ingest(const struct push_profile *p, const struct config_label *ext,
-		      size_t n_ext, char **query, uint8_t **body, size_t *body_len);
+int push_build_ingest(const struct push_profile *p, const struct config_label *ext, size_t n_ext,
+		      char **query, uint8_t **body, size_t *body_len);
 
 /* What became of one request. */
 enum push_verdict {
-	PUSH_SENT,			/* 2xx: stored by the collector */
-	PUSH_RETRY,			/* transient: back off and send the same profile again */
-	PUSH_REJECT,			/* refused for good: mark rejected, go on */
+	PUSH_SENT,   /* 2xx: stored by the collector */
+	PUSH_RETRY,  /* transient: back off and send the same profile again */
+	PUSH_REJECT, /* refused for good: mark rejected, go on */
 };
 
 struct push_reply {
-	int curl_code;			/* CURLcode; 0 when an HTTP reply arrived */
-	const char *curl_error;		/* CURLOPT_ERRORBUFFER text, may be NULL or "" */
-	long status;			/* HTTP status, 0 when none */
-	const char *body;		/* may be NULL; not terminated */
+	int curl_code;		/* CURLcode; 0 when an HTTP reply arrived */
+	const char *curl_error; /* CURLOPT_ERRORBUFFER text, may be NULL or "" */
+	long status;		/* HTTP status, 0 when none */
+	const char *body;	/* may be NULL; not terminated */
 	size_t body_len;
 };
 

@@ -19,7 +19,7 @@
 struct ranked {
 	Perftools__Profiles__Sample *s;
 	double weight;
-	size_t index;			/* ties keep the stored order */
+	size_t index; /* ties keep the stored order */
 };
 
 static int cmp_ranked(const void *a, const void *b)
@@ -103,8 +103,8 @@ static int encode_kept(pprof_profile *p, size_t keep, const int64_t *folded, uin
  * start from max_samples - 1 kept (one sample is the [truncated] frame), then
  * shrink in proportion to how far the encoding is over max_bytes.
  */
-static int fold(pprof_profile *p, const struct pushfit_limits *lim, uint8_t **out,
-		size_t *out_len, struct pushfit_stats *st)
+static int fold(pprof_profile *p, const struct pushfit_limits *lim, uint8_t **out, size_t *out_len,
+		struct pushfit_stats *st)
 {
 	size_t keep = p->n_sample, next;
 	int ret;

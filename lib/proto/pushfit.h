@@ -17,19 +17,19 @@
 #define PUSHFIT_TRUNCATED "[truncated]"
 
 struct pushfit_limits {
-	uint64_t max_bytes;		/* uncompressed profile.proto */
+	uint64_t max_bytes; /* uncompressed profile.proto */
 	uint64_t max_samples;
 };
 
 /* What fitting did, for the log and `emberctl status`. */
 struct pushfit_stats {
-	uint64_t samples_in;		/* as stored (with their labels) */
-	uint64_t samples_merged;	/* gone into another that differed only by labels */
-	uint64_t stacks_folded;		/* gone into the [truncated] frame */
-	size_t n_values;		/* sample types of the profile */
+	uint64_t samples_in;			/* as stored (with their labels) */
+	uint64_t samples_merged;		/* gone into another that differed only by labels */
+	uint64_t stacks_folded;			/* gone into the [truncated] frame */
+	size_t n_values;			/* sample types of the profile */
 	int64_t total[PPROF_MAX_SAMPLE_TYPES];	/* each type's sum, unchanged by fitting */
-	int64_t folded[PPROF_MAX_SAMPLE_TYPES];	/* the [truncated] frame's values */
-	size_t bytes_in, bytes_out;	/* uncompressed */
+	int64_t folded[PPROF_MAX_SAMPLE_TYPES]; /* the [truncated] frame's values */
+	size_t bytes_in, bytes_out;		/* uncompressed */
 };
 
 /*

@@ -15,24 +15,27 @@
 
 /* How a key's value is written. */
 enum sf_type {
-	SF_U64,		/* one unsigned decimal */
-	SF_I64,		/* one signed decimal */
+	SF_U64, /* one unsigned decimal */
+	SF_I64, /* one signed decimal */
 	SF_U32,
 	SF_LONG,
-	SF_BOOL,	/* 0 or 1 */
-	SF_COUNT,	/* struct status_count: "INTERVAL TOTAL" */
-	SF_STR,		/* the rest of the line */
+	SF_BOOL,  /* 0 or 1 */
+	SF_COUNT, /* struct status_count: "INTERVAL TOTAL" */
+	SF_STR,	  /* the rest of the line */
 };
 
 /* One "key value" line of the file. */
 struct sf_key {
 	const char *key;
 	enum sf_type type;
-	size_t off, size;	/* where in struct ember_status, and a string's room */
+	size_t off, size; /* where in struct ember_status, and a string's room */
 };
 
-#define K(name, t, field) { name, t, offsetof(struct ember_status, field), \
-			    sizeof(((struct ember_status *)0)->field) }
+#define K(name, t, field)                                         \
+	{                                                         \
+		name, t, offsetof(struct ember_status, field),    \
+			sizeof(((struct ember_status *)0)->field) \
+	}
 
 static const struct sf_key keys[] = {
 	K("version", SF_STR, version),
@@ -194,21 +197,33 @@ static void put_key(struct out *o, const struct ember_status *st, const struct s
 	const struct status_count *c = (const void *)p;
 
 	switch (k->type) {
-	case SF_U64: put(o, "%s %" PRIu64 "\n", k->key, *(const uint64_t *)p); break;
-	case SF_I64: put(o, "%s %" PRId64 "\n", k->key, *(const int64_t *)p); break;
-	case SF_U32: put(o, "%s %" PRIu32 "\n", k->key, *(const uint32_t *)p); break;
-	case SF_LONG: put(o, "%s %ld\n", k->key, *(const long *)p); break;
-	case SF_BOOL: put(o, "%s %d\n", k->key, *(const bool *)p ? 1 : 0); break;
+	case SF_U64:
+		put(o, "%s %" PRIu64 "\n", k->key, *(const uint64_t *)p);
+		break;
+	case SF_I64:
+		put(o, "%s %" PRId64 "\n", k->key, *(const int64_t *)p);
+		break;
+	case SF_U32:
+		put(o, "%s %" PRIu32 "\n", k->key, *(const uint32_t *)p);
+		break;
+	case SF_LONG:
+		put(o, "%s %ld\n", k->key, *(const long *)p);
+		break;
+	case SF_BOOL:
+		put(o, "%s %d\n", k->key, *(const bool *)p ? 1 : 0);
+		break;
 	case SF_COUNT:
 		put(o, "%s %" PRIu64 " %" PRIu64 "\n", k->key, c->interval, c->total);
 		break;
-	case SF_STR: put_str(o, k->key, p, k->size); break;
+	case SF_STR:
+		put_str(o, k->key, p, k->size);
+		break;
 	}
 }
 
 int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 {
-	struct out o = { .buf = buf, .len = len };
+	struct out o = {.buf = buf, .len = len};
 	size_t i;
 
 	if (!len)
@@ -227,8 +242,8 @@ int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 		put(&o, "unwind %s %" PRIu64 " %" PRIu64 "\n", unwind_names[i],
 		    st->unwind[i].interval, st->unwind[i].total);
 	for (i = 0; i < STATUS_CACHE_NR; i++)
-		put(&o, "cache %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", cache_names[i],
-		    st->caches[i].entries, st->caches[i].bytes, st->caches[i].cap,
+		put(&o, "cache %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+		    cache_names[i], st->caches[i].entries, st->caches[i].bytes, st->caches[i].cap,
 		    st->caches[i].full);
 	for (i = 0; i < st->n_maps && i < STATUSFILE_MAX_MAPS; i++) {
 		char name[STATUSFILE_MAP_NAME];
@@ -363,14 +378,14 @@ static int name_index(const char *const *names, size_t n, const char *name)
 }
 
 /* "drop CAUSE I T", "skip REASON I T": unknown names are a newer writer's, ignored. */
-static bool set_named_count(struct status_count *v, const char *const *names, size_t n,
-			    char *value)
+static bool set_named_count(struct status_count *v, const char *const *names, size_t n, char *value)
 {
 	char *w[3];
 	struct status_count c;
 	int i;
 
-	if (!split_words(value, w, 3) || !parse_u64(w[1], &c.interval) || !parse_u64(w[2], &c.total))
+	if (!split_words(value, w, 3) || !parse_u64(w[1], &c.interval) ||
+	    !parse_u64(w[2], &c.total))
 		return false;
 	i = name_index(names, n, w[0]);
 	if (i >= 0)

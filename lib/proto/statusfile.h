@@ -23,48 +23,48 @@
 
 /* Why the BPF side lost a sample, a stack or an event (include/ember/{cpu,proc}.h). */
 enum status_drop {
-	STATUS_DROP_USER_STACK = 0,	/* user stack unreadable: sample kept without it */
-	STATUS_DROP_KERNEL_STACK,	/* kernel stack unreadable: sample kept without it */
-	STATUS_DROP_STACK_MAP_FULL,	/* stacks map full: sample kept, stack lost */
-	STATUS_DROP_COUNTS_MAP_FULL,	/* counts map full: the sample was lost */
-	STATUS_DROP_PROC_EVENT_LOST,	/* exec/exit event lost: ring buffer full */
+	STATUS_DROP_USER_STACK = 0,	  /* user stack unreadable: sample kept without it */
+	STATUS_DROP_KERNEL_STACK,	  /* kernel stack unreadable: sample kept without it */
+	STATUS_DROP_STACK_MAP_FULL,	  /* stacks map full: sample kept, stack lost */
+	STATUS_DROP_COUNTS_MAP_FULL,	  /* counts map full: the sample was lost */
+	STATUS_DROP_PROC_EVENT_LOST,	  /* exec/exit event lost: ring buffer full */
 	STATUS_DROP_FIRST_SAMPLE_RETRIED, /* first-sample event lost, sent again later */
 	STATUS_DROP_NR,
 };
 
 /* Samples left out on purpose: not losses. */
 enum status_skip {
-	STATUS_SKIP_IDLE = 0,		/* the idle task (include_idle = no) */
-	STATUS_SKIP_FILTERED,		/* filtered in BPF (excluded or unmatched process) */
-	STATUS_SKIP_EXCLUDED,		/* dropped in user space: an excluded application */
+	STATUS_SKIP_IDLE = 0, /* the idle task (include_idle = no) */
+	STATUS_SKIP_FILTERED, /* filtered in BPF (excluded or unmatched process) */
+	STATUS_SKIP_EXCLUDED, /* dropped in user space: an excluded application */
 	STATUS_SKIP_NR,
 };
 
 /* The bounded caches of emberd. */
 enum status_cache {
-	STATUS_CACHE_BINARIES = 0,	/* parsed ELF symbol tables, by file identity */
-	STATUS_CACHE_PERF_MAPS,		/* parsed /tmp/perf-PID.map files */
-	STATUS_CACHE_NAMES,		/* demangled names */
-	STATUS_CACHE_PROCESSES,		/* process classifications (the process table) */
-	STATUS_CACHE_UNWIND_TABLES,	/* .eh_frame tables in the kernel (bytes: rows) */
-	STATUS_CACHE_UNWIND_PROCS,	/* processes whose mappings the stack walk sees */
+	STATUS_CACHE_BINARIES = 0,  /* parsed ELF symbol tables, by file identity */
+	STATUS_CACHE_PERF_MAPS,	    /* parsed /tmp/perf-PID.map files */
+	STATUS_CACHE_NAMES,	    /* demangled names */
+	STATUS_CACHE_PROCESSES,	    /* process classifications (the process table) */
+	STATUS_CACHE_UNWIND_TABLES, /* .eh_frame tables in the kernel (bytes: rows) */
+	STATUS_CACHE_UNWIND_PROCS,  /* processes whose mappings the stack walk sees */
 	STATUS_CACHE_NR,
 };
 
 /* How the user stack walk went (include/ember/cpu.h's EMBER_CPU_M_FRAMES_* and _END_*). */
 enum status_unwind {
-	STATUS_UNWIND_FRAMES_TABLE = 0,	/* frames unwound by an .eh_frame table */
+	STATUS_UNWIND_FRAMES_TABLE = 0, /* frames unwound by an .eh_frame table */
 	STATUS_UNWIND_FRAMES_FP,	/* frames unwound by frame pointer: no table there */
 	STATUS_UNWIND_FRAMES_BAD_RULE,	/* by frame pointer: a rule the walk cannot use */
 	STATUS_UNWIND_NO_TABLES,	/* samples of processes not loaded yet (frame pointers) */
 	STATUS_UNWIND_END_OUTERMOST,	/* stacks complete: the outermost frame reached */
-	STATUS_UNWIND_END_SIGNAL,	/* cut: a signal frame whose saved registers were unreadable */
-	STATUS_UNWIND_END_NO_TABLE,	/* cut: frame pointers failed where no table exists */
-	STATUS_UNWIND_END_BAD_RULE,	/* cut: frame pointers failed after an unusable rule */
-	STATUS_UNWIND_END_UNREADABLE,	/* cut: a rule read memory that could not be read */
-	STATUS_UNWIND_END_DEPTH,	/* cut at the depth limit, marked [truncated] */
-	STATUS_UNWIND_TABLES_BUILT,	/* tables compiled */
-	STATUS_UNWIND_TABLES_FAILED,	/* binaries without a usable table (no or bad CFI) */
+	STATUS_UNWIND_END_SIGNAL,   /* cut: a signal frame whose saved registers were unreadable */
+	STATUS_UNWIND_END_NO_TABLE, /* cut: frame pointers failed where no table exists */
+	STATUS_UNWIND_END_BAD_RULE, /* cut: frame pointers failed after an unusable rule */
+	STATUS_UNWIND_END_UNREADABLE, /* cut: a rule read memory that could not be read */
+	STATUS_UNWIND_END_DEPTH,      /* cut at the depth limit, marked [truncated] */
+	STATUS_UNWIND_TABLES_BUILT,   /* tables compiled */
+	STATUS_UNWIND_TABLES_FAILED,  /* binaries without a usable table (no or bad CFI) */
 	STATUS_UNWIND_NR,
 };
 
@@ -89,52 +89,52 @@ struct status_map {
 /* The collector as the uploader last saw it. */
 struct status_collector {
 	bool configured;
-	char url[512];			/* credentials removed */
+	char url[512]; /* credentials removed */
 	bool outage;
 	int64_t outage_since_ns, last_success_ns; /* CLOCK_REALTIME; 0: none */
-	long last_status;		/* HTTP status of the last failure; 0: transport */
+	long last_status; /* HTTP status of the last failure; 0: transport */
 	char last_error[256];
 	uint64_t pending, sent, rejected, expired, retries;
 	/* What fitting pushed profiles to the collector's rules left out, each counted. */
-	uint64_t labels_dropped;	/* labels not sent: invalid, or over the 30 */
-	uint64_t samples_merged;	/* samples that differed only by sample labels */
-	uint64_t profiles_folded;	/* profiles over max_samples/max_profile_bytes */
-	uint64_t stacks_folded;		/* stacks folded into [truncated] */
+	uint64_t labels_dropped;  /* labels not sent: invalid, or over the 30 */
+	uint64_t samples_merged;  /* samples that differed only by sample labels */
+	uint64_t profiles_folded; /* profiles over max_samples/max_profile_bytes */
+	uint64_t stacks_folded;	  /* stacks folded into [truncated] */
 };
 
 /* The memory bound: the limit, the usage, and what shrinking did. */
 struct status_memory {
-	uint64_t limit;			/* [daemon] memory_limit */
-	uint64_t rss, rss_peak;		/* from /proc/self/status */
-	uint64_t bpf_map_bytes;		/* charged to the cgroup, not in RSS */
-	bool over;			/* RSS over the limit at the last check */
-	uint64_t shrink_events;		/* times RSS went over and caches were shrunk */
-	uint64_t shrink_runs;		/* intervals in which caches were shrunk */
-	int64_t last_shrink_ns;		/* CLOCK_REALTIME; 0: never */
-	uint64_t last_freed;		/* cache bytes freed by the last shrink */
+	uint64_t limit;		/* [daemon] memory_limit */
+	uint64_t rss, rss_peak; /* from /proc/self/status */
+	uint64_t bpf_map_bytes; /* charged to the cgroup, not in RSS */
+	bool over;		/* RSS over the limit at the last check */
+	uint64_t shrink_events; /* times RSS went over and caches were shrunk */
+	uint64_t shrink_runs;	/* intervals in which caches were shrunk */
+	int64_t last_shrink_ns; /* CLOCK_REALTIME; 0: never */
+	uint64_t last_freed;	/* cache bytes freed by the last shrink */
 	uint64_t freed_total;
 };
 
 /* The whole file. Strings are always terminated. */
 struct ember_status {
-	unsigned int format;		/* STATUSFILE_VERSION */
-	char version[32];		/* emberd's */
-	char state[16];			/* "running" or "stopped" */
+	unsigned int format; /* STATUSFILE_VERSION */
+	char version[32];    /* emberd's */
+	char state[16];	     /* "running" or "stopped" */
 	int64_t pid;
-	int64_t start_ns, updated_ns;	/* CLOCK_REALTIME */
+	int64_t start_ns, updated_ns; /* CLOCK_REALTIME */
 	uint32_t hz;
 	int64_t interval_ns;
-	uint64_t intervals;		/* drained since the start */
-	uint64_t processes_tracked;	/* in the process table now */
-	uint64_t processes_seen;	/* first seen since the start */
+	uint64_t intervals;	    /* drained since the start */
+	uint64_t processes_tracked; /* in the process table now */
+	uint64_t processes_seen;    /* first seen since the start */
 	struct status_count samples, stacks, processes, profiles;
-	uint64_t apps;			/* applications of the last interval */
+	uint64_t apps;			 /* applications of the last interval */
 	struct status_count bpf_samples; /* samples that reached the BPF program */
 	struct status_count drops[STATUS_DROP_NR];
 	struct status_count skips[STATUS_SKIP_NR];
 	struct status_count unwind[STATUS_UNWIND_NR];
 	struct status_cache_use caches[STATUS_CACHE_NR];
-	uint64_t history_bytes;		/* history.db + its WAL */
+	uint64_t history_bytes; /* history.db + its WAL */
 	struct status_collector collector;
 	int64_t cpu_user_ns, cpu_system_ns; /* emberd's own, since the start */
 	struct status_memory mem;

@@ -141,9 +141,10 @@ const char *const hist_push_sql[PUSH_STMT_COUNT] = {
 			"AND r.start_ns = profiles.start_ns - (profiles.start_ns - ?1) % ?3) "
 			"GROUP BY period, type, app, labels ORDER BY period, type, app, labels "
 			"LIMIT 1 OFFSET ?4",
-	[ROLLUP_ROWS] = QUERY_COLS "blob FROM profiles WHERE rollup = 0 AND type = ?1 "
-			"AND app = ?2 AND labels = ?3 AND start_ns >= ?4 AND start_ns < ?5 "
-			"ORDER BY start_ns, id",
+	[ROLLUP_ROWS] =
+		QUERY_COLS "blob FROM profiles WHERE rollup = 0 AND type = ?1 "
+			   "AND app = ?2 AND labels = ?3 AND start_ns >= ?4 AND start_ns < ?5 "
+			   "ORDER BY start_ns, id",
 	[ROLLUP_INSERT] = "INSERT INTO profiles (start_ns, end_ns, type, app, labels, samples, "
 			  "processes, raw_size, blob, rollup, rollup_profiles, push_state) "
 			  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 1, ?10, 4)",
@@ -505,7 +506,7 @@ static int bind_meta(sqlite3_stmt *st, const struct history_meta *m, size_t raw_
 
 /* Compresses pprof and stores it with st (bound: ?1-?8 meta, ?9 blob, then extra > 0 as ?10). */
 int hist_put_row(struct history *h, sqlite3_stmt *st, const struct history_meta *m,
-		   const uint8_t *pprof, size_t len, int64_t extra, int64_t *id_out)
+		 const uint8_t *pprof, size_t len, int64_t extra, int64_t *id_out)
 {
 	uint8_t *blob = NULL;
 	size_t blob_len;

@@ -11,21 +11,21 @@
 #include <stdint.h>
 
 struct history_meta {
-	int64_t start_ns, end_ns;	/* the interval the profile covers */
-	const char *type;		/* "cpu", ... */
-	const char *app;		/* application (service_name); "" for host-wide */
-	const char *labels;		/* "k=v" lines sorted by key, '\n'-separated, or "" */
-	uint64_t samples;		/* total sample count */
-	uint32_t processes;		/* distinct pids */
+	int64_t start_ns, end_ns; /* the interval the profile covers */
+	const char *type;	  /* "cpu", ... */
+	const char *app;	  /* application (service_name); "" for host-wide */
+	const char *labels;	  /* "k=v" lines sorted by key, '\n'-separated, or "" */
+	uint64_t samples;	  /* total sample count */
+	uint32_t processes;	  /* distinct pids */
 };
 
 struct history_row {
 	int64_t id;
 	struct history_meta meta;
-	const uint8_t *pprof;		/* uncompressed pprof, only when asked for */
+	const uint8_t *pprof; /* uncompressed pprof, only when asked for */
 	size_t pprof_len;
-	bool rollup;			/* a rollup row (history_query's use_rollups) */
-	uint32_t profiles;		/* raw profiles the row stands for: 1, or a rollup's */
+	bool rollup;	   /* a rollup row (history_query's use_rollups) */
+	uint32_t profiles; /* raw profiles the row stands for: 1, or a rollup's */
 };
 
 /*
@@ -39,10 +39,10 @@ struct history_query {
 	int64_t since_ns, until_ns;
 	const char *type;
 	const char *app;
-	const char *const *labels;	/* "k=v" each row's labels must all include */
+	const char *const *labels; /* "k=v" each row's labels must all include */
 	size_t n_labels;
-	uint32_t n_shards, shard;	/* > 1: only rows whose id % n_shards == shard */
-	bool use_rollups;		/* rollups in place of whole periods' raw rows */
+	uint32_t n_shards, shard; /* > 1: only rows whose id % n_shards == shard */
+	bool use_rollups;	  /* rollups in place of whole periods' raw rows */
 };
 
 struct history;
@@ -54,15 +54,15 @@ void history_close(struct history *h);
 const char *history_path(const struct history *h);
 
 /* Compresses pprof (uncompressed bytes) with zstd and stores it. */
-int history_put(struct history *h, const struct history_meta *m, const uint8_t *pprof,
-		size_t len, int64_t *id_out);
+int history_put(struct history *h, const struct history_meta *m, const uint8_t *pprof, size_t len,
+		int64_t *id_out);
 
 /* Calls cb for each matching row, oldest first; with_blob decompresses the
  * profile (a corrupt blob is reported to cb as pprof == NULL, not an error).
  * A non-zero return of cb stops and is returned. */
 typedef int (*history_cb)(const struct history_row *row, void *arg);
-int history_query(struct history *h, const struct history_query *q, bool with_blob,
-		  history_cb cb, void *arg);
+int history_query(struct history *h, const struct history_query *q, bool with_blob, history_cb cb,
+		  void *arg);
 
 /*
  * The profile types the history holds ("cpu", ...), each once, in order, each
@@ -82,7 +82,7 @@ enum history_push_state {
 	HISTORY_SENT = 1,
 	HISTORY_REJECTED = 2,
 	HISTORY_EXPIRED = 3,
-	HISTORY_LOCAL = 4,		/* a rollup: never pushed (not a queue state) */
+	HISTORY_LOCAL = 4, /* a rollup: never pushed (not a queue state) */
 };
 
 /* A pending profile taken for pushing; owned by the caller, see history_pending_free(). */
@@ -90,8 +90,8 @@ struct history_pending {
 	int64_t id;
 	int64_t start_ns, end_ns;
 	char *type, *app, *labels;
-	uint32_t attempts;		/* failed attempts so far */
-	uint8_t *pprof;			/* uncompressed; NULL when the stored blob is bad */
+	uint32_t attempts; /* failed attempts so far */
+	uint8_t *pprof;	   /* uncompressed; NULL when the stored blob is bad */
 	size_t pprof_len;
 };
 
@@ -110,7 +110,7 @@ int history_expire_pending(struct history *h, int64_t cutoff_ns, int64_t now_ns,
 
 struct history_push_counts {
 	uint64_t pending, sent, rejected, expired;
-	int64_t oldest_pending_ns;	/* start of the oldest pending profile; 0 when none */
+	int64_t oldest_pending_ns; /* start of the oldest pending profile; 0 when none */
 };
 
 /*
@@ -127,12 +127,12 @@ int history_pending_count(struct history *h, uint64_t *n, int64_t *oldest_ns);
  * `emberctl status` can show it even when the daemon is down.
  */
 struct history_collector_state {
-	char url[1024];			/* credentials removed */
-	int64_t last_success_ns;	/* 0: never */
-	int64_t last_error_ns;		/* 0: never */
-	long last_status;		/* HTTP status of the last error; 0: transport error */
-	char last_error[256];		/* one line */
-	int64_t outage_since_ns;	/* 0: the collector is reachable */
+	char url[1024];		 /* credentials removed */
+	int64_t last_success_ns; /* 0: never */
+	int64_t last_error_ns;	 /* 0: never */
+	long last_status;	 /* HTTP status of the last error; 0: transport error */
+	char last_error[256];	 /* one line */
+	int64_t outage_since_ns; /* 0: the collector is reachable */
 };
 
 int history_collector_save(struct history *h, const struct history_collector_state *s);
@@ -197,10 +197,10 @@ int history_rollup_count(struct history *h, uint64_t *rows, uint64_t *bytes);
 
 /* What the history costs: the database file (all its pages) and its WAL. */
 struct history_size {
-	uint64_t db_bytes;		/* page_count * page_size: the file once checkpointed */
-	uint64_t free_bytes;		/* free pages inside it (deleted rows not yet vacuumed) */
-	uint64_t file_bytes;		/* history.db as the file system has it now */
-	uint64_t wal_bytes;		/* the -wal file as it is now */
+	uint64_t db_bytes;   /* page_count * page_size: the file once checkpointed */
+	uint64_t free_bytes; /* free pages inside it (deleted rows not yet vacuumed) */
+	uint64_t file_bytes; /* history.db as the file system has it now */
+	uint64_t wal_bytes;  /* the -wal file as it is now */
 };
 
 /* Works on read-only handles too (emberctl list and status show it). */
@@ -214,7 +214,7 @@ int history_size(struct history *h, struct history_size *s);
  */
 struct history_upgrade {
 	bool vacuumed;
-	int err;			/* 0 or a negative errno */
+	int err;			    /* 0 or a negative errno */
 	uint64_t bytes_before, bytes_after; /* database + WAL */
 	int64_t took_ns;
 };
@@ -223,12 +223,12 @@ const struct history_upgrade *history_upgrade_info(const struct history *h);
 
 /* What a prune deleted and what is left. */
 struct history_prune_result {
-	uint64_t aged, aged_bytes;	/* rows past retention, and their stored (zstd) bytes */
-	uint64_t sized, sized_bytes;	/* oldest rows deleted to fit max_size */
-	bool compacted;			/* freed pages returned to the file system, WAL truncated */
-	bool over_size;			/* still over max_size: nothing left that may be deleted */
-	bool more;			/* a per-prune bound was reached: the next prune goes on */
-	uint64_t pending;		/* with protect_pending and over_size: the rows kept */
+	uint64_t aged, aged_bytes;   /* rows past retention, and their stored (zstd) bytes */
+	uint64_t sized, sized_bytes; /* oldest rows deleted to fit max_size */
+	bool compacted;		     /* freed pages returned to the file system, WAL truncated */
+	bool over_size;		     /* still over max_size: nothing left that may be deleted */
+	bool more;		     /* a per-prune bound was reached: the next prune goes on */
+	uint64_t pending;	     /* with protect_pending and over_size: the rows kept */
 	uint64_t db_bytes, file_bytes, wal_bytes; /* after the prune, as history_size() */
 };
 

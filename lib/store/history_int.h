@@ -58,22 +58,22 @@ enum {
 	COL_PROCESSES,
 	COL_RAW_SIZE,
 	COL_BLOB,
-	COL_PROFILES = 10,	/* query_sql: the raw profiles a row stands for */
-	COL_ROLLUP,		/* query_sql: 1 for a rollup row */
-	COL_ATTEMPTS = 10	/* PENDING_COLS */
+	COL_PROFILES = 10, /* query_sql: the raw profiles a row stands for */
+	COL_ROLLUP,	   /* query_sql: 1 for a rollup row */
+	COL_ATTEMPTS = 10  /* PENDING_COLS */
 };
 
 struct history {
 	sqlite3 *db;
 	char *path;
 	bool read_only;
-	int version;		/* a read-only open may see a v1 file: no push state */
+	int version;			/* a read-only open may see a v1 file: no push state */
 	struct history_upgrade upgrade; /* what this writer's open did once to an older file */
-	bool incremental;	/* auto_vacuum = INCREMENTAL: a prune can shrink the file */
+	bool incremental;		/* auto_vacuum = INCREMENTAL: a prune can shrink the file */
 	sqlite3_stmt *insert;
-	int64_t rollup_period;	/* HISTORY_ROLLUP_PERIOD_NS or what the file records */
+	int64_t rollup_period; /* HISTORY_ROLLUP_PERIOD_NS or what the file records */
 	sqlite3_stmt *query[QUERY_MODES][2][2]; /* [mode][with_blob][by_type], on first use */
-	sqlite3_stmt *push[PUSH_STMT_COUNT]; /* hist_push_sql, prepared on first use */
+	sqlite3_stmt *push[PUSH_STMT_COUNT];	/* hist_push_sql, prepared on first use */
 };
 
 /* history.c: every statement but the queries (history_read.c), by enum push_stmt. */

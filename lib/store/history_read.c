@@ -29,17 +29,17 @@
 #define QUERY_ORDER " ORDER BY start_ns, id"
 #define BY_TYPE " AND type = ?3"
 #define RAW_WHERE QUERY_WHERE " AND rollup = 0"
-#define HIDDEN_BY_ROLLUP                                                                       \
-	" AND NOT (start_ns >= ?5 AND start_ns < ?6 AND EXISTS (SELECT 1 FROM profiles AS r "     \
-	"WHERE r.rollup = 1 AND r.type = profiles.type AND r.app = profiles.app "                 \
-	"AND r.labels = profiles.labels AND r.start_ns = profiles.start_ns - "                    \
+#define HIDDEN_BY_ROLLUP                                                                      \
+	" AND NOT (start_ns >= ?5 AND start_ns < ?6 AND EXISTS (SELECT 1 FROM profiles AS r " \
+	"WHERE r.rollup = 1 AND r.type = profiles.type AND r.app = profiles.app "             \
+	"AND r.labels = profiles.labels AND r.start_ns = profiles.start_ns - "                \
 	"(profiles.start_ns - ?5) % ?7))"
-#define ROLLUP_WHERE                                                               \
-	" FROM profiles WHERE rollup = 1 AND start_ns >= ?5 AND start_ns < ?6 "     \
+#define ROLLUP_WHERE                                                            \
+	" FROM profiles WHERE rollup = 1 AND start_ns >= ?5 AND start_ns < ?6 " \
 	"AND (start_ns - ?5) % ?7 = 0 AND (?4 IS NULL OR app = ?4)"
-#define WITH_ROLLUPS(blob, type)                                                   \
+#define WITH_ROLLUPS(blob, type)                                                               \
 	QUERY_COLS blob ", 1, 0" RAW_WHERE type HIDDEN_BY_ROLLUP " UNION ALL " QUERY_COLS blob \
-		", rollup_profiles, 1" ROLLUP_WHERE type " ORDER BY 2, 1"
+			", rollup_profiles, 1" ROLLUP_WHERE type " ORDER BY 2, 1"
 
 static const char *const query_sql[QUERY_MODES][2][2] = {
 	[QUERY_V3][0][0] = QUERY_COLS "NULL, 1, 0" QUERY_WHERE QUERY_ORDER,

@@ -150,9 +150,10 @@ int history_period_rows(struct history *h, const struct history_series *s, int64
 	rc |= sqlite3_bind_text(st, 2, s->app, -1, SQLITE_STATIC);
 	rc |= sqlite3_bind_text(st, 3, s->labels, -1, SQLITE_STATIC);
 	rc |= sqlite3_bind_int64(st, 4, period_start);
-	rc |= sqlite3_bind_int64(st, 5, period_start > INT64_MAX - h->rollup_period
-						 ? INT64_MAX
-						 : period_start + h->rollup_period);
+	rc |= sqlite3_bind_int64(st, 5,
+				 period_start > INT64_MAX - h->rollup_period ?
+					 INT64_MAX :
+					 period_start + h->rollup_period);
 	if (rc != SQLITE_OK) {
 		sqlite3_clear_bindings(st);
 		return -ENOMEM;

@@ -16,9 +16,9 @@ struct build {
 	int64_t start_ns, end_ns; /* the merged rows' span */
 	uint64_t samples;
 	uint32_t profiles, skipped;
-	uint32_t max_processes; /* the rows' own counts, when samples carry no pid */
+	uint32_t max_processes;	   /* the rows' own counts, when samples carry no pid */
 	const atomic_bool *cancel; /* stops the build between rows */
-	int64_t *pids; /* "pid" labels seen; sorted and unique up to n_sorted */
+	int64_t *pids;		   /* "pid" labels seen; sorted and unique up to n_sorted */
 	size_t n_pids, cap_pids;
 };
 

@@ -20,9 +20,9 @@ struct rollup_result {
 	struct history_series series; /* owned; rollup_result_free() */
 	int64_t period_start;
 	uint32_t profiles; /* raw rows merged */
-	uint32_t skipped; /* raw rows that did not decode or merge */
-	uint64_t samples; /* the rollup's sample count */
-	bool stored; /* false: no raw row of it could be merged */
+	uint32_t skipped;  /* raw rows that did not decode or merge */
+	uint64_t samples;  /* the rollup's sample count */
+	bool stored;	   /* false: no raw row of it could be merged */
 };
 
 void rollup_result_free(struct rollup_result *r);

@@ -101,7 +101,7 @@ static bool crc_matches(int fd, uint32_t want)
 
 static struct elf_syms *by_debuglink(int root, const char *path, const struct elf_syms *bin)
 {
-	static const char *const forms[] = { "%.*s/%s", "%.*s/.debug/%s", DEBUG_DIR "%.*s/%s" };
+	static const char *const forms[] = {"%.*s/%s", "%.*s/.debug/%s", DEBUG_DIR "%.*s/%s"};
 	const char *slash = strrchr(path, '/'), *name;
 	struct elf_syms *syms;
 	char cand[4096 + 512];

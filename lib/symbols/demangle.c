@@ -14,15 +14,15 @@
 
 /* One name: demangled NULL records that it did not demangle. */
 struct dm_entry {
-	const char *name;	/* mangled: points at text, or at the caller's name in a probe */
+	const char *name; /* mangled: points at text, or at the caller's name in a probe */
 	char *demangled;
 	char text[];
 };
 
 struct demangle_cache {
-	void *tree;		/* tsearch tree of struct dm_entry, by mangled name */
+	void *tree; /* tsearch tree of struct dm_entry, by mangled name */
 	size_t bytes, max_bytes;
-	size_t n;		/* names held */
+	size_t n; /* names held */
 };
 
 bool demangle_is_mangled(const char *name)
@@ -76,7 +76,7 @@ static void entry_free(void *p)
 
 const char *demangle_cache_get(struct demangle_cache *c, const char *name)
 {
-	struct dm_entry probe = { .name = name }, *e, **slot;
+	struct dm_entry probe = {.name = name}, *e, **slot;
 	size_t len;
 
 	if (!demangle_is_mangled(name))

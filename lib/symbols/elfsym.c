@@ -17,10 +17,10 @@
 #include "util.h"
 
 /* Bounds on hostile files beyond those of the header. */
-#define ELFSYM_MAX_PHDRS 4096	/* program headers looked at; real files have ~15 */
-#define ELFSYM_MAX_LOADS 64	/* real files have 2 to 5 PT_LOAD segments */
-#define ELFSYM_MAX_NOTES 64	/* note segments or sections searched for a build-id */
-#define ELFSYM_MAX_BUILD_ID 64	/* bytes; GNU ld writes 20 (sha1) or 16 (md5) */
+#define ELFSYM_MAX_PHDRS 4096  /* program headers looked at; real files have ~15 */
+#define ELFSYM_MAX_LOADS 64    /* real files have 2 to 5 PT_LOAD segments */
+#define ELFSYM_MAX_NOTES 64    /* note segments or sections searched for a build-id */
+#define ELFSYM_MAX_BUILD_ID 64 /* bytes; GNU ld writes 20 (sha1) or 16 (md5) */
 /* Names are copied per symbol, so aliases sharing one long name add up. */
 #define ELFSYM_MAX_ARENA (256u << 20)
 /* PLT relocations read; a large program imports a few thousand functions. */
@@ -35,11 +35,11 @@ struct elf_load {
 };
 
 struct elf_sym {
-	uint64_t addr, end;	/* [addr, end); a symbol without size: its section's end or 0 */
-	uint32_t name;		/* offset into arena */
-	uint8_t bind;		/* STB_*, to choose among aliases */
-	uint8_t sized;		/* the symbol gave its size */
-	uint8_t versioned;	/* name@VERSION follows the name in the arena */
+	uint64_t addr, end; /* [addr, end); a symbol without size: its section's end or 0 */
+	uint32_t name;	    /* offset into arena */
+	uint8_t bind;	    /* STB_*, to choose among aliases */
+	uint8_t sized;	    /* the symbol gave its size */
+	uint8_t versioned;  /* name@VERSION follows the name in the arena */
 };
 
 struct elf_syms {
@@ -51,7 +51,7 @@ struct elf_syms {
 	size_t n_loads;
 	enum elf_syms_source source;
 	char build_id[2 * ELFSYM_MAX_BUILD_ID + 1];
-	char debuglink[ELFSYM_MAX_DEBUGLINK];	/* "" when absent */
+	char debuglink[ELFSYM_MAX_DEBUGLINK]; /* "" when absent */
 	uint32_t debuglink_crc;
 };
 
@@ -265,8 +265,8 @@ static uint64_t section_end(Elf *elf, size_t ndx, uint64_t addr)
 	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
 		return 0;
 	scn = elf_getscn(elf, ndx);
-	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
-	    addr < sh.sh_addr || addr - sh.sh_addr >= sh.sh_size)
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || addr < sh.sh_addr ||
+	    addr - sh.sh_addr >= sh.sh_size)
 		return 0;
 	return sh.sh_addr + sh.sh_size;
 }
@@ -324,15 +324,15 @@ static int read_symbols(Elf *elf, struct elf_syms *s, size_t file_size, bool thu
  */
 struct got_slot {
 	uint64_t addr;
-	const char *name;	/* in the string table of the relocations' symbols, or NULL */
-	uint64_t resolver;	/* when name is NULL: the resolver's address, or 0 */
+	const char *name;  /* in the string table of the relocations' symbols, or NULL */
+	uint64_t resolver; /* when name is NULL: the resolver's address, or 0 */
 };
 
 /* What naming PLT stubs needs: the slots by address, and .rela.plt's in its order. */
 struct plt_relocs {
-	struct got_slot *slots;	/* sorted by addr */
+	struct got_slot *slots; /* sorted by addr */
 	size_t n, cap;
-	struct got_slot *jump;	/* .rela.plt's entry i: what a lazy stub's push selects */
+	struct got_slot *jump; /* .rela.plt's entry i: what a lazy stub's push selects */
 	size_t n_jump, cap_jump;
 };
 
@@ -354,8 +354,8 @@ static const struct got_slot *slot_at(const struct plt_relocs *r, uint64_t addr)
 /* The index + 1 of the symbol containing vaddr among the first n (sorted) ones, or 0. */
 static size_t find_symbol(const struct elf_syms *s, size_t n, uint64_t vaddr)
 {
-	size_t lo = sorted_upper_bound(s->v, n, sizeof(*s->v), offsetof(struct elf_sym, addr),
-				       vaddr);
+	size_t lo =
+		sorted_upper_bound(s->v, n, sizeof(*s->v), offsetof(struct elf_sym, addr), vaddr);
 
 	return lo && vaddr < s->v[lo - 1].end ? lo : 0;
 }
@@ -383,7 +383,7 @@ static bool reloc_slot(Elf *elf, const GElf_Shdr *sh, const GElf_Rela *rela, boo
 {
 	uint32_t type = (uint32_t)GELF_R_TYPE(rela->r_info);
 
-	*out = (struct got_slot){ .addr = rela->r_offset };
+	*out = (struct got_slot){.addr = rela->r_offset};
 	if (is_plt && type == ELFSYM_R_IRELATIVE)
 		out->resolver = (uint64_t)rela->r_addend;
 	else if (type == (is_plt ? ELFSYM_R_JUMP_SLOT : ELFSYM_R_GLOB_DAT))
@@ -443,7 +443,7 @@ static uint32_t le32(const unsigned char *p)
 static const struct got_slot *stub_slot(const struct plt_relocs *r, const unsigned char *p,
 					size_t len, uint64_t vaddr)
 {
-	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const unsigned char endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
 	size_t i = 0;
 
 	if (len >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
@@ -512,7 +512,7 @@ static int name_stubs(struct elf_syms *s, size_t n_sorted, Elf_Scn *scn, const G
  */
 static int read_plt(Elf *elf, struct elf_syms *s, size_t file_size, const GElf_Ehdr *eh)
 {
-	struct plt_relocs r = { 0 };
+	struct plt_relocs r = {0};
 	size_t shstrndx, n_sorted = s->n;
 	Elf_Scn *scn = NULL;
 	const char *name;

@@ -28,10 +28,10 @@
 
 struct ksym {
 	uint64_t addr;
-	uint32_t name;		/* offset into arena */
-	uint16_t module;	/* index into modules, 0 for the core kernel */
-	char type;		/* t, T, w or W */
-	uint8_t marker;		/* a section boundary such as _etext, not a function */
+	uint32_t name;	 /* offset into arena */
+	uint16_t module; /* index into modules, 0 for the core kernel */
+	char type;	 /* t, T, w or W */
+	uint8_t marker;	 /* a section boundary such as _etext, not a function */
 };
 
 struct ksyms {
@@ -39,7 +39,7 @@ struct ksyms {
 	size_t n, cap;
 	char *arena;
 	size_t arena_len, arena_cap;
-	uint32_t *modules;	/* arena offsets; modules[0] is unused */
+	uint32_t *modules; /* arena offsets; modules[0] is unused */
 	size_t n_modules, modules_cap;
 };
 
@@ -84,8 +84,8 @@ static int module_index(struct ksyms *k, const char *name, size_t len, uint16_t 
 	if (k->n_modules >= KSYMS_MAX_MODULES)
 		return -E2BIG;
 	/* Slot 0 stands for the core kernel and is reserved on first use. */
-	err = array_grow((void **)&k->modules, &k->modules_cap, (k->n_modules ? k->n_modules : 1) + 1,
-		   sizeof(*k->modules), 16);
+	err = array_grow((void **)&k->modules, &k->modules_cap,
+			 (k->n_modules ? k->n_modules : 1) + 1, sizeof(*k->modules), 16);
 	if (!err)
 		err = arena_add(k, name, len, &off);
 	if (err)
@@ -100,16 +100,16 @@ static int module_index(struct ksyms *k, const char *name, size_t len, uint16_t 
 /* Section boundaries that kallsyms lists as text symbols but are no function. */
 static bool is_marker(const char *name, size_t len)
 {
-	static const char *const exact[] = { "_stext", "_etext", "_text", "_sinittext",
-					     "_einittext" };
+	static const char *const exact[] = {"_stext", "_etext", "_text", "_sinittext",
+					    "_einittext"};
 	static const char start[] = "_text_start", end[] = "_text_end";
 	size_t i;
 
 	for (i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (strlen(exact[i]) == len && !memcmp(exact[i], name, len))
 			return true;
-	if (len >= sizeof(start) - 1 && !memcmp(name + len - (sizeof(start) - 1), start,
-						sizeof(start) - 1))
+	if (len >= sizeof(start) - 1 &&
+	    !memcmp(name + len - (sizeof(start) - 1), start, sizeof(start) - 1))
 		return true;
 	return len >= sizeof(end) - 1 &&
 	       !memcmp(name + len - (sizeof(end) - 1), end, sizeof(end) - 1);

@@ -37,8 +37,7 @@ int file_key_cmp(const struct file_key *a, const struct file_key *b)
 	int c;
 
 	if ((c = cmp_u64(a->ino, b->ino)) || (c = cmp_u64(a->dev, b->dev)) ||
-	    (c = cmp_u64(a->size, b->size)) ||
-	    (c = cmp_s64(a->mtime_sec, b->mtime_sec)))
+	    (c = cmp_u64(a->size, b->size)) || (c = cmp_s64(a->mtime_sec, b->mtime_sec)))
 		return c;
 	return cmp_s64(a->mtime_nsec, b->mtime_nsec);
 }

@@ -34,10 +34,10 @@
 #define PM_NO_SPLIT UINT16_MAX
 
 struct pm_sym {
-	uint64_t start, end;	/* [start, end) */
-	const char *name;	/* in a chunk: the raw name, then the function and file when split */
-	uint32_t seq;		/* parse order: the latest entry at one start wins */
-	uint32_t line;		/* the function's first line, 0 when unknown */
+	uint64_t start, end; /* [start, end) */
+	const char *name;    /* in a chunk: the raw name, then the function and file when split */
+	uint32_t seq;	     /* parse order: the latest entry at one start wins */
+	uint32_t line;	     /* the function's first line, 0 when unknown */
 	uint16_t func_off, file_off; /* from name, or PM_NO_SPLIT */
 };
 _Static_assert(3 * (PERFMAP_MAX_LINE + 1) + sizeof(PERFMAP_ANONYMOUS) < PM_NO_SPLIT,
@@ -52,11 +52,11 @@ struct pm_chunk {
 struct perf_map {
 	struct pm_sym *v;
 	size_t n, cap;
-	struct pm_chunk *chunks;	/* the newest first */
+	struct pm_chunk *chunks; /* the newest first */
 	size_t n_chunks;
 	uint32_t seq;
 	bool sorted;
-	bool skip_line;		/* inside an over-long line: drop up to its newline */
+	bool skip_line; /* inside an over-long line: drop up to its newline */
 	uint64_t bad_lines;
 };
 
@@ -141,7 +141,7 @@ static int store_name(struct perf_map *m, struct pm_sym *e, const char *name, si
 /* --- splitting runtimes' names ---------------------------------------------------------- */
 
 /* V8's tags of JavaScript functions (JS since V8 10.x; older ones before). */
-static const char *const v8_tags[] = { "JS:", "LazyCompile:", "Function:", "Script:", "Eval:" };
+static const char *const v8_tags[] = {"JS:", "LazyCompile:", "Function:", "Script:", "Eval:"};
 /* V8's markers of the tier that compiled the code: Turbofan, Ignition, Sparkplug, Maglev. */
 static const char v8_markers[] = "*~^+";
 /* Lines beyond this are not lines (a script is not this long): the digits stay in the file. */
@@ -202,8 +202,8 @@ static const char *v8_separator(const char *s, const char *end)
 	for (p = first; p; p = memchr(p + 1, ' ', (size_t)(end - p - 1)))
 		if (looks_like_script(p + 1, end))
 			return p;
-	if (first && (has_prefix(s, (size_t)(end - s), "get ") ||
-		      has_prefix(s, (size_t)(end - s), "set ")))
+	if (first &&
+	    (has_prefix(s, (size_t)(end - s), "get ") || has_prefix(s, (size_t)(end - s), "set ")))
 		return memchr(s + 4, ' ', (size_t)(end - s - 4));
 	return first;
 }
@@ -253,7 +253,7 @@ bool perfmap_split_name(const char *name, size_t len, struct perfmap_split *out)
 {
 	const char *end = name + len;
 
-	*out = (struct perfmap_split){ 0 };
+	*out = (struct perfmap_split){0};
 	if (has_prefix(name, len, "py::"))
 		return split_python(name, name + 4, end, out);
 	for (size_t i = 0; i < sizeof(v8_tags) / sizeof(v8_tags[0]); i++)
@@ -329,8 +329,8 @@ static int parse_line(struct perf_map *m, const char *s, size_t len)
 	while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
 		end--;
 	if (len > PERFMAP_MAX_LINE || !parse_hex(&p, end, &start) || !skip_blanks(&p, end) ||
-	    !parse_hex(&p, end, &size) || !skip_blanks(&p, end) ||
-	    !name_ok(p, (size_t)(end - p)) || size == 0 || start + size < start)
+	    !parse_hex(&p, end, &size) || !skip_blanks(&p, end) || !name_ok(p, (size_t)(end - p)) ||
+	    size == 0 || start + size < start)
 		return 0;
 	if (m->n >= PERFMAP_MAX_ENTRIES)
 		return 0;
@@ -344,7 +344,7 @@ static int parse_line(struct perf_map *m, const char *s, size_t len)
 		m->cap = cap;
 	}
 	e = &m->v[m->n];
-	*e = (struct pm_sym){ .start = start, .end = start + size, .seq = m->seq };
+	*e = (struct pm_sym){.start = start, .end = start + size, .seq = m->seq};
 	if (store_name(m, e, p, (size_t)(end - p)))
 		return -ENOMEM;
 	m->n++;
@@ -425,7 +425,7 @@ bool perfmap_lookup(struct perf_map *m, uint64_t addr, struct perfmap_name *out)
 	if (lo == 0 || addr >= m->v[lo - 1].end)
 		return false;
 	e = &m->v[lo - 1];
-	*out = (struct perfmap_name){ .raw = e->name, .function = e->name, .file = "" };
+	*out = (struct perfmap_name){.raw = e->name, .function = e->name, .file = ""};
 	if (e->func_off != PM_NO_SPLIT) {
 		out->function = e->name + e->func_off;
 		out->file = e->name + e->file_off;
@@ -459,21 +459,21 @@ enum pm_refusal { PM_OK = 0, PM_SYMLINK, PM_OWNER, PM_SIZE, PM_TYPE };
 /* One process: its parsed map and where reading its file stopped. */
 struct pm_proc {
 	pid_t pid;
-	struct perf_map *map;		/* NULL until a file was read */
-	struct perf_map *retired;	/* replaced this interval: its names may still be held */
-	uint64_t dev, ino, off;		/* the file read, and the bytes of it parsed */
-	int64_t next_try_ms;		/* a miss before this does not re-read */
-	uint64_t used;			/* interval of the last lookup */
-	enum pm_refusal refused;	/* the refusal last counted */
-	bool gone;			/* the process exited: dropped at the next interval */
+	struct perf_map *map;	  /* NULL until a file was read */
+	struct perf_map *retired; /* replaced this interval: its names may still be held */
+	uint64_t dev, ino, off;	  /* the file read, and the bytes of it parsed */
+	int64_t next_try_ms;	  /* a miss before this does not re-read */
+	uint64_t used;		  /* interval of the last lookup */
+	enum pm_refusal refused;  /* the refusal last counted */
+	bool gone;		  /* the process exited: dropped at the next interval */
 };
 
 struct perfmap_cache {
-	struct pm_proc **v;		/* sorted by pid */
+	struct pm_proc **v; /* sorted by pid */
 	size_t n;
 	size_t bytes, max_bytes;
 	uint64_t interval;
-	struct pm_proc *last;		/* consecutive frames come from one process */
+	struct pm_proc *last; /* consecutive frames come from one process */
 	struct perfmap_stats st;
 };
 

@@ -25,9 +25,9 @@
  * writes "py::qualname:/path/file.py".
  */
 struct perfmap_split {
-	size_t func_off, func_len;	/* func_len 0: an anonymous function */
-	size_t file_off, file_len;	/* file_len 0: no file given */
-	uint32_t line;			/* the function's first line; 0: unknown */
+	size_t func_off, func_len; /* func_len 0: an anonymous function */
+	size_t file_off, file_len; /* file_len 0: no file given */
+	uint32_t line;		   /* the function's first line; 0: unknown */
 };
 
 /*
@@ -39,10 +39,10 @@ bool perfmap_split_name(const char *name, size_t len, struct perfmap_split *out)
 
 /* What an entry names: the runtime's text, and the parts split from it. */
 struct perfmap_name {
-	const char *raw;	/* the line's name, as the runtime wrote it */
-	const char *function;	/* raw when it did not split; "(anonymous)" when empty */
-	const char *file;	/* "" when none */
-	uint32_t line;		/* 0 when unknown */
+	const char *raw;      /* the line's name, as the runtime wrote it */
+	const char *function; /* raw when it did not split; "(anonymous)" when empty */
+	const char *file;     /* "" when none */
+	uint32_t line;	      /* 0 when unknown */
 };
 
 /* The function name given to anonymous JS functions (as browsers' profilers show them). */
@@ -70,17 +70,17 @@ size_t perfmap_memory(const struct perf_map *m);
 
 /* What reading the perf maps of live processes did and refused, since the start. */
 struct perfmap_stats {
-	uint64_t reads;			/* files (re-)read, in full or their appended tail */
+	uint64_t reads; /* files (re-)read, in full or their appended tail */
 	uint64_t bytes_read;
-	uint64_t refused_symlink;	/* the path was, or went through, a symlink */
-	uint64_t refused_owner;		/* not owned by the process's user */
-	uint64_t refused_size;		/* over PERFMAP_MAX_FILE */
-	uint64_t refused_type;		/* not a regular file (fifo, device, directory) */
-	uint64_t bad_lines;		/* malformed lines skipped */
-	uint64_t named;			/* frames named from a perf map */
-	uint64_t maps, memory;		/* processes whose map is held, and its bytes */
-	uint64_t max_bytes;		/* the cache's bound on memory */
-	uint64_t cache_full;		/* reads skipped: the cache was at its bound */
+	uint64_t refused_symlink; /* the path was, or went through, a symlink */
+	uint64_t refused_owner;	  /* not owned by the process's user */
+	uint64_t refused_size;	  /* over PERFMAP_MAX_FILE */
+	uint64_t refused_type;	  /* not a regular file (fifo, device, directory) */
+	uint64_t bad_lines;	  /* malformed lines skipped */
+	uint64_t named;		  /* frames named from a perf map */
+	uint64_t maps, memory;	  /* processes whose map is held, and its bytes */
+	uint64_t max_bytes;	  /* the cache's bound on memory */
+	uint64_t cache_full;	  /* reads skipped: the cache was at its bound */
 };
 
 /* The perf maps of the processes seen, by pid, with a bound on their total bytes. */

@@ -64,7 +64,7 @@ static bool expect(const char **p, const char *end, char c)
 /* "rwxp": each position is its letter or '-', the last is 'p' or 's'. */
 static bool parse_perms(const char **p, const char *end, uint32_t *perms)
 {
-	static const char letters[3] = { 'r', 'w', 'x' };
+	static const char letters[3] = {'r', 'w', 'x'};
 	const char *s = *p;
 	uint32_t v = 0;
 	int i;
@@ -277,7 +277,7 @@ struct ember_procmap_query {
 /* Mappings queried so far, their names in one arena (it moves as it grows). */
 struct queried {
 	struct proc_map *v;
-	size_t *name_off;	/* per mapping: offset of its name in arena, SIZE_MAX for none */
+	size_t *name_off; /* per mapping: offset of its name in arena, SIZE_MAX for none */
 	size_t n, cap, off_cap;
 	char *arena;
 	size_t bytes, arena_cap;
@@ -299,11 +299,15 @@ static int add_queried(struct queried *qs, const struct ember_procmap_query *q, 
 	if (err)
 		return err;
 	qs->v[qs->n] = (struct proc_map){
-		.start = q->vma_start, .end = q->vma_end, .offset = q->vma_offset,
-		.inode = q->inode, .dev_major = q->dev_major, .dev_minor = q->dev_minor,
+		.start = q->vma_start,
+		.end = q->vma_end,
+		.offset = q->vma_offset,
+		.inode = q->inode,
+		.dev_major = q->dev_major,
+		.dev_minor = q->dev_minor,
 		/* the ioctl's VMA bits are the PROCMAP_* bits */
-		.perms = (uint32_t)(q->vma_flags & (PROCMAP_R | PROCMAP_W | PROCMAP_X |
-						    PROCMAP_SHARED)),
+		.perms = (uint32_t)(q->vma_flags &
+				    (PROCMAP_R | PROCMAP_W | PROCMAP_X | PROCMAP_SHARED)),
 	};
 	qs->name_off[qs->n] = SIZE_MAX;
 	if (len) {
@@ -339,7 +343,7 @@ static int pack_queried(const struct queried *qs, struct proc_maps *out)
 
 int procmaps_read_exec(pid_t pid, struct proc_maps *out)
 {
-	struct queried qs = { 0 };
+	struct queried qs = {0};
 	char path[64], *name;
 	uint64_t addr = 0;
 	int fd, err = 0;

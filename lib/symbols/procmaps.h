@@ -14,18 +14,18 @@
 enum { PROCMAP_R = 1, PROCMAP_W = 2, PROCMAP_X = 4, PROCMAP_SHARED = 8 };
 
 struct proc_map {
-	uint64_t start, end;	/* [start, end) in the process's address space */
-	uint64_t offset;	/* file offset of start */
+	uint64_t start, end; /* [start, end) in the process's address space */
+	uint64_t offset;     /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	uint32_t perms;		/* PROCMAP_* bits */
-	char *path;		/* NULL for anonymous mappings; "[vdso]" etc. kept as is */
+	uint32_t perms; /* PROCMAP_* bits */
+	char *path;	/* NULL for anonymous mappings; "[vdso]" etc. kept as is */
 };
 
 struct proc_maps {
-	struct proc_map *v;	/* sorted by start */
+	struct proc_map *v; /* sorted by start */
 	size_t n;
-	size_t bad_lines;	/* malformed lines skipped */
+	size_t bad_lines; /* malformed lines skipped */
 };
 
 /* Pure: parses text into out (which must be zeroed). 0 or -ENOMEM / -E2BIG. */

@@ -239,8 +239,7 @@ static const struct elf_syms *file_symbols(const struct file_entry *f)
  * process whose libraries are all known costs one system call per library
  * instead of four. NULL when it must be opened (not cached, or not root).
  */
-static struct file_entry *cached_mapping(struct symbolizer *s, pid_t pid,
-					 const struct proc_map *m)
+static struct file_entry *cached_mapping(struct symbolizer *s, pid_t pid, const struct proc_map *m)
 {
 	struct file_entry probe, **found;
 
@@ -339,7 +338,7 @@ static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct 
 static void vdso_load(struct symbolizer *s)
 {
 	uint64_t base = getauxval(AT_SYSINFO_EHDR);
-	struct proc_maps maps = { 0 };
+	struct proc_maps maps = {0};
 	const struct proc_map *m;
 
 	if (!base || procmaps_read(getpid(), &maps))
@@ -448,8 +447,7 @@ struct symbolizer *symbolizer_new(void)
 	 * It is created with every signal blocked, so that signals meant for the
 	 * daemon's signalfd (TERM, INT, HUP) can never be delivered to it.
 	 */
-	s->loader_running = !worker_init(&s->loader) &&
-			    !worker_start(&s->loader, loader_main, s);
+	s->loader_running = !worker_init(&s->loader) && !worker_start(&s->loader, loader_main, s);
 	if (!s->loader_running)
 		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
 	return s;
@@ -465,7 +463,7 @@ void symbolizer_set_kernel_namer(struct symbolizer *s, symbolizer_kernel_namer f
 void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel,
 		      struct sym_frame *out)
 {
-	*out = (struct sym_frame){ .build_id = "", .address = addr };
+	*out = (struct sym_frame){.build_id = "", .address = addr};
 	if (kernel) {
 		kernel_frame(s, addr, out);
 	} else if (addr >= SYM_USER_LIMIT) {
@@ -589,4 +587,3 @@ void symbolizer_free(struct symbolizer *s)
 	elf_syms_free(s->vdso);
 	free(s);
 }
-

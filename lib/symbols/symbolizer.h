@@ -17,34 +17,34 @@
 /* One resolved frame. Strings are owned by the symbolizer: copy them before the
  * next call into it (a re-read of the process's mappings may free them). */
 struct sym_frame {
-	const char *function;	/* NULL when unknown */
-	const char *file;	/* mapping path, "[kernel.kallsyms]", or NULL when no mapping */
-	const char *build_id;	/* hex GNU build-id or "" */
+	const char *function; /* NULL when unknown */
+	const char *file;     /* mapping path, "[kernel.kallsyms]", or NULL when no mapping */
+	const char *build_id; /* hex GNU build-id or "" */
 	uint64_t map_start, map_limit, map_offset; /* the mapping, when file != NULL */
-	uint64_t address;	/* the runtime address */
+	uint64_t address;			   /* the runtime address */
 	bool kernel;
 	const char *system_name; /* the mangled, versioned or runtime's raw name, else NULL */
 	const char *source_file; /* the function's source file when known (JIT code), else NULL */
-	uint32_t line;		/* the function's first line in source_file, 0 when unknown */
+	uint32_t line;		 /* the function's first line in source_file, 0 when unknown */
 };
 
 struct symbolizer_stats {
 	uint64_t frames, named, unnamed;
 	uint64_t files_cached, file_cache_bytes;
 	uint64_t maps_read, maps_failed;
-	uint64_t captured;		/* processes captured on first sight or exec */
-	uint64_t file_cache_bound;	/* bytes the file cache may hold (LRU by binary) */
+	uint64_t captured;		     /* processes captured on first sight or exec */
+	uint64_t file_cache_bound;	     /* bytes the file cache may hold (LRU by binary) */
 	uint64_t debug_build_id, debug_link; /* binaries named from a debug file found so */
-	uint64_t demangled, demangle_bytes; /* frames demangled; the demangle cache's bytes */
-	uint64_t vdso_named;		/* frames named from the vDSO image */
-	uint64_t kernel_in_user;	/* kernel addresses in user stacks, named as kernel */
-	uint64_t demangle_bound;	/* bytes the demangle cache may hold */
-	uint64_t demangle_entries;	/* names it holds */
-	uint64_t pids_held;		/* processes whose mappings are held */
-	uint64_t file_cache_full;	/* binaries not parsed: the cache was full of ones in use */
-	uint64_t kernel_asked;		/* kernel addresses the kernel namer was asked for */
-	uint64_t kernel_cached;		/* kernel names held in the cache of the namer's answers */
-	struct perfmap_stats perfmap;	/* JIT frames from /tmp/perf-PID.map */
+	uint64_t demangled, demangle_bytes;  /* frames demangled; the demangle cache's bytes */
+	uint64_t vdso_named;		     /* frames named from the vDSO image */
+	uint64_t kernel_in_user;	     /* kernel addresses in user stacks, named as kernel */
+	uint64_t demangle_bound;	     /* bytes the demangle cache may hold */
+	uint64_t demangle_entries;	     /* names it holds */
+	uint64_t pids_held;		     /* processes whose mappings are held */
+	uint64_t file_cache_full;     /* binaries not parsed: the cache was full of ones in use */
+	uint64_t kernel_asked;	      /* kernel addresses the kernel namer was asked for */
+	uint64_t kernel_cached;	      /* kernel names held in the cache of the namer's answers */
+	struct perfmap_stats perfmap; /* JIT frames from /tmp/perf-PID.map */
 };
 
 struct symbolizer;
@@ -84,9 +84,9 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st);
 
 /* Bytes each cache may hold (heap: parsed symbols and names, not mapped files). */
 struct symbolizer_caps {
-	uint64_t files;		/* parsed ELF symbol tables (default 1 GiB) */
-	uint64_t perfmaps;	/* parsed perf maps (default 256 MiB) */
-	uint64_t names;		/* demangled names (default 16 MiB) */
+	uint64_t files;	   /* parsed ELF symbol tables (default 1 GiB) */
+	uint64_t perfmaps; /* parsed perf maps (default 256 MiB) */
+	uint64_t names;	   /* demangled names (default 16 MiB) */
 };
 
 /*

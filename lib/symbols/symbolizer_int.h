@@ -51,17 +51,17 @@ static const char kernel_file[] = "[kernel.kallsyms]";
 struct file_entry {
 	struct file_key key;
 	struct elf_syms *syms;
-	struct elf_syms *dbg;		/* the .symtab of its separate debug file, if found */
+	struct elf_syms *dbg; /* the .symtab of its separate debug file, if found */
 	enum debugfile_via dbg_via;
-	bool loading;			/* queued or being parsed by the loader (under the loader's lock) */
-	bool settled;			/* its size and debug file were accounted for */
-	int load_fd;			/* for the loader: the file, opened while reachable */
-	pid_t load_pid;			/* for the loader: whose root holds its debug file */
+	bool loading;	/* queued or being parsed by the loader (under the loader's lock) */
+	bool settled;	/* its size and debug file were accounted for */
+	int load_fd;	/* for the loader: the file, opened while reachable */
+	pid_t load_pid; /* for the loader: whose root holds its debug file */
 	char *load_path;
-	struct file_entry *next_job;	/* the loader's queue */
+	struct file_entry *next_job; /* the loader's queue */
 	size_t bytes;
 	uint64_t used;			/* interval in which it was last used */
-	struct file_entry *prev, *next;	/* LRU list, most recently used first */
+	struct file_entry *prev, *next; /* LRU list, most recently used first */
 };
 
 /*
@@ -71,18 +71,18 @@ struct file_entry {
  */
 struct pid_entry {
 	pid_t pid;
-	int err;			/* reading the maps failed: do not retry */
+	int err; /* reading the maps failed: do not retry */
 	struct proc_maps maps;
-	struct file_entry **files;	/* per mapping: NULL untried, no_file, or cached */
-	uint64_t read_interval;		/* interval in which maps were read */
-	uint64_t used_interval;		/* last interval a frame or capture used it */
-	bool exited;			/* its exit was noted: never re-read, drop after the drain */
+	struct file_entry **files; /* per mapping: NULL untried, no_file, or cached */
+	uint64_t read_interval;	   /* interval in which maps were read */
+	uint64_t used_interval;	   /* last interval a frame or capture used it */
+	bool exited;		   /* its exit was noted: never re-read, drop after the drain */
 };
 
 /* One cached answer of the kernel namer; addr 0 is a free slot. */
 struct kname {
 	uint64_t addr;
-	uint32_t name;			/* offset in the arena, KNAME_UNKNOWN when unnamed */
+	uint32_t name; /* offset in the arena, KNAME_UNKNOWN when unnamed */
 };
 #define KNAME_UNKNOWN UINT32_MAX
 
@@ -96,34 +96,33 @@ struct kname_cache {
 
 struct symbolizer {
 	struct ksyms *ksyms;
-	bool ksyms_tried;		/* /proc/kallsyms was read (or failed): never again */
-	symbolizer_kernel_namer namer;	/* names kernel addresses instead of ksyms, or NULL */
+	bool ksyms_tried;	       /* /proc/kallsyms was read (or failed): never again */
+	symbolizer_kernel_namer namer; /* names kernel addresses instead of ksyms, or NULL */
 	void *namer_arg;
 	struct kname_cache knames;
-	void *files;			/* tsearch tree of struct file_entry, by key */
+	void *files; /* tsearch tree of struct file_entry, by key */
 	struct file_entry *lru_head, *lru_tail;
 	size_t n_files, file_bytes;
-	size_t file_cap;		/* bytes the file cache may hold (symbolizer_set_caps) */
-	void *pids;			/* tsearch tree of struct pid_entry, by pid */
+	size_t file_cap; /* bytes the file cache may hold (symbolizer_set_caps) */
+	void *pids;	 /* tsearch tree of struct pid_entry, by pid */
 	size_t n_pids;
-	struct pid_entry *last_pid;	/* consecutive frames come from one stack */
+	struct pid_entry *last_pid; /* consecutive frames come from one stack */
 	uint64_t interval;
 	struct symbolizer_stats st;
-	struct perfmap_cache *perfmaps;	/* JIT code of each process */
+	struct perfmap_cache *perfmaps; /* JIT code of each process */
 	struct demangle_cache *demangle;
-	uint64_t demangle_interval;	/* interval in which the demangle cache was last trimmed */
-	struct elf_syms *vdso;		/* our own vDSO image: every process maps the same */
+	uint64_t demangle_interval; /* interval in which the demangle cache was last trimmed */
+	struct elf_syms *vdso;	    /* our own vDSO image: every process maps the same */
 	uint64_t vdso_size;
 	/*
 	 * The loader thread parses new binaries (and finds their debug files) so
 	 * that a cold 200 MB binary never blocks the event loop; the drain waits
 	 * only for a binary it needs that is still being parsed.
 	 */
-	struct worker loader;		/* its lock guards the queue and every entry's loading */
+	struct worker loader; /* its lock guards the queue and every entry's loading */
 	bool loader_running;
 	struct file_entry *jobs, *jobs_tail;
 };
-
 
 /* Marks a mapping whose file could not be opened or cached this interval. */
 extern struct file_entry no_file;

@@ -106,7 +106,8 @@ void kernel_frame(struct symbolizer *s, uint64_t addr, struct sym_frame *out)
 		if (!err)
 			return;
 		log_warnx("naming kernel frames in the kernel failed (%s): reading /proc/kallsyms "
-			  "instead", strerror(-err));
+			  "instead",
+			  strerror(-err));
 		s->namer = NULL;
 		kname_reset(&s->knames);
 	}

@@ -117,7 +117,7 @@ static int pid_read(struct symbolizer *s, struct pid_entry *pe)
 
 static struct pid_entry *pid_find(struct symbolizer *s, pid_t pid)
 {
-	struct pid_entry probe = { .pid = pid }, **slot;
+	struct pid_entry probe = {.pid = pid}, **slot;
 
 	if (s->last_pid && s->last_pid->pid == pid)
 		return s->last_pid;
@@ -161,8 +161,7 @@ struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
  * them (a library loaded since), at most once per interval per process: a
  * long-running process costs no /proc read per interval.
  */
-const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe,
-					   uint64_t addr)
+const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, uint64_t addr)
 {
 	const struct proc_map *m = procmaps_find(&pe->maps, addr);
 
@@ -239,7 +238,7 @@ static void pid_gather(const void *node, VISIT which, void *arg)
 void pid_expire(struct symbolizer *s)
 {
 	struct pid_entry **all = calloc(s->n_pids ? s->n_pids : 1, sizeof(*all));
-	struct pid_walk w = { .v = all };
+	struct pid_walk w = {.v = all};
 
 	if (!all) {
 		tdestroy(s->pids, pid_entry_free);

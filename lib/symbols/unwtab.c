@@ -31,9 +31,9 @@
 /* One FDE's address range and the CFI that describes it. */
 struct range {
 	uint64_t lo, hi;
-	uint32_t cost;		/* bytes of CIE + FDE instructions libdw runs per lookup */
-	bool debug;		/* from .debug_frame */
-	bool unsafe;		/* instructions libdw must not run (see insns_safe) */
+	uint32_t cost; /* bytes of CIE + FDE instructions libdw runs per lookup */
+	bool debug;    /* from .debug_frame */
+	bool unsafe;   /* instructions libdw must not run (see insns_safe) */
 };
 
 struct ranges {
@@ -44,10 +44,10 @@ struct ranges {
 /* The CIE facts the FDE decoder needs, by section offset. */
 struct cie {
 	uint64_t off;
-	uint32_t len;		/* bytes of initial instructions */
-	uint8_t enc;		/* DW_EH_PE_* of the FDEs' addresses */
-	bool ok;		/* augmentation understood, initial instructions safe */
-	bool z;			/* FDEs carry augmentation data ('z') */
+	uint32_t len; /* bytes of initial instructions */
+	uint8_t enc;  /* DW_EH_PE_* of the FDEs' addresses */
+	bool ok;      /* augmentation understood, initial instructions safe */
+	bool z;	      /* FDEs carry augmentation data ('z') */
 };
 
 struct cies {
@@ -160,8 +160,8 @@ static enum unwtab_err read_segs(Elf *elf, struct unwtab *t)
 			continue;
 		if (!ph.p_memsz || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
 			continue;
-		t->segs[t->nsegs++] = (struct unwtab_seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset,
-							     ph.p_filesz };
+		t->segs[t->nsegs++] =
+			(struct unwtab_seg){ph.p_vaddr, ph.p_memsz, ph.p_offset, ph.p_filesz};
 	}
 	return t->nsegs ? UNWTAB_OK : UNWTAB_E_NO_TEXT;
 }
@@ -363,8 +363,8 @@ static bool insns_safe(const uint8_t *p, const uint8_t *end, uint8_t enc)
 		case DW_CFA_val_offset:
 		case DW_CFA_GNU_negative_offset_extended:
 			/* DW_CFA_register's second operand is a register too: bounded as well. */
-			ok = reg_ok(&p, end) && (op == DW_CFA_register ? reg_ok(&p, end)
-								       : uleb(&p, end, &v));
+			ok = reg_ok(&p, end) &&
+			     (op == DW_CFA_register ? reg_ok(&p, end) : uleb(&p, end, &v));
 			break;
 		case DW_CFA_offset_extended_sf:
 		case DW_CFA_def_cfa_sf:
@@ -491,7 +491,7 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 				 struct ranges *rr)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(b->elf, NULL);
-	struct cies cs = { 0 };
+	struct cies cs = {0};
 	enum unwtab_err why = UNWTAB_OK;
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
@@ -514,10 +514,11 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 		} else {
 			c = cie_find(&cs, e.fde.CIE_pointer);
 			r.debug = !eh;
-			if (!c || !fde_range(&e.fde, c,
-					     sh->sh_addr + (uint64_t)(e.fde.start -
-								      (const uint8_t *)d->d_buf),
-					     &r) ||
+			if (!c ||
+			    !fde_range(&e.fde, c,
+				       sh->sh_addr +
+					       (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf),
+				       &r) ||
 			    !seg_of(b->t, r.lo, r.hi)) {
 				b->t->st.fdes_dropped++;
 			} else {
@@ -644,8 +645,8 @@ static bool fits_s32(int64_t v)
 /* The PLT's CFA: rsp + 8 + ((rip & 15) >= threshold ? 8 : 0), as ld writes it. */
 static bool plt_expr(const Dwarf_Op *o, size_t n, int32_t *threshold)
 {
-	static const uint8_t atoms[9] = { DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
-					  DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,   DW_OP_plus };
+	static const uint8_t atoms[9] = {DW_OP_breg7, DW_OP_breg16, DW_OP_lit15, DW_OP_and, 0,
+					 DW_OP_ge,    DW_OP_lit3,   DW_OP_shl,	 DW_OP_plus};
 	size_t i;
 
 	if (n != 9 || o[0].number != 8 || o[1].number != 0)
@@ -724,7 +725,7 @@ static enum reg_rule reg_rule(Dwarf_Frame *f, int reg, int64_t *off)
 /* The row for the rule of frame f (its pc is the caller's). */
 static struct ember_unwind_row compile(Dwarf_Frame *f)
 {
-	struct ember_unwind_row r = { .cfa_kind = EMBER_CFA_FP };
+	struct ember_unwind_row r = {.cfa_kind = EMBER_CFA_FP};
 	bool signal = false;
 	int64_t off;
 	int ra;
@@ -763,7 +764,7 @@ static struct ember_unwind_row compile(Dwarf_Frame *f)
 		goto fp;
 	}
 fp:
-	return (struct ember_unwind_row){ .cfa_kind = EMBER_CFA_FP };
+	return (struct ember_unwind_row){.cfa_kind = EMBER_CFA_FP};
 }
 
 /* --- rows -------------------------------------------------------------------------------- */
@@ -808,7 +809,7 @@ static enum unwtab_err walk_range(struct build *b, const struct range *rg)
 
 	if (rg->unsafe) {
 		b->t->st.fdes_bad++;
-		return push(b, addr, (struct ember_unwind_row){ .cfa_kind = EMBER_CFA_FP });
+		return push(b, addr, (struct ember_unwind_row){.cfa_kind = EMBER_CFA_FP});
 	}
 	while (addr < rg->hi) {
 		b->work += rg->cost + 16;
@@ -816,12 +817,12 @@ static enum unwtab_err walk_range(struct build *b, const struct range *rg)
 			return UNWTAB_E_TOO_BIG;
 		if (dwarf_cfi_addrframe(cfi, addr, &f)) {
 			b->t->st.fdes_bad++;
-			return push(b, addr, (struct ember_unwind_row){ .cfa_kind = EMBER_CFA_FP });
+			return push(b, addr, (struct ember_unwind_row){.cfa_kind = EMBER_CFA_FP});
 		}
 		if (dwarf_frame_info(f, &start, &end, NULL) < 0 || start > addr || end <= addr) {
 			free(f);
 			b->t->st.fdes_bad++;
-			return push(b, addr, (struct ember_unwind_row){ .cfa_kind = EMBER_CFA_FP });
+			return push(b, addr, (struct ember_unwind_row){.cfa_kind = EMBER_CFA_FP});
 		}
 		why = push(b, addr, compile(f));
 		free(f);
@@ -834,7 +835,7 @@ static enum unwtab_err walk_range(struct build *b, const struct range *rg)
 
 static enum unwtab_err walk_all(struct build *b, const struct ranges *rr)
 {
-	const struct ember_unwind_row none = { .cfa_kind = EMBER_CFA_NONE };
+	const struct ember_unwind_row none = {.cfa_kind = EMBER_CFA_NONE};
 	struct unwtab *t = b->t;
 	uint64_t prev = t->base;
 	enum unwtab_err why;
@@ -928,7 +929,7 @@ static enum unwtab_err span(struct build *b)
 
 int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
 {
-	struct build b = { .elf = elf, .t = out };
+	struct build b = {.elf = elf, .t = out};
 	enum unwtab_err err;
 	Dwarf *dw = NULL;
 

@@ -26,22 +26,22 @@ struct unwtab_seg {
 
 /* What a table holds, for emberctl status and the benchmark. Rows are counted after merging. */
 struct unwtab_stats {
-	uint32_t fdes;			/* FDE ranges compiled */
-	uint32_t fdes_dropped;		/* undecodable, outside the text, inside an earlier one */
-	uint32_t fdes_bad;		/* libdw refused their instructions: EMBER_CFA_FP there */
-	uint32_t from_debug_frame;	/* FDE ranges taken from .debug_frame */
+	uint32_t fdes;		   /* FDE ranges compiled */
+	uint32_t fdes_dropped;	   /* undecodable, outside the text, inside an earlier one */
+	uint32_t fdes_bad;	   /* libdw refused their instructions: EMBER_CFA_FP there */
+	uint32_t from_debug_frame; /* FDE ranges taken from .debug_frame */
 	uint32_t rows;
-	uint32_t rows_fp;		/* EMBER_CFA_FP: rules the walk cannot evaluate */
+	uint32_t rows_fp; /* EMBER_CFA_FP: rules the walk cannot evaluate */
 	uint32_t rows_plt;
 	uint32_t rows_end;
 	uint32_t rows_signal;
-	uint32_t gaps;			/* EMBER_CFA_NONE rows: addresses no FDE covers */
+	uint32_t gaps; /* EMBER_CFA_NONE rows: addresses no FDE covers */
 };
 
 struct unwtab {
-	uint64_t base;			/* ELF vaddr that row pc 0 stands for */
-	uint64_t end;			/* ELF vaddr one past the last covered address */
-	struct ember_unwind_row *rows;	/* sorted by pc; the last row is EMBER_CFA_NONE */
+	uint64_t base;		       /* ELF vaddr that row pc 0 stands for */
+	uint64_t end;		       /* ELF vaddr one past the last covered address */
+	struct ember_unwind_row *rows; /* sorted by pc; the last row is EMBER_CFA_NONE */
 	size_t nrows;
 	struct unwtab_seg segs[UNWTAB_MAX_SEGS];
 	size_t nsegs;
@@ -51,12 +51,12 @@ struct unwtab {
 /* Why a file got no table. */
 enum unwtab_err {
 	UNWTAB_OK = 0,
-	UNWTAB_E_NOT_ELF,	/* not an ELF file, or unreadable */
-	UNWTAB_E_NOT_X86_64,	/* ELF, but not 64-bit x86-64 */
-	UNWTAB_E_NO_TEXT,	/* no executable PT_LOAD segment */
-	UNWTAB_E_NO_CFI,	/* neither .eh_frame nor .debug_frame covers any code */
-	UNWTAB_E_BAD_CFI,	/* a CFI section libdw cannot read to its end */
-	UNWTAB_E_TOO_BIG,	/* more rows, span (4 GiB) or work than the bounds allow */
+	UNWTAB_E_NOT_ELF,    /* not an ELF file, or unreadable */
+	UNWTAB_E_NOT_X86_64, /* ELF, but not 64-bit x86-64 */
+	UNWTAB_E_NO_TEXT,    /* no executable PT_LOAD segment */
+	UNWTAB_E_NO_CFI,     /* neither .eh_frame nor .debug_frame covers any code */
+	UNWTAB_E_BAD_CFI,    /* a CFI section libdw cannot read to its end */
+	UNWTAB_E_TOO_BIG,    /* more rows, span (4 GiB) or work than the bounds allow */
 	UNWTAB_E_NOMEM,
 	UNWTAB_E_NR,
 };

@@ -32,10 +32,10 @@ __attribute__((noinline)) static int drain_test_caller(int x)
 struct fake_source {
 	struct ember_cpu_key keys[FAKE_MAX];
 	uint64_t counts[FAKE_MAX];
-	uint64_t ips[2];		/* leaf first: every stack is this user stack */
+	uint64_t ips[2]; /* leaf first: every stack is this user stack */
 	bool user_lost[FAKE_MAX];
 	size_t n;
-	int fail;			/* returned instead of draining, when set */
+	int fail; /* returned instead of draining, when set */
 	int drains;
 };
 
@@ -48,7 +48,7 @@ static int fake_drain(void *src, sampler_cb cb, void *arg)
 	if (f->fail)
 		return f->fail;
 	for (size_t i = 0; i < f->n && !rc; i++) {
-		struct sampler_stack user = { .ips = f->ips, .n = 2, .lost = f->user_lost[i] };
+		struct sampler_stack user = {.ips = f->ips, .n = 2, .lost = f->user_lost[i]};
 		struct sampler_stack kern = {};
 
 		if (user.lost)
@@ -67,9 +67,9 @@ static int64_t test_period(unsigned int hz)
 /* A type of its own: the drain must take every name and the period from it. */
 static const struct profile_type test_type = {
 	.name = "test",
-	.count = { "allocs", "count" },
-	.weight = { "alloc_space", "bytes" },
-	.period_type = { "space", "bytes" },
+	.count = {"allocs", "count"},
+	.weight = {"alloc_space", "bytes"},
+	.period_type = {"space", "bytes"},
 	.period = test_period,
 	.drain = fake_drain,
 };
@@ -92,7 +92,7 @@ static const struct proc_class *classify(uint32_t pid, const char *comm, void *a
 
 static void set_class(int i, pid_t pid, const char *service, bool excluded)
 {
-	classes[i] = (struct proc_class){ .pid = pid };
+	classes[i] = (struct proc_class){.pid = pid};
 	classes[i].match.app = -1;
 	classes[i].match.excluded = excluded;
 	snprintf(classes[i].match.service, sizeof(classes[i].match.service), "%s", service);
@@ -136,8 +136,12 @@ static void teardown(void)
 static struct drain_request request(void)
 {
 	return (struct drain_request){
-		.type = &test_type, .src = &src, .sym = sym, .hz = HZ,
-		.start_ns = 1000000000LL, .end_ns = 11000000000LL,
+		.type = &test_type,
+		.src = &src,
+		.sym = sym,
+		.hz = HZ,
+		.start_ns = 1000000000LL,
+		.end_ns = 11000000000LL,
 		.classify = classify,
 	};
 }

@@ -14,7 +14,7 @@
 /* The fake: caches of `cache` bytes, RSS of `base` bytes that are not cache, plus the caches. */
 struct fake {
 	uint64_t base, cache;
-	uint64_t caps_limit;		/* the last limit set_caps was given */
+	uint64_t caps_limit; /* the last limit set_caps was given */
 	int caps_calls, shrinks, measures;
 	uint64_t last_target;
 };
@@ -62,7 +62,7 @@ static void setup(void)
 {
 	memset(&fk, 0, sizeof(fk));
 	memset(&rep, 0, sizeof(rep));
-	membound_init(&mb, &(struct membound_ops){ fake_caps, fake_shrink, fake_measure, &fk },
+	membound_init(&mb, &(struct membound_ops){fake_caps, fake_shrink, fake_measure, &fk},
 		      100 * MiB);
 }
 
@@ -132,7 +132,7 @@ START_TEST(test_not_cache_waits)
 	fk.cache = 10 * MiB;
 	interval(128 * MiB);
 	ck_assert_int_eq(fk.shrinks, 1);
-	ck_assert_uint_eq(fk.last_target, 0);	/* held 10 MiB < excess 32 MiB: all of it */
+	ck_assert_uint_eq(fk.last_target, 0); /* held 10 MiB < excess 32 MiB: all of it */
 	ck_assert_uint_eq(rep.st.mem.rss, 150 * MiB);
 	ck_assert(rep.st.mem.over);
 	/* caches refill by 5 MiB: under 150 + 128/16 = 158 MiB, no shrink */

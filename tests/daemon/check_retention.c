@@ -68,8 +68,13 @@ static int logged(const char *needle)
 static void put(int64_t end_ns)
 {
 	struct history_meta m = {
-		.start_ns = end_ns - 10 * NS_PER_SEC, .end_ns = end_ns, .type = "cpu",
-		.app = "a", .labels = "", .samples = 1, .processes = 1,
+		.start_ns = end_ns - 10 * NS_PER_SEC,
+		.end_ns = end_ns,
+		.type = "cpu",
+		.app = "a",
+		.labels = "",
+		.samples = 1,
+		.processes = 1,
 	};
 	static uint8_t buf[1024];
 	uint64_t x = 0x9e3779b97f4a7c15ULL ^ (uint64_t)end_ns;

@@ -30,13 +30,17 @@
 /* A scripted collector: replies in order, then 200 for everything. */
 struct fake {
 	pthread_mutex_t lock;
-	struct { long status; int curl_code; const char *body; } replies[MAX_REPLIES];
+	struct {
+		long status;
+		int curl_code;
+		const char *body;
+	} replies[MAX_REPLIES];
 	size_t n_replies, calls;
-	size_t body_len[MAX_CALLS];	/* of each request, to tell profiles apart */
+	size_t body_len[MAX_CALLS]; /* of each request, to tell profiles apart */
 	char url[256];
 	unsigned int backoffs[MAX_CALLS]; /* the retry numbers asked for */
 	size_t n_backoffs;
-	int64_t backoff;		/* what the fake's backoff returns */
+	int64_t backoff; /* what the fake's backoff returns */
 };
 
 static struct fake fake;
@@ -81,7 +85,9 @@ static int64_t fake_backoff(void *ctx, unsigned int retry)
 }
 
 static const struct uploader_transport transport = {
-	.send = fake_send, .backoff_ns = fake_backoff, .ctx = &fake,
+	.send = fake_send,
+	.backoff_ns = fake_backoff,
+	.ctx = &fake,
 };
 
 static void reply(long status, int curl_code, const char *body)
@@ -122,8 +128,13 @@ static void store(const char *app, int64_t start_ns, int64_t samples)
 		.period = 10 * NS_PER_MS,
 	};
 	struct history_meta m = {
-		.start_ns = start_ns, .end_ns = start_ns + 10 * NS_PER_SEC, .type = "cpu",
-		.app = app, .labels = "env=test", .samples = (uint64_t)samples, .processes = 1,
+		.start_ns = start_ns,
+		.end_ns = start_ns + 10 * NS_PER_SEC,
+		.type = "cpu",
+		.app = app,
+		.labels = "env=test",
+		.samples = (uint64_t)samples,
+		.processes = 1,
 	};
 	struct pprof_builder *b = pprof_builder_new(&meta);
 	struct history *h = history_open(dir, false, NULL);
@@ -165,7 +176,8 @@ static struct uploader_stats wait_for(struct uploader *u,
 		uploader_stats(u, &st);
 		if (done(&st))
 			return st;
-		ck_assert_msg(mono_ns() < end, "uploader stuck: sent %llu rejected %llu retries %llu",
+		ck_assert_msg(mono_ns() < end,
+			      "uploader stuck: sent %llu rejected %llu retries %llu",
 			      (unsigned long long)st.sent, (unsigned long long)st.rejected,
 			      (unsigned long long)st.retries);
 		usleep(1000);
@@ -204,12 +216,30 @@ static void expect(const struct uploader_stats *st, uint64_t sent, uint64_t reje
 	ck_assert_uint_eq(fake.n_backoffs, retries);
 }
 
-static bool sent_3(const struct uploader_stats *st) { return st->sent >= 3; }
-static bool sent_1(const struct uploader_stats *st) { return st->sent >= 1; }
-static bool sent_2(const struct uploader_stats *st) { return st->sent >= 2; }
-static bool rejected_1(const struct uploader_stats *st) { return st->rejected >= 1; }
-static bool expired_1(const struct uploader_stats *st) { return st->expired >= 1; }
-static bool retried_1(const struct uploader_stats *st) { return st->retries >= 1; }
+static bool sent_3(const struct uploader_stats *st)
+{
+	return st->sent >= 3;
+}
+static bool sent_1(const struct uploader_stats *st)
+{
+	return st->sent >= 1;
+}
+static bool sent_2(const struct uploader_stats *st)
+{
+	return st->sent >= 2;
+}
+static bool rejected_1(const struct uploader_stats *st)
+{
+	return st->rejected >= 1;
+}
+static bool expired_1(const struct uploader_stats *st)
+{
+	return st->expired >= 1;
+}
+static bool retried_1(const struct uploader_stats *st)
+{
+	return st->retries >= 1;
+}
 
 /* 2xx: each profile once, oldest first, to the push path; the queue ends empty. */
 START_TEST(sends_in_order)

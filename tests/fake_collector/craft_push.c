@@ -19,13 +19,13 @@
 #define MAX_LABELS 64
 
 struct craft {
-	int labels;		/* series labels in all, __name__ and service_name included */
+	int labels; /* series labels in all, __name__ and service_name included */
 	const char *sample_type;
-	const char *fn;		/* the leaf function's name */
+	const char *fn;		  /* the leaf function's name */
 	const char *sample_label; /* "k=v": a string sample label on every sample */
-	long long time_offset;	/* seconds from now; with time_zero, time_nanos is 0 */
+	long long time_offset;	  /* seconds from now; with time_zero, time_nanos is 0 */
 	int time_zero;
-	long stacks;		/* distinct stacks, each with a long function name: size */
+	long stacks; /* distinct stacks, each with a long function name: size */
 };
 
 static const char usage_text[] =

@@ -35,14 +35,14 @@
 
 #define PUSH_PATH "/push.v1.PusherService/Push"
 /* Pyroscope's default limits (pkg/validation/limits.go RegisterFlags) */
-#define MAX_LABELS 30		/* validation.max-label-names-per-series (--max-label-names) */
-#define MAX_LABEL_NAME 1024	/* validation.max-label-name-length */
-#define MAX_LABEL_VALUE 2048	/* validation.max-label-value-length */
-#define MAX_SAMPLES 16000	/* validation.max-profile-stacktrace-samples (--max-samples) */
-#define MAX_SAMPLE_LABELS 100	/* validation.max-profile-stacktrace-sample-labels */
+#define MAX_LABELS 30	      /* validation.max-label-names-per-series (--max-label-names) */
+#define MAX_LABEL_NAME 1024   /* validation.max-label-name-length */
+#define MAX_LABEL_VALUE 2048  /* validation.max-label-value-length */
+#define MAX_SAMPLES 16000     /* validation.max-profile-stacktrace-samples (--max-samples) */
+#define MAX_SAMPLE_LABELS 100 /* validation.max-profile-stacktrace-sample-labels */
 #define NEWER_THAN_NS (600 * NS_PER_SEC) /* validation.reject-newer-than */
 #define INGEST_RATE (4u << 20)	/* distributor.ingestion-rate-limit-mb: 4 MiB/s (--ingest-rate) */
-#define INGEST_BURST (2u << 20)	/* distributor.ingestion-burst-size-mb: 2 MiB (--ingest-burst) */
+#define INGEST_BURST (2u << 20) /* distributor.ingestion-burst-size-mb: 2 MiB (--ingest-burst) */
 /* Our own bounds: this is test code, but it must survive any input. */
 #define CONN_MEMORY_LIMIT (64u << 10) /* headers and MHD's buffers per connection */
 #define MAX_CONNECTIONS 64
@@ -110,8 +110,8 @@ struct state {
 	bool refusing;
 	unsigned int inflight;
 	atomic_int stopping; /* set by main before stopping MHD: cuts slow replies short */
-	double tokens; /* the ingestion rate limiter's bucket, in bytes */
-	int64_t tokens_ns; /* when it was last refilled; 0: never (full) */
+	double tokens;	     /* the ingestion rate limiter's bucket, in bytes */
+	int64_t tokens_ns;   /* when it was last refilled; 0: never (full) */
 };
 
 static struct state g = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake_fd = -1};
@@ -133,7 +133,7 @@ struct labelset {
 /* A verdict: status 0 means accepted. */
 struct verdict {
 	unsigned int status;
-	const char *code; /* Connect code */
+	const char *code;   /* Connect code */
 	const char *reason; /* stats key */
 	char msg[512];
 };
@@ -1034,9 +1034,9 @@ static int store_profile(const struct labelset *ls, const struct norm *n, const 
 	}
 	fflush(g.series);
 	labels_format(ls, labels, sizeof(labels));
-	fprintf(g.index, "%" PRIu64 "\t%" PRId64 "\t%s\t%" PRId64 "\t%" PRId64 "\t%s\t%zu\n",
-		g.seq, real_ns() / NS_PER_MS, labels, n->p.time_nanos, profile_total(&n->p),
-		endpoint, sp->n);
+	fprintf(g.index, "%" PRIu64 "\t%" PRId64 "\t%s\t%" PRId64 "\t%" PRId64 "\t%s\t%zu\n", g.seq,
+		real_ns() / NS_PER_MS, labels, n->p.time_nanos, profile_total(&n->p), endpoint,
+		sp->n);
 	fflush(g.index);
 	g.accepted++;
 	if (!g.opt.quiet)
@@ -1658,8 +1658,8 @@ static enum MHD_Result handle_ingest(struct MHD_Connection *c, struct req *r)
 	}
 	if (labelset_add(&ls, "__name__", 8, ingest_metric(p), strlen(ingest_metric(p))))
 		verdict_set(&v, 400, "invalid_argument", "max_label_names_per_series", "labels");
-	else if (labelset_sort(&ls), ingest_profile(&ls, p, raw, len, "ingest", false, &v) &&
-		 push_rate_ok(len, &v))
+	else if (labelset_sort(&ls),
+		 ingest_profile(&ls, p, raw, len, "ingest", false, &v) && push_rate_ok(len, &v))
 		ingest_profile(&ls, p, raw, len, "ingest", true, &v);
 	pprof_profile_free(p);
 	free(raw);
@@ -1882,10 +1882,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 	};
 	int ch;
 
-	*o = (struct options){
-		.max_body = 16u << 20, .max_profile = 4u << 20, .max_age_ns = 3600 * NS_PER_SEC,
-		.max_label_names = MAX_LABELS, .max_samples = MAX_SAMPLES,
-		.ingest_rate = INGEST_RATE, .ingest_burst = INGEST_BURST};
+	*o = (struct options){.max_body = 16u << 20,
+			      .max_profile = 4u << 20,
+			      .max_age_ns = 3600 * NS_PER_SEC,
+			      .max_label_names = MAX_LABELS,
+			      .max_samples = MAX_SAMPLES,
+			      .ingest_rate = INGEST_RATE,
+			      .ingest_burst = INGEST_BURST};
 	while ((ch = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		switch (ch) {
 		case 's':

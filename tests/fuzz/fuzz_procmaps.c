@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct proc_maps m = { 0 };
+	struct proc_maps m = {0};
 	size_t i;
 
 	if (procmaps_parse((const char *)data, size, &m))

@@ -20,8 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (statusfile_parse((const char *)data, size, &st, &errs))
 		return 0;
-	if (st.n_maps > STATUSFILE_MAX_MAPS || strnlen(errs.first, sizeof(errs.first)) ==
-	    sizeof(errs.first) || strnlen(st.version, sizeof(st.version)) == sizeof(st.version) ||
+	if (st.n_maps > STATUSFILE_MAX_MAPS ||
+	    strnlen(errs.first, sizeof(errs.first)) == sizeof(errs.first) ||
+	    strnlen(st.version, sizeof(st.version)) == sizeof(st.version) ||
 	    strnlen(st.collector.url, sizeof(st.collector.url)) == sizeof(st.collector.url))
 		__builtin_trap();
 	if (errs.n && !errs.first[0])

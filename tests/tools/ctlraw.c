@@ -41,7 +41,7 @@ static void print_frames(uint8_t *buf, size_t *len)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	static uint8_t in[1 << 16], buf[1 << 16];
 	size_t n, len = 0;
 	double t0;
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	if (n && send(fd, in, n, MSG_NOSIGNAL) < 0)
 		printf("SEND %s\n", strerror(errno));
 	for (;;) {
-		struct pollfd pf = { fd, POLLIN, 0 };
+		struct pollfd pf = {fd, POLLIN, 0};
 		ssize_t r;
 
 		if (poll(&pf, 1, TIMEOUT_MS) <= 0) {

@@ -52,7 +52,7 @@ static struct line *read_text(size_t *n)
  */
 static int skipped(const char *name)
 {
-	static const char *const v[] = { "_etext", "_einittext", "ftrace_trampoline" };
+	static const char *const v[] = {"_etext", "_einittext", "ftrace_trampoline"};
 
 	if (!strncmp(name, "__pfx_", 6)) /* padding before a function: nothing runs there */
 		return 1;

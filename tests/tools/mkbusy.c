@@ -32,7 +32,7 @@
 /* What to write. */
 struct shape {
 	long profiles; /* 8640: 24 h of 10 s */
-	long stacks; /* distinct stacks per profile */
+	long stacks;   /* distinct stacks per profile */
 	long universe; /* distinct stacks over the whole history */
 	long processes;
 	long functions;

@@ -295,31 +295,28 @@ static int put_diff(struct history *h)
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] [--diff] [--deep]\n"
-			"                 [--offcpu] DIR\n"
-			"  writes 3 cpu profiles from 2026-01-01T00:00:00Z, 10 s each\n"
-			"  --mem      also a mem profile at 00:00:00\n"
-			"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n"
-			"  --count N  also N more cpu profiles from 00:00:30, 10 s apart\n"
-			"  --v2       leave the file as schema v2 (no incremental auto-vacuum)\n"
-			"  --diff     also 3 profiles from 2026-01-02T00:00:00Z and 3 from 01:00:00Z\n"
-			"             in which f_a's samples double\n"
-			"  --deep     also a cpu profile with recursion at 00:01:00, app deep\n"
-			"  --offcpu   also an offcpu profile at 00:00:00: 7 samples in f_c\n");
+	fprintf(stderr,
+		"usage: mkhistory [--mem] [--corrupt] [--count N] [--v2] [--diff] [--deep]\n"
+		"                 [--offcpu] DIR\n"
+		"  writes 3 cpu profiles from 2026-01-01T00:00:00Z, 10 s each\n"
+		"  --mem      also a mem profile at 00:00:00\n"
+		"  --corrupt  also 2 corrupt cpu profiles at 00:00:30 and 00:00:40\n"
+		"  --count N  also N more cpu profiles from 00:00:30, 10 s apart\n"
+		"  --v2       leave the file as schema v2 (no incremental auto-vacuum)\n"
+		"  --diff     also 3 profiles from 2026-01-02T00:00:00Z and 3 from 01:00:00Z\n"
+		"             in which f_a's samples double\n"
+		"  --deep     also a cpu profile with recursion at 00:01:00, app deep\n"
+		"  --offcpu   also an offcpu profile at 00:00:00: 7 samples in f_c\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"mem", no_argument, NULL, 'm'},
-		{"corrupt", no_argument, NULL, 'c'},
-		{"count", required_argument, NULL, 'n'},
-		{"v2", no_argument, NULL, '2'},
-		{"diff", no_argument, NULL, 'd'},
-		{"deep", no_argument, NULL, 'D'},
-		{"offcpu", no_argument, NULL, 'o'},
-		{0},
+		{"mem", no_argument, NULL, 'm'},	 {"corrupt", no_argument, NULL, 'c'},
+		{"count", required_argument, NULL, 'n'}, {"v2", no_argument, NULL, '2'},
+		{"diff", no_argument, NULL, 'd'},	 {"deep", no_argument, NULL, 'D'},
+		{"offcpu", no_argument, NULL, 'o'},	 {0},
 	};
 	bool mem = false, corrupt = false, v2 = false, diff = false, with_deep = false, off = false;
 	long more = 0;

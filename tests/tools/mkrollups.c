@@ -16,7 +16,6 @@
 #include "history.h"
 #include "rollup.h"
 
-
 static void __attribute__((noreturn)) usage(void)
 {
 	fprintf(stderr, "usage: mkrollups [-b BEFORE] [-p SECONDS] [-v] DIR\n"

@@ -17,7 +17,7 @@
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char buf[4096];
 	int fd;
 

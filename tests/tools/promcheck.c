@@ -38,9 +38,9 @@ struct family {
 
 static struct family fams[MAX_FAMILIES];
 static size_t n_fams;
-static char *series[MAX_SERIES];	/* "name{sorted labels}" of every sample */
+static char *series[MAX_SERIES]; /* "name{sorted labels}" of every sample */
 static size_t n_series;
-static struct family *current;		/* the family whose lines come now */
+static struct family *current; /* the family whose lines come now */
 static unsigned int lineno;
 
 static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
@@ -113,7 +113,7 @@ static struct family *enter_family(const char *name)
 /* The family a sample name belongs to (histogram and summary suffixes included). */
 static struct family *family_of_sample(const char *name)
 {
-	static const char *const sfx[] = { "_bucket", "_count", "_sum" };
+	static const char *const sfx[] = {"_bucket", "_count", "_sum"};
 	struct family *f;
 	char base[NAME_MAX_LEN];
 
@@ -227,8 +227,10 @@ static bool utf8_ok(const unsigned char *s)
 				return false;
 			cp = cp << 6 | (s[i] & 0x3f);
 		}
-		if (cp < (n == 1 ? 0x80u : n == 2 ? 0x800u : 0x10000u) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
+		if (cp < (n == 1 ? 0x80u :
+			  n == 2 ? 0x800u :
+				   0x10000u) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 			return false;
 		s += n + 1;
 	}
@@ -364,7 +366,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 || (argc == 2 && !strcmp(argv[1], "--help"))) {
 		fprintf(stderr, "usage: promcheck [-m] [FILE]  (stdin without FILE; -m: every "
-			"family needs HELP and TYPE)\n");
+				"family needs HELP and TYPE)\n");
 		return 2;
 	}
 	if (argc == 2 && !(f = fopen(argv[1], "r"))) {

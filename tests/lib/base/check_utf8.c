@@ -28,9 +28,19 @@ START_TEST(valid_kept)
 {
 	/* ASCII, 2, 3 and 4 bytes, and the edges of each range */
 	static const char *ok[] = {
-		"", "worker", "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x94\xa5",
-		"\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xee\x80\x80",
-		"\xef\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf",
+		"",
+		"worker",
+		"caf\xc3\xa9",
+		"\xe2\x82\xac",
+		"\xf0\x9f\x94\xa5",
+		"\xc2\x80",
+		"\xdf\xbf",
+		"\xe0\xa0\x80",
+		"\xed\x9f\xbf",
+		"\xee\x80\x80",
+		"\xef\xbf\xbf",
+		"\xf0\x90\x80\x80",
+		"\xf4\x8f\xbf\xbf",
 	};
 
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
@@ -43,16 +53,25 @@ END_TEST
 START_TEST(comm_cut_inside_character)
 {
 	/* "Ω-Überprüf€" cut by the kernel at 15 bytes: the € (e2 82 ac) lost its last byte */
-	const char comm[] = "\xce\xa9-\xc3\x9c" "berpr\xc3\xbc" "f\xe2\x82";
+	const char comm[] = "\xce\xa9-\xc3\x9c"
+			    "berpr\xc3\xbc"
+			    "f\xe2\x82";
 
 	ck_assert_uint_eq(strlen(comm), 15);
 	ck_assert(!utf8_valid(comm, strlen(comm)));
 	/* a thread name: the partial character goes */
-	ck_assert_str_eq(clean(comm, 64, UTF8_CUT_TAIL), "\xce\xa9-\xc3\x9c" "berpr\xc3\xbc" "f");
+	ck_assert_str_eq(clean(comm, 64, UTF8_CUT_TAIL), "\xce\xa9-\xc3\x9c"
+							 "berpr\xc3\xbc"
+							 "f");
 	/* anywhere else it is one U+FFFD (a maximal subpart of two bytes) */
-	ck_assert_str_eq(clean(comm, 64, 0), "\xce\xa9-\xc3\x9c" "berpr\xc3\xbc" "f" R);
+	ck_assert_str_eq(clean(comm, 64, 0), "\xce\xa9-\xc3\x9c"
+					     "berpr\xc3\xbc"
+					     "f" R);
 	/* a cut tail is only the end: an invalid byte in the middle is still replaced */
-	ck_assert_str_eq(clean("a\xe2\x82" "b", 64, UTF8_CUT_TAIL), "a" R "b");
+	ck_assert_str_eq(clean("a\xe2\x82"
+			       "b",
+			       64, UTF8_CUT_TAIL),
+			 "a" R "b");
 	/* a byte that can never start a character is not a cut */
 	ck_assert_str_eq(clean("a\xff", 64, UTF8_CUT_TAIL), "a" R);
 	ck_assert_str_eq(clean("a\x80", 64, UTF8_CUT_TAIL), "a" R);
@@ -89,7 +108,10 @@ START_TEST(lone_continuation_bytes)
 {
 	ck_assert(!utf8_valid("\x80", 1));
 	ck_assert_str_eq(clean("\x80", 64, 0), R);
-	ck_assert_str_eq(clean("ab\xbf\x80" "cd", 64, 0), "ab" R R "cd");
+	ck_assert_str_eq(clean("ab\xbf\x80"
+			       "cd",
+			       64, 0),
+			 "ab" R R "cd");
 	/* a valid character followed by a stray continuation byte */
 	ck_assert_str_eq(clean("\xc3\xa9\xa9", 64, 0), "\xc3\xa9" R);
 	/* a truncated 4-byte character in the middle: one U+FFFD for its 3 bytes */
@@ -100,7 +122,10 @@ END_TEST
 START_TEST(truncation_on_boundary)
 {
 	/* 5 bytes of room (4 + NUL): "a€" is 4 bytes, "a€b" would not fit */
-	ck_assert_str_eq(clean("a\xe2\x82\xac" "b", 5, 0), "a\xe2\x82\xac");
+	ck_assert_str_eq(clean("a\xe2\x82\xac"
+			       "b",
+			       5, 0),
+			 "a\xe2\x82\xac");
 	/* 4 bytes of room: the € does not fit whole, so it goes */
 	ck_assert_str_eq(clean("a\xe2\x82\xac", 4, 0), "a");
 	/* a replacement is never cut either */
@@ -109,7 +134,10 @@ START_TEST(truncation_on_boundary)
 	/* utf8_cut on a valid string */
 	ck_assert_uint_eq(utf8_cut("a\xe2\x82\xac", 4, 3), 1);
 	ck_assert_uint_eq(utf8_cut("a\xe2\x82\xac", 4, 4), 4);
-	ck_assert_uint_eq(utf8_cut("a\xe2\x82\xac" "b", 5, 4), 4);
+	ck_assert_uint_eq(utf8_cut("a\xe2\x82\xac"
+				   "b",
+				   5, 4),
+			  4);
 	ck_assert_uint_eq(utf8_cut("\xf0\x9f\x94\xa5", 4, 2), 0);
 }
 END_TEST

@@ -16,8 +16,8 @@
 /* Counts the wakes it sees, under the worker's lock, and tells the owner of each. */
 struct counter {
 	struct worker w;
-	int rounds;		/* wakes seen */
-	int blocked;		/* SIGTERM was blocked on the thread */
+	int rounds;  /* wakes seen */
+	int blocked; /* SIGTERM was blocked on the thread */
 	bool ended;
 };
 

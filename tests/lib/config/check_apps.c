@@ -18,7 +18,7 @@ static void parse_cfg(const char *text, struct ember_config *c)
 static struct proc_info proc(const char *comm, const char *exe, const char *cmdline,
 			     const char *cgroup, const char *unit, const char *container)
 {
-	struct proc_info pi = { .pid = 42 };
+	struct proc_info pi = {.pid = 42};
 
 	snprintf(pi.comm, sizeof(pi.comm), "%s", comm);
 	snprintf(pi.exe, sizeof(pi.exe), "%s", exe);
@@ -74,9 +74,9 @@ START_TEST(test_env_first_match_exclude)
 	struct ember_config c;
 	struct app_match m;
 	struct proc_info pi = proc("node", "/usr/bin/node20", "node /srv/worker.js", "/", "", "");
-	struct proc_info batch = proc("run", "/opt/batch/run", "run",
-				      "/system.slice/batch-nightly.service",
-				      "batch-nightly.service", "");
+	struct proc_info batch =
+		proc("run", "/opt/batch/run", "run", "/system.slice/batch-nightly.service",
+		     "batch-nightly.service", "");
 
 	parse_cfg(apps_conf, &c);
 	apps_classify(&c, &pi, fake_env, NULL, &m);
@@ -101,8 +101,8 @@ START_TEST(test_container_and_matched_mode)
 	struct ember_config c;
 	struct app_match m;
 	const char *id = "3f2a9d1c0b7e6f5a4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6";
-	struct proc_info pi = proc("nginx", "/usr/sbin/nginx", "nginx: worker",
-				   "/docker/x", "", id);
+	struct proc_info pi =
+		proc("nginx", "/usr/sbin/nginx", "nginx: worker", "/docker/x", "", id);
 	char t[sizeof(apps_conf) + 32];
 
 	parse_cfg(apps_conf, &c);

@@ -191,12 +191,13 @@ START_TEST(test_apps)
 {
 	struct ember_config c;
 	struct config_errors e;
-	const char *t = "[daemon]\nprofile = matched   # only apps\nlabels.env = prod\n"
-			"[app \"checkout\"]\nmatch.unit = checkout.service\n"
-			"match.exe = /usr/bin/node\nmatch.cmdline = *server.js*\n"
-			"label.team = payments\nlabel.version = 2.4.1\n"
-			"match.env.SERVICE_NAME = checkout\n"
-			"[app \"batch\"]\nmatch.cgroup = /system.slice/batch-*.service\nexclude = yes\n";
+	const char *t =
+		"[daemon]\nprofile = matched   # only apps\nlabels.env = prod\n"
+		"[app \"checkout\"]\nmatch.unit = checkout.service\n"
+		"match.exe = /usr/bin/node\nmatch.cmdline = *server.js*\n"
+		"label.team = payments\nlabel.version = 2.4.1\n"
+		"match.env.SERVICE_NAME = checkout\n"
+		"[app \"batch\"]\nmatch.cgroup = /system.slice/batch-*.service\nexclude = yes\n";
 
 	ck_assert_int_eq(parse(t, &c, &e), 0);
 	ck_assert(c.profile_matched);
@@ -224,19 +225,19 @@ START_TEST(test_app_errors)
 {
 	struct ember_config c;
 	struct config_errors e;
-	const char *t = "[app \"a\"]\n"		/* 1 */
-			"match.exe = /bin/[ab\n"	/* 2: bad glob */
-			"label.__name__ = x\n"		/* 3: reserved */
-			"label.9x = y\n"		/* 4: bad name */
-			"label.service_name = z\n"	/* 5: set by ember */
-			"match.pid = 3\n"		/* 6: unknown key */
-			"[app \"a\"]\n"		/* 7: duplicate */
-			"match.comm = x\n"		/* 8 */
-			"[app nope]\n"			/* 9: bad header */
-			"match.comm = x\n"		/* 10 */
-			"[app \"empty\"]\n"		/* 11 */
-			"exclude = maybe\n"		/* 12 */
-			"[daemon]\nprofile = some\n";	/* 13, 14 */
+	const char *t = "[app \"a\"]\n"		      /* 1 */
+			"match.exe = /bin/[ab\n"      /* 2: bad glob */
+			"label.__name__ = x\n"	      /* 3: reserved */
+			"label.9x = y\n"	      /* 4: bad name */
+			"label.service_name = z\n"    /* 5: set by ember */
+			"match.pid = 3\n"	      /* 6: unknown key */
+			"[app \"a\"]\n"		      /* 7: duplicate */
+			"match.comm = x\n"	      /* 8 */
+			"[app nope]\n"		      /* 9: bad header */
+			"match.comm = x\n"	      /* 10 */
+			"[app \"empty\"]\n"	      /* 11 */
+			"exclude = maybe\n"	      /* 12 */
+			"[daemon]\nprofile = some\n"; /* 13, 14 */
 
 	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
 	ck_assert_uint_eq(e.n, 11);
@@ -245,7 +246,8 @@ START_TEST(test_app_errors)
 	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: label '9x'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: label 'service_name'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: unknown key 'match.pid'"));
-	ck_assert_ptr_nonnull(strstr(e.msg[5], "t.conf:7: app \"a\" defined twice (first at line 1)"));
+	ck_assert_ptr_nonnull(
+		strstr(e.msg[5], "t.conf:7: app \"a\" defined twice (first at line 1)"));
 	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:9: bad section [app nope]"));
 	ck_assert_ptr_nonnull(strstr(e.msg[7], "t.conf:12: exclude"));
 	ck_assert_ptr_nonnull(strstr(e.msg[8], "t.conf:14: profile"));
@@ -308,7 +310,8 @@ START_TEST(test_collector)
 		 "tenant = team-a\nbasic_auth_user = 1234\nbasic_auth_password_file = %s\n"
 		 "header.X-Extra = yes\ntimeout = 5s\nmax_age = 2h\nreject_older_than = 3h\n"
 		 "max_profile_bytes = 1MiB\nmax_samples = 5000\n"
-		 "external_labels.region = eu\nca_file = /etc/ssl/ca.pem\n", secret);
+		 "external_labels.region = eu\nca_file = /etc/ssl/ca.pem\n",
+		 secret);
 	ck_assert_int_eq(parse(t, &c, &e), 0);
 	ck_assert_str_eq(c.collector.url, "https://pyro.example:4040");
 	ck_assert_int_eq(c.collector.protocol, COLLECTOR_INGEST);
@@ -349,14 +352,15 @@ START_TEST(test_collector_errors)
 	make_secret(secret, sizeof(secret), 0640);
 	snprintf(t, sizeof(t),
 		 "[collector]\n"
-		 "url = ftp://x\n"			/* 2 */
-		 "bearer_token_file = %s\n"		/* 3: group-readable */
-		 "basic_auth_password_file = relative\n"	/* 4 */
-		 "header.Authorization = x\n"		/* 5: ember's own */
-		 "timeout = 0s\n"			/* 6 */
-		 "protocol = grpc\n"			/* 7 */
-		 "external_labels.__x = y\n"		/* 8 */
-		 "password = hunter2\n", secret);	/* 9 */
+		 "url = ftp://x\n"			 /* 2 */
+		 "bearer_token_file = %s\n"		 /* 3: group-readable */
+		 "basic_auth_password_file = relative\n" /* 4 */
+		 "header.Authorization = x\n"		 /* 5: ember's own */
+		 "timeout = 0s\n"			 /* 6 */
+		 "protocol = grpc\n"			 /* 7 */
+		 "external_labels.__x = y\n"		 /* 8 */
+		 "password = hunter2\n",
+		 secret); /* 9 */
 	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
 	ck_assert_uint_eq(e.n, 8);
 	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: url"));
@@ -383,8 +387,9 @@ START_TEST(test_collector_window)
 	struct config_errors e;
 
 	/* interval = 1h: every profile is too old when it is written */
-	ck_assert_int_eq(parse("[daemon]\ninterval = 1h\n[collector]\nurl = http://c:4040\n",
-			       &c, &e), -EINVAL);
+	ck_assert_int_eq(
+		parse("[daemon]\ninterval = 1h\n[collector]\nurl = http://c:4040\n", &c, &e),
+		-EINVAL);
 	ck_assert_uint_eq(e.n, 1);
 	ck_assert_msg(strstr(e.msg[0], "t.conf:2: interval = 1h") != NULL, "%s", e.msg[0]);
 	ck_assert_msg(strstr(e.msg[0], "max_age = 50m") != NULL, "%s", e.msg[0]);
@@ -399,21 +404,24 @@ START_TEST(test_collector_window)
 	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nmax_age = 55m\n", &c, &e), 0);
 	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nmax_age = 56m\n", &c, &e),
 			 -EINVAL);
-	ck_assert_int_eq(parse("[daemon]\ninterval = 45m\n[collector]\nurl = http://c:4040\n",
-			       &c, &e), 0);
-	ck_assert_int_eq(parse("[daemon]\ninterval = 46m\n[collector]\nurl = http://c:4040\n",
-			       &c, &e), -EINVAL);
+	ck_assert_int_eq(
+		parse("[daemon]\ninterval = 45m\n[collector]\nurl = http://c:4040\n", &c, &e), 0);
+	ck_assert_int_eq(
+		parse("[daemon]\ninterval = 46m\n[collector]\nurl = http://c:4040\n", &c, &e),
+		-EINVAL);
 	/* a server with a longer window, said so: 30d fits a 31d window */
 	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nmax_age = 30d\n"
-			       "reject_older_than = 31d\n", &c, &e), 0);
+			       "reject_older_than = 31d\n",
+			       &c, &e),
+			 0);
 	/* a window set too short for the default max_age names its own line */
-	ck_assert_int_eq(parse("[collector]\nurl = http://c:4040\nreject_older_than = 30m\n",
-			       &c, &e), -EINVAL);
+	ck_assert_int_eq(
+		parse("[collector]\nurl = http://c:4040\nreject_older_than = 30m\n", &c, &e),
+		-EINVAL);
 	ck_assert_msg(strstr(e.msg[0], "t.conf:3: [collector] max_age = 50m") != NULL, "%s",
 		      e.msg[0]);
 	/* without a collector, nothing is pushed: nothing to refuse */
-	ck_assert_int_eq(parse("[daemon]\ninterval = 1h\n[collector]\nmax_age = 30d\n", &c, &e),
-			 0);
+	ck_assert_int_eq(parse("[daemon]\ninterval = 1h\n[collector]\nmax_age = 30d\n", &c, &e), 0);
 	/* the size limits' bounds */
 	ck_assert_int_eq(parse("[collector]\nmax_profile_bytes = 1KiB\n", &c, &e), -EINVAL);
 	ck_assert_int_eq(parse("[collector]\nmax_samples = 3\n", &c, &e), -EINVAL);
@@ -444,26 +452,31 @@ START_TEST(test_collector_labels)
 	ck_assert_msg(strstr(e.msg[0], "make 26 labels") && strstr(e.msg[0], "at most 25"), "%s",
 		      e.msg[0]);
 	/* an app's own labels count too; a name it shares with external_labels counts once */
-	snprintf(t + o, sizeof(t) - o, "[app \"a\"]\nmatch.comm = a\nlabel.x0 = w\n"
+	snprintf(t + o, sizeof(t) - o,
+		 "[app \"a\"]\nmatch.comm = a\nlabel.x0 = w\n"
 		 "[app \"b\"]\nmatch.comm = b\nlabel.extra = w\n");
 	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
 	ck_assert_uint_eq(e.n, 1);
-	ck_assert_msg(strstr(e.msg[0], "t.conf:33: app \"b\" would carry 27 labels") != NULL,
-		      "%s", e.msg[0]);
+	ck_assert_msg(strstr(e.msg[0], "t.conf:33: app \"b\" would carry 27 labels") != NULL, "%s",
+		      e.msg[0]);
 	config_free(&c); /* a refused file's apps are the caller's to free too */
 	/* ingest's name=APP{k=v,...} form cannot carry ',' '{' '}' or surrounding spaces */
 	ck_assert_int_eq(parse("[daemon]\nlabels.team = a,b\n[collector]\nurl = http://c:4040\n"
-			       "protocol = ingest\n[app \"x}y\"]\nmatch.comm = x\n", &c, &e),
+			       "protocol = ingest\n[app \"x}y\"]\nmatch.comm = x\n",
+			       &c, &e),
 			 -EINVAL);
 	ck_assert_uint_eq(e.n, 2);
 	ck_assert_msg(strstr(e.msg[0], "t.conf:6: app \"x}y\": protocol = ingest") != NULL, "%s",
 		      e.msg[0]);
 	ck_assert_msg(strstr(e.msg[1], "t.conf:5: protocol = ingest cannot carry labels.team") !=
-		      NULL, "%s", e.msg[1]);
+			      NULL,
+		      "%s", e.msg[1]);
 	config_free(&c);
 	/* push carries them as they are */
 	ck_assert_int_eq(parse("[daemon]\nlabels.team = a,b\n[collector]\nurl = http://c:4040\n"
-			       "[app \"x}y\"]\nmatch.comm = x\n", &c, &e), 0);
+			       "[app \"x}y\"]\nmatch.comm = x\n",
+			       &c, &e),
+			 0);
 	config_free(&c);
 	ck_assert(config_ingest_value_ok("checkout-v2.eu/1"));
 	ck_assert(!config_ingest_value_ok(" lead"));

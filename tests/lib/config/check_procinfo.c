@@ -28,47 +28,48 @@
 static const struct {
 	const char *path, *unit; /* unit NULL: none */
 } unit_cases[] = {
-	{ "/system.slice/nginx.service", "nginx.service" },
-	{ "/system.slice/docker-" ID ".scope", "docker-" ID ".scope" },
-	{ "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service", "foo.service" },
-	{ "/user.slice/user-1000.slice/session-3.scope", "session-3.scope" },
-	{ "/system.slice/nginx.service/worker", "nginx.service" },
-	{ "/system.slice/nginx.service/a/b/c", "nginx.service" },
-	{ "/init.scope", "init.scope" },
-	{ "/", NULL },
-	{ "", NULL },
-	{ "/system.slice", NULL },
-	{ "/user.slice/user-1000.slice", NULL },
-	{ "/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service" },
-	{ "/system.slice/system-openvpn\\x2dclient.slice/openvpn-client@home.service",
-	  "openvpn-client@home.service" },
-	{ "/system.slice/containerd.service", "containerd.service" },
-	{ "/system.slice/dbus.socket", "dbus.socket" },
-	{ "/system.slice/boot.mount", "boot.mount" },
-	{ "/system.slice/dev-sda2.swap", "dev-sda2.swap" },
-	{ "/user.slice/user-1000.slice/user@1000.service/init.scope", "user@1000.service" },
-	{ "/user.slice/user-1000.slice/user@1000.service", "user@1000.service" },
-	{ "/user.slice/user-1000.slice/user@1000.service/app.slice", "user@1000.service" },
-	{ "/user.slice/user-1000.slice/user@1000.service/app.slice/app-gnome-firefox-4242.scope",
-	  "app-gnome-firefox-4242.scope" },
-	{ "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID ".scope/container",
-	  "libpod-" ID ".scope" },
-	{ "/kubepods.slice/kubepods-burstable.slice/" POD_SLICE "/cri-containerd-" ID ".scope",
-	  "cri-containerd-" ID ".scope" },
-	{ "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podabc.slice/crio-" ID
-	  ".scope", "crio-" ID ".scope" },
-	{ "/machine.slice/libpod-" ID ".scope/container", "libpod-" ID ".scope" },
-	{ "/machine.slice/machine-qemu\\x2d1\\x2dvm.scope/libvirt/emulator",
-	  "machine-qemu\\x2d1\\x2dvm.scope" },
-	{ "/docker/" ID, NULL },
-	{ "/kubepods/burstable/pod" POD_UID "/" ID, NULL },
-	{ "/lxc.payload.c1/system.slice/sshd.service", NULL },
-	{ "/../../system.slice/nginx.service", "nginx.service" },
-	{ "/system.slice/.service", NULL },
-	{ "/system.slice/bad name.service", NULL },
-	{ "/system.slice/foo.service.d", NULL },
-	{ "//system.slice//nginx.service/", "nginx.service" },
-	{ "/system.slice/nginx.target", NULL },
+	{"/system.slice/nginx.service", "nginx.service"},
+	{"/system.slice/docker-" ID ".scope", "docker-" ID ".scope"},
+	{"/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service", "foo.service"},
+	{"/user.slice/user-1000.slice/session-3.scope", "session-3.scope"},
+	{"/system.slice/nginx.service/worker", "nginx.service"},
+	{"/system.slice/nginx.service/a/b/c", "nginx.service"},
+	{"/init.scope", "init.scope"},
+	{"/", NULL},
+	{"", NULL},
+	{"/system.slice", NULL},
+	{"/user.slice/user-1000.slice", NULL},
+	{"/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service"},
+	{"/system.slice/system-openvpn\\x2dclient.slice/openvpn-client@home.service",
+	 "openvpn-client@home.service"},
+	{"/system.slice/containerd.service", "containerd.service"},
+	{"/system.slice/dbus.socket", "dbus.socket"},
+	{"/system.slice/boot.mount", "boot.mount"},
+	{"/system.slice/dev-sda2.swap", "dev-sda2.swap"},
+	{"/user.slice/user-1000.slice/user@1000.service/init.scope", "user@1000.service"},
+	{"/user.slice/user-1000.slice/user@1000.service", "user@1000.service"},
+	{"/user.slice/user-1000.slice/user@1000.service/app.slice", "user@1000.service"},
+	{"/user.slice/user-1000.slice/user@1000.service/app.slice/app-gnome-firefox-4242.scope",
+	 "app-gnome-firefox-4242.scope"},
+	{"/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID ".scope/container",
+	 "libpod-" ID ".scope"},
+	{"/kubepods.slice/kubepods-burstable.slice/" POD_SLICE "/cri-containerd-" ID ".scope",
+	 "cri-containerd-" ID ".scope"},
+	{"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podabc.slice/crio-" ID
+	 ".scope",
+	 "crio-" ID ".scope"},
+	{"/machine.slice/libpod-" ID ".scope/container", "libpod-" ID ".scope"},
+	{"/machine.slice/machine-qemu\\x2d1\\x2dvm.scope/libvirt/emulator",
+	 "machine-qemu\\x2d1\\x2dvm.scope"},
+	{"/docker/" ID, NULL},
+	{"/kubepods/burstable/pod" POD_UID "/" ID, NULL},
+	{"/lxc.payload.c1/system.slice/sshd.service", NULL},
+	{"/../../system.slice/nginx.service", "nginx.service"},
+	{"/system.slice/.service", NULL},
+	{"/system.slice/bad name.service", NULL},
+	{"/system.slice/foo.service.d", NULL},
+	{"//system.slice//nginx.service/", "nginx.service"},
+	{"/system.slice/nginx.target", NULL},
 };
 
 START_TEST(test_unit_layouts)
@@ -110,60 +111,60 @@ static const struct {
 	const char *path, *id, *runtime; /* id NULL: none */
 } container_cases[] = {
 	/* docker, cgroupfs driver */
-	{ "/docker/" ID, ID, "docker" },
+	{"/docker/" ID, ID, "docker"},
 	/* docker, systemd driver */
-	{ "/system.slice/docker-" ID ".scope", ID, "docker" },
+	{"/system.slice/docker-" ID ".scope", ID, "docker"},
 	/* docker, a sub-cgroup the container created (systemd inside) */
-	{ "/system.slice/docker-" ID ".scope/init.scope", ID, "docker" },
+	{"/system.slice/docker-" ID ".scope/init.scope", ID, "docker"},
 	/* kubernetes, cgroupfs driver (containerd) */
-	{ "/kubepods/burstable/pod" POD_UID "/" ID, ID, "containerd" },
-	{ "/kubepods/pod" POD_UID "/" ID, ID, "containerd" },
-	{ "/kubepods/besteffort/pod" POD_UID "/" ID, ID, "containerd" },
+	{"/kubepods/burstable/pod" POD_UID "/" ID, ID, "containerd"},
+	{"/kubepods/pod" POD_UID "/" ID, ID, "containerd"},
+	{"/kubepods/besteffort/pod" POD_UID "/" ID, ID, "containerd"},
 	/* kubernetes, systemd driver, containerd */
-	{ "/kubepods.slice/kubepods-burstable.slice/" POD_SLICE "/cri-containerd-" ID ".scope", ID,
-	  "containerd" },
-	{ "/kubepods.slice/kubepods-pod1a2b.slice/cri-containerd-" ID ".scope", ID, "containerd" },
+	{"/kubepods.slice/kubepods-burstable.slice/" POD_SLICE "/cri-containerd-" ID ".scope", ID,
+	 "containerd"},
+	{"/kubepods.slice/kubepods-pod1a2b.slice/cri-containerd-" ID ".scope", ID, "containerd"},
 	/* kubernetes, systemd driver, docker (dockershim) */
-	{ "/kubepods.slice/kubepods-besteffort.slice/" POD_SLICE "/docker-" ID ".scope", ID,
-	  "docker" },
+	{"/kubepods.slice/kubepods-besteffort.slice/" POD_SLICE "/docker-" ID ".scope", ID,
+	 "docker"},
 	/* cri-o, systemd and cgroupfs drivers; conmon is not the container */
-	{ "/kubepods.slice/kubepods-burstable.slice/" POD_SLICE "/crio-" ID ".scope", ID, "cri-o" },
-	{ "/kubepods/burstable/pod" POD_UID "/crio-" ID, ID, "cri-o" },
-	{ "/kubepods.slice/kubepods-burstable.slice/" POD_SLICE "/crio-conmon-" ID ".scope", NULL,
-	  NULL },
+	{"/kubepods.slice/kubepods-burstable.slice/" POD_SLICE "/crio-" ID ".scope", ID, "cri-o"},
+	{"/kubepods/burstable/pod" POD_UID "/crio-" ID, ID, "cri-o"},
+	{"/kubepods.slice/kubepods-burstable.slice/" POD_SLICE "/crio-conmon-" ID ".scope", NULL,
+	 NULL},
 	/* podman, rootful and rootless, with and without the "container" leaf */
-	{ "/machine.slice/libpod-" ID ".scope", ID, "podman" },
-	{ "/machine.slice/libpod-" ID ".scope/container", ID, "podman" },
-	{ "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID ".scope/container",
-	  ID, "podman" },
-	{ "/libpod_parent/libpod-" ID, ID, "podman" },
-	{ "/machine.slice/libpod-conmon-" ID ".scope", NULL, NULL },
+	{"/machine.slice/libpod-" ID ".scope", ID, "podman"},
+	{"/machine.slice/libpod-" ID ".scope/container", ID, "podman"},
+	{"/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID ".scope/container",
+	 ID, "podman"},
+	{"/libpod_parent/libpod-" ID, ID, "podman"},
+	{"/machine.slice/libpod-conmon-" ID ".scope", NULL, NULL},
 	/* nesting: the innermost container (kind nodes, docker in docker) */
-	{ "/docker/" ID2 "/kubepods/burstable/pod" POD_UID "/" ID, ID, "containerd" },
-	{ "/system.slice/docker-" ID2 ".scope/kubepods/besteffort/pod" POD_UID "/" ID, ID,
-	  "containerd" },
-	{ "/docker/" ID2 "/docker/" ID, ID, "docker" },
+	{"/docker/" ID2 "/kubepods/burstable/pod" POD_UID "/" ID, ID, "containerd"},
+	{"/system.slice/docker-" ID2 ".scope/kubepods/besteffort/pod" POD_UID "/" ID, ID,
+	 "containerd"},
+	{"/docker/" ID2 "/docker/" ID, ID, "docker"},
 	/* a bare id under an unknown parent (containerd namespaces, ECS) */
-	{ "/default/" ID, ID, "" },
-	{ "/ecs/0123456789abcdef0123456789abcdef/" ID, ID, "" },
+	{"/default/" ID, ID, ""},
+	{"/ecs/0123456789abcdef0123456789abcdef/" ID, ID, ""},
 	/* not containers */
-	{ "/", NULL, NULL },
-	{ "", NULL, NULL },
-	{ "/system.slice/nginx.service", NULL, NULL },
-	{ "/user.slice/user-1000.slice/session-3.scope", NULL, NULL },
-	{ "/lxc.payload.c1", NULL, NULL },
-	{ "/lxc/c1", NULL, NULL },
-	{ "/kubepods/burstable/pod" POD_UID, NULL, NULL },
+	{"/", NULL, NULL},
+	{"", NULL, NULL},
+	{"/system.slice/nginx.service", NULL, NULL},
+	{"/user.slice/user-1000.slice/session-3.scope", NULL, NULL},
+	{"/lxc.payload.c1", NULL, NULL},
+	{"/lxc/c1", NULL, NULL},
+	{"/kubepods/burstable/pod" POD_UID, NULL, NULL},
 	/* wrong length, wrong case, not hex, wrong decoration */
-	{ "/docker/" ID_63, NULL, NULL },
-	{ "/docker/" ID "0", NULL, NULL },
-	{ "/docker/" ID_UPPER, NULL, NULL },
-	{ "/docker/" ID_63 "g", NULL, NULL },
-	{ "/system.slice/docker-" ID ".service", NULL, NULL },
-	{ "/system.slice/docker-" ID ".scope.scope", NULL, NULL },
-	{ "/system.slice/docker-.scope", NULL, NULL },
-	{ "/system.slice/podman-" ID ".scope", NULL, NULL },
-	{ "/docker/" ID "/", ID, "docker" },
+	{"/docker/" ID_63, NULL, NULL},
+	{"/docker/" ID "0", NULL, NULL},
+	{"/docker/" ID_UPPER, NULL, NULL},
+	{"/docker/" ID_63 "g", NULL, NULL},
+	{"/system.slice/docker-" ID ".service", NULL, NULL},
+	{"/system.slice/docker-" ID ".scope.scope", NULL, NULL},
+	{"/system.slice/docker-.scope", NULL, NULL},
+	{"/system.slice/podman-" ID ".scope", NULL, NULL},
+	{"/docker/" ID "/", ID, "docker"},
 };
 
 START_TEST(test_container_layouts)
@@ -399,7 +400,7 @@ END_TEST
  */
 static bool wait_exec(pid_t pid, const char *comm, struct proc_info *pi)
 {
-	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	struct timespec ts = {0, 10 * 1000 * 1000};
 
 	for (int i = 0; i < 500; i++) {
 		if (procinfo_read(pid, pi) == 0 && !strcmp(pi->comm, comm) && pi->cmdline[0])
@@ -411,9 +412,8 @@ static bool wait_exec(pid_t pid, const char *comm, struct proc_info *pi)
 
 START_TEST(test_read_child)
 {
-	char *const argv[] = { "ember-pi-child", "30", "1s", NULL };
-	char *const envp[] = { "EMBER_PI_VARX=trap", "EMBER_PI_VAR=known value", "PATH=/bin",
-			       NULL };
+	char *const argv[] = {"ember-pi-child", "30", "1s", NULL};
+	char *const envp[] = {"EMBER_PI_VARX=trap", "EMBER_PI_VAR=known value", "PATH=/bin", NULL};
 	struct proc_info *pi = malloc(sizeof(*pi));
 	char sleep_path[PATH_MAX], val[64];
 	int status;

@@ -19,8 +19,11 @@ static const struct flame_frame known[] = {
 };
 
 static const struct flame_doc known_doc = {
-	.title = "CPU", .subtitle = "app x", .unit = "samples",
-	.frames = known, .n_frames = 5,
+	.title = "CPU",
+	.subtitle = "app x",
+	.unit = "samples",
+	.frames = known,
+	.n_frames = 5,
 };
 
 static char *render(const struct flame_doc *doc, enum flame_format fmt, size_t *len)
@@ -80,7 +83,7 @@ START_TEST(test_geometry)
 	struct flame_layout l;
 	/* frame, x, y, width: height 60 + 3 * 16 + 30 = 138; depth d's top 92 - 16 d */
 	static const double want[5][4] = {
-		{0, 10, 92, 1180}, {1, 10, 76, 708}, {2, 10, 60, 236},
+		{0, 10, 92, 1180}, {1, 10, 76, 708},  {2, 10, 60, 236},
 		{3, 246, 60, 354}, {4, 718, 76, 472},
 	};
 
@@ -106,9 +109,10 @@ START_TEST(test_svg_markup)
 
 	ck_assert(!strncmp(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"", 36));
 	ck_assert_uint_eq(count(svg, "<g class=\"f\""), 5);
-	ck_assert_ptr_nonnull(strstr(svg, "<g class=\"f\" data-name=\"c\" data-d=\"2\" data-x=\"2\" "
-					  "data-w=\"3\" data-v=\"3\"><rect x=\"246.00\" y=\"60\" "
-					  "width=\"354.00\" height=\"15\""));
+	ck_assert_ptr_nonnull(strstr(svg,
+				     "<g class=\"f\" data-name=\"c\" data-d=\"2\" data-x=\"2\" "
+				     "data-w=\"3\" data-v=\"3\"><rect x=\"246.00\" y=\"60\" "
+				     "width=\"354.00\" height=\"15\""));
 	ck_assert_ptr_nonnull(strstr(svg, "viewBox=\"0 0 1200 138\""));
 	ck_assert_ptr_nonnull(strstr(svg, "data-total=\"10\""));
 	/* labels: "all" fits 1180 px; "d" fits 472 px */
@@ -146,9 +150,9 @@ START_TEST(test_labels_truncated)
 {
 	static const struct flame_frame fr[] = {
 		{"root", 0, 100, 0},
-		{"abcdefghijklmnopqrstuvwxyz", 1, 5, 0},	/* 59 px: 7 characters */
+		{"abcdefghijklmnopqrstuvwxyz", 1, 5, 0}, /* 59 px: 7 characters */
 		{"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 1, 5, 0},
-		{"wide", 1, 1, 0},					/* 11.8 px: none */
+		{"wide", 1, 1, 0}, /* 11.8 px: none */
 	};
 	struct flame_doc doc = {.title = "t", .frames = fr, .n_frames = 4};
 	char *svg = render(&doc, FLAME_SVG, NULL);
@@ -176,17 +180,21 @@ START_TEST(test_hostile_names)
 		"${x}`back`\\u0041",
 	};
 	struct flame_frame fr[9] = {{"&root<>", 0, 9, 0}};
-	struct flame_doc doc = {.title = "<t & \"x\">", .subtitle = "\x01sub\xff",
-				.unit = "s\"", .frames = fr, .n_frames = 9};
+	struct flame_doc doc = {.title = "<t & \"x\">",
+				.subtitle = "\x01sub\xff",
+				.unit = "s\"",
+				.frames = fr,
+				.n_frames = 9};
 
 	for (size_t i = 0; i < 8; i++)
 		fr[i + 1] = (struct flame_frame){names[i], 1, 1, 0};
 	for (int fmt = FLAME_SVG; fmt <= FLAME_HTML; fmt++) {
 		char *out = render(&doc, fmt, NULL);
 
-		ck_assert_ptr_nonnull(strstr(out, "data-name=\"std::map&lt;int, std::vector&lt;char&gt; "
-						  "&gt;::operator[](unsigned long) &amp; &quot;q&quot; "
-						  "&#39;a&#39;\""));
+		ck_assert_ptr_nonnull(strstr(out,
+					     "data-name=\"std::map&lt;int, std::vector&lt;char&gt; "
+					     "&gt;::operator[](unsigned long) &amp; &quot;q&quot; "
+					     "&#39;a&#39;\""));
 		ck_assert_ptr_nonnull(strstr(out, "data-name=\"&lt;/script&gt;&lt;script&gt;"));
 		ck_assert_ptr_nonnull(strstr(out, "data-name=\"]]&gt;&lt;x/&gt;\""));
 		/* each bad byte or sequence is one U+FFFD */
@@ -224,7 +232,8 @@ START_TEST(test_long_name)
 	svg = render(&doc, FLAME_SVG, &len);
 	/* cut at FLAME_MAX_NAME bytes: 1020 '<' (4 bytes escaped each) and "..." */
 	ck_assert_uint_lt(len, 20000);
-	ck_assert_uint_eq(count(svg, "&lt;"), 1020 + 163); /* the name, and its label: 163 and ".." */
+	ck_assert_uint_eq(count(svg, "&lt;"),
+			  1020 + 163); /* the name, and its label: 163 and ".." */
 	ck_assert_ptr_nonnull(strstr(svg, "&lt;...\" data-d=\"0\""));
 	free(svg);
 	free(name);
@@ -254,7 +263,9 @@ START_TEST(test_diff_colours)
 {
 	/* base: f 5, g 5 of 10; new: f 15, g 5 of 20: f's share 50% -> 75%, g's 50% -> 25% */
 	static const struct flame_frame fr[] = {
-		{"all", 0, 20, 10}, {"f", 1, 15, 5}, {"g", 1, 5, 5},
+		{"all", 0, 20, 10},
+		{"f", 1, 15, 5},
+		{"g", 1, 5, 5},
 	};
 	struct flame_doc doc = {.title = "diff", .diff = true, .frames = fr, .n_frames = 3};
 	struct flame_layout l;
@@ -292,8 +303,9 @@ START_TEST(test_diff_colours)
 
 	svg = render(&doc, FLAME_SVG, NULL);
 	ck_assert_ptr_nonnull(strstr(svg, "data-diff=\"1\""));
-	ck_assert_ptr_nonnull(strstr(svg, "data-name=\"f\" data-d=\"1\" data-x=\"0\" data-w=\"0.625\" "
-					  "data-v=\"15\" data-b=\"5\""));
+	ck_assert_ptr_nonnull(strstr(svg,
+				     "data-name=\"f\" data-d=\"1\" data-x=\"0\" data-w=\"0.625\" "
+				     "data-v=\"15\" data-b=\"5\""));
 	free(svg);
 }
 END_TEST
@@ -302,7 +314,9 @@ START_TEST(test_diff_vanished)
 {
 	/* g is gone from the new window: still drawn, from its base share, in blue */
 	static const struct flame_frame fr[] = {
-		{"all", 0, 10, 10}, {"f", 1, 10, 5}, {"g", 1, 0, 5},
+		{"all", 0, 10, 10},
+		{"f", 1, 10, 5},
+		{"g", 1, 0, 5},
 	};
 	struct flame_doc doc = {.title = "diff", .diff = true, .frames = fr, .n_frames = 3};
 	struct flame_layout l;
@@ -319,7 +333,9 @@ START_TEST(test_diff_noise_pale)
 {
 	/* half a point is the biggest change: half-way to red, not full red */
 	static const struct flame_frame fr[] = {
-		{"all", 0, 1000, 1000}, {"f", 1, 505, 500}, {"g", 1, 495, 500},
+		{"all", 0, 1000, 1000},
+		{"f", 1, 505, 500},
+		{"g", 1, 495, 500},
 	};
 	struct flame_doc doc = {.title = "diff", .diff = true, .frames = fr, .n_frames = 3};
 	struct flame_layout l;
@@ -343,7 +359,7 @@ START_TEST(test_hot_colours_stable)
 	flame_hot_color("other", c);
 	ck_assert(!memcmp(a, b, 3));
 	ck_assert(memcmp(a, c, 3));
-	ck_assert_uint_ge(a[0], 205);	/* warm: red leads */
+	ck_assert_uint_ge(a[0], 205); /* warm: red leads */
 	ck_assert_uint_le(a[2], 55);
 }
 END_TEST

@@ -148,10 +148,10 @@ START_TEST(test_lines)
 	ck_assert_uint_eq(f[0], 1);
 	ck_assert_uint_eq(f[1], 2);
 	/* Same name and file, another start line: another function. */
-	ck_assert_uint_eq(pprof_function_at(b, "fib", "JS:*fib /srv/app.js:2:13", "/srv/app.js",
-					    9), 3);
-	ck_assert_uint_eq(pprof_function_at(b, "fib", "JS:*fib /srv/app.js:2:13", "/srv/app.js",
-					    2), 1);
+	ck_assert_uint_eq(pprof_function_at(b, "fib", "JS:*fib /srv/app.js:2:13", "/srv/app.js", 9),
+			  3);
+	ck_assert_uint_eq(pprof_function_at(b, "fib", "JS:*fib /srv/app.js:2:13", "/srv/app.js", 2),
+			  1);
 	/* No line, or all lines 0, is the same location; other lines are another. */
 	loc[0] = pprof_location(b, 0, 0x1000, f, 2);
 	ck_assert_uint_eq(pprof_location_lines(b, 0, 0x1000, f, none, 2), loc[0]);
@@ -237,8 +237,8 @@ static const char *label_str(const pprof_profile *p, const Perftools__Profiles__
 START_TEST(test_intern_utf8)
 {
 	struct pprof_builder *b = new_cpu();
-	const struct pprof_mapping_desc bad_map = {.start = 0x1000, .limit = 0x2000,
-						   .file = "/opt/\xff\xfe.so", .build_id = ""};
+	const struct pprof_mapping_desc bad_map = {
+		.start = 0x1000, .limit = 0x2000, .file = "/opt/\xff\xfe.so", .build_id = ""};
 	const struct pprof_label comm = {.key = "comm", .str = "w\xe2\x82"};
 	const int64_t v[2] = {1, 10};
 	uint64_t m, f, l;
@@ -253,8 +253,8 @@ START_TEST(test_intern_utf8)
 	for (size_t i = 0; i < p->n_string_table; i++)
 		ck_assert_msg(utf8_valid(p->string_table[i], strlen(p->string_table[i])),
 			      "string %zu is not UTF-8", i);
-	ck_assert_str_eq(p->string_table[p->function[0]->name], "fn" UTF8_REPLACEMENT
-			 UTF8_REPLACEMENT);
+	ck_assert_str_eq(p->string_table[p->function[0]->name],
+			 "fn" UTF8_REPLACEMENT UTF8_REPLACEMENT);
 	ck_assert_str_eq(p->string_table[p->function[0]->filename], "a" UTF8_REPLACEMENT ".c");
 	ck_assert_str_eq(p->string_table[p->mapping[0]->filename],
 			 "/opt/" UTF8_REPLACEMENT UTF8_REPLACEMENT ".so");
@@ -960,9 +960,12 @@ static const Perftools__Profiles__Mapping *mapping_of(const pprof_profile *p, co
 START_TEST(test_has_functions)
 {
 	struct pprof_builder *b = new_cpu();
-	struct pprof_mapping_desc lib = {.start = 0x7f0000001000, .limit = 0x7f0000009000,
-					 .offset = 0x1000, .file = "/usr/lib/libx.so",
-					 .build_id = "feed", .has_functions = true};
+	struct pprof_mapping_desc lib = {.start = 0x7f0000001000,
+					 .limit = 0x7f0000009000,
+					 .offset = 0x1000,
+					 .file = "/usr/lib/libx.so",
+					 .build_id = "feed",
+					 .has_functions = true};
 	struct pprof_mapping_desc told = app_map;
 	const Perftools__Profiles__Mapping *m;
 	const Perftools__Profiles__Location *l;

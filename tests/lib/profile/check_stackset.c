@@ -44,8 +44,11 @@ static void sample(struct pprof_builder *b, const uint64_t *locs, size_t n, int6
 static pprof_profile *known_profile(void)
 {
 	struct pprof_builder *b = pprof_builder_new(&meta);
-	struct pprof_mapping_desc md = {.start = 0x400000, .limit = 0x500000, .offset = 0x1000,
-					.file = "/usr/lib/libx.so", .build_id = ""};
+	struct pprof_mapping_desc md = {.start = 0x400000,
+					.limit = 0x500000,
+					.offset = 0x1000,
+					.file = "/usr/lib/libx.so",
+					.build_id = ""};
 	uint64_t f_main = pprof_function(b, "main", "main", "m.c");
 	uint64_t f_a = pprof_function(b, "a", "a", "m.c");
 	uint64_t f_b = pprof_function(b, "b", "b", "m.c");
@@ -173,8 +176,9 @@ START_TEST(test_arena_decode)
 		ck_assert_int_eq(stackset_add_read(s, p, r, NULL, "samples", 0), 0);
 		pprof_reader_free(r);
 		/* garbage in between fails alone and leaves the arena usable */
-		ck_assert_int_eq(pprof_decode_arena(a, garbage, sizeof(garbage), &p, &r, err,
-						    sizeof(err)), -EBADMSG);
+		ck_assert_int_eq(
+			pprof_decode_arena(a, garbage, sizeof(garbage), &p, &r, err, sizeof(err)),
+			-EBADMSG);
 	}
 	/* two locations of main are one frame: one stack */
 	ck_assert_uint_eq(stackset_len(s), 1);

@@ -14,8 +14,11 @@
 
 static struct ctl_msg capture_pid(uint32_t pid, uint32_t hz, uint32_t ms)
 {
-	struct ctl_msg m = { .type = CTL_CAPTURE, .target = CTL_TARGET_PID, .pid = pid,
-			     .hz = hz, .duration_ms = ms };
+	struct ctl_msg m = {.type = CTL_CAPTURE,
+			    .target = CTL_TARGET_PID,
+			    .pid = pid,
+			    .hz = hz,
+			    .duration_ms = ms};
 	return m;
 }
 
@@ -32,11 +35,27 @@ static int round_trip(const struct ctl_msg *m, struct ctl_msg *out, uint8_t **bu
 START_TEST(test_capture_pid_bytes)
 {
 	static const uint8_t want[] = {
-		'E', 'C', 1, CTL_CAPTURE, 13, 0, 0, 0,	/* header: 13 bytes of payload */
+		'E',
+		'C',
+		1,
+		CTL_CAPTURE,
+		13,
+		0,
+		0,
+		0, /* header: 13 bytes of payload */
 		CTL_TARGET_PID,
-		0xf3, 0x01, 0, 0,			/* 499 Hz */
-		0x88, 0x13, 0, 0,			/* 5000 ms */
-		0xd2, 0x04, 0, 0,			/* pid 1234 */
+		0xf3,
+		0x01,
+		0,
+		0, /* 499 Hz */
+		0x88,
+		0x13,
+		0,
+		0, /* 5000 ms */
+		0xd2,
+		0x04,
+		0,
+		0, /* pid 1234 */
 	};
 	struct ctl_msg m = capture_pid(1234, 499, 5000), back;
 	uint8_t *buf;
@@ -58,16 +77,25 @@ END_TEST
 
 START_TEST(test_round_trips)
 {
-	static const uint8_t gz[] = { 0x1f, 0x8b, 8, 0, 1, 2, 3 };
-	struct ctl_msg app = { .type = CTL_CAPTURE, .target = CTL_TARGET_APP, .app = "checkout",
-			       .hz = 999, .duration_ms = 600000 };
-	struct ctl_msg acc = { .type = CTL_ACCEPTED, .end_ns = 1795317240123456789LL, .hz = 7,
-			       .duration_ms = 1000 };
-	struct ctl_msg prog = { .type = CTL_PROGRESS, .elapsed_ms = 2500, .samples = 1ULL << 40 };
-	struct ctl_msg er = { .type = CTL_ERROR, .code = EBUSY, .text = "pid 7 is busy" };
-	struct ctl_msg res = { .type = CTL_RESULT, .elapsed_ms = 5001, .samples = 2495,
-			       .processes = 1, .data = gz, .data_len = sizeof(gz) };
-	struct ctl_msg cancel = { .type = CTL_CANCEL }, b;
+	static const uint8_t gz[] = {0x1f, 0x8b, 8, 0, 1, 2, 3};
+	struct ctl_msg app = {.type = CTL_CAPTURE,
+			      .target = CTL_TARGET_APP,
+			      .app = "checkout",
+			      .hz = 999,
+			      .duration_ms = 600000};
+	struct ctl_msg acc = {.type = CTL_ACCEPTED,
+			      .end_ns = 1795317240123456789LL,
+			      .hz = 7,
+			      .duration_ms = 1000};
+	struct ctl_msg prog = {.type = CTL_PROGRESS, .elapsed_ms = 2500, .samples = 1ULL << 40};
+	struct ctl_msg er = {.type = CTL_ERROR, .code = EBUSY, .text = "pid 7 is busy"};
+	struct ctl_msg res = {.type = CTL_RESULT,
+			      .elapsed_ms = 5001,
+			      .samples = 2495,
+			      .processes = 1,
+			      .data = gz,
+			      .data_len = sizeof(gz)};
+	struct ctl_msg cancel = {.type = CTL_CANCEL}, b;
 	uint8_t *buf;
 
 	ck_assert_int_eq(round_trip(&app, &b, &buf), 0);
@@ -106,8 +134,8 @@ START_TEST(test_bounds)
 	static const struct {
 		uint32_t pid, hz, ms;
 	} bad[] = {
-		{ 1, 0, 5000 }, { 1, 1000, 5000 }, { 1, 499, 999 }, { 1, 499, 600001 },
-		{ 0, 499, 5000 }, { 0x80000000u, 499, 5000 },
+		{1, 0, 5000},	  {1, 1000, 5000}, {1, 499, 999},
+		{1, 499, 600001}, {0, 499, 5000},  {0x80000000u, 499, 5000},
 	};
 	struct ctl_msg m, b;
 	uint8_t *buf;
@@ -120,7 +148,7 @@ START_TEST(test_bounds)
 		/* forge it: encode a valid one, then patch the field */
 		m = capture_pid(1, 499, 5000);
 		ck_assert_int_eq(ctl_encode(&m, &buf, &len), 0);
-		memcpy(buf + 9, &bad[i].hz, 4);	/* little-endian host, as CI runs */
+		memcpy(buf + 9, &bad[i].hz, 4); /* little-endian host, as CI runs */
 		memcpy(buf + 13, &bad[i].ms, 4);
 		memcpy(buf + 17, &bad[i].pid, 4);
 		ck_assert_int_eq(ctl_decode(buf, len, &b, err, sizeof(err)), -EBADMSG);
@@ -152,8 +180,11 @@ END_TEST
 
 START_TEST(test_app_names)
 {
-	struct ctl_msg m = { .type = CTL_CAPTURE, .target = CTL_TARGET_APP, .hz = 99,
-			     .duration_ms = 1000 }, b;
+	struct ctl_msg m = {.type = CTL_CAPTURE,
+			    .target = CTL_TARGET_APP,
+			    .hz = 99,
+			    .duration_ms = 1000},
+		       b;
 	uint8_t *buf;
 	size_t len;
 	char err[128];
@@ -215,7 +246,7 @@ START_TEST(test_frames)
 	free(buf);
 	/* a length of 4 GiB is refused from its header alone */
 	{
-		const uint8_t huge[] = { 'E', 'C', 1, CTL_RESULT, 0xff, 0xff, 0xff, 0xff };
+		const uint8_t huge[] = {'E', 'C', 1, CTL_RESULT, 0xff, 0xff, 0xff, 0xff};
 
 		ck_assert_int_eq(ctl_frame_len(huge, sizeof(huge), CTL_MAX_REPLY, &need),
 				 -EMSGSIZE);
@@ -225,9 +256,9 @@ END_TEST
 
 START_TEST(test_replies_checked)
 {
-	static const uint8_t notgz[] = { 'P', 'K', 3, 4 };
-	struct ctl_msg res = { .type = CTL_RESULT, .data = notgz, .data_len = sizeof(notgz) };
-	struct ctl_msg er = { .type = CTL_ERROR, .code = 0, .text = "x" };
+	static const uint8_t notgz[] = {'P', 'K', 3, 4};
+	struct ctl_msg res = {.type = CTL_RESULT, .data = notgz, .data_len = sizeof(notgz)};
+	struct ctl_msg er = {.type = CTL_ERROR, .code = 0, .text = "x"};
 	uint8_t *buf;
 	size_t len;
 

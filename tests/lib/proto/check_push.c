@@ -77,11 +77,12 @@ END_TEST
 START_TEST(test_labels)
 {
 	struct push_profile p = {
-		.type = "cpu", .app = "ignored",
+		.type = "cpu",
+		.app = "ignored",
 		.labels = "env=prod\nhostname=h1\nservice_name=checkout\n",
 	};
-	static const char *const order[] = {"__delta__", "__name__", "env", "hostname",
-					    "region", "service_name"};
+	static const char *const order[] = {"__delta__", "__name__", "env",
+					    "hostname",	 "region",   "service_name"};
 	struct push_labels l;
 
 	push_series_labels(&p, ext, 2, &l);
@@ -101,11 +102,12 @@ END_TEST
 START_TEST(test_labels_refused)
 {
 	struct push_profile p = {
-		.type = "cpu", .app = "fallback",
+		.type = "cpu",
+		.app = "fallback",
 		.labels = "__profile_type__=x\n1bad=y\nno_equals\nservice_name=\n\nk=v\nk=w",
 	};
-	static const struct config_label bad_ext[] = {{"__name__", "evil"}, {"ok", "1"},
-						      {"bad-name", "2"}, {"empty", ""}};
+	static const struct config_label bad_ext[] = {
+		{"__name__", "evil"}, {"ok", "1"}, {"bad-name", "2"}, {"empty", ""}};
 	struct push_labels l;
 
 	push_series_labels(&p, bad_ext, 4, &l);
@@ -175,7 +177,8 @@ END_TEST
 START_TEST(test_labels_utf8)
 {
 	struct push_profile p = {
-		.type = "cpu", .app = "caf\xc3\xa9\xff",
+		.type = "cpu",
+		.app = "caf\xc3\xa9\xff",
 		.labels = "team=\xe2\x82\n",
 	};
 	struct push_labels l;
@@ -190,9 +193,11 @@ END_TEST
 START_TEST(test_build_request)
 {
 	struct push_profile p = {
-		.type = "cpu", .app = "checkout",
+		.type = "cpu",
+		.app = "checkout",
 		.labels = "hostname=h1\nservice_name=checkout\n",
-		.start_ns = 1700000000LL * 1000000000, .end_ns = 1700000010LL * 1000000000,
+		.start_ns = 1700000000LL * 1000000000,
+		.end_ns = 1700000010LL * 1000000000,
 	};
 	Push__V1__PushRequest *req;
 	Push__V1__RawProfileSeries *s;
@@ -240,9 +245,11 @@ END_TEST
 START_TEST(test_build_ingest)
 {
 	struct push_profile p = {
-		.type = "cpu", .app = "my app",
+		.type = "cpu",
+		.app = "my app",
 		.labels = "env=a,b}c\nhostname=h1\n",
-		.start_ns = 1700000000LL * 1000000000 + 5, .end_ns = 1700000010LL * 1000000000 + 1,
+		.start_ns = 1700000000LL * 1000000000 + 5,
+		.end_ns = 1700000010LL * 1000000000 + 1,
 	};
 	uint8_t *pprof, *body, *plain;
 	size_t pprof_len, len, plain_len;
@@ -284,12 +291,15 @@ START_TEST(test_build_ingest)
 }
 END_TEST
 
-static enum push_verdict classify(int curl_code, const char *errbuf, long status,
-				  const char *body, char *msg, size_t msglen)
+static enum push_verdict classify(int curl_code, const char *errbuf, long status, const char *body,
+				  char *msg, size_t msglen)
 {
 	struct push_reply r = {
-		.curl_code = curl_code, .curl_error = errbuf, .status = status,
-		.body = body, .body_len = body ? strlen(body) : 0,
+		.curl_code = curl_code,
+		.curl_error = errbuf,
+		.status = status,
+		.body = body,
+		.body_len = body ? strlen(body) : 0,
 	};
 
 	return push_classify(&r, msg, msglen);
@@ -301,12 +311,11 @@ START_TEST(test_classify_table)
 		long status;
 		enum push_verdict v;
 	} table[] = {
-		{200, PUSH_SENT}, {204, PUSH_SENT},
-		{400, PUSH_REJECT}, {401, PUSH_REJECT}, {403, PUSH_REJECT}, {404, PUSH_REJECT},
-		{405, PUSH_REJECT}, {413, PUSH_REJECT}, {415, PUSH_REJECT}, {422, PUSH_REJECT},
-		{408, PUSH_RETRY}, {429, PUSH_RETRY},
-		{500, PUSH_RETRY}, {502, PUSH_RETRY}, {503, PUSH_RETRY}, {504, PUSH_RETRY},
-		{409, PUSH_REJECT}, {501, PUSH_REJECT}, {301, PUSH_RETRY}, {100, PUSH_RETRY},
+		{200, PUSH_SENT},   {204, PUSH_SENT},	{400, PUSH_REJECT}, {401, PUSH_REJECT},
+		{403, PUSH_REJECT}, {404, PUSH_REJECT}, {405, PUSH_REJECT}, {413, PUSH_REJECT},
+		{415, PUSH_REJECT}, {422, PUSH_REJECT}, {408, PUSH_RETRY},  {429, PUSH_RETRY},
+		{500, PUSH_RETRY},  {502, PUSH_RETRY},	{503, PUSH_RETRY},  {504, PUSH_RETRY},
+		{409, PUSH_REJECT}, {501, PUSH_REJECT}, {301, PUSH_RETRY},  {100, PUSH_RETRY},
 		{0, PUSH_RETRY},
 	};
 	char msg[256];

@@ -118,7 +118,8 @@ static const Perftools__Profiles__Sample *check_fitted(const pprof_profile *p, i
 START_TEST(test_labels_merged)
 {
 	struct pprof_builder *b = pprof_builder_new(&cpu_meta);
-	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES, CONFIG_DEFAULT_MAX_SAMPLES};
+	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES,
+					   CONFIG_DEFAULT_MAX_SAMPLES};
 	uint64_t f = pprof_function(b, "work", NULL, "w.c"), loc = pprof_location(b, 0, 0, &f, 1);
 	struct pushfit_stats st;
 	pprof_profile *p;
@@ -157,7 +158,8 @@ END_TEST
 /* 50000 stacks, 16000 samples at most: the 15999 heaviest stay, the rest is one frame. */
 START_TEST(test_fold_samples)
 {
-	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES, CONFIG_DEFAULT_MAX_SAMPLES};
+	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES,
+					   CONFIG_DEFAULT_MAX_SAMPLES};
 	const int64_t total = (int64_t)N_STACKS * (N_STACKS + 1) / 2;
 	const int64_t folded = (int64_t)(N_STACKS - 15999) * (N_STACKS - 15999 + 1) / 2;
 	const Perftools__Profiles__Sample *trunc;
@@ -199,7 +201,8 @@ END_TEST
 /* A byte limit tighter than the samples': folded further, still every value accounted for. */
 START_TEST(test_fold_bytes)
 {
-	const struct pushfit_limits lim = {CONFIG_MIN_MAX_PROFILE_BYTES, CONFIG_DEFAULT_MAX_SAMPLES};
+	const struct pushfit_limits lim = {CONFIG_MIN_MAX_PROFILE_BYTES,
+					   CONFIG_DEFAULT_MAX_SAMPLES};
 	const int64_t total = (int64_t)N_STACKS * (N_STACKS + 1) / 2;
 	const Perftools__Profiles__Sample *trunc;
 	struct pushfit_stats st;
@@ -227,7 +230,8 @@ END_TEST
 
 START_TEST(test_garbage)
 {
-	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES, CONFIG_DEFAULT_MAX_SAMPLES};
+	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES,
+					   CONFIG_DEFAULT_MAX_SAMPLES};
 	const uint8_t junk[] = {0xff, 0xff, 0xff, 0x01};
 	struct pushfit_stats st;
 	uint8_t *out;

@@ -22,20 +22,20 @@ static void sample(struct ember_status *st)
 	st->intervals = 60;
 	st->processes_tracked = 17;
 	st->processes_seen = 123;
-	st->samples = (struct status_count){ 98, 5940 };
-	st->stacks = (struct status_count){ 12, 700 };
-	st->processes = (struct status_count){ 3, 180 };
-	st->profiles = (struct status_count){ 2, 120 };
+	st->samples = (struct status_count){98, 5940};
+	st->stacks = (struct status_count){12, 700};
+	st->processes = (struct status_count){3, 180};
+	st->profiles = (struct status_count){2, 120};
 	st->apps = 2;
-	st->bpf_samples = (struct status_count){ 99, 5941 };
-	st->drops[STATUS_DROP_STACK_MAP_FULL] = (struct status_count){ 1, 7 };
-	st->drops[STATUS_DROP_PROC_EVENT_LOST] = (struct status_count){ 0, 3 };
-	st->skips[STATUS_SKIP_IDLE] = (struct status_count){ 5, 500 };
-	st->unwind[STATUS_UNWIND_FRAMES_TABLE] = (struct status_count){ 900, 81000 };
-	st->unwind[STATUS_UNWIND_END_DEPTH] = (struct status_count){ 1, 2 };
-	st->caches[STATUS_CACHE_UNWIND_TABLES] = (struct status_cache_use){ 12, 360000, 1 << 26, 0 };
-	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){ 45, 326420, 25165824, 3 };
-	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){ 17, 0, 0, 0 };
+	st->bpf_samples = (struct status_count){99, 5941};
+	st->drops[STATUS_DROP_STACK_MAP_FULL] = (struct status_count){1, 7};
+	st->drops[STATUS_DROP_PROC_EVENT_LOST] = (struct status_count){0, 3};
+	st->skips[STATUS_SKIP_IDLE] = (struct status_count){5, 500};
+	st->unwind[STATUS_UNWIND_FRAMES_TABLE] = (struct status_count){900, 81000};
+	st->unwind[STATUS_UNWIND_END_DEPTH] = (struct status_count){1, 2};
+	st->caches[STATUS_CACHE_UNWIND_TABLES] = (struct status_cache_use){12, 360000, 1 << 26, 0};
+	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){45, 326420, 25165824, 3};
+	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){17, 0, 0, 0};
 	st->history_bytes = 135968;
 	st->collector.configured = true;
 	snprintf(st->collector.url, sizeof(st->collector.url), "https://profiles.example:4040");
@@ -52,14 +52,20 @@ static void sample(struct ember_status *st)
 	st->collector.stacks_folded = 68002;
 	st->cpu_user_ns = 40000000;
 	st->cpu_system_ns = 91000000;
-	st->mem = (struct status_memory){ .limit = 64ull << 20, .rss = 19771392,
-		.rss_peak = 28196864, .bpf_map_bytes = 8956488, .over = true, .shrink_events = 2,
-		.shrink_runs = 5, .last_shrink_ns = 1795300055000000000LL, .last_freed = 1 << 20,
-		.freed_total = 3 << 20 };
+	st->mem = (struct status_memory){.limit = 64ull << 20,
+					 .rss = 19771392,
+					 .rss_peak = 28196864,
+					 .bpf_map_bytes = 8956488,
+					 .over = true,
+					 .shrink_events = 2,
+					 .shrink_runs = 5,
+					 .last_shrink_ns = 1795300055000000000LL,
+					 .last_freed = 1 << 20,
+					 .freed_total = 3 << 20};
 	st->n_maps = 2;
 	snprintf(st->maps[0].name, sizeof(st->maps[0].name), "counts0");
-	st->maps[0] = (struct status_map){ "counts0", 1024, 115792 };
-	st->maps[1] = (struct status_map){ "cpu_bpf.rodata", 1, 8192 };
+	st->maps[0] = (struct status_map){"counts0", 1024, 115792};
+	st->maps[1] = (struct status_map){"cpu_bpf.rodata", 1, 8192};
 }
 
 static int parse_text(const char *text, struct ember_status *st, struct statusfile_errors *e)
@@ -114,8 +120,7 @@ START_TEST(test_format_sanitizes)
 	int n;
 
 	sample(&in);
-	snprintf(in.collector.last_error, sizeof(in.collector.last_error),
-		 "bad\nhz 1\r\x7f end");
+	snprintf(in.collector.last_error, sizeof(in.collector.last_error), "bad\nhz 1\r\x7f end");
 	snprintf(in.maps[0].name, sizeof(in.maps[0].name), "we ird\n");
 	n = statusfile_format(&in, buf, sizeof(buf));
 	ck_assert_int_gt(n, 0);
@@ -142,7 +147,7 @@ START_TEST(test_utf8)
 	n = statusfile_format(&in, buf, sizeof(buf));
 	ck_assert_int_gt(n, 0);
 	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.last_error HTTP 400: bad \xef\xbf\xbd"
-				 "\xef\xbf\xbd\xef\xbf\xbd name w\xef\xbf\xbd\n"));
+					  "\xef\xbf\xbd\xef\xbf\xbd name w\xef\xbf\xbd\n"));
 	/* 255 bytes that each become 3: cut on a character boundary within the field */
 	memset(in.collector.last_error, 0xff, sizeof(in.collector.last_error) - 1);
 	n = statusfile_format(&in, buf, sizeof(buf));
@@ -178,24 +183,23 @@ START_TEST(test_bad_values)
 {
 	struct ember_status st;
 	struct statusfile_errors e;
-	const char *text =
-		"ember-status 1\n"
-		"hz -5\n"			/* line 2: no sign */
-		"pid 12\n"
-		"intervals 18446744073709551616\n" /* overflow */
-		"hz 4294967296\n"		/* past u32 */
-		"memory.over 2\n"		/* not 0/1 */
-		"samples 1\n"			/* one of two words */
-		"samples 1 2 3\n"		/* three */
-		"drop stack_map_full x 1\n"
-		"cache binaries 1 2 3\n"
-		"bpf_map bad/name 1 2\n"
-		"bpf_map waytoolongmapname0 1 2\n"
-		"noval\n"
-		"state runningrunningrunning\n"	/* longer than its field */
-		"version 1\t2\n"		/* a control character */
-		"interval_ns 1000\n"
-		"stacks 4 5\n";
+	const char *text = "ember-status 1\n"
+			   "hz -5\n" /* line 2: no sign */
+			   "pid 12\n"
+			   "intervals 18446744073709551616\n" /* overflow */
+			   "hz 4294967296\n"		      /* past u32 */
+			   "memory.over 2\n"		      /* not 0/1 */
+			   "samples 1\n"		      /* one of two words */
+			   "samples 1 2 3\n"		      /* three */
+			   "drop stack_map_full x 1\n"
+			   "cache binaries 1 2 3\n"
+			   "bpf_map bad/name 1 2\n"
+			   "bpf_map waytoolongmapname0 1 2\n"
+			   "noval\n"
+			   "state runningrunningrunning\n" /* longer than its field */
+			   "version 1\t2\n"		   /* a control character */
+			   "interval_ns 1000\n"
+			   "stacks 4 5\n";
 
 	ck_assert_int_eq(parse_text(text, &st, &e), 0);
 	ck_assert_uint_eq(e.n, 13);
@@ -219,7 +223,8 @@ START_TEST(test_unknown_ignored)
 
 	ck_assert_int_eq(parse_text("ember-status 1\nfuture.key 1\ndrop new_cause 1 2\n"
 				    "skip new_reason 3 4\ncache new_cache 1 2 3 4\n\nhz 19\n",
-				    &st, &e), 0);
+				    &st, &e),
+			 0);
 	ck_assert_uint_eq(e.n, 0);
 	ck_assert_uint_eq(st.hz, 19);
 	for (int i = 0; i < STATUS_DROP_NR; i++)

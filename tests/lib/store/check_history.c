@@ -581,7 +581,10 @@ static int sum_rows(const struct history_row *row, void *arg)
 static struct sums sum_query(struct history *h, int64_t since, int64_t until, const char *type,
 			     const char *app, bool rollups)
 {
-	struct history_query q = {.since_ns = since, .until_ns = until, .type = type, .app = app,
+	struct history_query q = {.since_ns = since,
+				  .until_ns = until,
+				  .type = type,
+				  .app = app,
 				  .use_rollups = rollups};
 	struct sums s = {0};
 
@@ -743,8 +746,13 @@ static uint64_t disk_bytes(void)
 static int64_t put_big(struct history *h, int64_t start, const char *type, size_t len)
 {
 	struct history_meta m = {
-		.start_ns = start, .end_ns = start + 10, .type = type, .app = "big",
-		.labels = "", .samples = 1, .processes = 1,
+		.start_ns = start,
+		.end_ns = start + 10,
+		.type = type,
+		.app = "big",
+		.labels = "",
+		.samples = 1,
+		.processes = 1,
 	};
 	static uint8_t buf[64 * KiB];
 	uint64_t x = 0x9e3779b97f4a7c15ULL ^ (uint64_t)start;
@@ -1009,7 +1017,8 @@ START_TEST(test_migrate_v2_vacuum)
 	ck_assert_int_eq(sql_int("PRAGMA auto_vacuum"), 2);
 	ck_assert_int_eq(sql_int("PRAGMA user_version"), 4);
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM sqlite_master "
-				 "WHERE name = 'profiles_start'"), 1);
+				 "WHERE name = 'profiles_start'"),
+			 1);
 	r = prune(h, 2000, NO_AGE_LIMIT, 64 * KiB, false);
 	ck_assert_uint_gt(r.sized, 0);
 	ck_assert_uint_le(disk_bytes(), 64 * KiB);
@@ -1030,8 +1039,13 @@ END_TEST
 static void put_raw(struct history *h, int64_t start, int64_t end, const char *type,
 		    const char *app, uint64_t samples)
 {
-	struct history_meta m = {.start_ns = start, .end_ns = end, .type = type, .app = app,
-				 .labels = app, .samples = samples, .processes = 1};
+	struct history_meta m = {.start_ns = start,
+				 .end_ns = end,
+				 .type = type,
+				 .app = app,
+				 .labels = app,
+				 .samples = samples,
+				 .processes = 1};
 	uint8_t buf[16] = {1, 2, 3};
 
 	ck_assert_int_eq(history_put(h, &m, buf, sizeof(buf), NULL), 0);
@@ -1041,8 +1055,8 @@ static void put_raw(struct history *h, int64_t start, int64_t end, const char *t
 static void put_rollup_of(struct history *h, int64_t hour, const char *type, const char *app)
 {
 	char stmt[256];
-	struct history_meta m = {.start_ns = hour, .type = type, .app = app, .labels = app,
-				 .processes = 1};
+	struct history_meta m = {
+		.start_ns = hour, .type = type, .app = app, .labels = app, .processes = 1};
 	uint8_t buf[16] = {4, 5, 6};
 
 	snprintf(stmt, sizeof(stmt),
@@ -1080,9 +1094,15 @@ START_TEST(test_rollup_exactly_once)
 		{"mem", "a", {0, 0, 0, 0}}, /* none */
 	};
 	static const int64_t windows[][2] = {
-		{INT64_MIN, INT64_MAX}, {HOUR, 5 * HOUR}, {HOUR + 30 * MIN, 4 * HOUR},
-		{2 * HOUR, 3 * HOUR}, {2 * HOUR + 1, 3 * HOUR + 1}, {3 * HOUR, 3 * HOUR + 5 * MIN},
-		{2 * HOUR + 58 * MIN, 3 * HOUR + 2 * MIN}, {0, 4 * HOUR}, {4 * HOUR, 6 * HOUR},
+		{INT64_MIN, INT64_MAX},
+		{HOUR, 5 * HOUR},
+		{HOUR + 30 * MIN, 4 * HOUR},
+		{2 * HOUR, 3 * HOUR},
+		{2 * HOUR + 1, 3 * HOUR + 1},
+		{3 * HOUR, 3 * HOUR + 5 * MIN},
+		{2 * HOUR + 58 * MIN, 3 * HOUR + 2 * MIN},
+		{0, 4 * HOUR},
+		{4 * HOUR, 6 * HOUR},
 		{2 * HOUR - 1, 4 * HOUR + 1},
 	};
 	static const char *const types[] = {NULL, "cpu", "mem"};
@@ -1109,8 +1129,10 @@ START_TEST(test_rollup_exactly_once)
 		for (size_t t = 0; t < 3; t++) {
 			for (size_t a = 0; a < 3; a++) {
 				int64_t since = windows[w][0], until = windows[w][1];
-				struct sums raw = sum_query(h, since, until, types[t], apps[a], false);
-				struct sums ru = sum_query(h, since, until, types[t], apps[a], true);
+				struct sums raw =
+					sum_query(h, since, until, types[t], apps[a], false);
+				struct sums ru =
+					sum_query(h, since, until, types[t], apps[a], true);
 				uint64_t want = 0;
 
 				/* the rollups of the whole hours inside the window */
@@ -1140,8 +1162,12 @@ START_TEST(test_rollup_exactly_once)
 	ck_assert_uint_eq(sum_query(h, 2 * HOUR, 3 * HOUR, "cpu", "b", true).profiles, 7);
 	/* a second rollup of the same series and hour is refused; an unaligned one too */
 	{
-		struct history_meta m = {.start_ns = HOUR, .end_ns = 2 * HOUR, .type = "cpu",
-					 .app = "a", .labels = "a", .samples = 1};
+		struct history_meta m = {.start_ns = HOUR,
+					 .end_ns = 2 * HOUR,
+					 .type = "cpu",
+					 .app = "a",
+					 .labels = "a",
+					 .samples = 1};
 		uint8_t buf[4] = {1};
 
 		ck_assert_int_eq(history_put_rollup(h, &m, 1, buf, sizeof(buf), NULL), -EEXIST);
@@ -1232,11 +1258,17 @@ static void put_pprof(struct history *h, int64_t start, const char *app, int64_t
 {
 	static const struct pprof_meta meta = {
 		.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
-		.n_sample_types = 2, .period_type = {"cpu", "nanoseconds"}, .period = 10000000,
+		.n_sample_types = 2,
+		.period_type = {"cpu", "nanoseconds"},
+		.period = 10000000,
 	};
 	struct pprof_builder *b = pprof_builder_new(&meta);
-	struct history_meta m = {.start_ns = start, .end_ns = start + 10 * MIN, .type = "cpu",
-				 .app = app, .labels = app, .samples = (uint64_t)count + 1,
+	struct history_meta m = {.start_ns = start,
+				 .end_ns = start + 10 * MIN,
+				 .type = "cpu",
+				 .app = app,
+				 .labels = app,
+				 .samples = (uint64_t)count + 1,
 				 .processes = 2};
 	struct pprof_label l1 = {.key = "pid", .num = pid}, l2 = {.key = "pid", .num = pid + 1};
 	int64_t v1[2] = {count, count * 10000000LL}, v2[2] = {1, 10000000};
@@ -1304,8 +1336,12 @@ START_TEST(test_rollup_build)
 	struct rollup_result r;
 	struct rollup_seen rs = {.app = "a", .pid = 10};
 	struct history_query q = {.since_ns = HOUR, .until_ns = 2 * HOUR, .use_rollups = true};
-	struct history_meta bad = {.start_ns = HOUR, .end_ns = HOUR + MIN, .type = "cpu",
-				   .app = "m", .labels = "m", .samples = 1};
+	struct history_meta bad = {.start_ns = HOUR,
+				   .end_ns = HOUR + MIN,
+				   .type = "cpu",
+				   .app = "m",
+				   .labels = "m",
+				   .samples = 1};
 	uint8_t junk[8] = {0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4};
 	uint64_t rows, bytes;
 

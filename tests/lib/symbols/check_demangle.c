@@ -47,8 +47,9 @@ END_TEST
 START_TEST(test_not_mangled)
 {
 	static const char *const plain[] = {
-		"main", "foo__bar", "_start", "__libc_start_main", "_Z", "_R", "_Zgarbage!",
-		"JS:*fib /tmp/app.js:1:13", "",
+		"main", "foo__bar", "_start",	  "__libc_start_main",
+		"_Z",	"_R",	    "_Zgarbage!", "JS:*fib /tmp/app.js:1:13",
+		"",
 	};
 
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
@@ -115,7 +116,7 @@ START_TEST(test_cache_clear)
 	size_t held;
 
 	ck_assert_str_eq(demangle_cache_get(c, "_ZNK3foo3barEv"), "foo::bar() const");
-	ck_assert_ptr_null(demangle_cache_get(c, "_Zgarbage!"));	/* remembered as such */
+	ck_assert_ptr_null(demangle_cache_get(c, "_Zgarbage!")); /* remembered as such */
 	ck_assert_uint_eq(demangle_cache_count(c), 2);
 	held = demangle_cache_bytes(c);
 	ck_assert_uint_gt(held, 0);
@@ -126,7 +127,7 @@ START_TEST(test_cache_clear)
 	demangle_cache_set_max(c, 1);
 	ck_assert_uint_eq(demangle_cache_max(c), 1);
 	ck_assert_str_eq(demangle_cache_get(c, "_ZNK3foo3barEv"), "foo::bar() const");
-	ck_assert_ptr_null(demangle_cache_get(c, "_ZN2ns5KlassIlE6methodEi"));	/* full */
+	ck_assert_ptr_null(demangle_cache_get(c, "_ZN2ns5KlassIlE6methodEi")); /* full */
 	demangle_cache_free(c);
 }
 END_TEST

@@ -305,9 +305,10 @@ static size_t plt_sections(const char *file, uint64_t start[3], uint64_t end[3])
 	while (fgets(line, sizeof(line), p)) {
 		char *b = strchr(line, ']');
 
-		if (b && n < 3 && sscanf(b + 1, " %63s %*s %llx %llx %llx", name, &addr, &off,
-					 &size) == 4 &&
-		    (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") || !strcmp(name, ".plt.got"))) {
+		if (b && n < 3 &&
+		    sscanf(b + 1, " %63s %*s %llx %llx %llx", name, &addr, &off, &size) == 4 &&
+		    (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
+		     !strcmp(name, ".plt.got"))) {
 			start[n] = addr;
 			end[n++] = addr + size;
 		}
@@ -329,7 +330,8 @@ static void check_plt_unpolluted(const struct elf_syms *s, const char *file)
 
 			ck_assert_msg(!name || (strlen(name) > 4 &&
 						!strcmp(name + strlen(name) - 4, "@plt")),
-				      "%s: 0x%llx in a PLT named %s", file, (unsigned long long)a, name);
+				      "%s: 0x%llx in a PLT named %s", file, (unsigned long long)a,
+				      name);
 		}
 }
 
@@ -382,7 +384,7 @@ START_TEST(test_plt_ibt)
 	s = load_file(FX("fx_plt_ibt"));
 	n = plt_sections(FX("fx_plt_ibt"), start, end);
 	ck_assert_uint_eq(n, 3);
-	ck_assert_ptr_null(elf_syms_lookup(s, start[0]));	/* PLT0 calls no one function */
+	ck_assert_ptr_null(elf_syms_lookup(s, start[0])); /* PLT0 calls no one function */
 	/* Lazy stub i (after PLT0) and .plt.sec stub i serve .rela.plt's entry i. */
 	ck_assert_str_eq(elf_syms_lookup(s, start[0] + 16), elf_syms_lookup(s, start[2]));
 	ck_assert_str_eq(elf_syms_lookup(s, start[0] + 32), elf_syms_lookup(s, start[2] + 16));

@@ -46,7 +46,8 @@ START_TEST(test_known_answers)
 	struct perf_map *m = parse("1000 10 foo\n"
 				   "2000 20 LazyCompile:~bar /app/x.js:3:1\n"
 				   "0x3000 0X8 qux\r\n"
-				   "7f00dead0000\t1c\tJS:*fib /app.js:1:13\n", NULL);
+				   "7f00dead0000\t1c\tJS:*fib /app.js:1:13\n",
+				   NULL);
 
 	ck_assert_uint_eq(perfmap_count(m), 4);
 	ck_assert_uint_eq(perfmap_bad_lines(m), 0);
@@ -73,53 +74,53 @@ struct split_case {
 
 static const struct split_case split_cases[] = {
 	/* Written by Node 20 (--perf-basic-prof) on this kind of machine. */
-	{ "JS:*fib /srv/app.js:2:13", "fib", "/srv/app.js", 2 },
-	{ "JS:^fib /tmp/names_node/app.js:1:13", "fib", "/tmp/names_node/app.js", 1 },
-	{ "JS:~get foo /tmp/app.js:2:18", "get foo", "/tmp/app.js", 2 },
-	{ "JS:~with space /tmp/app.js:3:25", "with space", "/tmp/app.js", 3 },
-	{ "JS:~ node:internal/main/run_main_module:1:1", PERFMAP_ANONYMOUS,
-	  "node:internal/main/run_main_module", 1 },
-	{ "JS:^wrappedFn node:internal/errors:536:21", "wrappedFn", "node:internal/errors", 536 },
-	{ "JS:*fib file:///tmp/dir%20with%20space:colon/app.mjs:1:13", "fib",
-	  "file:///tmp/dir%20with%20space:colon/app.mjs", 1 },
-	{ "Script:~ file:///tmp/a.mjs:1:1", PERFMAP_ANONYMOUS, "file:///tmp/a.mjs", 1 },
-	{ "Eval:~ /tmp/names_node/b.js:1:1", PERFMAP_ANONYMOUS, "/tmp/names_node/b.js", 1 },
-	{ "JS:* :1:20", PERFMAP_ANONYMOUS, "", 1 },		/* new Function(): no script */
-	{ "JS:*zz :1:12", "zz", "", 1 },			/* eval'd code */
-	{ "JS:*inVm my file.js:1:14", "inVm", "my file.js", 1 },	/* vm with a spaced name */
-	{ "JS:~get x my file.js:4:2", "get x", "my file.js", 4 },
-	{ "JS:*", PERFMAP_ANONYMOUS, "", 0 },
-	{ "JS:*fib", "fib", "", 0 },				/* no script at all */
+	{"JS:*fib /srv/app.js:2:13", "fib", "/srv/app.js", 2},
+	{"JS:^fib /tmp/names_node/app.js:1:13", "fib", "/tmp/names_node/app.js", 1},
+	{"JS:~get foo /tmp/app.js:2:18", "get foo", "/tmp/app.js", 2},
+	{"JS:~with space /tmp/app.js:3:25", "with space", "/tmp/app.js", 3},
+	{"JS:~ node:internal/main/run_main_module:1:1", PERFMAP_ANONYMOUS,
+	 "node:internal/main/run_main_module", 1},
+	{"JS:^wrappedFn node:internal/errors:536:21", "wrappedFn", "node:internal/errors", 536},
+	{"JS:*fib file:///tmp/dir%20with%20space:colon/app.mjs:1:13", "fib",
+	 "file:///tmp/dir%20with%20space:colon/app.mjs", 1},
+	{"Script:~ file:///tmp/a.mjs:1:1", PERFMAP_ANONYMOUS, "file:///tmp/a.mjs", 1},
+	{"Eval:~ /tmp/names_node/b.js:1:1", PERFMAP_ANONYMOUS, "/tmp/names_node/b.js", 1},
+	{"JS:* :1:20", PERFMAP_ANONYMOUS, "", 1},	       /* new Function(): no script */
+	{"JS:*zz :1:12", "zz", "", 1},			       /* eval'd code */
+	{"JS:*inVm my file.js:1:14", "inVm", "my file.js", 1}, /* vm with a spaced name */
+	{"JS:~get x my file.js:4:2", "get x", "my file.js", 4},
+	{"JS:*", PERFMAP_ANONYMOUS, "", 0},
+	{"JS:*fib", "fib", "", 0}, /* no script at all */
 	/* Older V8 (Node <= 16): other tags, a line without a column. */
-	{ "LazyCompile:*fib /srv/app.js:2:13", "fib", "/srv/app.js", 2 },
-	{ "LazyCompile:~bar /app/x.js:3", "bar", "/app/x.js", 3 },
-	{ "Function:~foo file:///x.mjs:1:1", "foo", "file:///x.mjs", 1 },
-	{ "LazyCompile:fib /srv/app.js:7", "fib", "/srv/app.js", 7 },
-	{ "JS:~f /srv/my app/x.js:9:1", "f", "/srv/my app/x.js", 9 },
-	{ "JS:~f C:\\app\\x.js:9:1", "f", "C:\\app\\x.js", 9 },
-	{ "JS:~f /srv/app.js", "f", "/srv/app.js", 0 },	/* no line */
-	{ "JS:~f /srv/app.js:", "f", "/srv/app.js:", 0 },
-	{ "JS:~f /srv/app.js:x:1", "f", "/srv/app.js:x", 1 },
-	{ "JS:~f /srv/app.js:12345678901:1", "f", "/srv/app.js:12345678901", 1 },
-	{ "JS:~f /a.js:4294967295:1", "f", "/a.js:4294967295", 1 },	/* over 9 digits */
-	{ "JS:~f /a.js:999999999:1", "f", "/a.js", 999999999 },
-	{ "JS:~f :::", "f", ":::", 0 },
-	{ "JS:~  /x:1:1", " ", "/x", 1 },
+	{"LazyCompile:*fib /srv/app.js:2:13", "fib", "/srv/app.js", 2},
+	{"LazyCompile:~bar /app/x.js:3", "bar", "/app/x.js", 3},
+	{"Function:~foo file:///x.mjs:1:1", "foo", "file:///x.mjs", 1},
+	{"LazyCompile:fib /srv/app.js:7", "fib", "/srv/app.js", 7},
+	{"JS:~f /srv/my app/x.js:9:1", "f", "/srv/my app/x.js", 9},
+	{"JS:~f C:\\app\\x.js:9:1", "f", "C:\\app\\x.js", 9},
+	{"JS:~f /srv/app.js", "f", "/srv/app.js", 0}, /* no line */
+	{"JS:~f /srv/app.js:", "f", "/srv/app.js:", 0},
+	{"JS:~f /srv/app.js:x:1", "f", "/srv/app.js:x", 1},
+	{"JS:~f /srv/app.js:12345678901:1", "f", "/srv/app.js:12345678901", 1},
+	{"JS:~f /a.js:4294967295:1", "f", "/a.js:4294967295", 1}, /* over 9 digits */
+	{"JS:~f /a.js:999999999:1", "f", "/a.js", 999999999},
+	{"JS:~f :::", "f", ":::", 0},
+	{"JS:~  /x:1:1", " ", "/x", 1},
 	/* Python 3.12 -X perf: "py::" qualname ":" file, no line. */
-	{ "py::fib:/srv/app.py", "fib", "/srv/app.py", 0 },
-	{ "py::Outer.method:/srv/my app/x.py", "Outer.method", "/srv/my app/x.py", 0 },
-	{ "py::<module>:/srv/main.py", "<module>", "/srv/main.py", 0 },
-	{ "py::f.<locals>.<lambda>:/a:b/c.py", "f.<locals>.<lambda>", "/a:b/c.py", 0 },
-	{ "py::f", "f", "", 0 },
-	{ "py:::/x.py", PERFMAP_ANONYMOUS, "/x.py", 0 },
+	{"py::fib:/srv/app.py", "fib", "/srv/app.py", 0},
+	{"py::Outer.method:/srv/my app/x.py", "Outer.method", "/srv/my app/x.py", 0},
+	{"py::<module>:/srv/main.py", "<module>", "/srv/main.py", 0},
+	{"py::f.<locals>.<lambda>:/a:b/c.py", "f.<locals>.<lambda>", "/a:b/c.py", 0},
+	{"py::f", "f", "", 0},
+	{"py:::/x.py", PERFMAP_ANONYMOUS, "/x.py", 0},
 	/* Not split: V8's other code, Java, C. */
-	{ "Builtin:ArrayMap", NULL, "", 0 },
-	{ "BytecodeHandler:CreateMappedArguments", NULL, "", 0 },
-	{ "RegExp:a+b", NULL, "", 0 },
-	{ "Lcom/example/Foo;.bar", NULL, "", 0 },
-	{ "jit_one", NULL, "", 0 },
-	{ "js:*fib /a.js:1:1", NULL, "", 0 },
-	{ "py:fib:/x.py", NULL, "", 0 },
+	{"Builtin:ArrayMap", NULL, "", 0},
+	{"BytecodeHandler:CreateMappedArguments", NULL, "", 0},
+	{"RegExp:a+b", NULL, "", 0},
+	{"Lcom/example/Foo;.bar", NULL, "", 0},
+	{"jit_one", NULL, "", 0},
+	{"js:*fib /a.js:1:1", NULL, "", 0},
+	{"py:fib:/x.py", NULL, "", 0},
 };
 
 START_TEST(test_split_names)
@@ -146,9 +147,9 @@ END_TEST
 /* Hostile names: every prefix of each form, and every byte, split inside the name. */
 START_TEST(test_split_hostile)
 {
-	static const char *const forms[] = { "JS:*fib /srv/app.js:2:13", "py::a:/b:c",
-					     "JS:~get get get /x:1:1", "JS:~a b c d:1:",
-					     "Eval:~ :1:1", "JS:^ :::::::1" };
+	static const char *const forms[] = {
+		"JS:*fib /srv/app.js:2:13", "py::a:/b:c",  "JS:~get get get /x:1:1",
+		"JS:~a b c d:1:",	    "Eval:~ :1:1", "JS:^ :::::::1"};
 	char buf[64];
 	struct perfmap_split sp;
 
@@ -356,7 +357,7 @@ START_TEST(test_cache_reads_and_appends)
 	ck_assert_str_eq(cache_raw(c, getpid(), 0x20010, 0), "jit_two");
 	perfmap_cache_stats(c, &st);
 	ck_assert_uint_eq(st.reads, 2);
-	ck_assert_uint_eq(st.bytes_read, 36);	/* the second read took only the tail */
+	ck_assert_uint_eq(st.bytes_read, 36); /* the second read took only the tail */
 	ck_assert_uint_eq(st.named, 2);
 	ck_assert_uint_eq(st.maps, 1);
 	/* Replaced by a shorter file: read again from the start. */
@@ -391,7 +392,7 @@ START_TEST(test_cache_shrink)
 	ck_assert_uint_eq(perfmap_cache_shrink(c, 0), held);
 	perfmap_cache_stats(c, &st);
 	ck_assert_uint_eq(st.memory, 0);
-	ck_assert_uint_eq(st.maps, 1);		/* the process stays known, without its map */
+	ck_assert_uint_eq(st.maps, 1); /* the process stays known, without its map */
 	ck_assert_uint_eq(st.reads, 1);
 	ck_assert_str_eq(cache_raw(c, getpid(), 0x20010, 1), "jit_two");
 	perfmap_cache_stats(c, &st);
@@ -403,7 +404,7 @@ START_TEST(test_cache_shrink)
 	ck_assert_ptr_null(cache_raw(c, getpid(), 0x10010, 2));
 	perfmap_cache_stats(c, &st);
 	ck_assert_uint_eq(st.max_bytes, 8);
-	ck_assert_uint_lt(st.memory, held);	/* an empty map at most: nothing parsed */
+	ck_assert_uint_lt(st.memory, held); /* an empty map at most: nothing parsed */
 	unlink(map_path);
 	perfmap_cache_free(c);
 }
@@ -456,10 +457,22 @@ static void plant_fifo(void)
 	ck_assert_int_eq(mkfifo(map_path, 0600), 0);
 }
 
-static uint64_t *f_symlink(struct perfmap_stats *s) { return &s->refused_symlink; }
-static uint64_t *f_owner(struct perfmap_stats *s) { return &s->refused_owner; }
-static uint64_t *f_size(struct perfmap_stats *s) { return &s->refused_size; }
-static uint64_t *f_type(struct perfmap_stats *s) { return &s->refused_type; }
+static uint64_t *f_symlink(struct perfmap_stats *s)
+{
+	return &s->refused_symlink;
+}
+static uint64_t *f_owner(struct perfmap_stats *s)
+{
+	return &s->refused_owner;
+}
+static uint64_t *f_size(struct perfmap_stats *s)
+{
+	return &s->refused_size;
+}
+static uint64_t *f_type(struct perfmap_stats *s)
+{
+	return &s->refused_type;
+}
 
 START_TEST(test_cache_refuses_symlink)
 {
@@ -471,7 +484,7 @@ END_TEST
 START_TEST(test_cache_refuses_other_owner)
 {
 	if (getuid() != 0)
-		return;	/* chown needs root; CI runs as root */
+		return; /* chown needs root; CI runs as root */
 	expect_refused(plant_other_owner, f_owner);
 }
 END_TEST
@@ -515,8 +528,8 @@ END_TEST
 START_TEST(test_symbolizer_jit)
 {
 	size_t len = 4096;
-	void *code = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
-			  -1, 0);
+	void *code = mmap(NULL, len, PROT_READ | PROT_WRITE | PROT_EXEC,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct symbolizer *s = symbolizer_new();
 	struct symbolizer_stats st;
 	struct sym_frame f;
@@ -525,7 +538,8 @@ START_TEST(test_symbolizer_jit)
 	ck_assert_ptr_ne(code, MAP_FAILED);
 	ck_assert_ptr_nonnull(s);
 	map_path_init();
-	snprintf(line, sizeof(line), "%lx 40 JS:*fib /app.js:1:13\n%lx 40 _ZN2ns5KlassIlE6methodEi\n",
+	snprintf(line, sizeof(line),
+		 "%lx 40 JS:*fib /app.js:1:13\n%lx 40 _ZN2ns5KlassIlE6methodEi\n",
 		 (unsigned long)(uintptr_t)code, (unsigned long)(uintptr_t)code + 0x40);
 	write_map(line, "w");
 	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)code + 3, false, &f);

@@ -22,7 +22,7 @@ static const char sample[] =
 
 static struct proc_maps parse_ok(const char *text)
 {
-	struct proc_maps m = { 0 };
+	struct proc_maps m = {0};
 
 	ck_assert_int_eq(procmaps_parse(text, strlen(text), &m), 0);
 	return m;
@@ -77,15 +77,15 @@ START_TEST(test_malformed)
 	static const char text[] =
 		"00400000-00401000 r-xp 00000000 08:01 42 /bin/a\n"
 		"garbage\n"
-		"00500000-00501000 r-xp 00000000 08:01\n"		/* no inode */
-		"00600000-00601000 rwxq 00000000 08:01 42 /bin/b\n"	/* bad share flag */
-		"00700000-00700000 r-xp 00000000 08:01 42 /bin/c\n"	/* empty range */
-		"00900000-00800000 r-xp 00000000 08:01 42 /bin/d\n"	/* reversed */
+		"00500000-00501000 r-xp 00000000 08:01\n"		   /* no inode */
+		"00600000-00601000 rwxq 00000000 08:01 42 /bin/b\n"	   /* bad share flag */
+		"00700000-00700000 r-xp 00000000 08:01 42 /bin/c\n"	   /* empty range */
+		"00900000-00800000 r-xp 00000000 08:01 42 /bin/d\n"	   /* reversed */
 		"10000000000000000-10000000000000001 r-xp 0 08:01 42 /x\n" /* > 64 bits */
 		"00a00000-00a01000 r-xp 00000000 100000000:01 42 /bin/e\n" /* major > 32 bits */
 		"00b00000-00b01000 r-xp 00000000 08:01 42x /bin/f\n"
 		"\n"
-		"00c00000-00c01000 r-xp 00000000 08:01 42 /bin/g";	/* no final newline */
+		"00c00000-00c01000 r-xp 00000000 08:01 42 /bin/g"; /* no final newline */
 	struct proc_maps m = parse_ok(text);
 
 	ck_assert_uint_eq(m.n, 2);
@@ -118,7 +118,7 @@ START_TEST(test_too_big)
 	static const char line[] = "00400000-00401000 r-xp 00000000 08:01 42 /bin/a\n";
 	size_t n = PROCMAPS_MAX_ENTRIES + 1, i, len = sizeof(line) - 1;
 	char *text = malloc(n * len);
-	struct proc_maps m = { 0 };
+	struct proc_maps m = {0};
 
 	ck_assert_ptr_nonnull(text);
 	for (i = 0; i < n; i++)
@@ -134,7 +134,7 @@ END_TEST
 
 START_TEST(test_read_self)
 {
-	struct proc_maps m = { 0 };
+	struct proc_maps m = {0};
 	const struct proc_map *pm;
 
 	ck_assert_int_eq(procmaps_read(getpid(), &m), 0);
@@ -152,7 +152,7 @@ END_TEST
 /* The ioctl reader gives exactly the executable lines of the text, field by field. */
 START_TEST(test_read_exec_self)
 {
-	struct proc_maps all = { 0 }, ex = { 0 };
+	struct proc_maps all = {0}, ex = {0};
 	size_t j = 0, nx = 0;
 	int err;
 

@@ -84,7 +84,7 @@ START_TEST(test_kernel)
 	ck_assert(f.kernel);
 	ck_assert_str_eq(f.file, "[kernel.kallsyms]");
 	if (addr == 0)
-		ck_assert_ptr_null(f.function);	/* kallsyms hidden */
+		ck_assert_ptr_null(f.function); /* kallsyms hidden */
 	else
 		ck_assert_str_eq(f.function, "schedule");
 	symbolizer_frame(s, getpid(), 0x10, true, &f);
@@ -119,7 +119,7 @@ static int fake_name(void *arg, uint64_t addr, char *buf, size_t len)
 START_TEST(test_kernel_namer)
 {
 	struct symbolizer *s = new_symbolizer();
-	struct fake_namer fn = { 0 };
+	struct fake_namer fn = {0};
 	struct symbolizer_stats st;
 	struct sym_frame f;
 
@@ -146,7 +146,7 @@ END_TEST
 START_TEST(test_kernel_namer_fails)
 {
 	struct symbolizer *s = new_symbolizer();
-	struct fake_namer fn = { .fail = true };
+	struct fake_namer fn = {.fail = true};
 	struct sym_frame f;
 
 	symbolizer_set_kernel_namer(s, fake_name, &fn);
@@ -191,7 +191,7 @@ START_TEST(test_unnamed)
 	ck_assert_uint_eq(st.unnamed, 5);
 	ck_assert_uint_eq(st.maps_read, 1);
 	ck_assert_uint_eq(st.maps_failed, 1);
-	ck_assert_uint_eq(st.files_cached, 1);	/* the negative entry of pie_main.c */
+	ck_assert_uint_eq(st.files_cached, 1); /* the negative entry of pie_main.c */
 	munmap(anon, 4096);
 	munmap(text, 4096);
 	close(fd);
@@ -263,7 +263,7 @@ static uint64_t nm_addr(const char *file, const char *name)
 /* Where the child loaded the file whose path ends in suffix (first segment's start). */
 static uint64_t load_base(pid_t pid, const char *suffix)
 {
-	struct proc_maps m = { 0 };
+	struct proc_maps m = {0};
 	uint64_t base = 0;
 	size_t i, n = strlen(suffix);
 
@@ -278,8 +278,8 @@ static uint64_t load_base(pid_t pid, const char *suffix)
 	return base;
 }
 
-static void check_child_frame(struct symbolizer *s, pid_t pid, const char *file,
-			      const char *suffix, const char *name)
+static void check_child_frame(struct symbolizer *s, pid_t pid, const char *file, const char *suffix,
+			      const char *name)
 {
 	uint64_t base = load_base(pid, suffix), addr = nm_addr(file, name);
 	struct sym_frame f;
@@ -308,8 +308,8 @@ START_TEST(test_capture_defers_parsing)
 	ck_assert_int_eq(symbolizer_capture(s, getpid()), 0);
 	symbolizer_stats(s, &st);
 	ck_assert_uint_eq(st.captured, 1);
-	ck_assert_uint_ge(st.files_cached, 2);	/* this test binary, libc, ... */
-	ck_assert_uint_eq(st.file_cache_bytes, 0);	/* none waited for yet */
+	ck_assert_uint_ge(st.files_cached, 2);	   /* this test binary, libc, ... */
+	ck_assert_uint_eq(st.file_cache_bytes, 0); /* none waited for yet */
 	symbolizer_frame(s, getpid(), addr, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	symbolizer_stats(s, &st);
@@ -321,7 +321,7 @@ END_TEST
 START_TEST(test_other_process)
 {
 	struct symbolizer *s = new_symbolizer();
-	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	struct timespec pause = {0, 20 * 1000 * 1000};
 	pid_t pid = fork();
 	int i;
 
@@ -358,7 +358,7 @@ START_TEST(test_caps)
 	ck_assert_uint_eq(c.perfmaps, 2ull << 20);
 	ck_assert_uint_eq(c.names, 512ull << 10);
 	symbolizer_stats(s, &st);
-	ck_assert_uint_eq(st.file_cache_bound, 1ull << 30);	/* the defaults until set */
+	ck_assert_uint_eq(st.file_cache_bound, 1ull << 30); /* the defaults until set */
 	ck_assert_uint_eq(st.perfmap.max_bytes, 256ull << 20);
 	ck_assert_uint_eq(st.demangle_bound, 16ull << 20);
 	symbolizer_set_caps(s, &c);
@@ -374,7 +374,7 @@ END_TEST
 START_TEST(test_cap_full)
 {
 	uint64_t libc = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid");
-	struct symbolizer_caps caps = { .files = 1 };
+	struct symbolizer_caps caps = {.files = 1};
 	struct symbolizer *s = new_symbolizer();
 	struct symbolizer_stats st;
 	struct sym_frame f;
@@ -408,7 +408,7 @@ static uint64_t file_bytes(struct symbolizer *s, uint64_t *files)
 START_TEST(test_shrink)
 {
 	struct symbolizer *s = new_symbolizer();
-	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	struct timespec pause = {0, 20 * 1000 * 1000};
 	uint64_t own, pie, shlib, files, freed;
 	pid_t pid = fork();
 	int i;
@@ -463,7 +463,7 @@ START_TEST(test_vdso)
 {
 	struct symbolizer *s = new_symbolizer();
 	struct symbolizer_stats st;
-	struct proc_maps maps = { 0 };
+	struct proc_maps maps = {0};
 	const struct proc_map *m = NULL;
 	struct sym_frame f;
 	bool found = false;

@@ -63,9 +63,9 @@ static void expect(const struct unwtab *t, uint64_t vaddr, unsigned int kind, in
 	const struct ember_unwind_row *r = unwtab_find(t, vaddr);
 
 	ck_assert_msg(r, "no row at %#llx", (unsigned long long)vaddr);
-	ck_assert_msg(r->cfa_kind == kind && r->cfa_off == cfa_off,
-		      "at %#llx: %s%+d, want %s%+d", (unsigned long long)vaddr,
-		      unwtab_cfa_name(r->cfa_kind), r->cfa_off, unwtab_cfa_name(kind), cfa_off);
+	ck_assert_msg(r->cfa_kind == kind && r->cfa_off == cfa_off, "at %#llx: %s%+d, want %s%+d",
+		      (unsigned long long)vaddr, unwtab_cfa_name(r->cfa_kind), r->cfa_off,
+		      unwtab_cfa_name(kind), cfa_off);
 	ck_assert_int_eq(r->rbp_kind, rbp_off ? EMBER_RBP_CFA : EMBER_RBP_SAME);
 	ck_assert_int_eq(r->rbp_off, rbp_off);
 }
@@ -286,7 +286,7 @@ static void on_usr1(int sig)
 /* glibc's sigaction installs __restore_rt as the restorer: a signal frame ('S'). */
 START_TEST(test_libc_restore_rt)
 {
-	struct sigaction sa = { .sa_handler = on_usr1 }, old;
+	struct sigaction sa = {.sa_handler = on_usr1}, old;
 	struct unwtab t;
 	uint64_t a;
 
@@ -323,16 +323,16 @@ END_TEST
 
 struct cmp {
 	const struct unwtab *t;
-	bool eh;			/* in .eh_frame (else .debug_frame) */
-	char sig_cies[256][16];		/* offsets of 'S' CIEs, as printed */
+	bool eh;		/* in .eh_frame (else .debug_frame) */
+	char sig_cies[256][16]; /* offsets of 'S' CIEs, as printed */
 	int nsig;
 	bool fde_signal;
-	int col_rbp, col_ra;		/* token index in a row, or -1 */
-	unsigned long long lo, hi;	/* the current FDE */
+	int col_rbp, col_ra;	   /* token index in a row, or -1 */
+	unsigned long long lo, hi; /* the current FDE */
 	unsigned long long eh_lo[8192], eh_hi[8192];
 	int neh;
 	unsigned long checked;
-	char pending[512];		/* the last row, checked once the next one shows its end */
+	char pending[512]; /* the last row, checked once the next one shows its end */
 };
 
 static bool covered_by_eh(const struct cmp *c, unsigned long long a)
@@ -420,10 +420,9 @@ static void check_row(struct cmp *c, const char *line)
 		ck_assert_msg(r->cfa_kind == EMBER_CFA_FP, "%llx: rbp %s, want fp", loc, rbp);
 		return;
 	}
-	ck_assert_msg(r->cfa_kind == (cfa[1] == 's' ? EMBER_CFA_RSP : EMBER_CFA_RBP) &&
-			      r->cfa_off == off,
-		      "%llx: cfa %s, got %s%+d", loc, cfa, unwtab_cfa_name(r->cfa_kind),
-		      r->cfa_off);
+	ck_assert_msg(
+		r->cfa_kind == (cfa[1] == 's' ? EMBER_CFA_RSP : EMBER_CFA_RBP) && r->cfa_off == off,
+		"%llx: cfa %s, got %s%+d", loc, cfa, unwtab_cfa_name(r->cfa_kind), r->cfa_off);
 	if (rbp[0] == 'c') {
 		ck_assert_msg(r->rbp_kind == EMBER_RBP_CFA && r->rbp_off == n,
 			      "%llx: rbp %s, got kind %u off %d", loc, rbp, r->rbp_kind,
