@@ -5,55 +5,18 @@
 # Env: EMBER_BUILD (build dir), EMBER_SRC (source dir). Exit 0 pass, 1 fail, 77 skip.
 set -u
 . "$(dirname "$0")/fail_trap.sh"
+. "$(dirname "$0")/cli_lib.sh"
 
-build=${EMBER_BUILD:?EMBER_BUILD must name the build directory}
-ctl=$build/cli/emberctl
-mk=$build/tests/tools/mkhistory
-for bin in "$ctl" "$mk"; do
-	if [[ ! -x $bin ]]; then
-		echo "FAIL: $bin is not built" >&2
-		FAIL_SAID=1
-		exit 1
-	fi
-done
+cli_setup cli-export
 if ! command -v go >/dev/null || ! go tool -n pprof >/dev/null 2>&1; then
 	echo "SKIP: go tool pprof is not installed (golang-go)" >&2
 	FAIL_SAID=1
 	exit 77
 fi
 
-tmp=$(mktemp -d /tmp/ember-cli-export.XXXXXX)
-at_exit 'rm -rf "$tmp"'
 # go wants a writable home and build cache; reading a local file needs no network
 export HOME=$tmp/home GOCACHE=$tmp/gocache PPROF_TMPDIR=$tmp GOFLAGS= GOPROXY=off
 mkdir -p "$HOME"
-hist=$tmp/history
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	FAIL_SAID=1
-	failures=$((failures + 1))
-}
-
-# run ARGS...: runs emberctl; sets $out, $err, $rc
-run() {
-	out=$("$ctl" "$@" 2>"$tmp/stderr")
-	rc=$?
-	err=$(<"$tmp/stderr")
-}
-
-expect_rc() {
-	[[ $rc == "$1" ]] || fail "emberctl $2: exit $rc, want $1 (stderr: $err)"
-}
-
-expect_err() {
-	[[ $err == *"$1"* ]] || fail "emberctl $2: stderr lacks \"$1\": $err"
-}
-
-expect_out() {
-	[[ $out == *"$1"* ]] || fail "emberctl $2: stdout lacks \"$1\": $out"
-}
 
 # top FILE: go tool pprof's flat list counted in samples
 top() {
@@ -200,8 +163,4 @@ expect_out "--pid" "export --help"
 run --version
 expect_out "emberctl " --version
 
-if ((failures)); then
-	echo "cli_export: $failures failure(s)" >&2
-	exit 1
-fi
-echo "cli_export: ok"
+cli_finish

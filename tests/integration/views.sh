@@ -6,56 +6,13 @@
 # Env: EMBER_BUILD (build dir), EMBER_SRC (source dir). Exit 0 pass, 1 fail.
 set -u
 . "$(dirname "$0")/fail_trap.sh"
+. "$(dirname "$0")/cli_lib.sh"
 
-build=${EMBER_BUILD:?EMBER_BUILD must name the build directory}
-ctl=$build/cli/emberctl
-mk=$build/tests/tools/mkhistory
-for bin in "$ctl" "$mk"; do
-	if [[ ! -x $bin ]]; then
-		echo "FAIL: $bin is not built" >&2
-		FAIL_SAID=1
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d /tmp/ember-views.XXXXXX)
-at_exit 'rm -rf "$tmp"'
-hist=$tmp/history
-failures=0
+cli_setup views
+CTL_ARGS=(-d "$hist")
 # The three profiles of mkhistory's answer key; the corrupt ones at 00:00:30 and
 # 00:00:40 are skipped, and the --deep one at 00:01:00 is left out.
 base=(--until 2026-01-01T00:00:50Z)
-
-fail() {
-	echo "FAIL: $*" >&2
-	FAIL_SAID=1
-	failures=$((failures + 1))
-}
-
-# run ARGS...: runs emberctl; sets $out, $err, $rc
-run() {
-	out=$("$ctl" -d "$hist" "$@" 2>"$tmp/stderr")
-	rc=$?
-	err=$(<"$tmp/stderr")
-}
-
-expect_rc() {
-	[[ $rc == "$1" ]] || fail "emberctl $2: exit $rc, want $1 (stderr: $err)"
-}
-
-expect_err() {
-	[[ $err == *"$1"* ]] || fail "emberctl $2: stderr lacks \"$1\": $err"
-}
-
-# expect ARGS... <<EOF: emberctl ARGS exits 0 and prints exactly the here-document
-expect() {
-	local want
-	want=$(cat)
-	run "$@"
-	expect_rc 0 "$*"
-	[[ $out == "$want" ]] ||
-		fail "emberctl $*: output differs (< want, > got):"$'\n'"$(diff <(echo "$want") <(echo "$out") | sed 's/^/  /')"
-}
 
 "$mk" --mem --corrupt --deep "$hist" || { fail mkhistory; exit 1; }
 
@@ -323,8 +280,4 @@ for word in top tree callers callees folded yesterday; do
 	[[ $out == *"$word"* ]] || fail "emberctl --help lacks \"$word\""
 done
 
-if ((failures)); then
-	echo "views: $failures failure(s)" >&2
-	exit 1
-fi
-echo "views: ok"
+cli_finish

@@ -7,53 +7,10 @@
 # Env: EMBER_BUILD (build dir). Exit 0 pass, 1 fail.
 set -u
 . "$(dirname "$0")/fail_trap.sh"
+. "$(dirname "$0")/cli_lib.sh"
 
-build=${EMBER_BUILD:?EMBER_BUILD must name the build directory}
-ctl=$build/cli/emberctl
-mk=$build/tests/tools/mkhistory
-for bin in "$ctl" "$mk"; do
-	if [[ ! -x $bin ]]; then
-		echo "FAIL: $bin is not built" >&2
-		FAIL_SAID=1
-		exit 1
-	fi
-done
-
-tmp=$(mktemp -d /tmp/ember-views-type.XXXXXX)
-at_exit 'rm -rf "$tmp"'
-hist=$tmp/history
-failures=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	FAIL_SAID=1
-	failures=$((failures + 1))
-}
-
-# run ARGS...: runs emberctl; sets $out, $err, $rc
-run() {
-	out=$("$ctl" -d "$hist" "$@" 2>"$tmp/stderr")
-	rc=$?
-	err=$(<"$tmp/stderr")
-}
-
-expect_rc() {
-	[[ $rc == "$1" ]] || fail "emberctl $2: exit $rc, want $1 (stderr: $err)"
-}
-
-expect_err() {
-	[[ $err == *"$1"* ]] || fail "emberctl $2: stderr lacks \"$1\": $err"
-}
-
-# expect ARGS... <<EOF: emberctl ARGS exits 0 and prints exactly the here-document
-expect() {
-	local want
-	want=$(cat)
-	run "$@"
-	expect_rc 0 "$*"
-	[[ $out == "$want" ]] ||
-		fail "emberctl $*: output differs (< want, > got):"$'\n'"$(diff <(echo "$want") <(echo "$out") | sed 's/^/  /')"
-}
+cli_setup views-type
+CTL_ARGS=(-d "$hist")
 
 "$mk" --mem --offcpu "$hist" || { fail mkhistory; exit 1; }
 
@@ -133,8 +90,4 @@ EOF
 run top --help
 [[ $out == *"--type TYPE"* && $out == *"--sample NAME"* ]] || fail "top --help: no --type/--sample"
 
-if ((failures)); then
-	echo "FAIL: $failures checks failed" >&2
-	exit 1
-fi
-echo "views_type: all checks passed"
+cli_finish
