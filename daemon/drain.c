@@ -219,9 +219,9 @@ static struct drain_profile *profile_for(struct drain_ctx *c, const struct proc_
 	return c->last = p;
 }
 
-static int on_stack(const struct ember_cpu_key *key, uint64_t count,
-		    const struct sampler_stack *user, const struct sampler_stack *kern, void *arg)
+static int on_stack(const struct profile_sample *s, void *arg)
 {
+	const struct ember_cpu_key *key = s->key;
 	struct drain_ctx *c = arg;
 	uint64_t locs[2 * EMBER_MAX_STACK_DEPTH + 3];
 	/* room for each byte to become a U+FFFD */
@@ -238,7 +238,7 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 	if (!pc)
 		return -ENOMEM;
 	if (pc->match.excluded) {
-		c->out->excluded += count; /* counted before the BPF filter knew it */
+		c->out->excluded += s->events; /* counted before the BPF filter knew it */
 		return 0;
 	}
 	p = profile_for(c, pc);
@@ -246,8 +246,8 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 		return -ENOMEM;
 	c->b = p->b;
 	c->p = p;
-	n = add_stack(c, key->tgid, kern, true, locs, n, &lost);
-	n = add_stack(c, key->tgid, user, false, locs, n, &lost);
+	n = add_stack(c, key->tgid, s->kern, true, locs, n, &lost);
+	n = add_stack(c, key->tgid, s->user, false, locs, n, &lost);
 	if (n == 0)
 		locs[n++] = named_location(c, "[no stack]");
 	for (size_t i = 0; i < n; i++)
@@ -258,15 +258,14 @@ static int on_stack(const struct ember_cpu_key *key, uint64_t count,
 		{.key = "pid", .num = key->tgid},
 		{.key = "comm", .str = comm},
 	};
-	int64_t values[] = {(int64_t)count, (int64_t)count * c->meta.period};
 
-	p->st.samples += count;
+	p->st.samples += s->events;
 	p->st.stacks++;
 	if (lost)
-		p->st.lost_stacks += count;
+		p->st.lost_stacks += s->events;
 	if (remember_pid(p, key->tgid))
 		return -ENOMEM;
-	return pprof_add_sample(c->b, locs, n, values, labels, 2);
+	return pprof_add_sample(c->b, locs, n, s->values, labels, 2);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -306,8 +305,7 @@ int drain_more(const struct drain_request *q, struct drain_result *out)
 		.sym = q->sym,
 		.meta =
 			{
-				.sample_types = {t->count, t->weight},
-				.n_sample_types = 2,
+				.n_sample_types = t->n_values,
 				.period_type = t->period_type,
 				.period = t->period(q->hz),
 				.time_nanos = q->start_ns,
@@ -319,8 +317,11 @@ int drain_more(const struct drain_request *q, struct drain_result *out)
 	};
 	int rc;
 
+	if (t->n_values > PPROF_MAX_SAMPLE_TYPES || t->n_values > PROFILE_VALUES_MAX)
+		return -E2BIG;
+	memcpy(c.meta.sample_types, t->values, t->n_values * sizeof(t->values[0]));
 	out->type = t;
-	rc = t->drain(q->src, on_stack, &c);
+	rc = t->drain(q->src, c.meta.period, on_stack, &c);
 	memset(&out->total, 0, sizeof(out->total));
 	for (size_t i = 0; i < out->n; i++) {
 		struct drain_profile *p = &out->v[i];

@@ -13,16 +13,32 @@
 #include "pprof.h"
 #include "sampler.h"
 
-/* Reads every folded stack of a source's maps once (cb for each), then empties them. */
-typedef int (*profile_drain_fn)(void *src, sampler_cb cb, void *arg);
+/* Sample values a profile type has at most (memory's alloc and inuse pairs). */
+#define PROFILE_VALUES_MAX 4
+
+/* One folded stack of a profile type, as its source drains it. */
+struct profile_sample {
+	const struct ember_cpu_key *key; /* process, thread name, lost-stack flags */
+	const int64_t *values;		 /* the type's n_values, each in its unit */
+	uint64_t events;		 /* samples or events it stands for (the report's count) */
+	const struct sampler_stack *user, *kern;
+};
+
+typedef int (*profile_sample_cb)(const struct profile_sample *s, void *arg);
+
+/*
+ * Reads every folded stack of a source's maps once (cb for each) and empties
+ * what is per interval; period is what one sampled event weighs (type->period).
+ */
+typedef int (*profile_drain_fn)(void *src, int64_t period, profile_sample_cb cb, void *arg);
 
 /* One profile type, shared by the interval, the drain and on-demand captures. */
 struct profile_type {
-	const char *name;		/* the history's type and emberctl's --type */
-	struct pprof_value_type count;	/* sample value 0: a stack's count */
-	struct pprof_value_type weight; /* sample value 1: count x period */
+	const char *name; /* the history's type and emberctl's --type */
+	struct pprof_value_type values[PROFILE_VALUES_MAX]; /* the pprof's sample types */
+	size_t n_values;
 	struct pprof_value_type period_type;
-	int64_t (*period)(unsigned int hz); /* what one count weighs, in weight's unit */
+	int64_t (*period)(unsigned int hz); /* what one sampled event weighs */
 	profile_drain_fn drain;		    /* its maps, given the object that owns them */
 };
 

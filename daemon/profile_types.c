@@ -8,9 +8,27 @@ static int64_t cpu_period(unsigned int hz)
 	return NS_PER_SEC / hz;
 }
 
-static int cpu_drain(void *src, sampler_cb cb, void *arg)
+/* The on-CPU sampler's counts as the type's two values: samples and samples x period. */
+struct cpu_drain_ctx {
+	int64_t period;
+	profile_sample_cb cb;
+	void *arg;
+};
+
+static int cpu_stack(const struct ember_cpu_key *key, uint64_t count,
+		     const struct sampler_stack *user, const struct sampler_stack *kern, void *arg)
 {
-	return sampler_drain(src, cb, arg);
+	struct cpu_drain_ctx *c = arg;
+	int64_t values[] = {(int64_t)count, (int64_t)count * c->period};
+
+	return c->cb(&(struct profile_sample){key, values, count, user, kern}, c->arg);
+}
+
+static int cpu_drain(void *src, int64_t period, profile_sample_cb cb, void *arg)
+{
+	struct cpu_drain_ctx c = {period, cb, arg};
+
+	return sampler_drain(src, cpu_stack, &c);
 }
 
 const struct profile_type profile_types[PROFILE_TYPES_NR] = {
@@ -18,8 +36,8 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 	[PROFILE_CPU] =
 		{
 			.name = "cpu",
-			.count = {"samples", "count"},
-			.weight = {"cpu", "nanoseconds"},
+			.values = {{"samples", "count"}, {"cpu", "nanoseconds"}},
+			.n_values = 2,
 			.period_type = {"cpu", "nanoseconds"},
 			.period = cpu_period,
 			.drain = cpu_drain,

@@ -39,7 +39,7 @@ struct fake_source {
 	int drains;
 };
 
-static int fake_drain(void *src, sampler_cb cb, void *arg)
+static int fake_drain(void *src, int64_t period, profile_sample_cb cb, void *arg)
 {
 	struct fake_source *f = src;
 	int rc = 0;
@@ -51,9 +51,12 @@ static int fake_drain(void *src, sampler_cb cb, void *arg)
 		struct sampler_stack user = {.ips = f->ips, .n = 2, .lost = f->user_lost[i]};
 		struct sampler_stack kern = {};
 
+		int64_t values[] = {(int64_t)f->counts[i], (int64_t)f->counts[i] * period};
+
 		if (user.lost)
 			user.n = 0;
-		rc = cb(&f->keys[i], f->counts[i], &user, &kern, arg);
+		rc = cb(&(struct profile_sample){&f->keys[i], values, f->counts[i], &user, &kern},
+			arg);
 	}
 	f->n = 0;
 	return rc;
@@ -67,8 +70,8 @@ static int64_t test_period(unsigned int hz)
 /* A type of its own: the drain must take every name and the period from it. */
 static const struct profile_type test_type = {
 	.name = "test",
-	.count = {"allocs", "count"},
-	.weight = {"alloc_space", "bytes"},
+	.values = {{"allocs", "count"}, {"alloc_space", "bytes"}},
+	.n_values = 2,
 	.period_type = {"space", "bytes"},
 	.period = test_period,
 	.drain = fake_drain,
