@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -30,6 +31,7 @@ struct parse_ctx {
 	unsigned int section_seq;  /* section headers read so far */
 	unsigned int section_line; /* line of the last one */
 	unsigned int app_seq;	   /* section_seq of the current [app] */
+	unsigned int syntax_line;  /* first line check_syntax() refused, 0 if none */
 	/* where the keys checked against each other were set: 0 when not */
 	unsigned int interval_line, url_line, protocol_line, max_age_line, window_line;
 	struct app_config *app; /* the [app] being read, NULL if none or refused */
@@ -51,7 +53,29 @@ static void add_error(struct config_errors *errs, const char *file, unsigned int
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(errs->msg[errs->n++], sizeof(errs->msg[0]), "%s:%u: %s", file, line, msg);
+	errs->line[errs->n] = line;
+	if (line)
+		snprintf(errs->msg[errs->n++], sizeof(errs->msg[0]), "%s:%u: %s", file, line, msg);
+	else
+		snprintf(errs->msg[errs->n++], sizeof(errs->msg[0]), "%s: %s", file, msg);
+}
+
+/* Puts the errors in line order, the whole file's (line 0) last; stable. */
+static void sort_errors(struct config_errors *errs)
+{
+	for (size_t i = 1; i < errs->n; i++) {
+		char msg[sizeof(errs->msg[0])];
+		unsigned int line = errs->line[i], key = line ? line : UINT_MAX;
+		size_t j = i;
+
+		memcpy(msg, errs->msg[i], sizeof(msg));
+		for (; j > 0 && (errs->line[j - 1] ? errs->line[j - 1] : UINT_MAX) > key; j--) {
+			memcpy(errs->msg[j], errs->msg[j - 1], sizeof(msg));
+			errs->line[j] = errs->line[j - 1];
+		}
+		memcpy(errs->msg[j], msg, sizeof(msg));
+		errs->line[j] = line;
+	}
 }
 
 void config_free(struct ember_config *c)
@@ -653,6 +677,33 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	return 1; /* our errors are collected above; 0 would only count a syntax error */
 }
 
+/*
+ * The line syntax inih refuses, said on the line itself: inih only returns the
+ * first bad line's number. An indented line may continue the previous value
+ * (inih's multi-line values): left to inih. True when the line was refused.
+ */
+static bool check_syntax(struct parse_ctx *ctx, const char *buf)
+{
+	const char *p = buf + strspn(buf, " \t\r\n");
+	size_t n = strcspn(p, "\r\n");
+
+	if (!n || *p == ';' || *p == '#')
+		return false;
+	if (*p == '[') {
+		if (memchr(p, ']', n))
+			return false;
+		add_error(ctx->errs, ctx->filename, ctx->line, "section header without ']'");
+	} else if (memchr(p, '=', n) || memchr(p, ':', n) || p != buf) {
+		return false;
+	} else {
+		add_error(ctx->errs, ctx->filename, ctx->line,
+			  "syntax error (expected [section] or key = value)");
+	}
+	if (!ctx->syntax_line)
+		ctx->syntax_line = ctx->line;
+	return true;
+}
+
 /* ini_reader: hands inih one line at a time and counts lines. */
 static char *read_line(char *buf, int size, void *stream)
 {
@@ -683,6 +734,8 @@ static char *read_line(char *buf, int size, void *stream)
 		add_error(ctx->errs, ctx->filename, ctx->line, "NUL byte in line");
 		buf[0] = '\n';
 		buf[1] = '\0';
+	} else {
+		check_syntax(ctx, buf);
 	}
 	ctx->pos += n;
 	return buf;
@@ -869,12 +922,13 @@ int config_parse(const char *text, size_t len, const char *filename, struct embe
 		return -EINVAL;
 	}
 	rc = ini_parse_stream(read_line, &ctx, on_key, &ctx);
-	if (rc > 0)
+	if (rc > 0 && (unsigned int)rc != ctx.syntax_line)
 		add_error(errs, filename, rc, "syntax error (expected [section] or key = value)");
 	else if (rc < 0)
 		add_error(errs, filename, 0, "cannot parse (out of memory)");
 	check_apps(c, filename, errs);
 	check_collector(&ctx);
+	sort_errors(errs);
 	return errs->n || errs->dropped ? -EINVAL : 0;
 }
 

@@ -147,9 +147,13 @@ struct ember_config {
 	struct collector_config collector;
 };
 
-/* Errors collected while parsing, each "FILE:LINE: message". */
+/*
+ * Errors collected while parsing, each "FILE:LINE: message" in line order
+ * ("FILE: message" for what concerns the whole file, last).
+ */
 struct config_errors {
 	char msg[CONFIG_MAX_ERRORS][256];
+	unsigned int line[CONFIG_MAX_ERRORS]; /* msg[i]'s line; 0: the whole file */
 	size_t n;
 	size_t dropped; /* errors past CONFIG_MAX_ERRORS */
 };

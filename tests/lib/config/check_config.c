@@ -169,7 +169,27 @@ START_TEST(test_load_missing_file)
 	config_defaults(&c);
 	ck_assert_int_lt(config_load("/nonexistent/ember.conf", &c, &e), 0);
 	ck_assert_uint_eq(e.n, 1);
-	ck_assert_ptr_nonnull(strstr(e.msg[0], "/nonexistent/ember.conf:0: cannot open"));
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "/nonexistent/ember.conf: cannot open"));
+}
+END_TEST
+
+/* Each bad line said on its own line, in line order; whole-file errors last. */
+START_TEST(test_errors_in_line_order)
+{
+	struct ember_config c;
+	struct config_errors e;
+	const char *t = "[daemon\ninterval = 5s\nbogus line\n[app \"x\"\nhz = abc\n"
+			"  # an indented comment\n";
+
+	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 5);
+	ck_assert_str_eq(e.msg[0], "t.conf:1: section header without ']'");
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:2: key 'interval' outside a section"));
+	ck_assert_str_eq(e.msg[2], "t.conf:3: syntax error (expected [section] or key = value)");
+	ck_assert_str_eq(e.msg[3], "t.conf:4: section header without ']'");
+	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:5: key 'hz' outside a section"));
+	for (size_t i = 1; i < e.n; i++)
+		ck_assert_uint_le(e.line[i - 1], e.line[i]);
 }
 END_TEST
 
@@ -241,19 +261,19 @@ START_TEST(test_app_errors)
 
 	ck_assert_int_eq(parse(t, &c, &e), -EINVAL);
 	ck_assert_uint_eq(e.n, 11);
-	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: bad glob '/bin/[ab'"));
-	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: label '__name__'"));
-	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: label '9x'"));
-	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: label 'service_name'"));
-	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: unknown key 'match.pid'"));
+	/* in line order: "a" kept no valid rule, its only one was the bad glob */
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:1: app \"a\" has no match rule"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:2: bad glob '/bin/[ab'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:3: label '__name__'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:4: label '9x'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:5: label 'service_name'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[5], "t.conf:6: unknown key 'match.pid'"));
 	ck_assert_ptr_nonnull(
-		strstr(e.msg[5], "t.conf:7: app \"a\" defined twice (first at line 1)"));
-	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:9: bad section [app nope]"));
-	ck_assert_ptr_nonnull(strstr(e.msg[7], "t.conf:12: exclude"));
-	ck_assert_ptr_nonnull(strstr(e.msg[8], "t.conf:14: profile"));
-	/* "a" kept no valid rule: its only one was the bad glob */
-	ck_assert_ptr_nonnull(strstr(e.msg[9], "t.conf:1: app \"a\" has no match rule"));
-	ck_assert_ptr_nonnull(strstr(e.msg[10], "t.conf:11: app \"empty\" has no match rule"));
+		strstr(e.msg[6], "t.conf:7: app \"a\" defined twice (first at line 1)"));
+	ck_assert_ptr_nonnull(strstr(e.msg[7], "t.conf:9: bad section [app nope]"));
+	ck_assert_ptr_nonnull(strstr(e.msg[8], "t.conf:11: app \"empty\" has no match rule"));
+	ck_assert_ptr_nonnull(strstr(e.msg[9], "t.conf:12: exclude"));
+	ck_assert_ptr_nonnull(strstr(e.msg[10], "t.conf:14: profile"));
 	config_free(&c);
 }
 END_TEST
@@ -466,11 +486,11 @@ START_TEST(test_collector_labels)
 			       &c, &e),
 			 -EINVAL);
 	ck_assert_uint_eq(e.n, 2);
-	ck_assert_msg(strstr(e.msg[0], "t.conf:6: app \"x}y\": protocol = ingest") != NULL, "%s",
-		      e.msg[0]);
-	ck_assert_msg(strstr(e.msg[1], "t.conf:5: protocol = ingest cannot carry labels.team") !=
+	ck_assert_msg(strstr(e.msg[0], "t.conf:5: protocol = ingest cannot carry labels.team") !=
 			      NULL,
-		      "%s", e.msg[1]);
+		      "%s", e.msg[0]);
+	ck_assert_msg(strstr(e.msg[1], "t.conf:6: app \"x}y\": protocol = ingest") != NULL, "%s",
+		      e.msg[1]);
 	config_free(&c);
 	/* push carries them as they are */
 	ck_assert_int_eq(parse("[daemon]\nlabels.team = a,b\n[collector]\nurl = http://c:4040\n"
@@ -494,6 +514,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_all_keys);
 	tcase_add_test(tc, test_errors_with_lines);
+	tcase_add_test(tc, test_errors_in_line_order);
 	tcase_add_test(tc, test_bounds_keys);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_syntax_and_bounds);
