@@ -347,6 +347,15 @@ static void print_daemon(const struct daemon_view *v)
 	printf("  %-13s %" PRIu32 " Hz per CPU, one profile per app every %s; %" PRIu64
 	       " intervals\n",
 	       "sampling", st->hz, every, st->intervals);
+	if (st->intervals_late) {
+		char len[32], at[64];
+
+		format_duration(st->late_last_ns, len, sizeof(len));
+		format_time(st->late_last_end_ns, at, sizeof(at));
+		printf("  %-13s %" PRIu64 " intervals over 1.5x their length (stopped or starved); "
+		       "the last %s long, ended %s\n",
+		       "late", st->intervals_late, len, at);
+	}
 	printf("  %-13s %" PRIu64 " samples in %" PRIu64 " stacks of %" PRIu64
 	       " processes, %" PRIu64 " profiles of %" PRIu64 " apps\n",
 	       "last interval", st->samples.interval, st->stacks.interval, st->processes.interval,
@@ -639,6 +648,9 @@ static void prom_daemon(const struct daemon_view *v)
 	family("ember_interval_seconds", "gauge", "One profile per application per interval.");
 	sample_f("ember_interval_seconds", (double)st->interval_ns / NS_PER_SEC);
 	counter("ember_intervals_total", "Intervals drained since emberd started.", st->intervals);
+	counter("ember_intervals_late_total",
+		"Intervals longer than 1.5 times their length: emberd stopped or starved.",
+		st->intervals_late);
 	gauge("ember_processes_tracked", "Processes in emberd's process table.",
 	      st->processes_tracked);
 	counter("ember_processes_seen_total", "Processes first seen since emberd started.",

@@ -43,7 +43,10 @@ struct interval {
 	size_t n_types;
 	int64_t start_ns;	  /* CLOCK_REALTIME: the current interval's start */
 	uint64_t profiles_stored; /* since the start */
-	int64_t capture_ns;	  /* main thread CPU capturing processes this interval */
+	uint64_t late;		  /* intervals longer than 1.5 x interval since the start */
+	int64_t late_last_ns, late_last_end_ns;
+	int64_t due_ns;	    /* the interval's length when the current one started */
+	int64_t capture_ns; /* main thread CPU capturing processes this interval */
 	struct interval_report rep;
 	struct membound mb;
 	struct status *status; /* <runtime_dir>/status */
@@ -145,6 +148,31 @@ static void after_stores(struct interval *iv, int64_t end, bool stored)
 		uploader_wake(up);
 }
 
+/*
+ * An interval over 1.5 times its length: the loop was stopped (SIGSTOP, a
+ * frozen cgroup) or starved of CPU. Its samples are in its profiles; said and
+ * counted, since the profile's duration alone does not tell anyone.
+ */
+static void check_length(struct interval *iv, int64_t start, int64_t end)
+{
+	int64_t len = end - start, want = iv->d.src.cfg->interval_ns;
+	char l[32], w[32];
+
+	if (iv->due_ns > want) /* a reload shortened the interval while this one ran */
+		want = iv->due_ns;
+	iv->due_ns = iv->d.src.cfg->interval_ns;
+	if (len <= want + want / 2)
+		return;
+	iv->late++;
+	iv->late_last_ns = len;
+	iv->late_last_end_ns = end;
+	format_duration(len, l, sizeof(l));
+	format_duration(want, w, sizeof(w));
+	log_warnx("an interval of %s where %s was due: emberd was stopped or starved of CPU; "
+		  "its profiles cover the whole %s (late intervals since the start: %" PRIu64 ")",
+		  l, w, l, iv->late);
+}
+
 /* The report, read once, and everything written from it. */
 static void report(struct interval *iv, const struct interval_totals *tot)
 {
@@ -153,6 +181,9 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 
 	membound_limit(&iv->mb, limit);
 	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps, iv->profiles_stored);
+	rep->st.intervals_late = iv->late;
+	rep->st.late_last_ns = iv->late_last_ns;
+	rep->st.late_last_end_ns = iv->late_last_end_ns;
 	report_log(rep);
 	notify_report(rep);
 	log_flush(false);
@@ -169,6 +200,7 @@ int interval_run(struct interval *iv)
 	int rc = 0;
 
 	iv->start_ns = end;
+	check_length(iv, start, end);
 	proctrack_consume(iv->d.src.proc); /* exits and first sights before the drains use them */
 	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (size_t i = 0; i < iv->n_types; i++)
@@ -224,6 +256,7 @@ struct interval *interval_open(const struct interval_deps *deps)
 		return NULL;
 	iv->d = *deps;
 	iv->start_ns = real_ns();
+	iv->due_ns = deps->src.cfg->interval_ns;
 	membound_init(
 		&iv->mb,
 		&(struct membound_ops){

@@ -84,6 +84,9 @@ static const struct sf_key keys[] = {
 	K("memory.last_shrink_ns", SF_I64, mem.last_shrink_ns),
 	K("memory.last_freed", SF_U64, mem.last_freed),
 	K("memory.freed_total", SF_U64, mem.freed_total),
+	K("intervals_late", SF_U64, intervals_late),
+	K("late_last_ns", SF_I64, late_last_ns),
+	K("late_last_end_ns", SF_I64, late_last_end_ns),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

@@ -124,7 +124,11 @@ struct ember_status {
 	int64_t start_ns, updated_ns; /* CLOCK_REALTIME */
 	uint32_t hz;
 	int64_t interval_ns;
-	uint64_t intervals;	    /* drained since the start */
+	uint64_t intervals; /* drained since the start */
+	uint64_t
+		intervals_late; /* of them, longer than 1.5 x interval: a stopped or starved loop */
+	int64_t late_last_ns;	/* the last late one's length; 0: none */
+	int64_t late_last_end_ns;   /* and when it ended, CLOCK_REALTIME */
 	uint64_t processes_tracked; /* in the process table now */
 	uint64_t processes_seen;    /* first seen since the start */
 	struct status_count samples, stacks, processes, profiles;
