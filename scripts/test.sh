@@ -27,7 +27,7 @@ build_asan() {
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_WERROR=ON \
 		>/dev/null && cmake --build build-asan -j"$jobs" --target check_ember
 }
-run_asan() { CK_FORK=yes ASAN_OPTIONS=detect_leaks=1 build-asan/tests/check_ember; }
+run_asan() { CK_FORK=yes CK_TIMEOUT_MULTIPLIER=10 ASAN_OPTIONS=detect_leaks=1 build-asan/tests/check_ember; }
 build_fuzz() {
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DEMBER_FUZZ=ON >/dev/null &&
 		cmake --build build-fuzz -j"$jobs" --target $(fuzz_targets)
