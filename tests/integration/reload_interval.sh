@@ -22,7 +22,10 @@ reload_to() {
 	kill -HUP "$EMBERD_PID"
 }
 
+# 4096 distinct stacks: the counts map fills first if a reload left it too small
 "$FX/fx_busy" 120 >/dev/null &
+PIDS+=("$!")
+"$FX/fx_many_stacks" 120 >/dev/null &
 PIDS+=("$!")
 # the interval from the file only: a command-line --interval would override every reload
 printf '[daemon]\ninterval = 2s\n' >"$T/ember.conf"
