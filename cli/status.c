@@ -58,7 +58,7 @@ static const char status_help[] =
 	"  emberctl status --format prometheus > /var/lib/node_exporter/textfile/ember.prom.$$ &&\n"
 	"    mv /var/lib/node_exporter/textfile/ember.prom.$$ /var/lib/node_exporter/textfile/ember.prom\n"
 	"Exit status: 0 when printed (also when emberd is not running: see ember_up),\n"
-	"1 when the history cannot be read (text format only).\n";
+	"1 when the history cannot be read or is damaged (text format only).\n";
 
 /* What the status file says about emberd, and whether to believe it. */
 enum daemon_state {
@@ -404,13 +404,45 @@ static void history_span(struct history *h, struct span *sp)
 	history_query(h, &q, false, note_span, sp);
 }
 
-static void print_history(struct history *h, int64_t now)
+/* A budget for the quick check: status stays quick on a large file (checked as far as it gets). */
+#define STATUS_CHECK_NS (1000000000LL)
+
+/*
+ * Whether the history is damaged: what reading its span met, then a quick
+ * check of the file's pages (bounded in time). d gets the figures.
+ */
+static bool history_damaged(struct history *h, struct history_damage *d)
+{
+	char why[128] = "";
+	bool complete;
+
+	history_damage_info(h, d);
+	if (!d->damaged && history_check(h, STATUS_CHECK_NS, &complete, why, sizeof(why)) == -EBADMSG) {
+		d->damaged = true;
+		snprintf(d->first_error, sizeof(d->first_error), "%s", why);
+	}
+	return d->damaged;
+}
+
+/* 0, or 1 when the history is damaged (said). */
+static int print_history(struct history *h, int64_t now)
 {
 	uint64_t rollups = 0, rollup_bytes = 0;
 	char size[32], rsize[32];
+	struct history_damage d;
 	struct span sp;
 
 	history_span(h, &sp);
+	if (history_damaged(h, &d)) {
+		format_bytes(history_disk_bytes(h), size, sizeof(size));
+		printf("history:       %s, %s, DAMAGED (%s): %" PRIu64 " profiles readable, "
+		       "about %" PRIu64 " not\n",
+		       history_path(h), size, d.first_error, sp.profiles, d.unreadable);
+		printf("  %-13s emberd moves a damaged history aside when it starts or a store "
+		       "fails (see the README)\n",
+		       "repair");
+		return 1;
+	}
 	history_rollup_count(h, &rollups, &rollup_bytes); /* none before v4 */
 	format_bytes(history_disk_bytes(h), size, sizeof(size));
 	printf("history:       %s, %s, %" PRIu64 " profiles", history_path(h), size, sp.profiles);
@@ -423,6 +455,7 @@ static void print_history(struct history *h, int64_t now)
 		print_when("oldest", sp.first, now);
 		print_when("newest", sp.last, now);
 	}
+	return 0;
 }
 
 static void print_collector(struct history *h, int64_t now)
@@ -683,7 +716,13 @@ static void prom_history(struct history *h)
 	struct history_push_counts pc;
 	struct span sp;
 
+	struct history_damage d;
+
 	history_span(h, &sp);
+	gauge("ember_history_damaged", "1 when history.db is damaged (pages that do not read).",
+	      history_damaged(h, &d));
+	gauge("ember_history_unreadable_rows", "Rows of a damaged history.db that could not be read.",
+	      d.unreadable);
 	gauge("ember_history_size_bytes", "Size of history.db and its write-ahead log.",
 	      history_disk_bytes(h));
 	gauge("ember_history_profiles", "Profiles kept in the local history (raw, not rollups).",
@@ -738,7 +777,7 @@ int cmd_status(const char *data_dir, int argc, char **argv)
 	const char *runtime_dir = getenv("EMBER_RUNTIME_DIR"), *format = "text";
 	static struct daemon_view v;
 	struct history *h;
-	int c;
+	int c, damaged;
 
 	if (!runtime_dir || !*runtime_dir)
 		runtime_dir = DEFAULT_RUNTIME_DIR;
@@ -760,15 +799,15 @@ int cmd_status(const char *data_dir, int argc, char **argv)
 	if (!strcmp(format, "prometheus")) {
 		h = open_history(data_dir);
 		print_prometheus(&v, h);
-		history_close(h);
+		close_history(h);
 		return fflush(stdout) || ferror(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS;
 	}
 	print_daemon(&v);
 	h = open_history(data_dir);
 	if (!h)
 		return EXIT_RUNTIME;
-	print_history(h, v.now);
+	damaged = print_history(h, v.now);
 	print_collector(h, v.now);
-	history_close(h);
-	return fflush(stdout) || ferror(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS;
+	history_close(h); /* print_history said the damage */
+	return fflush(stdout) || ferror(stdout) || damaged ? EXIT_RUNTIME : EXIT_SUCCESS;
 }
