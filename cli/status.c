@@ -331,6 +331,35 @@ static void print_memory(const struct ember_status *st, int64_t now)
 	       ago, freed);
 }
 
+/* Storing profiles: failing or not, the backlog kept in memory, damaged files moved aside. */
+static void print_store(const struct ember_status *st, int64_t now)
+{
+	const struct status_store *s = &st->store;
+	char t[40], ago[32], kept[32], cap[32];
+
+	format_bytes(s->backlog_bytes, kept, sizeof(kept));
+	format_bytes(s->backlog_cap, cap, sizeof(cap));
+	if (s->failing) {
+		format_time(s->failing_since_ns, t, sizeof(t));
+		format_ago(s->failing_since_ns, now, ago, sizeof(ago));
+		printf("  %-13s FAILING since %s (%s): %s\n", "store", t, ago, s->last_error);
+	} else if (s->failed) {
+		format_time(s->last_error_ns, t, sizeof(t));
+		format_ago(s->last_error_ns, now, ago, sizeof(ago));
+		printf("  %-13s working; last failure at %s (%s): %s\n", "store", t, ago,
+		       s->last_error);
+	} else {
+		printf("  %-13s working, no failure\n", "store");
+	}
+	if (s->failed || s->backlog || s->dropped)
+		printf("  %-13s %" PRIu64 " failed stores since the start; %" PRIu64
+		       " profiles kept in memory (%s of %s), %" PRIu64 " dropped\n",
+		       "store backlog", s->failed, s->backlog, kept, cap, s->dropped);
+	if (s->damaged)
+		printf("  %-13s %" PRIu64 " damaged history moved aside, the last to %s\n",
+		       "damaged", s->damaged, s->damaged_moved_to);
+}
+
 static void print_daemon(const struct daemon_view *v)
 {
 	const struct ember_status *st = &v->st;
@@ -341,8 +370,9 @@ static void print_daemon(const struct daemon_view *v)
 	format_time(st->start_ns, t, sizeof(t));
 	format_uptime(v->now - st->start_ns, up, sizeof(up));
 	if (v->state == DAEMON_RUNNING)
-		printf("emberd:        running, pid %" PRId64 ", version %s, up %s (since %s)\n",
-		       st->pid, st->version, up, t);
+		printf("emberd:        %s, pid %" PRId64 ", version %s, up %s (since %s)\n",
+		       st->store.failing ? "running, STORES FAILING" : "running", st->pid,
+		       st->version, up, t);
 	format_duration(st->interval_ns, every, sizeof(every));
 	printf("  %-13s %" PRIu32 " Hz per CPU, one profile per app every %s; %" PRIu64
 	       " intervals\n",
@@ -366,6 +396,7 @@ static void print_daemon(const struct daemon_view *v)
 	print_walk(st);
 	print_caches(st);
 	print_memory(st, v->now);
+	print_store(st, v->now);
 	if (st->collector.configured)
 		printf("  %-13s since the start: sent %" PRIu64 ", rejected %" PRIu64
 		       ", expired %" PRIu64 ", retries %" PRIu64 "; %" PRIu64 " pending%s\n",
@@ -672,6 +703,26 @@ static void prom_daemon(const struct daemon_view *v)
 	family("ember_interval_seconds", "gauge", "One profile per application per interval.");
 	sample_f("ember_interval_seconds", (double)st->interval_ns / NS_PER_SEC);
 	counter("ember_intervals_total", "Intervals drained since emberd started.", st->intervals);
+	gauge("ember_store_failing", "1 while storing profiles in the history fails.",
+	      st->store.failing);
+	counter("ember_store_failures_total", "Profile stores that failed since the start.",
+		st->store.failed);
+	gauge_time("ember_store_last_failure_timestamp_seconds",
+		   "When a store last failed (Unix time).", st->store.last_error_ns);
+	if (st->store.last_error[0]) {
+		family("ember_store_last_error_info", "gauge",
+		       "The last store failure's message, as a label; always 1.");
+		sample_u64("ember_store_last_error_info", "error", st->store.last_error, 1);
+	}
+	gauge("ember_store_backlog_profiles", "Profiles kept in memory until they can be stored.",
+	      st->store.backlog);
+	gauge("ember_store_backlog_bytes", "Memory the store backlog holds.",
+	      st->store.backlog_bytes);
+	counter("ember_store_dropped_total",
+		"Profiles dropped from a full store backlog (lost) since the start.",
+		st->store.dropped);
+	counter("ember_history_damaged_moved_total",
+		"Damaged history files moved aside since the start.", st->store.damaged);
 	gauge("ember_processes_tracked", "Processes in emberd's process table.",
 	      st->processes_tracked);
 	counter("ember_processes_seen_total", "Processes first seen since emberd started.",

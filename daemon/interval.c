@@ -25,6 +25,7 @@
 #include "retention.h"
 #include "rollups.h"
 #include "status.h"
+#include "store.h"
 #include "uploader.h"
 
 /* Profile types active at once: every entry of profile_types[] fits. */
@@ -42,7 +43,7 @@ struct interval {
 	struct interval_type types[INTERVAL_TYPES_MAX];
 	size_t n_types;
 	int64_t start_ns;	  /* CLOCK_REALTIME: the current interval's start */
-	uint64_t profiles_stored; /* since the start */
+	struct store *store;	  /* the history's puts, retries and backlog */
 	int64_t capture_ns;	  /* main thread CPU capturing processes this interval */
 	struct interval_report rep;
 	struct membound mb;
@@ -61,7 +62,6 @@ static int store_profile(struct interval *iv, const struct drain_result *r,
 			 const struct drain_profile *p, int64_t start, int64_t end)
 {
 	char labels[CONFIG_MAX_SERIES_LABELS * (CONFIG_NAME_MAX + CONFIG_VALUE_MAX + 2)];
-	struct history *hist = iv->d.src.hist;
 	struct history_meta m = {
 		.start_ns = start,
 		.end_ns = end,
@@ -84,14 +84,9 @@ static int store_profile(struct interval *iv, const struct drain_result *r,
 			  strerror(-rc));
 		return rc;
 	}
-	rc = history_put(hist, &m, buf, len, NULL);
+	rc = store_put(iv->store, &m, buf, len); /* failures: kept and said by store.c */
 	free(buf);
-	if (rc)
-		log_warnx("cannot store the %s profile of %s in %s: %s", r->type->name, p->service,
-			  history_path(hist), strerror(-rc));
-	else
-		iv->profiles_stored++;
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 /* Drains one type into r (empty when the drain failed, said). */
@@ -152,7 +147,11 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 	uint64_t limit = iv->d.src.cfg->memory_limit;
 
 	membound_limit(&iv->mb, limit);
-	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps, iv->profiles_stored);
+	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps,
+		      store_stored(iv->store));
+	store_status(iv->store, &rep->st.store);
+	if (rep->st.store.failing)
+		snprintf(rep->st.state, sizeof(rep->st.state), "store-failing");
 	report_log(rep);
 	notify_report(rep);
 	log_flush(false);
@@ -176,9 +175,11 @@ int interval_run(struct interval *iv)
 	symbolizer_end_interval(iv->d.src.sym);
 	proctable_end_interval(iv->d.src.procs);
 	c2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	store_flush(iv->store); /* what earlier intervals could not store goes first */
 	for (size_t i = 0; i < iv->n_types; i++)
 		if (store_type(iv, &r[i], start, end, &tot))
 			rc = -EIO;
+	store_end_interval(iv->store);
 	after_stores(iv, end, tot.apps > 0);
 	report(iv, &tot);
 	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
@@ -229,6 +230,11 @@ struct interval *interval_open(const struct interval_deps *deps)
 		&(struct membound_ops){
 			.set_caps = set_caps, .shrink = shrink, .measure = measure, .arg = iv},
 		deps->src.cfg->memory_limit);
+	iv->store = store_open(deps->src.hist, deps->src.cfg);
+	if (!iv->store) {
+		free(iv);
+		return NULL;
+	}
 	iv->status = status_open(deps->src.cfg->runtime_dir);
 	report_init(&iv->rep, &iv->d.src);
 	report_gather_common(&iv->rep, &iv->d.src);
@@ -251,13 +257,14 @@ void interval_add_capture_cpu(struct interval *iv, int64_t ns)
 
 uint64_t interval_profiles_stored(const struct interval *iv)
 {
-	return iv->profiles_stored;
+	return store_stored(iv->store);
 }
 
 void interval_close(struct interval *iv)
 {
 	if (!iv)
 		return;
+	store_close(iv->store); /* a last try, and what could not be stored is said */
 	snprintf(iv->rep.st.state, sizeof(iv->rep.st.state), "stopped");
 	report_gather_common(&iv->rep, &iv->d.src);
 	status_write(iv->status, &iv->rep.st);
