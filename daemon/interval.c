@@ -134,7 +134,9 @@ static void after_stores(struct interval *iv, int64_t end, bool stored)
 	const struct ember_config *cfg = iv->d.src.cfg;
 	struct uploader *up = *iv->d.src.up;
 
-	retention_prune(iv->d.src.hist, cfg);
+	if (retention_prune(iv->d.src.hist, cfg) == -EBADMSG)
+		store_damaged(iv->store, "a prune failed: database disk image is malformed");
+	store_check(iv->store);
 	rollups_interval(iv->d.rollups, end, cfg->interval_ns);
 	if (up && stored)
 		uploader_wake(up);

@@ -111,7 +111,7 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 			  size, bound);
 }
 
-void retention_prune(struct history *h, const struct ember_config *cfg)
+int retention_prune(struct history *h, const struct ember_config *cfg)
 {
 	struct history_prune_result r;
 	bool protect = cfg->collector.url[0] != '\0';
@@ -123,13 +123,14 @@ void retention_prune(struct history *h, const struct ember_config *cfg)
 			log_warnx("retention: cannot prune %s: %s", history_path(h),
 				  strerror(-ret));
 		last.err = ret;
-		return;
+		return ret;
 	}
 	if (last.err)
 		log_info("retention: %s pruned again", history_path(h));
 	last.err = 0;
 	report(&r, cfg);
 	report_over_size(&r, cfg, protect);
+	return 0;
 }
 
 int retention_make_room(struct history *h, const struct ember_config *cfg, uint64_t need)

@@ -18,7 +18,8 @@ void retention_opened(struct history *h);
  * prune that deleted something, and warns once when only unsent profiles
  * keep the history over max_size.
  */
-void retention_prune(struct history *h, const struct ember_config *cfg);
+/* 0, or the prune's error (-EBADMSG: the file is damaged). */
+int retention_prune(struct history *h, const struct ember_config *cfg);
 
 /*
  * A store failed for room: deletes the oldest profiles that may go (sent,

@@ -17,8 +17,17 @@
 #include "store.h"
 #include "util.h"
 
+/*
+ * How often a second, fresh connection checks the file: the writer's own page
+ * cache hides a page damaged on disk until a store needs it. A test sets it
+ * shorter (seconds); the check itself is bounded (HISTORY_CHECK_BUDGET_NS).
+ */
+#define CHECK_PERIOD_NS (3600LL * NS_PER_SEC)
+#define TEST_CHECK_ENV "EMBER_TEST_HISTORY_CHECK_SECONDS"
+
 struct store {
 	struct history *h;
+	int64_t check_period_ns, last_check_ns; /* CLOCK_MONOTONIC */
 	const struct ember_config *cfg;
 	struct backlog backlog;
 	uint64_t stored, failed;
@@ -42,19 +51,23 @@ struct store *store_open(struct history *h, const struct ember_config *cfg)
 	s->h = h;
 	s->cfg = cfg;
 	backlog_init(&s->backlog, cfg->store_backlog);
+	s->check_period_ns = CHECK_PERIOD_NS;
+	if (getenv(TEST_CHECK_ENV) && atoi(getenv(TEST_CHECK_ENV)) > 0)
+		s->check_period_ns = atoi(getenv(TEST_CHECK_ENV)) * NS_PER_SEC;
+	s->last_check_ns = mono_ns();
 	history_recovery_info(h, &r); /* the open's check may have moved a damaged file */
 	s->damaged = r.moved;
 	snprintf(s->damaged_moved_to, sizeof(s->damaged_moved_to), "%s", r.moved_to);
 	return s;
 }
 
-/* A store said the file is damaged: it goes aside, a fresh one takes its place. */
-static void recover(struct store *s)
+/* The file is damaged (why): it goes aside, a fresh one takes its place. */
+static void recover(struct store *s, const char *why)
 {
 	struct history_recovery r;
 	int ret;
 
-	ret = history_recover(s->h, "a store failed: the database is damaged");
+	ret = history_recover(s->h, why);
 	history_recovery_info(s->h, &r);
 	if (ret) {
 		log_err("%s is damaged and cannot be moved aside: %s", history_path(s->h),
@@ -65,7 +78,7 @@ static void recover(struct store *s)
 		return; /* another handle of emberd moved it already */
 	s->damaged++;
 	snprintf(s->damaged_moved_to, sizeof(s->damaged_moved_to), "%s", r.moved_to);
-	log_err("%s is damaged (a store failed: %s): moved to %s/ with its -wal and -shm; "
+	log_err("%s is damaged (%s): moved to %s/ with its -wal and -shm; "
 		"%" PRIu64 " profiles that still read were copied into a fresh history, "
 		"%" PRIu64 " could not be read%s",
 		history_path(s->h), r.why, r.moved_to, r.salvaged, r.unreadable,
@@ -79,7 +92,7 @@ static int put(struct store *s, const struct history_meta *m, const uint8_t *ppr
 	int rc = history_put(s->h, m, pprof, len, NULL);
 
 	if (rc == -EBADMSG) {
-		recover(s);
+		recover(s, "a store failed: database disk image is malformed");
 		rc = history_put(s->h, m, pprof, len, NULL);
 	}
 	if ((rc == -ENOSPC || rc == -EIO) && !s->pruned) {
@@ -185,6 +198,29 @@ void store_end_interval(struct store *s)
 		  " oldest dropped this interval, %" PRIu64 " since the start",
 		  s->interval_failed, s->last_error, s->backlog.n, kept, cap, dropped,
 		  s->backlog.dropped);
+}
+
+void store_damaged(struct store *s, const char *why)
+{
+	recover(s, why);
+}
+
+void store_check(struct store *s)
+{
+	struct history *ro;
+	char why[128] = "";
+	bool complete;
+	int ret;
+
+	if (mono_ns() - s->last_check_ns < s->check_period_ns)
+		return;
+	s->last_check_ns = mono_ns();
+	ro = history_open(s->cfg->data_dir, true, NULL);
+	ret = ro ? history_check(ro, HISTORY_CHECK_BUDGET_NS, &complete, why, sizeof(why))
+		 : (errno == EBADMSG ? -EBADMSG : 0);
+	history_close(ro);
+	if (ret == -EBADMSG)
+		recover(s, why[0] ? why : "the periodic check cannot read it");
 }
 
 uint64_t store_stored(const struct store *s)

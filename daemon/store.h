@@ -27,6 +27,13 @@ void store_flush(struct store *s);
 int store_put(struct store *s, const struct history_meta *m, const uint8_t *pprof, size_t len);
 /* After an interval's stores: logs what this interval could not store. */
 void store_end_interval(struct store *s);
+/* A prune or another reader said the file is damaged: moved aside as a store would. */
+void store_damaged(struct store *s, const char *why);
+/*
+ * Once an hour, a quick check (bounded) on a fresh connection: a damaged
+ * page the writer has cached is found before a store trips on it.
+ */
+void store_check(struct store *s);
 /* Profiles written by store_put() and store_flush(). */
 uint64_t store_stored(const struct store *s);
 void store_status(const struct store *s, struct status_store *out);

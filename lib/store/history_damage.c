@@ -40,10 +40,15 @@ static int past_deadline(void *arg)
 	return 1;
 }
 
+/* SQLite's complaint on one line ("*** in database main ***\nPage 20: ..."). */
 static void set_why(char *why, size_t len, const char *msg)
 {
-	if (why && len)
-		snprintf(why, len, "%s", msg ? msg : "damaged");
+	if (!why || !len)
+		return;
+	snprintf(why, len, "%s", msg ? msg : "damaged");
+	for (char *c = why; *c; c++)
+		if ((unsigned char)*c < 0x20)
+			*c = ' ';
 }
 
 int history_check(struct history *h, int64_t budget_ns, bool *complete, char *why, size_t len)
