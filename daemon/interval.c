@@ -152,8 +152,8 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps,
 		      store_stored(iv->store));
 	store_status(iv->store, &rep->st.store);
-	if (rep->st.store.failing)
-		snprintf(rep->st.state, sizeof(rep->st.state), "store-failing");
+	snprintf(rep->st.state, sizeof(rep->st.state), "%s",
+		 rep->st.store.failing ? "store-failing" : "running");
 	report_log(rep);
 	notify_report(rep);
 	log_flush(false);
