@@ -200,8 +200,8 @@ bool close_history(struct history *h)
 	if (d.damaged)
 		note("%s is damaged (%s): read %" PRIu64 " rows, could not read about %" PRIu64
 		     " (a damaged history is moved aside by emberd; see the README)",
-		     history_path(h), d.first_error[0] ? d.first_error : "corrupt",
-		     d.rows_read, d.unreadable);
+		     history_path(h), d.first_error[0] ? d.first_error : "corrupt", d.rows_read,
+		     d.unreadable);
 	history_close(h);
 	return d.damaged;
 }

@@ -448,7 +448,8 @@ static bool history_damaged(struct history *h, struct history_damage *d)
 	bool complete;
 
 	history_damage_info(h, d);
-	if (!d->damaged && history_check(h, STATUS_CHECK_NS, &complete, why, sizeof(why)) == -EBADMSG) {
+	if (!d->damaged &&
+	    history_check(h, STATUS_CHECK_NS, &complete, why, sizeof(why)) == -EBADMSG) {
 		d->damaged = true;
 		snprintf(d->first_error, sizeof(d->first_error), "%s", why);
 	}
@@ -772,8 +773,8 @@ static void prom_history(struct history *h)
 	history_span(h, &sp);
 	gauge("ember_history_damaged", "1 when history.db is damaged (pages that do not read).",
 	      history_damaged(h, &d));
-	gauge("ember_history_unreadable_rows", "Rows of a damaged history.db that could not be read.",
-	      d.unreadable);
+	gauge("ember_history_unreadable_rows",
+	      "Rows of a damaged history.db that could not be read.", d.unreadable);
 	gauge("ember_history_size_bytes", "Size of history.db and its write-ahead log.",
 	      history_disk_bytes(h));
 	gauge("ember_history_profiles", "Profiles kept in the local history (raw, not rollups).",

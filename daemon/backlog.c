@@ -42,8 +42,7 @@ static const char *put_str(char **at, const char *s)
 	return dst;
 }
 
-int backlog_push(struct backlog *b, const struct history_meta *m, const uint8_t *pprof,
-		 size_t len)
+int backlog_push(struct backlog *b, const struct history_meta *m, const uint8_t *pprof, size_t len)
 {
 	const char *type = m->type ? m->type : "", *app = m->app ? m->app : "";
 	const char *labels = m->labels ? m->labels : "";

@@ -34,8 +34,7 @@ void backlog_set_cap(struct backlog *b, uint64_t cap);
  * Keeps a copy of a profile, dropping the oldest (counted) until it fits.
  * -E2BIG when it alone is over the cap (counted as dropped), -ENOMEM.
  */
-int backlog_push(struct backlog *b, const struct history_meta *m, const uint8_t *pprof,
-		 size_t len);
+int backlog_push(struct backlog *b, const struct history_meta *m, const uint8_t *pprof, size_t len);
 /* The oldest profile, or NULL. */
 const struct backlog_entry *backlog_peek(const struct backlog *b);
 /* Forgets the oldest one (stored now). */

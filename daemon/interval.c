@@ -42,9 +42,9 @@ struct interval {
 	struct interval_deps d;
 	struct interval_type types[INTERVAL_TYPES_MAX];
 	size_t n_types;
-	int64_t start_ns;	  /* CLOCK_REALTIME: the current interval's start */
-	struct store *store;	  /* the history's puts, retries and backlog */
-	int64_t capture_ns;	  /* main thread CPU capturing processes this interval */
+	int64_t start_ns;    /* CLOCK_REALTIME: the current interval's start */
+	struct store *store; /* the history's puts, retries and backlog */
+	int64_t capture_ns;  /* main thread CPU capturing processes this interval */
 	struct interval_report rep;
 	struct membound mb;
 	struct status *status; /* <runtime_dir>/status */
@@ -149,8 +149,7 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 	uint64_t limit = iv->d.src.cfg->memory_limit;
 
 	membound_limit(&iv->mb, limit);
-	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps,
-		      store_stored(iv->store));
+	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps, store_stored(iv->store));
 	store_status(iv->store, &rep->st.store);
 	snprintf(rep->st.state, sizeof(rep->st.state), "%s",
 		 rep->st.store.failing ? "store-failing" : "running");

@@ -37,8 +37,8 @@ void retention_opened(struct history *h)
 			" could not be read%s",
 			history_path(h), r.why, r.moved_to, r.salvaged, r.unreadable,
 			r.salvage_cut ? " (copying ran out of time: emberctl --data-dir reads "
-					"the rest there)"
-				      : "");
+					"the rest there)" :
+					"");
 
 	if (u->err)
 		log_warnx("%s: cannot switch to incremental vacuum (%s): deleted profiles' "

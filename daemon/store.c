@@ -82,8 +82,9 @@ static void recover(struct store *s, const char *why)
 		"%" PRIu64 " profiles that still read were copied into a fresh history, "
 		"%" PRIu64 " could not be read%s",
 		history_path(s->h), r.why, r.moved_to, r.salvaged, r.unreadable,
-		r.salvage_cut ? " (copying ran out of time: emberctl --data-dir reads the rest there)"
-			      : "");
+		r.salvage_cut ?
+			" (copying ran out of time: emberctl --data-dir reads the rest there)" :
+			"");
 }
 
 /* One put, after recovering a damaged file or making room once per interval. */
@@ -117,8 +118,7 @@ static void note_failure(struct store *s, int rc)
 		log_err("cannot store profiles in %s: %s now", history_path(s->h), strerror(-rc));
 	}
 	s->last_err = rc;
-	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", history_path(s->h),
-		 strerror(-rc));
+	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", history_path(s->h), strerror(-rc));
 }
 
 static void note_success(struct store *s)
@@ -216,8 +216,8 @@ void store_check(struct store *s)
 		return;
 	s->last_check_ns = mono_ns();
 	ro = history_open(s->cfg->data_dir, true, NULL);
-	ret = ro ? history_check(ro, HISTORY_CHECK_BUDGET_NS, &complete, why, sizeof(why))
-		 : (errno == EBADMSG ? -EBADMSG : 0);
+	ret = ro ? history_check(ro, HISTORY_CHECK_BUDGET_NS, &complete, why, sizeof(why)) :
+		   (errno == EBADMSG ? -EBADMSG : 0);
 	history_close(ro);
 	if (ret == -EBADMSG)
 		recover(s, why[0] ? why : "the periodic check cannot read it");
@@ -255,7 +255,8 @@ void store_close(struct store *s)
 		store_flush(s);
 	format_bytes(s->backlog.bytes, kept, sizeof(kept));
 	if (s->backlog.n)
-		log_err("stopping with %" PRIu64 " profiles (%s) that could not be stored in %s (%s): "
+		log_err("stopping with %" PRIu64
+			" profiles (%s) that could not be stored in %s (%s): "
 			"they are lost",
 			s->backlog.n, kept, history_path(s->h), s->last_error);
 	if (s->backlog.dropped)

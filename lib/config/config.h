@@ -26,7 +26,7 @@
 #define CONFIG_MIN_MAX_SIZE (64ULL << 10)			 /* 64 KiB */
 #define CONFIG_DEFAULT_MEMORY_LIMIT (64ULL << 20)		 /* 64 MiB */
 #define CONFIG_MIN_MEMORY_LIMIT (16ULL << 20)			 /* 16 MiB */
-#define CONFIG_DEFAULT_STORE_BACKLOG (16ULL << 20) /* 16 MiB */
+#define CONFIG_DEFAULT_STORE_BACKLOG (16ULL << 20)		 /* 16 MiB */
 /* Kernel memory for the .eh_frame unwind tables (a BPF map, preallocated). */
 #define CONFIG_DEFAULT_UNWIND_MEMORY (64ULL << 20) /* 64 MiB */
 #define CONFIG_MIN_UNWIND_MEMORY (1ULL << 20)	   /* 1 MiB */

@@ -442,8 +442,6 @@ int hist_reopen(struct history *h)
 	return hist_open_db(h, &err);
 }
 
-
-
 struct history *history_open(const char *data_dir, bool read_only, const char **err)
 {
 	const char *ignored;

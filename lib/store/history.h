@@ -204,8 +204,8 @@ int history_rollup_count(struct history *h, uint64_t *rows, uint64_t *bytes);
  */
 struct history_damage {
 	bool damaged;
-	uint64_t rows_read;   /* rows read by the damaged queries (each query's, summed) */
-	uint64_t unreadable;  /* ids that could not be read */
+	uint64_t rows_read;    /* rows read by the damaged queries (each query's, summed) */
+	uint64_t unreadable;   /* ids that could not be read */
 	char first_error[128]; /* SQLite's message */
 };
 
@@ -223,13 +223,13 @@ void history_damage_info(const struct history *h, struct history_damage *d);
 #define HISTORY_SALVAGE_BUDGET_NS (20LL * 1000000000LL)
 
 struct history_recovery {
-	uint64_t moved;	      /* times this handle moved a damaged file aside */
-	char moved_to[512];   /* the directory of the last one */
-	char why[128];	      /* what the check or the store said */
-	uint64_t salvaged;    /* rows copied into the fresh history */
-	uint64_t unreadable;  /* ids that could not be read */
-	bool salvage_cut;     /* the budget ran out: the rest is only in moved_to */
-	int err;	      /* 0, or why the move or the fresh file failed */
+	uint64_t moved;	     /* times this handle moved a damaged file aside */
+	char moved_to[512];  /* the directory of the last one */
+	char why[128];	     /* what the check or the store said */
+	uint64_t salvaged;   /* rows copied into the fresh history */
+	uint64_t unreadable; /* ids that could not be read */
+	bool salvage_cut;    /* the budget ran out: the rest is only in moved_to */
+	int err;	     /* 0, or why the move or the fresh file failed */
 };
 
 /* What the last move did (moved == 0: none). */

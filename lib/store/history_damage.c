@@ -99,7 +99,7 @@ typedef int (*scan_fn)(int64_t id, void *arg);
 
 struct scan {
 	sqlite3 *db;
-	const char *schema; /* "main", or "dmg" for an attached damaged file */
+	const char *schema;  /* "main", or "dmg" for an attached damaged file */
 	int64_t deadline_ns; /* 0: none */
 	uint64_t read, unreadable;
 	bool cut; /* the deadline came first */
@@ -321,8 +321,7 @@ int hist_query_damaged(struct history *h, const struct history_query *q, bool wi
 	h->damage.rows_read += s.read; /* every id that read, given before or now */
 	h->damage.unreadable += s.unreadable;
 	if (!h->damage.first_error[0])
-		snprintf(h->damage.first_error, sizeof(h->damage.first_error), "%s",
-			 s.first_error);
+		snprintf(h->damage.first_error, sizeof(h->damage.first_error), "%s", s.first_error);
 	if (!ret && !s.read && !n_done)
 		ret = -EBADMSG;
 	return ret;

@@ -75,8 +75,8 @@ struct history {
 	sqlite3_stmt *query[QUERY_MODES][2][2]; /* [mode][with_blob][by_type], on first use */
 	sqlite3_stmt *push[PUSH_STMT_COUNT];	/* hist_push_sql, prepared on first use */
 	char *data_dir;
-	uint64_t dev, ino;		   /* history.db as opened: another handle may replace it */
-	struct history_damage damage;	   /* what reads of this handle met */
+	uint64_t dev, ino;		  /* history.db as opened: another handle may replace it */
+	struct history_damage damage;	  /* what reads of this handle met */
 	struct history_recovery recovery; /* what this handle's open or stores moved aside */
 };
 

@@ -11,8 +11,12 @@ static const uint8_t blob[4000];
 
 static int push(struct backlog *b, int64_t start, size_t len)
 {
-	struct history_meta m = {.start_ns = start, .end_ns = start + 1, .type = "cpu",
-				 .app = "app", .labels = "k=v", .samples = 3};
+	struct history_meta m = {.start_ns = start,
+				 .end_ns = start + 1,
+				 .type = "cpu",
+				 .app = "app",
+				 .labels = "k=v",
+				 .samples = 3};
 
 	return backlog_push(b, &m, blob, len);
 }

@@ -159,10 +159,10 @@ START_TEST(test_writer_moves_aside)
 	n = rows_of(h, &ret);
 	ck_assert_int_eq(ret, 0);
 	ck_assert_uint_eq(n, readable);
-	ck_assert_int_eq(history_put(h,
-				     &(struct history_meta){.start_ns = 1, .end_ns = 2, .type = "cpu"},
-				     (const uint8_t *)"x", 1, NULL),
-			 0);
+	ck_assert_int_eq(
+		history_put(h, &(struct history_meta){.start_ns = 1, .end_ns = 2, .type = "cpu"},
+			    (const uint8_t *)"x", 1, NULL),
+		0);
 	history_close(h);
 	/* the damaged file is kept, as it was, and still reads as far as it can */
 	old = history_open(dir, true, NULL);
