@@ -44,6 +44,8 @@ grep -q "running, STORES FAILING" "$T/st.txt" || fail "emberctl status: $(head -
 grep -q "store .*FAILING since .*No space left on device" "$T/st.txt" ||
 	fail "emberctl status does not show the failure: $(grep store "$T/st.txt")"
 "$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" --format prometheus >"$T/st.prom" 2>/dev/null || true
+"$EMBER_BUILD/tests/tools/promcheck" -m "$T/st.prom" >"$T/promcheck" 2>&1 ||
+	fail "promcheck: $(head -3 "$T/promcheck")"
 grep -q "^ember_store_failing 1$" "$T/st.prom" || fail "no ember_store_failing 1"
 grep -Eq "^ember_store_failures_total [1-9]" "$T/st.prom" || fail "no ember_store_failures_total"
 grep -Eq "^ember_store_backlog_profiles [1-9]" "$T/st.prom" || fail "no ember_store_backlog_profiles"
