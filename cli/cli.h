@@ -101,6 +101,13 @@ void no_operands(int argc, char **argv);
 
 /* Read-only; NULL after a one-line note that says why. */
 struct history *open_history(const char *data_dir);
+/*
+ * Closes h; when its reads met a damaged file, first says so on stderr: the
+ * rows read, the ids that could not be. true when it was damaged.
+ */
+bool close_history(struct history *h);
+/* Why a read failed, in words: "the database is damaged: ..." for -EBADMSG. */
+const char *history_strerror(int err);
 uint64_t history_disk_bytes(struct history *h);
 
 /* file_write_atomic() (file.h), synced: path.tmp renamed; "-" is stdout (-ENOTTY on a terminal). */

@@ -190,6 +190,29 @@ struct history *open_history(const char *data_dir)
 	return NULL;
 }
 
+bool close_history(struct history *h)
+{
+	struct history_damage d;
+
+	if (!h)
+		return false;
+	history_damage_info(h, &d);
+	if (d.damaged)
+		note("%s is damaged (%s): read %" PRIu64 " rows, could not read about %" PRIu64
+		     " (a damaged history is moved aside by emberd; see the README)",
+		     history_path(h), d.first_error[0] ? d.first_error : "corrupt", d.rows_read,
+		     d.unreadable);
+	history_close(h);
+	return d.damaged;
+}
+
+const char *history_strerror(int err)
+{
+	if (err == -EBADMSG)
+		return "the database is damaged and no row of it could be read";
+	return strerror(-err);
+}
+
 /*
  * The database with its write-ahead log as the file system has them, the
  * figure emberd's retention logs and bounds by max_size.

@@ -108,6 +108,6 @@ int cmd_export(const char *data_dir, int argc, char **argv)
 	status = EXIT_SUCCESS;
 out:
 	merge_state_free(&s);
-	history_close(h);
+	close_history(h);
 	return status;
 }

@@ -354,7 +354,7 @@ int cmd_flamegraph(const char *data_dir, int argc, char **argv)
 		     strcmp(o.output, "-") ? o.output : "stdout");
 out:
 	merge_state_free(&s);
-	history_close(h);
+	close_history(h);
 	return status;
 }
 
@@ -492,6 +492,6 @@ int cmd_diff(const char *data_dir, int argc, char **argv)
 		     strcmp(o.output, "-") ? o.output : "stdout");
 out:
 	merge_state_free(&s);
-	history_close(h);
+	close_history(h);
 	return status;
 }

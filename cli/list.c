@@ -86,21 +86,21 @@ int cmd_list(const char *data_dir, int argc, char **argv)
 	if (!h)
 		return EXIT_RUNTIME;
 	if (check_type(h, &sel)) {
-		history_close(h);
+		close_history(h);
 		return EXIT_RUNTIME;
 	}
 	q = selection_query(&sel);
 	q.use_rollups = false; /* the rows as stored, one per interval */
 	ret = history_query(h, &q, false, print_row, &totals);
 	if (ret) {
-		note("cannot read %s: %s", history_path(h), strerror(-ret));
-		history_close(h);
+		note("cannot read %s: %s", history_path(h), history_strerror(ret));
+		close_history(h);
 		return EXIT_RUNTIME;
 	}
 	format_window(&sel, window, sizeof(window));
 	format_bytes(history_disk_bytes(h), size, sizeof(size));
 	printf("%" PRIu64 " profile%s %s, %" PRIu64 " samples; history.db: %s on disk\n",
 	       totals.profiles, totals.profiles == 1 ? "" : "s", window, totals.samples, size);
-	history_close(h);
+	close_history(h);
 	return fflush(stdout) || ferror(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS;
 }

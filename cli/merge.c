@@ -138,7 +138,7 @@ int merge_selection(struct history *h, const struct selection *sel, struct merge
 		s->value_type = "samples";
 	ret = history_query(h, &q, true, merge_row, s);
 	if (ret) {
-		note("cannot read %s: %s", history_path(h), strerror(-ret));
+		note("cannot read %s: %s", history_path(h), history_strerror(ret));
 		return ret;
 	}
 	report_skipped(s);
@@ -195,7 +195,7 @@ static void *merge_worker_run(void *arg)
 		return NULL;
 	}
 	w->ret = history_query(h, &w->q, true, merge_row, &w->s);
-	history_close(h);
+	history_close(h); /* damage: every shard reads every id, the caller's handle says it */
 	return NULL;
 }
 
@@ -311,7 +311,7 @@ int merge_stacks(struct history *h, const struct selection *sel, struct merge_st
 	if (jobs > 1) {
 		ret = merge_parallel(h, sel, s, jobs);
 		if (ret) {
-			note("cannot read %s: %s", history_path(h), strerror(-ret));
+			note("cannot read %s: %s", history_path(h), history_strerror(ret));
 			return EXIT_RUNTIME;
 		}
 		report_skipped(s);

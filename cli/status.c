@@ -58,7 +58,7 @@ static const char status_help[] =
 	"  emberctl status --format prometheus > /var/lib/node_exporter/textfile/ember.prom.$$ &&\n"
 	"    mv /var/lib/node_exporter/textfile/ember.prom.$$ /var/lib/node_exporter/textfile/ember.prom\n"
 	"Exit status: 0 when printed (also when emberd is not running: see ember_up),\n"
-	"1 when the history cannot be read (text format only).\n";
+	"1 when the history cannot be read or is damaged (text format only).\n";
 
 /* What the status file says about emberd, and whether to believe it. */
 enum daemon_state {
@@ -331,6 +331,35 @@ static void print_memory(const struct ember_status *st, int64_t now)
 	       ago, freed);
 }
 
+/* Storing profiles: failing or not, the backlog kept in memory, damaged files moved aside. */
+static void print_store(const struct ember_status *st, int64_t now)
+{
+	const struct status_store *s = &st->store;
+	char t[40], ago[32], kept[32], cap[32];
+
+	format_bytes(s->backlog_bytes, kept, sizeof(kept));
+	format_bytes(s->backlog_cap, cap, sizeof(cap));
+	if (s->failing) {
+		format_time(s->failing_since_ns, t, sizeof(t));
+		format_ago(s->failing_since_ns, now, ago, sizeof(ago));
+		printf("  %-13s FAILING since %s (%s): %s\n", "store", t, ago, s->last_error);
+	} else if (s->failed) {
+		format_time(s->last_error_ns, t, sizeof(t));
+		format_ago(s->last_error_ns, now, ago, sizeof(ago));
+		printf("  %-13s working; last failure at %s (%s): %s\n", "store", t, ago,
+		       s->last_error);
+	} else {
+		printf("  %-13s working, no failure\n", "store");
+	}
+	if (s->failed || s->backlog || s->dropped)
+		printf("  %-13s %" PRIu64 " failed stores since the start; %" PRIu64
+		       " profiles kept in memory (%s of %s), %" PRIu64 " dropped\n",
+		       "store backlog", s->failed, s->backlog, kept, cap, s->dropped);
+	if (s->damaged)
+		printf("  %-13s %" PRIu64 " damaged history moved aside, the last to %s\n",
+		       "damaged", s->damaged, s->damaged_moved_to);
+}
+
 static void print_daemon(const struct daemon_view *v)
 {
 	const struct ember_status *st = &v->st;
@@ -341,8 +370,9 @@ static void print_daemon(const struct daemon_view *v)
 	format_time(st->start_ns, t, sizeof(t));
 	format_uptime(v->now - st->start_ns, up, sizeof(up));
 	if (v->state == DAEMON_RUNNING)
-		printf("emberd:        running, pid %" PRId64 ", version %s, up %s (since %s)\n",
-		       st->pid, st->version, up, t);
+		printf("emberd:        %s, pid %" PRId64 ", version %s, up %s (since %s)\n",
+		       st->store.failing ? "running, STORES FAILING" : "running", st->pid,
+		       st->version, up, t);
 	format_duration(st->interval_ns, every, sizeof(every));
 	printf("  %-13s %" PRIu32 " Hz per CPU, one profile per app every %s; %" PRIu64
 	       " intervals\n",
@@ -375,6 +405,7 @@ static void print_daemon(const struct daemon_view *v)
 	print_walk(st);
 	print_caches(st);
 	print_memory(st, v->now);
+	print_store(st, v->now);
 	if (st->collector.configured)
 		printf("  %-13s since the start: sent %" PRIu64 ", rejected %" PRIu64
 		       ", expired %" PRIu64 ", retries %" PRIu64 "; %" PRIu64 " pending%s\n",
@@ -413,13 +444,46 @@ static void history_span(struct history *h, struct span *sp)
 	history_query(h, &q, false, note_span, sp);
 }
 
-static void print_history(struct history *h, int64_t now)
+/* A budget for the quick check: status stays quick on a large file (checked as far as it gets). */
+#define STATUS_CHECK_NS (1000000000LL)
+
+/*
+ * Whether the history is damaged: what reading its span met, then a quick
+ * check of the file's pages (bounded in time). d gets the figures.
+ */
+static bool history_damaged(struct history *h, struct history_damage *d)
+{
+	char why[128] = "";
+	bool complete;
+
+	history_damage_info(h, d);
+	if (!d->damaged &&
+	    history_check(h, STATUS_CHECK_NS, &complete, why, sizeof(why)) == -EBADMSG) {
+		d->damaged = true;
+		snprintf(d->first_error, sizeof(d->first_error), "%s", why);
+	}
+	return d->damaged;
+}
+
+/* 0, or 1 when the history is damaged (said). */
+static int print_history(struct history *h, int64_t now)
 {
 	uint64_t rollups = 0, rollup_bytes = 0;
 	char size[32], rsize[32];
+	struct history_damage d;
 	struct span sp;
 
 	history_span(h, &sp);
+	if (history_damaged(h, &d)) {
+		format_bytes(history_disk_bytes(h), size, sizeof(size));
+		printf("history:       %s, %s, DAMAGED (%s): %" PRIu64 " profiles readable, "
+		       "about %" PRIu64 " not\n",
+		       history_path(h), size, d.first_error, sp.profiles, d.unreadable);
+		printf("  %-13s emberd moves a damaged history aside when it starts or a store "
+		       "fails (see the README)\n",
+		       "repair");
+		return 1;
+	}
 	history_rollup_count(h, &rollups, &rollup_bytes); /* none before v4 */
 	format_bytes(history_disk_bytes(h), size, sizeof(size));
 	printf("history:       %s, %s, %" PRIu64 " profiles", history_path(h), size, sp.profiles);
@@ -432,6 +496,7 @@ static void print_history(struct history *h, int64_t now)
 		print_when("oldest", sp.first, now);
 		print_when("newest", sp.last, now);
 	}
+	return 0;
 }
 
 static void print_collector(struct history *h, int64_t now)
@@ -651,6 +716,26 @@ static void prom_daemon(const struct daemon_view *v)
 	counter("ember_intervals_late_total",
 		"Intervals longer than 1.5 times their length: emberd stopped or starved.",
 		st->intervals_late);
+	gauge("ember_store_failing", "1 while storing profiles in the history fails.",
+	      st->store.failing);
+	counter("ember_store_failures_total", "Profile stores that failed since the start.",
+		st->store.failed);
+	gauge_time("ember_store_last_failure_timestamp_seconds",
+		   "When a store last failed (Unix time).", st->store.last_error_ns);
+	if (st->store.last_error[0]) {
+		family("ember_store_last_error_info", "gauge",
+		       "The last store failure's message, as a label; always 1.");
+		sample_u64("ember_store_last_error_info", "error", st->store.last_error, 1);
+	}
+	gauge("ember_store_backlog_profiles", "Profiles kept in memory until they can be stored.",
+	      st->store.backlog);
+	gauge("ember_store_backlog_bytes", "Memory the store backlog holds.",
+	      st->store.backlog_bytes);
+	counter("ember_store_dropped_total",
+		"Profiles dropped from a full store backlog (lost) since the start.",
+		st->store.dropped);
+	counter("ember_history_damaged_moved_total",
+		"Damaged history files moved aside since the start.", st->store.damaged);
 	gauge("ember_processes_tracked", "Processes in emberd's process table.",
 	      st->processes_tracked);
 	counter("ember_processes_seen_total", "Processes first seen since emberd started.",
@@ -695,7 +780,13 @@ static void prom_history(struct history *h)
 	struct history_push_counts pc;
 	struct span sp;
 
+	struct history_damage d;
+
 	history_span(h, &sp);
+	gauge("ember_history_damaged", "1 when history.db is damaged (pages that do not read).",
+	      history_damaged(h, &d));
+	gauge("ember_history_unreadable_rows",
+	      "Rows of a damaged history.db that could not be read.", d.unreadable);
 	gauge("ember_history_size_bytes", "Size of history.db and its write-ahead log.",
 	      history_disk_bytes(h));
 	gauge("ember_history_profiles", "Profiles kept in the local history (raw, not rollups).",
@@ -750,7 +841,7 @@ int cmd_status(const char *data_dir, int argc, char **argv)
 	const char *runtime_dir = getenv("EMBER_RUNTIME_DIR"), *format = "text";
 	static struct daemon_view v;
 	struct history *h;
-	int c;
+	int c, damaged;
 
 	if (!runtime_dir || !*runtime_dir)
 		runtime_dir = DEFAULT_RUNTIME_DIR;
@@ -772,15 +863,15 @@ int cmd_status(const char *data_dir, int argc, char **argv)
 	if (!strcmp(format, "prometheus")) {
 		h = open_history(data_dir);
 		print_prometheus(&v, h);
-		history_close(h);
+		close_history(h);
 		return fflush(stdout) || ferror(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS;
 	}
 	print_daemon(&v);
 	h = open_history(data_dir);
 	if (!h)
 		return EXIT_RUNTIME;
-	print_history(h, v.now);
+	damaged = print_history(h, v.now);
 	print_collector(h, v.now);
-	history_close(h);
-	return fflush(stdout) || ferror(stdout) ? EXIT_RUNTIME : EXIT_SUCCESS;
+	history_close(h); /* print_history said the damage */
+	return fflush(stdout) || ferror(stdout) || damaged ? EXIT_RUNTIME : EXIT_SUCCESS;
 }

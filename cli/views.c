@@ -140,7 +140,7 @@ int view_load(int argc, char **argv, struct view_opts *o, struct merge_state *s)
 	s->data_dir = o->data_dir;
 	s->value_type = o->sample;
 	ret = merge_stacks(h, &o->sel, s);
-	history_close(h);
+	close_history(h);
 	return ret;
 }
 

@@ -25,6 +25,7 @@
 #include "retention.h"
 #include "rollups.h"
 #include "status.h"
+#include "store.h"
 #include "uploader.h"
 
 /* Profile types active at once: every entry of profile_types[] fits. */
@@ -41,9 +42,9 @@ struct interval {
 	struct interval_deps d;
 	struct interval_type types[INTERVAL_TYPES_MAX];
 	size_t n_types;
-	int64_t start_ns;	  /* CLOCK_REALTIME: the current interval's start */
-	uint64_t profiles_stored; /* since the start */
-	uint64_t late;		  /* intervals longer than 1.5 x interval since the start */
+	int64_t start_ns;    /* CLOCK_REALTIME: the current interval's start */
+	struct store *store; /* the history's puts, retries and backlog */
+	uint64_t late;	     /* intervals longer than 1.5 x interval since the start */
 	int64_t late_last_ns, late_last_end_ns;
 	int64_t due_ns;	    /* the interval's length when the current one started */
 	int64_t capture_ns; /* main thread CPU capturing processes this interval */
@@ -64,7 +65,6 @@ static int store_profile(struct interval *iv, const struct drain_result *r,
 			 const struct drain_profile *p, int64_t start, int64_t end)
 {
 	char labels[CONFIG_MAX_SERIES_LABELS * (CONFIG_NAME_MAX + CONFIG_VALUE_MAX + 2)];
-	struct history *hist = iv->d.src.hist;
 	struct history_meta m = {
 		.start_ns = start,
 		.end_ns = end,
@@ -87,14 +87,9 @@ static int store_profile(struct interval *iv, const struct drain_result *r,
 			  strerror(-rc));
 		return rc;
 	}
-	rc = history_put(hist, &m, buf, len, NULL);
+	rc = store_put(iv->store, &m, buf, len); /* failures: kept and said by store.c */
 	free(buf);
-	if (rc)
-		log_warnx("cannot store the %s profile of %s in %s: %s", r->type->name, p->service,
-			  history_path(hist), strerror(-rc));
-	else
-		iv->profiles_stored++;
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 /* Drains one type into r (empty when the drain failed, said). */
@@ -142,7 +137,9 @@ static void after_stores(struct interval *iv, int64_t end, bool stored)
 	const struct ember_config *cfg = iv->d.src.cfg;
 	struct uploader *up = *iv->d.src.up;
 
-	retention_prune(iv->d.src.hist, cfg);
+	if (retention_prune(iv->d.src.hist, cfg) == -EBADMSG)
+		store_damaged(iv->store, "a prune failed: database disk image is malformed");
+	store_check(iv->store);
 	rollups_interval(iv->d.rollups, end, cfg->interval_ns);
 	if (up && stored)
 		uploader_wake(up);
@@ -180,10 +177,13 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 	uint64_t limit = iv->d.src.cfg->memory_limit;
 
 	membound_limit(&iv->mb, limit);
-	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps, iv->profiles_stored);
+	report_gather(rep, &iv->d.src, &tot->st, tot->excluded, tot->apps, store_stored(iv->store));
 	rep->st.intervals_late = iv->late;
 	rep->st.late_last_ns = iv->late_last_ns;
 	rep->st.late_last_end_ns = iv->late_last_end_ns;
+	store_status(iv->store, &rep->st.store);
+	snprintf(rep->st.state, sizeof(rep->st.state), "%s",
+		 rep->st.store.failing ? "store-failing" : "running");
 	report_log(rep);
 	notify_report(rep);
 	log_flush(false);
@@ -208,9 +208,11 @@ int interval_run(struct interval *iv)
 	symbolizer_end_interval(iv->d.src.sym);
 	proctable_end_interval(iv->d.src.procs);
 	c2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	store_flush(iv->store); /* what earlier intervals could not store goes first */
 	for (size_t i = 0; i < iv->n_types; i++)
 		if (store_type(iv, &r[i], start, end, &tot))
 			rc = -EIO;
+	store_end_interval(iv->store);
 	after_stores(iv, end, tot.apps > 0);
 	report(iv, &tot);
 	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
@@ -262,6 +264,11 @@ struct interval *interval_open(const struct interval_deps *deps)
 		&(struct membound_ops){
 			.set_caps = set_caps, .shrink = shrink, .measure = measure, .arg = iv},
 		deps->src.cfg->memory_limit);
+	iv->store = store_open(deps->src.hist, deps->src.cfg);
+	if (!iv->store) {
+		free(iv);
+		return NULL;
+	}
 	iv->status = status_open(deps->src.cfg->runtime_dir);
 	report_init(&iv->rep, &iv->d.src);
 	report_gather_common(&iv->rep, &iv->d.src);
@@ -284,13 +291,14 @@ void interval_add_capture_cpu(struct interval *iv, int64_t ns)
 
 uint64_t interval_profiles_stored(const struct interval *iv)
 {
-	return iv->profiles_stored;
+	return store_stored(iv->store);
 }
 
 void interval_close(struct interval *iv)
 {
 	if (!iv)
 		return;
+	store_close(iv->store); /* a last try, and what could not be stored is said */
 	snprintf(iv->rep.st.state, sizeof(iv->rep.st.state), "stopped");
 	report_gather_common(&iv->rep, &iv->d.src);
 	status_write(iv->status, &iv->rep.st);

@@ -36,7 +36,8 @@ struct interval *interval_open(const struct interval_deps *deps);
 int interval_add_type(struct interval *iv, const struct profile_type *type, void *src);
 /*
  * Ends the interval and starts the next: drains every type, stores the
- * profiles, prunes, reports. 0, or -EIO when a profile could not be stored.
+ * profiles, prunes, reports. 0, or -EIO when a profile could not be encoded or was
+ * refused; one the history could not take is kept in the backlog (store.h): 0.
  */
 int interval_run(struct interval *iv);
 /* CPU the main thread spent capturing processes between two intervals (the -v breakdown). */

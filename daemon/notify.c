@@ -92,6 +92,14 @@ void notify_status(const char *fmt, ...)
 
 void notify_report(const struct interval_report *r)
 {
+	const struct status_store *s = &r->st.store;
+
+	if (s->failing) {
+		notify_status("storing fails (%s): %" PRIu64 " profiles kept in memory, %" PRIu64
+			      " dropped; %" PRIu64 " profiles stored",
+			      s->last_error, s->backlog, s->dropped, r->st.profiles.total);
+		return;
+	}
 	notify_status("last interval: %lu samples of %u processes in %" PRIu64 " apps; %" PRIu64
 		      " profiles stored",
 		      r->drained.samples, r->drained.processes, r->st.apps, r->st.profiles.total);

@@ -4,6 +4,7 @@
  * [daemon] retention or max_size are deleted (lib/store/history.c does the work);
  * this file decides what is protected and says what happened.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,17 @@ void retention_opened(struct history *h)
 {
 	const struct history_upgrade *u = history_upgrade_info(h);
 	char before[32], after[32];
+	struct history_recovery r;
+
+	history_recovery_info(h, &r);
+	if (r.moved)
+		log_err("%s was damaged (%s): moved to %s/ with its -wal and -shm; %" PRIu64
+			" profiles that still read were copied into a fresh history, %" PRIu64
+			" could not be read%s",
+			history_path(h), r.why, r.moved_to, r.salvaged, r.unreadable,
+			r.salvage_cut ? " (copying ran out of time: emberctl --data-dir reads "
+					"the rest there)" :
+					"");
 
 	if (u->err)
 		log_warnx("%s: cannot switch to incremental vacuum (%s): deleted profiles' "
@@ -99,7 +111,7 @@ static void report_over_size(const struct history_prune_result *r, const struct 
 			  size, bound);
 }
 
-void retention_prune(struct history *h, const struct ember_config *cfg)
+int retention_prune(struct history *h, const struct ember_config *cfg)
 {
 	struct history_prune_result r;
 	bool protect = cfg->collector.url[0] != '\0';
@@ -111,11 +123,40 @@ void retention_prune(struct history *h, const struct ember_config *cfg)
 			log_warnx("retention: cannot prune %s: %s", history_path(h),
 				  strerror(-ret));
 		last.err = ret;
-		return;
+		return ret;
 	}
 	if (last.err)
 		log_info("retention: %s pruned again", history_path(h));
 	last.err = 0;
 	report(&r, cfg);
 	report_over_size(&r, cfg, protect);
+	return 0;
+}
+
+int retention_make_room(struct history *h, const struct ember_config *cfg, uint64_t need)
+{
+	struct history_prune_result r;
+	struct history_size sz;
+	uint64_t used, target;
+	char freed[32];
+	int ret;
+
+	ret = history_size(h, &sz);
+	if (ret)
+		return ret;
+	used = sz.db_bytes > sz.free_bytes ? sz.db_bytes - sz.free_bytes : 0;
+	target = used > 2 * need ? used - 2 * need : 1;
+	if (target > cfg->max_size)
+		target = cfg->max_size;
+	ret = history_prune(h, real_ns(), cfg->retention_ns, target, cfg->collector.url[0] != '\0',
+			    &r);
+	if (ret)
+		return ret;
+	if (!r.aged && !r.sized)
+		return -ENOSPC;
+	format_bytes(r.aged_bytes + r.sized_bytes, freed, sizeof(freed));
+	log_info("retention: deleted the %" PRIu64 " oldest profiles that may go (%s) to make "
+		 "room for a store that failed",
+		 r.aged + r.sized, freed);
+	return 0;
 }

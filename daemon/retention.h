@@ -6,7 +6,10 @@
 #include "config.h"
 #include "history.h"
 
-/* Logs what opening the history did once to an older file (the VACUUM of schema v3). */
+/*
+ * Logs what opening the history did once to an older file (the VACUUM of
+ * schema v3), and a damaged file it moved aside.
+ */
 void retention_opened(struct history *h);
 
 /*
@@ -15,6 +18,15 @@ void retention_opened(struct history *h);
  * prune that deleted something, and warns once when only unsent profiles
  * keep the history over max_size.
  */
-void retention_prune(struct history *h, const struct ember_config *cfg);
+/* 0, or the prune's error (-EBADMSG: the file is damaged). */
+int retention_prune(struct history *h, const struct ember_config *cfg);
+
+/*
+ * A store failed for room: deletes the oldest profiles that may go (sent,
+ * rejected or expired ones while a collector is configured; any otherwise)
+ * until about twice need is free inside the file. 0 when it deleted some,
+ * -ENOSPC when nothing could go, or the prune's error.
+ */
+int retention_make_room(struct history *h, const struct ember_config *cfg, uint64_t need);
 
 #endif

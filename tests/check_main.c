@@ -14,6 +14,8 @@ int main(void)
 	srunner_add_suite(sr, compress_suite());
 	srunner_add_suite(sr, pprof_suite());
 	srunner_add_suite(sr, history_suite());
+	srunner_add_suite(sr, backlog_suite());
+	srunner_add_suite(sr, history_damage_suite());
 	srunner_add_suite(sr, procmaps_suite());
 	srunner_add_suite(sr, elfsym_suite());
 	srunner_add_suite(sr, ksyms_suite());

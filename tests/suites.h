@@ -9,6 +9,8 @@ Suite *timeparse_suite(void);
 Suite *compress_suite(void);
 Suite *pprof_suite(void);
 Suite *history_suite(void);
+Suite *backlog_suite(void);
+Suite *history_damage_suite(void);
 Suite *procmaps_suite(void);
 Suite *elfsym_suite(void);
 Suite *ksyms_suite(void);

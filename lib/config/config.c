@@ -97,6 +97,7 @@ void config_defaults(struct ember_config *c)
 	c->retention_ns = CONFIG_DEFAULT_RETENTION_NS;
 	c->max_size = CONFIG_DEFAULT_MAX_SIZE;
 	c->memory_limit = CONFIG_DEFAULT_MEMORY_LIMIT;
+	c->store_backlog = CONFIG_DEFAULT_STORE_BACKLOG;
 	c->unwind_memory = CONFIG_DEFAULT_UNWIND_MEMORY;
 	c->include_idle = false;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
@@ -570,6 +571,8 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 	} else if (!strcmp(key, "max_size")) {
 		return set_size(&c->max_size, key, value, CONFIG_MIN_MAX_SIZE, "64KiB", err,
 				errlen);
+	} else if (!strcmp(key, "store_backlog")) {
+		return set_size(&c->store_backlog, key, value, 0, "0", err, errlen);
 	} else if (!strcmp(key, "memory_limit")) {
 		return set_size(&c->memory_limit, key, value, CONFIG_MIN_MEMORY_LIMIT, "16MiB", err,
 				errlen);

@@ -26,6 +26,7 @@
 #define CONFIG_MIN_MAX_SIZE (64ULL << 10)			 /* 64 KiB */
 #define CONFIG_DEFAULT_MEMORY_LIMIT (64ULL << 20)		 /* 64 MiB */
 #define CONFIG_MIN_MEMORY_LIMIT (16ULL << 20)			 /* 16 MiB */
+#define CONFIG_DEFAULT_STORE_BACKLOG (16ULL << 20)		 /* 16 MiB */
 /* Kernel memory for the .eh_frame unwind tables (a BPF map, preallocated). */
 #define CONFIG_DEFAULT_UNWIND_MEMORY (64ULL << 20) /* 64 MiB */
 #define CONFIG_MIN_UNWIND_MEMORY (1ULL << 20)	   /* 1 MiB */
@@ -137,6 +138,7 @@ struct ember_config {
 	int64_t retention_ns;	    /* profiles older than this are deleted */
 	uint64_t max_size;	    /* history.db bytes: oldest profiles go past it */
 	uint64_t memory_limit;	    /* emberd's own memory: caches shrink to stay under */
+	uint64_t store_backlog;	    /* profiles kept in memory while the history cannot take them */
 	uint64_t unwind_memory;	    /* unwind tables in the kernel (restart to change) */
 	bool include_idle;	    /* count the idle task's samples too */
 	bool profile_matched;	    /* profile = matched: only processes an [app] matches */

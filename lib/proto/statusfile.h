@@ -115,11 +115,24 @@ struct status_memory {
 	uint64_t freed_total;
 };
 
+/* Storing profiles in the history: failures, the backlog kept in memory, a damaged file. */
+struct status_store {
+	bool failing;		  /* the last store failed */
+	int64_t failing_since_ns; /* CLOCK_REALTIME; 0: not failing */
+	uint64_t failed;	  /* store attempts that failed, since the start */
+	int64_t last_error_ns;	  /* 0: never */
+	char last_error[256];
+	uint64_t backlog, backlog_bytes, backlog_cap; /* profiles kept in memory to store */
+	uint64_t dropped;			      /* the oldest, gone past the cap */
+	uint64_t damaged;			      /* damaged history files moved aside */
+	char damaged_moved_to[256];		      /* the last one's directory */
+};
+
 /* The whole file. Strings are always terminated. */
 struct ember_status {
 	unsigned int format; /* STATUSFILE_VERSION */
 	char version[32];    /* emberd's */
-	char state[16];	     /* "running" or "stopped" */
+	char state[16];	     /* "running", "store-failing" or "stopped" */
 	int64_t pid;
 	int64_t start_ns, updated_ns; /* CLOCK_REALTIME */
 	uint32_t hz;
@@ -140,6 +153,7 @@ struct ember_status {
 	struct status_cache_use caches[STATUS_CACHE_NR];
 	uint64_t history_bytes; /* history.db + its WAL */
 	struct status_collector collector;
+	struct status_store store;
 	int64_t cpu_user_ns, cpu_system_ns; /* emberd's own, since the start */
 	struct status_memory mem;
 	struct status_map maps[STATUSFILE_MAX_MAPS];

@@ -373,7 +373,7 @@ static int check_schema(sqlite3 *db, int *out_version, const char **err)
 
 void hist_load_rollup_period(struct history *h);
 
-static int open_db(struct history *h, const char **err)
+int hist_open_db(struct history *h, const char **err)
 {
 	int flags =
 		h->read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
@@ -405,7 +405,41 @@ static int open_db(struct history *h, const char **err)
 		vacuum_once(h);
 	if (!ret)
 		hist_load_rollup_period(h);
+	if (!ret && stat(h->path, &st) == 0) {
+		h->dev = st.st_dev;
+		h->ino = st.st_ino;
+	}
 	return ret;
+}
+
+/* Every statement and the connection; the handle's other state stays. */
+void hist_close_db(struct history *h)
+{
+	sqlite3_finalize(h->insert);
+	h->insert = NULL;
+	for (int m = 0; m < QUERY_MODES; m++) {
+		for (int b = 0; b < 2; b++) {
+			for (int t = 0; t < 2; t++) {
+				sqlite3_finalize(h->query[m][b][t]);
+				h->query[m][b][t] = NULL;
+			}
+		}
+	}
+	for (int i = 0; i < PUSH_STMT_COUNT; i++) {
+		sqlite3_finalize(h->push[i]);
+		h->push[i] = NULL;
+	}
+	sqlite3_close(h->db);
+	h->db = NULL;
+}
+
+int hist_reopen(struct history *h)
+{
+	const char *err;
+
+	hist_close_db(h);
+	h->version = 0;
+	return hist_open_db(h, &err);
 }
 
 struct history *history_open(const char *data_dir, bool read_only, const char **err)
@@ -430,6 +464,9 @@ struct history *history_open(const char *data_dir, bool read_only, const char **
 		h->path = NULL;
 		goto err_nomem;
 	}
+	h->data_dir = strdup(data_dir);
+	if (!h->data_dir)
+		goto err_nomem;
 	if (!read_only) {
 		ret = make_dir(data_dir);
 		if (ret) {
@@ -437,7 +474,16 @@ struct history *history_open(const char *data_dir, bool read_only, const char **
 			goto err_close;
 		}
 	}
-	ret = open_db(h, err);
+	ret = hist_open_db(h, err);
+	if (ret && !read_only && ret == -EBADMSG) {
+		/* not even the schema reads: the check moves it aside and starts afresh */
+		hist_close_db(h);
+		ret = history_recover(h, *err ? *err : "cannot read the schema");
+		if (ret)
+			*err = "the history is damaged and cannot be moved aside";
+	} else if (!ret && !read_only) {
+		hist_check_on_open(h);
+	}
 	if (ret)
 		goto err_close;
 	return h;
@@ -455,17 +501,9 @@ void history_close(struct history *h)
 {
 	if (!h)
 		return;
-	sqlite3_finalize(h->insert);
-	for (int m = 0; m < QUERY_MODES; m++) {
-		for (int b = 0; b < 2; b++) {
-			for (int t = 0; t < 2; t++)
-				sqlite3_finalize(h->query[m][b][t]);
-		}
-	}
-	for (int i = 0; i < PUSH_STMT_COUNT; i++)
-		sqlite3_finalize(h->push[i]);
-	sqlite3_close(h->db);
+	hist_close_db(h);
 	free(h->path);
+	free(h->data_dir);
 	free(h);
 }
 
@@ -480,6 +518,8 @@ int hist_prepare(struct history *h, const char *sql, sqlite3_stmt **st)
 
 	if (*st)
 		return 0;
+	if (!h->db)
+		return -EIO; /* a damaged file that could neither be moved nor opened again */
 	rc = sqlite3_prepare_v3(h->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
 	return rc == SQLITE_OK ? 0 : sqlite_errno(rc);
 }
@@ -551,6 +591,8 @@ int history_put(struct history *h, const struct history_meta *m, const uint8_t *
 
 	if (h->read_only)
 		return -EROFS;
-	ret = hist_prepare(h, insert_sql, &h->insert);
+	ret = hist_follow(h);
+	if (!ret)
+		ret = hist_prepare(h, insert_sql, &h->insert);
 	return ret ? ret : hist_put_row(h, h->insert, m, pprof, len, 0, id_out);
 }

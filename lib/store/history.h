@@ -193,6 +193,63 @@ int history_put_rollup(struct history *h, const struct history_meta *m, uint32_t
 /* How many rollup rows the history holds and their stored (zstd) bytes. */
 int history_rollup_count(struct history *h, uint64_t *rows, uint64_t *bytes);
 
+/* --- damage ---------------------------------------------------------------------- */
+
+/*
+ * What reads of a handle met in a damaged file (SQLITE_CORRUPT or NOTADB):
+ * history_query() then reads on by id, every row whose pages are intact, and
+ * counts the ids it could not read (about the rows lost: an id deleted by
+ * retention inside a damaged page counts too). It fails (-EBADMSG) only when
+ * it read no row at all.
+ */
+struct history_damage {
+	bool damaged;
+	uint64_t rows_read;    /* rows read by the damaged queries (each query's, summed) */
+	uint64_t unreadable;   /* ids that could not be read */
+	char first_error[128]; /* SQLite's message */
+};
+
+void history_damage_info(const struct history *h, struct history_damage *d);
+
+/*
+ * A damaged history moved aside: by a writer's open (a quick check of at most
+ * HISTORY_CHECK_BUDGET_NS: a larger file is checked as far as it gets) or by
+ * history_recover(). The damaged files go, under their own names, to
+ * <data-dir>/damaged-YYYYmmddTHHMMSSZ/ (readable by emberctl --data-dir), a
+ * fresh history.db takes their place, and every row that can still be read
+ * is copied into it (within HISTORY_SALVAGE_BUDGET_NS), its push state kept.
+ */
+#define HISTORY_CHECK_BUDGET_NS (2LL * 1000000000LL)
+#define HISTORY_SALVAGE_BUDGET_NS (20LL * 1000000000LL)
+
+struct history_recovery {
+	uint64_t moved;	     /* times this handle moved a damaged file aside */
+	char moved_to[512];  /* the directory of the last one */
+	char why[128];	     /* what the check or the store said */
+	uint64_t salvaged;   /* rows copied into the fresh history */
+	uint64_t unreadable; /* ids that could not be read */
+	bool salvage_cut;    /* the budget ran out: the rest is only in moved_to */
+	int err;	     /* 0, or why the move or the fresh file failed */
+};
+
+/* What the last move did (moved == 0: none). */
+void history_recovery_info(const struct history *h, struct history_recovery *r);
+
+/*
+ * Checks the file with PRAGMA quick_check for at most budget_ns. 0 when it is
+ * sound (or the check ran out of time: *complete false), -EBADMSG when it is
+ * damaged (why gets SQLite's first complaint), another -errno when the check
+ * could not run.
+ */
+int history_check(struct history *h, int64_t budget_ns, bool *complete, char *why, size_t len);
+
+/*
+ * A writer's answer to a store that said the file is damaged (-EBADMSG):
+ * moves it aside and starts a fresh one as described above, in place (h stays
+ * valid). When another handle did so already, only follows it. 0 or -errno.
+ */
+int history_recover(struct history *h, const char *why);
+
 /* --- size and retention ----------------------------------------------------------- */
 
 /* What the history costs: the database file (all its pages) and its WAL. */

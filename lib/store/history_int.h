@@ -74,6 +74,10 @@ struct history {
 	int64_t rollup_period; /* HISTORY_ROLLUP_PERIOD_NS or what the file records */
 	sqlite3_stmt *query[QUERY_MODES][2][2]; /* [mode][with_blob][by_type], on first use */
 	sqlite3_stmt *push[PUSH_STMT_COUNT];	/* hist_push_sql, prepared on first use */
+	char *data_dir;
+	uint64_t dev, ino;		  /* history.db as opened: another handle may replace it */
+	struct history_damage damage;	  /* what reads of this handle met */
+	struct history_recovery recovery; /* what this handle's open or stores moved aside */
 };
 
 /* history.c: every statement but the queries (history_read.c), by enum push_stmt. */
@@ -97,6 +101,20 @@ int hist_push_stmt(struct history *h, enum push_stmt which, bool writes, sqlite3
 int hist_step_done(sqlite3_stmt *st);
 char *hist_dup_column(sqlite3_stmt *st, int col);
 int hist_state_set_int(struct history *h, const char *key, int64_t v);
+
+/* history.c: closes the file and opens h->path again (a replaced file), in place. */
+int hist_reopen(struct history *h);
+void hist_close_db(struct history *h);
+int hist_open_db(struct history *h, const char **err);
+
+/* history_damage.c */
+/* A writer's open: a bounded quick check, and the file moved aside when damaged. */
+void hist_check_on_open(struct history *h);
+/* A handle opened before another one replaced history.db follows it (stat per call). */
+int hist_follow(struct history *h);
+/* history_query's way on in a damaged file: every row that reads, by id. */
+int hist_query_damaged(struct history *h, const struct history_query *q, bool with_blob,
+		       history_cb cb, void *arg, int64_t *done, size_t n_done);
 
 /* history_rollups.c */
 void hist_load_rollup_period(struct history *h);

@@ -71,7 +71,9 @@ int history_next_pending(struct history *h, bool newest, struct history_pending 
 	if (!out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	ret = hist_push_stmt(h, newest ? PUSH_NEWEST : PUSH_OLDEST, false, &st);
+	ret = hist_follow(h); /* the sampler's handle may have moved a damaged file aside */
+	if (!ret)
+		ret = hist_push_stmt(h, newest ? PUSH_NEWEST : PUSH_OLDEST, false, &st);
 	if (ret)
 		return ret;
 	rc = sqlite3_step(st);

@@ -180,10 +180,32 @@ static bool labels_match(const char *labels, const struct history_query *q)
 	return true;
 }
 
+/* The ids a query gave, so that reading on past damage gives none twice. */
+struct given {
+	int64_t *ids;
+	size_t n, cap;
+};
+
+static int give(struct given *g, int64_t id)
+{
+	int64_t *ids;
+
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 256;
+		ids = realloc(g->ids, g->cap * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		g->ids = ids;
+	}
+	g->ids[g->n++] = id;
+	return 0;
+}
+
 /* Rows are only valid during cb; a query may not be started from inside cb. */
 int history_query(struct history *h, const struct history_query *q, bool with_blob, history_cb cb,
 		  void *arg)
 {
+	struct given given = {0};
 	enum query_mode mode;
 	sqlite3_stmt **st;
 	struct history_row row;
@@ -197,6 +219,8 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 	mode = h->version < 4 ? QUERY_V3 : q->use_rollups ? QUERY_ROLLUPS : QUERY_RAW;
 	st = &h->query[mode][with_blob][q->type != NULL];
 	ret = hist_prepare(h, query_sql[mode][with_blob][q->type != NULL], st);
+	if (ret == -EBADMSG)
+		return hist_query_damaged(h, q, with_blob, cb, arg, NULL, 0);
 	if (ret)
 		return ret;
 	ret = bind_query(*st, q, h->rollup_period);
@@ -213,6 +237,8 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 		if (with_blob)
 			ret = hist_read_blob(*st, &pprof, &row.pprof_len);
 		row.pprof = pprof;
+		if (!ret && !row.rollup)
+			ret = give(&given, row.id);
 		if (!ret)
 			ret = cb(&row, arg);
 		free(pprof);
@@ -221,6 +247,9 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 		ret = sqlite_errno(rc);
 	sqlite3_reset(*st);
 	sqlite3_clear_bindings(*st);
+	if (ret == -EBADMSG && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = hist_query_damaged(h, q, with_blob, cb, arg, given.ids, given.n);
+	free(given.ids);
 	return ret;
 }
 
@@ -236,8 +265,10 @@ int history_types(struct history *h, char *buf, size_t len, size_t *n)
 	/* profiles_type_start leads with type: DISTINCT walks the index, not the blobs */
 	rc = sqlite3_prepare_v2(h->db, "SELECT DISTINCT type FROM profiles ORDER BY type", -1, &st,
 				NULL);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
+		sqlite3_finalize(st);
 		return sqlite_errno(rc);
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *t = hist_column_str(st, 0);
 		size_t tl = strlen(t) + 1;
@@ -249,5 +280,9 @@ int history_types(struct history *h, char *buf, size_t len, size_t *n)
 		(*n)++;
 	}
 	sqlite3_finalize(st);
+	if (sqlite_errno(rc) == -EBADMSG) {
+		h->damage.damaged = true; /* the types it could read: the queries read on */
+		return 0;
+	}
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
 }

@@ -101,7 +101,9 @@ int history_rollup_todo(struct history *h, int64_t from_ns, int64_t before_ns, u
 	if (!s || !period_start)
 		return -EINVAL;
 	memset(s, 0, sizeof(*s));
-	ret = rollup_stmt(h, ROLLUP_TODO, false, &st);
+	ret = h ? hist_follow(h) : -EINVAL;
+	if (!ret)
+		ret = rollup_stmt(h, ROLLUP_TODO, false, &st);
 	if (ret)
 		return ret;
 	first = period_floor(from_ns < 0 ? 0 : from_ns, period); /* see whole_periods() */

@@ -50,6 +50,19 @@ static void sample(struct ember_status *st)
 	st->collector.samples_merged = 4100;
 	st->collector.profiles_folded = 2;
 	st->collector.stacks_folded = 68002;
+	st->store = (struct status_store){.failing = true,
+					  .failing_since_ns = 1767225600000000000LL,
+					  .failed = 17,
+					  .last_error_ns = 1767225605000000000LL,
+					  .backlog = 12,
+					  .backlog_bytes = 98304,
+					  .backlog_cap = 16u << 20,
+					  .dropped = 2,
+					  .damaged = 1};
+	snprintf(st->store.last_error, sizeof(st->store.last_error),
+		 "/var/lib/ember/history.db: No space left on device");
+	snprintf(st->store.damaged_moved_to, sizeof(st->store.damaged_moved_to),
+		 "/var/lib/ember/damaged-20260101T000000Z");
 	st->cpu_user_ns = 40000000;
 	st->cpu_system_ns = 91000000;
 	st->mem = (struct status_memory){.limit = 64ull << 20,
@@ -93,6 +106,8 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\nbpf_map cpu_bpf.rodata 1 8192\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.labels_dropped 3\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.stacks_folded 68002\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nstore.failing 1\nstore.failing_since_ns "));
+	ck_assert_ptr_nonnull(strstr(buf, "\nstore.backlog 12\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
 	/* every field, padding included (both were zeroed before being filled) */

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Storing profiles: retries after moving a damaged history aside or pruning
+ * to make room, the backlog for what still fails, and the failure's state
+ * for the log, the status file and sd_notify (see store.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backlog.h"
+#include "clock.h"
+#include "log.h"
+#include "retention.h"
+#include "store.h"
+#include "util.h"
+
+/*
+ * How often a second, fresh connection checks the file: the writer's own page
+ * cache hides a page damaged on disk until a store needs it. A test sets it
+ * shorter (seconds); the check itself is bounded (HISTORY_CHECK_BUDGET_NS).
+ */
+#define CHECK_PERIOD_NS (3600LL * NS_PER_SEC)
+#define TEST_CHECK_ENV "EMBER_TEST_HISTORY_CHECK_SECONDS"
+
+struct store {
+	struct history *h;
+	int64_t check_period_ns, last_check_ns; /* CLOCK_MONOTONIC */
+	const struct ember_config *cfg;
+	struct backlog backlog;
+	uint64_t stored, failed;
+	int64_t failing_since_ns, last_error_ns;
+	int last_err;
+	char last_error[256];
+	bool pruned; /* this interval made room once already */
+	/* this interval's failures, for its one log line */
+	uint64_t interval_failed, dropped_before;
+	uint64_t damaged;
+	char damaged_moved_to[512];
+};
+
+struct store *store_open(struct history *h, const struct ember_config *cfg)
+{
+	struct store *s = calloc(1, sizeof(*s));
+	struct history_recovery r;
+
+	if (!s)
+		return NULL;
+	s->h = h;
+	s->cfg = cfg;
+	backlog_init(&s->backlog, cfg->store_backlog);
+	s->check_period_ns = CHECK_PERIOD_NS;
+	if (getenv(TEST_CHECK_ENV) && atoi(getenv(TEST_CHECK_ENV)) > 0)
+		s->check_period_ns = atoi(getenv(TEST_CHECK_ENV)) * NS_PER_SEC;
+	s->last_check_ns = mono_ns();
+	history_recovery_info(h, &r); /* the open's check may have moved a damaged file */
+	s->damaged = r.moved;
+	snprintf(s->damaged_moved_to, sizeof(s->damaged_moved_to), "%s", r.moved_to);
+	return s;
+}
+
+/* The file is damaged (why): it goes aside, a fresh one takes its place. */
+static void recover(struct store *s, const char *why)
+{
+	struct history_recovery r;
+	int ret;
+
+	ret = history_recover(s->h, why);
+	history_recovery_info(s->h, &r);
+	if (ret) {
+		log_err("%s is damaged and cannot be moved aside: %s", history_path(s->h),
+			strerror(-ret));
+		return;
+	}
+	if (!r.moved)
+		return; /* another handle of emberd moved it already */
+	s->damaged++;
+	snprintf(s->damaged_moved_to, sizeof(s->damaged_moved_to), "%s", r.moved_to);
+	log_err("%s is damaged (%s): moved to %s/ with its -wal and -shm; "
+		"%" PRIu64 " profiles that still read were copied into a fresh history, "
+		"%" PRIu64 " could not be read%s",
+		history_path(s->h), r.why, r.moved_to, r.salvaged, r.unreadable,
+		r.salvage_cut ?
+			" (copying ran out of time: emberctl --data-dir reads the rest there)" :
+			"");
+}
+
+/* One put, after recovering a damaged file or making room once per interval. */
+static int put(struct store *s, const struct history_meta *m, const uint8_t *pprof, size_t len)
+{
+	int rc = history_put(s->h, m, pprof, len, NULL);
+
+	if (rc == -EBADMSG) {
+		recover(s, "a store failed: database disk image is malformed");
+		rc = history_put(s->h, m, pprof, len, NULL);
+	}
+	if ((rc == -ENOSPC || rc == -EIO) && !s->pruned) {
+		s->pruned = true;
+		if (!retention_make_room(s->h, s->cfg, len + s->backlog.bytes))
+			rc = history_put(s->h, m, pprof, len, NULL);
+	}
+	return rc;
+}
+
+static void note_failure(struct store *s, int rc)
+{
+	s->failed++;
+	s->interval_failed++;
+	s->last_error_ns = real_ns();
+	if (!s->failing_since_ns) {
+		s->failing_since_ns = s->last_error_ns;
+		log_err("cannot store profiles in %s: %s; kept in memory (store_backlog %" PRIu64
+			" bytes) until storing works again",
+			history_path(s->h), strerror(-rc), s->backlog.cap);
+	} else if (rc != s->last_err) {
+		log_err("cannot store profiles in %s: %s now", history_path(s->h), strerror(-rc));
+	}
+	s->last_err = rc;
+	snprintf(s->last_error, sizeof(s->last_error), "%s: %s", history_path(s->h), strerror(-rc));
+}
+
+static void note_success(struct store *s)
+{
+	char ago[32];
+
+	s->stored++;
+	if (!s->failing_since_ns)
+		return;
+	format_duration(real_ns() - s->failing_since_ns, ago, sizeof(ago));
+	log_info("storing in %s works again after %s of failures; %" PRIu64
+		 " profiles kept in memory are being written",
+		 history_path(s->h), ago, s->backlog.n);
+	s->failing_since_ns = 0;
+	s->last_err = 0;
+}
+
+void store_flush(struct store *s)
+{
+	const struct backlog_entry *e;
+	uint64_t n = 0;
+	int rc;
+
+	s->pruned = false;
+	s->interval_failed = 0;
+	s->dropped_before = s->backlog.dropped;
+	backlog_set_cap(&s->backlog, s->cfg->store_backlog); /* a reload may change it */
+	while ((e = backlog_peek(&s->backlog))) {
+		rc = put(s, &e->meta, e->pprof, e->len);
+		if (rc == -EINVAL || rc == -EFBIG) {
+			backlog_pop(&s->backlog); /* never storable: said when it came */
+			continue;
+		}
+		if (rc) {
+			note_failure(s, rc);
+			break;
+		}
+		note_success(s);
+		backlog_pop(&s->backlog);
+		n++;
+	}
+	if (n)
+		log_info("stored %" PRIu64 " profiles kept in memory while storing failed; %" PRIu64
+			 " left",
+			 n, s->backlog.n);
+}
+
+int store_put(struct store *s, const struct history_meta *m, const uint8_t *pprof, size_t len)
+{
+	int rc = put(s, m, pprof, len);
+
+	if (!rc) {
+		note_success(s);
+		return 0;
+	}
+	if (rc == -EINVAL || rc == -EFBIG) {
+		log_warnx("cannot store the %s profile of %s: %s", m->type, m->app, strerror(-rc));
+		return rc;
+	}
+	note_failure(s, rc);
+	backlog_push(&s->backlog, m, pprof, len); /* a drop is counted there */
+	return 1;
+}
+
+void store_end_interval(struct store *s)
+{
+	char kept[32], cap[32];
+	uint64_t dropped = s->backlog.dropped - s->dropped_before;
+
+	if (!s->interval_failed && !dropped)
+		return;
+	format_bytes(s->backlog.bytes, kept, sizeof(kept));
+	format_bytes(s->backlog.cap, cap, sizeof(cap));
+	/* one line per interval, no application in it: the rate limiter's summary stays true */
+	log_warnx("%" PRIu64 " stores failed this interval (%s); %" PRIu64
+		  " profiles kept in memory (%s of store_backlog %s), %" PRIu64
+		  " oldest dropped this interval, %" PRIu64 " since the start",
+		  s->interval_failed, s->last_error, s->backlog.n, kept, cap, dropped,
+		  s->backlog.dropped);
+}
+
+void store_damaged(struct store *s, const char *why)
+{
+	recover(s, why);
+}
+
+void store_check(struct store *s)
+{
+	struct history *ro;
+	char why[128] = "";
+	bool complete;
+	int ret;
+
+	if (mono_ns() - s->last_check_ns < s->check_period_ns)
+		return;
+	s->last_check_ns = mono_ns();
+	ro = history_open(s->cfg->data_dir, true, NULL);
+	ret = ro ? history_check(ro, HISTORY_CHECK_BUDGET_NS, &complete, why, sizeof(why)) :
+		   (errno == EBADMSG ? -EBADMSG : 0);
+	history_close(ro);
+	if (ret == -EBADMSG)
+		recover(s, why[0] ? why : "the periodic check cannot read it");
+}
+
+uint64_t store_stored(const struct store *s)
+{
+	return s->stored;
+}
+
+void store_status(const struct store *s, struct status_store *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->failing = s->failing_since_ns != 0;
+	out->failing_since_ns = s->failing_since_ns;
+	out->failed = s->failed;
+	out->last_error_ns = s->last_error_ns;
+	snprintf(out->last_error, sizeof(out->last_error), "%.255s", s->last_error);
+	out->backlog = s->backlog.n;
+	out->backlog_bytes = s->backlog.bytes;
+	out->backlog_cap = s->backlog.cap;
+	out->dropped = s->backlog.dropped;
+	out->damaged = s->damaged;
+	snprintf(out->damaged_moved_to, sizeof(out->damaged_moved_to), "%.255s",
+		 s->damaged_moved_to);
+}
+
+void store_close(struct store *s)
+{
+	char kept[32];
+
+	if (!s)
+		return;
+	if (s->backlog.n)
+		store_flush(s);
+	format_bytes(s->backlog.bytes, kept, sizeof(kept));
+	if (s->backlog.n)
+		log_err("stopping with %" PRIu64
+			" profiles (%s) that could not be stored in %s (%s): "
+			"they are lost",
+			s->backlog.n, kept, history_path(s->h), s->last_error);
+	if (s->backlog.dropped)
+		log_warnx("%" PRIu64 " profiles were dropped from the store backlog (store_backlog "
+			  "full) since the start",
+			  s->backlog.dropped);
+	backlog_free(&s->backlog);
+	free(s);
+}
