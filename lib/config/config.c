@@ -220,6 +220,20 @@ static int add_rule(struct app_config *a, enum app_rule_kind kind, const char *e
 	return 0;
 }
 
+static int parse_app_memory(const char *value, enum app_memory *out, char *err, size_t errlen)
+{
+	static const char *const names[] = {"off", "alloc", "inuse"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(value, names[i])) {
+			*out = (enum app_memory)i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "memory: '%s' is not off, alloc or inuse", value);
+	return -EINVAL;
+}
+
 /* Applies one key of an [app] section. */
 static int set_app_key(struct app_config *a, const char *key, const char *value, char *err,
 		       size_t errlen)
@@ -245,6 +259,8 @@ static int set_app_key(struct app_config *a, const char *key, const char *value,
 		}
 		return 0;
 	}
+	if (!strcmp(key, "memory"))
+		return parse_app_memory(value, &a->memory, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [app \"%s\"]", key, a->name);
 	return -ENOENT;
 }

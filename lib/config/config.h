@@ -66,6 +66,13 @@ struct config_label {
 	char value[CONFIG_VALUE_MAX];
 };
 
+/* memory = off|alloc|inuse of an [app]: which sampled-allocation values it gets. */
+enum app_memory {
+	APP_MEMORY_OFF = 0, /* no USDT attach (the default) */
+	APP_MEMORY_ALLOC,   /* alloc_objects and alloc_space per interval */
+	APP_MEMORY_INUSE,   /* those, and the live sampled allocations (inuse_*) */
+};
+
 /* One [app "NAME"] section: every rule must hold; the first matching app wins. */
 struct app_config {
 	char name[CONFIG_NAME_MAX]; /* becomes service_name */
@@ -75,6 +82,7 @@ struct app_config {
 	struct config_label labels[CONFIG_MAX_USER_LABELS];
 	size_t n_labels;
 	bool exclude; /* never profile these processes */
+	enum app_memory memory; /* sampled allocations through otel_memory USDT probes */
 };
 
 #define CONFIG_MAX_HEADERS 16
