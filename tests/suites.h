@@ -11,6 +11,7 @@ Suite *pprof_suite(void);
 Suite *history_suite(void);
 Suite *procmaps_suite(void);
 Suite *elfsym_suite(void);
+Suite *stapsdt_suite(void);
 Suite *ksyms_suite(void);
 Suite *symbolizer_suite(void);
 Suite *config_suite(void);
