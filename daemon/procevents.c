@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocs.h"
 #include "clock.h"
 #include "control.h"
 #include "daemon.h"
@@ -105,6 +106,12 @@ void procevents_apply_class(const struct proc_class *pc, void *arg)
 	if (sampler_drop(d->sampler, pc->pid, pc->match.excluded) == -E2BIG)
 		log_debug("kernel filter full: pid %d is filtered in user space", pc->pid);
 	control_proc_classified(d->ctl, pc);
+	if (d->allocs)
+		allocs_classified(d->allocs, pc->pid,
+				  pc->match.app >= 0 && !pc->match.excluded &&
+						  (size_t)pc->match.app < d->cfg.n_apps
+					  ? d->cfg.apps[pc->match.app].memory
+					  : APP_MEMORY_OFF);
 }
 
 static void on_exit_event(struct daemon *d, pid_t pid)
@@ -113,6 +120,7 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 	symbolizer_exited(d->sym, pid);
 	proctable_exited(d->procs, pid);
 	sampler_drop(d->sampler, pid, false);
+	allocs_exited(d->allocs, pid);
 	control_proc_exited(d->ctl, pid);
 }
 

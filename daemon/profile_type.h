@@ -13,6 +13,9 @@
 #include "pprof.h"
 #include "sampler.h"
 
+/* Mean bytes between two sampled allocations of libember_alloc.so (its default). */
+#define PROFILE_MEMORY_PERIOD 524288
+
 /* Sample values a profile type has at most (memory's alloc and inuse pairs). */
 #define PROFILE_VALUES_MAX 4
 
@@ -45,6 +48,7 @@ struct profile_type {
 /* Every type emberd knows, indexed by enum profile_type_id (profile_types.c). */
 enum profile_type_id {
 	PROFILE_CPU,
+	PROFILE_MEMORY,
 	PROFILE_TYPES_NR,
 };
 extern const struct profile_type profile_types[PROFILE_TYPES_NR];

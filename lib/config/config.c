@@ -75,6 +75,8 @@ void config_defaults(struct ember_config *c)
 	c->memory_limit = CONFIG_DEFAULT_MEMORY_LIMIT;
 	c->unwind_memory = CONFIG_DEFAULT_UNWIND_MEMORY;
 	c->include_idle = false;
+	c->live_allocs = CONFIG_DEFAULT_LIVE_ALLOCS;
+	c->live_allocs_per_process = CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
 	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
 	c->collector.reject_older_than_ns = CONFIG_DEFAULT_REJECT_OLDER_THAN_NS;
@@ -577,6 +579,13 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 			return -EINVAL;
 		}
 		c->unwind_memory = bytes;
+	} else if (!strcmp(key, "live_allocs") || !strcmp(key, "live_allocs_per_process")) {
+		if (parse_uint(value, CONFIG_LIVE_ALLOCS_MIN, CONFIG_LIVE_ALLOCS_MAX, &n)) {
+			snprintf(err, errlen, "%s: '%s' is not a whole number from %u to %u", key,
+				 value, CONFIG_LIVE_ALLOCS_MIN, CONFIG_LIVE_ALLOCS_MAX);
+			return -EINVAL;
+		}
+		*(key[11] ? &c->live_allocs_per_process : &c->live_allocs) = n;
 	} else if (!strcmp(key, "include_idle")) {
 		if (parse_bool(value, &c->include_idle)) {
 			snprintf(err, errlen, "include_idle: '%s' is not yes or no", value);

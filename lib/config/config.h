@@ -66,6 +66,12 @@ struct config_label {
 	char value[CONFIG_VALUE_MAX];
 };
 
+/* Bounds and defaults of [daemon] live_allocs and live_allocs_per_process. */
+#define CONFIG_LIVE_ALLOCS_MIN 16
+#define CONFIG_LIVE_ALLOCS_MAX (1U << 20)
+#define CONFIG_DEFAULT_LIVE_ALLOCS 65536
+#define CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS 16384
+
 /* memory = off|alloc|inuse of an [app]: which sampled-allocation values it gets. */
 enum app_memory {
 	APP_MEMORY_OFF = 0, /* no USDT attach (the default) */
@@ -147,6 +153,8 @@ struct ember_config {
 	uint64_t memory_limit;	    /* emberd's own memory: caches shrink to stay under */
 	uint64_t unwind_memory;	    /* unwind tables in the kernel (restart to change) */
 	bool include_idle;	    /* count the idle task's samples too */
+	uint32_t live_allocs;	    /* live sampled pointers held in the kernel (restart) */
+	uint32_t live_allocs_per_process; /* ... of which one process may hold */
 	bool profile_matched;	    /* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */
 	size_t n_labels;

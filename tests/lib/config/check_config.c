@@ -272,6 +272,16 @@ START_TEST(test_app_memory)
 	ck_assert_int_eq(c.apps[1].memory, APP_MEMORY_ALLOC);
 	ck_assert_int_eq(c.apps[2].memory, APP_MEMORY_OFF);
 	ck_assert_int_eq(c.apps[3].memory, APP_MEMORY_OFF); /* the default */
+	ck_assert_uint_eq(c.live_allocs, 65536);
+	ck_assert_uint_eq(c.live_allocs_per_process, 16384);
+	config_free(&c);
+	ck_assert_int_eq(parse("[daemon]\nlive_allocs = 64\nlive_allocs_per_process = 16\n", &c, &e),
+			 0);
+	ck_assert_uint_eq(c.live_allocs, 64);
+	ck_assert_uint_eq(c.live_allocs_per_process, 16);
+	config_free(&c);
+	ck_assert_int_eq(parse("[daemon]\nlive_allocs = 8\n", &c, &e), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: live_allocs: '8' is not"));
 	config_free(&c);
 	ck_assert_int_eq(parse("[app \"a\"]\nmatch.comm = a\nmemory = all\n", &c, &e), -EINVAL);
 	ck_assert_uint_eq(e.n, 1);
