@@ -510,7 +510,7 @@ static int drain_live(struct allocs *a, allocs_cb cb, void *arg)
 		if (f[i].k.user_stack && !found)
 			a->st.live_stacks_lost++;
 		refs[i] = f[i].k.user_stack;
-		to_sampler_stack(found ? st : NULL, true, &us);
+		to_sampler_stack(found ? st : NULL, false, &us);
 		rc = cb(&f[i].k, v, f[i].objects, &us, arg);
 	}
 	if (!rc)
