@@ -72,6 +72,7 @@ struct allocs {
 	uint64_t *gc_prev; /* live stacks unreferenced at the last drain, sorted */
 	size_t gc_nprev;
 	struct allocs_stats st;
+	uint64_t logged[4]; /* the losses last logged (see log_losses) */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -536,6 +537,27 @@ static void sleep_ns(long ns)
 		;
 }
 
+/* Says what was lost or refused since the start, when it grew since the last drain. */
+static void log_losses(struct allocs *a)
+{
+	struct allocs_stats s;
+	uint64_t now[4];
+
+	allocs_stats(a, &s);
+	now[0] = s.m[EMBER_ALLOC_M_LIVE_FULL];
+	now[1] = s.m[EMBER_ALLOC_M_LIVE_PROC_CAP];
+	now[2] = s.attach_failed + s.procs_over_cap;
+	now[3] = s.notes_malformed;
+	if (!memcmp(now, a->logged, sizeof(now)))
+		return;
+	memcpy(a->logged, now, sizeof(now));
+	log_warnx("sampled allocations since the start: live pointers not recorded %lu (live map "
+		  "full) and %lu (per-process cap); processes or files not attached %lu; "
+		  "malformed .note.stapsdt %lu; %u processes attached",
+		  (unsigned long)now[0], (unsigned long)now[1], (unsigned long)now[2],
+		  (unsigned long)now[3], s.procs);
+}
+
 int allocs_drain(struct allocs *a, allocs_cb cb, void *arg)
 {
 	uint32_t old = a->active;
@@ -551,6 +573,7 @@ int allocs_drain(struct allocs *a, allocs_cb cb, void *arg)
 	rc = drain_counts(a, old, cb, arg);
 	if (!rc)
 		rc = drain_live(a, cb, arg);
+	log_losses(a);
 	return rc;
 }
 

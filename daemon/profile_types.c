@@ -85,6 +85,7 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 				   {"inuse_space", "bytes"}},
 			.n_values = 4,
 			.period_type = {"space", "bytes"},
+			.default_sample = "inuse_space",
 			.period = memory_period,
 			.drain = memory_drain,
 		},
