@@ -179,6 +179,7 @@ static __always_inline void add_count(void *counts, const struct ember_cpu_key *
 	}
 	__sync_fetch_and_add(&c->objects, objects);
 	__sync_fetch_and_add(&c->space, space);
+	__sync_fetch_and_add(&c->samples, 1);
 	metric_inc(EMBER_ALLOC_M_COUNTED);
 }
 

@@ -392,7 +392,7 @@ static int drain_counts(struct allocs *a, uint32_t old, allocs_cb cb, void *arg)
 		to_sampler_stack(f ? f->st : NULL, keys[i].flags & EMBER_KEY_USTACK_LOST, &us);
 		if (!k.h)
 			us.lost = keys[i].flags & EMBER_KEY_USTACK_LOST;
-		rc = cb(&keys[i], v, vals[i].objects, &us, arg);
+		rc = cb(&keys[i], v, vals[i].samples, &us, arg);
 	}
 out:
 	free(keys);
@@ -406,7 +406,7 @@ out:
 /* Live pointers folded by process, thread name and stack. */
 struct live_fold {
 	struct ember_cpu_key k;
-	uint64_t objects, space;
+	uint64_t objects, space, samples;
 };
 
 static int cmp_fold(const void *x, const void *y)
@@ -427,7 +427,8 @@ static size_t fold_live(struct allocs *a, const struct ember_alloc_ptr *keys,
 			bpf_map_delete_elem(fd, &keys[i]);
 			continue;
 		}
-		f[nf] = (struct live_fold){.objects = vals[i].objects, .space = vals[i].space};
+		f[nf] = (struct live_fold){
+			.objects = vals[i].objects, .space = vals[i].space, .samples = 1};
 		f[nf].k.tgid = keys[i].tgid;
 		f[nf].k.user_stack = vals[i].user_stack;
 		f[nf].k.flags = vals[i].user_stack ? 0 : EMBER_KEY_USTACK_LOST;
@@ -440,6 +441,7 @@ static size_t fold_live(struct allocs *a, const struct ember_alloc_ptr *keys,
 		if (out && !cmp_fold(&f[out - 1], &f[i])) {
 			f[out - 1].objects += f[i].objects;
 			f[out - 1].space += f[i].space;
+			f[out - 1].samples += f[i].samples;
 		} else {
 			f[out++] = f[i];
 		}
@@ -512,7 +514,7 @@ static int drain_live(struct allocs *a, allocs_cb cb, void *arg)
 			a->st.live_stacks_lost++;
 		refs[i] = f[i].k.user_stack;
 		to_sampler_stack(found ? st : NULL, false, &us);
-		rc = cb(&f[i].k, v, f[i].objects, &us, arg);
+		rc = cb(&f[i].k, v, f[i].samples, &us, arg);
 	}
 	if (!rc)
 		gc_live_stacks(a, refs, nf);

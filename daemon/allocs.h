@@ -39,7 +39,10 @@ struct allocs_stats {
 	uint64_t m[EMBER_ALLOC_M_NR]; /* the BPF side's metrics (enum ember_alloc_metric) */
 };
 
-/* Values per folded stack: alloc_objects, alloc_space, inuse_objects, inuse_space. */
+/*
+ * Values per folded stack: alloc_objects, alloc_space, inuse_objects, inuse_space;
+ * events: the sampled allocations (or live sampled pointers) behind them.
+ */
 typedef int (*allocs_cb)(const struct ember_cpu_key *key, const int64_t values[4],
 			 uint64_t events, const struct sampler_stack *user, void *arg);
 

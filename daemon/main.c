@@ -357,8 +357,14 @@ static int open_interval(struct daemon *d)
 						      .rollups = d->rollups,
 						      .classify = procevents_classify,
 						      .classify_arg = d});
-	if (!d->iv || interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler) ||
-	    (d->allocs && interval_add_type(d->iv, &profile_types[PROFILE_MEMORY], d->allocs))) {
+	/*
+	 * memory first: its buffers flip right after the interval's exits are read, so
+	 * that no allocation of a process that exited lands in the next interval, where
+	 * the process table no longer knows it
+	 */
+	if (!d->iv ||
+	    (d->allocs && interval_add_type(d->iv, &profile_types[PROFILE_MEMORY], d->allocs)) ||
+	    interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler)) {
 		log_err("cannot set up the interval: %s", strerror(ENOMEM));
 		return 1;
 	}

@@ -19,6 +19,7 @@
 struct ember_alloc_count {
 	__u64 objects; /* objects the interval's samples stand for (weight / size each) */
 	__u64 space;   /* bytes they stand for (the sum of weights) */
+	__u64 samples; /* sampled allocations (probe hits) */
 };
 
 /* Key of the live map: one sampled pointer of one process. */
