@@ -284,7 +284,9 @@ static int write_graph(const struct flame_opts *o, const struct stackset *set, b
 	struct calltree t = {0};
 	struct flame_doc doc = {.title = title,
 				.subtitle = subtitle,
-				.unit = o->sample ? o->sample : unit[0] ? unit : "samples",
+				.unit = o->sample ? o->sample :
+					unit[0]	  ? unit :
+						    "samples",
 				.diff = diff};
 	struct flame_frame *fr = NULL;
 	char *buf = NULL;

@@ -131,7 +131,8 @@ int allocs_open(const struct allocs_opts *o, struct allocs **out, char *err, siz
 	if (!rc)
 		rc = alloc_bpf__load(a->skel);
 	if (rc) {
-		snprintf(err, errlen, "cannot load the allocation BPF programs: %s (-v: verifier log)",
+		snprintf(err, errlen,
+			 "cannot load the allocation BPF programs: %s (-v: verifier log)",
 			 strerror(-rc));
 		allocs_close(a);
 		return rc;
@@ -214,8 +215,8 @@ static void attach_file(struct allocs *a, struct aproc *p, const struct proc_map
 	f = &p->f[p->nfiles];
 	uo.usdt_cookie = p->mode == APP_MEMORY_INUSE ? EMBER_ALLOC_COOKIE_INUSE : 0;
 	*f = (struct afile){.dev = dev, .ino = m->inode};
-	f->alloc = bpf_program__attach_usdt(a->skel->progs.ember_alloc, p->pid, path,
-					    "otel_memory", "alloc", &uo);
+	f->alloc = bpf_program__attach_usdt(a->skel->progs.ember_alloc, p->pid, path, "otel_memory",
+					    "alloc", &uo);
 	if (f->alloc && p->mode == APP_MEMORY_INUSE && (found & HAS_FREE))
 		f->free = bpf_program__attach_usdt(a->skel->progs.ember_free, p->pid, path,
 						   "otel_memory", "free", NULL);
@@ -374,8 +375,8 @@ static int drain_counts(struct allocs *a, uint32_t old, allocs_cb cb, void *arg)
 		goto out;
 	n = read_all(bpf_map__fd(old ? a->skel->maps.counts1 : a->skel->maps.counts0), true, keys,
 		     vals, sizeof(*keys), sizeof(*vals), COUNTS_MAX);
-	ns = n < 0 ? n
-		   : read_all(bpf_map__fd(old ? a->skel->maps.stacks1 : a->skel->maps.stacks0),
+	ns = n < 0 ? n :
+		     read_all(bpf_map__fd(old ? a->skel->maps.stacks1 : a->skel->maps.stacks0),
 			      true, hashes, stacks, sizeof(*hashes), sizeof(*stacks), STACKS_MAX);
 	rc = n < 0 ? (int)n : ns < 0 ? (int)ns : 0;
 	for (long i = 0; i < ns; i++)

@@ -29,13 +29,13 @@ struct allocs_opts {
 
 /* What attaching did since the start, for status and the log. */
 struct allocs_stats {
-	uint32_t procs;		    /* processes attached now */
-	uint64_t files_attached;    /* files whose probes were attached */
-	uint64_t attach_failed;	    /* attach refused (process gone, bad probe): counted, skipped */
-	uint64_t notes_malformed;   /* files whose .note.stapsdt is malformed: skipped */
-	uint64_t procs_over_cap;    /* processes not attached: ALLOCS_PROCS_MAX reached */
-	uint64_t live_stacks_gc;    /* live stacks deleted: no live pointer refers to them */
-	uint64_t live_stacks_lost;  /* live pointers whose stack was not found */
+	uint32_t procs;		   /* processes attached now */
+	uint64_t files_attached;   /* files whose probes were attached */
+	uint64_t attach_failed;	   /* attach refused (process gone, bad probe): counted, skipped */
+	uint64_t notes_malformed;  /* files whose .note.stapsdt is malformed: skipped */
+	uint64_t procs_over_cap;   /* processes not attached: ALLOCS_PROCS_MAX reached */
+	uint64_t live_stacks_gc;   /* live stacks deleted: no live pointer refers to them */
+	uint64_t live_stacks_lost; /* live pointers whose stack was not found */
 	uint64_t m[EMBER_ALLOC_M_NR]; /* the BPF side's metrics (enum ember_alloc_metric) */
 };
 
@@ -43,8 +43,8 @@ struct allocs_stats {
  * Values per folded stack: alloc_objects, alloc_space, inuse_objects, inuse_space;
  * events: the sampled allocations (or live sampled pointers) behind them.
  */
-typedef int (*allocs_cb)(const struct ember_cpu_key *key, const int64_t values[4],
-			 uint64_t events, const struct sampler_stack *user, void *arg);
+typedef int (*allocs_cb)(const struct ember_cpu_key *key, const int64_t values[4], uint64_t events,
+			 const struct sampler_stack *user, void *arg);
 
 struct allocs;
 

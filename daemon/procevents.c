@@ -99,6 +99,14 @@ static bool exec_recent(const struct daemon *d, pid_t pid)
 	return r->exec[i].pid == pid && mono_ns() - r->exec[i].ns < RECENT_EXEC_NS;
 }
 
+/* The memory mode of a classified process's application (off: none, or excluded). */
+static enum app_memory app_memory(const struct daemon *d, const struct proc_class *pc)
+{
+	if (pc->match.app < 0 || pc->match.excluded || (size_t)pc->match.app >= d->cfg.n_apps)
+		return APP_MEMORY_OFF;
+	return d->cfg.apps[pc->match.app].memory;
+}
+
 void procevents_apply_class(const struct proc_class *pc, void *arg)
 {
 	struct daemon *d = arg;
@@ -107,11 +115,7 @@ void procevents_apply_class(const struct proc_class *pc, void *arg)
 		log_debug("kernel filter full: pid %d is filtered in user space", pc->pid);
 	control_proc_classified(d->ctl, pc);
 	if (d->allocs)
-		allocs_classified(d->allocs, pc->pid,
-				  pc->match.app >= 0 && !pc->match.excluded &&
-						  (size_t)pc->match.app < d->cfg.n_apps
-					  ? d->cfg.apps[pc->match.app].memory
-					  : APP_MEMORY_OFF);
+		allocs_classified(d->allocs, pc->pid, app_memory(d, pc));
 }
 
 static void on_exit_event(struct daemon *d, pid_t pid)

@@ -41,7 +41,7 @@ struct profile_type {
 	struct pprof_value_type values[PROFILE_VALUES_MAX]; /* the pprof's sample types */
 	size_t n_values;
 	struct pprof_value_type period_type;
-	const char *default_sample; /* the views' value without --sample; NULL: the last */
+	const char *default_sample;	    /* the views' value without --sample; NULL: the last */
 	int64_t (*period)(unsigned int hz); /* what one sampled event weighs */
 	profile_drain_fn drain;		    /* its maps, given the object that owns them */
 };

@@ -88,6 +88,7 @@ struct app_config {
 	struct config_label labels[CONFIG_MAX_USER_LABELS];
 	size_t n_labels;
 	bool exclude; /* never profile these processes */
+
 	enum app_memory memory; /* sampled allocations through otel_memory USDT probes */
 };
 
@@ -153,14 +154,16 @@ struct ember_config {
 	uint64_t memory_limit;	    /* emberd's own memory: caches shrink to stay under */
 	uint64_t unwind_memory;	    /* unwind tables in the kernel (restart to change) */
 	bool include_idle;	    /* count the idle task's samples too */
-	uint32_t live_allocs;	    /* live sampled pointers held in the kernel (restart) */
-	uint32_t live_allocs_per_process; /* ... of which one process may hold */
 	bool profile_matched;	    /* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */
 	size_t n_labels;
 	struct app_config *apps; /* in file order; owned, see config_free() */
 	size_t n_apps;
 	struct collector_config collector;
+
+	/* [daemon] live_allocs*: the live-pointer map of memory = inuse (restart to change) */
+	uint32_t live_allocs;		  /* live sampled pointers held in the kernel */
+	uint32_t live_allocs_per_process; /* ... of which one process may hold */
 };
 
 /* Errors collected while parsing, each "FILE:LINE: message". */

@@ -481,9 +481,9 @@ const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_read
 int pprof_sample_type_index(const pprof_profile *p, const char *type)
 {
 	if (!type) {
-		int i = p->default_sample_type
-				? pprof_sample_type_index(p, pstr(p, p->default_sample_type))
-				: -1;
+		int i = p->default_sample_type ?
+				pprof_sample_type_index(p, pstr(p, p->default_sample_type)) :
+				-1;
 
 		if (i < 0)
 			i = pprof_sample_type_index(p, "samples");

@@ -78,8 +78,7 @@ int stapsdt_scan(const void *notes, size_t len, bool is64, const char *provider,
 		end = desc_off + align4(hdr[1]);
 		if (hdr[2] == NT_STAPSDT && hdr[0] == sizeof(STAPSDT_NOTE_NAME) &&
 		    !memcmp(p + name_off, STAPSDT_NOTE_NAME, sizeof(STAPSDT_NOTE_NAME))) {
-			rc = scan_desc(p + desc_off, hdr[1], is64, provider, names, n_names,
-				       found);
+			rc = scan_desc(p + desc_off, hdr[1], is64, provider, names, n_names, found);
 			if (rc)
 				return rc;
 		}
@@ -112,8 +111,8 @@ static Elf_Scn *find_section(Elf *elf)
 static int scan_elf(Elf *elf, const char *provider, const char *const *names, size_t n_names,
 		    unsigned int *found)
 {
-	const unsigned char host_data = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
-										  : ELFDATA2MSB;
+	const unsigned char host_data =
+		__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
 	const char *ident = elf_getident(elf, NULL);
 	Elf_Scn *scn;
 	Elf_Data *data;
@@ -134,8 +133,8 @@ static int scan_elf(Elf *elf, const char *provider, const char *const *names, si
 			    names, n_names, found);
 }
 
-int stapsdt_file(const char *path, const char *provider, const char *const *names,
-		 size_t n_names, unsigned int *found)
+int stapsdt_file(const char *path, const char *provider, const char *const *names, size_t n_names,
+		 unsigned int *found)
 {
 	int fd, rc = 0;
 	Elf *elf;

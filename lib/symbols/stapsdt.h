@@ -28,7 +28,7 @@ int stapsdt_scan(const void *notes, size_t len, bool is64, const char *provider,
  * such section; -EINVAL for a malformed section (too large, foreign byte
  * order, bad notes); -errno when it cannot be read.
  */
-int stapsdt_file(const char *path, const char *provider, const char *const *names,
-		 size_t n_names, unsigned int *found);
+int stapsdt_file(const char *path, const char *provider, const char *const *names, size_t n_names,
+		 unsigned int *found);
 
 #endif

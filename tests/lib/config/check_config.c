@@ -275,8 +275,8 @@ START_TEST(test_app_memory)
 	ck_assert_uint_eq(c.live_allocs, 65536);
 	ck_assert_uint_eq(c.live_allocs_per_process, 16384);
 	config_free(&c);
-	ck_assert_int_eq(parse("[daemon]\nlive_allocs = 64\nlive_allocs_per_process = 16\n", &c, &e),
-			 0);
+	ck_assert_int_eq(
+		parse("[daemon]\nlive_allocs = 64\nlive_allocs_per_process = 16\n", &c, &e), 0);
 	ck_assert_uint_eq(c.live_allocs, 64);
 	ck_assert_uint_eq(c.live_allocs_per_process, 16);
 	config_free(&c);
@@ -285,7 +285,8 @@ START_TEST(test_app_memory)
 	config_free(&c);
 	ck_assert_int_eq(parse("[app \"a\"]\nmatch.comm = a\nmemory = all\n", &c, &e), -EINVAL);
 	ck_assert_uint_eq(e.n, 1);
-	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:3: memory: 'all' is not off, alloc or inuse"));
+	ck_assert_ptr_nonnull(
+		strstr(e.msg[0], "t.conf:3: memory: 'all' is not off, alloc or inuse"));
 	config_free(&c);
 }
 END_TEST

@@ -142,9 +142,9 @@ START_TEST(test_default_sample_type)
 	const char *cpu[] = {"samples", "cpu"};
 
 	ck_assert_int_eq(default_index(mem, 4, "alloc_space"), 1);
-	ck_assert_int_eq(default_index(mem, 4, NULL), 3);	  /* the last, as go tool pprof */
+	ck_assert_int_eq(default_index(mem, 4, NULL), 3);	/* the last, as go tool pprof */
 	ck_assert_int_eq(default_index(mem, 4, "nonesuch"), 3); /* one it does not have */
-	ck_assert_int_eq(default_index(cpu, 2, NULL), 0);	  /* samples, as before */
+	ck_assert_int_eq(default_index(cpu, 2, NULL), 0);	/* samples, as before */
 }
 END_TEST
 

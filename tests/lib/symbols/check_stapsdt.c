@@ -64,8 +64,8 @@ START_TEST(test_malformed)
 	/* truncated anywhere in header, name or description (the padding may be missing) */
 	ck_assert_uint_gt(off, 20 + len - 1);
 	for (size_t cut = 1; cut < 20 + len; cut++)
-		ck_assert_int_eq(
-			stapsdt_scan(buf, cut, true, "otel_memory", names, 2, &found), -EINVAL);
+		ck_assert_int_eq(stapsdt_scan(buf, cut, true, "otel_memory", names, 2, &found),
+				 -EINVAL);
 	/* strings not terminated inside the description */
 	memset(d + 24, 'x', len - 24);
 	off = put_note(buf, 0, d, len);
