@@ -7,8 +7,10 @@
 # sampled pointers are live and every free looks in the live set) and without it. Runs
 # the configurations round-robin R times and prints the medians and their ratios to the
 # unprofiled run; and, for scale, under a bare wrapper whose malloc and free only jump to
-# glibc's (what any LD_PRELOAD interposer costs at least). Figures only: it asserts
-# nothing about timings.
+# glibc's (what any LD_PRELOAD interposer costs at least). As root, two more: with emberd
+# attached in inuse mode (its USDT programs on the library's probes, semaphores set by
+# the kernel), and with direct uprobes on glibc's malloc and free (bpftrace, for scale).
+# Figures only: it asserts nothing about timings.
 #
 # usage: bench/alloc.sh [-r REPEATS] [-n PAIRS] [-t THREADS] [-s SIZE] [-b BUILD_DIR]
 #   -r  runs of each configuration, medians reported         (BENCH_REPEAT, 7)
@@ -16,7 +18,7 @@
 #   -t  threads                                              (BENCH_THREADS, 4)
 #   -s  allocation size, bytes                               (BENCH_SIZE, 64)
 #   -b  the build directory with alloc/libember_alloc.so     (BUILD, build)
-# Build first: cmake --build build --target ember_alloc ember_alloc_bench
+# Build first: cmake --build build --target ember_alloc ember_alloc_bench emberd
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -60,6 +62,23 @@ EOF2
 cc -O2 -shared -fPIC -fno-builtin-malloc -fno-builtin-free -Wl,-z,now -o "$BARE" "$TMP/bare.c"
 
 CONFIGS="unprofiled bare-wrapper no-profiler sampling sampling-live"
+EMBERD=$BUILD/daemon/emberd
+if [ "$(id -u)" -eq 0 ] && [ -x "$EMBERD" ]; then
+	# emberd attaches to the loop when it first samples it (99 Hz: within ~50 ms of a run
+	# of seconds), then its alloc and free programs run on every sampled pair
+	printf '[app "bench"]\nmatch.comm = ember_alloc_*\nmemory = inuse\n' >"$TMP/ember.conf"
+	"$EMBERD" --config "$TMP/ember.conf" --data-dir "$TMP/data" --runtime-dir "$TMP/run" \
+		--hz 99 --interval 10s >"$TMP/emberd.log" 2>&1 &
+	EMBERD_PID=$!
+	trap 'kill "$EMBERD_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+	for _ in $(seq 1 300); do
+		grep -q "sampling .* CPUs" "$TMP/emberd.log" && break
+		sleep 0.1
+	done
+	CONFIGS="$CONFIGS emberd-inuse"
+	command -v bpftrace >/dev/null && CONFIGS="$CONFIGS uprobes"
+fi
+LIBC=$(ldd "$LOOP" | awk '/libc\.so/ { print $3 }')
 run() { # config -> "cpu_ns wall_ns" per pair
 	case $1 in
 	unprofiled) "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
@@ -67,6 +86,10 @@ run() { # config -> "cpu_ns wall_ns" per pair
 	no-profiler) LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
 	sampling) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 0 ;;
 	sampling-live) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	emberd-inuse) LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	uprobes) # a hundredth of the pairs: each costs ~100x more; per-pair figures compare
+		bpftrace -q -e "uprobe:$LIBC:malloc { @m = count(); } uprobe:$LIBC:free { @f = count(); }" \
+			-c "$LOOP $THREADS $((PAIRS / 100)) $SIZE 64" 2>/dev/null | grep -E '^[0-9.]+ [0-9.]+$' ;;
 	esac
 }
 
@@ -98,3 +121,5 @@ echo "no-profiler: preloaded, semaphores 0. sampling: semaphores forced to 1, me
 echo "interval 512 KiB, no resident heap (live set mostly empty)."
 echo "sampling-live: the same with 64 MiB resident in 64 KiB blocks (~128 sampled pointers"
 echo "live, so every free is looked up). CPU = thread CPU time (robust to a shared machine)."
+echo "emberd-inuse: emberd running with memory = inuse for the loop (attached from its first"
+echo "CPU sample on). uprobes: bpftrace counting glibc's malloc and free (1/100 of the pairs)."

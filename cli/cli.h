@@ -118,7 +118,7 @@ int write_profile(const struct pprof_builder *b, const char *path);
 /*
  * The merge of every stored profile a selection takes: into a pprof builder,
  * or, when set is given, into folded stacks (each profile's value_type, default
- * "samples", into slot), which streams: one decoded profile at a time.
+ * its default sample type, into slot), which streams: one decoded profile at a time.
  */
 struct merge_state {
 	const struct pprof_filter *filter;
@@ -126,7 +126,8 @@ struct merge_state {
 	struct stackset *set;	   /* owned; freed by merge_state_free() */
 	struct pprof_arena *arena; /* where set's profiles are decoded, one at a time */
 	const char *data_dir;	   /* set: merge_stacks() reads with a thread per CPU */
-	const char *value_type;
+	const char *value_type;	   /* NULL: each profile's default (pprof_sample_type_index) */
+	char value_name[64];	   /* the value merged, as the first merged profile names it */
 	int slot;
 	uint64_t rows, merged;
 	int64_t first_ns, last_ns; /* start of the first and end of the last merged profile */

@@ -103,7 +103,7 @@ struct flame_opts {
 	struct selection sel;  /* the window drawn; a diff's new window */
 	struct selection base; /* a diff's base window */
 	const char *output, *title;
-	const char *sample; /* --sample: the value counted; NULL is "samples" */
+	const char *sample; /* --sample: the value counted; NULL: each profile's default */
 	enum flame_format fmt;
 	long top; /* movers printed; 0: all */
 };
@@ -279,11 +279,15 @@ static struct flame_frame *tree_frames(const struct calltree *t, size_t *n)
 
 /* Draws the stacks of s->set to path; 0, or EXIT_RUNTIME after a note. */
 static int write_graph(const struct flame_opts *o, const struct stackset *set, bool diff,
-		       const char *title, const char *subtitle)
+		       const char *title, const char *subtitle, const char *unit)
 {
 	struct calltree t = {0};
-	struct flame_doc doc = {
-		.title = title, .subtitle = subtitle, .unit = "samples", .diff = diff};
+	struct flame_doc doc = {.title = title,
+				.subtitle = subtitle,
+				.unit = o->sample ? o->sample :
+					unit[0]	  ? unit :
+						    "samples",
+				.diff = diff};
 	struct flame_frame *fr = NULL;
 	char *buf = NULL;
 	size_t len;
@@ -347,7 +351,7 @@ int cmd_flamegraph(const char *data_dir, int argc, char **argv)
 		 s.merged, s.merged == 1 ? "" : "s", cut);
 	snprintf(title, sizeof(title), "%s flame graph%s%s", o.sel.type, o.sel.app ? ": " : "",
 		 o.sel.app ? o.sel.app : "");
-	status = write_graph(&o, s.set, false, o.title ? o.title : title, subtitle);
+	status = write_graph(&o, s.set, false, o.title ? o.title : title, subtitle, s.value_name);
 	if (!status)
 		note("%s, %s: %" PRId64 " samples from %" PRIu64 " profile%s, drawn to %s", what,
 		     window, samples, s.merged, s.merged == 1 ? "" : "s",
@@ -486,7 +490,7 @@ int cmd_diff(const char *data_dir, int argc, char **argv)
 		goto out;
 	snprintf(title, sizeof(title), "%s differential flame graph%s%s: red grew, blue shrank",
 		 o.sel.type, o.sel.app ? ": " : "", o.sel.app ? o.sel.app : "");
-	status = write_graph(&o, s.set, true, o.title ? o.title : title, summary);
+	status = write_graph(&o, s.set, true, o.title ? o.title : title, summary, s.value_name);
 	if (!status)
 		note("differential flame graph written to %s",
 		     strcmp(o.output, "-") ? o.output : "stdout");

@@ -35,6 +35,9 @@ static void merged_one(struct merge_state *s, const struct history_row *row, con
 
 	if (row->rollup && p->time_nanos > start && p->time_nanos < row->meta.end_ns)
 		start = p->time_nanos;
+	if (!s->value_name[0])
+		snprintf(s->value_name, sizeof(s->value_name), "%s",
+			 pprof_sample_type_name(p, pprof_sample_type_index(p, s->value_type)));
 	if (!s->merged || start < s->first_ns)
 		s->first_ns = start;
 	if (!s->merged || row->meta.end_ns > s->last_ns)
@@ -134,8 +137,6 @@ int merge_selection(struct history *h, const struct selection *sel, struct merge
 	int ret;
 
 	s->filter = &sel->filter;
-	if (s->set && !s->value_type)
-		s->value_type = "samples";
 	ret = history_query(h, &q, true, merge_row, s);
 	if (ret) {
 		note("cannot read %s: %s", history_path(h), history_strerror(ret));
@@ -165,7 +166,7 @@ int explain_nothing(const struct selection *sel, const struct merge_state *s)
 		     sel->app ? sel->app : "", window);
 	else if (!s->merged && s->set && s->no_value == s->rows)
 		note("the %" PRIu64 " %s profiles %s record no \"%s\" values (see --sample)",
-		     s->rows, type, window, s->value_type);
+		     s->rows, type, window, s->value_type ? s->value_type : "default");
 	else if (!s->merged)
 		note("none of the %" PRIu64 " %s profiles %s could be read", s->rows, type, window);
 	else if (sel->filter.by_pid)
@@ -231,6 +232,8 @@ static int merge_worker_fold(struct merge_state *s, struct merge_worker *w)
 		s->first_ns = w->s.first_ns;
 	if (w->s.merged && (!s->merged || w->s.last_ns > s->last_ns))
 		s->last_ns = w->s.last_ns;
+	if (!s->value_name[0])
+		memcpy(s->value_name, w->s.value_name, sizeof(s->value_name));
 	s->merged += w->s.merged;
 	return ret;
 }
@@ -303,8 +306,6 @@ int merge_stacks(struct history *h, const struct selection *sel, struct merge_st
 		note("out of memory");
 		return EXIT_RUNTIME;
 	}
-	if (!s->value_type)
-		s->value_type = "samples";
 	if (check_type(h, sel))
 		return EXIT_RUNTIME;
 	s->rows = s->merged = s->no_value = 0;

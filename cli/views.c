@@ -166,7 +166,10 @@ void view_describe(const struct view_opts *o, const struct merge_state *s, char 
 	format_time(s->last_ns, b, sizeof(b));
 	snprintf(buf, len, "%" PRIu64 " %s profile%s from %s to %s, %" PRId64 " %s", s->merged,
 		 o->sel.type ? o->sel.type : "", s->merged == 1 ? "" : "s", a, b,
-		 stackset_total(s->set, 0), o->sample ? o->sample : "samples");
+		 stackset_total(s->set, 0),
+		 o->sample	  ? o->sample :
+		 s->value_name[0] ? s->value_name :
+				    "samples");
 	if (o->sel.app)
 		snprintf(buf + strlen(buf), len - strlen(buf), ", app %s", o->sel.app);
 	for (size_t i = 0; i < o->sel.n_labels; i++)

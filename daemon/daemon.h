@@ -39,6 +39,7 @@ struct daemon {
 	struct ember_config cfg;
 	struct history *hist;
 	struct sampler *sampler; /* on-CPU stacks: the cpu profile type's maps */
+	struct allocs *allocs;	 /* sampled allocations (memory); NULL: no app asks */
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;

@@ -307,6 +307,7 @@ int drain_more(const struct drain_request *q, struct drain_result *out)
 			{
 				.n_sample_types = t->n_values,
 				.period_type = t->period_type,
+				.default_sample_type = t->default_sample,
 				.period = t->period(q->hz),
 				.time_nanos = q->start_ns,
 				.duration_nanos = q->end_ns - q->start_ns,

@@ -31,6 +31,7 @@
 #include "reload.h"
 #include "retention.h"
 #include "rollups.h"
+#include "allocs.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "timer.h"
@@ -226,6 +227,7 @@ static void teardown(struct daemon *d)
 	interval_close(d->iv);
 	uploader_stop(d->up);
 	rollups_stop(d->rollups);
+	allocs_close(d->allocs);
 	sampler_close(d->sampler);
 	unwinder_close(d->unw);
 	proctrack_close(d->proc);
@@ -284,6 +286,31 @@ static int open_symbols(struct daemon *d)
 	return 0;
 }
 
+static bool any_app_memory(const struct ember_config *c)
+{
+	for (size_t i = 0; i < c->n_apps; i++)
+		if (c->apps[i].memory != APP_MEMORY_OFF)
+			return true;
+	return false;
+}
+
+/* Sampled allocations, when an [app] asks for them (restart to turn on). 0 or 1 (said). */
+static int open_allocs(struct daemon *d, const struct unwinder_fds *unw)
+{
+	struct allocs_opts ao = {.unwind = *unw,
+				 .live_max = d->cfg.live_allocs,
+				 .live_proc_max = d->cfg.live_allocs_per_process};
+	char err[512];
+
+	if (!any_app_memory(&d->cfg))
+		return 0;
+	if (allocs_open(&ao, &d->allocs, err, sizeof(err))) {
+		log_err("%s", err);
+		return 1;
+	}
+	return 0;
+}
+
 /* The BPF side: process events, unwind tables, the on-CPU sampler. 0 or 1 (said). */
 static int open_bpf(struct daemon *d)
 {
@@ -312,7 +339,7 @@ static int open_bpf(struct daemon *d)
 		log_err("%s", err);
 		return 1;
 	}
-	return 0;
+	return open_allocs(d, &so.unwind);
 }
 
 /* The interval's owner, reading the parts opened above; the cpu type drains the sampler. */
@@ -330,7 +357,14 @@ static int open_interval(struct daemon *d)
 						      .rollups = d->rollups,
 						      .classify = procevents_classify,
 						      .classify_arg = d});
-	if (!d->iv || interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler)) {
+	/*
+	 * memory first: its buffers flip right after the interval's exits are read, so
+	 * that no allocation of a process that exited lands in the next interval, where
+	 * the process table no longer knows it
+	 */
+	if (!d->iv ||
+	    (d->allocs && interval_add_type(d->iv, &profile_types[PROFILE_MEMORY], d->allocs)) ||
+	    interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler)) {
 		log_err("cannot set up the interval: %s", strerror(ENOMEM));
 		return 1;
 	}

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocs.h"
 #include "clock.h"
 #include "control.h"
 #include "daemon.h"
@@ -98,6 +99,14 @@ static bool exec_recent(const struct daemon *d, pid_t pid)
 	return r->exec[i].pid == pid && mono_ns() - r->exec[i].ns < RECENT_EXEC_NS;
 }
 
+/* The memory mode of a classified process's application (off: none, or excluded). */
+static enum app_memory app_memory(const struct daemon *d, const struct proc_class *pc)
+{
+	if (pc->match.app < 0 || pc->match.excluded || (size_t)pc->match.app >= d->cfg.n_apps)
+		return APP_MEMORY_OFF;
+	return d->cfg.apps[pc->match.app].memory;
+}
+
 void procevents_apply_class(const struct proc_class *pc, void *arg)
 {
 	struct daemon *d = arg;
@@ -105,6 +114,8 @@ void procevents_apply_class(const struct proc_class *pc, void *arg)
 	if (sampler_drop(d->sampler, pc->pid, pc->match.excluded) == -E2BIG)
 		log_debug("kernel filter full: pid %d is filtered in user space", pc->pid);
 	control_proc_classified(d->ctl, pc);
+	if (d->allocs)
+		allocs_classified(d->allocs, pc->pid, app_memory(d, pc));
 }
 
 static void on_exit_event(struct daemon *d, pid_t pid)
@@ -113,6 +124,7 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 	symbolizer_exited(d->sym, pid);
 	proctable_exited(d->procs, pid);
 	sampler_drop(d->sampler, pid, false);
+	allocs_exited(d->allocs, pid);
 	control_proc_exited(d->ctl, pid);
 }
 

@@ -13,6 +13,9 @@
 #include "pprof.h"
 #include "sampler.h"
 
+/* Mean bytes between two sampled allocations of libember_alloc.so (its default). */
+#define PROFILE_MEMORY_PERIOD 524288
+
 /* Sample values a profile type has at most (memory's alloc and inuse pairs). */
 #define PROFILE_VALUES_MAX 4
 
@@ -38,6 +41,7 @@ struct profile_type {
 	struct pprof_value_type values[PROFILE_VALUES_MAX]; /* the pprof's sample types */
 	size_t n_values;
 	struct pprof_value_type period_type;
+	const char *default_sample;	    /* the views' value without --sample; NULL: the last */
 	int64_t (*period)(unsigned int hz); /* what one sampled event weighs */
 	profile_drain_fn drain;		    /* its maps, given the object that owns them */
 };
@@ -45,6 +49,7 @@ struct profile_type {
 /* Every type emberd knows, indexed by enum profile_type_id (profile_types.c). */
 enum profile_type_id {
 	PROFILE_CPU,
+	PROFILE_MEMORY,
 	PROFILE_TYPES_NR,
 };
 extern const struct profile_type profile_types[PROFILE_TYPES_NR];

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The table of profile types: what each one's samples mean, and whose maps hold them. */
+#include "allocs.h"
 #include "clock.h"
 #include "profile_type.h"
 
@@ -31,6 +32,35 @@ static int cpu_drain(void *src, int64_t period, profile_sample_cb cb, void *arg)
 	return sampler_drain(src, cpu_stack, &c);
 }
 
+static int64_t memory_period(unsigned int hz)
+{
+	(void)hz;
+	return PROFILE_MEMORY_PERIOD;
+}
+
+/* Sampled allocations (daemon/allocs.c): their values as they come, no kernel stack. */
+struct memory_drain_ctx {
+	profile_sample_cb cb;
+	void *arg;
+};
+
+static int memory_stack(const struct ember_cpu_key *key, const int64_t values[4], uint64_t events,
+			const struct sampler_stack *user, void *arg)
+{
+	static const struct sampler_stack none;
+	struct memory_drain_ctx *c = arg;
+
+	return c->cb(&(struct profile_sample){key, values, events, user, &none}, c->arg);
+}
+
+static int memory_drain(void *src, int64_t period, profile_sample_cb cb, void *arg)
+{
+	struct memory_drain_ctx c = {cb, arg};
+
+	(void)period;
+	return allocs_drain(src, memory_stack, &c);
+}
+
 const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 	/* on-CPU stacks sampled at hz per CPU (bpf/cpu.bpf.c), as delta profiles */
 	[PROFILE_CPU] =
@@ -41,5 +71,22 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period_type = {"cpu", "nanoseconds"},
 			.period = cpu_period,
 			.drain = cpu_drain,
+		},
+	/*
+	 * sampled allocations (bpf/alloc.bpf.c) in Go's convention: the interval's
+	 * allocations, and the live ones at its end
+	 */
+	[PROFILE_MEMORY] =
+		{
+			.name = "memory",
+			.values = {{"alloc_objects", "count"},
+				   {"alloc_space", "bytes"},
+				   {"inuse_objects", "count"},
+				   {"inuse_space", "bytes"}},
+			.n_values = 4,
+			.period_type = {"space", "bytes"},
+			.default_sample = "inuse_space",
+			.period = memory_period,
+			.drain = memory_drain,
 		},
 };

@@ -18,6 +18,7 @@ int main(void)
 	srunner_add_suite(sr, history_damage_suite());
 	srunner_add_suite(sr, procmaps_suite());
 	srunner_add_suite(sr, elfsym_suite());
+	srunner_add_suite(sr, stapsdt_suite());
 	srunner_add_suite(sr, ksyms_suite());
 	srunner_add_suite(sr, symbolizer_suite());
 	srunner_add_suite(sr, config_suite());

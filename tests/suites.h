@@ -13,6 +13,7 @@ Suite *backlog_suite(void);
 Suite *history_damage_suite(void);
 Suite *procmaps_suite(void);
 Suite *elfsym_suite(void);
+Suite *stapsdt_suite(void);
 Suite *ksyms_suite(void);
 Suite *symbolizer_suite(void);
 Suite *config_suite(void);

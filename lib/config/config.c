@@ -100,6 +100,8 @@ void config_defaults(struct ember_config *c)
 	c->store_backlog = CONFIG_DEFAULT_STORE_BACKLOG;
 	c->unwind_memory = CONFIG_DEFAULT_UNWIND_MEMORY;
 	c->include_idle = false;
+	c->live_allocs = CONFIG_DEFAULT_LIVE_ALLOCS;
+	c->live_allocs_per_process = CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
 	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
 	c->collector.reject_older_than_ns = CONFIG_DEFAULT_REJECT_OLDER_THAN_NS;
@@ -245,6 +247,20 @@ static int add_rule(struct app_config *a, enum app_rule_kind kind, const char *e
 	return 0;
 }
 
+static int parse_app_memory(const char *value, enum app_memory *out, char *err, size_t errlen)
+{
+	static const char *const names[] = {"off", "alloc", "inuse"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(value, names[i])) {
+			*out = (enum app_memory)i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "memory: '%s' is not off, alloc or inuse", value);
+	return -EINVAL;
+}
+
 /* Applies one key of an [app] section. */
 static int set_app_key(struct app_config *a, const char *key, const char *value, char *err,
 		       size_t errlen)
@@ -270,6 +286,8 @@ static int set_app_key(struct app_config *a, const char *key, const char *value,
 		}
 		return 0;
 	}
+	if (!strcmp(key, "memory"))
+		return parse_app_memory(value, &a->memory, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [app \"%s\"]", key, a->name);
 	return -ENOENT;
 }
@@ -588,6 +606,13 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 			return -EINVAL;
 		}
 		c->unwind_memory = bytes;
+	} else if (!strcmp(key, "live_allocs") || !strcmp(key, "live_allocs_per_process")) {
+		if (parse_uint(value, CONFIG_LIVE_ALLOCS_MIN, CONFIG_LIVE_ALLOCS_MAX, &n)) {
+			snprintf(err, errlen, "%s: '%s' is not a whole number from %u to %u", key,
+				 value, CONFIG_LIVE_ALLOCS_MIN, CONFIG_LIVE_ALLOCS_MAX);
+			return -EINVAL;
+		}
+		*(key[11] ? &c->live_allocs_per_process : &c->live_allocs) = n;
 	} else if (!strcmp(key, "include_idle")) {
 		if (parse_bool(value, &c->include_idle)) {
 			snprintf(err, errlen, "include_idle: '%s' is not yes or no", value);

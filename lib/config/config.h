@@ -67,6 +67,19 @@ struct config_label {
 	char value[CONFIG_VALUE_MAX];
 };
 
+/* Bounds and defaults of [daemon] live_allocs and live_allocs_per_process. */
+#define CONFIG_LIVE_ALLOCS_MIN 16
+#define CONFIG_LIVE_ALLOCS_MAX (1U << 20)
+#define CONFIG_DEFAULT_LIVE_ALLOCS 65536
+#define CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS 16384
+
+/* memory = off|alloc|inuse of an [app]: which sampled-allocation values it gets. */
+enum app_memory {
+	APP_MEMORY_OFF = 0, /* no USDT attach (the default) */
+	APP_MEMORY_ALLOC,   /* alloc_objects and alloc_space per interval */
+	APP_MEMORY_INUSE,   /* those, and the live sampled allocations (inuse_*) */
+};
+
 /* One [app "NAME"] section: every rule must hold; the first matching app wins. */
 struct app_config {
 	char name[CONFIG_NAME_MAX]; /* becomes service_name */
@@ -76,6 +89,8 @@ struct app_config {
 	struct config_label labels[CONFIG_MAX_USER_LABELS];
 	size_t n_labels;
 	bool exclude; /* never profile these processes */
+
+	enum app_memory memory; /* sampled allocations through otel_memory USDT probes */
 };
 
 #define CONFIG_MAX_HEADERS 16
@@ -147,6 +162,10 @@ struct ember_config {
 	struct app_config *apps; /* in file order; owned, see config_free() */
 	size_t n_apps;
 	struct collector_config collector;
+
+	/* [daemon] live_allocs*: the live-pointer map of memory = inuse (restart to change) */
+	uint32_t live_allocs;		  /* live sampled pointers held in the kernel */
+	uint32_t live_allocs_per_process; /* ... of which one process may hold */
 };
 
 /*

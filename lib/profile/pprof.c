@@ -136,6 +136,13 @@ struct pprof_builder *pprof_builder_new(const struct pprof_meta *meta)
 	/* string_table[0] must be "": interned first. */
 	if (intern(b, "", &empty) || intern_type(b, &b->meta.period_type))
 		goto err_free;
+	if (meta->default_sample_type) {
+		uint32_t d;
+
+		if (intern(b, meta->default_sample_type, &d))
+			goto err_free;
+		b->meta.default_sample_type = b->strs[d];
+	}
 	for (i = 0; i < meta->n_sample_types; i++) {
 		if (intern_type(b, &b->meta.sample_types[i]))
 			goto err_free;

@@ -31,6 +31,7 @@ struct pprof_meta {
 	int64_t period;
 	int64_t time_nanos;
 	int64_t duration_nanos;
+	const char *default_sample_type; /* NULL: none (readers take the last type) */
 };
 
 /*
@@ -140,8 +141,15 @@ int64_t pprof_reader_function_index(const struct pprof_reader *r, uint64_t id);
 const Perftools__Profiles__Function *pprof_reader_function(const struct pprof_reader *r,
 							   uint64_t id);
 const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_reader *r, uint64_t id);
-/* Index of the sample type named type ("samples", "cpu"), or -1. */
+/*
+ * Index of the sample type named type ("samples", "cpu"), or -1. type NULL is
+ * the profile's default: its default_sample_type if it names one, else
+ * "samples" (ember's profiles before it set one), else the last type (as go
+ * tool pprof).
+ */
 int pprof_sample_type_index(const pprof_profile *p, const char *type);
+/* The name of sample type i (an index from pprof_sample_type_index), or "". */
+const char *pprof_sample_type_name(const pprof_profile *p, int i);
 
 /* Which samples of a profile to merge. */
 struct pprof_filter {

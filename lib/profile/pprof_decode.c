@@ -480,11 +480,25 @@ const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_read
 
 int pprof_sample_type_index(const pprof_profile *p, const char *type)
 {
+	if (!type) {
+		int i = p->default_sample_type ?
+				pprof_sample_type_index(p, pstr(p, p->default_sample_type)) :
+				-1;
+
+		if (i < 0)
+			i = pprof_sample_type_index(p, "samples");
+		return i >= 0 ? i : (int)p->n_sample_type - 1;
+	}
 	for (size_t i = 0; i < p->n_sample_type; i++) {
 		if (!strcmp(pstr(p, p->sample_type[i]->type), type))
 			return (int)i;
 	}
 	return -1;
+}
+
+const char *pprof_sample_type_name(const pprof_profile *p, int i)
+{
+	return i >= 0 && (size_t)i < p->n_sample_type ? pstr(p, p->sample_type[i]->type) : "";
 }
 
 struct pprof_builder *pprof_builder_like(const pprof_profile *p)
@@ -499,6 +513,8 @@ struct pprof_builder *pprof_builder_like(const pprof_profile *p)
 		meta.sample_types[i].type = pstr(p, p->sample_type[i]->type);
 		meta.sample_types[i].unit = pstr(p, p->sample_type[i]->unit);
 	}
+	if (p->default_sample_type)
+		meta.default_sample_type = pstr(p, p->default_sample_type);
 	if (p->period_type) {
 		meta.period_type.type = pstr(p, p->period_type->type);
 		meta.period_type.unit = pstr(p, p->period_type->unit);

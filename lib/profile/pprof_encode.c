@@ -115,6 +115,8 @@ static void enc_header(struct enc *e, const struct pprof_builder *b, pprof_profi
 	if (e->period.type || e->period.unit)
 		p->period_type = &e->period;
 	p->period = m->period;
+	if (m->default_sample_type)
+		p->default_sample_type = str_index(b, m->default_sample_type);
 	p->time_nanos = m->time_nanos;
 	p->duration_nanos = m->duration_nanos;
 	p->n_string_table = b->n_strs;

@@ -278,6 +278,39 @@ START_TEST(test_app_errors)
 }
 END_TEST
 
+START_TEST(test_app_memory)
+{
+	struct ember_config c;
+	struct config_errors e;
+	const char *t = "[app \"a\"]\nmatch.comm = a\nmemory = inuse\n"
+			"[app \"b\"]\nmatch.comm = b\nmemory = alloc\n"
+			"[app \"c\"]\nmatch.comm = c\nmemory = off\n"
+			"[app \"d\"]\nmatch.comm = d\n";
+
+	ck_assert_int_eq(parse(t, &c, &e), 0);
+	ck_assert_int_eq(c.apps[0].memory, APP_MEMORY_INUSE);
+	ck_assert_int_eq(c.apps[1].memory, APP_MEMORY_ALLOC);
+	ck_assert_int_eq(c.apps[2].memory, APP_MEMORY_OFF);
+	ck_assert_int_eq(c.apps[3].memory, APP_MEMORY_OFF); /* the default */
+	ck_assert_uint_eq(c.live_allocs, 65536);
+	ck_assert_uint_eq(c.live_allocs_per_process, 16384);
+	config_free(&c);
+	ck_assert_int_eq(
+		parse("[daemon]\nlive_allocs = 64\nlive_allocs_per_process = 16\n", &c, &e), 0);
+	ck_assert_uint_eq(c.live_allocs, 64);
+	ck_assert_uint_eq(c.live_allocs_per_process, 16);
+	config_free(&c);
+	ck_assert_int_eq(parse("[daemon]\nlive_allocs = 8\n", &c, &e), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: live_allocs: '8' is not"));
+	config_free(&c);
+	ck_assert_int_eq(parse("[app \"a\"]\nmatch.comm = a\nmemory = all\n", &c, &e), -EINVAL);
+	ck_assert_uint_eq(e.n, 1);
+	ck_assert_ptr_nonnull(
+		strstr(e.msg[0], "t.conf:3: memory: 'all' is not off, alloc or inuse"));
+	config_free(&c);
+}
+END_TEST
+
 START_TEST(test_label_bounds)
 {
 	struct ember_config c;
@@ -528,6 +561,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_collector_errors);
 	tcase_add_test(tc, test_collector_window);
 	tcase_add_test(tc, test_collector_labels);
+	tcase_add_test(tc, test_app_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -103,6 +103,51 @@ START_TEST(test_meta_copied)
 }
 END_TEST
 
+/* Index of the default sample type of a profile with these types and default. */
+static int default_index(const char *const *types, size_t n, const char *def)
+{
+	struct pprof_meta m = {.n_sample_types = n, .default_sample_type = def};
+	struct pprof_builder *b;
+	pprof_profile *p = NULL, *p2 = NULL;
+	uint8_t *buf = NULL;
+	size_t len;
+	int i;
+
+	for (size_t k = 0; k < n; k++)
+		m.sample_types[k] = (struct pprof_value_type){types[k], "count"};
+	b = pprof_builder_new(&m);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pprof_encode(b, &buf, &len), 0);
+	ck_assert_int_eq(pprof_decode(buf, len, &p, NULL, 0), 0);
+	i = pprof_sample_type_index(p, NULL);
+	pprof_builder_free(b);
+	free(buf);
+	/* a builder made like the profile (rollups, push) keeps its default */
+	b = pprof_builder_like(p);
+	ck_assert_int_eq(pprof_encode(b, &buf, &len), 0);
+	ck_assert_int_eq(pprof_decode(buf, len, &p2, NULL, 0), 0);
+	ck_assert_int_eq(pprof_sample_type_index(p2, NULL), i);
+	ck_assert_str_eq(pprof_sample_type_name(p2, i), types[i]);
+	ck_assert_str_eq(pprof_sample_type_name(p2, 99), "");
+	pprof_builder_free(b);
+	free(buf);
+	pprof_profile_free(p);
+	pprof_profile_free(p2);
+	return i;
+}
+
+START_TEST(test_default_sample_type)
+{
+	const char *mem[] = {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"};
+	const char *cpu[] = {"samples", "cpu"};
+
+	ck_assert_int_eq(default_index(mem, 4, "alloc_space"), 1);
+	ck_assert_int_eq(default_index(mem, 4, NULL), 3);	/* the last, as go tool pprof */
+	ck_assert_int_eq(default_index(mem, 4, "nonesuch"), 3); /* one it does not have */
+	ck_assert_int_eq(default_index(cpu, 2, NULL), 0);	/* samples, as before */
+}
+END_TEST
+
 START_TEST(test_intern)
 {
 	struct pprof_builder *b = new_cpu();
@@ -1036,6 +1081,7 @@ Suite *pprof_suite(void)
 	tcase_set_timeout(dec, 60);
 	tcase_add_test(build, test_meta_bounds);
 	tcase_add_test(build, test_meta_copied);
+	tcase_add_test(build, test_default_sample_type);
 	tcase_add_test(build, test_intern);
 	tcase_add_test(build, test_lines);
 	tcase_add_test(build, test_intern_bad_ids);
