@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: MIT
 /* The table of profile types: what each one's samples mean, and whose maps hold them. */
 #include "clock.h"
+#include "malloccap.h"
 #include "profile_type.h"
 
 static int64_t cpu_period(unsigned int hz)
 {
 	return NS_PER_SEC / hz;
+}
+
+/* A malloc capture records every call: one weighs one. */
+static int64_t every_call(unsigned int hz)
+{
+	(void)hz;
+	return 1;
 }
 
 /* The on-CPU sampler's counts as the type's two values: samples and samples x period. */
@@ -41,5 +49,16 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period_type = {"cpu", "nanoseconds"},
 			.period = cpu_period,
 			.drain = cpu_drain,
+		},
+	/* every malloc/calloc/realloc of one process, by uprobes (bpf/malloc.bpf.c): the
+	 * emergency capture only, never an interval's */
+	[PROFILE_MALLOC] =
+		{
+			.name = "malloc",
+			.values = {{"alloc_objects", "count"}, {"alloc_space", "bytes"}},
+			.n_values = 2,
+			.period_type = {"space", "bytes"},
+			.period = every_call,
+			.drain = malloccap_drain,
 		},
 };
