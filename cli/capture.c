@@ -27,12 +27,14 @@
 #define DEFAULT_DURATION_MS 30000
 #define DEFAULT_MALLOC_DURATION_MS 10000
 /*
- * What a malloc capture costs the process, measured by bench/malloc_capture.sh
- * (docs/benchmarks.md): a 64-byte malloc/free loop under the probes vs none.
+ * What the malloc capture's program adds to each probed call, walking a
+ * shallow stack (bpf_stats run_time_ns / run_cnt, fx_malloc_ab, docs/benchmarks.md);
+ * the trap itself is measured at start-up (cli/trapcost.c).
  */
-#define MALLOC_SLOWDOWN_X 60
-#define MALLOC_SLOWDOWN_X_S "60"
-#define MALLOC_PROBE_US "0.8"
+#define MALLOC_WALK_NS 1200.0
+/* Without a uprobe PMU to measure: bench/malloc_capture.sh's figures on a busy host. */
+#define MALLOC_FALLBACK_PAIR_NS 10.0
+#define MALLOC_FALLBACK_CALL_NS 7500.0
 #define EXIT_CANCELLED 130
 /* Beyond the duration, how long emberd may take to drain, name and send. */
 #define RESULT_GRACE_MS (120 * 1000)
@@ -57,11 +59,13 @@ static const char capture_help[] =
 	"realloc of one process (glibc's), each with its stack, for a short while. The\n"
 	"profile has alloc_objects (calls) and alloc_space (bytes asked for) per stack:\n"
 	"which functions allocate, and how much. It is costly: every such call traps\n"
-	"into the kernel (~" MALLOC_PROBE_US " us), so an allocation-heavy process runs its\n"
-	"allocations about " MALLOC_SLOWDOWN_X_S "x slower while it lasts (measured: a 64-byte\n"
-	"malloc/free loop). Hence at most 60 s, 10 s by default. free() is not probed\n"
-	"(a trap there costs ~9 us: it is single-stepped), so there is no in-use view;\n"
-	"for always-on allocation profiles, see [app] memory in ember.conf.\n"
+	"into the kernel and walks its stack, 1 to 8 us a call depending on the host,\n"
+	"where a 64-byte malloc/free pair takes ~10 ns: an allocation-heavy process\n"
+	"runs its allocations 100 to 800 times slower while it lasts. Before it\n"
+	"starts, emberctl measures a probe on this host and prints the slowdown. Hence\n"
+	"at most 60 s, 10 s by default. free() is not probed (a trap there is single-\n"
+	"stepped: ~3 times a malloc's), so there is no in-use view; for always-on\n"
+	"allocation profiles, see [app] memory in ember.conf.\n"
 	"\n"
 	"Options:\n"
 	"  -p, --pid N            the process to sample (all of its threads)\n"
@@ -124,8 +128,8 @@ static void check_malloc_opts(struct capture_opts *o)
 		o->req.duration_ms = DEFAULT_MALLOC_DURATION_MS;
 	if (o->req.duration_ms > CTL_MALLOC_DURATION_MAX_MS)
 		usage_error("--duration: a malloc capture lasts at most %d s (it slows every "
-			    "allocation of pid %u about %dx); asked for %.3g s",
-			    CTL_MALLOC_DURATION_MAX_MS / 1000, o->req.pid, MALLOC_SLOWDOWN_X,
+			    "allocation of pid %u by 100 times or more); asked for %.3g s",
+			    CTL_MALLOC_DURATION_MAX_MS / 1000, o->req.pid,
 			    o->req.duration_ms / 1000.0);
 }
 
@@ -215,6 +219,24 @@ static void parse_opts(int argc, char **argv, struct capture_opts *o)
 		check_malloc_opts(o);
 	if (!o->output)
 		usage_error("say where to write the profile: -o FILE");
+}
+
+/* Says, before anything is probed, what the process will pay: measured here and now. */
+static void warn_malloc_cost(const struct capture_opts *o)
+{
+	double plain = MALLOC_FALLBACK_PAIR_NS, call = MALLOC_FALLBACK_CALL_NS, probed;
+	bool measured = !malloc_trap_cost(&plain, &probed) && plain > 0 && probed > plain;
+
+	if (measured)
+		call = probed - plain + MALLOC_WALK_NS;
+	else
+		plain = MALLOC_FALLBACK_PAIR_NS;
+	note("malloc, calloc and realloc will be ~%.0fx slower in pid %u while this runs "
+	     "(%.0f s at most): each call traps into the kernel and walks its stack, ~%.1f us "
+	     "%s, where a 64-byte malloc/free pair takes %.0f ns",
+	     (plain + call) / plain, o->req.pid, o->req.duration_ms / 1000.0, call / 1000,
+	     measured ? "on this host now" : "(measured on a busy host; cannot measure here)",
+	     plain);
 }
 
 /* Connects to RUNTIME_DIR/control; a note saying why not and -1 on failure. */
@@ -400,8 +422,8 @@ static int write_result(const struct capture_opts *o, const struct ctl_msg *m, c
 		     m->samples, target, m->elapsed_ms / 1000.0, size);
 	else
 		note("wrote %s: %" PRIu64 " samples of %s (%u process%s) over %.1f s at %u Hz, %s",
-	     o->output, m->samples, target, m->processes, m->processes == 1 ? "" : "es",
-	     m->elapsed_ms / 1000.0, o->req.hz, size);
+		     o->output, m->samples, target, m->processes, m->processes == 1 ? "" : "es",
+		     m->elapsed_ms / 1000.0, o->req.hz, size);
 	if (strcmp(o->output, "-"))
 		note("look at it: go tool pprof -top%s %s",
 		     o->req.kind == CTL_KIND_MALLOC ? " -sample_index=alloc_space" : "", o->output);
@@ -491,10 +513,7 @@ int cmd_capture(const char *data_dir, int argc, char **argv)
 	cn.tty = isatty(STDERR_FILENO);
 	cn.last_progress_s = 0;
 	if (o.req.kind == CTL_KIND_MALLOC)
-		note("malloc, calloc and realloc will be ~%dx slower in pid %u while this runs "
-		     "(~" MALLOC_PROBE_US " us a call, measured; a 64-byte malloc/free pair "
-		     "takes ~15 ns unprobed), for %.3g s at most",
-		     MALLOC_SLOWDOWN_X, o.req.pid, o.req.duration_ms / 1000.0);
+		warn_malloc_cost(&o);
 	cn.fd = connect_daemon(&cn, o.runtime_dir);
 	if (cn.fd >= 0) {
 		/* a refusal may already wait in the socket even if sending failed: read it */

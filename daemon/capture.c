@@ -35,8 +35,8 @@ struct capture {
 	const struct profile_type *type; /* cpu, or malloc */
 	struct sampler *sampler;	 /* a CPU capture's */
 	struct malloccap *mc;		 /* a malloc capture's */
-	int timerfd;		  /* readable at the end of the duration */
-	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
+	int timerfd;			 /* readable at the end of the duration */
+	int64_t start_ns, end_ns;	 /* CLOCK_REALTIME */
 	int64_t start_mono_ns, last_drain_mono_ns;
 	struct drain_result r; /* the one profile, added to at every drain */
 	struct proc_class cls; /* every sample goes to one profile: this class */

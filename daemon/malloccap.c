@@ -58,8 +58,7 @@ static int find_libc(uint32_t pid, char *out, size_t len, char *err, size_t errl
 	int rc = procmaps_read((pid_t)pid, &maps);
 
 	if (rc) {
-		snprintf(err, errlen, "cannot read the mappings of pid %u: %s", pid,
-			 strerror(-rc));
+		snprintf(err, errlen, "cannot read the mappings of pid %u: %s", pid, strerror(-rc));
 		return rc == -ENOENT ? -ESRCH : rc;
 	}
 	rc = -ENOENT;
@@ -140,7 +139,8 @@ static int load(struct malloccap *m, const struct malloccap_opts *o, char *err, 
 
 static int attach(struct malloccap *m, uint32_t pid, const char *libc, char *err, size_t errlen)
 {
-	struct bpf_program *progs[FN_NR] = {m->skel->progs.ember_malloc, m->skel->progs.ember_calloc,
+	struct bpf_program *progs[FN_NR] = {m->skel->progs.ember_malloc,
+					    m->skel->progs.ember_calloc,
 					    m->skel->progs.ember_realloc};
 
 	for (int i = 0; i < FN_NR; i++) {
@@ -158,8 +158,7 @@ static int attach(struct malloccap *m, uint32_t pid, const char *libc, char *err
 	return 0;
 }
 
-int malloccap_open(const struct malloccap_opts *o, struct malloccap **out, char *err,
-		   size_t errlen)
+int malloccap_open(const struct malloccap_opts *o, struct malloccap **out, char *err, size_t errlen)
 {
 	struct malloccap *m;
 	char libc[4096];

@@ -168,8 +168,8 @@ static int check_capture(const struct ctl_msg *m, char *err, size_t errlen)
 		return fail(err, errlen, -EINVAL, "a malloc capture takes one pid, not an app");
 	if (m->kind == CTL_KIND_MALLOC && m->duration_ms > CTL_MALLOC_DURATION_MAX_MS)
 		return fail(err, errlen, -ERANGE,
-			    "duration %u ms is over the malloc capture's cap of %d s", m->duration_ms,
-			    CTL_MALLOC_DURATION_MAX_MS / 1000);
+			    "duration %u ms is over the malloc capture's cap of %d s",
+			    m->duration_ms, CTL_MALLOC_DURATION_MAX_MS / 1000);
 	return 0;
 }
 
