@@ -64,21 +64,26 @@ echo "alloc_space: big_alloc $big%, small_alloc $small%; alloc_objects: big_allo
 [ "$(probes)" -eq 0 ] || fail "the malloc probes are still loaded after the capture ended"
 pass "alloc_space: big_alloc $big%, small_alloc $small% (75/25 +- 10); calls $bigo% / $calls; probes gone"
 
-# 2. a capture whose process exits ends then, with what it recorded
-"$MAB" 2 &
+# 2. a capture whose process exits ends then, with what it recorded: killed once the
+# capture runs (however long the start took on a loaded host)
+"$MAB" 120 &
 SHORT=$!
 PIDS+=("$SHORT")
 wait_for_line "/proc/$SHORT/maps" "libc"
+cap --type malloc --pid "$SHORT" --duration 30s -o "$T/short.pb.gz" 2>"$T/short.err" &
+SCAP=$!
+wait_for_line "$T/short.err" "Ctrl-C cancels"
+sleep 1 # some allocations recorded: a condition would need the capture's count
+kill "$SHORT"
 s0=$(date +%s%N)
-cap --type malloc --pid "$SHORT" --duration 30s -o "$T/short.pb.gz" 2>"$T/short.err" ||
-	fail "capture of an exiting process failed: $(cat "$T/short.err")"
+wait "$SCAP" || fail "capture of an exiting process failed: $(cat "$T/short.err")"
 took=$(awk -v a="$s0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
-awk -v t="$took" 'BEGIN { exit !(t < 15) }' || fail "the capture outlived its process: $took s"
+awk -v t="$took" 'BEGIN { exit !(t < 20) }' || fail "the 30 s capture outlived its process by $took s"
 grep -q "capture of pid $SHORT: the process exited" "$T/emberd.log" || fail "no exit noted in the log"
 pprof_top "$T/short.pb.gz" -sample_index=alloc_space -unit=B >"$T/short.txt"
 [ "$(share "$T/short.txt" big_alloc)" -ge 65 ] ||
 	fail "exited process: big_alloc has $(share "$T/short.txt" big_alloc)% of alloc_space"
-pass "capture of a process that exited after 2 s ended after $took s with its profile"
+pass "capture of a process killed during it ended $took s after, with its profile"
 
 # 3. refusals: over the cap (emberctl and, forged, emberd), an app, a static process
 cap --type malloc --pid "$WL" --duration 61s -o "$T/x.pb.gz" 2>"$T/cap.err" && fail "61 s accepted"
