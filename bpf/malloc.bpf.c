@@ -191,7 +191,13 @@ static __always_inline void add_count(const struct ember_cpu_key *key, __u64 byt
 	metric_inc(EMBER_MALLOC_M_COUNTED);
 }
 
-static __always_inline int record(struct pt_regs *ctx, __u64 bytes)
+/*
+ * A global function, not inlined: the verifier checks it (and the stack walk
+ * in it) once, not once per probed function, and loading is most of a
+ * capture's start. Its arguments are the context and a scalar, as global ones
+ * must be.
+ */
+__noinline int record(struct pt_regs *ctx, __u64 bytes)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct ember_cpu_key key = {};
