@@ -25,6 +25,16 @@
 #define DEFAULT_RUNTIME_DIR "/run/ember"
 #define DEFAULT_HZ 499
 #define DEFAULT_DURATION_MS 30000
+#define DEFAULT_MALLOC_DURATION_MS 10000
+/*
+ * What the malloc capture's program adds to each probed call, walking a
+ * shallow stack (bpf_stats run_time_ns / run_cnt, fx_malloc_ab, docs/benchmarks.md);
+ * the trap itself is measured at start-up (cli/trapcost.c).
+ */
+#define MALLOC_WALK_NS 1200.0
+/* Without a uprobe PMU to measure: bench/malloc_capture.sh's figures on a busy host. */
+#define MALLOC_FALLBACK_PAIR_NS 10.0
+#define MALLOC_FALLBACK_CALL_NS 7500.0
 #define EXIT_CANCELLED 130
 /* Beyond the duration, how long emberd may take to drain, name and send. */
 #define RESULT_GRACE_MS (120 * 1000)
@@ -35,6 +45,7 @@
 
 static const char capture_help[] =
 	"Usage: emberctl capture (--pid N | --app NAME) [--hz N] [--duration DUR] -o FILE\n"
+	"       emberctl capture --type malloc --pid N [--duration DUR] -o FILE\n"
 	"\n"
 	"Asks the running emberd to sample one process, or every process of one\n"
 	"application, at a higher rate than it always does, for a while, and writes\n"
@@ -44,14 +55,29 @@ static const char capture_help[] =
 	"you reproduce a slow request. The capture ends by itself after DUR; Ctrl-C\n"
 	"cancels it and writes nothing.\n"
 	"\n"
+	"--type malloc is an emergency mode: uprobes on every malloc, calloc and\n"
+	"realloc of one process (glibc's), each with its stack, for a short while. The\n"
+	"profile has alloc_objects (calls) and alloc_space (bytes asked for) per stack:\n"
+	"which functions allocate, and how much. It is costly: every such call traps\n"
+	"into the kernel and walks its stack, 1 to 8 us a call depending on the host,\n"
+	"where a 64-byte malloc/free pair takes ~10 ns: an allocation-heavy process\n"
+	"runs its allocations 100 to 800 times slower while it lasts. Before it\n"
+	"starts, emberctl measures a probe on this host and prints the slowdown. Hence\n"
+	"at most 60 s, 10 s by default. free() is not probed (a trap there is single-\n"
+	"stepped: ~3 times a malloc's), so there is no in-use view; for always-on\n"
+	"allocation profiles, see [app] memory in ember.conf.\n"
+	"\n"
 	"Options:\n"
 	"  -p, --pid N            the process to sample (all of its threads)\n"
 	"  -a, --app NAME         every process of an application: its service name as\n"
 	"                         \"emberctl list\" shows it (an [app] of the configuration,\n"
 	"                         else a systemd unit, a container or an executable name);\n"
 	"                         processes that start during the capture are included\n"
-	"  -F, --hz N             samples per second and CPU, 1..999 (default 499)\n"
-	"  -D, --duration DUR     how long to sample, 1s..10m (default 30s)\n"
+	"  -t, --type TYPE        cpu (sampled on-CPU stacks, the default) or malloc\n"
+	"                         (every allocation of one --pid; see above)\n"
+	"  -F, --hz N             samples per second and CPU, 1..999 (default 499; cpu only)\n"
+	"  -D, --duration DUR     how long to sample, 1s..10m (default 30s); malloc:\n"
+	"                         1s..60s (default 10s)\n"
 	"  -o, --output FILE      where to write the profile; - for stdout (not a terminal)\n"
 	"      --runtime-dir DIR  where emberd's control socket is: DIR/control (default\n"
 	"                         $EMBER_RUNTIME_DIR, else " DEFAULT_RUNTIME_DIR "; emberd's\n"
@@ -63,6 +89,8 @@ static const char capture_help[] =
 	"  go tool pprof -top slow.pb.gz            # the hottest functions\n"
 	"  emberctl capture --app checkout --hz 999 --duration 1m -o checkout.pb.gz\n"
 	"  go tool pprof -http :8080 checkout.pb.gz # flame graph in a browser\n"
+	"  emberctl capture --type malloc --pid 4242 --duration 10s -o alloc.pb.gz\n"
+	"  go tool pprof -top -sample_index=alloc_space alloc.pb.gz\n"
 	"\n"
 	"Progress goes to stderr while it runs. Needs root: the socket accepts root\n"
 	"only. One capture per process or app at a time, at most 4 at once; a second\n"
@@ -75,7 +103,7 @@ struct capture_opts {
 	struct ctl_msg req; /* the CTL_CAPTURE request */
 	const char *output;
 	const char *runtime_dir;
-	bool have_pid, have_app;
+	bool have_pid, have_app, have_hz, have_duration;
 };
 
 /* The connection to emberd and the frame being read from it. */
@@ -89,12 +117,29 @@ struct conn {
 	int64_t last_progress_s;
 };
 
+/* A malloc capture: one pid, no rate, and a duration under its own cap. */
+static void check_malloc_opts(struct capture_opts *o)
+{
+	if (o->have_app)
+		usage_error("--type malloc probes one process: --pid N, not --app");
+	if (o->have_hz)
+		usage_error("--type malloc records every call: --hz does not apply");
+	if (!o->have_duration)
+		o->req.duration_ms = DEFAULT_MALLOC_DURATION_MS;
+	if (o->req.duration_ms > CTL_MALLOC_DURATION_MAX_MS)
+		usage_error("--duration: a malloc capture lasts at most %d s (it slows every "
+			    "allocation of pid %u by 100 times or more); asked for %.3g s",
+			    CTL_MALLOC_DURATION_MAX_MS / 1000, o->req.pid,
+			    o->req.duration_ms / 1000.0);
+}
+
 static void parse_opts(int argc, char **argv, struct capture_opts *o)
 {
 	enum { OPT_RUNTIME_DIR = 256 };
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"app", required_argument, NULL, 'a'},
+		{"type", required_argument, NULL, 't'},
 		{"hz", required_argument, NULL, 'F'},
 		{"duration", required_argument, NULL, 'D'},
 		{"output", required_argument, NULL, 'o'},
@@ -114,7 +159,7 @@ static void parse_opts(int argc, char **argv, struct capture_opts *o)
 	if (!o->runtime_dir || !*o->runtime_dir)
 		o->runtime_dir = DEFAULT_RUNTIME_DIR;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:p:a:F:D:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:p:a:t:F:D:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o->req.pid = (uint32_t)parse_pid_arg(optarg);
@@ -127,7 +172,17 @@ static void parse_opts(int argc, char **argv, struct capture_opts *o)
 			snprintf(o->req.app, sizeof(o->req.app), "%s", optarg);
 			o->have_app = true;
 			break;
+		case 't':
+			if (!strcmp(optarg, "cpu"))
+				o->req.kind = CTL_KIND_CPU;
+			else if (!strcmp(optarg, "malloc"))
+				o->req.kind = CTL_KIND_MALLOC;
+			else
+				usage_error("--type: '%s' is not a capture type: cpu or malloc",
+					    optarg);
+			break;
 		case 'F':
+			o->have_hz = true;
 			errno = 0;
 			v = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || v < EMBER_HZ_MIN || v > EMBER_HZ_MAX)
@@ -142,6 +197,7 @@ static void parse_opts(int argc, char **argv, struct capture_opts *o)
 					    "30s, 2m)",
 					    optarg);
 			o->req.duration_ms = (uint32_t)(ns / NS_PER_MS);
+			o->have_duration = true;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -159,8 +215,28 @@ static void parse_opts(int argc, char **argv, struct capture_opts *o)
 	if (o->have_pid == o->have_app)
 		usage_error("say what to capture: either --pid N or --app NAME");
 	o->req.target = o->have_pid ? CTL_TARGET_PID : CTL_TARGET_APP;
+	if (o->req.kind == CTL_KIND_MALLOC)
+		check_malloc_opts(o);
 	if (!o->output)
 		usage_error("say where to write the profile: -o FILE");
+}
+
+/* Says, before anything is probed, what the process will pay: measured here and now. */
+static void warn_malloc_cost(const struct capture_opts *o)
+{
+	double plain = MALLOC_FALLBACK_PAIR_NS, call = MALLOC_FALLBACK_CALL_NS, probed;
+	bool measured = !malloc_trap_cost(&plain, &probed) && plain > 0 && probed > plain;
+
+	if (measured)
+		call = probed - plain + MALLOC_WALK_NS;
+	else
+		plain = MALLOC_FALLBACK_PAIR_NS;
+	note("malloc, calloc and realloc will be ~%.0fx slower in pid %u while this runs "
+	     "(%.0f s at most): each call traps into the kernel and walks its stack, ~%.1f us "
+	     "%s, where a 64-byte malloc/free pair takes %.0f ns",
+	     (plain + call) / plain, o->req.pid, o->req.duration_ms / 1000.0, call / 1000,
+	     measured ? "on this host now" : "(measured on a busy host; cannot measure here)",
+	     plain);
 }
 
 /* Connects to RUNTIME_DIR/control; a note saying why not and -1 on failure. */
@@ -294,15 +370,16 @@ static void show_progress(struct conn *cn, const struct capture_opts *o, const s
 			  const char *target)
 {
 	int64_t s = (m->elapsed_ms + 500) / 1000;
+	const char *what = o->req.kind == CTL_KIND_MALLOC ? "allocations" : "samples";
 
 	if (cn->tty) {
 		fprintf(stderr,
-			"\r\033[Kemberctl: capturing %s: %" PRId64 " of %u s, %" PRIu64 " samples",
-			target, s, o->req.duration_ms / 1000, m->samples);
+			"\r\033[Kemberctl: capturing %s: %" PRId64 " of %u s, %" PRIu64 " %s",
+			target, s, o->req.duration_ms / 1000, m->samples, what);
 		cn->line_open = true;
 	} else if (s / PROGRESS_EVERY_S != cn->last_progress_s / PROGRESS_EVERY_S) {
-		note("capturing %s: %" PRId64 " of %u s, %" PRIu64 " samples so far", target, s,
-		     o->req.duration_ms / 1000, m->samples);
+		note("capturing %s: %" PRId64 " of %u s, %" PRIu64 " %s so far", target, s,
+		     o->req.duration_ms / 1000, m->samples, what);
 	}
 	fflush(stderr);
 	cn->last_progress_s = s;
@@ -340,11 +417,16 @@ static int write_result(const struct capture_opts *o, const struct ctl_msg *m, c
 		return EXIT_RUNTIME;
 	}
 	format_bytes(m->data_len, size, sizeof(size));
-	note("wrote %s: %" PRIu64 " samples of %s (%u process%s) over %.1f s at %u Hz, %s",
-	     o->output, m->samples, target, m->processes, m->processes == 1 ? "" : "es",
-	     m->elapsed_ms / 1000.0, o->req.hz, size);
+	if (o->req.kind == CTL_KIND_MALLOC)
+		note("wrote %s: %" PRIu64 " allocations of %s over %.1f s, %s", o->output,
+		     m->samples, target, m->elapsed_ms / 1000.0, size);
+	else
+		note("wrote %s: %" PRIu64 " samples of %s (%u process%s) over %.1f s at %u Hz, %s",
+		     o->output, m->samples, target, m->processes, m->processes == 1 ? "" : "es",
+		     m->elapsed_ms / 1000.0, o->req.hz, size);
 	if (strcmp(o->output, "-"))
-		note("look at it: go tool pprof -top %s", o->output);
+		note("look at it: go tool pprof -top%s %s",
+		     o->req.kind == CTL_KIND_MALLOC ? " -sample_index=alloc_space" : "", o->output);
 	return EXIT_SUCCESS;
 }
 
@@ -384,8 +466,13 @@ static int run(struct conn *cn, const struct capture_opts *o)
 		if (m.type == CTL_ACCEPTED) {
 			accepted = true;
 			format_time(m.end_ns, when, sizeof(when));
-			note("capturing %s at %u Hz for %.3g s, until %s; Ctrl-C cancels", target,
-			     m.hz, m.duration_ms / 1000.0, when);
+			if (o->req.kind == CTL_KIND_MALLOC)
+				note("capturing every malloc, calloc and realloc of %s for %.3g s, "
+				     "until %s; Ctrl-C cancels",
+				     target, m.duration_ms / 1000.0, when);
+			else
+				note("capturing %s at %u Hz for %.3g s, until %s; Ctrl-C cancels",
+				     target, m.hz, m.duration_ms / 1000.0, when);
 		} else if (m.type == CTL_PROGRESS) {
 			show_progress(cn, o, &m, target);
 		} else if (m.type == CTL_RESULT) {
@@ -425,6 +512,8 @@ int cmd_capture(const char *data_dir, int argc, char **argv)
 	}
 	cn.tty = isatty(STDERR_FILENO);
 	cn.last_progress_s = 0;
+	if (o.req.kind == CTL_KIND_MALLOC)
+		warn_malloc_cost(&o);
 	cn.fd = connect_daemon(&cn, o.runtime_dir);
 	if (cn.fd >= 0) {
 		/* a refusal may already wait in the socket even if sending failed: read it */

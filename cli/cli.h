@@ -61,6 +61,11 @@ int cmd_list(const char *data_dir, int argc, char **argv);
 int cmd_export(const char *data_dir, int argc, char **argv);
 int cmd_status(const char *data_dir, int argc, char **argv);
 int cmd_capture(const char *data_dir, int argc, char **argv);
+/*
+ * A uprobe on malloc, measured on this host now (cli/trapcost.c): the CPU ns of
+ * a malloc(64)/free pair without and with one. 0, or -errno: no uprobe PMU.
+ */
+int malloc_trap_cost(double *plain_ns, double *probed_ns);
 int cmd_flamegraph(const char *data_dir, int argc, char **argv);
 int cmd_diff(const char *data_dir, int argc, char **argv);
 /* The views of cli/views.c: flat, top-down, bottom-up and folded. */

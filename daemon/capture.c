@@ -2,7 +2,8 @@
 /*
  * On-demand captures: a sampler of their own at the requested rate, filtered
  * in BPF to one process or to an application's allow list, drained every few
- * seconds into one profile, which capture_finish() encodes and gzips.
+ * seconds into one profile, which capture_finish() encodes and gzips. A malloc
+ * capture probes one process's allocator instead and is drained once, at its end.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -20,6 +21,7 @@
 #include "compress.h"
 #include "drain.h"
 #include "log.h"
+#include "malloccap.h"
 #include "procinfo.h"
 #include "sampler.h"
 
@@ -30,9 +32,11 @@ struct capture {
 	struct ctl_msg req; /* what was asked: target, hz, duration */
 	char target[CONFIG_NAME_MAX + 8];
 	const struct capture_env *env;
-	struct sampler *sampler;
-	int timerfd;		  /* readable at the end of the duration */
-	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
+	const struct profile_type *type; /* cpu, or malloc */
+	struct sampler *sampler;	 /* a CPU capture's */
+	struct malloccap *mc;		 /* a malloc capture's */
+	int timerfd;			 /* readable at the end of the duration */
+	int64_t start_ns, end_ns;	 /* CLOCK_REALTIME */
 	int64_t start_mono_ns, last_drain_mono_ns;
 	struct drain_result r; /* the one profile, added to at every drain */
 	struct proc_class cls; /* every sample goes to one profile: this class */
@@ -123,6 +127,23 @@ static int check_target(const struct ctl_msg *req, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Probes the process's allocator. Its tables are loaded first: every stack
+ * starts inside libc, which frame pointers cannot leave.
+ */
+static int start_malloc(struct capture *c, char *err, size_t errlen)
+{
+	struct malloccap_opts mo = {
+		.pid = c->req.pid,
+		.events_fd = c->env->events_fd,
+		.known_fd = c->env->known_fd,
+	};
+
+	unwinder_fds(c->env->unw, &mo.unwind);
+	unwinder_settle(c->env->unw); /* capture_start() asked for them */
+	return malloccap_open(&mo, &c->mc, err, errlen);
+}
+
 int capture_start(const struct capture_env *env, const struct ctl_msg *req, struct capture **out,
 		  char *err, size_t errlen)
 {
@@ -152,10 +173,14 @@ int capture_start(const struct capture_env *env, const struct ctl_msg *req, stru
 	ctl_target_name(req, c->target, sizeof(c->target));
 	ctl_target_name(req, c->cls.match.service, sizeof(c->cls.match.service));
 	c->cls.match.app = -1;
+	c->type = &profile_types[req->kind == CTL_KIND_MALLOC ? PROFILE_MALLOC : PROFILE_CPU];
 	unwinder_fds(env->unw, &so.unwind);
 	if (req->target == CTL_TARGET_PID) /* it may be excluded, thus never loaded */
 		unwinder_add(env->unw, req->pid);
-	rc = sampler_open(&so, &c->sampler, err, errlen);
+	if (req->kind == CTL_KIND_MALLOC)
+		rc = start_malloc(c, err, errlen);
+	else
+		rc = sampler_open(&so, &c->sampler, err, errlen);
 	if (!rc && req->target == CTL_TARGET_APP && !allow_app(c)) {
 		snprintf(err, errlen,
 			 "no running process belongs to app %s (the service name "
@@ -183,6 +208,7 @@ void capture_free(struct capture *c)
 	if (!c)
 		return;
 	sampler_close(c->sampler);
+	malloccap_close(c->mc);
 	drain_result_free(&c->r);
 	if (c->timerfd >= 0)
 		close(c->timerfd);
@@ -201,7 +227,7 @@ const char *capture_target(const struct capture *c)
 
 bool capture_same_target(const struct capture *c, const struct ctl_msg *req)
 {
-	if (c->req.target != req->target)
+	if (c->req.target != req->target || c->req.kind != req->kind)
 		return false;
 	return req->target == CTL_TARGET_PID ? c->req.pid == req->pid :
 					       !strcmp(c->req.app, req->app);
@@ -219,8 +245,10 @@ uint32_t capture_elapsed_ms(const struct capture *c)
 
 uint64_t capture_samples(struct capture *c)
 {
-	uint64_t m[EMBER_CPU_M_NR];
+	uint64_t m[EMBER_CPU_M_NR], mm[EMBER_MALLOC_M_NR];
 
+	if (c->mc)
+		return malloccap_metrics(c->mc, mm) ? 0 : mm[EMBER_MALLOC_M_COUNTED];
 	return sampler_metrics(c->sampler, m) ? 0 : m[EMBER_CPU_M_COUNTED];
 }
 
@@ -239,8 +267,8 @@ static int drain(struct capture *c)
 	int rc;
 
 	c->last_drain_mono_ns = mono_ns();
-	rc = drain_more(&(struct drain_request){.type = &profile_types[PROFILE_CPU],
-						.src = c->sampler,
+	rc = drain_more(&(struct drain_request){.type = c->type,
+						.src = c->mc ? (void *)c->mc : (void *)c->sampler,
 						.sym = c->env->sym,
 						.hz = c->req.hz,
 						.start_ns = c->start_ns,
@@ -255,6 +283,8 @@ static int drain(struct capture *c)
 
 void capture_tick(struct capture *c)
 {
+	if (c->mc)
+		return; /* drained once, detached: nothing must write the maps meanwhile */
 	if (mono_ns() - c->last_drain_mono_ns >= CAPTURE_DRAIN_EVERY_NS)
 		drain(c);
 }
@@ -266,11 +296,18 @@ int capture_finish(struct capture *c, uint8_t **gz, size_t *gz_len, struct ctl_m
 	struct drain_profile *p;
 	uint8_t *raw = NULL;
 	size_t raw_len;
-	int rc = drain(c);
+	int rc;
 
+	malloccap_detach(c->mc); /* full speed again, before the slow part */
+	rc = drain(c);
 	if (rc) {
 		snprintf(err, errlen, "cannot drain the samples: %s", strerror(-rc));
 		return rc;
+	}
+	if ((!c->r.n || !c->r.v[0].st.samples) && c->mc) {
+		snprintf(err, errlen, "%s called no malloc, calloc or realloc during the capture",
+			 c->target);
+		return -ENODATA;
 	}
 	if (!c->r.n || !c->r.v[0].st.samples) {
 		snprintf(err, errlen, "%s was never on a CPU during the capture: no samples",

@@ -261,8 +261,13 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 	}
 	cl->state = CL_CAPTURING;
 	acc.end_ns = capture_end_ns(cl->cap);
-	log_info("capture of %s at %u Hz for %.3gs started for emberctl (pid %d)", target, req->hz,
-		 req->duration_ms / 1000.0, cl->peer_pid);
+	if (req->kind == CTL_KIND_MALLOC)
+		log_info("capture of %s: malloc, calloc and realloc probed for %.3gs for emberctl "
+			 "(pid %d); its allocations are much slower meanwhile",
+			 target, req->duration_ms / 1000.0, cl->peer_pid);
+	else
+		log_info("capture of %s at %u Hz for %.3gs started for emberctl (pid %d)", target,
+			 req->hz, req->duration_ms / 1000.0, cl->peer_pid);
 	log_debug("capture of %s: sampler loaded and attached in %.1f ms", target,
 		  (mono_ns() - t0) / 1e6);
 	send_msg(c, cl, &acc);

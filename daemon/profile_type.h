@@ -50,6 +50,7 @@ struct profile_type {
 enum profile_type_id {
 	PROFILE_CPU,
 	PROFILE_MEMORY,
+	PROFILE_MALLOC,
 	PROFILE_TYPES_NR,
 };
 extern const struct profile_type profile_types[PROFILE_TYPES_NR];

@@ -2,11 +2,19 @@
 /* The table of profile types: what each one's samples mean, and whose maps hold them. */
 #include "allocs.h"
 #include "clock.h"
+#include "malloccap.h"
 #include "profile_type.h"
 
 static int64_t cpu_period(unsigned int hz)
 {
 	return NS_PER_SEC / hz;
+}
+
+/* A malloc capture records every call: one weighs one. */
+static int64_t every_call(unsigned int hz)
+{
+	(void)hz;
+	return 1;
 }
 
 /* The on-CPU sampler's counts as the type's two values: samples and samples x period. */
@@ -88,5 +96,16 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.default_sample = "inuse_space",
 			.period = memory_period,
 			.drain = memory_drain,
+		},
+	/* every malloc/calloc/realloc of one process, by uprobes (bpf/malloc.bpf.c): the
+	 * emergency capture only, never an interval's */
+	[PROFILE_MALLOC] =
+		{
+			.name = "malloc",
+			.values = {{"alloc_objects", "count"}, {"alloc_space", "bytes"}},
+			.n_values = 2,
+			.period_type = {"space", "bytes"},
+			.period = every_call,
+			.drain = malloccap_drain,
 		},
 };

@@ -162,6 +162,14 @@ static int check_capture(const struct ctl_msg *m, char *err, size_t errlen)
 		return fail(err, errlen, -EINVAL, "the app name is empty or not printable");
 	if (m->target != CTL_TARGET_PID && m->target != CTL_TARGET_APP)
 		return fail(err, errlen, -EINVAL, "unknown capture target %d", (int)m->target);
+	if ((unsigned int)m->kind >= CTL_KIND_NR)
+		return fail(err, errlen, -EINVAL, "unknown capture type %d", (int)m->kind);
+	if (m->kind == CTL_KIND_MALLOC && m->target != CTL_TARGET_PID)
+		return fail(err, errlen, -EINVAL, "a malloc capture takes one pid, not an app");
+	if (m->kind == CTL_KIND_MALLOC && m->duration_ms > CTL_MALLOC_DURATION_MAX_MS)
+		return fail(err, errlen, -ERANGE,
+			    "duration %u ms is over the malloc capture's cap of %d s",
+			    m->duration_ms, CTL_MALLOC_DURATION_MAX_MS / 1000);
 	return 0;
 }
 
@@ -203,6 +211,8 @@ static void payload(struct wr *w, const struct ctl_msg *m)
 			put_u32(w, m->pid);
 		else
 			put_str(w, m->app);
+		if (m->kind != CTL_KIND_CPU)
+			put_u8(w, m->kind);
 		break;
 	case CTL_CANCEL:
 		break;
@@ -295,6 +305,12 @@ static void decode_payload(struct rd *r, struct ctl_msg *m, char *err, size_t er
 			m->pid = get_u32(r);
 		else if (m->target == CTL_TARGET_APP && !get_str(r, m->app, sizeof(m->app)))
 			what = "app name";
+		m->kind = CTL_KIND_CPU; /* no kind byte: a CPU capture */
+		if (r->ok && r->off < r->n) {
+			m->kind = get_u8(r);
+			if (m->kind == CTL_KIND_CPU) /* implied, never written */
+				m->kind = CTL_KIND_NR;
+		}
 		break;
 	case CTL_CANCEL:
 		break;
@@ -349,6 +365,11 @@ int ctl_decode(const uint8_t *buf, size_t len, struct ctl_msg *m, char *err, siz
 		return fail(err, errlen, -EBADMSG, "message type %u has %zu trailing bytes", buf[3],
 			    len - r.off);
 	return check(m, err, errlen) ? -EBADMSG : 0;
+}
+
+const char *ctl_kind_name(enum ctl_kind kind)
+{
+	return kind == CTL_KIND_MALLOC ? "malloc" : kind == CTL_KIND_CPU ? "cpu" : "?";
 }
 
 void ctl_target_name(const struct ctl_msg *m, char *buf, size_t len)

@@ -30,6 +30,8 @@
 /* Bounds of a capture, checked on both sides. */
 #define CTL_DURATION_MIN_MS 1000
 #define CTL_DURATION_MAX_MS (10 * 60 * 1000)
+/* A malloc capture slows every allocation of its process: a much shorter cap. */
+#define CTL_MALLOC_DURATION_MAX_MS (60 * 1000)
 
 /* Message types: requests from emberctl, replies from emberd. */
 enum ctl_type {
@@ -47,6 +49,17 @@ enum ctl_target {
 	CTL_TARGET_APP = 2,
 };
 
+/*
+ * What a capture records. On the wire, a u8 after the target for any kind but
+ * CPU, which has none: a CPU request is the same bytes as before kinds existed
+ * (either emberctl works with either emberd), and every message has one encoding.
+ */
+enum ctl_kind {
+	CTL_KIND_CPU = 0,    /* on-CPU stacks sampled at hz */
+	CTL_KIND_MALLOC = 1, /* every malloc/calloc/realloc of one pid, by uprobes */
+	CTL_KIND_NR,	     /* not a kind: what an unknown or redundant kind byte decodes to */
+};
+
 /* One decoded message; which fields matter depends on type. */
 struct ctl_msg {
 	enum ctl_type type;
@@ -56,6 +69,7 @@ struct ctl_msg {
 	char app[CONFIG_NAME_MAX]; /* CTL_TARGET_APP: a service name, non-empty, printable */
 	uint32_t hz;		   /* EMBER_HZ_MIN..EMBER_HZ_MAX */
 	uint32_t duration_ms;	   /* CTL_DURATION_MIN_MS..CTL_DURATION_MAX_MS */
+	enum ctl_kind kind;	   /* CTL_KIND_MALLOC: a pid, at most CTL_MALLOC_DURATION_MAX_MS */
 	/* CTL_ACCEPTED */
 	int64_t end_ns; /* CLOCK_REALTIME when the capture ends by itself */
 	/* CTL_PROGRESS, CTL_RESULT */
@@ -89,6 +103,9 @@ int ctl_encode(const struct ctl_msg *m, uint8_t **out, size_t *out_len);
  * 0, or a negative errno with a one-line reason in err. m->data points into buf.
  */
 int ctl_decode(const uint8_t *buf, size_t len, struct ctl_msg *m, char *err, size_t errlen);
+
+/* "cpu" or "malloc": the kind's name, as emberctl capture --type takes it. */
+const char *ctl_kind_name(enum ctl_kind kind);
 
 /* "pid 1234" or "app checkout": what a capture request targets. */
 void ctl_target_name(const struct ctl_msg *m, char *buf, size_t len);

@@ -178,6 +178,56 @@ START_TEST(test_hz_message)
 }
 END_TEST
 
+/* A malloc capture: the CPU request's bytes and one kind byte; pid only, 60 s at most. */
+START_TEST(test_malloc_kind)
+{
+	struct ctl_msg m = capture_pid(1234, 499, 10000), b;
+	uint8_t *buf, *cpu;
+	size_t len, cpu_len;
+	char err[128];
+
+	ck_assert_int_eq(ctl_encode(&m, &cpu, &cpu_len), 0);
+	m.kind = CTL_KIND_MALLOC;
+	ck_assert_int_eq(ctl_encode(&m, &buf, &len), 0);
+	ck_assert_uint_eq(len, cpu_len + 1);
+	ck_assert_mem_eq(buf + CTL_HDR_LEN, cpu + CTL_HDR_LEN, cpu_len - CTL_HDR_LEN);
+	ck_assert_uint_eq(buf[len - 1], CTL_KIND_MALLOC);
+	ck_assert_uint_eq(buf[4], 14);
+	ck_assert_int_eq(ctl_decode(buf, len, &b, err, sizeof(err)), 0);
+	ck_assert_int_eq(b.kind, CTL_KIND_MALLOC);
+	ck_assert_uint_eq(b.pid, 1234);
+	ck_assert_int_eq(ctl_decode(cpu, cpu_len, &b, err, sizeof(err)), 0);
+	ck_assert_int_eq(b.kind, CTL_KIND_CPU);
+	/* the CPU kind is implied: written out, it is not the one encoding */
+	buf[len - 1] = CTL_KIND_CPU;
+	ck_assert_int_eq(ctl_decode(buf, len, &b, err, sizeof(err)), -EBADMSG);
+	ck_assert_str_eq(err, "unknown capture type 2");
+	buf[len - 1] = 77;
+	ck_assert_int_eq(ctl_decode(buf, len, &b, err, sizeof(err)), -EBADMSG);
+	/* over the malloc cap, refused both ways; 60 s itself is fine */
+	buf[len - 1] = CTL_KIND_MALLOC;
+	buf[13] = 0x61; /* 60001 ms = 0xea61 */
+	buf[14] = 0xea;
+	ck_assert_int_eq(ctl_decode(buf, len, &b, err, sizeof(err)), -EBADMSG);
+	ck_assert_str_eq(err, "duration 60001 ms is over the malloc capture's cap of 60 s");
+	free(buf);
+	m.duration_ms = CTL_MALLOC_DURATION_MAX_MS + 1;
+	ck_assert_int_eq(ctl_encode(&m, &buf, &len), -EINVAL);
+	m.duration_ms = CTL_MALLOC_DURATION_MAX_MS;
+	ck_assert_int_eq(ctl_encode(&m, &buf, &len), 0);
+	free(buf);
+	/* an app is refused: the probes are per process */
+	m.target = CTL_TARGET_APP;
+	strcpy(m.app, "web");
+	ck_assert_int_eq(ctl_encode(&m, &buf, &len), -EINVAL);
+	m.kind = 9;
+	ck_assert_int_eq(ctl_encode(&m, &buf, &len), -EINVAL);
+	ck_assert_str_eq(ctl_kind_name(CTL_KIND_MALLOC), "malloc");
+	ck_assert_str_eq(ctl_kind_name(CTL_KIND_CPU), "cpu");
+	free(cpu);
+}
+END_TEST
+
 START_TEST(test_app_names)
 {
 	struct ctl_msg m = {.type = CTL_CAPTURE,
@@ -293,6 +343,7 @@ Suite *ctlproto_suite(void)
 	tcase_add_test(tc, test_round_trips);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_hz_message);
+	tcase_add_test(tc, test_malloc_kind);
 	tcase_add_test(tc, test_app_names);
 	tcase_add_test(tc, test_frames);
 	tcase_add_test(tc, test_replies_checked);
