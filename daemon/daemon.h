@@ -39,6 +39,7 @@ struct daemon {
 	struct ember_config cfg;
 	struct history *hist;
 	struct sampler *sampler; /* on-CPU stacks: the cpu profile type's maps */
+	struct growth *growth;	 /* memory growth's maps; NULL when off or unavailable */
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;

@@ -45,6 +45,7 @@ struct profile_type {
 /* Every type emberd knows, indexed by enum profile_type_id (profile_types.c). */
 enum profile_type_id {
 	PROFILE_CPU,
+	PROFILE_MEMORY_GROWTH,
 	PROFILE_TYPES_NR,
 };
 extern const struct profile_type profile_types[PROFILE_TYPES_NR];
