@@ -15,10 +15,16 @@ cum_of() {
 	awk -v fn="$2" '$6 == fn { v = $4 } END { print (v == "" ? 0 : v) }' "$1"
 }
 
-start_emberd --interval 5s
-"$FX/fx_growth" >"$T/growth.out" &
+start_emberd --hz 99 --interval 5s -v
+"$FX/fx_growth" wait >"$T/growth.out" &
 WL=$!
 PIDS+=("$WL")
+# Steady state, as on a host where emberd runs: the process's unwind tables are loaded
+# (its first CPU samples report it) before it grows; until then its frames are walked with
+# frame pointers, which this fixture, built without them, does not keep.
+wait_for grep -Eq "unwinder: pid $WL: .*\(0 to build\)" "$T/emberd.log" ||
+	fail "emberd did not load fx_growth's unwind tables within 30 s"
+kill -USR1 "$WL"
 wait "$WL" || fail "fx_growth exited with status $?"
 kill "$EMBERD_PID" # SIGTERM: emberd stores the last interval, then exits 0
 wait_emberd
