@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Memory growth: folds sampled page faults on anonymous memory (the software
- * page-faults perf event, 1 in N) and sampled anonymous mmap/brk growth (bytes)
- * with their stacks, in the maps of bpf/fold.bpf.h.
+ * page-faults perf event, 1 in N) and anonymous mmaps sampled by bytes, with
+ * their stacks, in the maps of bpf/fold.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -23,16 +23,14 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 #if defined(__TARGET_ARCH_x86)
 #define NR_MMAP 9
-#define NR_BRK 12
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_MMAP 222
-#define NR_BRK 214
 #endif
 
 /*
- * Set by the daemon before load: mapped bytes one sample of mmap/brk growth
+ * Set by the daemon before load: mapped bytes one sample of mmap growth
  * stands for (a call of L bytes is sampled with probability L / this, or always
- * when larger); 0 leaves mmap/brk out.
+ * when larger); 0 leaves mmaps out.
  */
 const volatile __u64 map_sample_bytes = 0;
 
@@ -88,24 +86,35 @@ int ember_growth_fault(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* Bytes an anonymous mmap or a growing brk adds to the address space; 0 for any other call. */
-static __always_inline __u64 map_growth(struct pt_regs *regs, long id)
+/* The number of the system call current is in (from its saved registers), or -1. */
+static __always_inline long syscall_nr(struct pt_regs *regs)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 len, prot, flags, brk, old;
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(regs, syscallno);
+#endif
+}
 
-	if (id == NR_MMAP) {
-		len = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		prot = PT_REGS_PARM3_CORE_SYSCALL(regs);
-		flags = PT_REGS_PARM4_CORE_SYSCALL(regs);
-		/* PROT_NONE: a reservation (allocator arenas, guard areas), not memory */
-		return (flags & MAP_ANONYMOUS) && prot != PROT_NONE ? len : 0;
-	}
-	if (id != NR_BRK)
+/*
+ * Bytes a successful anonymous mmap adds to the address space, read from the
+ * system call's arguments; 0 for any other search of the address space (a
+ * file mapping, shmat, mremap) and for a reservation (PROT_NONE: allocator
+ * arenas and guard areas, memory only once made accessible).
+ */
+static __always_inline __u64 map_growth(struct pt_regs *regs, unsigned long addr)
+{
+	__u64 prot, flags;
+
+	if (addr & 0xfff) /* an error (-ENOMEM), never page-aligned: the search failed */
 		return 0;
-	brk = PT_REGS_PARM1_CORE_SYSCALL(regs);
-	old = BPF_CORE_READ(task, mm, brk);
-	return brk > old ? brk - old : 0; /* brk(0) asks; a lower brk shrinks */
+	if (syscall_nr(regs) != NR_MMAP)
+		return 0;
+	prot = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	flags = PT_REGS_PARM4_CORE_SYSCALL(regs);
+	if (!(flags & MAP_ANONYMOUS) || prot == PROT_NONE)
+		return 0;
+	return PT_REGS_PARM2_CORE_SYSCALL(regs);
 }
 
 /*
@@ -121,18 +130,26 @@ static __always_inline __u64 map_sample(__u64 len)
 	return map_sample_bytes;
 }
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(ember_growth_map, struct pt_regs *regs, long id)
+/*
+ * Every mmap without MAP_FIXED searches the address space for room
+ * (vm_unmapped_area): a hook that runs on mappings only, where the entry of
+ * every system call would cost every process on the host. brk and MAP_FIXED
+ * mappings are not seen; their pages are, when touched, as faults.
+ */
+SEC("raw_tp/vm_unmapped_area")
+int BPF_PROG(ember_growth_map, unsigned long addr)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct ember_uregs uregs;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	struct fold_event ev = {.tgid = tgid, .flags = EMBER_GROWTH_KEY_MAPPED};
+	struct ember_uregs uregs;
 	__u64 len;
 
-	if (id != NR_MMAP && id != NR_BRK)
-		return 0; /* every other system call: the cost that matters */
-	len = map_growth(regs, id);
-	if (!len || !map_sample_bytes)
+	if (!map_sample_bytes || !regs)
+		return 0;
+	len = map_growth(regs, addr);
+	if (!len)
 		return 0;
 	metric_inc(EMBER_GROWTH_M_MAP_CALLS);
 	ev.n = map_sample(len);
@@ -143,7 +160,7 @@ int BPF_PROG(ember_growth_map, struct pt_regs *regs, long id)
 	if (fold_dropped(tgid))
 		return 0;
 #if defined(__TARGET_ARCH_x86)
-	/* the registers saved at syscall entry are the user's */
+	/* the registers saved at system-call entry are the user's */
 	uregs.ip = BPF_CORE_READ(regs, ip);
 	uregs.sp = BPF_CORE_READ(regs, sp);
 	uregs.bp = BPF_CORE_READ(regs, bp);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Loads bpf/growth.bpf.c: a page-faults perf event per online CPU sampling 1
- * fault in N, and the raw tracepoint on system-call entry that samples
- * anonymous mmap/brk growth by bytes. The only file that includes its skeleton.
+ * fault in N, and the raw tracepoint vm_unmapped_area that samples anonymous
+ * mmaps by bytes. The only file that includes its skeleton.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -31,7 +31,7 @@
 struct growth {
 	struct growth_bpf *skel;
 	struct fold_perf perf;	   /* one page-faults event per online CPU */
-	struct bpf_link *map_link; /* the mmap/brk raw tracepoint */
+	struct bpf_link *map_link; /* the mmap raw tracepoint */
 	int64_t fault_bytes;	   /* fault_period pages */
 	struct fold_buffers buf;
 };
@@ -46,7 +46,7 @@ static int load(struct growth *g, const struct growth_opts *o, char *err, size_t
 		snprintf(err, errlen, "cannot open the growth BPF object: %s", strerror(errno));
 		return rc;
 	}
-	/* set here, between open and load: mmap/brk sampled at the faults' resolution */
+	/* set here, between open and load: mmaps sampled at the faults' resolution */
 	g->skel->rodata->map_sample_bytes = g->fault_bytes;
 	fold_size_buffers(g->skel->obj, GROWTH_COUNTS, GROWTH_STACKS);
 	rc = fold_share_maps(g->skel->obj, &o->shared, err, errlen);
@@ -82,7 +82,7 @@ static int attach(struct growth *g, const struct growth_opts *o, char *err, size
 	g->map_link = bpf_program__attach(g->skel->progs.ember_growth_map);
 	if (!g->map_link) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot attach the mmap/brk tracepoint: %s", strerror(errno));
+		snprintf(err, errlen, "cannot attach the mmap tracepoint: %s", strerror(errno));
 	}
 	return rc;
 }

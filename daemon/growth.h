@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Memory growth, host-wide: owns bpf/growth.bpf.c's skeleton, one page-faults
- * perf event per online CPU (1 fault in fault_period), the mmap/brk raw
+ * perf event per online CPU (1 fault in fault_period), the mmap raw
  * tracepoint, and the double-buffered maps they fold into.
  */
 #ifndef EMBER_GROWTH_DAEMON_H

@@ -11,7 +11,7 @@
 
 /*
  * Flag of ember_cpu_key in the growth object: the count is bytes of anonymous
- * mmap/brk growth (sampled by bytes); without it, a number of sampled page faults.
+ * mmap growth (sampled by bytes); without it, a number of sampled page faults.
  */
 #define EMBER_GROWTH_KEY_MAPPED 0x100
 
@@ -24,7 +24,7 @@ enum ember_growth_metric {
 	EMBER_GROWTH_M_KTHREAD = EMBER_CPU_M_NR, /* faults of kernel threads left out */
 	EMBER_GROWTH_M_FILE,	    /* faults on file-backed mappings left out (not growth) */
 	EMBER_GROWTH_M_VMA_UNKNOWN, /* faults whose mapping could not be looked up: kept */
-	EMBER_GROWTH_M_MAP_CALLS,   /* anonymous mmap and growing brk calls seen */
+	EMBER_GROWTH_M_MAP_CALLS,   /* anonymous mmaps seen */
 	EMBER_GROWTH_M_MAP_SAMPLED, /* of which sampled (folded with their stack) */
 	EMBER_GROWTH_M_NR,
 };
