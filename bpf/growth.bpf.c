@@ -15,7 +15,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* include/linux/sched.h: the task is a kernel thread (no user memory of its own). */
+/* include/linux/sched.h: the task is exiting; a kernel thread (no user memory of its own). */
+#define PF_EXITING 0x00000004
 #define PF_KTHREAD 0x00200000
 /* include/uapi/asm-generic/mman-common.h */
 #define MAP_ANONYMOUS 0x20
@@ -53,6 +54,14 @@ static __always_inline bool fault_counts(struct task_struct *task, __u64 addr)
 
 	if ((task->flags & PF_KTHREAD) || !task->mm) {
 		metric_inc(EMBER_GROWTH_M_KTHREAD);
+		return false;
+	}
+	/*
+	 * Faults of an exiting task (clear_child_tid, robust futexes) are not growth, and
+	 * reporting the process again after its exit event would keep its tables loaded.
+	 */
+	if (task->flags & PF_EXITING) {
+		metric_inc(EMBER_CPU_M_FILTERED);
 		return false;
 	}
 	if (bpf_find_vma(task, addr, vma_is_file, &file, 0)) {

@@ -289,6 +289,22 @@ static bool seen_id(const uint64_t *ids, size_t n, uint64_t id)
  * object's shared maps through a second fd): its memlock is what the kernel
  * charges to the cgroup for it, which RSS does not show.
  */
+/*
+ * Adds a map to the one of the same name already listed (counts0 of the cpu
+ * and growth objects): one series per name. False when there is none.
+ */
+static bool add_same_name(struct ember_status *st, const struct bpf_map_info *info,
+			  uint64_t memlock)
+{
+	for (size_t i = 0; i < st->n_maps; i++)
+		if (!strncmp(st->maps[i].name, info->name, sizeof(info->name))) {
+			st->maps[i].max_entries += info->max_entries;
+			st->maps[i].bytes += memlock;
+			return true;
+		}
+	return false;
+}
+
 static void gather_maps(struct ember_status *st)
 {
 	uint64_t ids[256];
@@ -322,7 +338,8 @@ static void gather_maps(struct ember_status *st)
 			continue;
 		ids[n_ids++] = id;
 		st->mem.bpf_map_bytes += memlock;
-		if (st->n_maps == STATUSFILE_MAX_MAPS || bpf_obj_get_info_by_fd(fd, &info, &len))
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || add_same_name(st, &info, memlock) ||
+		    st->n_maps == STATUSFILE_MAX_MAPS)
 			continue;
 		snprintf(st->maps[st->n_maps].name, sizeof(st->maps[0].name), "%s", info.name);
 		st->maps[st->n_maps].max_entries = info.max_entries;
