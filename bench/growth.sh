@@ -22,18 +22,17 @@ SYSCALLS=${BENCH_SYSCALLS:-2000000}
 EMBERD=${EMBERD:-$HERE/../build/daemon/emberd}
 
 usage() { sed -n '11,15p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+BENCH_NAME=growth
+. "$HERE/lib.sh"
 while getopts 'r:n:s:e:h' opt; do
+	bench_opt "$opt" "${OPTARG:-}" && continue # -r, -e
 	case $opt in
-	r) REPEAT=$OPTARG ;;
 	n) ROUNDS=$OPTARG ;;
 	s) SYSCALLS=$OPTARG ;;
-	e) EMBERD=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage ;;
 	esac
 done
-BENCH_NAME=growth
-. "$HERE/lib.sh"
 [ "$(id -u)" -eq 0 ] || die "must run as root (emberd loads BPF programs)"
 [ -x "$EMBERD" ] || die "emberd not built at $EMBERD"
 need cc "install gcc: the workload is compiled here"
