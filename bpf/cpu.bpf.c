@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * On-CPU sampler: runs on every cpu-clock perf event, walks the user stack
- * (bpf/unwind.bpf.h) and folds the sample into a count per (process, user
- * stack, kernel stack, comm) in the active buffer.
+ * On-CPU sampler: runs on every cpu-clock perf event and folds the sample into
+ * a count per (process, user stack, kernel stack, comm) in the active buffer
+ * (bpf/fold.bpf.h, which walks the user stack with bpf/unwind.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
 #include "ember/cpu.h"
-#include "ember/proc.h"
-#include "core_fixes.bpf.h"
-#include "proc_maps.bpf.h"
-#include "unwind.bpf.h"
+#include "fold.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -21,51 +18,6 @@ const volatile __u32 include_idle = 0;
 const volatile __u32 target_tgid = 0;
 /* Set by the daemon before load: when non-zero, sample only the processes in allow_tgids. */
 const volatile __u32 allow_only = 0;
-
-/*
- * Buffer the programs write to (0 or 1). Flipped by the daemon, which then
- * waits for running programs to finish before it drains the other buffer.
- */
-__u32 active_buf = 0;
-
-/*
- * Set to 1 by the daemon before it adds the first process to drop_tgids: until
- * then (no exclusion configured) each sample skips that map's lookup.
- */
-__u32 drops_used = 0;
-
-/* Sample counts per folded stack, buffer 0 and 1; sized by the daemon. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct ember_cpu_key);
-	__type(value, __u64);
-} counts0 SEC(".maps"), counts1 SEC(".maps");
-
-/*
- * Stacks referenced by counts0 and counts1, keyed by the hash of their
- * addresses: unlike a stack-trace map, two stacks never evict each other short
- * of a 64-bit hash collision. Preallocated (sized by the daemon): allocating in
- * the timer interrupt can fail transiently (seen: 1 in ~2000 inserts), and a
- * full preallocated map is the only way left to lose a stack.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, struct ember_stack);
-} stacks0 SEC(".maps"), stacks1 SEC(".maps");
-
-/*
- * Processes not to sample (excluded by configuration, or unmatched with
- * profile = matched); maintained by the daemon as it classifies processes.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EMBER_CPU_DROP_MAX);
-	__type(key, __u32);
-	__type(value, __u8);
-} drop_tgids SEC(".maps");
 
 /*
  * Processes an on-demand capture of one application samples (allow_only):
@@ -79,217 +31,15 @@ struct {
 	__type(value, __u8);
 } allow_tgids SEC(".maps");
 
-/* Per-CPU scratch space for the stack being read (too big for the BPF stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ember_stack);
-} scratch SEC(".maps");
-
-/* Per-CPU counters indexed by enum ember_cpu_metric; summed by the daemon. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, EMBER_CPU_M_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} metrics SEC(".maps");
-
-static __always_inline void metric_add(enum ember_cpu_metric m, __u64 n)
+/* The sample of ctx into the active buffer: user stack, and kernel stack outside user mode. */
+static __always_inline void count_sample(struct bpf_perf_event_data *ctx, __u32 tgid)
 {
-	__u32 key = m;
-	__u64 *v;
-
-	if (!n) /* most of the walk's counts are 0: no lookup, no cache line touched */
-		return;
-	v = bpf_map_lookup_elem(&metrics, &key);
-	if (v)
-		*v += n;
-}
-
-static __always_inline void metric_inc(enum ember_cpu_metric m)
-{
-	metric_add(m, 1);
-}
-
-/* State of the stack hash across bpf_loop() steps. */
-struct hash_state {
-	const struct ember_stack *st;
-	__u64 h;
-};
-
-static long hash_step(__u32 i, void *arg)
-{
-	struct hash_state *hs = arg;
-	__u64 j = i;
-
-	if (j >= EMBER_MAX_STACK_DEPTH || j >= hs->st->len)
-		return 1;
-	barrier_var(j); /* the checked register is the one that indexes */
-	hs->h = (hs->h ^ hs->st->ips[j]) * 0x100000001b3ULL;
-	return 0;
-}
-
-/*
- * FNV-1a over whole words, then a final avalanche; 0 is reserved for "none".
- * bpf_loop() (v5.17): the verifier checks the step once, where an open-coded
- * loop of 127 iterations was walked at every one of its four inlined copies,
- * which made up most of the program's load time.
- */
-static __always_inline __u64 stack_hash(const struct ember_stack *st)
-{
-	struct hash_state hs = {.st = st, .h = 0xcbf29ce484222325ULL};
-	__u64 h;
-
-	/* bound: the deepest stack kept */
-	bpf_loop(EMBER_MAX_STACK_DEPTH, hash_step, &hs, 0);
-	h = hs.h ^ st->flags; /* a truncated stack is not the complete one */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h ? h : 1;
-}
-
-/*
- * Stores the stack in scratch once in stacks. Returns its hash, or 0 with
- * *lost set when the map is full.
- */
-static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, bool *lost)
-{
-	__u64 h = stack_hash(st);
-
-	if (bpf_map_lookup_elem(stacks, &h))
-		return h;
-	if (bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
-		metric_inc(EMBER_CPU_M_STACKS_FULL);
-		*lost = true;
-		return 0;
-	}
-	return h;
-}
-
-static __always_inline struct ember_stack *scratch_stack(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&scratch, &zero);
-}
-
-/* The kernel stack, through the kernel's own walk (ORC or frame pointers). */
-static __always_inline __u64 kernel_stack(void *ctx, void *stacks, bool *lost)
-{
-	struct ember_stack *st = scratch_stack();
-	long bytes;
-
-	if (!st)
-		return 0;
-	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), 0);
-	if (bytes < 0) {
-		metric_inc(EMBER_CPU_M_KSTACK_FAILED);
-		*lost = true;
-		return 0;
-	}
-	st->len = bytes / sizeof(__u64);
-	st->flags = 0;
-	return keep_stack(st, stacks, lost);
-}
-
-/*
- * The user stack, walked with unwind tables (bpf/unwind.bpf.h); 0 alone when
- * there is none (a kernel thread).
- */
-static __always_inline __u64 user_stack(struct bpf_perf_event_data *ctx, __u32 tgid, void *stacks,
-					bool *lost)
-{
-	struct ember_stack *st = scratch_stack();
 	struct ember_uregs regs;
-	struct uw_result res;
+	struct fold_event ev = {.tgid = tgid, .n = 1, .kstack = !ember_user_mode(ctx)};
 
-#if !defined(__TARGET_ARCH_x86)
-	/* the table walk is x86-64's: elsewhere, the kernel's frame-pointer walk */
-	long bytes = st ? bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK) : 0;
-
-	if (bytes <= 0)
-		return 0; /* none (a kernel thread), or unreadable */
-	st->len = bytes / sizeof(__u64);
-	st->flags = 0;
-	return keep_stack(st, stacks, lost);
-#endif
-	if (!st || !ember_user_regs(ctx, &regs))
-		return 0;
-	uw_walk(st, tgid, regs.ip, regs.sp, regs.bp, &res);
-	metric_inc(res.end);
-	metric_add(EMBER_CPU_M_PROC_NO_TABLES, res.no_proc);
-	metric_add(EMBER_CPU_M_FRAMES_TABLE, res.by_table);
-	metric_add(EMBER_CPU_M_FRAMES_FP, res.by_fp);
-	metric_add(EMBER_CPU_M_FRAMES_BAD_RULE, res.bad_rule);
-	return keep_stack(st, stacks, lost);
-}
-
-static __always_inline void add_count(void *counts, const struct ember_cpu_key *key)
-{
-	__u64 one = 1, *count = bpf_map_lookup_elem(counts, key);
-
-	if (!count) {
-		if (!bpf_map_update_elem(counts, key, &one, BPF_NOEXIST)) {
-			metric_inc(EMBER_CPU_M_COUNTED);
-			return;
-		}
-		/* another CPU may have inserted it meanwhile */
-		count = bpf_map_lookup_elem(counts, key);
-		if (!count) {
-			metric_inc(EMBER_CPU_M_COUNTS_FULL);
-			return;
-		}
-	}
-	__sync_fetch_and_add(count, 1);
-	metric_inc(EMBER_CPU_M_COUNTED);
-}
-
-/*
- * Reports the first sample of a process so that the daemon captures its
- * mappings while it lives. A failed report is retried on its next sample.
- */
-static __always_inline void note_process(__u32 tgid)
-{
-	struct ember_proc_event *e;
-	__u8 one = 1;
-
-	if (bpf_map_lookup_elem(&known, &tgid))
-		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		metric_inc(EMBER_CPU_M_PROC_EVENT_LOST);
-		return;
-	}
-	if (bpf_map_update_elem(&known, &tgid, &one, BPF_NOEXIST)) {
-		bpf_ringbuf_discard(e, 0); /* another CPU reported it meanwhile */
-		return;
-	}
-	e->type = EMBER_PROC_NEW;
-	e->tgid = tgid;
-	e->ktime_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
-}
-
-static __always_inline void count_sample(struct bpf_perf_event_data *ctx, void *counts,
-					 void *stacks, __u32 tgid)
-{
-	struct ember_cpu_key key = {};
-	bool lost = false;
-
-	key.tgid = tgid;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.user_stack = user_stack(ctx, tgid, stacks, &lost);
-	if (lost)
-		key.flags |= EMBER_KEY_USTACK_LOST;
-	if (!ember_user_mode(ctx)) {
-		lost = false;
-		key.kern_stack = kernel_stack(ctx, stacks, &lost);
-		if (lost)
-			key.flags |= EMBER_KEY_KSTACK_LOST;
-	}
-	add_count(counts, &key);
+	if (ember_user_regs(ctx, &regs))
+		ev.regs = &regs;
+	fold(ctx, &ev);
 }
 
 SEC("perf_event")
@@ -310,13 +60,8 @@ int ember_cpu_sample(struct bpf_perf_event_data *ctx)
 	}
 	/* reported even when dropped: after an exec it may have to be sampled again */
 	note_process(tgid);
-	if (drops_used && bpf_map_lookup_elem(&drop_tgids, &tgid)) {
-		metric_inc(EMBER_CPU_M_FILTERED);
+	if (fold_dropped(tgid))
 		return 0;
-	}
-	if (active_buf == 0)
-		count_sample(ctx, &counts0, &stacks0, tgid);
-	else
-		count_sample(ctx, &counts1, &stacks1, tgid);
+	count_sample(ctx, tgid);
 	return 0;
 }

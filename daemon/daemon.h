@@ -40,6 +40,7 @@ struct daemon {
 	struct history *hist;
 	struct sampler *sampler; /* on-CPU stacks: the cpu profile type's maps */
 	struct allocs *allocs;	 /* sampled allocations (memory); NULL: no app asks */
+	struct growth *growth;	 /* memory growth's maps; NULL when off or unavailable */
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "control.h"
 #include "daemon.h"
+#include "growth.h"
 #include "history.h"
 #include "interval.h"
 #include "ksymbpf.h"
@@ -228,6 +229,7 @@ static void teardown(struct daemon *d)
 	uploader_stop(d->up);
 	rollups_stop(d->rollups);
 	allocs_close(d->allocs);
+	growth_close(d->growth);
 	sampler_close(d->sampler);
 	unwinder_close(d->unw);
 	proctrack_close(d->proc);
@@ -311,6 +313,25 @@ static int open_allocs(struct daemon *d, const struct unwinder_fds *unw)
 	return 0;
 }
 
+/*
+ * Memory growth, sharing the CPU sampler's maps; the CPU profile goes on
+ * without it when it cannot load (said).
+ */
+static void open_growth(struct daemon *d, const struct sampler_opts *so)
+{
+	struct growth_opts go = {.fault_period = d->cfg.growth_fault_period,
+				 .shared = {.events_fd = so->events_fd,
+					    .known_fd = so->known_fd,
+					    .drop_fd = sampler_drop_fd(d->sampler),
+					    .unwind = so->unwind}};
+	char err[512];
+
+	if (!go.fault_period)
+		return;
+	if (growth_open(&go, &d->growth, err, sizeof(err)))
+		log_warnx("%s: no memory_growth profiles", err);
+}
+
 /* The BPF side: process events, unwind tables, the on-CPU sampler. 0 or 1 (said). */
 static int open_bpf(struct daemon *d)
 {
@@ -339,6 +360,7 @@ static int open_bpf(struct daemon *d)
 		log_err("%s", err);
 		return 1;
 	}
+	open_growth(d, &so);
 	return open_allocs(d, &so.unwind);
 }
 
@@ -347,6 +369,7 @@ static int open_interval(struct daemon *d)
 {
 	d->iv = interval_open(&(struct interval_deps){.src = {.cfg = &d->cfg,
 							      .sampler = d->sampler,
+							      .growth = d->growth,
 							      .proc = d->proc,
 							      .procs = d->procs,
 							      .sym = d->sym,
@@ -364,7 +387,9 @@ static int open_interval(struct daemon *d)
 	 */
 	if (!d->iv ||
 	    (d->allocs && interval_add_type(d->iv, &profile_types[PROFILE_MEMORY], d->allocs)) ||
-	    interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler)) {
+	    interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler) ||
+	    (d->growth &&
+	     interval_add_type(d->iv, &profile_types[PROFILE_MEMORY_GROWTH], d->growth))) {
 		log_err("cannot set up the interval: %s", strerror(ENOMEM));
 		return 1;
 	}

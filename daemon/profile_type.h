@@ -51,6 +51,7 @@ enum profile_type_id {
 	PROFILE_CPU,
 	PROFILE_MEMORY,
 	PROFILE_MALLOC,
+	PROFILE_MEMORY_GROWTH,
 	PROFILE_TYPES_NR,
 };
 extern const struct profile_type profile_types[PROFILE_TYPES_NR];

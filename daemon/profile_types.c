@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* The table of profile types: what each one's samples mean, and whose maps hold them. */
+#include <unistd.h>
+
 #include "allocs.h"
 #include "clock.h"
+#include "growth.h"
 #include "malloccap.h"
 #include "profile_type.h"
 
@@ -69,6 +72,48 @@ static int memory_drain(void *src, int64_t period, profile_sample_cb cb, void *a
 	return allocs_drain(src, memory_stack, &c);
 }
 
+/* One page: resident bytes grow by pages, each sampled fault weighing fault_period of them. */
+static int64_t growth_period(unsigned int hz)
+{
+	(void)hz;
+	return sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * The growth sampler's counts as the type's three values: a sampled fault
+ * count is faults and faults x fault_period pages; a mapped count is bytes.
+ */
+struct growth_drain_ctx {
+	int64_t fault_bytes;
+	profile_sample_cb cb;
+	void *arg;
+};
+
+static int growth_stack(const struct ember_cpu_key *key, uint64_t count,
+			const struct sampler_stack *user, const struct sampler_stack *kern,
+			void *arg)
+{
+	struct growth_drain_ctx *c = arg;
+	int64_t values[3] = {(int64_t)count, (int64_t)count * c->fault_bytes, 0};
+	uint64_t events = count;
+
+	if (key->flags & EMBER_GROWTH_KEY_MAPPED) {
+		values[0] = values[1] = 0;
+		values[2] = (int64_t)count;
+		/* the samples it stands for: one per fault_bytes, at least one */
+		events = (count + c->fault_bytes - 1) / c->fault_bytes;
+	}
+	return c->cb(&(struct profile_sample){key, values, events, user, kern}, c->arg);
+}
+
+static int growth_drain_type(void *src, int64_t period, profile_sample_cb cb, void *arg)
+{
+	struct growth_drain_ctx c = {growth_fault_bytes(src), cb, arg};
+
+	(void)period;
+	return growth_drain(src, growth_stack, &c);
+}
+
 const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 	/* on-CPU stacks sampled at hz per CPU (bpf/cpu.bpf.c), as delta profiles */
 	[PROFILE_CPU] =
@@ -107,5 +152,15 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period_type = {"space", "bytes"},
 			.period = every_call,
 			.drain = malloccap_drain,
+		},
+	/* sampled page faults on anonymous memory and mmap/brk growth (bpf/growth.bpf.c) */
+	[PROFILE_MEMORY_GROWTH] =
+		{
+			.name = "memory_growth",
+			.values = {{"faults", "count"}, {"resident", "bytes"}, {"mapped", "bytes"}},
+			.n_values = 3,
+			.period_type = {"space", "bytes"},
+			.period = growth_period,
+			.drain = growth_drain_type,
 		},
 };

@@ -117,6 +117,16 @@ static void keep_restart_only(const struct ember_config *cur, struct ember_confi
 	n->include_idle = cur->include_idle;
 }
 
+/* The growth sampler's period is set at load. */
+static void keep_growth_period(const struct ember_config *cur, struct ember_config *n)
+{
+	if (n->growth_fault_period == cur->growth_fault_period)
+		return;
+	log_warnx("growth_fault_period changes only with a restart: keeping %u",
+		  cur->growth_fault_period);
+	n->growth_fault_period = cur->growth_fault_period;
+}
+
 /*
  * A new interval takes effect only where the BPF maps, sized at load for the
  * first one, hold its samples as well as maps sized for it would
@@ -159,6 +169,7 @@ void apply_reload(struct daemon *d)
 	bool collector_changed;
 
 	keep_restart_only(&d->cfg, n);
+	keep_growth_period(&d->cfg, n);
 	apply_interval(d, n);
 	collector_changed = memcmp(&n->collector, &d->cfg.collector, sizeof(n->collector));
 	config_free(&d->cfg);

@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "clock.h"
+#include "growth.h"
 #include "history.h"
 #include "log.h"
 #include "proctable.h"
@@ -84,6 +85,28 @@ static void gather_unwinder(struct ember_status *st, struct unwinder *unw)
 		(struct status_cache_use){us.procs, 0, 0, us.procs_full};
 }
 
+/*
+ * Memory growth's metric totals into interval deltas; its losses go to the
+ * same named drop causes as the CPU sampler's.
+ */
+static void gather_growth(struct interval_report *r, const struct report_sources *src)
+{
+	uint64_t g[EMBER_GROWTH_M_NR] = {};
+	struct ember_status *st = &r->st;
+	const uint64_t *d = r->growth;
+
+	memset(r->growth, 0, sizeof(r->growth));
+	if (!src->growth || growth_metrics(src->growth, g))
+		return;
+	for (int m = 0; m < EMBER_GROWTH_M_NR; m++)
+		r->growth[m] = g[m] - r->last_growth[m];
+	memcpy(r->last_growth, g, sizeof(g));
+	count(&st->drops[STATUS_DROP_KERNEL_STACK], d[EMBER_CPU_M_KSTACK_FAILED]);
+	count(&st->drops[STATUS_DROP_STACK_MAP_FULL], d[EMBER_CPU_M_STACKS_FULL]);
+	count(&st->drops[STATUS_DROP_COUNTS_MAP_FULL], d[EMBER_CPU_M_COUNTS_FULL]);
+	count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_CPU_M_PROC_EVENT_LOST]);
+}
+
 /* BPF metric totals into interval deltas and the named drop causes. */
 static void gather_bpf(struct interval_report *r, const struct report_sources *src)
 {
@@ -107,6 +130,7 @@ static void gather_bpf(struct interval_report *r, const struct report_sources *s
 		count(&st->skips[STATUS_SKIP_FILTERED], d[EMBER_CPU_M_FILTERED]);
 		gather_walk(st, d);
 	}
+	gather_growth(r, src);
 	if (!proctrack_metrics(src->proc, proc)) {
 		for (int m = 0; m < EMBER_PROC_M_NR; m++)
 			r->proc[m] = proc[m] - r->last_proc[m];
@@ -265,6 +289,22 @@ static bool seen_id(const uint64_t *ids, size_t n, uint64_t id)
  * object's shared maps through a second fd): its memlock is what the kernel
  * charges to the cgroup for it, which RSS does not show.
  */
+/*
+ * Adds a map to the one of the same name already listed (counts0 of the cpu
+ * and growth objects): one series per name. False when there is none.
+ */
+static bool add_same_name(struct ember_status *st, const struct bpf_map_info *info,
+			  uint64_t memlock)
+{
+	for (size_t i = 0; i < st->n_maps; i++)
+		if (!strncmp(st->maps[i].name, info->name, sizeof(info->name))) {
+			st->maps[i].max_entries += info->max_entries;
+			st->maps[i].bytes += memlock;
+			return true;
+		}
+	return false;
+}
+
 static void gather_maps(struct ember_status *st)
 {
 	uint64_t ids[256];
@@ -298,7 +338,8 @@ static void gather_maps(struct ember_status *st)
 			continue;
 		ids[n_ids++] = id;
 		st->mem.bpf_map_bytes += memlock;
-		if (st->n_maps == STATUSFILE_MAX_MAPS || bpf_obj_get_info_by_fd(fd, &info, &len))
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || add_same_name(st, &info, memlock) ||
+		    st->n_maps == STATUSFILE_MAX_MAPS)
 			continue;
 		snprintf(st->maps[st->n_maps].name, sizeof(st->maps[0].name), "%s", info.name);
 		st->maps[st->n_maps].max_entries = info.max_entries;
@@ -321,6 +362,8 @@ void report_init(struct interval_report *r, const struct report_sources *src)
 	/* the BPF metrics since load count from here: the first interval's deltas are right */
 	sampler_metrics(src->sampler, r->last_cpu);
 	proctrack_metrics(src->proc, r->last_proc);
+	if (src->growth)
+		growth_metrics(src->growth, r->last_growth);
 }
 
 void report_measure_memory(struct interval_report *r, const struct report_sources *src)
@@ -389,6 +432,31 @@ static void log_symbols(const struct interval_report *r)
 		  s->kernel_cached);
 }
 
+/* Memory growth's line: a warning when it lost samples or stacks, else debug. */
+static void log_growth(const struct interval_report *r)
+{
+	const uint64_t *g = r->growth;
+	uint64_t lost = g[EMBER_CPU_M_COUNTS_FULL] + g[EMBER_CPU_M_STACKS_FULL] +
+			g[EMBER_CPU_M_KSTACK_FAILED];
+	char line[512];
+
+	snprintf(line, sizeof(line),
+		 "growth: %" PRIu64 " faults sampled, %" PRIu64
+		 " folded (file-backed left out %" PRIu64 ", kernel threads %" PRIu64
+		 ", mapping unknown %" PRIu64 "), %" PRIu64 " of %" PRIu64
+		 " anonymous mmaps sampled; lost: %" PRIu64 " samples (counts map full), %" PRIu64
+		 " stacks",
+		 g[EMBER_CPU_M_SAMPLES], g[EMBER_CPU_M_COUNTED] - g[EMBER_GROWTH_M_MAP_SAMPLED],
+		 g[EMBER_GROWTH_M_FILE], g[EMBER_GROWTH_M_KTHREAD], g[EMBER_GROWTH_M_VMA_UNKNOWN],
+		 g[EMBER_GROWTH_M_MAP_SAMPLED], g[EMBER_GROWTH_M_MAP_CALLS],
+		 g[EMBER_CPU_M_COUNTS_FULL],
+		 g[EMBER_CPU_M_STACKS_FULL] + g[EMBER_CPU_M_KSTACK_FAILED]);
+	if (lost)
+		log_warnx("%s", line);
+	else
+		log_debug("%s", line);
+}
+
 void report_log(const struct interval_report *r)
 {
 	static const char *const names[EMBER_CPU_M_NR] = {
@@ -419,5 +487,7 @@ void report_log(const struct interval_report *r)
 			  st->samples, st->stacks, st->processes, r->st.apps,
 			  r->st.skips[STATUS_SKIP_EXCLUDED].interval, r->cpu[EMBER_CPU_M_FILTERED],
 			  r->cpu[EMBER_CPU_M_IDLE_SKIPPED]);
+	if (r->growth[EMBER_CPU_M_SAMPLES] || r->growth[EMBER_GROWTH_M_MAP_CALLS])
+		log_growth(r);
 	log_symbols(r);
 }

@@ -13,10 +13,12 @@
 #include "config.h"
 #include "drain.h"
 #include "ember/cpu.h"
+#include "ember/growth.h"
 #include "ember/proc.h"
 #include "statusfile.h"
 #include "symbolizer.h"
 
+struct growth;
 struct history;
 struct proctrack;
 struct rollups;
@@ -28,6 +30,7 @@ struct uploader;
 struct report_sources {
 	const struct ember_config *cfg; /* the running configuration (reloads in place) */
 	struct sampler *sampler;	/* the cpu type's BPF metrics */
+	struct growth *growth;		/* memory growth's; NULL when off */
 	struct proctrack *proc;		/* the process events' BPF metrics */
 	struct proctable *procs;
 	struct symbolizer *sym;
@@ -39,15 +42,17 @@ struct report_sources {
 
 /* One interval's figures (cumulative ones since the start), filled by report_gather(). */
 struct interval_report {
-	struct ember_status st;		  /* what the status file holds, as it holds it */
-	uint64_t cpu[EMBER_CPU_M_NR];	  /* the cpu BPF metrics of this interval */
-	uint64_t proc[EMBER_PROC_M_NR];	  /* the process events' metrics of this interval */
-	struct symbolizer_stats sym;	  /* the symbolizer's, at the end of the interval */
-	struct drain_stats drained;	  /* every type's drains of the interval, summed */
-	uint64_t perfmaps_refused;	  /* perf map files refused since the start */
-	uint64_t perfmaps_refused_before; /* the same at the previous interval */
+	struct ember_status st;		    /* what the status file holds, as it holds it */
+	uint64_t cpu[EMBER_CPU_M_NR];	    /* the cpu BPF metrics of this interval */
+	uint64_t proc[EMBER_PROC_M_NR];	    /* the process events' metrics of this interval */
+	struct symbolizer_stats sym;	    /* the symbolizer's, at the end of the interval */
+	struct drain_stats drained;	    /* every type's drains of the interval, summed */
+	uint64_t perfmaps_refused;	    /* perf map files refused since the start */
+	uint64_t perfmaps_refused_before;   /* the same at the previous interval */
+	uint64_t growth[EMBER_GROWTH_M_NR]; /* memory growth's BPF metrics of this interval */
 	/* totals at the previous gather, to turn totals into interval deltas */
 	uint64_t last_cpu[EMBER_CPU_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
+	uint64_t last_growth[EMBER_GROWTH_M_NR];
 };
 
 /* The report's fixed fields, and the BPF metrics' baselines: the first deltas count from here. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ember/cpu.h"
+#include "fold.h"
 #include "unwinder.h"
 
 /* How to load the sampler: rate, map sizing, filters, and the maps it shares. */
@@ -23,18 +24,6 @@ struct sampler_opts {
 	int events_fd, known_fd;    /* proctrack's shared maps, or -1 for private ones */
 	struct unwinder_fds unwind; /* the unwinder's maps, or -1s: frame pointers only */
 };
-
-/* One stack as drained: ips leaf first; n == 0 when there is none or it was lost. */
-struct sampler_stack {
-	const uint64_t *ips;
-	size_t n;
-	bool lost;	/* the stack existed but could not be read or kept */
-	bool truncated; /* deeper than EMBER_MAX_STACK_DEPTH: callers missing */
-};
-
-typedef int (*sampler_cb)(const struct ember_cpu_key *key, uint64_t count,
-			  const struct sampler_stack *user, const struct sampler_stack *kern,
-			  void *arg);
 
 struct sampler;
 
@@ -58,6 +47,9 @@ void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stacks);
  * empties it (counts and stacks), so that nothing is lost or counted twice.
  */
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg);
+
+/* The drop_tgids map, which the other folding objects share (fold_shared.drop_fd). */
+int sampler_drop_fd(const struct sampler *s);
 
 /* Stops (drop) or resumes sampling process tgid in the kernel. 0 or -errno
  * (-E2BIG when EMBER_CPU_DROP_MAX processes are already dropped). */

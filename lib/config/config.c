@@ -102,6 +102,7 @@ void config_defaults(struct ember_config *c)
 	c->include_idle = false;
 	c->live_allocs = CONFIG_DEFAULT_LIVE_ALLOCS;
 	c->live_allocs_per_process = CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS;
+	c->growth_fault_period = EMBER_GROWTH_PERIOD_DEFAULT;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
 	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
 	c->collector.reject_older_than_ns = CONFIG_DEFAULT_REJECT_OLDER_THAN_NS;
@@ -618,6 +619,15 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 			snprintf(err, errlen, "include_idle: '%s' is not yes or no", value);
 			return -EINVAL;
 		}
+	} else if (!strcmp(key, "growth_fault_period")) {
+		if (parse_uint(value, 0, EMBER_GROWTH_PERIOD_MAX, &n)) {
+			snprintf(
+				err, errlen,
+				"growth_fault_period: '%s' is not a whole number from 0 (off) to %d",
+				value, EMBER_GROWTH_PERIOD_MAX);
+			return -EINVAL;
+		}
+		c->growth_fault_period = n;
 	} else if (!strcmp(key, "profile")) {
 		if (strcmp(value, "all") && strcmp(value, "matched")) {
 			snprintf(err, errlen, "profile: '%s' is not all or matched", value);

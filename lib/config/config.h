@@ -18,6 +18,9 @@
 /* Bounds of user-settable values. */
 #define EMBER_HZ_MIN 1
 #define EMBER_HZ_MAX 999
+/* growth_fault_period: sampled page faults, 1 in N (0: memory growth off). */
+#define EMBER_GROWTH_PERIOD_DEFAULT 100
+#define EMBER_GROWTH_PERIOD_MAX 1000000
 #define EMBER_INTERVAL_MIN_NS (1000000000LL)			 /* 1 s */
 #define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL)		 /* 1 h */
 #define CONFIG_DEFAULT_RETENTION_NS (7LL * 86400 * 1000000000LL) /* 7d */
@@ -156,7 +159,9 @@ struct ember_config {
 	uint64_t store_backlog;	    /* profiles kept in memory while the history cannot take them */
 	uint64_t unwind_memory;	    /* unwind tables in the kernel (restart to change) */
 	bool include_idle;	    /* count the idle task's samples too */
-	bool profile_matched;	    /* profile = matched: only processes an [app] matches */
+	/* memory growth: sample 1 page fault in N; 0 = off */
+	unsigned int growth_fault_period;
+	bool profile_matched; /* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */
 	size_t n_labels;
 	struct app_config *apps; /* in file order; owned, see config_free() */

@@ -82,6 +82,29 @@ START_TEST(test_bounds_keys)
 }
 END_TEST
 
+START_TEST(test_growth_period)
+{
+	struct ember_config c;
+	struct config_errors e;
+
+	ck_assert_int_eq(parse("", &c, &e), 0);
+	ck_assert_uint_eq(c.growth_fault_period, 100);
+	ck_assert_int_eq(parse("[daemon]\ngrowth_fault_period = 0\n", &c, &e), 0);
+	ck_assert_uint_eq(c.growth_fault_period, 0); /* off */
+	ck_assert_int_eq(parse("[daemon]\ngrowth_fault_period = 1000000\n", &c, &e), 0);
+	ck_assert_uint_eq(c.growth_fault_period, 1000000);
+	ck_assert_int_eq(parse("[daemon]\ngrowth_fault_period = 1000001\n"
+			       "growth_fault_period = -1\ngrowth_fault_period = ten\n",
+			       &c, &e),
+			 -EINVAL);
+	ck_assert_uint_eq(e.n, 3);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: growth_fault_period: '1000001'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: growth_fault_period: '-1'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: growth_fault_period: 'ten'"));
+	ck_assert_uint_eq(c.growth_fault_period, 100);
+}
+END_TEST
+
 START_TEST(test_parse_size)
 {
 	uint64_t n;
@@ -549,6 +572,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_errors_with_lines);
 	tcase_add_test(tc, test_errors_in_line_order);
 	tcase_add_test(tc, test_bounds_keys);
+	tcase_add_test(tc, test_growth_period);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_syntax_and_bounds);
 	tcase_add_test(tc, test_many_errors_bounded);

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Memory growth: folds sampled page faults on anonymous memory (the software
+ * page-faults perf event, 1 in N) and anonymous mmaps sampled by bytes, with
+ * their stacks, in the maps of bpf/fold.bpf.h.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "ember/growth.h"
+#define FOLD_METRICS_NR EMBER_GROWTH_M_NR
+#include "fold.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* include/linux/sched.h: the task is exiting; a kernel thread (no user memory of its own). */
+#define PF_EXITING 0x00000004
+#define PF_KTHREAD 0x00200000
+/* include/uapi/asm-generic/mman-common.h */
+#define MAP_ANONYMOUS 0x20
+#define PROT_NONE 0x0
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_MMAP 9
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_MMAP 222
+#endif
+
+/*
+ * Set by the daemon before load: mapped bytes one sample of mmap growth
+ * stands for (a call of L bytes is sampled with probability L / this, or always
+ * when larger); 0 leaves mmaps out.
+ */
+const volatile __u64 map_sample_bytes = 0;
+
+/* bpf_find_vma() callback: whether the faulting address's mapping is file-backed. */
+static long vma_is_file(struct task_struct *task, struct vm_area_struct *vma, void *arg)
+{
+	bool *file = arg;
+
+	*file = vma->vm_file != NULL;
+	return 0;
+}
+
+/*
+ * Whether the fault is growth: a user process's fault outside file-backed
+ * mappings. A mapping that cannot be looked up (its lock taken) is kept.
+ */
+static __always_inline bool fault_counts(struct task_struct *task, __u64 addr)
+{
+	bool file = false;
+
+	if ((task->flags & PF_KTHREAD) || !task->mm) {
+		metric_inc(EMBER_GROWTH_M_KTHREAD);
+		return false;
+	}
+	/*
+	 * Faults of an exiting task (clear_child_tid, robust futexes) are not growth, and
+	 * reporting the process again after its exit event would keep its tables loaded.
+	 */
+	if (task->flags & PF_EXITING) {
+		metric_inc(EMBER_CPU_M_FILTERED);
+		return false;
+	}
+	if (bpf_find_vma(task, addr, vma_is_file, &file, 0)) {
+		metric_inc(EMBER_GROWTH_M_VMA_UNKNOWN);
+		return true;
+	}
+	if (file) {
+		metric_inc(EMBER_GROWTH_M_FILE);
+		return false;
+	}
+	return true;
+}
+
+SEC("perf_event")
+int ember_growth_fault(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ember_uregs regs;
+	struct fold_event ev = {.tgid = tgid, .n = 1, .kstack = !ember_user_mode(ctx)};
+
+	metric_inc(EMBER_CPU_M_SAMPLES);
+	if (!fault_counts(task, ctx->addr))
+		return 0;
+	note_process(tgid);
+	if (fold_dropped(tgid))
+		return 0;
+	if (ember_user_regs(ctx, &regs))
+		ev.regs = &regs;
+	fold(ctx, &ev);
+	return 0;
+}
+
+/* The number of the system call current is in (from its saved registers), or -1. */
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(regs, syscallno);
+#endif
+}
+
+/*
+ * Bytes a successful anonymous mmap adds to the address space, read from the
+ * system call's arguments; 0 for any other search of the address space (a
+ * file mapping, shmat, mremap) and for a reservation (PROT_NONE: allocator
+ * arenas and guard areas, memory only once made accessible).
+ */
+static __always_inline __u64 map_growth(struct pt_regs *regs, unsigned long addr)
+{
+	__u64 prot, flags;
+
+	if (addr & 0xfff) /* an error (-ENOMEM), never page-aligned: the search failed */
+		return 0;
+	if (syscall_nr(regs) != NR_MMAP)
+		return 0;
+	prot = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	flags = PT_REGS_PARM4_CORE_SYSCALL(regs);
+	if (!(flags & MAP_ANONYMOUS) || prot == PROT_NONE)
+		return 0;
+	return PT_REGS_PARM2_CORE_SYSCALL(regs);
+}
+
+/*
+ * The weight of a call of len bytes sampled by bytes, or 0 when not sampled:
+ * unbiased (expected weight = len) at one stack walk per map_sample_bytes.
+ */
+static __always_inline __u64 map_sample(__u64 len)
+{
+	if (len >= map_sample_bytes)
+		return len;
+	if ((__u64)bpf_get_prandom_u32() * map_sample_bytes >= (len << 32))
+		return 0;
+	return map_sample_bytes;
+}
+
+/*
+ * Every mmap without MAP_FIXED searches the address space for room
+ * (vm_unmapped_area): a hook that runs on mappings only, where the entry of
+ * every system call would cost every process on the host. brk and MAP_FIXED
+ * mappings are not seen; their pages are, when touched, as faults.
+ */
+SEC("raw_tp/vm_unmapped_area")
+int BPF_PROG(ember_growth_map, unsigned long addr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct fold_event ev = {.tgid = tgid, .flags = EMBER_GROWTH_KEY_MAPPED};
+	struct ember_uregs uregs;
+	__u64 len;
+
+	if (!map_sample_bytes || !regs)
+		return 0;
+	len = map_growth(regs, addr);
+	if (!len)
+		return 0;
+	metric_inc(EMBER_GROWTH_M_MAP_CALLS);
+	ev.n = map_sample(len);
+	if (!ev.n)
+		return 0;
+	metric_inc(EMBER_GROWTH_M_MAP_SAMPLED);
+	note_process(tgid);
+	if (fold_dropped(tgid))
+		return 0;
+#if defined(__TARGET_ARCH_x86)
+	/* the registers saved at system-call entry are the user's */
+	uregs.ip = BPF_CORE_READ(regs, ip);
+	uregs.sp = BPF_CORE_READ(regs, sp);
+	uregs.bp = BPF_CORE_READ(regs, bp);
+	ev.regs = &uregs;
+#endif
+	fold(ctx, &ev);
+	return 0;
+}

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The user-space half of bpf/fold.bpf.h: shares an object's maps with the
+ * objects that own them, attaches its per-CPU perf events, and drains its
+ * double-buffered counts and stacks.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "clock.h"
+#include "fold.h"
+
+/*
+ * Perf-event programs run in hard-irq or fault context with preemption off and
+ * finish within microseconds of reading the buffer index; this grace period
+ * after the flip is three orders of magnitude longer. A raw tracepoint program
+ * can be preempted: a count it adds late is drained with the next interval.
+ */
+#define FLIP_GRACE_NS (10 * 1000 * 1000)
+
+/* Batch size of map reads: one syscall per this many entries. */
+#define DRAIN_BATCH 256
+
+uint32_t fold_roundup_pow2(uint64_t v, uint32_t lo, uint32_t hi)
+{
+	uint64_t p = 1;
+
+	while (p < v && p < hi)
+		p <<= 1;
+	return p < lo ? lo : p > hi ? hi : p;
+}
+
+/* Reuses fd for obj's map name, or (fd < 0) leaves its own, shrunk to tiny when asked. */
+static int share_one(struct bpf_object *obj, const char *name, int fd, bool shrink)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
+
+	if (!map)
+		return -ENOENT;
+	if (fd < 0)
+		return shrink ? bpf_map__set_max_entries(map, 1) : 0;
+	return bpf_map__reuse_fd(map, fd) ? -errno : 0;
+}
+
+int fold_share_maps(struct bpf_object *obj, const struct fold_shared *sh, char *err, size_t errlen)
+{
+	const struct {
+		const char *name, *what;
+		int fd;
+		bool shrink; /* without its owner: the walk reads nothing, frame pointers only */
+	} v[] = {
+		{"events", "process-event", sh->events_fd, false},
+		{"known", "process-event", sh->known_fd, false},
+		{"drop_tgids", "process-filter", sh->drop_fd, false},
+		{"unwind_rows", "unwind tables'", sh->unwind.rows, true},
+		{"unwind_tables", "unwind tables'", sh->unwind.tables, true},
+		{"unwind_procs", "unwind tables'", sh->unwind.procs, true},
+		{"unwind_stale", "unwind tables'", sh->unwind.stale, true},
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		int rc = share_one(obj, v[i].name, v[i].fd, v[i].shrink);
+
+		if (rc) {
+			snprintf(err, errlen, "cannot share the %s maps (%s): %s", v[i].what,
+				 v[i].name, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int fold_size_buffers(struct bpf_object *obj, uint32_t counts, uint32_t stacks)
+{
+	static const char *const names[] = {"counts0", "counts1", "stacks0", "stacks1"};
+
+	for (int i = 0; i < 4; i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, names[i]);
+
+		if (!map || bpf_map__set_max_entries(map, i < 2 ? counts : stacks))
+			return -ENOENT;
+	}
+	return 0;
+}
+
+/* Parses /sys/devices/system/cpu/online ("0-3,5") into a bitmap of max CPUs. */
+static int online_cpus(bool *online, unsigned int max)
+{
+	char buf[4096], *p, *end;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (p = buf; *p && *p != '\n';) {
+		unsigned long a = strtoul(p, &end, 10), b = a;
+
+		if (end == p)
+			return -EINVAL;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		for (unsigned long c = a; c <= b && c < max; c++)
+			online[c] = true;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Opens attr on cpu and attaches prog. 0 or -errno (said). */
+static int attach_cpu(struct fold_perf *p, struct bpf_program *prog, struct perf_event_attr *attr,
+		      unsigned int cpu, const char *what, char *err, size_t errlen)
+{
+	struct bpf_link *link;
+	int fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC), rc;
+
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "perf events unavailable: perf_event_open(%s, cpu %u): %s",
+			 what, cpu, strerror(errno));
+		return rc;
+	}
+	link = bpf_program__attach_perf_event(prog, fd);
+	if (!link) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot attach the %s program to cpu %u: %s", what, cpu,
+			 strerror(errno));
+		close(fd);
+		return rc;
+	}
+	p->pfds[p->n] = fd;
+	p->links[p->n++] = link;
+	return 0;
+}
+
+int fold_perf_open(struct fold_perf *p, struct bpf_program *prog, struct perf_event_attr *attr,
+		   const char *what, char *err, size_t errlen)
+{
+	int ncpus = libbpf_num_possible_cpus(), rc = 0;
+	bool *online;
+
+	if (ncpus <= 0) {
+		snprintf(err, errlen, "cannot count the possible CPUs");
+		return ncpus ? ncpus : -ENODEV;
+	}
+	online = calloc(ncpus, sizeof(*online));
+	p->links = calloc(ncpus, sizeof(*p->links));
+	p->pfds = calloc(ncpus, sizeof(*p->pfds));
+	if (!online || !p->links || !p->pfds) {
+		free(online);
+		return -ENOMEM;
+	}
+	rc = online_cpus(online, ncpus);
+	if (rc)
+		snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-rc));
+	for (int cpu = 0; !rc && cpu < ncpus; cpu++)
+		if (online[cpu])
+			rc = attach_cpu(p, prog, attr, cpu, what, err, errlen);
+	free(online);
+	if (!rc && !p->n) {
+		snprintf(err, errlen, "no online CPU to sample");
+		rc = -ENODEV;
+	}
+	return rc;
+}
+
+void fold_perf_close(struct fold_perf *p)
+{
+	for (unsigned int i = 0; i < p->n; i++) {
+		bpf_link__destroy(p->links[i]);
+		close(p->pfds[i]);
+	}
+	free(p->links);
+	free(p->pfds);
+	memset(p, 0, sizeof(*p));
+}
+
+int fold_buffers_init(struct fold_buffers *b, struct bpf_object *obj, uint32_t *active_buf,
+		      uint32_t counts_max)
+{
+	static const char *const counts[] = {"counts0", "counts1"}, *const stacks[] = {"stacks0",
+										       "stacks1"};
+
+	memset(b, 0, sizeof(*b));
+	for (int i = 0; i < EMBER_CPU_NBUF; i++) {
+		b->counts_fd[i] = bpf_object__find_map_fd_by_name(obj, counts[i]);
+		b->stacks_fd[i] = bpf_object__find_map_fd_by_name(obj, stacks[i]);
+		if (b->counts_fd[i] < 0 || b->stacks_fd[i] < 0)
+			return -ENOENT;
+	}
+	b->active_buf = active_buf;
+	b->counts_max = counts_max;
+	b->keys = calloc(counts_max, sizeof(*b->keys));
+	b->counts = calloc(counts_max, sizeof(*b->counts));
+	return b->keys && b->counts ? 0 : -ENOMEM;
+}
+
+void fold_buffers_free(struct fold_buffers *b)
+{
+	free(b->keys);
+	free(b->counts);
+	b->keys = NULL;
+	b->counts = NULL;
+}
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = ns_to_timespec(ns);
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * Reads and deletes every entry of a hash map in batches into room slots,
+ * returning the number read, or -errno. The map is not written meanwhile.
+ * room must be at least max_entries: a call's room then always covers what is
+ * left, so the kernel never refuses it for a bucket larger than the room.
+ */
+static long take_all(int fd, void *keys, void *vals, size_t key_size, size_t val_size, size_t room)
+{
+	uint32_t in = 0, out = 0, count;
+	bool first = true;
+	size_t n = 0;
+	int err;
+
+	do {
+		count = room - n < DRAIN_BATCH ? room - n : DRAIN_BATCH;
+		if (!count)
+			return n; /* full: what remains is left for the next drain */
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out,
+						      (char *)keys + n * key_size,
+						      (char *)vals + n * val_size, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		n += count;
+		in = out;
+		first = false;
+	} while (!err);
+	return n;
+}
+
+static bool stacks_reserve(struct fold_stacks *d, size_t want)
+{
+	uint64_t *h;
+	struct ember_stack *v;
+
+	if (want <= d->cap)
+		return true;
+	h = realloc(d->hash, want * sizeof(*h));
+	if (h)
+		d->hash = h;
+	v = h ? realloc(d->v, want * sizeof(*v)) : NULL;
+	if (!v)
+		return false;
+	d->v = v;
+	d->cap = want;
+	return true;
+}
+
+static size_t index_slot(const struct fold_stacks *d, uint64_t hash)
+{
+	size_t i = (hash >> 7) & (d->index_cap - 1);
+
+	while (d->index[i] && d->hash[d->index[i] - 1] != hash)
+		i = (i + 1) & (d->index_cap - 1);
+	return i;
+}
+
+/*
+ * Takes every stack of the old buffer and indexes them by hash. Each batch
+ * call gets room for a full DRAIN_BATCH: the kernel refuses (ENOSPC) a call
+ * whose room is smaller than the next hash bucket, so the room never shrinks.
+ */
+static int read_stacks(struct fold_stacks *d, int fd)
+{
+	uint32_t in = 0, out = 0, count;
+	bool first = true;
+	int err;
+
+	d->n = 0;
+	do {
+		if (!stacks_reserve(d, d->n + DRAIN_BATCH))
+			return -ENOMEM;
+		count = DRAIN_BATCH;
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, d->hash + d->n,
+						      d->v + d->n, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		d->n += count;
+		in = out;
+		first = false;
+	} while (!err);
+	free(d->index);
+	for (d->index_cap = 64; d->index_cap < 2 * d->n; d->index_cap <<= 1)
+		;
+	d->index = calloc(d->index_cap, sizeof(*d->index));
+	if (!d->index)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		d->index[index_slot(d, d->hash[i])] = i + 1;
+	return 0;
+}
+
+/* Frees the drain's stacks: large and transient, not worth keeping in RSS. */
+static void drop_stacks(struct fold_stacks *d)
+{
+	free(d->hash);
+	free(d->v);
+	free(d->index);
+	memset(d, 0, sizeof(*d));
+}
+
+/* The stack of hash; 0 (none) yields an empty stack, one not found a lost one. */
+static void find_stack(const struct fold_stacks *d, uint64_t hash, bool lost,
+		       struct sampler_stack *st)
+{
+	size_t i;
+
+	st->ips = NULL;
+	st->n = 0;
+	st->lost = lost;
+	st->truncated = false;
+	if (!hash)
+		return;
+	i = d->index[index_slot(d, hash)];
+	if (!i) {
+		st->lost = true;
+		return;
+	}
+	st->ips = (const uint64_t *)d->v[i - 1].ips;
+	st->n = d->v[i - 1].len < EMBER_MAX_STACK_DEPTH ? d->v[i - 1].len : EMBER_MAX_STACK_DEPTH;
+	st->truncated = d->v[i - 1].flags & EMBER_STACK_TRUNCATED;
+}
+
+int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg)
+{
+	uint32_t old = b->active;
+	int rc;
+	long n;
+
+	b->active = !old;
+	__atomic_store_n(b->active_buf, b->active, __ATOMIC_SEQ_CST);
+	sleep_ns(FLIP_GRACE_NS);
+
+	n = take_all(b->counts_fd[old], b->keys, b->counts, sizeof(*b->keys), sizeof(*b->counts),
+		     b->counts_max);
+	rc = n < 0 ? (int)n : read_stacks(&b->stk, b->stacks_fd[old]);
+	for (long i = 0; !rc && i < n; i++) {
+		const struct ember_cpu_key *k = &b->keys[i];
+		struct sampler_stack us, ks;
+
+		find_stack(&b->stk, k->user_stack, k->flags & EMBER_KEY_USTACK_LOST, &us);
+		find_stack(&b->stk, k->kern_stack, k->flags & EMBER_KEY_KSTACK_LOST, &ks);
+		rc = cb(k, b->counts[i], &us, &ks, arg);
+	}
+	drop_stacks(&b->stk);
+	return rc;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user-space half of bpf/fold.bpf.h, shared by every stack-sampling
+ * object (the cpu sampler, memory growth): the maps it shares with the other
+ * objects, its per-CPU perf events, and the drain of its double buffer.
+ */
+#ifndef EMBER_FOLD_H
+#define EMBER_FOLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember/cpu.h"
+#include "unwinder.h"
+
+struct bpf_object;
+struct bpf_program;
+struct bpf_link;
+struct perf_event_attr;
+
+/* One stack as drained: ips leaf first; n == 0 when there is none or it was lost. */
+struct sampler_stack {
+	const uint64_t *ips;
+	size_t n;
+	bool lost;	/* the stack existed but could not be read or kept */
+	bool truncated; /* deeper than EMBER_MAX_STACK_DEPTH: callers missing */
+};
+
+typedef int (*sampler_cb)(const struct ember_cpu_key *key, uint64_t count,
+			  const struct sampler_stack *user, const struct sampler_stack *kern,
+			  void *arg);
+
+/* Maps a folding object takes from the objects that own them; -1 for its own. */
+struct fold_shared {
+	int events_fd, known_fd;    /* proctrack's process-event ring buffer and known map */
+	int drop_fd;		    /* the cpu sampler's drop_tgids */
+	struct unwinder_fds unwind; /* the unwinder's maps, or -1s: frame pointers only */
+};
+
+/*
+ * Between open and load: makes obj's maps of those names the shared ones (a
+ * missing unwinder leaves tiny maps: frame pointers only). 0 or -errno, with
+ * the cause in err.
+ */
+int fold_share_maps(struct bpf_object *obj, const struct fold_shared *sh, char *err, size_t errlen);
+
+/* Between open and load: sizes obj's counts0/1 and stacks0/1. 0 or -ENOENT. */
+int fold_size_buffers(struct bpf_object *obj, uint32_t counts, uint32_t stacks);
+
+/* One perf event per online CPU, each running prog. */
+struct fold_perf {
+	struct bpf_link **links; /* one per online CPU */
+	int *pfds;		 /* perf event fds, same order */
+	unsigned int n;
+};
+
+/*
+ * Opens attr (its cpu set per event) on every online CPU and attaches prog to
+ * each. 0 or -errno with the cause in err; fold_perf_close() undoes a partial one.
+ */
+int fold_perf_open(struct fold_perf *p, struct bpf_program *prog, struct perf_event_attr *attr,
+		   const char *what, char *err, size_t errlen);
+void fold_perf_close(struct fold_perf *p);
+
+/* Stacks read from the old buffer in one pass, with an index by hash. */
+struct fold_stacks {
+	uint64_t *hash;	       /* n hashes, then ... */
+	struct ember_stack *v; /* ... their stacks */
+	size_t n, cap;
+	uint32_t *index; /* open addressing: 1 + position in v, 0 = free */
+	size_t index_cap;
+};
+
+/* The double buffer of one object: counts0/1, stacks0/1 and its active_buf. */
+struct fold_buffers {
+	int counts_fd[EMBER_CPU_NBUF], stacks_fd[EMBER_CPU_NBUF];
+	uint32_t *active_buf;	    /* the object's bss variable the programs read */
+	uint32_t counts_max;	    /* entries of a counts map */
+	uint32_t active;	    /* buffer the programs write to */
+	struct ember_cpu_key *keys; /* drain scratch: counts_max keys */
+	uint64_t *counts;	    /* drain scratch: their counts */
+	struct fold_stacks stk;	    /* drain scratch: the old buffer's stacks */
+};
+
+/* After load: takes obj's counts0/1, stacks0/1 and active_buf. 0 or -errno. */
+int fold_buffers_init(struct fold_buffers *b, struct bpf_object *obj, uint32_t *active_buf,
+		      uint32_t counts_max);
+void fold_buffers_free(struct fold_buffers *b);
+
+/*
+ * Switches the programs to the other buffer, waits for programs still writing
+ * to the old one, then calls cb for every folded stack of the old buffer and
+ * empties it (counts and stacks), so that nothing is lost or counted twice.
+ */
+int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg);
+
+/* The power of two at or above v, within lo..hi: a map size. */
+uint32_t fold_roundup_pow2(uint64_t v, uint32_t lo, uint32_t hi);
+
+#endif

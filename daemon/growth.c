@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loads bpf/growth.bpf.c: a page-faults perf event per online CPU sampling 1
+ * fault in N, and the raw tracepoint vm_unmapped_area that samples anonymous
+ * mmaps by bytes. The only file that includes its skeleton.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fold.h"
+#include "growth.h"
+#include "percpu.h"
+
+#include "growth.skel.h"
+
+/*
+ * Map sizes, preallocated. Growth folds far fewer distinct stacks than CPU
+ * samples (allocation sites are few); the CPU sampler's smallest sizes: 4.2
+ * MiB of stacks per buffer.
+ */
+#define GROWTH_COUNTS 4096
+#define GROWTH_STACKS 2048
+
+struct growth {
+	struct growth_bpf *skel;
+	struct fold_perf perf;	   /* one page-faults event per online CPU */
+	struct bpf_link *map_link; /* the mmap raw tracepoint */
+	int64_t fault_bytes;	   /* fault_period pages */
+	struct fold_buffers buf;
+};
+
+static int load(struct growth *g, const struct growth_opts *o, char *err, size_t errlen)
+{
+	int rc;
+
+	g->skel = growth_bpf__open();
+	if (!g->skel) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open the growth BPF object: %s", strerror(errno));
+		return rc;
+	}
+	/* set here, between open and load: mmaps sampled at the faults' resolution */
+	g->skel->rodata->map_sample_bytes = g->fault_bytes;
+	fold_size_buffers(g->skel->obj, GROWTH_COUNTS, GROWTH_STACKS);
+	rc = fold_share_maps(g->skel->obj, &o->shared, err, errlen);
+	if (rc)
+		return rc;
+	rc = growth_bpf__load(g->skel);
+	if (rc) {
+		snprintf(err, errlen,
+			 "cannot load the growth BPF programs: %s (run with -v for the verifier's "
+			 "log)",
+			 strerror(-rc));
+		return rc;
+	}
+	/* drop_tgids is the cpu sampler's, which knows when it is first used: look it up */
+	g->skel->bss->drops_used = o->shared.drop_fd >= 0;
+	return 0;
+}
+
+static int attach(struct growth *g, const struct growth_opts *o, char *err, size_t errlen)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.sample_period = o->fault_period,
+		.exclude_kernel = 0, /* faults taken in kernel mode (copy_to_user) are growth too */
+	};
+	int rc = fold_perf_open(&g->perf, g->skel->progs.ember_growth_fault, &attr, "page-faults",
+				err, errlen);
+
+	if (rc)
+		return rc;
+	g->map_link = bpf_program__attach(g->skel->progs.ember_growth_map);
+	if (!g->map_link) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot attach the mmap tracepoint: %s", strerror(errno));
+	}
+	return rc;
+}
+
+int growth_open(const struct growth_opts *o, struct growth **out, char *err, size_t errlen)
+{
+	struct growth *g = calloc(1, sizeof(*g));
+	int rc;
+
+	if (!g)
+		return -ENOMEM;
+	g->fault_bytes = (int64_t)o->fault_period * sysconf(_SC_PAGESIZE);
+	rc = load(g, o, err, errlen);
+	if (!rc)
+		rc = fold_buffers_init(&g->buf, g->skel->obj, &g->skel->bss->active_buf,
+				       GROWTH_COUNTS);
+	if (!rc)
+		rc = attach(g, o, err, errlen);
+	if (rc) {
+		growth_close(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+void growth_close(struct growth *g)
+{
+	if (!g)
+		return;
+	bpf_link__destroy(g->map_link);
+	fold_perf_close(&g->perf);
+	fold_buffers_free(&g->buf);
+	growth_bpf__destroy(g->skel);
+	free(g);
+}
+
+int growth_drain(struct growth *g, sampler_cb cb, void *arg)
+{
+	return fold_drain(&g->buf, cb, arg);
+}
+
+int64_t growth_fault_bytes(const struct growth *g)
+{
+	return g->fault_bytes;
+}
+
+int growth_metrics(struct growth *g, uint64_t out[EMBER_GROWTH_M_NR])
+{
+	return percpu_array_sum(bpf_map__fd(g->skel->maps.metrics), EMBER_GROWTH_M_NR, out);
+}

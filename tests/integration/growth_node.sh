@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Memory growth through a JIT: node --perf-basic-prof (and
+# --interpreted-frames-native-stack, which names functions not yet compiled) runs
+# growth_node.js, whose
+# leakyCache keeps appending large arrays to an array it never clears (with churn
+# making garbage alongside) until the process holds 256 MiB. In its memory_growth profile
+# (emberctl top --sample resident), leakyCache leads: >= 80% of the resident bytes in
+# total (under it, V8's C++ that fills the arrays), more than every other JS function
+# of the script but its caller grow. Seen: 93-96%.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+command -v node >/dev/null || fail "node not installed (scripts/install-deps.sh installs nodejs)"
+
+cp "$(dirname "$0")/growth_node.js" "$T/growth_node.js"
+start_emberd --hz 99 --interval 5s -v
+cd "$T" || fail "cannot enter $T"
+node --perf-basic-prof --interpreted-frames-native-stack "$T/growth_node.js" 256 >"$T/node.out" 2>&1 &
+WL=$!
+PIDS+=("$WL")
+trap 'rm -f "/tmp/perf-$WL.map"; cleanup' EXIT
+# Steady state: node's unwind tables loaded (its first CPU samples report it) before
+# it grows; until then its C++ frames are walked with frame pointers, which it lacks.
+wait_for grep -Eq "unwinder: pid $WL: .*\\(0 to build\\)" "$T/emberd.log" ||
+	fail "emberd did not load node's unwind tables within 30 s"
+kill -USR2 "$WL"
+grown() {
+	kill -0 "$WL" 2>/dev/null || fail "node exited: $(tail -3 "$T/node.out")"
+	grep -q "^grew" "$T/node.out"
+}
+wait_for grown || fail "node did not grow to 256 MiB within 30 s"
+kill "$EMBERD_PID" # the last interval is stored while node (and its perf map) lives
+wait_emberd
+kill "$WL"
+
+"$EMBERCTL" --data-dir "$T/data" top --type memory_growth --sample resident --pid "$WL" -n 0 \
+	>"$T/top.txt" 2>"$T/top.err" || fail "emberctl top failed: $(cat "$T/top.err")"
+head -4 "$T/top.txt"
+# total% of function $1 (rows: self self% total total% function), 0 when absent
+total_pct() {
+	awk -v fn="$1" '$5 == fn { sub("%", "", $4); v = int($4) } END { print v + 0 }' "$T/top.txt"
+}
+leaky=$(total_pct leakyCache)
+for f in churn waitForGo; do
+	[ "$leaky" -gt "$(total_pct "$f")" ] ||
+		fail "$f holds $(total_pct "$f")% of the resident growth, leakyCache $leaky%"
+done
+[ "$leaky" -ge 80 ] || fail "leakyCache holds $leaky% of the resident growth in total, want >= 80%"
+pass "leakyCache leads with $leaky% of the resident growth in total"
