@@ -227,6 +227,7 @@ static void teardown(struct daemon *d)
 	uploader_stop(d->up);
 	rollups_stop(d->rollups);
 	sampler_close(d->sampler);
+	procevents_close(d);
 	unwinder_close(d->unw);
 	proctrack_close(d->proc);
 	proctable_free(d->procs);
