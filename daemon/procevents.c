@@ -54,7 +54,7 @@ static void recapture_arm(struct daemon *d)
 	timer_arm(d->ev[EV_RECAPTURE].fd, wait, 0);
 }
 
-/* Queues pid for round at now_ns + delay_ns (snap: a reference for round 0); false when full. */
+/* Queues pid for round at now_ns + delay_ns, with a reference to snap; false when full. */
 static bool recapture_push(struct daemon *d, pid_t pid, int round, int64_t now_ns,
 			   int64_t delay_ns, struct proc_snap *snap)
 {
@@ -99,20 +99,33 @@ void procevents_close(struct daemon *d)
 	r->n = 0;
 }
 
-/* Reads pid's mappings once for the symbolizer and (unless defer) the unwinder. 0 or -errno. */
-static int capture(struct daemon *d, pid_t pid, bool defer_unwind, int64_t now_ns)
+/*
+ * Reads pid's mappings once, for the symbolizer now and the unwinder (the
+ * caller's *snap); the files of those unchanged since prev are not stat'ed
+ * again. 0 or -errno.
+ */
+static int capture(struct daemon *d, pid_t pid, const struct proc_snap *prev,
+		   struct proc_snap **snap)
+{
+	int err = procsnap_read(pid, prev, snap);
+
+	if (!err)
+		symbolizer_capture_snap(d->sym, *snap);
+	return err;
+}
+
+/* Captures pid again (round 1 or 2), for both modules: the libraries loaded since. */
+static void recapture_now(struct daemon *d, pid_t pid, int round, const struct proc_snap *prev,
+		      int64_t now_ns)
 {
 	struct proc_snap *snap;
-	int err = procsnap_read(pid, &snap);
 
-	if (err)
-		return err;
-	err = symbolizer_capture_snap(d->sym, snap);
-	if (!defer_unwind ||
-	    !recapture_push(d, pid, 0, now_ns, UNWIND_DEFER_NS, snap))
-		unwinder_add_snap(d->unw, snap);
+	if (capture(d, pid, prev, &snap))
+		return;
+	unwinder_add_snap(d->unw, snap);
+	if (round == 1)
+		recapture_push(d, pid, 2, now_ns, RECAPTURE_SECOND_NS - RECAPTURE_FIRST_NS, snap);
 	procsnap_unref(snap);
-	return err;
 }
 
 int procevents_recapture_due(struct daemon *d)
@@ -134,10 +147,8 @@ int procevents_recapture_due(struct daemon *d)
 			;
 		else if (round == 0)
 			unwinder_add_snap(d->unw, snap); /* it lived: worth its unwind tables */
-		else if (capture(d, pid, false, now) == 0 && round == 1)
-			/* the libraries the new program loaded since */
-			recapture_push(d, pid, 2, now, RECAPTURE_SECOND_NS - RECAPTURE_FIRST_NS,
-				       NULL);
+		else
+			recapture_now(d, pid, round, snap, now);
 		procsnap_unref(snap);
 	}
 	recapture_arm(d);
@@ -185,6 +196,7 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 static void on_new_event(struct daemon *d, pid_t pid, int64_t now_ns)
 {
 	const struct proc_class *pc;
+	struct proc_snap *snap;
 	bool fresh;
 
 	d->processes_seen++;
@@ -193,9 +205,14 @@ static void on_new_event(struct daemon *d, pid_t pid, int64_t now_ns)
 		procevents_apply_class(pc, d);
 	if (pc && (pc->match.excluded || pc->gone))
 		return; /* excluded, or gone already: its mappings cannot be read either */
+	if (capture(d, pid, NULL, &snap))
+		return;
+	/* just exec'd: recaptured 20 ms later, which serves the unwinder; else the same read */
 	fresh = exec_recent(d, pid, now_ns);
-	if (capture(d, pid, true, now_ns) == 0 && fresh)
-		recapture_push(d, pid, 1, now_ns, RECAPTURE_FIRST_NS, NULL);
+	if (!recapture_push(d, pid, fresh ? 1 : 0, now_ns,
+			    fresh ? RECAPTURE_FIRST_NS : UNWIND_DEFER_NS, snap))
+		unwinder_add_snap(d->unw, snap); /* no room to wait: now */
+	procsnap_unref(snap);
 }
 
 /*

@@ -31,7 +31,8 @@ struct recapture {
 		pid_t pid;		/* 0: cancelled (the process exited or exec'd) */
 		int round;		/* 0: to the unwinder; 1: first recapture, 2: second */
 		int64_t due_ns;		/* CLOCK_MONOTONIC */
-		struct proc_snap *snap; /* round 0: its first capture, for the unwinder */
+		struct proc_snap *snap; /* its last capture: for the unwinder (round 0), or
+					   what a recapture need not stat again */
 	} q[RECAPTURE_MAX];
 	size_t head, n;
 	uint64_t dropped; /* queue full: captured once only */

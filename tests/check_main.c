@@ -15,6 +15,7 @@ int main(void)
 	srunner_add_suite(sr, pprof_suite());
 	srunner_add_suite(sr, history_suite());
 	srunner_add_suite(sr, procmaps_suite());
+	srunner_add_suite(sr, procsnap_suite());
 	srunner_add_suite(sr, elfsym_suite());
 	srunner_add_suite(sr, ksyms_suite());
 	srunner_add_suite(sr, symbolizer_suite());

@@ -10,6 +10,7 @@ Suite *compress_suite(void);
 Suite *pprof_suite(void);
 Suite *history_suite(void);
 Suite *procmaps_suite(void);
+Suite *procsnap_suite(void);
 Suite *elfsym_suite(void);
 Suite *ksyms_suite(void);
 Suite *symbolizer_suite(void);

@@ -80,7 +80,42 @@ int procsnap_read_maps(pid_t pid, struct proc_maps *maps)
 	return procmaps_read(pid, maps);
 }
 
-int procsnap_read(pid_t pid, struct proc_snap **out)
+static bool same_mapping(const struct proc_map *a, const struct proc_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->inode == b->inode && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->perms == b->perms && !a->path == !b->path &&
+	       (!a->path || !strcmp(a->path, b->path));
+}
+
+size_t procsnap_carry(struct proc_snap *s, const struct proc_snap *prev)
+{
+	size_t i = 0, j = 0, n = 0;
+
+	if (!prev || prev->pid != s->pid)
+		return 0;
+	/* both sorted by start */
+	while (i < s->maps.n && j < prev->maps.n) {
+		const struct proc_map *m = &s->maps.v[i], *o = &prev->maps.v[j];
+
+		if (m->start < o->start) {
+			i++;
+		} else if (o->start < m->start) {
+			j++;
+		} else {
+			if (!prev->key_err[j] && same_mapping(m, o)) {
+				s->keys[i] = prev->keys[j];
+				s->key_err[i] = 0;
+				n++;
+			}
+			i++;
+			j++;
+		}
+	}
+	return n;
+}
+
+int procsnap_read(pid_t pid, const struct proc_snap *prev, struct proc_snap **out)
 {
 	struct proc_maps maps = {0};
 	struct proc_snap *s;
@@ -98,8 +133,9 @@ int procsnap_read(pid_t pid, struct proc_snap **out)
 		procmaps_free(&maps);
 		return -ENOMEM;
 	}
+	procsnap_carry(s, prev);
 	for (size_t i = 0; i < s->maps.n; i++)
-		if (procsnap_wants_file(&s->maps.v[i]))
+		if (s->key_err[i] && procsnap_wants_file(&s->maps.v[i]))
 			s->key_err[i] = mapfile_key(pid, &s->maps.v[i], &s->keys[i]);
 	*out = s;
 	return 0;

@@ -37,11 +37,14 @@ bool procsnap_wants_file(const struct proc_map *m);
  */
 int procsnap_read_maps(pid_t pid, struct proc_maps *maps);
 /*
- * Reads pid's mappings (procsnap_read_maps) and stats the file of
- * each that procsnap_wants_file. 0 and one reference in *out, or -errno
- * (-ESRCH: the process maps nothing: exiting, a zombie or a kernel thread).
+ * Reads pid's mappings (procsnap_read_maps) and stats the file of each that
+ * procsnap_wants_file, but for those prev (an earlier read of pid, or NULL)
+ * already identified and that did not change. 0 and one reference in *out, or
+ * -errno (-ESRCH: the process maps nothing: exiting, a zombie or a kernel thread).
  */
-int procsnap_read(pid_t pid, struct proc_snap **out);
+int procsnap_read(pid_t pid, const struct proc_snap *prev, struct proc_snap **out);
+/* Pure: copies into s the keys of prev's mappings that s has unchanged; how many. */
+size_t procsnap_carry(struct proc_snap *s, const struct proc_snap *prev);
 /* Pure: a snapshot of maps, which it takes over (keys all -ENODATA). NULL on ENOMEM. */
 struct proc_snap *procsnap_wrap(pid_t pid, struct proc_maps *maps);
 struct proc_snap *procsnap_ref(struct proc_snap *s);
