@@ -55,8 +55,8 @@ static void recapture_arm(struct daemon *d)
 }
 
 /* Queues pid for round at now_ns + delay_ns, with a reference to snap; false when full. */
-static bool recapture_push(struct daemon *d, pid_t pid, int round, int64_t now_ns,
-			   int64_t delay_ns, struct proc_snap *snap)
+static bool recapture_push(struct daemon *d, pid_t pid, int round, int64_t now_ns, int64_t delay_ns,
+			   struct proc_snap *snap)
 {
 	struct recapture *r = &d->recap;
 	size_t tail = (r->head + r->n) % RECAPTURE_MAX;
@@ -116,7 +116,7 @@ static int capture(struct daemon *d, pid_t pid, const struct proc_snap *prev,
 
 /* Captures pid again (round 1 or 2), for both modules: the libraries loaded since. */
 static void recapture_now(struct daemon *d, pid_t pid, int round, const struct proc_snap *prev,
-		      int64_t now_ns)
+			  int64_t now_ns)
 {
 	struct proc_snap *snap;
 

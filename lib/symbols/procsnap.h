@@ -19,10 +19,10 @@
  */
 struct proc_snap {
 	pid_t pid;
-	struct proc_maps maps;	 /* executable mappings (every mapping before Linux 6.11) */
-	struct file_key *keys;	 /* per mapping: its file's identity when key_err[i] is 0 */
-	int *key_err;		 /* per mapping: 0, -ENODATA (not a file's code), or the stat's error */
-	int refs;		 /* atomic */
+	struct proc_maps maps; /* executable mappings (every mapping before Linux 6.11) */
+	struct file_key *keys; /* per mapping: its file's identity when key_err[i] is 0 */
+	int *key_err; /* per mapping: 0, -ENODATA (not a file's code), or the stat's error */
+	int refs;     /* atomic */
 };
 
 /*

@@ -192,8 +192,7 @@ static int lazy_fill(unsigned int mask, struct proc_info *pi, void *arg)
 }
 
 /* Classifies src lazily; the fields it read in *asked. */
-static int classify_lazily(const struct ember_config *c, struct lazy_src *src,
-			   struct app_match *m)
+static int classify_lazily(const struct ember_config *c, struct lazy_src *src, struct app_match *m)
 {
 	struct proc_info pi = {.pid = src->full.pid};
 

@@ -7,12 +7,11 @@
 #include "procsnap.h"
 #include "suites.h"
 
-static const char text[] =
-	"1000-2000 r-xp 00000000 fd:01 11 /usr/bin/a\n"
-	"2000-3000 rw-p 00001000 fd:01 11 /usr/bin/a\n"
-	"4000-5000 r-xp 00000000 00:00 0 [vdso]\n"
-	"6000-7000 r-xp 00000000 fd:01 12 /usr/lib/libb.so\n"
-	"8000-9000 r-xp 00000000 00:00 0\n";
+static const char text[] = "1000-2000 r-xp 00000000 fd:01 11 /usr/bin/a\n"
+			   "2000-3000 rw-p 00001000 fd:01 11 /usr/bin/a\n"
+			   "4000-5000 r-xp 00000000 00:00 0 [vdso]\n"
+			   "6000-7000 r-xp 00000000 fd:01 12 /usr/lib/libb.so\n"
+			   "8000-9000 r-xp 00000000 00:00 0\n";
 
 static struct proc_snap *snap_of(pid_t pid, const char *t)
 {
@@ -57,7 +56,7 @@ START_TEST(test_wants_and_keys)
 	ck_assert(!procsnap_wants_file(&s->maps.v[1])); /* not code */
 	ck_assert(!procsnap_wants_file(&s->maps.v[2])); /* [vdso] */
 	ck_assert(procsnap_wants_file(&s->maps.v[3]));
-	ck_assert(!procsnap_wants_file(&s->maps.v[4])); /* anonymous: JIT code */
+	ck_assert(!procsnap_wants_file(&s->maps.v[4]));	    /* anonymous: JIT code */
 	ck_assert_int_eq(procsnap_key(s, 0, &k), -ENODATA); /* wrapped: nothing stat'ed */
 	ck_assert_ptr_null(k);
 	ck_assert_int_eq(procsnap_key(s, 5, &k), -EINVAL);
