@@ -190,8 +190,8 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 
 /*
  * A process's first sample: classify it, and read its mappings once for the
- * symbolizer (now: a short-lived one is gone soon) and the unwinder (once it
- * lived UNWIND_DEFER_NS, or at its first recapture when it just exec'd).
+ * symbolizer (now: a short-lived one is gone soon) and the unwinder (now
+ * after an exec, else once it lived UNWIND_DEFER_NS).
  */
 static void on_new_event(struct daemon *d, pid_t pid, int64_t now_ns)
 {
@@ -207,11 +207,16 @@ static void on_new_event(struct daemon *d, pid_t pid, int64_t now_ns)
 		return; /* excluded, or gone already: its mappings cannot be read either */
 	if (capture(d, pid, NULL, &snap))
 		return;
-	/* just exec'd: recaptured 20 ms later, which serves the unwinder; else the same read */
+	/*
+	 * Just exec'd: the unwinder now (its first samples are the program's
+	 * start-up), and both again once ld.so is done. Else the unwinder only
+	 * if it still lives a little later, from this same read.
+	 */
 	fresh = exec_recent(d, pid, now_ns);
-	if (!recapture_push(d, pid, fresh ? 1 : 0, now_ns,
-			    fresh ? RECAPTURE_FIRST_NS : UNWIND_DEFER_NS, snap))
-		unwinder_add_snap(d->unw, snap); /* no room to wait: now */
+	if (fresh)
+		recapture_push(d, pid, 1, now_ns, RECAPTURE_FIRST_NS, snap);
+	if (fresh || !recapture_push(d, pid, 0, now_ns, UNWIND_DEFER_NS, snap))
+		unwinder_add_snap(d->unw, snap);
 	procsnap_unref(snap);
 }
 
