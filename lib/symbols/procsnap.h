@@ -7,6 +7,7 @@
 #ifndef EMBER_PROCSNAP_H
 #define EMBER_PROCSNAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
