@@ -231,6 +231,7 @@ static void teardown(struct daemon *d)
 	allocs_close(d->allocs);
 	growth_close(d->growth);
 	sampler_close(d->sampler);
+	procevents_close(d);
 	unwinder_close(d->unw);
 	proctrack_close(d->proc);
 	proctable_free(d->procs);

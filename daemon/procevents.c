@@ -14,6 +14,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "procevents.h"
+#include "procsnap.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "timer.h"
@@ -34,6 +35,13 @@
  */
 #define RECENT_EXEC_NS NS_PER_SEC
 
+/*
+ * A first-sampled process that did not just exec is handed to the unwinder
+ * after this delay, if it still lives: the snapshot taken when it was first
+ * sampled serves then, read once for the symbolizer and the unwinder.
+ */
+#define UNWIND_DEFER_NS RECAPTURE_FIRST_NS
+
 static void recapture_arm(struct daemon *d)
 {
 	struct recapture *r = &d->recap;
@@ -47,20 +55,78 @@ static void recapture_arm(struct daemon *d)
 	timer_arm(d->ev[EV_RECAPTURE].fd, wait, 0);
 }
 
-static void recapture_push(struct daemon *d, pid_t pid, int round, int64_t delay_ns)
+/* Queues pid for round at now_ns + delay_ns, with a reference to snap; false when full. */
+static bool recapture_push(struct daemon *d, pid_t pid, int round, int64_t now_ns, int64_t delay_ns,
+			   struct proc_snap *snap)
 {
 	struct recapture *r = &d->recap;
 	size_t tail = (r->head + r->n) % RECAPTURE_MAX;
 
 	if (r->n == RECAPTURE_MAX) {
 		r->dropped++;
-		return;
+		return false;
 	}
 	r->q[tail].pid = pid;
 	r->q[tail].round = round;
-	r->q[tail].due_ns = mono_ns() + delay_ns;
+	r->q[tail].due_ns = now_ns + delay_ns;
+	r->q[tail].snap = procsnap_ref(snap);
 	if (r->n++ == 0)
 		recapture_arm(d);
+	return true;
+}
+
+/* pid exited or exec'd: what was queued for it no longer applies. */
+static void recapture_cancel(struct daemon *d, pid_t pid)
+{
+	struct recapture *r = &d->recap;
+
+	for (size_t i = 0; i < r->n; i++) {
+		size_t k = (r->head + i) % RECAPTURE_MAX;
+
+		if (r->q[k].pid != pid)
+			continue;
+		r->q[k].pid = 0;
+		procsnap_unref(r->q[k].snap);
+		r->q[k].snap = NULL;
+	}
+}
+
+void procevents_close(struct daemon *d)
+{
+	struct recapture *r = &d->recap;
+
+	for (size_t i = 0; i < r->n; i++)
+		procsnap_unref(r->q[(r->head + i) % RECAPTURE_MAX].snap);
+	r->n = 0;
+}
+
+/*
+ * Reads pid's mappings once, for the symbolizer now and the unwinder (the
+ * caller's *snap); the files of those unchanged since prev are not stat'ed
+ * again. 0 or -errno.
+ */
+static int capture(struct daemon *d, pid_t pid, const struct proc_snap *prev,
+		   struct proc_snap **snap)
+{
+	int err = procsnap_read(pid, prev, snap);
+
+	if (!err)
+		symbolizer_capture_snap(d->sym, *snap);
+	return err;
+}
+
+/* Captures pid again (round 1 or 2), for both modules: the libraries loaded since. */
+static void recapture_now(struct daemon *d, pid_t pid, int round, const struct proc_snap *prev,
+			  int64_t now_ns)
+{
+	struct proc_snap *snap;
+
+	if (capture(d, pid, prev, &snap))
+		return;
+	unwinder_add_snap(d->unw, snap);
+	if (round == 1)
+		recapture_push(d, pid, 2, now_ns, RECAPTURE_SECOND_NS - RECAPTURE_FIRST_NS, snap);
+	procsnap_unref(snap);
 }
 
 int procevents_recapture_due(struct daemon *d)
@@ -74,29 +140,34 @@ int procevents_recapture_due(struct daemon *d)
 	while (r->n && r->q[r->head].due_ns <= now) {
 		pid_t pid = r->q[r->head].pid;
 		int round = r->q[r->head].round;
+		struct proc_snap *snap = r->q[r->head].snap;
 
 		r->head = (r->head + 1) % RECAPTURE_MAX;
 		r->n--;
-		unwinder_add(d->unw, pid); /* libraries the new program loaded since */
-		if (symbolizer_capture(d->sym, pid) == 0 && round == 1)
-			recapture_push(d, pid, 2, RECAPTURE_SECOND_NS - RECAPTURE_FIRST_NS);
+		if (!pid) /* cancelled */
+			;
+		else if (round == 0)
+			unwinder_add_snap(d->unw, snap); /* it lived: worth its unwind tables */
+		else
+			recapture_now(d, pid, round, snap, now);
+		procsnap_unref(snap);
 	}
 	recapture_arm(d);
 	return 0;
 }
 
-static void note_exec(struct daemon *d, pid_t pid)
+static void note_exec(struct daemon *d, pid_t pid, int64_t ns)
 {
 	d->recap.exec[(uint32_t)pid % RECENT_EXEC_SLOTS].pid = pid;
-	d->recap.exec[(uint32_t)pid % RECENT_EXEC_SLOTS].ns = mono_ns();
+	d->recap.exec[(uint32_t)pid % RECENT_EXEC_SLOTS].ns = ns;
 }
 
-static bool exec_recent(const struct daemon *d, pid_t pid)
+static bool exec_recent(const struct daemon *d, pid_t pid, int64_t now_ns)
 {
 	const struct recapture *r = &d->recap;
 	uint32_t i = (uint32_t)pid % RECENT_EXEC_SLOTS;
 
-	return r->exec[i].pid == pid && mono_ns() - r->exec[i].ns < RECENT_EXEC_NS;
+	return r->exec[i].pid == pid && now_ns - r->exec[i].ns < RECENT_EXEC_NS;
 }
 
 /* The memory mode of a classified process's application (off: none, or excluded). */
@@ -120,6 +191,7 @@ void procevents_apply_class(const struct proc_class *pc, void *arg)
 
 static void on_exit_event(struct daemon *d, pid_t pid)
 {
+	recapture_cancel(d, pid);
 	unwinder_exited(d->unw, pid);
 	symbolizer_exited(d->sym, pid);
 	proctable_exited(d->procs, pid);
@@ -128,36 +200,57 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 	control_proc_exited(d->ctl, pid);
 }
 
-static void on_new_event(struct daemon *d, pid_t pid)
+/*
+ * A process's first sample: classify it, and read its mappings once for the
+ * symbolizer (now: a short-lived one is gone soon) and the unwinder (now
+ * after an exec, else once it lived UNWIND_DEFER_NS).
+ */
+static void on_new_event(struct daemon *d, pid_t pid, int64_t now_ns)
 {
 	const struct proc_class *pc;
+	struct proc_snap *snap;
+	bool fresh;
 
 	d->processes_seen++;
 	pc = proctable_classify(d->procs, &d->cfg, pid, NULL);
 	if (pc)
 		procevents_apply_class(pc, d);
-	if (pc && pc->match.excluded)
+	if (pc && (pc->match.excluded || pc->gone))
+		return; /* excluded, or gone already: its mappings cannot be read either */
+	if (capture(d, pid, NULL, &snap))
 		return;
-	unwinder_add(d->unw, pid); /* first sight, or first sample after an exec */
-	if (symbolizer_capture(d->sym, pid) == 0 && exec_recent(d, pid))
-		recapture_push(d, pid, 1, RECAPTURE_FIRST_NS);
+	/*
+	 * Just exec'd: the unwinder now (its first samples are the program's
+	 * start-up), and both again once ld.so is done. Else the unwinder only
+	 * if it still lives a little later, from this same read.
+	 */
+	fresh = exec_recent(d, pid, now_ns);
+	if (fresh)
+		recapture_push(d, pid, 1, now_ns, RECAPTURE_FIRST_NS, snap);
+	if (fresh || !recapture_push(d, pid, 0, now_ns, UNWIND_DEFER_NS, snap))
+		unwinder_add_snap(d->unw, snap);
+	procsnap_unref(snap);
 }
 
 /*
  * Captures a process while it lives and classifies it into an application;
- * forgets it after the drain that follows its exit.
+ * forgets it after the drain that follows its exit. An exec or the exit of a
+ * process never sampled costs nothing beyond reading its event.
  */
 void procevents_on_event(const struct ember_proc_event *e, void *arg)
 {
 	struct daemon *d = arg;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: no clock read per event */
+	int64_t ns = (int64_t)e->ktime_ns;
 
 	if (e->type == EMBER_PROC_EXIT) {
 		on_exit_event(d, e->tgid);
 	} else if (e->type == EMBER_PROC_NEW) {
-		on_new_event(d, e->tgid);
+		on_new_event(d, e->tgid, ns);
 	} else if (e->type == EMBER_PROC_EXEC) {
 		/* the first sample after it reports the process again, with its libraries */
-		note_exec(d, e->tgid);
+		note_exec(d, e->tgid, ns);
+		recapture_cancel(d, e->tgid);
 		unwinder_exec(d->unw, e->tgid);
 	}
 }

@@ -19,12 +19,20 @@
 
 struct daemon;
 
-/* Processes to capture again, in due order (a FIFO: the delays are fixed). */
+struct proc_snap;
+
+/*
+ * Processes to come back to, in due order (a FIFO: the delays are fixed): to
+ * capture again once ld.so is done, or to hand to the unwinder once they lived
+ * a little (most short-lived processes are gone by then and cost it nothing).
+ */
 struct recapture {
 	struct {
-		pid_t pid;
-		int round;	/* 1: first recapture, 2: second */
-		int64_t due_ns; /* CLOCK_MONOTONIC */
+		pid_t pid;		/* 0: cancelled (the process exited or exec'd) */
+		int round;		/* 0: to the unwinder; 1: first recapture, 2: second */
+		int64_t due_ns;		/* CLOCK_MONOTONIC */
+		struct proc_snap *snap; /* its last capture: for the unwinder (round 0), or
+					   what a recapture need not stat again */
 	} q[RECAPTURE_MAX];
 	size_t head, n;
 	uint64_t dropped; /* queue full: captured once only */
@@ -34,6 +42,8 @@ struct recapture {
 	} exec[RECENT_EXEC_SLOTS]; /* by pid modulo the size; a collision forgets one */
 };
 
+/* Drops what is queued (at exit). */
+void procevents_close(struct daemon *d);
 /* proctrack's callback (arg: the daemon): one exec, exit or first sight. */
 void procevents_on_event(const struct ember_proc_event *e, void *arg);
 /* The recapture timer fired: captures again every process whose delay has passed. */

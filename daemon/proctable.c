@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proctable.h"
 
@@ -47,9 +48,37 @@ size_t proctable_size(const struct proctable *t)
 	return t->n;
 }
 
+/* The process being classified: its pinned /proc/PID directory. */
+struct reader {
+	pid_t pid;
+	int dirfd;
+};
+
 static int read_env(const char *name, char *out, size_t len, void *arg)
 {
-	return procinfo_env(*(pid_t *)arg, name, out, len);
+	return procinfo_env(((struct reader *)arg)->pid, name, out, len);
+}
+
+static int read_fields(unsigned int mask, struct proc_info *pi, void *arg)
+{
+	return procinfo_fill(((struct reader *)arg)->dirfd, mask, pi);
+}
+
+/*
+ * Reads from /proc only what the rules, then the service name, look at (most
+ * processes: their cgroup and executable). False when the process is gone.
+ */
+static bool classify_live(const struct ember_config *cfg, pid_t pid, struct app_match *out)
+{
+	struct proc_info pi;
+	struct reader r = {.pid = pid, .dirfd = procinfo_open(pid, &pi)};
+	int err;
+
+	if (r.dirfd < 0)
+		return false;
+	err = apps_classify_lazy(cfg, &pi, read_fields, read_env, &r, out);
+	close(r.dirfd);
+	return err == 0;
 }
 
 /* Classifies pc->pid from /proc; a process already gone is named by its comm. */
@@ -57,16 +86,15 @@ static void classify(struct proctable *t, struct proc_class *pc, const struct em
 		     const char *comm)
 {
 	struct proc_info pi;
-	pid_t pid = pc->pid;
 
-	pc->gone = procinfo_read(pid, &pi) != 0;
+	pc->gone = !classify_live(cfg, pc->pid, &pc->match);
 	if (pc->gone) {
 		memset(&pi, 0, sizeof(pi));
-		pi.pid = pid;
+		pi.pid = pc->pid;
 		snprintf(pi.comm, sizeof(pi.comm), "%s", comm ? comm : "");
 		snprintf(pi.cmdline, sizeof(pi.cmdline), "%s", pi.comm);
+		apps_classify(cfg, &pi, NULL, NULL, &pc->match);
 	}
-	apps_classify(cfg, &pi, pc->gone ? NULL : read_env, &pid, &pc->match);
 	pc->used_interval = t->interval;
 }
 

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "mapfile.h"
 #include "procmaps.h"
+#include "procsnap.h"
 #include "unwinder.h"
 #include "util.h"
 #include "worker.h"
@@ -46,6 +47,9 @@
 /* Processes the stale map can name at once (bpf/unwind.bpf.h). */
 #define STALE_MAX 1024
 
+/* Processes the callers' side remembers having asked for (8x the procs map). */
+#define ASKED_MAX (8 * EMBER_UNWIND_PROCS_MAX)
+
 /* Tables waiting to be compiled: beyond, a process is merely scanned again later. */
 #define JOBS_MAX 1024
 /* Processes refreshed as soon as the table they wait for is built (the rest: later). */
@@ -56,7 +60,8 @@ enum req_op { REQ_ADD, REQ_EXIT };
 struct req {
 	pid_t pid;
 	enum req_op op;
-	int64_t ns; /* CLOCK_MONOTONIC when asked, for the log */
+	int64_t ns;		/* CLOCK_MONOTONIC when asked, for the log */
+	struct proc_snap *snap; /* REQ_ADD: its mappings, read by the caller; or NULL */
 };
 
 /* One binary's table, or a negative entry (id == NO_ID) saying why it has none. */
@@ -117,6 +122,13 @@ struct unwinder {
 
 	/* shared with the other threads, under the worker's lock; its done means idle */
 	struct worker worker;
+	/*
+	 * Processes asked for and not exited since: an exec or exit of any other
+	 * costs nothing. Past ASKED_MAX (exit events lost), every one is handled.
+	 */
+	void *asked; /* tsearch tree of pids, as pointers */
+	size_t nasked;
+	bool asked_over;
 	struct req q[QUEUE_MAX];
 	size_t qhead, qn;
 	bool busy;
@@ -383,14 +395,21 @@ static void trim_negatives(struct unwinder *u)
 			tsearch(u->by_id[i], &u->tables, cmp_table);
 }
 
-/* A table already known (loaded, or negative) for mapping m of pid, by one stat(). */
+/*
+ * A table already known (loaded, or negative) for mapping m of pid, by one
+ * stat(), or none when its snapshot (snap_err 0: snap_key; else the error)
+ * says who m's file is.
+ */
 static struct table *table_cached(struct unwinder *u, pid_t pid, const struct proc_map *m,
+				  const struct file_key *snap_key, int snap_err,
 				  struct file_key *key)
 {
 	struct table probe = {0}, **found;
 
 	memset(key, 0, sizeof(*key));
-	if (mapfile_key(pid, m, &probe.key))
+	if (snap_key)
+		probe.key = *snap_key;
+	else if (snap_err != -ENODATA || mapfile_key(pid, m, &probe.key))
 		return NULL;
 	*key = probe.key;
 	found = tfind(&probe, &u->tables, cmp_table);
@@ -568,26 +587,18 @@ static void proc_forget(struct unwinder *u, pid_t pid)
 	worker_unlock(&u->worker);
 }
 
-static int read_exec_maps(pid_t pid, struct proc_maps *maps)
-{
-	int rc = procmaps_read_exec(pid, maps);
-
-	if (rc == -ENOTTY || rc == -EINVAL) {
-		procmaps_free(maps);
-		memset(maps, 0, sizeof(*maps));
-		rc = procmaps_read(pid, maps);
-	}
-	return rc;
-}
-
 /*
  * The table of one mapping: its file's, the vDSO's, or none (JIT code,
  * anonymous memory). A file's not compiled yet becomes a job: *missing counts
  * those, with which the process is loaded again once they are built.
  */
-static struct table *mapping_table(struct unwinder *u, pid_t pid, const struct proc_map *m,
+static struct table *mapping_table(struct unwinder *u, const struct proc_snap *snap, size_t i,
 				   uint32_t *missing)
 {
+	const struct proc_map *m = &snap->maps.v[i];
+	const struct file_key *snap_key = NULL;
+	int snap_err = procsnap_key(snap, i, &snap_key);
+	pid_t pid = snap->pid;
 	struct file_key key;
 	struct table *t;
 
@@ -597,16 +608,17 @@ static struct table *mapping_table(struct unwinder *u, pid_t pid, const struct p
 		return u->vdso.id != NO_ID && m->end - m->start == u->vdso_size ? &u->vdso : NULL;
 	if (m->path[0] != '/')
 		return NULL;
-	t = table_cached(u, pid, m, &key);
+	t = table_cached(u, pid, m, snap_key, snap_err, &key);
 	if (!t && job_add(u, pid, m, &key))
 		(*missing)++;
 	return t;
 }
 
-/* Fills the scratch entry with pid's executable mappings; the tables it uses go in used. */
-static size_t fill_entry(struct unwinder *u, pid_t pid, const struct proc_maps *maps,
-			 struct table **used, size_t *nused, uint32_t *missing)
+/* Fills the scratch entry with a process's executable mappings; the tables it uses go in used. */
+static size_t fill_entry(struct unwinder *u, const struct proc_snap *snap, struct table **used,
+			 size_t *nused, uint32_t *missing)
 {
+	const struct proc_maps *maps = &snap->maps;
 	struct ember_unwind_proc *e = u->scratch;
 	size_t n = 0, over = 0;
 
@@ -627,7 +639,7 @@ static size_t fill_entry(struct unwinder *u, pid_t pid, const struct proc_maps *
 		em->start = m->start;
 		em->end = m->end;
 		em->table = EMBER_UNWIND_NO_TABLE;
-		t = mapping_table(u, pid, m, missing);
+		t = mapping_table(u, snap, i, missing);
 		if (t && t->id != NO_ID && map_bias(t, m, &bias)) {
 			em->bias = bias;
 			em->table = t->id;
@@ -652,8 +664,11 @@ static uint64_t entry_hash(const struct ember_unwind_proc *e)
 	return h;
 }
 
-/* Reads pid's mappings and gives the walk their tables. */
-static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
+/*
+ * Gives the walk the tables of pid's mappings: those of snap (a read the
+ * caller made) or, without one, read now.
+ */
+static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct proc_snap *snap)
 {
 	struct proc_maps maps = {0};
 	struct table **used = NULL;
@@ -662,24 +677,32 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns)
 	uint32_t missing = 0;
 	uint64_t h;
 	int64_t t0 = mono_ns();
-	int rc;
+	int rc = 0;
 
 	u->tick++;
-	rc = read_exec_maps(pid, &maps);
-	if (rc || !maps.n) {
+	if (!snap) {
+		rc = procsnap_read_maps(pid, &maps);
+		if (!rc && !maps.n)
+			rc = -ESRCH;
+		if (!rc && !(snap = procsnap_wrap(pid, &maps)))
+			rc = -ENOMEM;
+	} else {
+		procsnap_ref(snap);
+	}
+	if (rc) {
 		/* gone, no longer readable, or exiting (a zombie maps nothing): not loaded */
 		procmaps_free(&maps);
 		if (p)
 			proc_forget(u, pid);
 		return;
 	}
-	used = calloc(maps.n ? maps.n : 1, sizeof(*used));
+	used = calloc(snap->maps.n ? snap->maps.n : 1, sizeof(*used));
 	if (!used) {
-		procmaps_free(&maps);
+		procsnap_unref(snap);
 		return;
 	}
-	over = fill_entry(u, pid, &maps, used, &nused, &missing);
-	procmaps_free(&maps);
+	over = fill_entry(u, snap, used, &nused, &missing);
+	procsnap_unref(snap);
 	h = entry_hash(u->scratch);
 	if (p && h == p->maps_hash)
 		rc = 0; /* nothing new: the walk keeps its entry, and the frames it cached */
@@ -750,7 +773,7 @@ static void rescan_stale(struct unwinder *u)
 		bpf_map_delete_elem(u->fds.stale, &keys[i]);
 		if (!p)
 			continue;
-		proc_scan(u, keys[i], now);
+		proc_scan(u, keys[i], now, NULL);
 		worker_lock(&u->worker);
 		u->st.rescans++;
 		worker_unlock(&u->worker);
@@ -767,7 +790,7 @@ static void run_job(struct unwinder *u)
 	table_build(u, &j);
 	for (size_t i = 0; i < j.npids; i++)
 		if (proc_find(u, j.pids[i]))
-			proc_scan(u, j.pids[i], mono_ns());
+			proc_scan(u, j.pids[i], mono_ns(), NULL);
 	free(j.m.path);
 }
 
@@ -789,7 +812,7 @@ static void rescan_waiting(struct unwinder *u)
 		return;
 	twalk_r(u->procs, gather_waiting, &end);
 	for (pid_t *p = v; p < end; p++)
-		proc_scan(u, *p, mono_ns());
+		proc_scan(u, *p, mono_ns(), NULL);
 	free(v);
 }
 
@@ -824,9 +847,10 @@ static void unwinder_main(struct worker *w, void *arg)
 			u->busy = true;
 			worker_unlock(&u->worker);
 			if (r.op == REQ_ADD)
-				proc_scan(u, r.pid, r.ns);
+				proc_scan(u, r.pid, r.ns, r.snap);
 			else
 				proc_forget(u, r.pid);
+			procsnap_unref(r.snap);
 			worker_lock(&u->worker);
 		}
 		if (mono_ns() >= next_poll) {
@@ -843,39 +867,98 @@ static void unwinder_main(struct worker *w, void *arg)
 		free(u->jobs[i].m.path);
 }
 
-static void enqueue(struct unwinder *u, pid_t pid, enum req_op op)
+static int cmp_asked(const void *a, const void *b)
 {
-	if (!u)
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void *pid_key(pid_t pid)
+{
+	return (void *)(uintptr_t)(uint32_t)pid;
+}
+
+/* Under the lock: remembers pid as asked for. */
+static void asked_add(struct unwinder *u, pid_t pid)
+{
+	if (u->asked_over || tfind(pid_key(pid), &u->asked, cmp_asked))
 		return;
-	worker_lock(&u->worker);
+	if (u->nasked >= ASKED_MAX || !tsearch(pid_key(pid), &u->asked, cmp_asked)) {
+		u->asked_over = true; /* from now on, every exit and exec is handled */
+		return;
+	}
+	u->nasked++;
+}
+
+/* Under the lock: forgets pid; whether it had been asked for (or may have been). */
+static bool asked_drop(struct unwinder *u, pid_t pid)
+{
+	if (tdelete(pid_key(pid), &u->asked, cmp_asked)) {
+		u->nasked--;
+		return true;
+	}
+	return u->asked_over;
+}
+
+/* Under the lock: queues a request (taking over snap's reference). */
+static void enqueue_locked(struct unwinder *u, pid_t pid, enum req_op op, struct proc_snap *snap)
+{
 	if (u->qn == QUEUE_MAX) {
 		u->st.queue_full++;
-	} else {
-		u->q[(u->qhead + u->qn) % QUEUE_MAX] = (struct req){pid, op, mono_ns()};
-		u->qn++;
-		u->busy = true;
-		worker_wake_locked(&u->worker);
+		procsnap_unref(snap);
+		return;
 	}
+	u->q[(u->qhead + u->qn) % QUEUE_MAX] = (struct req){pid, op, mono_ns(), snap};
+	u->qn++;
+	u->busy = true;
+	worker_wake_locked(&u->worker);
+}
+
+static void add(struct unwinder *u, pid_t pid, struct proc_snap *snap)
+{
+	worker_lock(&u->worker);
+	asked_add(u, pid);
+	enqueue_locked(u, pid, REQ_ADD, snap);
 	worker_unlock(&u->worker);
 }
 
 void unwinder_add(struct unwinder *u, pid_t pid)
 {
-	enqueue(u, pid, REQ_ADD);
+	if (u)
+		add(u, pid, NULL);
+}
+
+void unwinder_add_snap(struct unwinder *u, struct proc_snap *snap)
+{
+	if (u)
+		add(u, snap->pid, procsnap_ref(snap));
+}
+
+/* Forgets pid if it was ever asked for; whether it was. */
+static bool forget(struct unwinder *u, pid_t pid)
+{
+	bool was;
+
+	worker_lock(&u->worker);
+	was = asked_drop(u, pid);
+	if (was)
+		enqueue_locked(u, pid, REQ_EXIT, NULL);
+	worker_unlock(&u->worker);
+	return was;
 }
 
 void unwinder_exited(struct unwinder *u, pid_t pid)
 {
-	enqueue(u, pid, REQ_EXIT);
+	if (u)
+		forget(u, pid);
 }
 
 void unwinder_exec(struct unwinder *u, pid_t pid)
 {
-	if (!u)
-		return;
 	/* now: the old program's tables would unwind the new one's frames into garbage */
-	bpf_map_delete_elem(u->fds.procs, &pid);
-	enqueue(u, pid, REQ_EXIT);
+	if (u && forget(u, pid))
+		bpf_map_delete_elem(u->fds.procs, &pid);
 }
 
 void unwinder_settle(struct unwinder *u)
@@ -942,6 +1025,11 @@ static void free_table(void *p)
 		free(p);
 }
 
+static void no_free(void *p)
+{
+	(void)p;
+}
+
 static void free_proc(void *p)
 {
 	free(((struct proc *)p)->tables);
@@ -953,6 +1041,9 @@ void unwinder_close(struct unwinder *u)
 	if (!u)
 		return;
 	worker_stop(&u->worker); /* joins the thread, then nothing else takes the lock */
+	for (size_t i = 0; i < u->qn; i++)
+		procsnap_unref(u->q[(u->qhead + i) % QUEUE_MAX].snap);
+	tdestroy(u->asked, no_free);
 	tdestroy(u->procs, free_proc);
 	tdestroy(u->tables, free_table);
 	for (int *fd = &u->fds.rows; fd <= &u->fds.stale; fd++)

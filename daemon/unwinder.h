@@ -41,6 +41,7 @@ struct unwinder_stats {
 };
 
 struct unwinder;
+struct proc_snap;
 
 /*
  * Creates the maps (cap_bytes of rows, 0 for the default), builds the vDSO's
@@ -52,7 +53,9 @@ void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out);
 
 /* Loads (or reloads: after an exec) the tables of pid's mappings, asynchronously. */
 void unwinder_add(struct unwinder *u, pid_t pid);
-/* Forgets pid (it exited), asynchronously. */
+/* The same from a read of the process's mappings just made (a reference is taken). */
+void unwinder_add_snap(struct unwinder *u, struct proc_snap *snap);
+/* Forgets pid (it exited), asynchronously; nothing to do for a pid never added. */
 void unwinder_exited(struct unwinder *u, pid_t pid);
 /*
  * pid exec'd: its frames are walked with frame pointers from now on, until its

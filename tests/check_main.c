@@ -17,6 +17,7 @@ int main(void)
 	srunner_add_suite(sr, backlog_suite());
 	srunner_add_suite(sr, history_damage_suite());
 	srunner_add_suite(sr, procmaps_suite());
+	srunner_add_suite(sr, procsnap_suite());
 	srunner_add_suite(sr, elfsym_suite());
 	srunner_add_suite(sr, stapsdt_suite());
 	srunner_add_suite(sr, ksyms_suite());

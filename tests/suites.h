@@ -12,6 +12,7 @@ Suite *history_suite(void);
 Suite *backlog_suite(void);
 Suite *history_damage_suite(void);
 Suite *procmaps_suite(void);
+Suite *procsnap_suite(void);
 Suite *elfsym_suite(void);
 Suite *stapsdt_suite(void);
 Suite *ksyms_suite(void);

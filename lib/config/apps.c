@@ -11,10 +11,51 @@
 
 #include "apps.h"
 
-/* The property a rule looks at; NULL when the process does not have it. */
-static const char *rule_subject(const struct app_rule *r, const struct proc_info *pi,
-				app_env_fn env, void *arg, char *buf, size_t len)
+/* A process's facts, read on demand when fill is set (else pi holds them all). */
+struct facts {
+	struct proc_info *pi;
+	app_fill_fn fill;
+	app_env_fn env;
+	void *arg;
+	int err; /* of fill: the process is gone */
+};
+
+/* Whether the fields of mask are in pi, reading them first if need be. */
+static bool have(struct facts *f, unsigned int mask)
 {
+	if (!f->fill || (f->pi->have & mask) == mask)
+		return true;
+	if (!f->err)
+		f->err = f->fill(mask & ~f->pi->have, f->pi, f->arg);
+	return !f->err;
+}
+
+static unsigned int rule_field(enum app_rule_kind kind)
+{
+	switch (kind) {
+	case RULE_UNIT:
+	case RULE_CGROUP:
+	case RULE_CONTAINER:
+		return PROCINFO_CGROUP;
+	case RULE_EXE:
+		return PROCINFO_EXE;
+	case RULE_COMM:
+		return PROCINFO_COMM;
+	case RULE_CMDLINE:
+		return PROCINFO_CMDLINE;
+	case RULE_ENV:
+		break;
+	}
+	return 0;
+}
+
+/* The property a rule looks at; NULL when the process does not have it. */
+static const char *rule_subject(const struct app_rule *r, struct facts *f, char *buf, size_t len)
+{
+	const struct proc_info *pi = f->pi;
+
+	if (!have(f, rule_field(r->kind)))
+		return NULL;
 	switch (r->kind) {
 	case RULE_UNIT:
 		return pi->unit[0] ? pi->unit : NULL;
@@ -29,18 +70,17 @@ static const char *rule_subject(const struct app_rule *r, const struct proc_info
 	case RULE_CONTAINER:
 		return pi->container_id[0] ? pi->container_id : NULL;
 	case RULE_ENV:
-		return env && !env(r->env, buf, len, arg) ? buf : NULL;
+		return f->env && !f->env(r->env, buf, len, f->arg) ? buf : NULL;
 	}
 	return NULL;
 }
 
-static bool app_matches(const struct app_config *a, const struct proc_info *pi, app_env_fn env,
-			void *arg)
+static bool app_matches(const struct app_config *a, struct facts *f)
 {
 	char buf[CONFIG_VALUE_MAX * 4];
 
 	for (size_t i = 0; i < a->n_rules; i++) {
-		const char *s = rule_subject(&a->rules[i], pi, env, arg, buf, sizeof(buf));
+		const char *s = rule_subject(&a->rules[i], f, buf, sizeof(buf));
 
 		if (!s || fnmatch(a->rules[i].pattern, s, 0))
 			return false;
@@ -48,31 +88,47 @@ static bool app_matches(const struct app_config *a, const struct proc_info *pi, 
 	return a->n_rules > 0;
 }
 
-void apps_infer_service(const struct proc_info *pi, char *out, size_t len)
+/* apps_infer_service, reading each fact only when the ones before it said nothing. */
+static void infer_service(struct facts *f, char *out, size_t len)
 {
-	size_t n = strlen(pi->unit);
+	const struct proc_info *pi = f->pi;
+	size_t n;
 	const char *base;
 
+	if (!have(f, PROCINFO_CGROUP))
+		return;
+	n = strlen(pi->unit);
 	if (n > 8 && !strcmp(pi->unit + n - 8, ".service"))
 		snprintf(out, len, "%.*s", (int)(n - 8), pi->unit);
 	else if (n)
 		snprintf(out, len, "%s", pi->unit);
 	else if (pi->container_id[0])
 		snprintf(out, len, "container-%.12s", pi->container_id);
+	else if (!have(f, PROCINFO_EXE))
+		return;
 	else if (pi->exe[0] && (base = strrchr(pi->exe, '/')) && base[1])
 		snprintf(out, len, "%s", base + 1);
+	else if (!have(f, PROCINFO_COMM | PROCINFO_CMDLINE))
+		return;
 	else if (!pi->exe[0] && pi->pid != 0 && pi->comm[0] && pi->cmdline[0])
 		snprintf(out, len, "%s", pi->comm);
 	else
 		snprintf(out, len, "kernel");
 }
 
-void apps_classify(const struct ember_config *c, const struct proc_info *pi, app_env_fn env,
-		   void *arg, struct app_match *out)
+void apps_infer_service(const struct proc_info *pi, char *out, size_t len)
+{
+	/* without fill, pi is only read */
+	struct facts f = {.pi = (struct proc_info *)pi};
+
+	infer_service(&f, out, len);
+}
+
+static int classify(const struct ember_config *c, struct facts *f, struct app_match *out)
 {
 	out->app = -1;
-	for (size_t i = 0; i < c->n_apps; i++) {
-		if (app_matches(&c->apps[i], pi, env, arg)) {
+	for (size_t i = 0; i < c->n_apps && !f->err; i++) {
+		if (app_matches(&c->apps[i], f)) {
 			out->app = (int)i;
 			break;
 		}
@@ -81,9 +137,27 @@ void apps_classify(const struct ember_config *c, const struct proc_info *pi, app
 		snprintf(out->service, sizeof(out->service), "%s", c->apps[out->app].name);
 		out->excluded = c->apps[out->app].exclude;
 	} else {
-		apps_infer_service(pi, out->service, sizeof(out->service));
+		infer_service(f, out->service, sizeof(out->service));
 		out->excluded = c->profile_matched;
 	}
+	return f->err;
+}
+
+void apps_classify(const struct ember_config *c, const struct proc_info *pi, app_env_fn env,
+		   void *arg, struct app_match *out)
+{
+	/* without fill, pi is only read */
+	struct facts f = {.pi = (struct proc_info *)pi, .env = env, .arg = arg};
+
+	classify(c, &f, out);
+}
+
+int apps_classify_lazy(const struct ember_config *c, struct proc_info *pi, app_fill_fn fill,
+		       app_env_fn env, void *arg, struct app_match *out)
+{
+	struct facts f = {.pi = pi, .fill = fill, .env = env, .arg = arg};
+
+	return classify(c, &f, out);
 }
 
 static int cmp_label(const void *a, const void *b)

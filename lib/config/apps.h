@@ -26,6 +26,19 @@ typedef int (*app_env_fn)(const char *name, char *out, size_t outlen, void *arg)
 void apps_classify(const struct ember_config *c, const struct proc_info *pi, app_env_fn env,
 		   void *arg, struct app_match *out);
 
+/* Reads the PROCINFO_* fields of mask into pi (pi->have says what it holds); 0 or -errno. */
+typedef int (*app_fill_fn)(unsigned int mask, struct proc_info *pi, void *arg);
+
+/*
+ * apps_classify on a process read lazily: pi starts with what is known, and
+ * fill is asked for a field only when a rule (then the service name's
+ * inference) looks at it, so that a configuration with no cmdline rule never
+ * reads a command line. arg goes to fill and env. 0, or the error of fill
+ * (the process is gone: out is then undefined).
+ */
+int apps_classify_lazy(const struct ember_config *c, struct proc_info *pi, app_fill_fn fill,
+		       app_env_fn env, void *arg, struct app_match *out);
+
 /*
  * service_name of a process no [app] matched: its systemd unit without
  * ".service", else "container-" and the first 12 digits of its container id,

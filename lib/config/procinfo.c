@@ -470,28 +470,39 @@ static int read_cmdline(int dirfd, struct proc_info *out)
 	return 0;
 }
 
+/* Bytes of /proc/PID/cgroup read on the stack first: a few lines on most hosts. */
+#define CGROUP_SMALL 4096
+
+/* Parses what was read of the cgroup file: only whole lines count at the bound. */
+static void parse_cgroup_text(char *buf, size_t n, size_t cap, struct proc_info *out)
+{
+	if (n == cap) {
+		char *nl = memrchr(buf, '\n', n);
+
+		n = nl ? (size_t)(nl - buf) : 0;
+	}
+	procinfo_parse_cgroup(buf, n, out->cgroup, sizeof(out->cgroup));
+}
+
 static int read_cgroup(int dirfd, struct proc_info *out)
 {
-	char *buf = malloc(PROCINFO_CGROUP_MAX_BYTES);
-	ssize_t n;
+	char small[CGROUP_SMALL], *buf = small;
+	size_t cap = sizeof(small);
+	ssize_t n = read_at(dirfd, "cgroup", small, cap);
 
-	if (!buf)
-		return -ENOMEM;
-	n = read_at(dirfd, "cgroup", buf, PROCINFO_CGROUP_MAX_BYTES);
-	if (n < 0) {
+	if (n == (ssize_t)cap) { /* a long one: read it again, whole, into the heap */
+		cap = PROCINFO_CGROUP_MAX_BYTES;
+		buf = malloc(cap);
+		if (!buf)
+			return -ENOMEM;
+		n = read_at(dirfd, "cgroup", buf, cap);
+	}
+	/* ENOENT may be a kernel without cgroups; ESRCH is a process gone. */
+	if (n >= 0)
+		parse_cgroup_text(buf, (size_t)n, cap, out);
+	if (buf != small)
 		free(buf);
-		/* ENOENT may be a kernel without cgroups; ESRCH is a process gone. */
-		return n == -ESRCH ? (int)n : 0;
-	}
-	/* Cut at the bound: only whole lines count, never a truncated path. */
-	if ((size_t)n == PROCINFO_CGROUP_MAX_BYTES) {
-		char *nl = memrchr(buf, '\n', (size_t)n);
-
-		n = nl ? nl - buf : 0;
-	}
-	procinfo_parse_cgroup(buf, (size_t)n, out->cgroup, sizeof(out->cgroup));
-	free(buf);
-	return 0;
+	return n == -ESRCH ? (int)n : 0;
 }
 
 static int open_pid_dir(pid_t pid)
@@ -504,38 +515,51 @@ static int open_pid_dir(pid_t pid)
 	return fd < 0 ? -errno : fd;
 }
 
-int procinfo_read(pid_t pid, struct proc_info *out)
+int procinfo_open(pid_t pid, struct proc_info *out)
 {
-	int dirfd, err;
-
 	memset(out, 0, sizeof(*out));
 	if (pid <= 0)
 		return -EINVAL;
 	out->pid = pid;
-	/*
-	 * The directory fd pins this process: if it exits and its pid is reused
-	 * while we read, the reads below fail instead of describing the new one.
-	 */
-	dirfd = open_pid_dir(pid);
+	return open_pid_dir(pid);
+}
+
+int procinfo_fill(int dirfd, unsigned int mask, struct proc_info *out)
+{
+	unsigned int want = mask & PROCINFO_ALL & ~out->have;
+	int err = 0;
+
+	if ((want & PROCINFO_COMM) && !(err = read_comm(dirfd, out)))
+		out->have |= PROCINFO_COMM;
+	if (!err && (want & PROCINFO_CMDLINE) && !(err = read_cmdline(dirfd, out)))
+		out->have |= PROCINFO_CMDLINE;
+	if (!err && (want & PROCINFO_EXE)) {
+		read_exe(dirfd, out);
+		out->have |= PROCINFO_EXE;
+	}
+	if (!err && (want & PROCINFO_CGROUP) && !(err = read_cgroup(dirfd, out))) {
+		procinfo_unit_from_cgroup(out->cgroup, out->unit, sizeof(out->unit));
+		procinfo_container_from_cgroup(out->cgroup, out->container_id,
+					       sizeof(out->container_id), out->container_runtime,
+					       sizeof(out->container_runtime));
+		out->have |= PROCINFO_CGROUP;
+	}
+	return err;
+}
+
+int procinfo_read(pid_t pid, struct proc_info *out)
+{
+	int dirfd = procinfo_open(pid, out), err;
+
 	if (dirfd < 0)
 		return dirfd;
-	err = read_comm(dirfd, out);
-	if (!err)
-		err = read_cmdline(dirfd, out);
-	if (!err) {
-		read_exe(dirfd, out);
-		err = read_cgroup(dirfd, out);
-	}
+	err = procinfo_fill(dirfd, PROCINFO_ALL, out);
 	close(dirfd);
 	if (err) {
 		memset(out, 0, sizeof(*out));
 		out->pid = pid;
-		return err;
 	}
-	procinfo_unit_from_cgroup(out->cgroup, out->unit, sizeof(out->unit));
-	procinfo_container_from_cgroup(out->cgroup, out->container_id, sizeof(out->container_id),
-				       out->container_runtime, sizeof(out->container_runtime));
-	return 0;
+	return err;
 }
 
 int procinfo_env(pid_t pid, const char *name, char *out, size_t outlen)

@@ -17,8 +17,18 @@
 #define PROCINFO_CGROUP_MAX_BYTES (128u << 10)
 #define PROCINFO_ENVIRON_MAX_BYTES (4u << 20)
 
+/* The fields of struct proc_info that procinfo_fill reads, each from one file. */
+enum procinfo_field {
+	PROCINFO_COMM = 1,
+	PROCINFO_CMDLINE = 2,
+	PROCINFO_EXE = 4,
+	PROCINFO_CGROUP = 8, /* cgroup, and the unit and container read from it */
+	PROCINFO_ALL = 15,
+};
+
 struct proc_info {
 	pid_t pid;
+	unsigned int have;     /* PROCINFO_* fields read so far (procinfo_fill) */
 	char comm[16 + 1];     /* /proc/PID/comm, without its newline */
 	char exe[PATH_MAX];    /* /proc/PID/exe, " (deleted)" stripped; "" if unreadable */
 	char cmdline[4096];    /* /proc/PID/cmdline, NULs turned into spaces, truncated */
@@ -35,6 +45,16 @@ struct proc_info {
  * -ESRCH when the process is gone (also when it exits during the read).
  */
 int procinfo_read(pid_t pid, struct proc_info *out);
+
+/*
+ * The same in steps, reading only what is asked: procinfo_open clears out and
+ * opens /proc/PID (the fd pins the process: once it exits, every read through
+ * the fd fails, even if its pid is reused); procinfo_fill reads the fields of
+ * mask not yet in out->have. Each returns as procinfo_read does (procinfo_open:
+ * the directory fd, which the caller closes).
+ */
+int procinfo_open(pid_t pid, struct proc_info *out);
+int procinfo_fill(int dirfd, unsigned int mask, struct proc_info *out);
 
 /*
  * Reads the value of environment variable name of pid into out (the

@@ -233,18 +233,12 @@ static const struct elf_syms *file_symbols(const struct file_entry *f)
 	return f->dbg ? f->dbg : f->syms;
 }
 
-/*
- * A file already cached, found by one stat() of the mapping (through
- * map_files, which only root may follow): nothing is opened, so capturing a
- * process whose libraries are all known costs one system call per library
- * instead of four. NULL when it must be opened (not cached, or not root).
- */
-static struct file_entry *cached_mapping(struct symbolizer *s, pid_t pid, const struct proc_map *m)
+/* A cached file by its identity, or NULL. */
+static struct file_entry *cached_file(struct symbolizer *s, const struct file_key *key)
 {
 	struct file_entry probe, **found;
 
-	if (mapfile_key(pid, m, &probe.key))
-		return NULL;
+	probe.key = *key;
 	found = tfind(&probe, &s->files, cmp_file);
 	if (!found)
 		return NULL;
@@ -252,34 +246,42 @@ static struct file_entry *cached_mapping(struct symbolizer *s, pid_t pid, const 
 	return *found;
 }
 
-/* The cached file of mapping m, opening and parsing it on first use. */
+/*
+ * The cached file of mapping m, opening and parsing it on first use. Its
+ * identity, when known (key: from one stat() through map_files, which only
+ * root may follow), finds a cached file without opening anything, so that
+ * capturing a process whose libraries are all known costs no system call per
+ * library, or one when the identity is not known yet (key NULL and key_tried
+ * false; key NULL and key_tried true: the stat failed, it would fail again).
+ */
 static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
-					   const struct proc_map *m)
+					   const struct proc_map *m, const struct file_key *key,
+					   bool key_tried)
 {
-	struct file_entry probe, **found, *f;
+	struct file_key k;
+	struct file_entry *f;
 	struct stat st;
 	int fd;
 
-	f = cached_mapping(s, pid, m);
+	if (!key && !key_tried && !mapfile_key(pid, m, &k))
+		key = &k;
+	f = key ? cached_file(s, key) : NULL;
 	if (f)
 		return f;
 	fd = mapfile_open(pid, m, &st);
 	if (fd < 0)
 		return NULL;
-	probe.key = file_key_of(&st);
-	found = tfind(&probe, &s->files, cmp_file);
-	if (found) {
-		f = *found;
-		file_touch(s, f);
-	} else {
-		f = file_insert(s, fd, &probe.key, pid, m->path);
-	}
+	k = file_key_of(&st);
+	f = cached_file(s, &k);
+	if (!f)
+		f = file_insert(s, fd, &k, pid, m->path);
 	close(fd);
 	return f;
 }
 
 /* Resolves mapping i of pe once, and every other mapping of the same file with it. */
-struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *pe, size_t i)
+struct file_entry *mapping_file_key(struct symbolizer *s, struct pid_entry *pe, size_t i,
+				    const struct file_key *key, bool key_tried)
 {
 	const struct proc_map *m = &pe->maps.v[i];
 	struct file_entry *f;
@@ -290,7 +292,7 @@ struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *pe, size
 			file_touch(s, pe->files[i]);
 		return pe->files[i];
 	}
-	f = file_for_mapping(s, pe->pid, m);
+	f = file_for_mapping(s, pe->pid, m, key, key_tried);
 	if (!f)
 		f = &no_file;
 	for (j = 0; j < pe->maps.n; j++) {
@@ -301,6 +303,11 @@ struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *pe, size
 			pe->files[j] = f;
 	}
 	return f;
+}
+
+struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *pe, size_t i)
+{
+	return mapping_file_key(s, pe, i, NULL, false);
 }
 
 static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct proc_map *m,

@@ -48,6 +48,7 @@ struct symbolizer_stats {
 };
 
 struct symbolizer;
+struct proc_snap;
 
 /* NULL with errno set. */
 struct symbolizer *symbolizer_new(void);
@@ -73,6 +74,8 @@ void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kerne
  * named after it exited. 0 or negative errno (-ENOENT: already gone).
  */
 int symbolizer_capture(struct symbolizer *s, pid_t pid);
+/* The same from a read of the process just made (procsnap.h), not read again. */
+int symbolizer_capture_snap(struct symbolizer *s, const struct proc_snap *snap);
 /* Notes that pid exited: its snapshot serves the next drain, then is dropped. */
 void symbolizer_exited(struct symbolizer *s, pid_t pid);
 /*

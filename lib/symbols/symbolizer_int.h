@@ -18,6 +18,7 @@
 #include "mapfile.h"
 #include "perfmap.h"
 #include "procmaps.h"
+#include "procsnap.h"
 #include "symbolizer.h"
 #include "worker.h"
 
@@ -130,6 +131,9 @@ extern struct file_entry no_file;
 /* symbolizer.c: the file cache */
 void file_touch(struct symbolizer *s, struct file_entry *f);
 struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *pe, size_t i);
+/* The same with the file's identity known (key), or known not to be had (key_tried). */
+struct file_entry *mapping_file_key(struct symbolizer *s, struct pid_entry *pe, size_t i,
+				    const struct file_key *key, bool key_tried);
 
 /* symbolizer_proc.c */
 void pid_entry_free(void *p);

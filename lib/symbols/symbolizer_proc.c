@@ -26,7 +26,6 @@ void pid_entry_free(void *p)
 	free(pe);
 }
 
-/* (Re-)reads pe's mappings; on failure the previous snapshot, if any, stays. */
 static bool same_mapping(const struct proc_map *a, const struct proc_map *b)
 {
 	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
@@ -62,30 +61,31 @@ static void carry_files(const struct pid_entry *pe, const struct proc_maps *maps
 	}
 }
 
-/*
- * Frames lie only in executable mappings: ask the kernel for those alone
- * (PROCMAP_QUERY, ~3x cheaper than formatting and parsing every line of
- * /proc/PID/maps), or read the whole text on kernels before 6.11.
- */
-static int read_maps(pid_t pid, struct proc_maps *maps)
+/* Installs maps (taken over) as pe's mappings, keeping the files of those unchanged. */
+static int pid_install(struct symbolizer *s, struct pid_entry *pe, struct proc_maps *maps)
 {
-	static bool no_query;
-	int err;
+	struct file_entry **files = calloc(maps->n ? maps->n : 1, sizeof(*files));
 
-	if (!no_query) {
-		err = procmaps_read_exec(pid, maps);
-		if (err != -ENOTTY && err != -EINVAL)
-			return err;
-		no_query = true;
+	if (!files) {
+		procmaps_free(maps);
+		return -ENOMEM;
 	}
-	return procmaps_read(pid, maps);
+	if (pe->files)
+		carry_files(pe, maps, files);
+	procmaps_free(&pe->maps);
+	free(pe->files);
+	pe->maps = *maps;
+	pe->files = files;
+	pe->err = 0;
+	pe->read_interval = s->interval;
+	s->st.maps_read++;
+	return 0;
 }
 
 static int pid_read(struct symbolizer *s, struct pid_entry *pe)
 {
 	struct proc_maps maps = {};
-	struct file_entry **files;
-	int err = read_maps(pe->pid, &maps);
+	int err = procsnap_read_maps(pe->pid, &maps);
 
 	/* an exiting process (or a zombie) has no mm left: its maps read empty */
 	if (!err && maps.n == 0) {
@@ -98,21 +98,7 @@ static int pid_read(struct symbolizer *s, struct pid_entry *pe)
 			pe->err = err;
 		return err;
 	}
-	files = calloc(maps.n ? maps.n : 1, sizeof(*files));
-	if (!files) {
-		procmaps_free(&maps);
-		return -ENOMEM;
-	}
-	if (pe->files)
-		carry_files(pe, &maps, files);
-	procmaps_free(&pe->maps);
-	free(pe->files);
-	pe->maps = maps;
-	pe->files = files;
-	pe->err = 0;
-	pe->read_interval = s->interval;
-	s->st.maps_read++;
-	return 0;
+	return pid_install(s, pe, &maps);
 }
 
 static struct pid_entry *pid_find(struct symbolizer *s, pid_t pid)
@@ -125,8 +111,10 @@ static struct pid_entry *pid_find(struct symbolizer *s, pid_t pid)
 	return slot ? (s->last_pid = *slot) : NULL;
 }
 
-static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid)
+/* A new entry for pid, its mappings read from /proc (snap NULL) or copied from snap. */
+static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid, const struct proc_snap *snap)
 {
+	struct proc_maps maps;
 	struct pid_entry *pe;
 
 	if (s->n_pids >= SYM_MAX_PIDS)
@@ -135,7 +123,10 @@ static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid)
 	if (!pe)
 		return NULL;
 	pe->pid = pid;
-	pid_read(s, pe);
+	if (!snap)
+		pid_read(s, pe);
+	else if (procmaps_dup(&snap->maps, &maps) || pid_install(s, pe, &maps))
+		pe->err = -ENOMEM;
 	if (!tsearch(pe, &s->pids, cmp_pid)) {
 		pid_entry_free(pe);
 		return NULL;
@@ -150,7 +141,7 @@ struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
 	struct pid_entry *pe = pid_find(s, pid);
 
 	if (!pe)
-		pe = pid_new(s, pid);
+		pe = pid_new(s, pid, NULL);
 	if (pe)
 		pe->used_interval = s->interval;
 	return pe;
@@ -172,38 +163,61 @@ const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, 
 	return procmaps_find(&pe->maps, addr);
 }
 
-/* Opens every executable file mapping now, while the process can be reached. */
-static void pid_resolve_files(struct symbolizer *s, struct pid_entry *pe)
+/*
+ * Opens every executable file mapping now, while the process can be reached;
+ * with the identities snap holds (its mappings are pe's), without a stat each.
+ */
+static void pid_resolve_files(struct symbolizer *s, struct pid_entry *pe,
+			      const struct proc_snap *snap)
 {
 	for (size_t i = 0; i < pe->maps.n; i++) {
 		const struct proc_map *m = &pe->maps.v[i];
+		const struct file_key *key = NULL;
 
-		if ((m->perms & PROCMAP_X) && m->path && m->path[0] == '/' && m->inode)
-			mapping_file(s, pe, i);
+		if (!(m->perms & PROCMAP_X) || !m->path || m->path[0] != '/' || !m->inode)
+			continue;
+		if (snap)
+			procsnap_key(snap, i, &key);
+		mapping_file_key(s, pe, i, key, snap != NULL);
 	}
 }
 
-int symbolizer_capture(struct symbolizer *s, pid_t pid)
+/* Captures pid from /proc (snap NULL), or from snap, a read of it just made. */
+static int capture(struct symbolizer *s, pid_t pid, const struct proc_snap *snap)
 {
 	struct pid_entry *pe = pid_find(s, pid);
+	struct proc_maps maps;
 	int err;
 
 	if (!pe) {
-		pe = pid_new(s, pid);
+		pe = pid_new(s, pid, snap);
 		if (!pe)
 			return -ENOMEM;
 		err = pe->err;
 	} else {
-		err = pid_read(s, pe);
+		if (!snap)
+			err = pid_read(s, pe);
+		else if (!(err = procmaps_dup(&snap->maps, &maps)))
+			err = pid_install(s, pe, &maps);
 		if (!err)
 			pe->exited = false; /* a new process under a reused pid, or an exec */
 	}
 	if (err)
 		return err;
 	pe->used_interval = s->interval;
-	pid_resolve_files(s, pe);
+	pid_resolve_files(s, pe, snap);
 	s->st.captured++;
 	return 0;
+}
+
+int symbolizer_capture(struct symbolizer *s, pid_t pid)
+{
+	return capture(s, pid, NULL);
+}
+
+int symbolizer_capture_snap(struct symbolizer *s, const struct proc_snap *snap)
+{
+	return capture(s, snap->pid, snap);
 }
 
 void symbolizer_exited(struct symbolizer *s, pid_t pid)

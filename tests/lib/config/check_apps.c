@@ -159,6 +159,104 @@ START_TEST(test_labels_text)
 }
 END_TEST
 
+/* A process read lazily: fill records what it was asked for, from a full copy. */
+struct lazy_src {
+	struct proc_info full;
+	unsigned int asked; /* PROCINFO_* fields read so far */
+	int calls;
+	int fail; /* returned by fill when set (the process is gone) */
+};
+
+static int lazy_fill(unsigned int mask, struct proc_info *pi, void *arg)
+{
+	struct lazy_src *src = arg;
+
+	src->calls++;
+	if (src->fail)
+		return src->fail;
+	ck_assert_uint_eq(mask & pi->have, 0); /* never asked twice for one field */
+	src->asked |= mask;
+	if (mask & PROCINFO_COMM)
+		memcpy(pi->comm, src->full.comm, sizeof(pi->comm));
+	if (mask & PROCINFO_CMDLINE)
+		memcpy(pi->cmdline, src->full.cmdline, sizeof(pi->cmdline));
+	if (mask & PROCINFO_EXE)
+		memcpy(pi->exe, src->full.exe, sizeof(pi->exe));
+	if (mask & PROCINFO_CGROUP) {
+		memcpy(pi->cgroup, src->full.cgroup, sizeof(pi->cgroup));
+		memcpy(pi->unit, src->full.unit, sizeof(pi->unit));
+		memcpy(pi->container_id, src->full.container_id, sizeof(pi->container_id));
+	}
+	pi->have |= mask;
+	return 0;
+}
+
+/* Classifies src lazily; the fields it read in *asked. */
+static int classify_lazily(const struct ember_config *c, struct lazy_src *src, struct app_match *m)
+{
+	struct proc_info pi = {.pid = src->full.pid};
+
+	src->asked = 0;
+	src->calls = 0;
+	return apps_classify_lazy(c, &pi, lazy_fill, fake_env, src, m);
+}
+
+START_TEST(test_lazy_reads_only_what_is_needed)
+{
+	struct ember_config c;
+	struct app_match m, full;
+	struct lazy_src src = {.full = proc("node", "/usr/bin/node20", "node /srv/server.js",
+					    "/system.slice/checkout.service", "checkout.service",
+					    "")};
+
+	/* no [app]: a process in a unit is named from its cgroup alone */
+	parse_cfg("", &c);
+	ck_assert_int_eq(classify_lazily(&c, &src, &m), 0);
+	ck_assert_str_eq(m.service, "checkout");
+	ck_assert_uint_eq(src.asked, PROCINFO_CGROUP);
+	/* outside any unit: then its executable, still no command line */
+	src.full = proc("true", "/usr/bin/true", "/bin/true", "/", "", "");
+	ck_assert_int_eq(classify_lazily(&c, &src, &m), 0);
+	ck_assert_str_eq(m.service, "true");
+	ck_assert_uint_eq(src.asked, PROCINFO_CGROUP | PROCINFO_EXE);
+	/* no executable (another user's): comm and command line tell a process from a kthread */
+	src.full = proc("worker", "", "worker --x", "/", "", "");
+	ck_assert_int_eq(classify_lazily(&c, &src, &m), 0);
+	ck_assert_str_eq(m.service, "worker");
+	ck_assert_uint_eq(src.asked, PROCINFO_ALL);
+	/* a comm rule that fails reads nothing more than comm before inferring */
+	parse_cfg("[app \"x\"]\nmatch.comm = nginx\nmatch.cmdline = *x*\n", &c);
+	src.full = proc("node", "/usr/bin/node20", "node x", "/", "", "");
+	ck_assert_int_eq(classify_lazily(&c, &src, &m), 0);
+	ck_assert_int_eq(m.app, -1);
+	ck_assert_uint_eq(src.asked, PROCINFO_COMM | PROCINFO_CGROUP | PROCINFO_EXE);
+	/* every answer is the eager classifier's, on the rules of every kind */
+	parse_cfg(apps_conf, &c);
+	src.full = proc("node", "/usr/bin/node20", "node /srv/server.js --port 80",
+			"/system.slice/checkout.service", "checkout.service", "");
+	ck_assert_int_eq(classify_lazily(&c, &src, &m), 0);
+	apps_classify(&c, &src.full, fake_env, NULL, &full);
+	ck_assert_int_eq(m.app, full.app);
+	ck_assert_int_eq(m.app, 0);
+	ck_assert_str_eq(m.service, full.service);
+	ck_assert(m.excluded == full.excluded);
+}
+END_TEST
+
+START_TEST(test_lazy_gone)
+{
+	struct ember_config c;
+	struct app_match m;
+	struct lazy_src src = {.full = proc("a", "/a", "a", "/", "", ""), .fail = -ESRCH};
+
+	parse_cfg(apps_conf, &c);
+	ck_assert_int_eq(classify_lazily(&c, &src, &m), -ESRCH);
+	ck_assert_int_eq(src.calls, 1); /* not asked again once it said the process is gone */
+	parse_cfg("", &c);
+	ck_assert_int_eq(classify_lazily(&c, &src, &m), -ESRCH);
+}
+END_TEST
+
 Suite *apps_suite(void)
 {
 	Suite *s = suite_create("apps");
@@ -169,6 +267,8 @@ Suite *apps_suite(void)
 	tcase_add_test(tc, test_container_and_matched_mode);
 	tcase_add_test(tc, test_inferred_names);
 	tcase_add_test(tc, test_labels_text);
+	tcase_add_test(tc, test_lazy_reads_only_what_is_needed);
+	tcase_add_test(tc, test_lazy_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }

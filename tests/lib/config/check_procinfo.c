@@ -478,6 +478,61 @@ START_TEST(test_hostname)
 }
 END_TEST
 
+/* procinfo_fill reads the fields asked for, and only those, as procinfo_read would. */
+START_TEST(test_fill_some)
+{
+	struct proc_info *all = malloc(sizeof(*all)), *pi = malloc(sizeof(*pi));
+	int dirfd;
+
+	ck_assert_ptr_nonnull(all);
+	ck_assert_ptr_nonnull(pi);
+	ck_assert_int_eq(procinfo_read(getpid(), all), 0);
+	ck_assert_uint_eq(all->have, PROCINFO_ALL);
+	dirfd = procinfo_open(getpid(), pi);
+	ck_assert_int_ge(dirfd, 0);
+	ck_assert_uint_eq(pi->have, 0);
+	ck_assert_int_eq(procinfo_fill(dirfd, PROCINFO_EXE, pi), 0);
+	ck_assert_uint_eq(pi->have, PROCINFO_EXE);
+	ck_assert_str_eq(pi->exe, all->exe);
+	ck_assert_str_eq(pi->comm, ""); /* not read */
+	ck_assert_str_eq(pi->cmdline, "");
+	ck_assert_int_eq(procinfo_fill(dirfd, PROCINFO_CGROUP | PROCINFO_COMM, pi), 0);
+	ck_assert_uint_eq(pi->have, PROCINFO_EXE | PROCINFO_CGROUP | PROCINFO_COMM);
+	ck_assert_str_eq(pi->cgroup, all->cgroup);
+	ck_assert_str_eq(pi->unit, all->unit);
+	ck_assert_str_eq(pi->comm, "check_ember");
+	ck_assert_str_eq(pi->cmdline, "");
+	ck_assert_int_eq(procinfo_fill(dirfd, PROCINFO_ALL, pi), 0);
+	ck_assert_str_eq(pi->cmdline, all->cmdline);
+	close(dirfd);
+	ck_assert_int_eq(procinfo_open(0, pi), -EINVAL);
+	ck_assert_int_eq(procinfo_open(0x3fffffff, pi), -ENOENT);
+	free(all);
+	free(pi);
+}
+END_TEST
+
+/* Through a directory fd opened before its exit, a gone process reads as gone. */
+START_TEST(test_fill_gone)
+{
+	struct proc_info *pi = malloc(sizeof(*pi));
+	pid_t pid = fork();
+	int dirfd, st, err;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	ck_assert_ptr_nonnull(pi);
+	dirfd = procinfo_open(pid, pi); /* not reaped yet: its directory is there */
+	ck_assert_int_ge(dirfd, 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid); /* reaped: pid may be reused */
+	err = procinfo_fill(dirfd, PROCINFO_COMM, pi);
+	ck_assert_msg(err == -ESRCH || err == -ENOENT, "fill of a gone process: %d", err);
+	close(dirfd);
+	free(pi);
+}
+END_TEST
+
 Suite *procinfo_suite(void)
 {
 	Suite *s = suite_create("procinfo");
@@ -499,6 +554,8 @@ Suite *procinfo_suite(void)
 	tcase_add_test(live, test_read_self);
 	tcase_add_test(live, test_read_child);
 	tcase_add_test(live, test_read_gone);
+	tcase_add_test(live, test_fill_some);
+	tcase_add_test(live, test_fill_gone);
 	tcase_add_test(live, test_hostname);
 	tcase_set_timeout(live, 30);
 	suite_add_tcase(s, live);
