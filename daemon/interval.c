@@ -121,12 +121,19 @@ static int store_type(struct interval *iv, struct drain_result *r, int64_t start
 	for (size_t i = 0; i < r->n; i++)
 		if (store_profile(iv, r, &r->v[i], start, end))
 			failed = -EIO;
-	tot->st.samples += r->total.samples;
-	tot->st.stacks += r->total.stacks;
-	tot->st.processes += r->total.processes;
+	/*
+	 * The report's samples, stacks, processes and apps are the on-CPU sampling
+	 * clock's: a fault or an allocation is no sample of it, and an application
+	 * with three types is one application. Lost stacks are lost in any type.
+	 */
 	tot->st.lost_stacks += r->total.lost_stacks;
-	tot->excluded += r->excluded;
-	tot->apps += r->n;
+	if (r->type == &profile_types[PROFILE_CPU]) {
+		tot->st.samples += r->total.samples;
+		tot->st.stacks += r->total.stacks;
+		tot->st.processes += r->total.processes;
+		tot->excluded += r->excluded;
+		tot->apps += r->n;
+	}
 	drain_result_free(r);
 	return failed;
 }
