@@ -69,9 +69,10 @@ wait_emberd
 # nothing lost, counted by time window: every interval has its profiles (a
 # CPU-bound workload at 99 Hz: each interval but possibly the last has some),
 # and the history holds exactly what emberd counts as stored
-"$EMBERCTL" --data-dir "$T/data" list --type cpu >"$T/list" 2>&1 || fail "emberctl list failed"
+# (stored counts every type's profiles: cpu and memory_growth)
+"$EMBERCTL" --data-dir "$T/data" list >"$T/list" 2>&1 || fail "emberctl list failed"
 windows=$(awk '/ cpu /{ print $1 }' "$T/list" | sort -u | wc -l)
-rows=$(grep -c ' cpu ' "$T/list" || true)
+rows=$(awk '$1 ~ /^[0-9][0-9][0-9][0-9]-/ { n++ } END { print n + 0 }' "$T/list")
 intervals=$(status_key intervals)
 stored=$(status_key profiles | cut -d' ' -f2)
 [ "$windows" -ge $((intervals - 1)) ] ||

@@ -79,11 +79,13 @@ stored_list() {
 		done
 }
 
-# arrived_list: what the collector accepted for $APP, in arrival order, same form.
+# arrived_list: the CPU profiles the collector accepted for $APP, in arrival order,
+# same form (its memory_growth profiles are pushed too, and left out here).
 arrived_list() {
 	[ -f "$COLL_STORE/index.tsv" ] || return 0
 	awk -F '\t' -v s="service_name=$APP" '
-		("," $3 ",") ~ ("," s ",") { print substr($4, 1, length($4) - 6), $5 }' \
+		("," $3 ",") ~ ("," s ",") && ("," $3 ",") ~ /,__name__=process_cpu,/ {
+			print substr($4, 1, length($4) - 6), $5 }' \
 		"$COLL_STORE/index.tsv"
 }
 

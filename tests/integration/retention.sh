@@ -27,7 +27,8 @@ disk_kib() {
 # list_summary: sets COUNT, OLDEST and NEWEST (start times, RFC 3339) from emberctl list.
 list_summary() {
 	"$EMBERCTL" --data-dir "$T/data" list >"$T/list" 2>&1 || fail "emberctl list: $(cat "$T/list")"
-	COUNT=$(grep -c ' cpu ' "$T/list" || true)
+	# every type's rows: emberd's stored count covers cpu and memory_growth profiles
+	COUNT=$(awk '$1 ~ /^[0-9][0-9][0-9][0-9]-/ { n++ } END { print n + 0 }' "$T/list")
 	OLDEST=$(awk '/ cpu /{ print $1; exit }' "$T/list")
 	NEWEST=$(awk '/ cpu /{ t = $1 } END { print t }' "$T/list")
 }
