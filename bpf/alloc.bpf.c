@@ -10,16 +10,15 @@
  * once more in live_stacks, which nothing here deletes. The daemon reads the
  * live map at each interval's end (that is the inuse profile), and deletes
  * the live_stacks entries no live pointer refers to at two reads in a row.
- *
- * stack_hash() and keep_stack() are copies of cpu.bpf.c's (to be shared
- * through bpf/fold.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/usdt.bpf.h>
 
 #include "ember/alloc.h"
+#define FOLD_METRICS_NR EMBER_ALLOC_M_NR
 #include "core_fixes.bpf.h"
+#include "stack.bpf.h"
 #include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -70,83 +69,13 @@ struct {
 	__type(value, __u32);
 } live_procs SEC(".maps");
 
-/* Per-CPU scratch space for the stack being read (too big for the BPF stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ember_stack);
-} scratch SEC(".maps");
-
-/* Per-CPU counters indexed by enum ember_alloc_metric; summed by the daemon. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, EMBER_ALLOC_M_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} metrics SEC(".maps");
-
-static __always_inline void metric_inc(enum ember_alloc_metric m)
-{
-	__u32 key = m;
-	__u64 *v = bpf_map_lookup_elem(&metrics, &key);
-
-	if (v)
-		*v += 1;
-}
-
-/* State of the stack hash across bpf_loop() steps. */
-struct hash_state {
-	const struct ember_stack *st;
-	__u64 h;
-};
-
-static long hash_step(__u32 i, void *arg)
-{
-	struct hash_state *hs = arg;
-	__u64 j = i;
-
-	if (j >= EMBER_MAX_STACK_DEPTH || j >= hs->st->len)
-		return 1;
-	barrier_var(j);
-	hs->h = (hs->h ^ hs->st->ips[j]) * 0x100000001b3ULL;
-	return 0;
-}
-
-/* The same hash as cpu.bpf.c's: FNV-1a over words, an avalanche; 0 is "none". */
-static __always_inline __u64 stack_hash(const struct ember_stack *st)
-{
-	struct hash_state hs = {.st = st, .h = 0xcbf29ce484222325ULL};
-	__u64 h;
-
-	bpf_loop(EMBER_MAX_STACK_DEPTH, hash_step, &hs, 0);
-	h = hs.h ^ st->flags;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h ? h : 1;
-}
-
-/* Stores st under h in stacks unless there; false when the map is full. */
-static __always_inline bool keep_stack(const struct ember_stack *st, __u64 h, void *stacks)
-{
-	if (bpf_map_lookup_elem(stacks, &h))
-		return true;
-	if (bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
-		metric_inc(EMBER_ALLOC_M_STACKS_FULL);
-		return false;
-	}
-	return true;
-}
-
 /* The user stack at the probe, leaf first, in the per-CPU scratch; NULL if none. */
 static __always_inline struct ember_stack *walk(struct pt_regs *ctx, __u32 tgid)
 {
 	struct ember_stack *st;
 	struct uw_result res;
-	__u32 zero = 0;
 
-	st = bpf_map_lookup_elem(&scratch, &zero);
+	st = scratch_stack();
 	if (!st)
 		return NULL;
 #if defined(__TARGET_ARCH_x86)
@@ -196,7 +125,7 @@ static __always_inline void add_live(const struct ember_stack *st, __u64 h, __u3
 		metric_inc(EMBER_ALLOC_M_LIVE_PROC_CAP);
 		return;
 	}
-	v.user_stack = h && keep_stack(st, h, &live_stacks) ? h : 0;
+	v.user_stack = h && store_stack(st, h, &live_stacks, EMBER_ALLOC_M_STACKS_FULL) ? h : 0;
 	if (bpf_map_update_elem(&live, &k, &v, BPF_NOEXIST)) {
 		/* full, or the pointer is there already (its free was not seen) */
 		metric_inc(EMBER_ALLOC_M_LIVE_FULL);
@@ -233,7 +162,7 @@ int ember_alloc(struct pt_regs *ctx)
 	st = walk(ctx, tgid);
 	if (st) {
 		h = stack_hash(st);
-		key.user_stack = keep_stack(st, h, stacks) ? h : 0;
+		key.user_stack = store_stack(st, h, stacks, EMBER_ALLOC_M_STACKS_FULL) ? h : 0;
 	}
 	if (!key.user_stack)
 		key.flags |= EMBER_KEY_USTACK_LOST;

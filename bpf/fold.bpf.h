@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * In-kernel folding shared by every stack-sampling object (cpu, growth): the
- * double-buffered counts and stacks maps, the stack hash, the process filter,
- * and the first-sample report. The daemon half is daemon/fold.c.
+ * double-buffered counts and stacks maps and the process filter, over
+ * bpf/stack.bpf.h's stack hash. The daemon half is daemon/fold.c.
  */
 #ifndef EMBER_FOLD_BPF_H
 #define EMBER_FOLD_BPF_H
@@ -11,12 +11,8 @@
 #include "ember/proc.h"
 #include "core_fixes.bpf.h"
 #include "proc_maps.bpf.h"
+#include "stack.bpf.h"
 #include "unwind.bpf.h"
-
-/* Entries of the includer's metrics map: EMBER_CPU_M_NR unless it counts more. */
-#ifndef FOLD_METRICS_NR
-#define FOLD_METRICS_NR EMBER_CPU_M_NR
-#endif
 
 /*
  * Buffer the programs write to (0 or 1). Flipped by the daemon, which then
@@ -64,103 +60,10 @@ struct {
 	__type(value, __u8);
 } drop_tgids SEC(".maps");
 
-/* Per-CPU scratch space for the stack being read (too big for the BPF stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ember_stack);
-} scratch SEC(".maps");
-
-/*
- * Per-CPU counters indexed by enum ember_cpu_metric (and the includer's own
- * enum beyond EMBER_CPU_M_NR); summed by the daemon.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FOLD_METRICS_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} metrics SEC(".maps");
-
-static __always_inline void metric_add(__u32 m, __u64 n)
-{
-	__u32 key = m;
-	__u64 *v;
-
-	if (!n) /* most of the walk's counts are 0: no lookup, no cache line touched */
-		return;
-	v = bpf_map_lookup_elem(&metrics, &key);
-	if (v)
-		*v += n;
-}
-
-static __always_inline void metric_inc(__u32 m)
-{
-	metric_add(m, 1);
-}
-
-/* State of the stack hash across bpf_loop() steps. */
-struct hash_state {
-	const struct ember_stack *st;
-	__u64 h;
-};
-
-static long hash_step(__u32 i, void *arg)
-{
-	struct hash_state *hs = arg;
-	__u64 j = i;
-
-	if (j >= EMBER_MAX_STACK_DEPTH || j >= hs->st->len)
-		return 1;
-	barrier_var(j); /* the checked register is the one that indexes */
-	hs->h = (hs->h ^ hs->st->ips[j]) * 0x100000001b3ULL;
-	return 0;
-}
-
-/*
- * FNV-1a over whole words, then a final avalanche; 0 is reserved for "none".
- * bpf_loop() (v5.17): the verifier checks the step once, where an open-coded
- * loop of 127 iterations was walked at every one of its four inlined copies,
- * which made up most of the program's load time.
- */
-static __always_inline __u64 stack_hash(const struct ember_stack *st)
-{
-	struct hash_state hs = {.st = st, .h = 0xcbf29ce484222325ULL};
-	__u64 h;
-
-	/* bound: the deepest stack kept */
-	bpf_loop(EMBER_MAX_STACK_DEPTH, hash_step, &hs, 0);
-	h = hs.h ^ st->flags; /* a truncated stack is not the complete one */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h ? h : 1;
-}
-
-/*
- * Stores the stack in scratch once in stacks. Returns its hash, or 0 with
- * *lost set when the map is full.
- */
+/* Stores the stack in scratch once in stacks: keep_stack_m() for the cpu metrics. */
 static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, bool *lost)
 {
-	__u64 h = stack_hash(st);
-
-	if (bpf_map_lookup_elem(stacks, &h))
-		return h;
-	if (bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
-		metric_inc(EMBER_CPU_M_STACKS_FULL);
-		*lost = true;
-		return 0;
-	}
-	return h;
-}
-
-static __always_inline struct ember_stack *scratch_stack(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&scratch, &zero);
+	return keep_stack_m(st, stacks, EMBER_CPU_M_STACKS_FULL, lost);
 }
 
 /* The kernel stack, through the kernel's own walk (ORC or frame pointers). */
@@ -234,30 +137,10 @@ static __always_inline void add_count(void *counts, const struct ember_cpu_key *
 	metric_inc(EMBER_CPU_M_COUNTED);
 }
 
-/*
- * Reports the first sample of a process so that the daemon captures its
- * mappings while it lives. A failed report is retried on its next sample.
- */
+/* Reports the first sample of a process: note_process_m() for the cpu metrics. */
 static __always_inline void note_process(__u32 tgid)
 {
-	struct ember_proc_event *e;
-	__u8 one = 1;
-
-	if (bpf_map_lookup_elem(&known, &tgid))
-		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		metric_inc(EMBER_CPU_M_PROC_EVENT_LOST);
-		return;
-	}
-	if (bpf_map_update_elem(&known, &tgid, &one, BPF_NOEXIST)) {
-		bpf_ringbuf_discard(e, 0); /* another CPU reported it meanwhile */
-		return;
-	}
-	e->type = EMBER_PROC_NEW;
-	e->tgid = tgid;
-	e->ktime_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	note_process_m(tgid, EMBER_CPU_M_PROC_EVENT_LOST);
 }
 
 /* Whether the daemon excluded tgid (counted as filtered: not a loss). */

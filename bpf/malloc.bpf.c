@@ -3,10 +3,7 @@
  * Emergency allocation capture: uprobes on one process's malloc, calloc and
  * realloc. Each call walks the user stack (bpf/unwind.bpf.h) and adds one call
  * and its bytes to a count per (process, user stack, comm).
- *
- * add_count, keep_stack, stack_hash and note_process are minimal copies of
- * bpf/cpu.bpf.c's (own metrics and value type): the shared fold helpers are
- * being extracted to bpf/fold.bpf.h, which should replace them.
+ * The stack hash, its store and the first-call report are bpf/stack.bpf.h's.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -15,7 +12,9 @@
 #include "ember/cpu.h"
 #include "ember/malloc.h"
 #include "ember/proc.h"
+#define FOLD_METRICS_NR EMBER_MALLOC_M_NR
 #include "proc_maps.bpf.h"
+#include "stack.bpf.h"
 #include "unwind.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -45,85 +44,10 @@ struct {
 	__type(value, struct ember_stack);
 } stacks SEC(".maps");
 
-/* Per-CPU scratch space for the stack being walked (too big for the BPF stack). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ember_stack);
-} scratch SEC(".maps");
-
-/* Per-CPU counters indexed by enum ember_malloc_metric; summed by the daemon. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, EMBER_MALLOC_M_NR);
-	__type(key, __u32);
-	__type(value, __u64);
-} metrics SEC(".maps");
-
-static __always_inline void metric_inc(enum ember_malloc_metric m)
-{
-	__u32 key = m;
-	__u64 *v = bpf_map_lookup_elem(&metrics, &key);
-
-	if (v)
-		*v += 1;
-}
-
-/* State of the stack hash across bpf_loop() steps. */
-struct hash_state {
-	const struct ember_stack *st;
-	__u64 h;
-};
-
-static long hash_step(__u32 i, void *arg)
-{
-	struct hash_state *hs = arg;
-	__u64 j = i;
-
-	if (j >= EMBER_MAX_STACK_DEPTH || j >= hs->st->len)
-		return 1;
-	barrier_var(j); /* the checked register is the one that indexes */
-	hs->h = (hs->h ^ hs->st->ips[j]) * 0x100000001b3ULL;
-	return 0;
-}
-
-/* FNV-1a over whole words, then a final avalanche; 0 is reserved for "none". */
-static __always_inline __u64 stack_hash(const struct ember_stack *st)
-{
-	struct hash_state hs = {.st = st, .h = 0xcbf29ce484222325ULL};
-	__u64 h;
-
-	/* bound: the deepest stack kept */
-	bpf_loop(EMBER_MAX_STACK_DEPTH, hash_step, &hs, 0);
-	h = hs.h ^ st->flags; /* a truncated stack is not the complete one */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h ? h : 1;
-}
-
-/* Stores st once in stacks: its hash, or 0 with *lost set when the map is full. */
-static __always_inline __u64 keep_stack(struct ember_stack *st, bool *lost)
-{
-	__u64 h = stack_hash(st);
-
-	if (bpf_map_lookup_elem(&stacks, &h))
-		return h;
-	if (bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stacks, &h)) {
-		metric_inc(EMBER_MALLOC_M_STACKS_FULL);
-		*lost = true;
-		return 0;
-	}
-	return h;
-}
-
 /* The caller's stack from the probed function's first instruction. */
 static __always_inline __u64 user_stack(struct pt_regs *ctx, __u32 tgid, bool *lost)
 {
-	__u32 zero = 0;
-	struct ember_stack *st = bpf_map_lookup_elem(&scratch, &zero);
+	struct ember_stack *st = scratch_stack();
 	struct uw_result res;
 
 	if (!st)
@@ -136,38 +60,12 @@ static __always_inline __u64 user_stack(struct pt_regs *ctx, __u32 tgid, bool *l
 		return 0;
 	st->len = bytes / sizeof(__u64);
 	st->flags = 0;
-	return keep_stack(st, lost);
+	return keep_stack_m(st, &stacks, EMBER_MALLOC_M_STACKS_FULL, lost);
 #endif
 	uw_walk(st, tgid, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), &res);
 	if (res.no_proc)
 		metric_inc(EMBER_MALLOC_M_NO_TABLES);
-	return keep_stack(st, lost);
-}
-
-/*
- * Reports the process's first call so that the daemon keeps its mappings (the
- * symbolizer names the frames after it exited). Retried on the next call.
- */
-static __always_inline void note_process(__u32 tgid)
-{
-	struct ember_proc_event *e;
-	__u8 one = 1;
-
-	if (bpf_map_lookup_elem(&known, &tgid))
-		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		metric_inc(EMBER_MALLOC_M_PROC_EVENT_LOST);
-		return;
-	}
-	if (bpf_map_update_elem(&known, &tgid, &one, BPF_NOEXIST)) {
-		bpf_ringbuf_discard(e, 0); /* another CPU reported it meanwhile */
-		return;
-	}
-	e->type = EMBER_PROC_NEW;
-	e->tgid = tgid;
-	e->ktime_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	return keep_stack_m(st, &stacks, EMBER_MALLOC_M_STACKS_FULL, lost);
 }
 
 static __always_inline void add_count(const struct ember_cpu_key *key, __u64 bytes)
@@ -208,7 +106,7 @@ __noinline int record(struct pt_regs *ctx, __u64 bytes)
 		metric_inc(EMBER_MALLOC_M_FILTERED);
 		return 0;
 	}
-	note_process(tgid);
+	note_process_m(tgid, EMBER_MALLOC_M_PROC_EVENT_LOST); /* the symbolizer needs its maps */
 	key.tgid = tgid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	key.user_stack = user_stack(ctx, tgid, &lost);

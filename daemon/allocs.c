@@ -16,6 +16,7 @@
 
 #include "allocs.h"
 #include "clock.h"
+#include "fold.h"
 #include "log.h"
 #include "percpu.h"
 #include "procmaps.h"
@@ -38,8 +39,6 @@
 #define NOPROBE_SLOTS 4096
 /* Exited processes whose live pointers the next drain deletes. */
 #define DEAD_MAX 4096
-/* Batch size of map reads. */
-#define BATCH 256
 
 static const char *const probe_names[] = {"alloc", "free"};
 #define HAS_ALLOC 1U
@@ -82,29 +81,11 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int reuse_unwind_maps(struct allocs *a, const struct unwinder_fds *u)
-{
-	struct {
-		struct bpf_map *map;
-		int fd;
-	} v[] = {
-		{a->skel->maps.unwind_rows, u->rows},
-		{a->skel->maps.unwind_tables, u->tables},
-		{a->skel->maps.unwind_procs, u->procs},
-		{a->skel->maps.unwind_stale, u->stale},
-	};
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		if (v[i].fd < 0)
-			bpf_map__set_max_entries(v[i].map, 1);
-		else if (bpf_map__reuse_fd(v[i].map, v[i].fd))
-			return -errno;
-	}
-	return 0;
-}
-
 int allocs_open(const struct allocs_opts *o, struct allocs **out, char *err, size_t errlen)
 {
+	/* the walk reads the unwinder's tables; the object has no other shared maps */
+	const struct fold_shared sh = {
+		.events_fd = -1, .known_fd = -1, .drop_fd = -1, .unwind = o->unwind};
 	struct allocs *a = calloc(1, sizeof(*a));
 	int rc;
 
@@ -127,9 +108,12 @@ int allocs_open(const struct allocs_opts *o, struct allocs **out, char *err, siz
 	bpf_map__set_max_entries(a->skel->maps.live_stacks, LIVE_STACKS_MAX);
 	bpf_map__set_max_entries(a->skel->maps.live, a->live_max);
 	bpf_map__set_max_entries(a->skel->maps.live_procs, ALLOCS_PROCS_MAX);
-	rc = reuse_unwind_maps(a, &o->unwind);
-	if (!rc)
-		rc = alloc_bpf__load(a->skel);
+	rc = fold_share_maps(a->skel->obj, &sh, err, errlen);
+	if (rc) {
+		allocs_close(a);
+		return rc;
+	}
+	rc = alloc_bpf__load(a->skel);
 	if (rc) {
 		snprintf(err, errlen,
 			 "cannot load the allocation BPF programs: %s (-v: verifier log)",
@@ -303,35 +287,6 @@ static bool is_dead(const struct allocs *a, uint32_t tgid)
 	return false;
 }
 
-/*
- * Reads every entry of a hash map in batches (deleting them when del) into
- * room slots; the number read or -errno. room is the map's max_entries, so
- * the kernel never refuses a call for a bucket larger than what is left.
- */
-static long read_all(int fd, bool del, void *keys, void *vals, size_t ksz, size_t vsz, size_t room)
-{
-	uint64_t in = 0, out = 0;
-	uint32_t count;
-	bool first = true;
-	size_t n = 0;
-	int err;
-
-	do {
-		count = room - n < BATCH ? room - n : BATCH;
-		if (!count)
-			return n;
-		err = (del ? bpf_map_lookup_and_delete_batch : bpf_map_lookup_batch)(
-			fd, first ? NULL : &in, &out, (char *)keys + n * ksz,
-			(char *)vals + n * vsz, &count, NULL);
-		if (err && errno != ENOENT)
-			return -errno;
-		n += count;
-		in = out;
-		first = false;
-	} while (!err);
-	return n;
-}
-
 static int cmp_u64(const void *x, const void *y)
 {
 	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -373,11 +328,12 @@ static int drain_counts(struct allocs *a, uint32_t old, allocs_cb cb, void *arg)
 
 	if (!keys || !vals || !hashes || !stacks || !idx)
 		goto out;
-	n = read_all(bpf_map__fd(old ? a->skel->maps.counts1 : a->skel->maps.counts0), true, keys,
-		     vals, sizeof(*keys), sizeof(*vals), COUNTS_MAX);
+	n = fold_read_all(bpf_map__fd(old ? a->skel->maps.counts1 : a->skel->maps.counts0), true,
+			  keys, vals, sizeof(*keys), sizeof(*vals), COUNTS_MAX);
 	ns = n < 0 ? n :
-		     read_all(bpf_map__fd(old ? a->skel->maps.stacks1 : a->skel->maps.stacks0),
-			      true, hashes, stacks, sizeof(*hashes), sizeof(*stacks), STACKS_MAX);
+		     fold_read_all(bpf_map__fd(old ? a->skel->maps.stacks1 : a->skel->maps.stacks0),
+				   true, hashes, stacks, sizeof(*hashes), sizeof(*stacks),
+				   STACKS_MAX);
 	rc = n < 0 ? (int)n : ns < 0 ? (int)ns : 0;
 	for (long i = 0; i < ns; i++)
 		idx[i] = (struct hstack){hashes[i], &stacks[i]};
@@ -501,8 +457,8 @@ static int drain_live(struct allocs *a, allocs_cb cb, void *arg)
 
 	if (!keys || !vals || !f || !refs || !st)
 		goto out;
-	n = read_all(bpf_map__fd(a->skel->maps.live), false, keys, vals, sizeof(*keys),
-		     sizeof(*vals), a->live_max);
+	n = fold_read_all(bpf_map__fd(a->skel->maps.live), false, keys, vals, sizeof(*keys),
+			  sizeof(*vals), a->live_max);
 	rc = n < 0 ? (int)n : 0;
 	if (!rc)
 		nf = fold_live(a, keys, vals, n, f);

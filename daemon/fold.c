@@ -39,13 +39,16 @@ uint32_t fold_roundup_pow2(uint64_t v, uint32_t lo, uint32_t hi)
 	return p < lo ? lo : p > hi ? hi : p;
 }
 
-/* Reuses fd for obj's map name, or (fd < 0) leaves its own, shrunk to tiny when asked. */
+/*
+ * Reuses fd for obj's map name, or (fd < 0) leaves its own, shrunk to tiny when
+ * asked; with fd < 0, an object without the map (not every one has them all) is fine.
+ */
 static int share_one(struct bpf_object *obj, const char *name, int fd, bool shrink)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, name);
 
 	if (!map)
-		return -ENOENT;
+		return fd < 0 ? 0 : -ENOENT;
 	if (fd < 0)
 		return shrink ? bpf_map__set_max_entries(map, 1) : 0;
 	return bpf_map__reuse_fd(map, fd) ? -errno : 0;
@@ -222,13 +225,8 @@ static void sleep_ns(long ns)
 		;
 }
 
-/*
- * Reads and deletes every entry of a hash map in batches into room slots,
- * returning the number read, or -errno. The map is not written meanwhile.
- * room must be at least max_entries: a call's room then always covers what is
- * left, so the kernel never refuses it for a bucket larger than the room.
- */
-static long take_all(int fd, void *keys, void *vals, size_t key_size, size_t val_size, size_t room)
+long fold_read_all(int fd, bool del, void *keys, void *vals, size_t key_size, size_t val_size,
+		   size_t room)
 {
 	uint32_t in = 0, out = 0, count;
 	bool first = true;
@@ -239,9 +237,9 @@ static long take_all(int fd, void *keys, void *vals, size_t key_size, size_t val
 		count = room - n < DRAIN_BATCH ? room - n : DRAIN_BATCH;
 		if (!count)
 			return n; /* full: what remains is left for the next drain */
-		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out,
-						      (char *)keys + n * key_size,
-						      (char *)vals + n * val_size, &count, NULL);
+		err = (del ? bpf_map_lookup_and_delete_batch : bpf_map_lookup_batch)(
+			fd, first ? NULL : &in, &out, (char *)keys + n * key_size,
+			(char *)vals + n * val_size, &count, NULL);
 		if (err && errno != ENOENT)
 			return -errno;
 		n += count;
@@ -354,8 +352,8 @@ int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg)
 	__atomic_store_n(b->active_buf, b->active, __ATOMIC_SEQ_CST);
 	sleep_ns(FLIP_GRACE_NS);
 
-	n = take_all(b->counts_fd[old], b->keys, b->counts, sizeof(*b->keys), sizeof(*b->counts),
-		     b->counts_max);
+	n = fold_read_all(b->counts_fd[old], true, b->keys, b->counts, sizeof(*b->keys),
+			  sizeof(*b->counts), b->counts_max);
 	rc = n < 0 ? (int)n : read_stacks(&b->stk, b->stacks_fd[old]);
 	for (long i = 0; !rc && i < n; i++) {
 		const struct ember_cpu_key *k = &b->keys[i];

@@ -95,6 +95,16 @@ void fold_buffers_free(struct fold_buffers *b);
  */
 int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg);
 
+/*
+ * Reads every entry of a hash map in batches (deleting them when del) into
+ * room slots, returning the number read, or -errno. The map is not written
+ * meanwhile. room must be at least max_entries: a call's room then always
+ * covers what is left, so the kernel never refuses it for a bucket larger than
+ * the room.
+ */
+long fold_read_all(int fd, bool del, void *keys, void *vals, size_t key_size, size_t val_size,
+		   size_t room);
+
 /* The power of two at or above v, within lo..hi: a map size. */
 uint32_t fold_roundup_pow2(uint64_t v, uint32_t lo, uint32_t hi);
 

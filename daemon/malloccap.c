@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fold.h"
 #include "malloccap.h"
 #include "percpu.h"
 #include "procmaps.h"
@@ -83,30 +84,13 @@ static int find_libc(uint32_t pid, char *out, size_t len, char *err, size_t errl
 	return rc;
 }
 
-/* The stack walk reads the unwinder's tables; without it, frame pointers only. */
-static int reuse_unwind_maps(struct malloccap *m, const struct unwinder_fds *u)
-{
-	struct {
-		struct bpf_map *map;
-		int fd;
-	} v[] = {
-		{m->skel->maps.unwind_rows, u->rows},
-		{m->skel->maps.unwind_tables, u->tables},
-		{m->skel->maps.unwind_procs, u->procs},
-		{m->skel->maps.unwind_stale, u->stale},
-	};
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		if (v[i].fd < 0)
-			bpf_map__set_max_entries(v[i].map, 1);
-		else if (bpf_map__reuse_fd(v[i].map, v[i].fd))
-			return -errno;
-	}
-	return 0;
-}
-
 static int load(struct malloccap *m, const struct malloccap_opts *o, char *err, size_t errlen)
 {
+	/* the walk reads the unwinder's tables; without it, frame pointers only */
+	const struct fold_shared sh = {.events_fd = o->events_fd,
+				       .known_fd = o->known_fd,
+				       .drop_fd = -1,
+				       .unwind = o->unwind};
 	int rc;
 
 	m->skel = malloc_bpf__open();
@@ -119,17 +103,9 @@ static int load(struct malloccap *m, const struct malloccap_opts *o, char *err, 
 	m->skel->rodata->target_tgid = o->pid;
 	bpf_map__set_max_entries(m->skel->maps.counts, COUNTS_MAX);
 	bpf_map__set_max_entries(m->skel->maps.stacks, STACKS_MAX);
-	if ((o->events_fd >= 0 && bpf_map__reuse_fd(m->skel->maps.events, o->events_fd)) ||
-	    (o->known_fd >= 0 && bpf_map__reuse_fd(m->skel->maps.known, o->known_fd))) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot share the process-event maps: %s", strerror(errno));
+	rc = fold_share_maps(m->skel->obj, &sh, err, errlen);
+	if (rc)
 		return rc;
-	}
-	rc = reuse_unwind_maps(m, &o->unwind);
-	if (rc) {
-		snprintf(err, errlen, "cannot share the unwind tables' maps: %s", strerror(-rc));
-		return rc;
-	}
 	rc = malloc_bpf__load(m->skel);
 	if (rc)
 		snprintf(err, errlen, "cannot load the malloc probes' BPF programs: %s%s",

@@ -232,26 +232,6 @@ static int cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool labels_include(const char *labels, const struct history_query *q)
-{
-	for (size_t i = 0; i < q->n_labels; i++) {
-		size_t n = strlen(q->labels[i]);
-		const char *p = labels;
-		bool found = false;
-
-		while (p && *p && !found) {
-			const char *nl = strchr(p, '\n');
-			size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-			found = len == n && !memcmp(p, q->labels[i], n);
-			p = nl ? nl + 1 : NULL;
-		}
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
 static bool row_matches(const struct history_row *row, const struct history_query *q)
 {
 	if (row->meta.start_ns >= q->until_ns || row->meta.end_ns <= q->since_ns)
@@ -262,7 +242,7 @@ static bool row_matches(const struct history_row *row, const struct history_quer
 		return false;
 	if (q->n_shards > 1 && (uint64_t)row->id % q->n_shards != q->shard)
 		return false;
-	return labels_include(row->meta.labels, q);
+	return hist_labels_match(row->meta.labels, q);
 }
 
 static int query_one(int64_t id, void *arg)

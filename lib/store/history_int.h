@@ -95,6 +95,8 @@ int hist_put_row(struct history *h, sqlite3_stmt *st, const struct history_meta 
 const char *hist_column_str(sqlite3_stmt *st, int col);
 void hist_read_meta(sqlite3_stmt *st, struct history_row *row);
 int hist_read_blob(sqlite3_stmt *st, uint8_t **out, size_t *out_len);
+/* Whether a row's "k=v\n" label lines (or NULL: none) include every label q asks for. */
+bool hist_labels_match(const char *labels, const struct history_query *q);
 
 /* history_queue.c */
 int hist_push_stmt(struct history *h, enum push_stmt which, bool writes, sqlite3_stmt **out);

@@ -160,7 +160,7 @@ static int bind_query(sqlite3_stmt *st, const struct history_query *q, int64_t p
 }
 
 /* Whether a row's "k=v\n" label lines include every label the query asks for. */
-static bool labels_match(const char *labels, const struct history_query *q)
+bool hist_labels_match(const char *labels, const struct history_query *q)
 {
 	for (size_t i = 0; i < q->n_labels; i++) {
 		size_t n = strlen(q->labels[i]);
@@ -228,7 +228,7 @@ int history_query(struct history *h, const struct history_query *q, bool with_bl
 		memset(&row, 0, sizeof(row));
 		hist_read_meta(*st, &row);
 		read_profiles(*st, &row);
-		if (!labels_match(row.meta.labels ? row.meta.labels : "", q))
+		if (!hist_labels_match(row.meta.labels ? row.meta.labels : "", q))
 			continue;
 		/* another reader takes this row; skipped before its blob is read */
 		if (q->n_shards > 1 && (uint64_t)row.id % q->n_shards != q->shard)

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * What every stack-keeping object shares (cpu, growth, alloc, malloc): the
+ * metrics and scratch maps, the stack hash, storing a stack once, and the
+ * first-sample report. bpf/fold.bpf.h adds the double-buffered folding.
+ */
+#ifndef EMBER_STACK_BPF_H
+#define EMBER_STACK_BPF_H
+
+#include "ember/cpu.h"
+
+/* Entries of the includer's metrics map: EMBER_CPU_M_NR unless it counts more. */
+#ifndef FOLD_METRICS_NR
+#define FOLD_METRICS_NR EMBER_CPU_M_NR
+#endif
+
+/* Per-CPU scratch space for the stack being read (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ember_stack);
+} scratch SEC(".maps");
+
+/* Per-CPU counters indexed by the includer's metric enum; summed by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FOLD_METRICS_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} metrics SEC(".maps");
+
+static __always_inline void metric_add(__u32 m, __u64 n)
+{
+	__u32 key = m;
+	__u64 *v;
+
+	if (!n) /* most of the walk's counts are 0: no lookup, no cache line touched */
+		return;
+	v = bpf_map_lookup_elem(&metrics, &key);
+	if (v)
+		*v += n;
+}
+
+static __always_inline void metric_inc(__u32 m)
+{
+	metric_add(m, 1);
+}
+
+static __always_inline struct ember_stack *scratch_stack(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/* State of the stack hash across bpf_loop() steps. */
+struct hash_state {
+	const struct ember_stack *st;
+	__u64 h;
+};
+
+static long hash_step(__u32 i, void *arg)
+{
+	struct hash_state *hs = arg;
+	__u64 j = i;
+
+	if (j >= EMBER_MAX_STACK_DEPTH || j >= hs->st->len)
+		return 1;
+	barrier_var(j); /* the checked register is the one that indexes */
+	hs->h = (hs->h ^ hs->st->ips[j]) * 0x100000001b3ULL;
+	return 0;
+}
+
+/*
+ * FNV-1a over whole words, then a final avalanche; 0 is reserved for "none".
+ * bpf_loop() (v5.17): the verifier checks the step once, where an open-coded
+ * loop of 127 iterations was walked at every one of its four inlined copies,
+ * which made up most of the program's load time.
+ */
+static __always_inline __u64 stack_hash(const struct ember_stack *st)
+{
+	struct hash_state hs = {.st = st, .h = 0xcbf29ce484222325ULL};
+	__u64 h;
+
+	/* bound: the deepest stack kept */
+	bpf_loop(EMBER_MAX_STACK_DEPTH, hash_step, &hs, 0);
+	h = hs.h ^ st->flags; /* a truncated stack is not the complete one */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+/*
+ * Stores st under its hash h in stacks unless there. False, with metric full
+ * counted, when the map is full.
+ */
+static __always_inline bool store_stack(const struct ember_stack *st, __u64 h, void *stacks,
+					__u32 full)
+{
+	if (bpf_map_lookup_elem(stacks, &h))
+		return true;
+	if (bpf_map_update_elem(stacks, &h, st, BPF_NOEXIST) && !bpf_map_lookup_elem(stacks, &h)) {
+		metric_inc(full);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Stores st once in stacks. Returns its hash, or 0 with *lost set (and metric
+ * full counted) when the map is full.
+ */
+static __always_inline __u64 keep_stack_m(struct ember_stack *st, void *stacks, __u32 full,
+					  bool *lost)
+{
+	__u64 h = stack_hash(st);
+
+	if (store_stack(st, h, stacks, full))
+		return h;
+	*lost = true;
+	return 0;
+}
+
+#ifdef EMBER_PROC_MAPS_BPF_H /* only objects that report processes hold its maps */
+/*
+ * Reports the first sample of a process so that the daemon captures its
+ * mappings while it lives (the symbolizer names frames after it exited). A
+ * failed report, counted as metric lost, is retried on its next sample.
+ */
+static __always_inline void note_process_m(__u32 tgid, __u32 lost)
+{
+	struct ember_proc_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&known, &tgid))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		metric_inc(lost);
+		return;
+	}
+	if (bpf_map_update_elem(&known, &tgid, &one, BPF_NOEXIST)) {
+		bpf_ringbuf_discard(e, 0); /* another CPU reported it meanwhile */
+		return;
+	}
+	e->type = EMBER_PROC_NEW;
+	e->tgid = tgid;
+	e->ktime_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
+}
+#endif
+
+#endif /* EMBER_STACK_BPF_H */
