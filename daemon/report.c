@@ -442,12 +442,12 @@ static void log_growth(const struct interval_report *r)
 
 	snprintf(line, sizeof(line),
 		 "growth: %" PRIu64 " faults sampled, %" PRIu64
-		 " folded (file-backed left out %" PRIu64 ", kernel threads %" PRIu64
-		 ", mapping unknown %" PRIu64 "), %" PRIu64 " of %" PRIu64
-		 " anonymous mmaps sampled; lost: %" PRIu64 " samples (counts map full), %" PRIu64
-		 " stacks",
-		 g[EMBER_CPU_M_SAMPLES], g[EMBER_CPU_M_COUNTED] - g[EMBER_GROWTH_M_MAP_SAMPLED],
-		 g[EMBER_GROWTH_M_FILE], g[EMBER_GROWTH_M_KTHREAD], g[EMBER_GROWTH_M_VMA_UNKNOWN],
+		 " samples folded with the mmaps' (file-backed left out %" PRIu64
+		 ", kernel threads %" PRIu64 ", mapping unknown %" PRIu64 "), %" PRIu64
+		 " of %" PRIu64 " anonymous mmaps sampled; lost: %" PRIu64
+		 " samples (counts map full), %" PRIu64 " stacks",
+		 g[EMBER_CPU_M_SAMPLES], g[EMBER_CPU_M_COUNTED], g[EMBER_GROWTH_M_FILE],
+		 g[EMBER_GROWTH_M_KTHREAD], g[EMBER_GROWTH_M_VMA_UNKNOWN],
 		 g[EMBER_GROWTH_M_MAP_SAMPLED], g[EMBER_GROWTH_M_MAP_CALLS],
 		 g[EMBER_CPU_M_COUNTS_FULL],
 		 g[EMBER_CPU_M_STACKS_FULL] + g[EMBER_CPU_M_KSTACK_FAILED]);

@@ -63,7 +63,9 @@ coll_fault() {
 # argument) is profiled, as $APP, pushed to the collector.
 push_conf() {
 	{
-		printf '[daemon]\nprofile = matched\n'
+		# memory growth off unless asked (PUSH_GROWTH=N): a test that arms one fault
+		# for "the next push" must know that push holds a CPU profile
+		printf '[daemon]\nprofile = matched\ngrowth_fault_period = %s\n' "${PUSH_GROWTH:-0}"
 		printf '[app "%s"]\nmatch.cmdline = *fx_work_ab*%s*\nlabel.team = a\n' "$APP" "$WORK_TAG"
 		printf '[collector]\nurl = %s\n' "$COLL_URL"
 		[ $# -lt 2 ] || printf '%s\n' "$2"

@@ -31,12 +31,13 @@ n=$(wc -l <"$T/stored.txt")
 [ "$n" -ge 2 ] || { show_lists; fail "only $n profiles of $APP"; }
 
 # The collector's flame graphs of the app, summed: "stack count" lines, sorted.
-seqs=$(awk -F '\t' -v s="service_name=$APP" '("," $3 ",") ~ ("," s ",") { print $1 }' \
-	"$COLL_STORE/index.tsv")
+# (CPU ones: the app's memory_growth profiles are pushed too)
+seqs=$(awk -F '\t' -v s="service_name=$APP" '("," $3 ",") ~ ("," s ",") &&
+	("," $3 ",") ~ /,__name__=process_cpu,/ { print $1 }' "$COLL_STORE/index.tsv")
 for s in $seqs; do cat "$COLL_STORE/$(printf '%06d' "$s").folded"; done |
 	awk '{ c = $NF; $NF = ""; sub(/ $/, ""); sum[$0] += c }
 	     END { for (k in sum) print k " " sum[k] }' | LC_ALL=C sort >"$T/collector.folded"
-"$EMBERCTL" --data-dir "$T/data" folded --app "$APP" 2>"$T/folded.err" |
+"$EMBERCTL" --data-dir "$T/data" folded --type cpu --app "$APP" 2>"$T/folded.err" |
 	LC_ALL=C sort >"$T/emberctl.folded" || fail "emberctl folded: $(cat "$T/folded.err")"
 [ -s "$T/emberctl.folded" ] || fail "emberctl folded printed nothing: $(cat "$T/folded.err")"
 
