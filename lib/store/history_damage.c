@@ -257,7 +257,8 @@ static int query_one(int64_t id, void *arg)
 	if (rc == SQLITE_ROW) {
 		hist_read_meta(dq->row, &row);
 		if (row_matches(&row, dq->q) &&
-		    !bsearch(&id, dq->done, dq->n_done, sizeof(*dq->done), cmp_id)) {
+		    !(dq->n_done &&
+		      bsearch(&id, dq->done, dq->n_done, sizeof(*dq->done), cmp_id))) {
 			if (dq->with_blob)
 				ret = hist_read_blob(dq->row, &pprof, &row.pprof_len);
 			row.pprof = pprof;
@@ -285,7 +286,8 @@ int hist_query_damaged(struct history *h, const struct history_query *q, bool wi
 	char sql[512];
 	int rc, ret;
 
-	qsort(done, n_done, sizeof(*done), cmp_id);
+	if (n_done) /* done may be NULL then: qsort wants a pointer */
+		qsort(done, n_done, sizeof(*done), cmp_id);
 	snprintf(sql, sizeof(sql), QUERY_COLS "%s FROM profiles WHERE id = ?1%s",
 		 with_blob ? "blob" : "NULL", h->version >= 4 ? " AND rollup = 0" : "");
 	rc = sqlite3_prepare_v2(h->db, sql, -1, &dq.row, NULL);

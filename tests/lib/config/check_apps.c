@@ -225,12 +225,14 @@ START_TEST(test_lazy_reads_only_what_is_needed)
 	ck_assert_str_eq(m.service, "worker");
 	ck_assert_uint_eq(src.asked, PROCINFO_ALL);
 	/* a comm rule that fails reads nothing more than comm before inferring */
+	config_free(&c);
 	parse_cfg("[app \"x\"]\nmatch.comm = nginx\nmatch.cmdline = *x*\n", &c);
 	src.full = proc("node", "/usr/bin/node20", "node x", "/", "", "");
 	ck_assert_int_eq(classify_lazily(&c, &src, &m), 0);
 	ck_assert_int_eq(m.app, -1);
 	ck_assert_uint_eq(src.asked, PROCINFO_COMM | PROCINFO_CGROUP | PROCINFO_EXE);
 	/* every answer is the eager classifier's, on the rules of every kind */
+	config_free(&c);
 	parse_cfg(apps_conf, &c);
 	src.full = proc("node", "/usr/bin/node20", "node /srv/server.js --port 80",
 			"/system.slice/checkout.service", "checkout.service", "");
@@ -240,6 +242,7 @@ START_TEST(test_lazy_reads_only_what_is_needed)
 	ck_assert_int_eq(m.app, 0);
 	ck_assert_str_eq(m.service, full.service);
 	ck_assert(m.excluded == full.excluded);
+	config_free(&c);
 }
 END_TEST
 
@@ -252,8 +255,10 @@ START_TEST(test_lazy_gone)
 	parse_cfg(apps_conf, &c);
 	ck_assert_int_eq(classify_lazily(&c, &src, &m), -ESRCH);
 	ck_assert_int_eq(src.calls, 1); /* not asked again once it said the process is gone */
+	config_free(&c);
 	parse_cfg("", &c);
 	ck_assert_int_eq(classify_lazily(&c, &src, &m), -ESRCH);
+	config_free(&c);
 }
 END_TEST
 
