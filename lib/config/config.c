@@ -718,28 +718,27 @@ static int on_key(void *user, const char *section, const char *name, const char 
 /*
  * The line syntax inih refuses, said on the line itself: inih only returns the
  * first bad line's number. An indented line may continue the previous value
- * (inih's multi-line values): left to inih. True when the line was refused.
+ * (inih's multi-line values): left to inih.
  */
-static bool check_syntax(struct parse_ctx *ctx, const char *buf)
+static void check_syntax(struct parse_ctx *ctx, const char *buf)
 {
 	const char *p = buf + strspn(buf, " \t\r\n");
 	size_t n = strcspn(p, "\r\n");
 
 	if (!n || *p == ';' || *p == '#')
-		return false;
+		return;
 	if (*p == '[') {
 		if (memchr(p, ']', n))
-			return false;
+			return;
 		add_error(ctx->errs, ctx->filename, ctx->line, "section header without ']'");
 	} else if (memchr(p, '=', n) || memchr(p, ':', n) || p != buf) {
-		return false;
+		return;
 	} else {
 		add_error(ctx->errs, ctx->filename, ctx->line,
 			  "syntax error (expected [section] or key = value)");
 	}
 	if (!ctx->syntax_line)
 		ctx->syntax_line = ctx->line;
-	return true;
 }
 
 /* ini_reader: hands inih one line at a time and counts lines. */

@@ -56,6 +56,12 @@ start_emberd() {
 	fail "emberd did not start sampling within 30 s"
 }
 
+# status_key KEY [FILE]: the first value of KEY in emberd's status file (start_emberd's
+# $T/run/status unless FILE), empty while there is none.
+status_key() { awk -v k="$1" '$1 == k { print $2 }' "${2:-$T/run/status}" 2>/dev/null || true; }
+# intervals_at_least N: emberd's status file counts N intervals or more.
+intervals_at_least() { [ "$(status_key intervals)" -ge "$1" ] 2>/dev/null; }
+
 # wait_for CMD... : polls CMD every 0.5 s until it succeeds, for at most 30 s.
 wait_for() {
 	for _ in $(seq 1 60); do

@@ -8,13 +8,10 @@
 require_bpf
 RUN=$T/run
 
-# status_key KEY: the value of KEY in the status file
-status_key() { awk -v k="$1" '$1 == k { print $2 }' "$RUN/status" 2>/dev/null || true; }
 # counts_map_full_total: samples dropped for a full counts map since the start
 counts_map_full_total() {
 	awk '$1 == "drop" && $2 == "counts_map_full" { print $4 }' "$RUN/status" 2>/dev/null || true
 }
-intervals_at_least() { [ "$(status_key intervals)" -ge "$1" ] 2>/dev/null; }
 interval_is() { [ "$(status_key interval_ns)" = "$1" ]; }
 # reload_to DUR: writes the configuration with interval = DUR and sends SIGHUP
 reload_to() {

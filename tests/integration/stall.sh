@@ -7,9 +7,6 @@
 require_bpf
 RUN=$T/run
 
-# status_key KEY: the value of KEY in the status file
-status_key() { awk -v k="$1" '$1 == k { print $2 }' "$RUN/status" 2>/dev/null || true; }
-intervals_at_least() { [ "$(status_key intervals)" -ge "$1" ] 2>/dev/null; }
 late_at_least() { [ "$(status_key intervals_late)" -ge "$1" ] 2>/dev/null; }
 
 "$FX/fx_busy" 120 >/dev/null &

@@ -12,8 +12,6 @@ PROMCHECK=$EMBER_BUILD/tests/tools/promcheck
 RUN=$T/run
 ncpu=$(nproc)
 
-# status_key KEY [FILE]: the value of KEY in a status file
-status_key() { awk -v k="$1" '$1 == k { print $2 }' "${2:-$RUN/status}"; }
 # prom_value NAME{LABELS} FILE: the sample's value
 prom_value() { awk -v n="$1" '$1 == n { print $2 }' "$2"; }
 
