@@ -37,15 +37,18 @@ struct {
 /*
  * Stacks referenced by counts0 and counts1, keyed by the hash of their
  * addresses: unlike a stack-trace map, two stacks never evict each other short
- * of a 64-bit hash collision. Preallocated (sized by the daemon): allocating in
- * the timer interrupt can fail transiently (seen: 1 in ~2000 inserts), and a
- * full preallocated map is the only way left to lose a stack.
+ * of a 64-bit hash collision. In parts of 32 words (include/ember/cpu.h), so
+ * that a map holds about 6 times more stacks in the same memory than whole
+ * 256-frame entries would (most stacks fit one part). Preallocated (sized by
+ * the daemon, in parts): allocating in the timer interrupt can fail
+ * transiently (seen: 1 in ~2000 inserts), and a full preallocated map is the
+ * only way left to lose a stack.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, struct ember_stack);
+	__type(key, struct ember_stack_key);
+	__type(value, struct ember_stack_part);
 } stacks0 SEC(".maps"), stacks1 SEC(".maps");
 
 /*
@@ -60,10 +63,13 @@ struct {
 	__type(value, __u8);
 } drop_tgids SEC(".maps");
 
-/* Stores the stack in scratch once in stacks: keep_stack_m() for the cpu metrics. */
+/*
+ * Stores the stack in scratch once in stacks0 or stacks1, in parts:
+ * keep_stack_parts() for the cpu metrics.
+ */
 static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, bool *lost)
 {
-	return keep_stack_m(st, stacks, EMBER_CPU_M_STACKS_FULL, lost);
+	return keep_stack_parts(st, stacks, EMBER_CPU_M_STACKS_FULL, lost);
 }
 
 /* The kernel stack, through the kernel's own walk (ORC or frame pointers). */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * What every stack-keeping object shares (cpu, growth, alloc, malloc): the
- * metrics and scratch maps, the stack hash, storing a stack once, and the
- * first-sample report. bpf/fold.bpf.h adds the double-buffered folding.
+ * metrics and scratch maps, the stack hash, storing a stack once (whole, or in
+ * parts), and the first-sample report. bpf/fold.bpf.h adds the double-buffered folding.
  */
 #ifndef EMBER_STACK_BPF_H
 #define EMBER_STACK_BPF_H
@@ -14,12 +14,21 @@
 #define FOLD_METRICS_NR EMBER_CPU_M_NR
 #endif
 
+/*
+ * The stack being read, padded to whole parts: the last part of a deepest
+ * stack is stored straight from here (keep_stack_parts()).
+ */
+struct stack_scratch {
+	struct ember_stack st;
+	__u64 pad[EMBER_STACK_PARTS_MAX * EMBER_STACK_PART_WORDS - EMBER_STACK_WORDS];
+};
+
 /* Per-CPU scratch space for the stack being read (too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ember_stack);
+	__type(value, struct stack_scratch);
 } scratch SEC(".maps");
 
 /* Per-CPU counters indexed by the includer's metric enum; summed by the daemon. */
@@ -50,8 +59,9 @@ static __always_inline void metric_inc(__u32 m)
 static __always_inline struct ember_stack *scratch_stack(void)
 {
 	__u32 zero = 0;
+	struct stack_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 
-	return bpf_map_lookup_elem(&scratch, &zero);
+	return s ? &s->st : NULL;
 }
 
 /* State of the stack hash across bpf_loop() steps. */
@@ -119,6 +129,64 @@ static __always_inline __u64 keep_stack_m(struct ember_stack *st, void *stacks, 
 
 	if (store_stack(st, h, stacks, full))
 		return h;
+	*lost = true;
+	return 0;
+}
+
+/* State of storing one stack's parts across bpf_loop() steps. */
+struct parts_state {
+	const __u64 *w; /* the stack as words: a scratch_stack() */
+	void *stacks;
+	__u64 h;
+	__u32 n; /* parts */
+	bool failed;
+};
+
+/* Step i stores part n - 1 - i, down to part 1: part 0 is the caller's, last. */
+static long part_step(__u32 i, void *arg)
+{
+	struct parts_state *ps = arg;
+	struct ember_stack_key k = {.hash = ps->h};
+	__u64 p = ps->n - 1 - (__u64)i;
+
+	if (i + 1 >= ps->n || p >= EMBER_STACK_PARTS_MAX)
+		return 1;
+	barrier_var(p); /* the checked register is the one that indexes */
+	k.part = p;
+	if (bpf_map_update_elem(ps->stacks, &k, ps->w + p * EMBER_STACK_PART_WORDS, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(ps->stacks, &k)) {
+		ps->failed = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Stores st once in a parted stacks map (include/ember/cpu.h: key
+ * ember_stack_key, value ember_stack_part), st being a scratch_stack(). Returns
+ * its hash, or 0 with *lost set (and metric full counted) when the map is
+ * full. Part 0 goes in last and is looked up first: present, the stack is
+ * whole. A full map can leave parts of a lost stack behind until the drain
+ * empties it, never a part 0 without the others.
+ */
+static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stacks, __u32 full,
+					      bool *lost)
+{
+	struct ember_stack_key k = {.hash = stack_hash(st)};
+	struct parts_state ps = {.w = (const __u64 *)st, .stacks = stacks, .h = k.hash};
+	__u32 len = st->len;
+
+	if (bpf_map_lookup_elem(stacks, &k))
+		return k.hash;
+	if (len > EMBER_MAX_STACK_DEPTH)
+		len = EMBER_MAX_STACK_DEPTH;
+	ps.n = EMBER_STACK_PARTS(len);
+	if (ps.n > 1)
+		bpf_loop(EMBER_STACK_PARTS_MAX - 1, part_step, &ps, 0);
+	if (!ps.failed &&
+	    (!bpf_map_update_elem(stacks, &k, st, BPF_NOEXIST) || bpf_map_lookup_elem(stacks, &k)))
+		return k.hash;
+	metric_inc(full);
 	*lost = true;
 	return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * The user-space half of bpf/fold.bpf.h: shares an object's maps with the
  * objects that own them, attaches its per-CPU perf events, and drains its
- * double-buffered counts and stacks.
+ * double-buffered counts and stacks (in parts: daemon/stackparts.c joins them).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -29,15 +29,6 @@
 
 /* Batch size of map reads: one syscall per this many entries. */
 #define DRAIN_BATCH 256
-
-uint32_t fold_roundup_pow2(uint64_t v, uint32_t lo, uint32_t hi)
-{
-	uint64_t p = 1;
-
-	while (p < v && p < hi)
-		p <<= 1;
-	return p < lo ? lo : p > hi ? hi : p;
-}
 
 /*
  * Reuses fd for obj's map name, or (fd < 0) leaves its own, shrunk to tiny when
@@ -249,39 +240,12 @@ long fold_read_all(int fd, bool del, void *keys, void *vals, size_t key_size, si
 	return n;
 }
 
-static bool stacks_reserve(struct fold_stacks *d, size_t want)
-{
-	uint64_t *h;
-	struct ember_stack *v;
-
-	if (want <= d->cap)
-		return true;
-	h = realloc(d->hash, want * sizeof(*h));
-	if (h)
-		d->hash = h;
-	v = h ? realloc(d->v, want * sizeof(*v)) : NULL;
-	if (!v)
-		return false;
-	d->v = v;
-	d->cap = want;
-	return true;
-}
-
-static size_t index_slot(const struct fold_stacks *d, uint64_t hash)
-{
-	size_t i = (hash >> 7) & (d->index_cap - 1);
-
-	while (d->index[i] && d->hash[d->index[i] - 1] != hash)
-		i = (i + 1) & (d->index_cap - 1);
-	return i;
-}
-
 /*
- * Takes every stack of the old buffer and indexes them by hash. Each batch
- * call gets room for a full DRAIN_BATCH: the kernel refuses (ENOSPC) a call
- * whose room is smaller than the next hash bucket, so the room never shrinks.
+ * Takes every stack part of the old buffer and indexes them. Each batch call
+ * gets room for a full DRAIN_BATCH: the kernel refuses (ENOSPC) a call whose
+ * room is smaller than the next hash bucket, so the room never shrinks.
  */
-static int read_stacks(struct fold_stacks *d, int fd)
+static int read_stacks(struct stack_parts *d, int fd)
 {
 	uint32_t in = 0, out = 0, count;
 	bool first = true;
@@ -289,57 +253,18 @@ static int read_stacks(struct fold_stacks *d, int fd)
 
 	d->n = 0;
 	do {
-		if (!stacks_reserve(d, d->n + DRAIN_BATCH))
+		if (stack_parts_reserve(d, d->n + DRAIN_BATCH))
 			return -ENOMEM;
 		count = DRAIN_BATCH;
-		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, d->hash + d->n,
-						      d->v + d->n, &count, NULL);
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, d->keys + d->n,
+						      d->parts + d->n, &count, NULL);
 		if (err && errno != ENOENT)
 			return -errno;
 		d->n += count;
 		in = out;
 		first = false;
 	} while (!err);
-	free(d->index);
-	for (d->index_cap = 64; d->index_cap < 2 * d->n; d->index_cap <<= 1)
-		;
-	d->index = calloc(d->index_cap, sizeof(*d->index));
-	if (!d->index)
-		return -ENOMEM;
-	for (size_t i = 0; i < d->n; i++)
-		d->index[index_slot(d, d->hash[i])] = i + 1;
-	return 0;
-}
-
-/* Frees the drain's stacks: large and transient, not worth keeping in RSS. */
-static void drop_stacks(struct fold_stacks *d)
-{
-	free(d->hash);
-	free(d->v);
-	free(d->index);
-	memset(d, 0, sizeof(*d));
-}
-
-/* The stack of hash; 0 (none) yields an empty stack, one not found a lost one. */
-static void find_stack(const struct fold_stacks *d, uint64_t hash, bool lost,
-		       struct sampler_stack *st)
-{
-	size_t i;
-
-	st->ips = NULL;
-	st->n = 0;
-	st->lost = lost;
-	st->truncated = false;
-	if (!hash)
-		return;
-	i = d->index[index_slot(d, hash)];
-	if (!i) {
-		st->lost = true;
-		return;
-	}
-	st->ips = (const uint64_t *)d->v[i - 1].ips;
-	st->n = d->v[i - 1].len < EMBER_MAX_STACK_DEPTH ? d->v[i - 1].len : EMBER_MAX_STACK_DEPTH;
-	st->truncated = d->v[i - 1].flags & EMBER_STACK_TRUNCATED;
+	return stack_parts_index(d);
 }
 
 int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg)
@@ -359,10 +284,13 @@ int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg)
 		const struct ember_cpu_key *k = &b->keys[i];
 		struct sampler_stack us, ks;
 
-		find_stack(&b->stk, k->user_stack, k->flags & EMBER_KEY_USTACK_LOST, &us);
-		find_stack(&b->stk, k->kern_stack, k->flags & EMBER_KEY_KSTACK_LOST, &ks);
+		stack_parts_find(&b->stk, k->user_stack, k->flags & EMBER_KEY_USTACK_LOST,
+				 &b->join[0], &us);
+		stack_parts_find(&b->stk, k->kern_stack, k->flags & EMBER_KEY_KSTACK_LOST,
+				 &b->join[1], &ks);
 		rc = cb(k, b->counts[i], &us, &ks, arg);
 	}
-	drop_stacks(&b->stk);
+	/* large and transient: not worth keeping in RSS */
+	stack_parts_free(&b->stk);
 	return rc;
 }

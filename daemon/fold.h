@@ -12,20 +12,13 @@
 #include <stdint.h>
 
 #include "ember/cpu.h"
+#include "stackparts.h"
 #include "unwinder.h"
 
 struct bpf_object;
 struct bpf_program;
 struct bpf_link;
 struct perf_event_attr;
-
-/* One stack as drained: ips leaf first; n == 0 when there is none or it was lost. */
-struct sampler_stack {
-	const uint64_t *ips;
-	size_t n;
-	bool lost;	/* the stack existed but could not be read or kept */
-	bool truncated; /* deeper than EMBER_MAX_STACK_DEPTH: callers missing */
-};
 
 typedef int (*sampler_cb)(const struct ember_cpu_key *key, uint64_t count,
 			  const struct sampler_stack *user, const struct sampler_stack *kern,
@@ -45,7 +38,10 @@ struct fold_shared {
  */
 int fold_share_maps(struct bpf_object *obj, const struct fold_shared *sh, char *err, size_t errlen);
 
-/* Between open and load: sizes obj's counts0/1 and stacks0/1. 0 or -ENOENT. */
+/*
+ * Between open and load: sizes obj's counts0/1 (entries) and stacks0/1 (stack
+ * parts: one holds a stack of up to 31 frames; include/ember/cpu.h). 0 or -ENOENT.
+ */
 int fold_size_buffers(struct bpf_object *obj, uint32_t counts, uint32_t stacks);
 
 /* One perf event per online CPU, each running prog. */
@@ -63,15 +59,6 @@ int fold_perf_open(struct fold_perf *p, struct bpf_program *prog, struct perf_ev
 		   const char *what, char *err, size_t errlen);
 void fold_perf_close(struct fold_perf *p);
 
-/* Stacks read from the old buffer in one pass, with an index by hash. */
-struct fold_stacks {
-	uint64_t *hash;	       /* n hashes, then ... */
-	struct ember_stack *v; /* ... their stacks */
-	size_t n, cap;
-	uint32_t *index; /* open addressing: 1 + position in v, 0 = free */
-	size_t index_cap;
-};
-
 /* The double buffer of one object: counts0/1, stacks0/1 and its active_buf. */
 struct fold_buffers {
 	int counts_fd[EMBER_CPU_NBUF], stacks_fd[EMBER_CPU_NBUF];
@@ -80,7 +67,8 @@ struct fold_buffers {
 	uint32_t active;	    /* buffer the programs write to */
 	struct ember_cpu_key *keys; /* drain scratch: counts_max keys */
 	uint64_t *counts;	    /* drain scratch: their counts */
-	struct fold_stacks stk;	    /* drain scratch: the old buffer's stacks */
+	struct stack_parts stk;	    /* drain scratch: the old buffer's stack parts */
+	struct ember_stack join[2]; /* a key's user and kernel stacks joined from parts */
 };
 
 /* After load: takes obj's counts0/1, stacks0/1 and active_buf. 0 or -errno. */
@@ -104,8 +92,5 @@ int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg);
  */
 long fold_read_all(int fd, bool del, void *keys, void *vals, size_t key_size, size_t val_size,
 		   size_t room);
-
-/* The power of two at or above v, within lo..hi: a map size. */
-uint32_t fold_roundup_pow2(uint64_t v, uint32_t lo, uint32_t hi);
 
 #endif

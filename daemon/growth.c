@@ -22,11 +22,11 @@
 
 /*
  * Map sizes, preallocated. Growth folds far fewer distinct stacks than CPU
- * samples (allocation sites are few); the CPU sampler's smallest sizes: 4.2
- * MiB of stacks per buffer.
+ * samples (allocation sites are few): 4096 stack parts (a stack of up to 31
+ * frames is one), 1.3 MiB per buffer.
  */
 #define GROWTH_COUNTS 4096
-#define GROWTH_STACKS 2048
+#define GROWTH_STACKS 4096
 
 struct growth {
 	struct growth_bpf *skel;

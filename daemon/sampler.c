@@ -13,30 +13,19 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "clock.h"
 #include "fold.h"
 #include "log.h"
+#include "mapsize.h"
 #include "percpu.h"
 #include "sampler.h"
 
 #include "cpu.skel.h"
 
-/*
- * Map sizes, preallocated: room for every sample of an interval (two stacks
- * each), within bounds on kernel memory whatever the rate. A count entry is
- * ~100 bytes, a stack entry ~2.1 KiB: 4.2 MiB of stacks per buffer at the
- * defaults, 36 MiB at most (stacks are up to EMBER_MAX_STACK_DEPTH deep).
- */
-#define COUNTS_MIN 1024
-#define COUNTS_MAX 65536
-#define STACKS_MIN 2048
-#define STACKS_MAX 16384
-
 struct sampler {
 	struct cpu_bpf *skel;
 	struct fold_perf perf; /* one cpu-clock event per online CPU */
 	unsigned int ncpus_possible;
-	uint32_t counts_max, stacks_max;
+	struct map_sizes size; /* daemon/mapsize.h: from hz, interval and CPUs */
 	struct fold_buffers buf;
 };
 
@@ -48,22 +37,12 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* The map sizes for hz and interval_ns on ncpus CPUs (see COUNTS_MIN). */
-static void map_sizes(unsigned int ncpus, unsigned int hz, int64_t interval_ns, uint32_t *counts,
-		      uint32_t *stacks)
-{
-	uint64_t per_interval = (uint64_t)hz * (interval_ns / NS_PER_SEC + 1) * ncpus;
-
-	*counts = fold_roundup_pow2(per_interval + per_interval / 4, COUNTS_MIN, COUNTS_MAX);
-	*stacks = fold_roundup_pow2(2 * per_interval, STACKS_MIN, STACKS_MAX);
-}
-
 bool sampler_fits(const struct sampler *s, unsigned int hz, int64_t interval_ns)
 {
-	uint32_t counts, stacks;
+	struct map_sizes want;
 
-	map_sizes(s->ncpus_possible, hz, interval_ns, &counts, &stacks);
-	return counts <= s->counts_max && stacks <= s->stacks_max;
+	map_sizes_for(s->ncpus_possible, hz, interval_ns, &want);
+	return want.counts <= s->size.counts && want.stack_parts <= s->size.stack_parts;
 }
 
 static int load(struct sampler *s, const struct sampler_opts *o, char *err, size_t errlen)
@@ -82,8 +61,8 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 	s->skel->rodata->allow_only = o->allow_list;
 	if (!o->allow_list) /* unused: the smallest map the kernel accepts */
 		bpf_map__set_max_entries(s->skel->maps.allow_tgids, 1);
-	map_sizes(s->ncpus_possible, o->hz, o->interval_ns, &s->counts_max, &s->stacks_max);
-	fold_size_buffers(s->skel->obj, s->counts_max, s->stacks_max);
+	map_sizes_for(s->ncpus_possible, o->hz, o->interval_ns, &s->size);
+	fold_size_buffers(s->skel->obj, s->size.counts, s->size.stack_parts);
 	/* process events go to proctrack's ring buffer, stacks walk the unwinder's tables */
 	rc = fold_share_maps(s->skel->obj,
 			     &(struct fold_shared){.events_fd = o->events_fd,
@@ -127,7 +106,7 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 	rc = load(s, o, err, errlen);
 	if (!rc)
 		rc = fold_buffers_init(&s->buf, s->skel->obj, &s->skel->bss->active_buf,
-				       s->counts_max);
+				       s->size.counts);
 	if (!rc)
 		rc = fold_perf_open(
 			&s->perf, s->skel->progs.ember_cpu_sample,
@@ -160,10 +139,10 @@ unsigned int sampler_ncpus(const struct sampler *s)
 	return s->perf.n;
 }
 
-void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stacks)
+void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stack_parts)
 {
-	*counts = s->counts_max;
-	*stacks = s->stacks_max;
+	*counts = s->size.counts;
+	*stack_parts = s->size.stack_parts;
 }
 
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)

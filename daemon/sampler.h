@@ -38,8 +38,8 @@ unsigned int sampler_ncpus(const struct sampler *s);
  * `interval` asks before it takes effect.
  */
 bool sampler_fits(const struct sampler *s, unsigned int hz, int64_t interval_ns);
-/* Map sizes chosen, for the log. */
-void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stacks);
+/* Map sizes chosen (daemon/mapsize.h): counts entries, stack parts. */
+void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stack_parts);
 
 /*
  * Switches the programs to the other buffer, waits for programs still writing

@@ -56,6 +56,36 @@ struct ember_stack {
 _Static_assert(sizeof(struct ember_stack) == 8 + 8 * EMBER_MAX_STACK_DEPTH, "ember_stack is ABI");
 
 /*
+ * The stacks maps of the folding objects (bpf/fold.bpf.h) hold a stack in
+ * parts, so that their memory follows the frames kept rather than the deepest
+ * stack possible: the stack seen as words (struct ember_stack's len and flags
+ * in word 0, then ips) is cut into windows of EMBER_STACK_PART_WORDS words,
+ * part i holding words [i * W, (i + 1) * W). A stack of up to W - 1 frames
+ * (most, measured: docs/benchmarks.md) takes one part, a deepest one
+ * EMBER_STACK_PARTS_MAX. Part 0 is stored last: when it is there, every
+ * other part is.
+ */
+#define EMBER_STACK_PART_WORDS 32
+#define EMBER_STACK_WORDS (1 + EMBER_MAX_STACK_DEPTH)
+#define EMBER_STACK_PARTS_MAX \
+	((EMBER_STACK_WORDS + EMBER_STACK_PART_WORDS - 1) / EMBER_STACK_PART_WORDS)
+/* The parts of a stack of len frames. */
+#define EMBER_STACK_PARTS(len) (((len) + 1 + EMBER_STACK_PART_WORDS - 1) / EMBER_STACK_PART_WORDS)
+
+/* Key of the parted stacks maps: the stack's hash (as in ember_cpu_key) and the part. */
+struct ember_stack_key {
+	__u64 hash;
+	__u32 part; /* 0 .. EMBER_STACK_PARTS_MAX - 1 */
+	__u32 pad;  /* 0 */
+};
+_Static_assert(sizeof(struct ember_stack_key) == 16, "ember_stack_key is ABI");
+
+/* Value of the parted stacks maps: words [part * W, part * W + W) of the stack. */
+struct ember_stack_part {
+	__u64 w[EMBER_STACK_PART_WORDS];
+};
+
+/*
  * Index of the per-CPU metrics array. Every early return of the BPF program
  * increments one; the daemon sums them over CPUs and reports deltas.
  */

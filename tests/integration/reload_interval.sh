@@ -19,7 +19,7 @@ reload_to() {
 	kill -HUP "$EMBERD_PID"
 }
 
-# 4096 distinct stacks: the counts map fills first if a reload left it too small
+# distinct stacks: the counts map fills first if a reload left it too small
 "$FX/fx_busy" 120 >/dev/null &
 PIDS+=("$!")
 "$FX/fx_many_stacks" 120 >/dev/null &

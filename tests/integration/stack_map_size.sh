@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The stacks maps are sized from hz, the interval and the CPUs (issue 15): at
+# 999 Hz with 10 s intervals, two fx_many_stacks (a distinct stack at nearly
+# every sample) and whatever else runs fill an interval with more stacks than
+# the 16384 the map held before, and none may be lost (stack_map_full and
+# counts_map_full stay 0). Nothing is lost on the way to the history either:
+# the stored profiles hold every sample the drains read, and the fixtures'
+# profile holds what the BPF program counted for them: hz x their CPU time
+# (+-5 %, the chance of which ticks land in their time slices; no_loss.sh).
+. "$(dirname "$0")/lib.sh"
+require_bpf
+HZ=999
+INTERVAL=${INTERVAL:-10}
+CPU_SECS=$((INTERVAL * 3 / 2))
+OLD_CAP=16384
+
+# drop_total CAUSE, skip_total REASON, count_total KEY: totals since the start (status file)
+drop_total() { awk -v c="$1" '$1 == "drop" && $2 == c { print $4 }' "$T/run/status"; }
+skip_total() { awk -v c="$1" '$1 == "skip" && $2 == c { print $4 }' "$T/run/status"; }
+count_total() { awk -v k="$1" '$1 == k { print $3 }' "$T/run/status"; }
+
+printf '[app "manystacks"]\nmatch.exe = %s\n' "$FX/fx_many_stacks" >"$T/ember.conf"
+# -v: every interval's line ("interval: N samples in M stacks"), lost or not
+start_emberd -v --config "$T/ember.conf" --hz $HZ --interval "${INTERVAL}s"
+# one per CPU of a 2-CPU host: each sample is one of 16.7 million stacks
+"$FX/fx_many_stacks" "$CPU_SECS" &
+A=$!
+"$FX/fx_many_stacks" "$CPU_SECS" &
+B=$!
+PIDS+=("$A" "$B")
+wait "$A" || fail "fx_many_stacks exited with status $?"
+wait "$B" || fail "fx_many_stacks exited with status $?"
+kill -TERM "$EMBERD_PID" # stores the last interval, then exits 0
+wait_emberd
+
+"$EMBERCTL" --data-dir "$T/data" list --type cpu >"$T/list.txt" || fail "emberctl list failed"
+stored=$(awk '$3 == "cpu" { s += $5 } END { print s + 0 }' "$T/list.txt")
+fixture=$(awk '$3 == "cpu" && $4 == "manystacks" { s += $5 } END { print s + 0 }' "$T/list.txt")
+most=$(sed -n 's/.*interval: [0-9]* samples in \([0-9]*\) stacks.*/\1/p' "$T/emberd.log" |
+	sort -n | tail -1)
+sfull=$(drop_total stack_map_full)
+cfull=$(drop_total counts_map_full)
+drained=$(count_total samples)
+want=$((HZ * 2 * CPU_SECS))
+echo "most stacks in one interval: $most; stored $stored samples, drained $drained" \
+	"(excluded $(skip_total excluded)); fixtures $fixture for $want expected;" \
+	"lost: stack_map_full $sfull, counts_map_full $cfull"
+
+# the test means something only if an interval held more stacks than the old map
+[ "${most:-0}" -gt "$OLD_CAP" ] ||
+	fail "no interval folded more than $OLD_CAP stacks (${most:-none}): the test tested nothing"
+[ "$sfull" = 0 ] || fail "$sfull stacks lost: the stacks map was full"
+[ "$cfull" = 0 ] || fail "$cfull samples lost: the counts map was full"
+"$EMBERCTL" --data-dir "$T/data" folded --app manystacks -o "$T/folded" ||
+	fail "emberctl folded failed"
+lost=$(grep -c 'lost user stack' "$T/folded" || true)
+[ "$lost" = 0 ] || fail "$lost stacks of the fixture are [lost user stack]"
+[ "$stored" -eq "$drained" ] || fail "stored $stored samples, the drains read $drained"
+awk -v g="$fixture" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d / w <= 0.05) }' ||
+	fail "the fixtures' profile holds $fixture samples, $want expected (+-5 %)"
+pass "$most stacks in one interval (the old map held $OLD_CAP), none lost; the fixtures'" \
+	"$fixture samples of $want expected"
