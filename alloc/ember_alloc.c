@@ -108,12 +108,13 @@ static __attribute__((noinline, cold)) void on_free(void *p)
 			on_alloc((p), (size));      \
 	} while (0)
 
-/* The look-up is inline: while samples are live every free makes it (one cache line). */
-#define FORGET(p)                                               \
-	do {                                                    \
-		if (unlikely(liveset_maybe_live()) && (p) &&    \
-		    unlikely(liveset_contains((uintptr_t)(p)))) \
-			on_free(p);                             \
+/* The filter first: while samples are live, every free asks it (a byte, no call). */
+#define FORGET(p)                                                 \
+	do {                                                      \
+		if (unlikely(liveset_maybe_live()) && (p) &&      \
+		    unlikely(livefilter_maybe((uintptr_t)(p))) && \
+		    liveset_contains((uintptr_t)(p)))             \
+			on_free(p);                               \
 	} while (0)
 
 /* malloc when the countdown has run out: the allocation, then whether it is the sample. */
@@ -153,11 +154,17 @@ static __attribute__((noinline)) void free_slow(void *p)
 	real.free(p);
 }
 
+/*
+ * While nothing is watched (no live sample, the start-up arena unused), one load and
+ * a branch before the tail call; else the filter's byte for p and the arena's bounds,
+ * still inline: a free of an unsampled pointer stays a tail call.
+ */
 EXPORT void free(void *p)
 {
 	void (*next)(void *) = __atomic_load_n(&real.free, __ATOMIC_RELAXED);
 
-	if (likely(__atomic_load_n(&free_watch, __ATOMIC_RELAXED) == 0)) {
+	if (likely(__atomic_load_n(&free_watch, __ATOMIC_RELAXED) == 0) ||
+	    likely(!livefilter_maybe((uintptr_t)p) && !in_boot_arena(p))) {
 		next(p);
 		return;
 	}
