@@ -34,6 +34,20 @@ extern __typeof(otel_memory_alloc_semaphore) alloc_semaphore
 #define STAP_SDT_ARG_CONSTRAINT r
 #include <sys/sdt.h>
 
+/*
+ * The probe site is a 5-byte nop on x86-64 rather than sdt.h's 1-byte one: a kernel
+ * with optimized uprobes (Linux 6.18) turns a uprobe on a nop5 into a call to its
+ * trampoline and a system call after the first hit, instead of a trap (int3) on
+ * every hit. An older kernel traps on it as on any probe. The call pushes below the
+ * stack pointer: the probes sit in fire_alloc and fire_free, leaf functions that keep
+ * nothing there (no red zone in use). sdt.h expands _SDT_NOP where a probe is
+ * written, so the definition below is the one used.
+ */
+#if defined(__x86_64__)
+#undef _SDT_NOP
+#define _SDT_NOP .4byte 0x00441f0f; .byte 0x00 /* nopl 0x0(%rax,%rax,1), no commas */
+#endif
+
 static struct {
 	uint64_t alloc_probes;
 	uint64_t free_probes;
