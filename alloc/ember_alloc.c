@@ -34,6 +34,20 @@ extern __typeof(otel_memory_alloc_semaphore) alloc_semaphore
 #define STAP_SDT_ARG_CONSTRAINT r
 #include <sys/sdt.h>
 
+/*
+ * The probe site is a 5-byte nop on x86-64 rather than sdt.h's 1-byte one: a kernel
+ * with optimized uprobes (Linux 6.18) turns a uprobe on a nop5 into a call to its
+ * trampoline and a system call after the first hit, instead of a trap (int3) on
+ * every hit. An older kernel traps on it as on any probe. The call pushes below the
+ * stack pointer: the probes sit in fire_alloc and fire_free, leaf functions that keep
+ * nothing there (no red zone in use). sdt.h expands _SDT_NOP where a probe is
+ * written, so the definition below is the one used.
+ */
+#if defined(__x86_64__)
+#undef _SDT_NOP
+#define _SDT_NOP .4byte 0x00441f0f; .byte 0x00 /* nopl 0x0(%rax,%rax,1), no commas */
+#endif
+
 static struct {
 	uint64_t alloc_probes;
 	uint64_t free_probes;
@@ -108,12 +122,13 @@ static __attribute__((noinline, cold)) void on_free(void *p)
 			on_alloc((p), (size));      \
 	} while (0)
 
-/* The look-up is inline: while samples are live every free makes it (one cache line). */
-#define FORGET(p)                                               \
-	do {                                                    \
-		if (unlikely(liveset_maybe_live()) && (p) &&    \
-		    unlikely(liveset_contains((uintptr_t)(p)))) \
-			on_free(p);                             \
+/* The filter first: while samples are live, every free asks it (a byte, no call). */
+#define FORGET(p)                                                 \
+	do {                                                      \
+		if (unlikely(liveset_maybe_live()) && (p) &&      \
+		    unlikely(livefilter_maybe((uintptr_t)(p))) && \
+		    liveset_contains((uintptr_t)(p)))             \
+			on_free(p);                               \
 	} while (0)
 
 /* malloc when the countdown has run out: the allocation, then whether it is the sample. */
@@ -153,11 +168,17 @@ static __attribute__((noinline)) void free_slow(void *p)
 	real.free(p);
 }
 
+/*
+ * While nothing is watched (no live sample, the start-up arena unused), one load and
+ * a branch before the tail call; else the filter's byte for p and the arena's bounds,
+ * still inline: a free of an unsampled pointer stays a tail call.
+ */
 EXPORT void free(void *p)
 {
 	void (*next)(void *) = __atomic_load_n(&real.free, __ATOMIC_RELAXED);
 
-	if (likely(__atomic_load_n(&free_watch, __ATOMIC_RELAXED) == 0)) {
+	if (likely(__atomic_load_n(&free_watch, __ATOMIC_RELAXED) == 0) ||
+	    likely(!livefilter_maybe((uintptr_t)p) && !in_boot_arena(p))) {
 		next(p);
 		return;
 	}

@@ -3,15 +3,16 @@
  * Lock-free, fixed size, no allocation: a table of buckets of one cache line each. */
 #include "alloc_internal.h"
 
-/* The table (its shape: alloc_internal.h, where free's inline look-up reads it). */
+/* The table and its filter (their shape: alloc_internal.h, where free reads the filter). */
 struct liveset_bucket liveset[LIVESET_BUCKETS];
+uint8_t livefilter[1u << LIVEFILTER_BITS] __attribute__((aligned(64)));
 
 /* Non-zero when a free must look further than its fast path: the live entries, plus one
  * for good once the start-up arena has handed out a block. Read by every free; the
  * library has no global written on a fast path, so this line stays shared read-only. */
 long free_watch __attribute__((aligned(64)));
-/* Live entries (the statistics; free_watch is what free reads). */
-long liveset_count;
+/* Live entries (the statistics; free_watch is what free reads), on a line of its own. */
+long liveset_count __attribute__((aligned(64)));
 static uint64_t liveset_overflows;
 
 /* Remember p. A pointer already there (one freed behind our back, then handed out again)
@@ -29,6 +30,8 @@ bool liveset_insert(uintptr_t p)
 
 		if (__atomic_compare_exchange_n(&b->slot[i], &empty, p, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
+			/* before malloc returns p: whoever frees p was handed it after this */
+			__atomic_fetch_add(livefilter_of(p), 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&free_watch, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&liveset_count, 1, __ATOMIC_RELAXED);
 			return true;
@@ -54,6 +57,7 @@ bool liveset_remove(uintptr_t p)
 		if (__atomic_compare_exchange_n(&b->slot[i], &want, 0, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			__atomic_fetch_sub(&liveset_count, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_sub(livefilter_of(p), 1, __ATOMIC_RELAXED);
 			__atomic_fetch_sub(&free_watch, 1, __ATOMIC_RELAXED);
 			return true;
 		}

@@ -12,12 +12,13 @@
 # the kernel), and with direct uprobes on glibc's malloc and free (bpftrace, for scale).
 # Figures only: it asserts nothing about timings.
 #
-# usage: bench/alloc.sh [-r REPEATS] [-n PAIRS] [-t THREADS] [-s SIZE] [-b BUILD_DIR]
+# usage: bench/alloc.sh [-r REPEATS] [-n PAIRS] [-t THREADS] [-s SIZE] [-b BUILD_DIR] [-o LIB]
 #   -r  runs of each configuration, medians reported         (BENCH_REPEAT, 7)
 #   -n  malloc/free pairs per thread                         (BENCH_PAIRS, 20000000)
 #   -t  threads                                              (BENCH_THREADS, 4)
 #   -s  allocation size, bytes                               (BENCH_SIZE, 64)
 #   -b  the build directory with alloc/libember_alloc.so     (BUILD, build)
+#   -o  another libember_alloc.so (an older build) run beside it, as *-old rows
 # Build first: cmake --build build --target ember_alloc ember_alloc_bench emberd
 set -euo pipefail
 
@@ -28,14 +29,16 @@ THREADS=${BENCH_THREADS:-4}
 SIZE=${BENCH_SIZE:-64}
 BUILD=${BUILD:-$HERE/../build}
 
-usage() { sed -n '13,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts 'r:n:t:s:b:h' opt; do
+usage() { sed -n '15,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+OLD=
+while getopts 'r:n:t:s:b:o:h' opt; do
 	case $opt in
 	r) REPEAT=$OPTARG ;;
 	n) PAIRS=$OPTARG ;;
 	t) THREADS=$OPTARG ;;
 	s) SIZE=$OPTARG ;;
 	b) BUILD=$OPTARG ;;
+	o) OLD=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage ;;
 	esac
@@ -62,20 +65,28 @@ EOF2
 cc -O2 -shared -fPIC -fno-builtin-malloc -fno-builtin-free -Wl,-z,now -o "$BARE" "$TMP/bare.c"
 
 CONFIGS="unprofiled bare-wrapper no-profiler sampling sampling-live"
+[ -z "$OLD" ] || { [ -f "$OLD" ] || { echo "bench/alloc.sh: -o $OLD: no such file" >&2; exit 1; }
+	CONFIGS="$CONFIGS no-profiler-old sampling-live-old"; }
 EMBERD=$BUILD/daemon/emberd
 if [ "$(id -u)" -eq 0 ] && [ -x "$EMBERD" ]; then
-	# emberd attaches to the loop when it first samples it (99 Hz: within ~50 ms of a run
-	# of seconds), then its alloc and free programs run on every sampled pair
-	printf '[app "bench"]\nmatch.comm = ember_alloc_*\nmemory = inuse\n' >"$TMP/ember.conf"
+	# emberd attaches to a copy of the loop under another name (the other rows' loop
+	# must not be attached: their semaphores would be set) when it execs, then its alloc
+	# and free programs run on every sampled pair; their run times are counted
+	cp "$LOOP" "$TMP/ember_inuse_loop"
+	printf '[daemon]\ngrowth_fault_period = 0\n[app "bench"]\nmatch.comm = ember_inuse_*\nmemory = inuse\n' \
+		>"$TMP/ember.conf"
+	OLD_BPF_STATS=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
 	"$EMBERD" --config "$TMP/ember.conf" --data-dir "$TMP/data" --runtime-dir "$TMP/run" \
 		--hz 99 --interval 10s >"$TMP/emberd.log" 2>&1 &
 	EMBERD_PID=$!
-	trap 'kill "$EMBERD_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+	trap 'kill "$EMBERD_PID" 2>/dev/null; echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null; rm -rf "$TMP"' EXIT
 	for _ in $(seq 1 300); do
 		grep -q "sampling .* CPUs" "$TMP/emberd.log" && break
 		sleep 0.1
 	done
 	CONFIGS="$CONFIGS emberd-inuse"
+	[ -z "$OLD" ] || CONFIGS="$CONFIGS emberd-inuse-old"
 	command -v bpftrace >/dev/null && CONFIGS="$CONFIGS uprobes"
 fi
 LIBC=$(ldd "$LOOP" | awk '/libc\.so/ { print $3 }')
@@ -86,7 +97,10 @@ run() { # config -> "cpu_ns wall_ns" per pair
 	no-profiler) LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
 	sampling) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 0 ;;
 	sampling-live) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
-	emberd-inuse) LD_PRELOAD=$LIB "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	emberd-inuse) LD_PRELOAD=$LIB "$TMP/ember_inuse_loop" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	no-profiler-old) LD_PRELOAD=$OLD "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	sampling-live-old) EMBER_ALLOC_FORCE_SAMPLING=1 LD_PRELOAD=$OLD "$LOOP" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
+	emberd-inuse-old) LD_PRELOAD=$OLD "$TMP/ember_inuse_loop" "$THREADS" "$PAIRS" "$SIZE" 64 ;;
 	uprobes) # a hundredth of the pairs: each costs ~100x more; per-pair figures compare
 		bpftrace -q -e "uprobe:$LIBC:malloc { @m = count(); } uprobe:$LIBC:free { @f = count(); }" \
 			-c "$LOOP $THREADS $((PAIRS / 100)) $SIZE 64" 2>/dev/null | grep -E '^[0-9.]+ [0-9.]+$' ;;
@@ -121,5 +135,18 @@ echo "no-profiler: preloaded, semaphores 0. sampling: semaphores forced to 1, me
 echo "interval 512 KiB, no resident heap (live set mostly empty)."
 echo "sampling-live: the same with 64 MiB resident in 64 KiB blocks (~128 sampled pointers"
 echo "live, so every free is looked up). CPU = thread CPU time (robust to a shared machine)."
-echo "emberd-inuse: emberd running with memory = inuse for the loop (attached from its first"
-echo "CPU sample on). uprobes: bpftrace counting glibc's malloc and free (1/100 of the pairs)."
+echo "emberd-inuse: emberd running with memory = inuse for the loop (attached at its exec)."
+echo "uprobes: bpftrace counting glibc's malloc and free (1/100 of the pairs)."
+if [ -n "${EMBERD_PID:-}" ] && command -v bpftool >/dev/null; then
+	# the USDT programs' own run time (the traps into them are not in it)
+	for id in $(grep -h '^prog_id:' /proc/"$EMBERD_PID"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un); do
+		line=$(bpftool prog show id "$id" 2>/dev/null) || continue
+		line=${line%%$'\n'*}
+		case $line in
+		*" name ember_alloc "* | *" name ember_free "*)
+			sed -n 's/.* name \([a-z_]*\) .*run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2 \3/p' <<<"$line" |
+				awk '$3 > 0 { printf "BPF %s: %d runs, %.0f ns a run\n", $1, $3, $2 / $3 }' ;;
+		esac
+	done
+fi
+[ -z "$OLD" ] || echo "*-old: the same under $OLD."

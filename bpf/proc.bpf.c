@@ -42,15 +42,28 @@ static __always_inline void emit(__u32 type, __u32 tgid)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* After exec the mappings are new: forget the process so its next sample reports it. */
+/*
+ * After exec the mappings are new: forget the process so its next sample
+ * reports it. The event carries the new comm (set before this tracepoint).
+ */
 SEC("raw_tracepoint/sched_process_exec")
 int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct ember_proc_exec_event *x;
 
 	metric_inc(EMBER_PROC_M_EXEC);
 	bpf_map_delete_elem(&known, &tgid);
-	emit(EMBER_PROC_EXEC, tgid);
+	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
+	if (!x) {
+		metric_inc(EMBER_PROC_M_RINGBUF_FULL);
+		return 0;
+	}
+	x->e.type = EMBER_PROC_EXEC;
+	x->e.tgid = tgid;
+	x->e.ktime_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(x->comm, sizeof(x->comm));
+	bpf_ringbuf_submit(x, 0);
 	return 0;
 }
 

@@ -360,6 +360,24 @@ static void print_store(const struct ember_status *st, int64_t now)
 		       "damaged", s->damaged, s->damaged_moved_to);
 }
 
+/* Sampled allocations, when an application asks for them (or something was lost). */
+static void print_allocs(const struct ember_status *st)
+{
+	const struct status_allocs *a = &st->allocs;
+
+	if (!a->procs && !a->files && !a->live_map_full && !a->live_proc_cap &&
+	    !a->counts_map_full && !a->stack_map_full && !a->not_attached && !a->notes_malformed)
+		return;
+	printf("  %-13s %" PRIu64 " processes attached (%" PRIu64 " files since the start)\n",
+	       "allocations", a->procs, a->files);
+	printf("  %-13s since start: live pointers not kept %" PRIu64 " (live map full), %" PRIu64
+	       " (per-process cap); samples lost %" PRIu64
+	       " (counts map full), stacks lost %" PRIu64 "; not attached %" PRIu64
+	       "; malformed .note.stapsdt %" PRIu64 "\n",
+	       "", a->live_map_full, a->live_proc_cap, a->counts_map_full, a->stack_map_full,
+	       a->not_attached, a->notes_malformed);
+}
+
 static void print_daemon(const struct daemon_view *v)
 {
 	const struct ember_status *st = &v->st;
@@ -403,6 +421,7 @@ static void print_daemon(const struct daemon_view *v)
 	       "skipped", st->skips[STATUS_SKIP_IDLE].interval,
 	       st->skips[STATUS_SKIP_FILTERED].interval, st->skips[STATUS_SKIP_EXCLUDED].interval);
 	print_walk(st);
+	print_allocs(st);
 	print_caches(st);
 	print_memory(st, v->now);
 	print_store(st, v->now);
@@ -700,6 +719,23 @@ static void prom_memory(const struct ember_status *st)
 		   "When emberd last shrank its caches (Unix time).", m->last_shrink_ns);
 }
 
+static void prom_allocs(const struct ember_status *st)
+{
+	const struct status_allocs *a = &st->allocs;
+	static const char *const causes[] = {"live_map_full",	"live_per_process_cap",
+					     "counts_map_full", "stack_map_full",
+					     "not_attached",	"note_malformed"};
+	const uint64_t v[] = {a->live_map_full,	 a->live_proc_cap, a->counts_map_full,
+			      a->stack_map_full, a->not_attached,  a->notes_malformed};
+
+	gauge("ember_alloc_processes", "Processes whose otel_memory probes emberd is attached to.",
+	      a->procs);
+	family("ember_alloc_losses_total", "counter",
+	       "Sampled allocations lost or not attached since emberd started, by cause.");
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		sample_u64("ember_alloc_losses_total", "cause", causes[i], v[i]);
+}
+
 static void prom_daemon(const struct daemon_view *v)
 {
 	const struct ember_status *st = &v->st;
@@ -755,6 +791,7 @@ static void prom_daemon(const struct daemon_view *v)
 	prom_bpf(st);
 	prom_caches(st);
 	prom_memory(st);
+	prom_allocs(st);
 	if (!st->collector.configured)
 		return;
 	family("ember_collector_pushes_total", "counter",

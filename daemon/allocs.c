@@ -266,6 +266,14 @@ void allocs_classified(struct allocs *a, pid_t pid, enum app_memory m)
 	scan(a, p);
 }
 
+void allocs_rescan(struct allocs *a, pid_t pid)
+{
+	struct aproc *p = a && pid ? find_proc(a, pid) : NULL;
+
+	if (p)
+		scan(a, p);
+}
+
 void allocs_exited(struct allocs *a, pid_t pid)
 {
 	struct aproc *p = a ? find_proc(a, pid) : NULL;

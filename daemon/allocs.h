@@ -53,6 +53,8 @@ void allocs_close(struct allocs *a);
 
 /* pid was classified with memory mode m: attaches (or, for off, detaches). */
 void allocs_classified(struct allocs *a, pid_t pid, enum app_memory m);
+/* pid mapped libraries since it was attached (ld.so after exec): attaches to new ones. */
+void allocs_rescan(struct allocs *a, pid_t pid);
 /* pid exited: detaches; its live pointers are dropped at the next drain. */
 void allocs_exited(struct allocs *a, pid_t pid);
 

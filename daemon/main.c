@@ -371,6 +371,7 @@ static int open_interval(struct daemon *d)
 	d->iv = interval_open(&(struct interval_deps){.src = {.cfg = &d->cfg,
 							      .sampler = d->sampler,
 							      .growth = d->growth,
+							      .allocs = d->allocs,
 							      .proc = d->proc,
 							      .procs = d->procs,
 							      .sym = d->sym,

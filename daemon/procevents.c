@@ -5,6 +5,7 @@
  * forgotten by every part that knew it.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "log.h"
 #include "procevents.h"
 #include "procsnap.h"
+#include "proctrack.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "timer.h"
@@ -121,6 +123,7 @@ static void recapture_now(struct daemon *d, pid_t pid, int round, const struct p
 {
 	struct proc_snap *snap;
 
+	allocs_rescan(d->allocs, pid); /* the libraries ld.so mapped since: LD_PRELOAD's */
 	if (capture(d, pid, prev, &snap))
 		return;
 	unwinder_add_snap(d->unw, snap);
@@ -233,6 +236,48 @@ static void on_new_event(struct daemon *d, pid_t pid, int64_t now_ns)
 }
 
 /*
+ * Whether an [app] with memory = alloc|inuse may match a process whose comm
+ * is comm: its comm rules hold (its other rules need /proc; they are read
+ * only for such a process). No application asks: false, for every process.
+ */
+static bool memory_may_match(const struct ember_config *c, const char *comm)
+{
+	for (size_t i = 0; i < c->n_apps; i++) {
+		const struct app_config *a = &c->apps[i];
+		bool may = a->memory != APP_MEMORY_OFF && !a->exclude;
+
+		for (size_t r = 0; may && r < a->n_rules; r++)
+			if (a->rules[r].kind == RULE_COMM && fnmatch(a->rules[r].pattern, comm, 0))
+				may = false;
+		if (may)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An exec: a process an application with sampled allocations may match is
+ * taken now, as if first sampled (and marked so: its exit is reported), so
+ * that one that allocates but seldom runs is attached from its start; the
+ * libraries ld.so maps after the exec are attached at its recaptures.
+ */
+static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *x)
+{
+	pid_t pid = x->e.tgid;
+
+	note_exec(d, pid, x->e.ktime_ns);
+	recapture_cancel(d, pid);
+	unwinder_exec(d->unw, pid);
+	/* otherwise the first sample after it reports the process again, with its libraries */
+	if (!d->allocs || !memory_may_match(&d->cfg, x->comm) || proctrack_mark_known(d->proc, pid))
+		return;
+	log_debug("pid %d (%s): exec'd, taken now: an application with sampled allocations "
+		  "may match it",
+		  pid, x->comm);
+	on_new_event(d, pid, x->e.ktime_ns);
+}
+
+/*
  * Captures a process while it lives and classifies it into an application;
  * forgets it after the drain that follows its exit. An exec or the exit of a
  * process never sampled costs nothing beyond reading its event.
@@ -248,10 +293,8 @@ void procevents_on_event(const struct ember_proc_event *e, void *arg)
 	} else if (e->type == EMBER_PROC_NEW) {
 		on_new_event(d, e->tgid, ns);
 	} else if (e->type == EMBER_PROC_EXEC) {
-		/* the first sample after it reports the process again, with its libraries */
-		note_exec(d, e->tgid, ns);
-		recapture_cancel(d, e->tgid);
-		unwinder_exec(d->unw, e->tgid);
+		/* proctrack hands an exec's event inside its ember_proc_exec_event */
+		on_exec_event(d, (const struct ember_proc_exec_event *)e);
 	}
 }
 

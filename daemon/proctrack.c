@@ -25,11 +25,18 @@ struct proctrack {
 
 static int on_event(void *ctx, void *data, size_t size)
 {
+	const struct ember_proc_event *e = data;
+	struct ember_proc_exec_event x = {};
 	struct proctrack *p = ctx;
 
-	if (size < sizeof(struct ember_proc_event))
+	if (size < sizeof(*e))
 		return 0;
-	p->cb(data, p->arg);
+	if (e->type == EMBER_PROC_EXEC) { /* the callback reads its comm: never past the end */
+		memcpy(&x, data, size < sizeof(x) ? size : sizeof(x));
+		x.comm[sizeof(x.comm) - 1] = '\0';
+		e = &x.e;
+	}
+	p->cb(e, p->arg);
 	return 0;
 }
 
@@ -97,6 +104,14 @@ int proctrack_epoll_fd(const struct proctrack *p)
 int proctrack_consume(struct proctrack *p)
 {
 	return ring_buffer__consume(p->rb);
+}
+
+int proctrack_mark_known(struct proctrack *p, uint32_t pid)
+{
+	uint8_t one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(p->skel->maps.known), &pid, &one, BPF_ANY) ? -errno :
+											    0;
 }
 
 int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR])

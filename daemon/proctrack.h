@@ -10,6 +10,7 @@
 
 #include "ember/proc.h"
 
+/* An EMBER_PROC_EXEC event is the e of a struct ember_proc_exec_event, its comm terminated. */
 typedef void (*proctrack_cb)(const struct ember_proc_event *e, void *arg);
 
 struct proctrack;
@@ -24,6 +25,11 @@ int proctrack_known_fd(const struct proctrack *p);
 int proctrack_epoll_fd(const struct proctrack *p);
 /* Hands every pending event to the callback; the number handled or -errno. */
 int proctrack_consume(struct proctrack *p);
+/*
+ * Marks pid as reported, as its first sample would: the kernel then sends its
+ * exit, and no first-sample event. 0 or -errno.
+ */
+int proctrack_mark_known(struct proctrack *p, uint32_t pid);
 /* Metrics summed over CPUs since load, indexed by enum ember_proc_metric. */
 int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR]);
 

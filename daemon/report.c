@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <curl/curl.h>
 
+#include "allocs.h"
 #include "clock.h"
 #include "growth.h"
 #include "history.h"
@@ -107,6 +108,27 @@ static void gather_growth(struct interval_report *r, const struct report_sources
 	count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_CPU_M_PROC_EVENT_LOST]);
 }
 
+/* Sampled allocations: what is attached, and what was lost or refused since the start. */
+static void gather_allocs(struct ember_status *st, const struct report_sources *src)
+{
+	struct allocs_stats s;
+
+	memset(&st->allocs, 0, sizeof(st->allocs));
+	if (!src->allocs)
+		return;
+	allocs_stats(src->allocs, &s);
+	st->allocs = (struct status_allocs){
+		.procs = s.procs,
+		.files = s.files_attached,
+		.live_map_full = s.m[EMBER_ALLOC_M_LIVE_FULL],
+		.live_proc_cap = s.m[EMBER_ALLOC_M_LIVE_PROC_CAP],
+		.counts_map_full = s.m[EMBER_ALLOC_M_COUNTS_FULL],
+		.stack_map_full = s.m[EMBER_ALLOC_M_STACKS_FULL],
+		.not_attached = s.attach_failed + s.procs_over_cap,
+		.notes_malformed = s.notes_malformed,
+	};
+}
+
 /* BPF metric totals into interval deltas and the named drop causes. */
 static void gather_bpf(struct interval_report *r, const struct report_sources *src)
 {
@@ -131,6 +153,7 @@ static void gather_bpf(struct interval_report *r, const struct report_sources *s
 		gather_walk(st, d);
 	}
 	gather_growth(r, src);
+	gather_allocs(st, src);
 	if (!proctrack_metrics(src->proc, proc)) {
 		for (int m = 0; m < EMBER_PROC_M_NR; m++)
 			r->proc[m] = proc[m] - r->last_proc[m];

@@ -18,6 +18,7 @@
 #include "statusfile.h"
 #include "symbolizer.h"
 
+struct allocs;
 struct growth;
 struct history;
 struct proctrack;
@@ -31,6 +32,7 @@ struct report_sources {
 	const struct ember_config *cfg; /* the running configuration (reloads in place) */
 	struct sampler *sampler;	/* the cpu type's BPF metrics */
 	struct growth *growth;		/* memory growth's; NULL when off */
+	struct allocs *allocs;		/* sampled allocations'; NULL when no app asks */
 	struct proctrack *proc;		/* the process events' BPF metrics */
 	struct proctable *procs;
 	struct symbolizer *sym;

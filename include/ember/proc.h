@@ -29,6 +29,17 @@ struct ember_proc_event {
 };
 _Static_assert(sizeof(struct ember_proc_event) == 16, "ember_proc_event is ABI");
 
+/*
+ * An exec event as proc.bpf.c sends it: the event, then the new program's comm
+ * (what [app] match.comm sees), so that the daemon can tell a process an
+ * application with memory = alloc|inuse may match without reading /proc.
+ */
+struct ember_proc_exec_event {
+	struct ember_proc_event e;
+	char comm[16];
+};
+_Static_assert(sizeof(struct ember_proc_exec_event) == 32, "ember_proc_exec_event is ABI");
+
 /* Index of proc.bpf.c's per-CPU metrics array. */
 enum ember_proc_metric {
 	EMBER_PROC_M_EXEC = 0,	   /* exec events seen */

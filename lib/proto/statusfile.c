@@ -98,6 +98,14 @@ static const struct sf_key keys[] = {
 	K("intervals_late", SF_U64, intervals_late),
 	K("late_last_ns", SF_I64, late_last_ns),
 	K("late_last_end_ns", SF_I64, late_last_end_ns),
+	K("allocs.procs", SF_U64, allocs.procs),
+	K("allocs.files", SF_U64, allocs.files),
+	K("allocs.live_map_full", SF_U64, allocs.live_map_full),
+	K("allocs.live_proc_cap", SF_U64, allocs.live_proc_cap),
+	K("allocs.counts_map_full", SF_U64, allocs.counts_map_full),
+	K("allocs.stack_map_full", SF_U64, allocs.stack_map_full),
+	K("allocs.not_attached", SF_U64, allocs.not_attached),
+	K("allocs.notes_malformed", SF_U64, allocs.notes_malformed),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

@@ -128,6 +128,18 @@ struct status_store {
 	char damaged_moved_to[256];		      /* the last one's directory */
 };
 
+/* Sampled allocations (memory = alloc|inuse), since the start: what was attached and lost. */
+struct status_allocs {
+	uint64_t procs;		  /* processes attached now */
+	uint64_t files;		  /* files whose otel_memory probes were attached */
+	uint64_t live_map_full;	  /* live pointers not recorded: live_allocs reached */
+	uint64_t live_proc_cap;	  /* ... the process at live_allocs_per_process */
+	uint64_t counts_map_full; /* sampled allocations dropped: the counts map full */
+	uint64_t stack_map_full;  /* sampled allocations kept without their stack */
+	uint64_t not_attached;	  /* processes or files not attached: gone, refused, caps */
+	uint64_t notes_malformed; /* files whose .note.stapsdt is malformed: skipped */
+};
+
 /* The whole file. Strings are always terminated. */
 struct ember_status {
 	unsigned int format; /* STATUSFILE_VERSION */
@@ -156,6 +168,7 @@ struct ember_status {
 	struct status_store store;
 	int64_t cpu_user_ns, cpu_system_ns; /* emberd's own, since the start */
 	struct status_memory mem;
+	struct status_allocs allocs;
 	struct status_map maps[STATUSFILE_MAX_MAPS];
 	size_t n_maps;
 };

@@ -3,7 +3,8 @@
 # Sampled allocations against bad input: a preloaded library whose .note.stapsdt
 # is malformed (counted and skipped, the good library still attached), processes
 # that exit while being attached, and the live-pointer map at its global and
-# per-process caps (counted in the log); emberd keeps running and exits cleanly.
+# per-process caps (counted in the log, emberctl status and its Prometheus metrics);
+# emberd keeps running and exits cleanly.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 command -v objcopy >/dev/null || fail "objcopy missing (binutils)"
@@ -46,6 +47,25 @@ capped() {
 }
 wait_for capped || fail "no losses at the caps logged: $(grep 'sampled allocations since' "$T/emberd.log" | tail -1)"
 pass "caps: $(grep 'sampled allocations since' "$T/emberd.log" | tail -1 | sed 's/.*start: //')"
+# the same losses in the status file, emberctl status and the Prometheus metrics
+status_losses() {
+	[ "$(status_key allocs.live_map_full)" -gt 0 ] 2>/dev/null &&
+		[ "$(status_key allocs.live_proc_cap)" -gt 0 ] 2>/dev/null &&
+		[ "$(status_key allocs.notes_malformed)" -ge 1 ] 2>/dev/null
+}
+wait_for status_losses || fail "the status file lacks the losses: $(grep '^allocs' "$T/run/status")"
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" >"$T/st.txt" 2>&1 || true
+grep -Eq 'live pointers not kept [1-9][0-9]* \(live map full\), [1-9][0-9]* \(per-process cap\)' \
+	"$T/st.txt" || fail "emberctl status does not show the losses: $(grep -A1 allocations "$T/st.txt")"
+grep -Eq 'malformed .note.stapsdt [1-9]' "$T/st.txt" ||
+	fail "emberctl status does not show the malformed note: $(grep -A1 allocations "$T/st.txt")"
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" --format prometheus >"$T/prom" ||
+	fail "emberctl status --format prometheus failed"
+for c in live_map_full live_per_process_cap note_malformed; do
+	grep -Eq "^ember_alloc_losses_total\{cause=\"$c\"\} [1-9]" "$T/prom" ||
+		fail "no ember_alloc_losses_total for $c: $(grep ember_alloc_losses "$T/prom")"
+done
+pass "status: $(grep -A1 allocations "$T/st.txt" | tail -1 | sed 's/^ *//')"
 has_memory() { "$EMBERCTL" --data-dir "$T/data" list --type memory --app leaky | grep -q ' memory '; }
 wait_for has_memory || fail "no memory profile stored"
 kill "$A" "$B"
