@@ -59,12 +59,18 @@ const volatile __u64 min_block_ns = 0;
 const volatile __u64 forced_ms = 0;
 /* The kernel's tick rate, for forced_ms in jiffies (read by libbpf from the kernel's config). */
 extern unsigned int CONFIG_HZ __kconfig __weak;
-/* Set by the daemon before load: __schedule's addresses, where the kernel stack is cut. */
+/*
+ * Set by the daemon before load: the addresses of __schedule and of
+ * try_to_wake_up, where the kernel stacks of a switch and of a wakeup are cut.
+ */
 const volatile __u64 sched_lo = 0, sched_hi = 0;
+const volatile __u64 wake_lo = 0, wake_hi = 0;
 
-/* Frames of the tracing path above __schedule in bpf_get_stack(): found at the first walk. */
-__u32 kskip = 0;
-__u32 kskip_known = 0;
+/*
+ * Frames of the tracing path above them in bpf_get_stack(), at a switch and at
+ * a wakeup ([0] and [1]): found at the first walk, known once [2 + i] is 1.
+ */
+__u32 kskip[4];
 
 /*
  * What a thread left the CPU with, kept while it is away. Task storage: freed
@@ -76,10 +82,12 @@ struct offcpu_task {
 	__u64 user_stack; /* hashes of its stacks in parked, 0: none */
 	__u64 kern_stack;
 	__u64 last_walk; /* jiffies of its last sampled switch-out */
-	__u32 flags;	 /* EMBER_KEY_*_LOST and the reason (EMBER_OFFCPU_KEY_REASON_*) */
-	__u32 weight;	 /* switch-outs this one stands for */
+	__u64 waker_user; /* the stacks of the thread that woke it (parked), 0: none */
+	__u64 waker_kern;
+	__u32 waker_tgid;
+	__u32 flags;  /* EMBER_KEY_*_LOST and the reason (EMBER_OFFCPU_KEY_REASON_*) */
+	__u32 weight; /* switch-outs this one stands for */
 	__u32 tgid;
-	__u32 pad;
 };
 
 struct {
@@ -101,6 +109,14 @@ struct {
 	__type(key, __u64);
 	__type(value, struct ember_stack);
 } parked SEC(".maps");
+
+/* Waits by the thread that ended them, buffer 0 and 1 (as counts0/1); sized by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ember_offcpu_waker_key);
+	__type(value, struct ember_offcpu_waker_val);
+} wakers0 SEC(".maps"), wakers1 SEC(".maps");
 
 /*
  * Set by the daemon before load: each CPU walks up to this many switch-outs a
@@ -206,9 +222,10 @@ static __always_inline __u32 switch_reason(struct task_struct *prev, bool preemp
 	return EMBER_OFFCPU_WAIT;
 }
 
-/* Step of the search for __schedule in the first frames of the kernel stack. */
+/* Step of the search for the cut (lo, hi) in the first frames of a kernel stack. */
 struct kskip_state {
 	const struct ember_stack *st;
+	__u64 lo, hi;
 	__u32 found;
 };
 
@@ -221,7 +238,7 @@ static long kskip_step(__u32 i, void *arg)
 		return 1;
 	barrier_var(j); /* the checked register is the one that indexes */
 	ip = k->st->ips[j];
-	if (ip >= sched_lo && ip < sched_hi) {
+	if (ip >= k->lo && ip < k->hi) {
 		k->found = j;
 		return 1;
 	}
@@ -229,19 +246,20 @@ static long kskip_step(__u32 i, void *arg)
 }
 
 /*
- * The kernel stack from __schedule down, parked: bpf_get_stack() starts in the
- * tracing path (the program, the tracepoint's glue), the same frames at every
- * switch, which the first walk finds and the others skip.
+ * The kernel stack from the function at [lo, hi) down, parked: bpf_get_stack()
+ * starts in the tracing path (the program, the tracepoint's glue), the same
+ * frames at every run of a program, which its first walk finds and the others
+ * skip (kskip[i]).
  */
-static __always_inline __u64 park_kernel_stack(void *ctx, bool *lost)
+static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u64 hi, bool *lost)
 {
 	struct ember_stack *st = scratch_stack();
-	struct kskip_state k = {};
+	struct kskip_state k = {.lo = lo, .hi = hi};
 	long bytes;
 
 	if (!st)
 		return 0;
-	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), kskip & BPF_F_SKIP_FIELD_MASK);
+	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), kskip[i & 1] & BPF_F_SKIP_FIELD_MASK);
 	if (bytes < 0) {
 		metric_inc(EMBER_CPU_M_KSTACK_FAILED);
 		*lost = true;
@@ -249,12 +267,12 @@ static __always_inline __u64 park_kernel_stack(void *ctx, bool *lost)
 	}
 	st->len = bytes / sizeof(__u64);
 	st->flags = 0;
-	if (!kskip_known && sched_lo) {
+	if (!kskip[2 + (i & 1)] && lo) {
 		k.st = st;
 		/* bound: the tracing path is a handful of frames */
 		bpf_loop(16, kskip_step, &k, 0);
-		kskip = k.found;
-		kskip_known = 1;
+		kskip[i & 1] = k.found;
+		kskip[2 + (i & 1)] = 1;
 	}
 	return keep_stack_m(st, &parked, EMBER_CPU_M_STACKS_FULL, lost);
 }
@@ -332,11 +350,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (lost)
 		s->flags |= EMBER_KEY_USTACK_LOST;
 	lost = false;
-	s->kern_stack = park_kernel_stack(ctx, &lost);
+	s->kern_stack = park_kernel_stack(ctx, 0, sched_lo, sched_hi, &lost);
 	store_active(s->kern_stack);
 	if (lost)
 		s->flags |= EMBER_KEY_KSTACK_LOST;
 	s->wake_ns = 0;
+	s->waker_user = s->waker_kern = 0;
+	s->waker_tgid = 0;
 	s->off_ns = bpf_ktime_get_ns();
 }
 
@@ -372,9 +392,39 @@ static __always_inline void add_wait(void *counts, struct ember_cpu_key *key, __
 	add_count(counts, key, weight);
 }
 
-/* next's sampled interval, away from off_ns to now, into the buffer counts/stacks. */
+/* The wait s ended by its waker, ns long, into the buffer wakers. */
+static __always_inline void add_waker(void *wakers, const struct offcpu_task *s,
+				      const struct ember_cpu_key *key, __u64 ns)
+{
+	struct ember_offcpu_waker_key k = {
+		.tgid = s->tgid,
+		.waker_tgid = s->waker_tgid,
+		.user_stack = s->user_stack,
+		.kern_stack = s->kern_stack,
+		.waker_user = s->waker_user,
+		.waker_kern = s->waker_kern,
+		.flags = s->flags,
+	};
+	struct ember_offcpu_waker_val v = {ns * s->weight, s->weight}, *cur;
+
+	__builtin_memcpy(k.comm, key->comm, sizeof(k.comm));
+	cur = bpf_map_lookup_elem(wakers, &k);
+	if (!cur) {
+		if (!bpf_map_update_elem(wakers, &k, &v, BPF_NOEXIST))
+			return;
+		cur = bpf_map_lookup_elem(wakers, &k); /* another CPU inserted it meanwhile */
+		if (!cur) {
+			metric_inc(EMBER_OFFCPU_M_WAKERS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&cur->ns, v.ns);
+	__sync_fetch_and_add(&cur->events, v.events);
+}
+
+/* next's sampled interval, away from off_ns to now, into the buffer counts/stacks/wakers. */
 static __always_inline void fold_interval(struct offcpu_task *s, struct task_struct *next,
-					  __u64 now, void *counts, void *stacks)
+					  __u64 now, void *counts, void *stacks, void *wakers)
 {
 	__u32 reason = EMBER_OFFCPU_REASON(s->flags);
 	struct ember_cpu_key key = {.tgid = s->tgid, .flags = s->flags};
@@ -395,6 +445,8 @@ static __always_inline void fold_interval(struct offcpu_task *s, struct task_str
 	add_wait(counts, &key, reason, end - s->off_ns, s->weight);
 	if (end < now)
 		add_wait(counts, &key, EMBER_OFFCPU_RUNQ, now - end, s->weight);
+	if (s->waker_user || s->waker_kern)
+		add_waker(wakers, s, &key, end - s->off_ns);
 }
 
 /* next returns to the CPU: folds its interval if it was sampled. */
@@ -412,9 +464,9 @@ static __always_inline void switch_in(struct task_struct *next)
 	if (now - s->off_ns < min_block_ns) {
 		metric_inc(EMBER_OFFCPU_M_SHORT);
 	} else if (active_buf == 0) {
-		fold_interval(s, next, now, &counts0, &stacks0);
+		fold_interval(s, next, now, &counts0, &stacks0, &wakers0);
 	} else {
-		fold_interval(s, next, now, &counts1, &stacks1);
+		fold_interval(s, next, now, &counts1, &stacks1, &wakers1);
 	}
 	s->off_ns = 0;
 }
@@ -429,8 +481,29 @@ int BPF_PROG(ember_offcpu_switch, bool preempt, struct task_struct *prev, struct
 }
 
 /*
+ * The stacks of the thread waking a sampled wait (current, in its context),
+ * parked: bounded by the sampled waits, one walk each at most. A wakeup from
+ * an interrupt is charged to whatever it interrupted: its kernel stack says so.
+ */
+static __always_inline void note_waker(void *ctx, struct offcpu_task *s)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ember_uregs regs;
+	bool lost = false;
+
+	s->waker_kern = park_kernel_stack(ctx, 1, wake_lo, wake_hi, &lost);
+	if (!task->pid || task->flags & PF_KTHREAD)
+		return;
+	s->waker_tgid = task->tgid;
+	note_process(s->waker_tgid);
+	if (saved_uregs(task, &regs))
+		s->waker_user = user_stack(ctx, &regs, s->waker_tgid, &parked, &lost);
+}
+
+/*
  * In the waker's context, before the wakee is queued: the end of a sampled
- * wait, after which the wakee's time off the CPU is run-queue delay.
+ * wait, after which the wakee's time off the CPU is run-queue delay; and who
+ * ended it.
  */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
@@ -444,5 +517,6 @@ int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
 		return 0;
 	s->wake_ns = bpf_ktime_get_ns();
 	metric_inc(EMBER_OFFCPU_M_WAKEUPS);
+	note_waker(ctx, s);
 	return 0;
 }

@@ -416,7 +416,10 @@ static int open_interval(struct daemon *d)
 	    interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler) ||
 	    (d->growth &&
 	     interval_add_type(d->iv, &profile_types[PROFILE_MEMORY_GROWTH], d->growth)) ||
-	    (d->offcpu && interval_add_type(d->iv, &profile_types[PROFILE_OFFCPU], d->offcpu))) {
+	    (d->offcpu && interval_add_type(d->iv, &profile_types[PROFILE_OFFCPU], d->offcpu)) ||
+	    /* right after offcpu, whose drain flips the buffers the wakers' follow */
+	    (d->offcpu &&
+	     interval_add_type(d->iv, &profile_types[PROFILE_OFFCPU_WAKERS], d->offcpu))) {
 		log_err("cannot set up the interval: %s", strerror(ENOMEM));
 		return 1;
 	}

@@ -45,6 +45,20 @@ void offcpu_close(struct offcpu *oc);
  */
 int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg);
 
+/*
+ * One (wait, waker) entry: the wait's stacks (st[0] user, st[1] kernel) and
+ * its waker's (st[2] user, st[3] kernel), each empty when there is none.
+ */
+typedef int (*offcpu_waker_cb)(const struct ember_offcpu_waker_key *k,
+			       const struct ember_offcpu_waker_val *v,
+			       const struct sampler_stack st[4], void *arg);
+
+/*
+ * Drains the wakers of the buffer offcpu_drain() just left: call it right
+ * after, in the same interval. Their stacks are read from the parked map.
+ */
+int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg);
+
 /* Metrics summed over CPUs since load, indexed by enum ember_offcpu_metric. */
 int offcpu_metrics(struct offcpu *oc, uint64_t out[EMBER_OFFCPU_M_NR]);
 

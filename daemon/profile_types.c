@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The table of profile types: what each one's samples mean, and whose maps hold them. */
+#include <string.h>
 #include <unistd.h>
 
 #include "allocs.h"
@@ -173,6 +174,38 @@ static int offcpu_drain_type(void *src, int64_t period, profile_sample_cb cb, vo
 	return offcpu_drain(src, offcpu_stack, &c);
 }
 
+/*
+ * The wakers of sampled waits: each sample is the wait's stacks, its reason,
+ * "[woken by]" and the waker's stacks (in the waker's process).
+ */
+static int waker_stack(const struct ember_offcpu_waker_key *k, const struct ember_offcpu_waker_val *v,
+		       const struct sampler_stack st[4], void *arg)
+{
+	struct offcpu_drain_ctx *c = arg;
+	struct ember_cpu_key key = {.tgid = k->tgid, .flags = k->flags};
+	int64_t values[2] = {(int64_t)v->ns, (int64_t)v->events};
+	struct profile_sample s = {.key = &key,
+				   .values = values,
+				   .events = v->events,
+				   .user = &st[0],
+				   .kern = &st[1],
+				   .leaf = offcpu_reason_frame(EMBER_OFFCPU_REASON(k->flags)),
+				   .waker_user = &st[2],
+				   .waker_kern = &st[3],
+				   .waker_pid = k->waker_tgid};
+
+	memcpy(key.comm, k->comm, sizeof(key.comm));
+	return c->cb(&s, c->arg);
+}
+
+static int wakers_drain_type(void *src, int64_t period, profile_sample_cb cb, void *arg)
+{
+	struct offcpu_drain_ctx c = {cb, arg};
+
+	(void)period;
+	return offcpu_drain_wakers(src, waker_stack, &c);
+}
+
 const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 	/* on-CPU stacks sampled at hz per CPU (bpf/cpu.bpf.c), as delta profiles */
 	[PROFILE_CPU] =
@@ -235,5 +268,16 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.default_sample = "offcpu",
 			.period = offcpu_period,
 			.drain = offcpu_drain_type,
+		},
+	/* who ended the sampled waits of offcpu: the wait, "[woken by]", the waker's stack */
+	[PROFILE_OFFCPU_WAKERS] =
+		{
+			.name = "offcpu_wakers",
+			.values = {{"offcpu", "nanoseconds"}, {"events", "count"}},
+			.n_values = 2,
+			.period_type = {"offcpu", "nanoseconds"},
+			.default_sample = "offcpu",
+			.period = offcpu_period,
+			.drain = wakers_drain_type,
 		},
 };

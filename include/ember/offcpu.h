@@ -41,6 +41,31 @@ _Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KE
 #define EMBER_OFFCPU_PARKED_MAX 65536
 
 /*
+ * Key of the wakers maps: one kind of sampled wait, and the thread that ended
+ * it. Every stack is a hash in the parked map (never drained: the daemon looks
+ * them up there).
+ */
+struct ember_offcpu_waker_key {
+	__u32 tgid;		   /* the waiting thread's process */
+	__u32 waker_tgid;	   /* the waker's process; 0: the idle task or a kernel thread */
+	__u64 user_stack;	   /* the wait's user stack, or 0 */
+	__u64 kern_stack;	   /* the wait's kernel stack, or 0 */
+	__u64 waker_user;	   /* the waker's user stack at sched_waking, or 0 */
+	__u64 waker_kern;	   /* the waker's kernel stack from try_to_wake_up, or 0 */
+	__u32 flags;		   /* the wait's reason and lost flags, as in ember_cpu_key */
+	__u32 pad;		   /* explicit padding, always 0 */
+	char comm[EMBER_COMM_LEN]; /* the waiting thread's name */
+};
+_Static_assert(sizeof(struct ember_offcpu_waker_key) == 64, "ember_offcpu_waker_key is ABI");
+
+/* Value of the wakers maps: what the waits a waker ended add up to, weighed. */
+struct ember_offcpu_waker_val {
+	__u64 ns;     /* time waited (until the wakeup) */
+	__u64 events; /* waits */
+};
+_Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_val is ABI");
+
+/*
  * Index of the offcpu object's per-CPU metrics array: the first
  * EMBER_CPU_M_NR mean what they mean for the cpu object (the stack walk and
  * the folding count them), then the off-CPU sampler's own.
@@ -54,6 +79,7 @@ enum ember_offcpu_metric {
 	EMBER_OFFCPU_M_NO_STORAGE,   /* no per-thread storage: interval lost */
 	EMBER_OFFCPU_M_PARKED_LOST,  /* a parked stack evicted before its thread returned */
 	EMBER_OFFCPU_M_WAKEUPS,	     /* wakeups of sampled intervals seen (run-queue split) */
+	EMBER_OFFCPU_M_WAKERS_FULL,  /* wakers map full: that waker was not counted */
 	EMBER_OFFCPU_M_NR,
 };
 

@@ -5,6 +5,8 @@
 # offcpu_run MODE [ARG]: runs fx_offcpu MODE once its unwind tables are loaded, then
 # stops emberd (which stores the last interval) and exports the process's offcpu and cpu
 # profiles to $T/off.pb.gz and $T/cpu.pb.gz; fx_offcpu's own figures are in $T/fx.out.
+# OFFCPU_STATUS: also wait for its run-queue line in the status file; emberctl status then
+# goes to $T/status.txt.
 # OFFCPU_PERIOD: offcpu_sample_period (1, every switch-out: exact answers; "default": the
 # daemon's default).
 offcpu_run() {
@@ -22,6 +24,13 @@ offcpu_run() {
 	wait_for grep -Eq "unwinder: pid $WL: .*\(0 to build\)" "$T/emberd.log" ||
 		fail "emberd did not load fx_offcpu's unwind tables within 30 s"
 	kill -USR1 "$WL"
+	# the status file's run-queue line of fx_offcpu, from an interval while it runs
+	if [ -n "${OFFCPU_STATUS:-}" ]; then
+		wait_for grep -Eq '^runq fx_offcpu [1-9][0-9]* [1-9]' "$T/run/status" ||
+			fail "no run-queue delay of fx_offcpu in the status file: $(grep ^runq "$T/run/status")"
+		"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" >"$T/status.txt" 2>&1 ||
+			fail "emberctl status failed: $(cat "$T/status.txt")"
+	fi
 	wait "$WL" || fail "fx_offcpu $1 exited with status $?"
 	kill "$EMBERD_PID"
 	wait_emberd

@@ -4,7 +4,8 @@
 # (hold_lock_work) while mx_waiter blocks for it in wait_for_lock. The waiter's off-CPU
 # time, read with go tool pprof: >= 90% in wait_for_lock (besides its preemptions while it
 # computes, on a shared machine), and of its waits (off the CPU, not in the run queue)
-# >= 80% lock (futex) waits.
+# >= 80% lock (futex) waits. Its top waker stack (offcpu_wakers) is in hold_lock_work, as
+# emberctl folded and callees show it.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
 require_bpf
@@ -24,5 +25,18 @@ echo "mx_waiter: off-CPU $off ns, in wait_for_lock $in_lock, as a lock wait $fut
 		"time (besides its preemptions in compute_chunk), want >= 90%"
 [ "$(pct "$futex" $((off - runq)))" -ge 80 ] ||
 	fail "lock waits are $(pct "$futex" $((off - runq)))% of mx_waiter's waits, want >= 80%"
+# who woke it: the top waker of the waits in wait_for_lock is mx_holder in hold_lock_work
+"$EMBERCTL" --data-dir "$T/data" folded --type offcpu_wakers --pid "$WL" >"$T/wakers.txt" ||
+	fail "emberctl folded --type offcpu_wakers failed"
+top=$(grep -F ';wait_for_lock;' "$T/wakers.txt" | grep -F '[woken by]' |
+	awk '{ print $NF "\t" $0 }' | sort -nr | head -1 | cut -f2-)
+[ -n "$top" ] || fail "no waker of wait_for_lock's waits in the offcpu_wakers profile"
+waker=${top#*\[woken by\]}
+echo "top waker of wait_for_lock: $waker"
+[[ $waker == *";hold_lock_work;"* ]] || fail "the top waker of wait_for_lock is not in hold_lock_work"
+"$EMBERCTL" --data-dir "$T/data" callees wait_for_lock --type offcpu_wakers --pid "$WL" \
+	>"$T/callees.txt" || fail "emberctl callees wait_for_lock --type offcpu_wakers failed"
+grep -q ' hold_lock_work$' "$T/callees.txt" ||
+	fail "emberctl callees wait_for_lock --type offcpu_wakers does not show hold_lock_work"
 pass "wait_for_lock holds $(pct "$in_lock" $((off - preempted)))% of mx_waiter's off-CPU time," \
 	"$(pct "$futex" $((off - runq)))% of its waits are lock waits"
