@@ -5,7 +5,7 @@
 # time, read with go tool pprof: >= 90% in wait_for_lock (besides its preemptions while it
 # computes, on a shared machine), and of its waits (off the CPU, not in the run queue)
 # >= 80% lock (futex) waits. Its top waker stack (offcpu_wakers) is in hold_lock_work, as
-# emberctl folded and callees show it.
+# emberctl folded and callees show it; --type wall shows the wait and the holder's work.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
 require_bpf
@@ -38,5 +38,10 @@ echo "top waker of wait_for_lock: $waker"
 	>"$T/callees.txt" || fail "emberctl callees wait_for_lock --type offcpu_wakers failed"
 grep -q ' hold_lock_work$' "$T/callees.txt" ||
 	fail "emberctl callees wait_for_lock --type offcpu_wakers does not show hold_lock_work"
+# --type wall: the waiter's lock wait and the holder's work, on one view
+"$EMBERCTL" --data-dir "$T/data" top --type wall --pid "$WL" -n 0 >"$T/wall.txt" ||
+	fail "emberctl top --type wall failed"
+grep -q ' \[off-CPU: lock (futex)\]$' "$T/wall.txt" && grep -q ' hold_lock_work$' "$T/wall.txt" ||
+	fail "emberctl top --type wall lacks the lock wait or hold_lock_work: $(head -5 "$T/wall.txt")"
 pass "wait_for_lock holds $(pct "$in_lock" $((off - preempted)))% of mx_waiter's off-CPU time," \
 	"$(pct "$futex" $((off - runq)))% of its waits are lock waits"
