@@ -81,7 +81,7 @@ struct offcpu_task {
 	__u64 wake_ns;	  /* when it was woken, 0: not yet (or runnable) */
 	__u64 user_stack; /* hashes of its stacks in parked, 0: none */
 	__u64 kern_stack;
-	__u64 last_walk; /* jiffies of its last sampled switch-out */
+	__u64 last_walk;  /* jiffies of its last sampled switch-out */
 	__u64 waker_user; /* the stacks of the thread that woke it (parked), 0: none */
 	__u64 waker_kern;
 	__u32 waker_tgid;
@@ -152,8 +152,8 @@ static __always_inline bool take_budget(__u64 now, __u64 hz)
 	if (now != b->at) {
 		__u64 add = (now - b->at) * cpu_walks_per_sec / hz;
 
-		b->tokens = add > cpu_walks_per_sec - b->tokens ? cpu_walks_per_sec
-								 : b->tokens + add;
+		b->tokens =
+			add > cpu_walks_per_sec - b->tokens ? cpu_walks_per_sec : b->tokens + add;
 		b->at = now;
 	}
 	if (!b->tokens)
@@ -173,8 +173,7 @@ static __always_inline __u32 sample_weight(struct offcpu_task *s)
 	__u64 now = bpf_jiffies64(), hz = CONFIG_HZ ? CONFIG_HZ : 250;
 
 	/* jiffies, not ktime: no clock read on the switch-outs not sampled */
-	if ((forced_ms && (now - s->last_walk) * 1000 >= forced_ms * hz) ||
-	    take_budget(now, hz)) {
+	if ((forced_ms && (now - s->last_walk) * 1000 >= forced_ms * hz) || take_budget(now, hz)) {
 		metric_inc(EMBER_OFFCPU_M_FORCED);
 		s->last_walk = now;
 		return 1;

@@ -23,7 +23,7 @@
  * offcpu_sample_period: most hosts switch less and are profiled exactly; a
  * switch storm costs at most this many walks a CPU (measured: docs/offcpu.md).
  */
-#define OFFCPU_CPU_WALKS 1000
+#define OFFCPU_CPU_WALKS 200
 
 /* How to load the off-CPU sampler. */
 struct offcpu_opts {

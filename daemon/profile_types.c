@@ -178,8 +178,9 @@ static int offcpu_drain_type(void *src, int64_t period, profile_sample_cb cb, vo
  * The wakers of sampled waits: each sample is the wait's stacks, its reason,
  * "[woken by]" and the waker's stacks (in the waker's process).
  */
-static int waker_stack(const struct ember_offcpu_waker_key *k, const struct ember_offcpu_waker_val *v,
-		       const struct sampler_stack st[4], void *arg)
+static int waker_stack(const struct ember_offcpu_waker_key *k,
+		       const struct ember_offcpu_waker_val *v, const struct sampler_stack st[4],
+		       void *arg)
 {
 	struct offcpu_drain_ctx *c = arg;
 	struct ember_cpu_key key = {.tgid = k->tgid, .flags = k->flags};

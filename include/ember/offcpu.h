@@ -28,7 +28,7 @@ enum ember_offcpu_reason {
 
 /* The reason in a key's flags. */
 #define EMBER_OFFCPU_REASON(flags) \
-	(((flags) & EMBER_OFFCPU_KEY_REASON_MASK) >> EMBER_OFFCPU_KEY_REASON_SHIFT)
+	(((flags)&EMBER_OFFCPU_KEY_REASON_MASK) >> EMBER_OFFCPU_KEY_REASON_SHIFT)
 
 _Static_assert(EMBER_OFFCPU_REASONS_NR <= 16, "the reason fits its 4 bits");
 _Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KEY_KSTACK_LOST)) ==
@@ -72,14 +72,14 @@ _Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_
  */
 enum ember_offcpu_metric {
 	EMBER_OFFCPU_M_SWITCHES = EMBER_CPU_M_NR, /* switch-outs of user threads seen */
-	EMBER_OFFCPU_M_SAMPLED,	     /* of which sampled by chance (weight: the period) */
-	EMBER_OFFCPU_M_FORCED,	     /* of which sampled with weight 1 (budget, or a while) */
-	EMBER_OFFCPU_M_KTHREAD,	     /* switch-outs of kernel threads left out (not a loss) */
-	EMBER_OFFCPU_M_SHORT,	     /* sampled intervals under min_block_ns left out */
-	EMBER_OFFCPU_M_NO_STORAGE,   /* no per-thread storage: interval lost */
-	EMBER_OFFCPU_M_PARKED_LOST,  /* a parked stack evicted before its thread returned */
-	EMBER_OFFCPU_M_WAKEUPS,	     /* wakeups of sampled intervals seen (run-queue split) */
-	EMBER_OFFCPU_M_WAKERS_FULL,  /* wakers map full: that waker was not counted */
+	EMBER_OFFCPU_M_SAMPLED,	    /* of which sampled by chance (weight: the period) */
+	EMBER_OFFCPU_M_FORCED,	    /* of which sampled with weight 1 (budget, or a while) */
+	EMBER_OFFCPU_M_KTHREAD,	    /* switch-outs of kernel threads left out (not a loss) */
+	EMBER_OFFCPU_M_SHORT,	    /* sampled intervals under min_block_ns left out */
+	EMBER_OFFCPU_M_NO_STORAGE,  /* no per-thread storage: interval lost */
+	EMBER_OFFCPU_M_PARKED_LOST, /* a parked stack evicted before its thread returned */
+	EMBER_OFFCPU_M_WAKEUPS,	    /* wakeups of sampled intervals seen (run-queue split) */
+	EMBER_OFFCPU_M_WAKERS_FULL, /* wakers map full: that waker was not counted */
 	EMBER_OFFCPU_M_NR,
 };
 

@@ -22,7 +22,7 @@
 #define EMBER_GROWTH_PERIOD_DEFAULT 100
 #define EMBER_GROWTH_PERIOD_MAX 1000000
 /* offcpu_sample_period: sampled switch-outs, 1 in N; offcpu_min_block: up to 1 s. */
-#define EMBER_OFFCPU_PERIOD_DEFAULT 16
+#define EMBER_OFFCPU_PERIOD_DEFAULT 64
 #define EMBER_OFFCPU_PERIOD_MAX 65536
 #define EMBER_OFFCPU_MIN_BLOCK_MAX_NS (1000000000LL)
 #define EMBER_INTERVAL_MIN_NS (1000000000LL)			 /* 1 s */
