@@ -267,6 +267,18 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/* Off-CPU profiling's run-queue latency, per application: the mean wait for a CPU. */
+static void print_runq(const struct ember_status *st)
+{
+	for (size_t i = 0; i < st->n_runq; i++) {
+		const struct status_runq *r = &st->runq[i];
+
+		printf("  %-13s %s: %.1f us mean over %" PRIu64 " waits (%.1f ms in all)\n",
+		       i ? "" : "run queue", r->app, r->waits ? r->ns / 1e3 / r->waits : 0.0,
+		       r->waits, r->ns / 1e6);
+	}
+}
+
 /* How the last interval's user stacks were walked: complete, or why they were cut. */
 static void print_walk(const struct ember_status *st)
 {
@@ -420,6 +432,7 @@ static void print_daemon(const struct daemon_view *v)
 	       "\n",
 	       "skipped", st->skips[STATUS_SKIP_IDLE].interval,
 	       st->skips[STATUS_SKIP_FILTERED].interval, st->skips[STATUS_SKIP_EXCLUDED].interval);
+	print_runq(st);
 	print_walk(st);
 	print_allocs(st);
 	print_caches(st);

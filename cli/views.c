@@ -139,7 +139,7 @@ int view_load(int argc, char **argv, struct view_opts *o, struct merge_state *s)
 		return EXIT_RUNTIME;
 	s->data_dir = o->data_dir;
 	s->value_type = o->sample;
-	ret = merge_stacks(h, &o->sel, s);
+	ret = view_is_wall(o) ? merge_wall(h, o, s) : merge_stacks(h, &o->sel, s);
 	close_history(h);
 	return ret;
 }

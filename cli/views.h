@@ -59,6 +59,10 @@ struct view_opts {
 	const char *sample;   /* --sample: the sample type counted; NULL is "samples" */
 };
 
+/* --type wall (views_wall.c): whether asked, and the merge of cpu and offcpu nanoseconds. */
+bool view_is_wall(const struct view_opts *o);
+int merge_wall(struct history *h, const struct view_opts *o, struct merge_state *s);
+
 /* Parses, opens the history and merges the window's stacks into s->set. */
 int view_load(int argc, char **argv, struct view_opts *o, struct merge_state *s);
 double view_pct(int64_t v, int64_t of);

@@ -41,6 +41,7 @@ struct daemon {
 	struct sampler *sampler; /* on-CPU stacks: the cpu profile type's maps */
 	struct allocs *allocs;	 /* sampled allocations (memory); NULL: no app asks */
 	struct growth *growth;	 /* memory growth's maps; NULL when off or unavailable */
+	struct offcpu *offcpu;	 /* off-CPU time's maps; NULL when off or unavailable */
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct symbolizer *sym;

@@ -223,7 +223,7 @@ static int on_stack(const struct profile_sample *s, void *arg)
 {
 	const struct ember_cpu_key *key = s->key;
 	struct drain_ctx *c = arg;
-	uint64_t locs[2 * EMBER_MAX_STACK_DEPTH + 3];
+	uint64_t locs[4 * EMBER_MAX_STACK_DEPTH + 8]; /* a wait's stacks and its waker's */
 	/* room for each byte to become a U+FFFD */
 	char comm[EMBER_COMM_LEN * 3 + 1];
 	const struct proc_class *pc;
@@ -246,6 +246,13 @@ static int on_stack(const struct profile_sample *s, void *arg)
 		return -ENOMEM;
 	c->b = p->b;
 	c->p = p;
+	if (s->waker_user || s->waker_kern) {
+		n = add_stack(c, 0, s->waker_kern, true, locs, n, &lost);
+		n = add_stack(c, s->waker_pid, s->waker_user, false, locs, n, &lost);
+		locs[n++] = named_location(c, "[woken by]");
+	}
+	if (s->leaf)
+		locs[n++] = named_location(c, s->leaf);
 	n = add_stack(c, key->tgid, s->kern, true, locs, n, &lost);
 	n = add_stack(c, key->tgid, s->user, false, locs, n, &lost);
 	if (n == 0)
@@ -261,6 +268,8 @@ static int on_stack(const struct profile_sample *s, void *arg)
 
 	p->st.samples += s->events;
 	p->st.stacks++;
+	p->st.runq_ns += s->runq_ns;
+	p->st.runq_waits += s->runq_waits;
 	if (lost)
 		p->st.lost_stacks += s->events;
 	if (remember_pid(p, key->tgid))

@@ -21,6 +21,8 @@ struct drain_stats {
 	uint64_t stacks;      /* distinct folded stacks (map entries) */
 	uint32_t processes;   /* distinct processes */
 	uint64_t lost_stacks; /* samples whose user or kernel stack was lost */
+	int64_t runq_ns;      /* off-CPU: run-queue delay ... */
+	uint64_t runq_waits;  /* ... and the waits it is made of */
 };
 
 /* A frame already turned into a location of one builder. */

@@ -58,7 +58,21 @@ struct interval_totals {
 	struct drain_stats st;
 	uint64_t excluded;
 	size_t apps;
+	struct status_runq runq[STATUSFILE_MAX_RUNQ]; /* off-CPU: run-queue delay per app */
+	size_t n_runq;
 };
+
+/* The run-queue delay of each application of an offcpu drain, for the status file. */
+static void note_runq(const struct drain_result *r, struct interval_totals *tot)
+{
+	for (size_t i = 0; i < r->n && tot->n_runq < STATUSFILE_MAX_RUNQ; i++) {
+		struct status_runq *q = &tot->runq[tot->n_runq++];
+
+		snprintf(q->app, sizeof(q->app), "%s", r->v[i].service);
+		q->ns = r->v[i].st.runq_ns;
+		q->waits = r->v[i].st.runq_waits;
+	}
+}
 
 /* Stores one application's profile of the interval. */
 static int store_profile(struct interval *iv, const struct drain_result *r,
@@ -134,6 +148,8 @@ static int store_type(struct interval *iv, struct drain_result *r, int64_t start
 		tot->excluded += r->excluded;
 		tot->apps += r->n;
 	}
+	if (r->type == &profile_types[PROFILE_OFFCPU])
+		note_runq(r, tot);
 	drain_result_free(r);
 	return failed;
 }
@@ -188,6 +204,8 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 	rep->st.intervals_late = iv->late;
 	rep->st.late_last_ns = iv->late_last_ns;
 	rep->st.late_last_end_ns = iv->late_last_end_ns;
+	memcpy(rep->st.runq, tot->runq, sizeof(tot->runq));
+	rep->st.n_runq = tot->n_runq;
 	store_status(iv->store, &rep->st.store);
 	snprintf(rep->st.state, sizeof(rep->st.state), "%s",
 		 rep->st.store.failing ? "store-failing" : "running");

@@ -5,6 +5,7 @@
  * dispatches each event source to its handler; interval.c owns the interval.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "growth.h"
+#include "offcpu.h"
 #include "history.h"
 #include "interval.h"
 #include "ksymbpf.h"
@@ -229,6 +231,7 @@ static void teardown(struct daemon *d)
 	uploader_stop(d->up);
 	rollups_stop(d->rollups);
 	allocs_close(d->allocs);
+	offcpu_close(d->offcpu);
 	growth_close(d->growth);
 	sampler_close(d->sampler);
 	procevents_close(d);
@@ -333,6 +336,27 @@ static void open_growth(struct daemon *d, const struct sampler_opts *so)
 		log_warnx("%s: no memory_growth profiles", err);
 }
 
+/* Off-CPU time, when on, sharing the CPU sampler's maps; the rest goes on without it (said). */
+static void open_offcpu(struct daemon *d, const struct sampler_opts *so)
+{
+	struct offcpu_opts oo = {.sample_period = d->cfg.offcpu_sample_period,
+				 .min_block_ns = d->cfg.offcpu_min_block_ns,
+				 .shared = {.events_fd = so->events_fd,
+					    .known_fd = so->known_fd,
+					    .drop_fd = sampler_drop_fd(d->sampler),
+					    .unwind = so->unwind}};
+	char err[512];
+
+	if (!d->cfg.offcpu)
+		return;
+	if (offcpu_open(&oo, &d->offcpu, err, sizeof(err)))
+		log_warnx("%s: no offcpu profiles", err);
+	else
+		log_info("off-CPU time: 1 switch-out in %u sampled, waits under %" PRId64
+			 " us left out",
+			 oo.sample_period, oo.min_block_ns / 1000);
+}
+
 /* The BPF side: process events, unwind tables, the on-CPU sampler. 0 or 1 (said). */
 static int open_bpf(struct daemon *d)
 {
@@ -362,6 +386,7 @@ static int open_bpf(struct daemon *d)
 		return 1;
 	}
 	open_growth(d, &so);
+	open_offcpu(d, &so);
 	return open_allocs(d, &so.unwind);
 }
 
@@ -391,7 +416,11 @@ static int open_interval(struct daemon *d)
 	    (d->allocs && interval_add_type(d->iv, &profile_types[PROFILE_MEMORY], d->allocs)) ||
 	    interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler) ||
 	    (d->growth &&
-	     interval_add_type(d->iv, &profile_types[PROFILE_MEMORY_GROWTH], d->growth))) {
+	     interval_add_type(d->iv, &profile_types[PROFILE_MEMORY_GROWTH], d->growth)) ||
+	    (d->offcpu && interval_add_type(d->iv, &profile_types[PROFILE_OFFCPU], d->offcpu)) ||
+	    /* right after offcpu, whose drain flips the buffers the wakers' follow */
+	    (d->offcpu &&
+	     interval_add_type(d->iv, &profile_types[PROFILE_OFFCPU_WAKERS], d->offcpu))) {
 		log_err("cannot set up the interval: %s", strerror(ENOMEM));
 		return 1;
 	}

@@ -219,9 +219,12 @@ int malloccap_drain(void *src, int64_t period, profile_sample_cb cb, void *arg)
 		if (bpf_map_lookup_elem(cfd, &key, &v))
 			continue;
 		get_stack(sfd, key.user_stack, key.flags & EMBER_KEY_USTACK_LOST, buf, &us);
-		rc = cb(&(struct profile_sample){&key,
-						 (int64_t[]){(int64_t)v.count, (int64_t)v.bytes},
-						 v.count, &us, &none},
+		rc = cb(&(struct profile_sample){.key = &key,
+						 .values = (int64_t[]){(int64_t)v.count,
+								       (int64_t)v.bytes},
+						 .events = v.count,
+						 .user = &us,
+						 .kern = &none},
 			arg);
 	}
 	free(buf);

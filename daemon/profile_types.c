@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* The table of profile types: what each one's samples mean, and whose maps hold them. */
+#include <string.h>
 #include <unistd.h>
 
 #include "allocs.h"
 #include "clock.h"
 #include "growth.h"
 #include "malloccap.h"
+#include "offcpu.h"
 #include "profile_type.h"
 
 static int64_t cpu_period(unsigned int hz)
@@ -33,7 +35,10 @@ static int cpu_stack(const struct ember_cpu_key *key, uint64_t count,
 	struct cpu_drain_ctx *c = arg;
 	int64_t values[] = {(int64_t)count, (int64_t)count * c->period};
 
-	return c->cb(&(struct profile_sample){key, values, count, user, kern}, c->arg);
+	return c->cb(
+		&(struct profile_sample){
+			.key = key, .values = values, .events = count, .user = user, .kern = kern},
+		c->arg);
 }
 
 static int cpu_drain(void *src, int64_t period, profile_sample_cb cb, void *arg)
@@ -61,7 +66,12 @@ static int memory_stack(const struct ember_cpu_key *key, const int64_t values[4]
 	static const struct sampler_stack none;
 	struct memory_drain_ctx *c = arg;
 
-	return c->cb(&(struct profile_sample){key, values, events, user, &none}, c->arg);
+	return c->cb(&(struct profile_sample){.key = key,
+					      .values = values,
+					      .events = events,
+					      .user = user,
+					      .kern = &none},
+		     c->arg);
 }
 
 static int memory_drain(void *src, int64_t period, profile_sample_cb cb, void *arg)
@@ -103,7 +113,10 @@ static int growth_stack(const struct ember_cpu_key *key, uint64_t count,
 		/* the samples it stands for: one per fault_bytes, at least one */
 		events = (count + c->fault_bytes - 1) / c->fault_bytes;
 	}
-	return c->cb(&(struct profile_sample){key, values, events, user, kern}, c->arg);
+	return c->cb(
+		&(struct profile_sample){
+			.key = key, .values = values, .events = events, .user = user, .kern = kern},
+		c->arg);
 }
 
 static int growth_drain_type(void *src, int64_t period, profile_sample_cb cb, void *arg)
@@ -112,6 +125,86 @@ static int growth_drain_type(void *src, int64_t period, profile_sample_cb cb, vo
 
 	(void)period;
 	return growth_drain(src, growth_stack, &c);
+}
+
+/* Off-CPU time is folded in nanoseconds, already weighed: one weighs one. */
+static int64_t offcpu_period(unsigned int hz)
+{
+	(void)hz;
+	return 1;
+}
+
+/*
+ * The off-CPU sampler's counts as the type's two values: a count is
+ * nanoseconds or (EMBER_OFFCPU_KEY_EVENTS) intervals; the builder adds the
+ * two keys of a stack and reason into one sample. The reason is the leaf.
+ */
+struct offcpu_drain_ctx {
+	profile_sample_cb cb;
+	void *arg;
+};
+
+static int offcpu_stack(const struct ember_cpu_key *key, uint64_t count,
+			const struct sampler_stack *user, const struct sampler_stack *kern,
+			void *arg)
+{
+	struct offcpu_drain_ctx *c = arg;
+	unsigned int reason = EMBER_OFFCPU_REASON(key->flags);
+	bool events = key->flags & EMBER_OFFCPU_KEY_EVENTS;
+	int64_t values[2] = {events ? 0 : (int64_t)count, events ? (int64_t)count : 0};
+	struct profile_sample s = {.key = key,
+				   .values = values,
+				   .events = events ? count : 0,
+				   .user = user,
+				   .kern = kern,
+				   .leaf = offcpu_reason_frame(reason)};
+
+	if (reason == EMBER_OFFCPU_RUNQ && events)
+		s.runq_waits = count;
+	else if (reason == EMBER_OFFCPU_RUNQ)
+		s.runq_ns = (int64_t)count;
+	return c->cb(&s, c->arg);
+}
+
+static int offcpu_drain_type(void *src, int64_t period, profile_sample_cb cb, void *arg)
+{
+	struct offcpu_drain_ctx c = {cb, arg};
+
+	(void)period;
+	return offcpu_drain(src, offcpu_stack, &c);
+}
+
+/*
+ * The wakers of sampled waits: each sample is the wait's stacks, its reason,
+ * "[woken by]" and the waker's stacks (in the waker's process).
+ */
+static int waker_stack(const struct ember_offcpu_waker_key *k,
+		       const struct ember_offcpu_waker_val *v, const struct sampler_stack st[4],
+		       void *arg)
+{
+	struct offcpu_drain_ctx *c = arg;
+	struct ember_cpu_key key = {.tgid = k->tgid, .flags = k->flags};
+	int64_t values[2] = {(int64_t)v->ns, (int64_t)v->events};
+	struct profile_sample s = {.key = &key,
+				   .values = values,
+				   .events = v->events,
+				   .user = &st[0],
+				   .kern = &st[1],
+				   .leaf = offcpu_reason_frame(EMBER_OFFCPU_REASON(k->flags)),
+				   .waker_user = &st[2],
+				   .waker_kern = &st[3],
+				   .waker_pid = k->waker_tgid};
+
+	memcpy(key.comm, k->comm, sizeof(key.comm));
+	return c->cb(&s, c->arg);
+}
+
+static int wakers_drain_type(void *src, int64_t period, profile_sample_cb cb, void *arg)
+{
+	struct offcpu_drain_ctx c = {cb, arg};
+
+	(void)period;
+	return offcpu_drain_wakers(src, waker_stack, &c);
 }
 
 const struct profile_type profile_types[PROFILE_TYPES_NR] = {
@@ -162,5 +255,30 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period_type = {"space", "bytes"},
 			.period = growth_period,
 			.drain = growth_drain_type,
+		},
+	/*
+	 * time off the CPU by stack, sampled at sched_switch (bpf/offcpu.bpf.c), the
+	 * reason as the leaf frame
+	 */
+	[PROFILE_OFFCPU] =
+		{
+			.name = "offcpu",
+			.values = {{"offcpu", "nanoseconds"}, {"events", "count"}},
+			.n_values = 2,
+			.period_type = {"offcpu", "nanoseconds"},
+			.default_sample = "offcpu",
+			.period = offcpu_period,
+			.drain = offcpu_drain_type,
+		},
+	/* who ended the sampled waits of offcpu: the wait, "[woken by]", the waker's stack */
+	[PROFILE_OFFCPU_WAKERS] =
+		{
+			.name = "offcpu_wakers",
+			.values = {{"offcpu", "nanoseconds"}, {"events", "count"}},
+			.n_values = 2,
+			.period_type = {"offcpu", "nanoseconds"},
+			.default_sample = "offcpu",
+			.period = offcpu_period,
+			.drain = wakers_drain_type,
 		},
 };

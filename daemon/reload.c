@@ -127,6 +127,19 @@ static void keep_growth_period(const struct ember_config *cur, struct ember_conf
 	n->growth_fault_period = cur->growth_fault_period;
 }
 
+/* The off-CPU sampler's switches are set at load. */
+static void keep_offcpu(const struct ember_config *cur, struct ember_config *n)
+{
+	if (n->offcpu == cur->offcpu && n->offcpu_sample_period == cur->offcpu_sample_period &&
+	    n->offcpu_min_block_ns == cur->offcpu_min_block_ns)
+		return;
+	log_warnx("offcpu, offcpu_sample_period and offcpu_min_block change only with a restart: "
+		  "keeping them");
+	n->offcpu = cur->offcpu;
+	n->offcpu_sample_period = cur->offcpu_sample_period;
+	n->offcpu_min_block_ns = cur->offcpu_min_block_ns;
+}
+
 /*
  * A new interval takes effect only where the BPF maps, sized at load for the
  * first one, hold its samples as well as maps sized for it would
@@ -170,6 +183,7 @@ void apply_reload(struct daemon *d)
 
 	keep_restart_only(&d->cfg, n);
 	keep_growth_period(&d->cfg, n);
+	keep_offcpu(&d->cfg, n);
 	apply_interval(d, n);
 	collector_changed = memcmp(&n->collector, &d->cfg.collector, sizeof(n->collector));
 	config_free(&d->cfg);

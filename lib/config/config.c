@@ -103,6 +103,9 @@ void config_defaults(struct ember_config *c)
 	c->live_allocs = CONFIG_DEFAULT_LIVE_ALLOCS;
 	c->live_allocs_per_process = CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS;
 	c->growth_fault_period = EMBER_GROWTH_PERIOD_DEFAULT;
+	c->offcpu = false;
+	c->offcpu_sample_period = EMBER_OFFCPU_PERIOD_DEFAULT;
+	c->offcpu_min_block_ns = 0;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
 	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
 	c->collector.reject_older_than_ns = CONFIG_DEFAULT_REJECT_OLDER_THAN_NS;
@@ -544,6 +547,41 @@ static int set_size(uint64_t *out, const char *key, const char *value, uint64_t 
 	return 0;
 }
 
+/* Applies one [daemon] offcpu* key; writes a message into err on failure. */
+static int set_offcpu_key(struct ember_config *c, const char *key, const char *value, char *err,
+			  size_t errlen)
+{
+	unsigned long n;
+	int64_t ns;
+
+	if (!strcmp(key, "offcpu")) {
+		if (parse_bool(value, &c->offcpu)) {
+			snprintf(err, errlen, "offcpu: '%s' is not on or off", value);
+			return -EINVAL;
+		}
+	} else if (!strcmp(key, "offcpu_sample_period")) {
+		if (parse_uint(value, 1, EMBER_OFFCPU_PERIOD_MAX, &n)) {
+			snprintf(err, errlen,
+				 "offcpu_sample_period: '%s' is not a whole number from 1 to %d",
+				 value, EMBER_OFFCPU_PERIOD_MAX);
+			return -EINVAL;
+		}
+		c->offcpu_sample_period = n;
+	} else if (!strcmp(key, "offcpu_min_block")) {
+		if (parse_duration(value, &ns) || ns > EMBER_OFFCPU_MIN_BLOCK_MAX_NS) {
+			snprintf(err, errlen,
+				 "offcpu_min_block: '%s' is not a duration from 0 to 1s (e.g. 1ms)",
+				 value);
+			return -EINVAL;
+		}
+		c->offcpu_min_block_ns = ns;
+	} else {
+		snprintf(err, errlen, "unknown key '%s' in [daemon]", key);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* Applies one [daemon] key; writes a message into err on failure. */
 static int set_daemon_key(struct ember_config *c, const char *key, const char *value, char *err,
 			  size_t errlen)
@@ -634,6 +672,8 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 			return -EINVAL;
 		}
 		c->profile_matched = !strcmp(value, "matched");
+	} else if (!strncmp(key, "offcpu", 6)) {
+		return set_offcpu_key(c, key, value, err, errlen);
 	} else if (!strncmp(key, "labels.", 7)) {
 		return add_label(c->labels, &c->n_labels, key + 7, value, err, errlen);
 	} else {

@@ -21,6 +21,10 @@
 /* growth_fault_period: sampled page faults, 1 in N (0: memory growth off). */
 #define EMBER_GROWTH_PERIOD_DEFAULT 100
 #define EMBER_GROWTH_PERIOD_MAX 1000000
+/* offcpu_sample_period: sampled switch-outs, 1 in N; offcpu_min_block: up to 1 s. */
+#define EMBER_OFFCPU_PERIOD_DEFAULT 64
+#define EMBER_OFFCPU_PERIOD_MAX 65536
+#define EMBER_OFFCPU_MIN_BLOCK_MAX_NS (1000000000LL)
 #define EMBER_INTERVAL_MIN_NS (1000000000LL)			 /* 1 s */
 #define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL)		 /* 1 h */
 #define CONFIG_DEFAULT_RETENTION_NS (7LL * 86400 * 1000000000LL) /* 7d */
@@ -161,6 +165,10 @@ struct ember_config {
 	bool include_idle;	    /* count the idle task's samples too */
 	/* memory growth: sample 1 page fault in N; 0 = off */
 	unsigned int growth_fault_period;
+	/* off-CPU time (restart to change): on, 1 switch-out in N sampled, shortest kept */
+	bool offcpu;
+	unsigned int offcpu_sample_period;
+	int64_t offcpu_min_block_ns;
 	bool profile_matched; /* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */
 	size_t n_labels;

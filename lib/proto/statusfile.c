@@ -243,6 +243,18 @@ static void put_key(struct out *o, const struct ember_status *st, const struct s
 	}
 }
 
+/* "runq APP NS WAITS": the name one word, whatever the daemon was given. */
+static void put_runq(struct out *o, const struct status_runq *r)
+{
+	char app[STATUSFILE_APP_NAME];
+
+	snprintf(app, sizeof(app), "%s", r->app);
+	for (char *c = app; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			*c = '_';
+	put(o, "runq %s %" PRIu64 " %" PRIu64 "\n", app[0] ? app : "_", r->ns, r->waits);
+}
+
 int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 {
 	struct out o = {.buf = buf, .len = len};
@@ -279,6 +291,8 @@ int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 		put(&o, "bpf_map %s %" PRIu64 " %" PRIu64 "\n", name[0] ? name : "_",
 		    st->maps[i].max_entries, st->maps[i].bytes);
 	}
+	for (i = 0; i < st->n_runq && i < STATUSFILE_MAX_RUNQ; i++)
+		put_runq(&o, &st->runq[i]);
 	return o.full ? -ENOSPC : (int)o.off;
 }
 
@@ -453,6 +467,21 @@ static bool set_map(struct ember_status *st, char *value)
 	return true;
 }
 
+static bool set_runq(struct ember_status *st, char *value)
+{
+	struct status_runq r = {};
+	char *w[3];
+
+	if (!split_words(value, w, 3) || !parse_u64(w[1], &r.ns) || !parse_u64(w[2], &r.waits) ||
+	    has_control(w[0]))
+		return false;
+	if (st->n_runq == STATUSFILE_MAX_RUNQ)
+		return true; /* a newer writer's longer list */
+	utf8_sanitize(w[0], strlen(w[0]), r.app, sizeof(r.app), 0);
+	st->runq[st->n_runq++] = r;
+	return true;
+}
+
 /* One line (terminated, without its newline). */
 static void parse_line(struct ember_status *st, char *line, unsigned int no,
 		       struct statusfile_errors *errs)
@@ -478,6 +507,8 @@ static void parse_line(struct ember_status *st, char *line, unsigned int no,
 		ok = set_cache(st, value);
 	} else if (!strcmp(line, "bpf_map")) {
 		ok = set_map(st, value);
+	} else if (!strcmp(line, "runq")) {
+		ok = set_runq(st, value);
 	} else {
 		for (i = 0; i < N_KEYS && strcmp(keys[i].key, line); i++)
 			;

@@ -20,6 +20,9 @@
 /* BPF maps listed one by one; BPF_OBJ_NAME_LEN bounds their names. */
 #define STATUSFILE_MAX_MAPS 32
 #define STATUSFILE_MAP_NAME 16
+/* Applications whose run-queue latency is listed (the first drained), and their names' room. */
+#define STATUSFILE_MAX_RUNQ 32
+#define STATUSFILE_APP_NAME 128
 
 /* Why the BPF side lost a sample, a stack or an event (include/ember/{cpu,proc}.h). */
 enum status_drop {
@@ -84,6 +87,13 @@ struct status_cache_use {
 struct status_map {
 	char name[STATUSFILE_MAP_NAME];
 	uint64_t max_entries, bytes;
+};
+
+/* One application's run-queue delay in the last interval (off-CPU profiling on). */
+struct status_runq {
+	char app[STATUSFILE_APP_NAME]; /* one word: spaces and controls written as '_' */
+	uint64_t ns;		       /* time its threads waited for a CPU, once runnable */
+	uint64_t waits;		       /* the waits it is made of (mean latency: ns / waits) */
 };
 
 /* The collector as the uploader last saw it. */
@@ -171,6 +181,8 @@ struct ember_status {
 	struct status_allocs allocs;
 	struct status_map maps[STATUSFILE_MAX_MAPS];
 	size_t n_maps;
+	struct status_runq runq[STATUSFILE_MAX_RUNQ];
+	size_t n_runq;
 };
 
 /* What parsing found wrong: the first message ("line N: ...") and how many. */

@@ -55,7 +55,11 @@ static int fake_drain(void *src, int64_t period, profile_sample_cb cb, void *arg
 
 		if (user.lost)
 			user.n = 0;
-		rc = cb(&(struct profile_sample){&f->keys[i], values, f->counts[i], &user, &kern},
+		rc = cb(&(struct profile_sample){.key = &f->keys[i],
+						 .values = values,
+						 .events = f->counts[i],
+						 .user = &user,
+						 .kern = &kern},
 			arg);
 	}
 	f->n = 0;

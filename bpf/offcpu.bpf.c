@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Off-CPU time: at sched_switch, a sampled user thread leaving the CPU has its
+ * stacks walked and parked with why it left; when it runs again, the time it
+ * was away (split at its wakeup into waiting and run-queue delay) is folded
+ * under those stacks in the maps of bpf/fold.bpf.h.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "ember/offcpu.h"
+#define FOLD_METRICS_NR EMBER_OFFCPU_M_NR
+#include "fold.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* include/linux/sched.h */
+#define PF_KTHREAD 0x00200000
+#define TASK_INTERRUPTIBLE 0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_DEAD 0x80
+
+/* System calls that name an interruptible wait's reason (arch/x86/entry/syscalls, asm-generic). */
+#if defined(__TARGET_ARCH_x86)
+#define NR_POLL 7
+#define NR_SELECT 23
+#define NR_NANOSLEEP 35
+#define NR_FUTEX 202
+#define NR_CLOCK_NANOSLEEP 230
+#define NR_EPOLL_WAIT 232
+#define NR_PSELECT6 270
+#define NR_PPOLL 271
+#define NR_EPOLL_PWAIT 281
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_POLL -1
+#define NR_SELECT -1
+#define NR_NANOSLEEP 101
+#define NR_FUTEX 98
+#define NR_CLOCK_NANOSLEEP 115
+#define NR_EPOLL_WAIT -1
+#define NR_PSELECT6 72
+#define NR_PPOLL 73
+#define NR_EPOLL_PWAIT 22
+#endif
+#define NR_EPOLL_PWAIT2 441
+#define NR_FUTEX_WAITV 449
+
+/* Set by the daemon before load: a switch-out is sampled 1 in this many (weight: this many). */
+const volatile __u32 sample_period = 1;
+/* Set by the daemon before load: sampled intervals shorter than this are left out. */
+const volatile __u64 min_block_ns = 0;
+/*
+ * Set by the daemon before load: a thread's first switch-out this many ms
+ * after its last sampled one is always sampled (weight 1), so that threads
+ * that rarely leave the CPU, the long waits, are all seen. 0: never forced.
+ */
+const volatile __u64 forced_ms = 0;
+/* The kernel's tick rate, for forced_ms in jiffies (read by libbpf from the kernel's config). */
+extern unsigned int CONFIG_HZ __kconfig __weak;
+/*
+ * Set by the daemon before load: the addresses of __schedule and of
+ * try_to_wake_up, where the kernel stacks of a switch and of a wakeup are cut.
+ */
+const volatile __u64 sched_lo = 0, sched_hi = 0;
+const volatile __u64 wake_lo = 0, wake_hi = 0;
+
+/*
+ * Frames of the tracing path above them in bpf_get_stack(), at a switch and at
+ * a wakeup ([0] and [1]): found at the first walk, known once [2 + i] is 1.
+ */
+__u32 kskip[4];
+
+/*
+ * What a thread left the CPU with, kept while it is away. Task storage: freed
+ * with the thread, no table to size or clean.
+ */
+struct offcpu_task {
+	__u64 off_ns;	  /* when it left, 0: the interval is not sampled */
+	__u64 wake_ns;	  /* when it was woken, 0: not yet (or runnable) */
+	__u64 user_stack; /* hashes of its stacks in parked, 0: none */
+	__u64 kern_stack;
+	__u64 last_walk;  /* jiffies of its last sampled switch-out */
+	__u64 waker_user; /* the stacks of the thread that woke it (parked), 0: none */
+	__u64 waker_kern;
+	__u32 waker_tgid;
+	__u32 flags;  /* EMBER_KEY_*_LOST and the reason (EMBER_OFFCPU_KEY_REASON_*) */
+	__u32 weight; /* switch-outs this one stands for */
+	__u32 tgid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} tasks SEC(".maps");
+
+/*
+ * Stacks of threads now off the CPU, by hash: a thread may sleep across many
+ * intervals, and the buffer its stack would have gone to is drained and emptied
+ * meanwhile. Copied into the active buffer when it returns. LRU (sized by the
+ * daemon): a flood of new stacks evicts the oldest sleeper's, counted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct ember_stack);
+} parked SEC(".maps");
+
+/* Waits by the thread that ended them, buffer 0 and 1 (as counts0/1); sized by the daemon. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ember_offcpu_waker_key);
+	__type(value, struct ember_offcpu_waker_val);
+} wakers0 SEC(".maps"), wakers1 SEC(".maps");
+
+/*
+ * Set by the daemon before load: each CPU walks up to this many switch-outs a
+ * second with weight 1 before it samples 1 in sample_period: a host that
+ * switches little is profiled exactly, a switch storm costs a bounded amount.
+ */
+const volatile __u32 cpu_walks_per_sec = 0;
+
+/* A CPU's walks left (a token bucket refilled by the jiffy) for cpu_walks_per_sec. */
+struct walk_budget {
+	__u64 tokens;
+	__u64 at; /* jiffies of the last refill */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct walk_budget);
+} budget SEC(".maps");
+
+/* Takes one walk from this CPU's budget: false when it is spent. */
+static __always_inline bool take_budget(__u64 now, __u64 hz)
+{
+	struct walk_budget *b;
+	__u32 zero = 0;
+
+	if (!cpu_walks_per_sec)
+		return false;
+	b = bpf_map_lookup_elem(&budget, &zero);
+	if (!b)
+		return false;
+	if (now != b->at) {
+		__u64 add = (now - b->at) * cpu_walks_per_sec / hz;
+
+		b->tokens =
+			add > cpu_walks_per_sec - b->tokens ? cpu_walks_per_sec : b->tokens + add;
+		b->at = now;
+	}
+	if (!b->tokens)
+		return false;
+	b->tokens--;
+	return true;
+}
+
+/*
+ * Whether the switch-out of a thread whose state is s is sampled, and its
+ * weight: the inverse of the probability it had, known when deciding (1 for
+ * a thread's first in forced_ms or within the CPU's budget, 1/sample_period
+ * after), so that the weighed sums are unbiased.
+ */
+static __always_inline __u32 sample_weight(struct offcpu_task *s)
+{
+	__u64 now = bpf_jiffies64(), hz = CONFIG_HZ ? CONFIG_HZ : 250;
+
+	/* jiffies, not ktime: no clock read on the switch-outs not sampled */
+	if ((forced_ms && (now - s->last_walk) * 1000 >= forced_ms * hz) || take_budget(now, hz)) {
+		metric_inc(EMBER_OFFCPU_M_FORCED);
+		s->last_walk = now;
+		return 1;
+	}
+	if (sample_period > 1 && bpf_get_prandom_u32() % sample_period)
+		return 0;
+	metric_inc(EMBER_OFFCPU_M_SAMPLED);
+	s->last_walk = now;
+	return sample_period;
+}
+
+/* The system call prev is in, from its saved registers; -1 outside one. */
+static __always_inline long syscall_nr(struct task_struct *prev)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+
+	if (!regs)
+		return -1;
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(regs, syscallno);
+#endif
+}
+
+/* Why prev leaves the CPU in state (sched_switch's prev_state). */
+static __always_inline __u32 switch_reason(struct task_struct *prev, bool preempt, __u32 state)
+{
+	long nr;
+
+	if (preempt || !state)
+		return EMBER_OFFCPU_RUNQ;
+	if (state & TASK_UNINTERRUPTIBLE)
+		return EMBER_OFFCPU_IO;
+	if (!(state & TASK_INTERRUPTIBLE))
+		return EMBER_OFFCPU_UNKNOWN;
+	nr = syscall_nr(prev);
+	if (nr == NR_FUTEX || nr == NR_FUTEX_WAITV)
+		return EMBER_OFFCPU_LOCK;
+	if (nr == NR_NANOSLEEP || nr == NR_CLOCK_NANOSLEEP)
+		return EMBER_OFFCPU_SLEEP;
+	if (nr == NR_POLL || nr == NR_SELECT || nr == NR_PSELECT6 || nr == NR_PPOLL ||
+	    nr == NR_EPOLL_WAIT || nr == NR_EPOLL_PWAIT || nr == NR_EPOLL_PWAIT2)
+		return EMBER_OFFCPU_POLL;
+	return EMBER_OFFCPU_WAIT;
+}
+
+/* Step of the search for the cut (lo, hi) in the first frames of a kernel stack. */
+struct kskip_state {
+	const struct ember_stack *st;
+	__u64 lo, hi;
+	__u32 found;
+};
+
+static long kskip_step(__u32 i, void *arg)
+{
+	struct kskip_state *k = arg;
+	__u64 j = i, ip;
+
+	if (j >= EMBER_MAX_STACK_DEPTH || j >= k->st->len)
+		return 1;
+	barrier_var(j); /* the checked register is the one that indexes */
+	ip = k->st->ips[j];
+	if (ip >= k->lo && ip < k->hi) {
+		k->found = j;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The kernel stack from the function at [lo, hi) down, parked: bpf_get_stack()
+ * starts in the tracing path (the program, the tracepoint's glue), the same
+ * frames at every run of a program, which its first walk finds and the others
+ * skip (kskip[i]).
+ */
+static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u64 hi, bool *lost)
+{
+	struct ember_stack *st = scratch_stack();
+	struct kskip_state k = {.lo = lo, .hi = hi};
+	long bytes;
+
+	if (!st)
+		return 0;
+	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), kskip[i & 1] & BPF_F_SKIP_FIELD_MASK);
+	if (bytes < 0) {
+		metric_inc(EMBER_CPU_M_KSTACK_FAILED);
+		*lost = true;
+		return 0;
+	}
+	st->len = bytes / sizeof(__u64);
+	st->flags = 0;
+	if (!kskip[2 + (i & 1)] && lo) {
+		k.st = st;
+		/* bound: the tracing path is a handful of frames */
+		bpf_loop(16, kskip_step, &k, 0);
+		kskip[i & 1] = k.found;
+		kskip[2 + (i & 1)] = 1;
+	}
+	return keep_stack_m(st, &parked, EMBER_CPU_M_STACKS_FULL, lost);
+}
+
+/* The user registers prev entered the kernel with: its user stack's start. */
+static __always_inline bool saved_uregs(struct task_struct *prev, struct ember_uregs *r)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+
+	if (!regs)
+		return false;
+	r->ip = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->bp = BPF_CORE_READ(regs, bp);
+	return r->ip && r->sp;
+#else
+	return false; /* the .eh_frame walk is x86-64 only: see user_stack() */
+#endif
+}
+
+/*
+ * The stack just parked (still in scratch) into the active buffer's stacks
+ * too: a thread that returns within the interval, the common case, finds it
+ * there, whatever the parked LRU evicted meanwhile. A miss costs nothing:
+ * unpark() copies it at the return.
+ */
+static __always_inline void store_active(__u64 h)
+{
+	struct ember_stack *st = scratch_stack();
+
+	if (!h || !st)
+		return;
+	if (active_buf == 0)
+		store_stack(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
+	else
+		store_stack(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
+}
+
+/* prev leaves the CPU: decides whether to sample it, and parks its stacks if so. */
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
+				       __u32 state)
+{
+	__u32 tgid = prev->tgid, reason;
+	struct offcpu_task *s;
+	struct ember_uregs regs;
+	bool lost = false;
+
+	if (!prev->pid || state & TASK_DEAD) /* the idle task; a thread's last switch */
+		return;
+	if (prev->flags & PF_KTHREAD) {
+		metric_inc(EMBER_OFFCPU_M_KTHREAD);
+		return;
+	}
+	metric_inc(EMBER_OFFCPU_M_SWITCHES);
+	s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s) {
+		metric_inc(EMBER_OFFCPU_M_NO_STORAGE);
+		return;
+	}
+	s->off_ns = 0;
+	s->weight = sample_weight(s);
+	if (!s->weight)
+		return;
+	note_process(tgid);
+	if (fold_dropped(tgid))
+		return;
+	reason = switch_reason(prev, preempt, state);
+	s->flags = reason << EMBER_OFFCPU_KEY_REASON_SHIFT;
+	s->tgid = tgid;
+	s->user_stack = 0;
+	if (saved_uregs(prev, &regs))
+		s->user_stack = user_stack(ctx, &regs, tgid, &parked, &lost);
+	store_active(s->user_stack);
+	if (lost)
+		s->flags |= EMBER_KEY_USTACK_LOST;
+	lost = false;
+	s->kern_stack = park_kernel_stack(ctx, 0, sched_lo, sched_hi, &lost);
+	store_active(s->kern_stack);
+	if (lost)
+		s->flags |= EMBER_KEY_KSTACK_LOST;
+	s->wake_ns = 0;
+	s->waker_user = s->waker_kern = 0;
+	s->waker_tgid = 0;
+	s->off_ns = bpf_ktime_get_ns();
+}
+
+/* A parked stack into the active buffer's stacks: its hash there, or 0 with *lost set. */
+static __always_inline __u64 unpark(__u64 h, void *stacks, bool *lost)
+{
+	const struct ember_stack *st;
+
+	if (!h || bpf_map_lookup_elem(stacks, &h))
+		return h;
+	st = bpf_map_lookup_elem(&parked, &h);
+	if (!st) {
+		metric_inc(EMBER_OFFCPU_M_PARKED_LOST);
+		*lost = true;
+		return 0;
+	}
+	if (!store_stack(st, h, stacks, EMBER_CPU_M_STACKS_FULL)) {
+		*lost = true;
+		return 0;
+	}
+	return h;
+}
+
+/* Adds ns (weighed) and one event of weight to key's stacks, for one reason. */
+static __always_inline void add_wait(void *counts, struct ember_cpu_key *key, __u32 reason,
+				     __u64 ns, __u32 weight)
+{
+	__u32 flags = key->flags & (EMBER_KEY_USTACK_LOST | EMBER_KEY_KSTACK_LOST);
+
+	key->flags = flags | reason << EMBER_OFFCPU_KEY_REASON_SHIFT;
+	add_count(counts, key, ns * weight);
+	key->flags |= EMBER_OFFCPU_KEY_EVENTS;
+	add_count(counts, key, weight);
+}
+
+/* The wait s ended by its waker, ns long, into the buffer wakers. */
+static __always_inline void add_waker(void *wakers, const struct offcpu_task *s,
+				      const struct ember_cpu_key *key, __u64 ns)
+{
+	struct ember_offcpu_waker_key k = {
+		.tgid = s->tgid,
+		.waker_tgid = s->waker_tgid,
+		.user_stack = s->user_stack,
+		.kern_stack = s->kern_stack,
+		.waker_user = s->waker_user,
+		.waker_kern = s->waker_kern,
+		.flags = s->flags,
+	};
+	struct ember_offcpu_waker_val v = {ns * s->weight, s->weight}, *cur;
+
+	__builtin_memcpy(k.comm, key->comm, sizeof(k.comm));
+	cur = bpf_map_lookup_elem(wakers, &k);
+	if (!cur) {
+		if (!bpf_map_update_elem(wakers, &k, &v, BPF_NOEXIST))
+			return;
+		cur = bpf_map_lookup_elem(wakers, &k); /* another CPU inserted it meanwhile */
+		if (!cur) {
+			metric_inc(EMBER_OFFCPU_M_WAKERS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&cur->ns, v.ns);
+	__sync_fetch_and_add(&cur->events, v.events);
+}
+
+/* next's sampled interval, away from off_ns to now, into the buffer counts/stacks/wakers. */
+static __always_inline void fold_interval(struct offcpu_task *s, struct task_struct *next,
+					  __u64 now, void *counts, void *stacks, void *wakers)
+{
+	__u32 reason = EMBER_OFFCPU_REASON(s->flags);
+	struct ember_cpu_key key = {.tgid = s->tgid, .flags = s->flags};
+	__u64 end = now;
+	bool lost = false;
+
+	key.user_stack = unpark(s->user_stack, stacks, &lost);
+	if (lost)
+		key.flags |= EMBER_KEY_USTACK_LOST;
+	lost = false;
+	key.kern_stack = unpark(s->kern_stack, stacks, &lost);
+	if (lost)
+		key.flags |= EMBER_KEY_KSTACK_LOST;
+	bpf_probe_read_kernel(key.comm, sizeof(key.comm), next->comm);
+	/* woken: waiting until the wakeup, then queued for a CPU */
+	if (reason != EMBER_OFFCPU_RUNQ && s->wake_ns > s->off_ns && s->wake_ns < now)
+		end = s->wake_ns;
+	add_wait(counts, &key, reason, end - s->off_ns, s->weight);
+	if (end < now)
+		add_wait(counts, &key, EMBER_OFFCPU_RUNQ, now - end, s->weight);
+	if (s->waker_user || s->waker_kern)
+		add_waker(wakers, s, &key, end - s->off_ns);
+}
+
+/* next returns to the CPU: folds its interval if it was sampled. */
+static __always_inline void switch_in(struct task_struct *next)
+{
+	struct offcpu_task *s;
+	__u64 now;
+
+	if (!next->pid || next->flags & PF_KTHREAD)
+		return;
+	s = bpf_task_storage_get(&tasks, next, 0, 0);
+	if (!s || !s->off_ns)
+		return;
+	now = bpf_ktime_get_ns();
+	if (now - s->off_ns < min_block_ns) {
+		metric_inc(EMBER_OFFCPU_M_SHORT);
+	} else if (active_buf == 0) {
+		fold_interval(s, next, now, &counts0, &stacks0, &wakers0);
+	} else {
+		fold_interval(s, next, now, &counts1, &stacks1, &wakers1);
+	}
+	s->off_ns = 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ember_offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	switch_out(ctx, prev, preempt, prev_state);
+	switch_in(next);
+	return 0;
+}
+
+/*
+ * The stacks of the thread waking a sampled wait (current, in its context),
+ * parked: bounded by the sampled waits, one walk each at most. A wakeup from
+ * an interrupt is charged to whatever it interrupted: its kernel stack says so.
+ */
+static __always_inline void note_waker(void *ctx, struct offcpu_task *s)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ember_uregs regs;
+	bool lost = false;
+
+	s->waker_kern = park_kernel_stack(ctx, 1, wake_lo, wake_hi, &lost);
+	if (!task->pid || task->flags & PF_KTHREAD)
+		return;
+	s->waker_tgid = task->tgid;
+	note_process(s->waker_tgid);
+	if (saved_uregs(task, &regs))
+		s->waker_user = user_stack(ctx, &regs, s->waker_tgid, &parked, &lost);
+}
+
+/*
+ * In the waker's context, before the wakee is queued: the end of a sampled
+ * wait, after which the wakee's time off the CPU is run-queue delay; and who
+ * ended it.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
+{
+	struct offcpu_task *s;
+
+	if (p->flags & PF_KTHREAD)
+		return 0;
+	s = bpf_task_storage_get(&tasks, p, 0, 0);
+	if (!s || !s->off_ns || s->wake_ns)
+		return 0;
+	s->wake_ns = bpf_ktime_get_ns();
+	metric_inc(EMBER_OFFCPU_M_WAKEUPS);
+	note_waker(ctx, s);
+	return 0;
+}

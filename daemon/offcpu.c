@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loads bpf/offcpu.bpf.c: the sched_switch and sched_waking tracepoints that
+ * fold sampled off-CPU intervals by stack and reason. The only file that
+ * includes its skeleton.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fold.h"
+#include "log.h"
+#include "offcpu.h"
+#include "percpu.h"
+
+#include "offcpu.skel.h"
+
+/*
+ * Map sizes, preallocated. Two counts a stack and reason (time, intervals);
+ * stacks as growth's (4.2 MiB a buffer); parked stacks twice as many (8.4
+ * MiB), the distinct stacks of threads away across a drain: on a host
+ * starting many processes (a build), each with its own addresses, fewer were
+ * evicted from under threads still asleep.
+ */
+#define OFFCPU_COUNTS 8192
+#define OFFCPU_STACKS 2048
+#define OFFCPU_PARKED 4096
+/* Distinct (wait, waker) pairs a buffer holds: 80 bytes each. */
+#define OFFCPU_WAKERS 4096
+
+struct offcpu {
+	struct offcpu_bpf *skel;
+	struct bpf_link *switch_link, *waking_link;
+	struct fold_buffers buf;
+	uint64_t last[EMBER_OFFCPU_M_NR]; /* metrics at the previous drain */
+	int wakers_fd[EMBER_CPU_NBUF];
+	struct ember_offcpu_waker_key *wkeys; /* drain scratch: OFFCPU_WAKERS each */
+	struct ember_offcpu_waker_val *wvals;
+	struct ember_stack *wstk; /* drain scratch: the 4 stacks of one waker entry */
+};
+
+/* A kernel function's addresses, found in /proc/kallsyms. */
+struct ksym_range {
+	const char *name;
+	uint64_t lo, hi;
+};
+
+/*
+ * The addresses of r's functions from /proc/kallsyms, where the kernel stacks
+ * are cut (the frames above are the tracing path's); 0s when unreadable: no
+ * cut. The core kernel's symbols are listed in address order: the next one
+ * ends a function.
+ */
+static void ksym_ranges(struct ksym_range *r, size_t n)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512], name[256], type;
+	unsigned long long a;
+	size_t open = 0, done = 0;
+
+	if (!f)
+		return;
+	while (done < n && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			if (r[i].lo && !r[i].hi && a > r[i].lo) {
+				r[i].hi = a;
+				open--;
+				done++;
+			}
+			if (!r[i].lo && !strcmp(name, r[i].name)) {
+				r[i].lo = a;
+				open++;
+			}
+		}
+	}
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (!r[i].hi)
+			r[i].lo = 0; /* not found, or addresses hidden (kptr_restrict) */
+	(void)open;
+}
+
+static int load(struct offcpu *oc, const struct offcpu_opts *o, char *err, size_t errlen)
+{
+	struct ksym_range cut[] = {{"__schedule", 0, 0}, {"try_to_wake_up", 0, 0}};
+	int rc;
+
+	oc->skel = offcpu_bpf__open();
+	if (!oc->skel) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open the offcpu BPF object: %s", strerror(errno));
+		return rc;
+	}
+	/* set here, between open and load */
+	oc->skel->rodata->sample_period = o->sample_period ? o->sample_period : 1;
+	oc->skel->rodata->min_block_ns = o->min_block_ns;
+	oc->skel->rodata->forced_ms = OFFCPU_FORCED_MS;
+	oc->skel->rodata->cpu_walks_per_sec = OFFCPU_CPU_WALKS;
+	ksym_ranges(cut, 2);
+	oc->skel->rodata->sched_lo = cut[0].lo;
+	oc->skel->rodata->sched_hi = cut[0].hi;
+	oc->skel->rodata->wake_lo = cut[1].lo;
+	oc->skel->rodata->wake_hi = cut[1].hi;
+	fold_size_buffers(oc->skel->obj, OFFCPU_COUNTS, OFFCPU_STACKS);
+	bpf_map__set_max_entries(oc->skel->maps.parked, OFFCPU_PARKED);
+	bpf_map__set_max_entries(oc->skel->maps.wakers0, OFFCPU_WAKERS);
+	bpf_map__set_max_entries(oc->skel->maps.wakers1, OFFCPU_WAKERS);
+	rc = fold_share_maps(oc->skel->obj, &o->shared, err, errlen);
+	if (rc)
+		return rc;
+	rc = offcpu_bpf__load(oc->skel);
+	if (rc) {
+		snprintf(err, errlen,
+			 "cannot load the offcpu BPF programs: %s (run with -v for the verifier's "
+			 "log)",
+			 strerror(-rc));
+		return rc;
+	}
+	/* drop_tgids is the cpu sampler's, which knows when it is first used: look it up */
+	oc->skel->bss->drops_used = o->shared.drop_fd >= 0;
+	return 0;
+}
+
+static int attach(struct offcpu *oc, char *err, size_t errlen)
+{
+	int rc;
+
+	oc->switch_link = bpf_program__attach(oc->skel->progs.ember_offcpu_switch);
+	if (!oc->switch_link) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot attach the sched_switch tracepoint: %s",
+			 strerror(errno));
+		return rc;
+	}
+	oc->waking_link = bpf_program__attach(oc->skel->progs.ember_offcpu_waking);
+	if (!oc->waking_link) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot attach the sched_waking tracepoint: %s",
+			 strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
+int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char *err, size_t errlen)
+{
+	struct offcpu *oc = calloc(1, sizeof(*oc));
+	int rc;
+
+	if (!oc)
+		return -ENOMEM;
+	rc = load(oc, o, err, errlen);
+	if (!rc)
+		rc = fold_buffers_init(&oc->buf, oc->skel->obj, &oc->skel->bss->active_buf,
+				       OFFCPU_COUNTS);
+	if (!rc) {
+		oc->wakers_fd[0] = bpf_map__fd(oc->skel->maps.wakers0);
+		oc->wakers_fd[1] = bpf_map__fd(oc->skel->maps.wakers1);
+		oc->wkeys = calloc(OFFCPU_WAKERS, sizeof(*oc->wkeys));
+		oc->wvals = calloc(OFFCPU_WAKERS, sizeof(*oc->wvals));
+		oc->wstk = calloc(4, sizeof(*oc->wstk));
+		if (!oc->wkeys || !oc->wvals || !oc->wstk)
+			rc = -ENOMEM;
+	}
+	if (!rc)
+		rc = attach(oc, err, errlen);
+	if (rc) {
+		offcpu_close(oc);
+		return rc;
+	}
+	*out = oc;
+	return 0;
+}
+
+void offcpu_close(struct offcpu *oc)
+{
+	if (!oc)
+		return;
+	bpf_link__destroy(oc->waking_link);
+	bpf_link__destroy(oc->switch_link);
+	fold_buffers_free(&oc->buf);
+	free(oc->wkeys);
+	free(oc->wvals);
+	free(oc->wstk);
+	offcpu_bpf__destroy(oc->skel);
+	free(oc);
+}
+
+/*
+ * The interval's metrics in one line: debug, or a warning when intervals or
+ * stacks were lost. Off-CPU time is the only reader of these metrics.
+ */
+static void log_metrics(struct offcpu *oc)
+{
+	uint64_t m[EMBER_OFFCPU_M_NR], d[EMBER_OFFCPU_M_NR];
+	uint64_t lost;
+
+	if (offcpu_metrics(oc, m))
+		return;
+	for (int i = 0; i < EMBER_OFFCPU_M_NR; i++)
+		d[i] = m[i] - oc->last[i];
+	memcpy(oc->last, m, sizeof(m));
+	lost = d[EMBER_OFFCPU_M_PARKED_LOST] + d[EMBER_OFFCPU_M_NO_STORAGE] +
+	       d[EMBER_OFFCPU_M_WAKERS_FULL] + d[EMBER_CPU_M_COUNTS_FULL] +
+	       d[EMBER_CPU_M_STACKS_FULL];
+	log_emit(lost ? LOG_LVL_WARN : LOG_LVL_DEBUG, false, __FILE__, __LINE__, __func__,
+		 "offcpu: %" PRIu64 " switch-outs, %" PRIu64 " walked with weight 1 and %" PRIu64
+		 " sampled, %" PRIu64 " folded, %" PRIu64 " short, %" PRIu64
+		 " kernel-thread switches left out; lost: %" PRIu64
+		 " parked stacks evicted, %" PRIu64 " without storage, %" PRIu64
+		 " counts map full, %" PRIu64 " stacks map full, %" PRIu64 " wakers map full",
+		 d[EMBER_OFFCPU_M_SWITCHES], d[EMBER_OFFCPU_M_FORCED], d[EMBER_OFFCPU_M_SAMPLED],
+		 d[EMBER_CPU_M_COUNTED], d[EMBER_OFFCPU_M_SHORT], d[EMBER_OFFCPU_M_KTHREAD],
+		 d[EMBER_OFFCPU_M_PARKED_LOST], d[EMBER_OFFCPU_M_NO_STORAGE],
+		 d[EMBER_CPU_M_COUNTS_FULL], d[EMBER_CPU_M_STACKS_FULL],
+		 d[EMBER_OFFCPU_M_WAKERS_FULL]);
+}
+
+int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
+{
+	int rc = fold_drain(&oc->buf, cb, arg);
+
+	log_metrics(oc);
+	return rc;
+}
+
+/* The parked stack of hash h into st and out: empty for 0, lost when evicted. */
+static void parked_stack(struct offcpu *oc, uint64_t h, bool lost, struct ember_stack *st,
+			 struct sampler_stack *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->lost = lost;
+	if (!h)
+		return;
+	if (bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.parked), &h, st)) {
+		out->lost = true;
+		return;
+	}
+	out->ips = (const uint64_t *)st->ips;
+	out->n = st->len < EMBER_MAX_STACK_DEPTH ? st->len : EMBER_MAX_STACK_DEPTH;
+	out->truncated = st->flags & EMBER_STACK_TRUNCATED;
+}
+
+int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg)
+{
+	/* offcpu_drain() flipped the buffers and waited: the other one is still */
+	int fd = oc->wakers_fd[!oc->buf.active], rc = 0;
+	long n = fold_read_all(fd, true, oc->wkeys, oc->wvals, sizeof(*oc->wkeys),
+			       sizeof(*oc->wvals), OFFCPU_WAKERS);
+
+	if (n < 0)
+		return (int)n;
+	for (long i = 0; !rc && i < n; i++) {
+		const struct ember_offcpu_waker_key *k = &oc->wkeys[i];
+		struct sampler_stack st[4];
+
+		parked_stack(oc, k->user_stack, k->flags & EMBER_KEY_USTACK_LOST, &oc->wstk[0],
+			     &st[0]);
+		parked_stack(oc, k->kern_stack, k->flags & EMBER_KEY_KSTACK_LOST, &oc->wstk[1],
+			     &st[1]);
+		parked_stack(oc, k->waker_user, false, &oc->wstk[2], &st[2]);
+		parked_stack(oc, k->waker_kern, false, &oc->wstk[3], &st[3]);
+		rc = cb(k, &oc->wvals[i], st, arg);
+	}
+	return rc;
+}
+
+int offcpu_metrics(struct offcpu *oc, uint64_t out[EMBER_OFFCPU_M_NR])
+{
+	return percpu_array_sum(bpf_map__fd(oc->skel->maps.metrics), EMBER_OFFCPU_M_NR, out);
+}
+
+const char *offcpu_reason_frame(unsigned int reason)
+{
+	static const char *const names[EMBER_OFFCPU_REASONS_NR] = {
+		[EMBER_OFFCPU_UNKNOWN] = "[off-CPU: other]",
+		[EMBER_OFFCPU_IO] = "[off-CPU: I/O]",
+		[EMBER_OFFCPU_LOCK] = "[off-CPU: lock (futex)]",
+		[EMBER_OFFCPU_SLEEP] = "[off-CPU: sleep]",
+		[EMBER_OFFCPU_POLL] = "[off-CPU: poll]",
+		[EMBER_OFFCPU_WAIT] = "[off-CPU: wait]",
+		[EMBER_OFFCPU_RUNQ] = "[off-CPU: run queue]",
+	};
+
+	return reason < EMBER_OFFCPU_REASONS_NR ? names[reason] : names[EMBER_OFFCPU_UNKNOWN];
+}

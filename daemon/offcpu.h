@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Off-CPU time, host-wide: owns bpf/offcpu.bpf.c's skeleton, its sched_switch
+ * and sched_waking tracepoints, and the double-buffered maps they fold into.
+ */
+#ifndef EMBER_OFFCPU_DAEMON_H
+#define EMBER_OFFCPU_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ember/offcpu.h"
+#include "fold.h"
+
+/*
+ * A thread's first switch-out this long after its last sampled one is always
+ * sampled: threads that leave the CPU less often than this (the long waits)
+ * are all seen, and no thread costs more than one forced stack walk a second.
+ */
+#define OFFCPU_FORCED_MS 1000
+/*
+ * Switch-outs each CPU walks a second with weight 1 before sampling 1 in
+ * offcpu_sample_period: most hosts switch less and are profiled exactly; a
+ * switch storm costs at most this many walks a CPU (measured: docs/offcpu.md).
+ */
+#define OFFCPU_CPU_WALKS 200
+
+/* How to load the off-CPU sampler. */
+struct offcpu_opts {
+	unsigned int sample_period; /* sample 1 switch-out in this many (> 0) */
+	uint64_t min_block_ns;	    /* sampled intervals shorter than this are left out */
+	struct fold_shared shared;  /* maps of proctrack, the unwinder and the cpu sampler */
+};
+
+struct offcpu;
+
+/* Loads and attaches. On failure a negative errno and a one-line cause in err. */
+int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char *err, size_t errlen);
+void offcpu_close(struct offcpu *oc);
+
+/*
+ * Drains the folded stacks like sampler_drain(): cb gets nanoseconds off the
+ * CPU, or (key flag EMBER_OFFCPU_KEY_EVENTS) intervals, both already weighed;
+ * the reason is EMBER_OFFCPU_REASON(key->flags).
+ */
+int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg);
+
+/*
+ * One (wait, waker) entry: the wait's stacks (st[0] user, st[1] kernel) and
+ * its waker's (st[2] user, st[3] kernel), each empty when there is none.
+ */
+typedef int (*offcpu_waker_cb)(const struct ember_offcpu_waker_key *k,
+			       const struct ember_offcpu_waker_val *v,
+			       const struct sampler_stack st[4], void *arg);
+
+/*
+ * Drains the wakers of the buffer offcpu_drain() just left: call it right
+ * after, in the same interval. Their stacks are read from the parked map.
+ */
+int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg);
+
+/* Metrics summed over CPUs since load, indexed by enum ember_offcpu_metric. */
+int offcpu_metrics(struct offcpu *oc, uint64_t out[EMBER_OFFCPU_M_NR]);
+
+/* The pseudo-frame naming a reason, at the leaf of its stacks ("[off-CPU: I/O]"). */
+const char *offcpu_reason_frame(unsigned int reason);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ABI between bpf/offcpu.bpf.c and daemon/offcpu.c: the off-CPU sampler's key
+ * flags (why a thread waited, and what a count is) and metrics. Its maps are
+ * those of bpf/fold.bpf.h (struct ember_cpu_key, struct ember_stack).
+ */
+#ifndef EMBER_OFFCPU_H
+#define EMBER_OFFCPU_H
+
+#include "ember/cpu.h"
+
+/* Why a thread was off the CPU: bits 8-11 of ember_cpu_key.flags. */
+enum ember_offcpu_reason {
+	EMBER_OFFCPU_UNKNOWN = 0, /* stopped, traced, or a state not listed here */
+	EMBER_OFFCPU_IO = 1,	  /* uninterruptible (D): disk I/O, page-in, kernel locks */
+	EMBER_OFFCPU_LOCK = 2,	  /* interruptible in futex(): a user-space lock or condition */
+	EMBER_OFFCPU_SLEEP = 3,	  /* interruptible in nanosleep()/clock_nanosleep() */
+	EMBER_OFFCPU_POLL = 4,	  /* interruptible in poll/select/epoll_wait */
+	EMBER_OFFCPU_WAIT = 5,	  /* interruptible elsewhere: a pipe, socket or child */
+	EMBER_OFFCPU_RUNQ = 6,	  /* runnable, not running: preempted, or woken and queued */
+	EMBER_OFFCPU_REASONS_NR,
+};
+
+#define EMBER_OFFCPU_KEY_REASON_SHIFT 8
+#define EMBER_OFFCPU_KEY_REASON_MASK (0xfu << EMBER_OFFCPU_KEY_REASON_SHIFT)
+/* Flag of ember_cpu_key: the count is off-CPU intervals (weighed); without it, nanoseconds. */
+#define EMBER_OFFCPU_KEY_EVENTS 0x1000
+
+/* The reason in a key's flags. */
+#define EMBER_OFFCPU_REASON(flags) \
+	(((flags)&EMBER_OFFCPU_KEY_REASON_MASK) >> EMBER_OFFCPU_KEY_REASON_SHIFT)
+
+_Static_assert(EMBER_OFFCPU_REASONS_NR <= 16, "the reason fits its 4 bits");
+_Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KEY_KSTACK_LOST)) ==
+		       0,
+	       "offcpu flags clear of cpu's");
+
+/* Most switch-outs one sampled switch-out stands for (offcpu_sample_period). */
+#define EMBER_OFFCPU_PERIOD_MAX 65536
+/* Most stacks parked between a thread's switch-out and its return (daemon-sized LRU). */
+#define EMBER_OFFCPU_PARKED_MAX 65536
+
+/*
+ * Key of the wakers maps: one kind of sampled wait, and the thread that ended
+ * it. Every stack is a hash in the parked map (never drained: the daemon looks
+ * them up there).
+ */
+struct ember_offcpu_waker_key {
+	__u32 tgid;		   /* the waiting thread's process */
+	__u32 waker_tgid;	   /* the waker's process; 0: the idle task or a kernel thread */
+	__u64 user_stack;	   /* the wait's user stack, or 0 */
+	__u64 kern_stack;	   /* the wait's kernel stack, or 0 */
+	__u64 waker_user;	   /* the waker's user stack at sched_waking, or 0 */
+	__u64 waker_kern;	   /* the waker's kernel stack from try_to_wake_up, or 0 */
+	__u32 flags;		   /* the wait's reason and lost flags, as in ember_cpu_key */
+	__u32 pad;		   /* explicit padding, always 0 */
+	char comm[EMBER_COMM_LEN]; /* the waiting thread's name */
+};
+_Static_assert(sizeof(struct ember_offcpu_waker_key) == 64, "ember_offcpu_waker_key is ABI");
+
+/* Value of the wakers maps: what the waits a waker ended add up to, weighed. */
+struct ember_offcpu_waker_val {
+	__u64 ns;     /* time waited (until the wakeup) */
+	__u64 events; /* waits */
+};
+_Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_val is ABI");
+
+/*
+ * Index of the offcpu object's per-CPU metrics array: the first
+ * EMBER_CPU_M_NR mean what they mean for the cpu object (the stack walk and
+ * the folding count them), then the off-CPU sampler's own.
+ */
+enum ember_offcpu_metric {
+	EMBER_OFFCPU_M_SWITCHES = EMBER_CPU_M_NR, /* switch-outs of user threads seen */
+	EMBER_OFFCPU_M_SAMPLED,	    /* of which sampled by chance (weight: the period) */
+	EMBER_OFFCPU_M_FORCED,	    /* of which sampled with weight 1 (budget, or a while) */
+	EMBER_OFFCPU_M_KTHREAD,	    /* switch-outs of kernel threads left out (not a loss) */
+	EMBER_OFFCPU_M_SHORT,	    /* sampled intervals under min_block_ns left out */
+	EMBER_OFFCPU_M_NO_STORAGE,  /* no per-thread storage: interval lost */
+	EMBER_OFFCPU_M_PARKED_LOST, /* a parked stack evicted before its thread returned */
+	EMBER_OFFCPU_M_WAKEUPS,	    /* wakeups of sampled intervals seen (run-queue split) */
+	EMBER_OFFCPU_M_WAKERS_FULL, /* wakers map full: that waker was not counted */
+	EMBER_OFFCPU_M_NR,
+};
+
+#endif /* EMBER_OFFCPU_H */

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: MIT
+# Shared by the off-CPU tests (offcpu_*.sh): run one mode of fx_offcpu under emberd with
+# off-CPU time on, and read its profiles with go tool pprof. Sourced after lib.sh.
+
+# offcpu_run MODE [ARG]: runs fx_offcpu MODE once its unwind tables are loaded, then
+# stops emberd (which stores the last interval) and exports the process's offcpu and cpu
+# profiles to $T/off.pb.gz and $T/cpu.pb.gz; fx_offcpu's own figures are in $T/fx.out.
+# OFFCPU_STATUS: also wait for its run-queue line in the status file; emberctl status then
+# goes to $T/status.txt.
+# OFFCPU_PERIOD: offcpu_sample_period (1, every switch-out: exact answers; "default": the
+# daemon's default).
+offcpu_run() {
+	printf '[daemon]\noffcpu = on\n' >"$T/ember.conf"
+	[ "${OFFCPU_PERIOD:-1}" = default ] ||
+		echo "offcpu_sample_period = ${OFFCPU_PERIOD:-1}" >>"$T/ember.conf"
+	start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
+	grep -q "off-CPU time: 1 switch-out in" "$T/emberd.log" ||
+		fail "emberd did not load the off-CPU sampler"
+	"$FX/fx_offcpu" "$@" >"$T/fx.out" &
+	WL=$!
+	PIDS+=("$WL")
+	# the fixture spins until its tables are loaded: its stacks are then walked as on a
+	# host where emberd has been running (frame pointers alone lose them: none kept)
+	wait_for grep -Eq "unwinder: pid $WL: .*\(0 to build\)" "$T/emberd.log" ||
+		fail "emberd did not load fx_offcpu's unwind tables within 30 s"
+	kill -USR1 "$WL"
+	# the status file's run-queue line of fx_offcpu, from an interval while it runs
+	if [ -n "${OFFCPU_STATUS:-}" ]; then
+		wait_for grep -Eq '^runq fx_offcpu [1-9][0-9]* [1-9]' "$T/run/status" ||
+			fail "no run-queue delay of fx_offcpu in the status file: $(grep ^runq "$T/run/status")"
+		"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" >"$T/status.txt" 2>&1 ||
+			fail "emberctl status failed: $(cat "$T/status.txt")"
+	fi
+	wait "$WL" || fail "fx_offcpu $1 exited with status $?"
+	kill "$EMBERD_PID"
+	wait_emberd
+	"$EMBERCTL" --data-dir "$T/data" export --type offcpu --pid "$WL" -o "$T/off.pb.gz" ||
+		fail "export of the offcpu profile failed"
+	"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
+		fail "export of the cpu profile failed"
+}
+
+# ns_of FILE SAMPLE ARGS...: the nanoseconds a filtered (-tagfocus/-focus ARGS) pprof
+# listing of SAMPLE accounts for.
+ns_of() {
+	local f=$1 s=$2
+	shift 2
+	pprof_top "$f" -sample_index="$s" -unit=ns "$@" | sed 's/\([0-9]\)ns\b/\1/g' >"$T/ns.txt"
+	local v
+	v=$(shown_of "$T/ns.txt")
+	echo "${v:-0}"
+}
+
+# fx_sum THREAD COLUMN: the sum of column 2 (wall ns) or 3 (cpu ns) of THREAD's lines.
+fx_sum() {
+	awk -v t="$1" -v c="$2" '$1 == t { s += $c } END { printf "%.0f\n", s }' "$T/fx.out"
+}
+
+# pct A B: A as a whole percentage of B (0 when B is 0).
+pct() {
+	if [ "$2" -gt 0 ]; then echo $(($1 * 100 / $2)); else echo 0; fi
+}
+
+# within A B TOL: whether percentages A and B differ by TOL points at most.
+within() {
+	local d=$(($1 - $2))
+	[ "${d#-}" -le "$3" ]
+}

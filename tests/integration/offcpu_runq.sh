@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Known answer for run-queue delay, at the default sampling: fx_offcpu's three rq_spin
+# threads, pinned to CPU 0, spin for the same wall time. Sharing one CPU, each runs about a
+# third of it and waits for the CPU the rest: their run-queue delay in the offcpu profile
+# is within 10 points of the share of their wall time they measured off the CPU (about
+# 2/3: more when other work shares CPU 0), and that share is at least 2/3 - 10 points.
+# While they run, the status file and emberctl status give fx_offcpu's run-queue latency.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/offcpu_lib.sh"
+require_bpf
+require_go
+
+OFFCPU_STATUS=1 OFFCPU_PERIOD=default offcpu_run runq
+[ "$(grep -c '^rq_spin ' "$T/fx.out")" -eq 3 ] ||
+	fail "fx_offcpu did not report its three threads: $(cat "$T/fx.out")"
+wall=$(fx_sum rq_spin 2)
+cpu=$(fx_sum rq_spin 3)
+runq=$(ns_of "$T/off.pb.gz" offcpu -tagfocus=comm=rq_spin -focus='off-CPU: run queue')
+off=$(ns_of "$T/off.pb.gz" offcpu -tagfocus=comm=rq_spin)
+want=$(pct $((wall - cpu)) "$wall")
+echo "rq_spin: wall $wall ns, cpu $cpu ns (themselves); run-queue delay $runq ns of $off off"
+[ "$want" -ge 56 ] || fail "the threads were off the CPU ${want}% of their wall time: not pinned?"
+within "$(pct "$runq" "$wall")" "$want" 10 ||
+	fail "run-queue delay $(pct "$runq" "$wall")% of wall time, want ${want}% +- 10 points"
+# emberctl status shows the application's run-queue latency
+grep -Eq ' fx_offcpu: [0-9.]+ us mean over [1-9][0-9]* waits' "$T/status.txt" ||
+	fail "emberctl status does not show fx_offcpu's run-queue latency: $(cat "$T/status.txt")"
+grep -E 'run queue| fx_offcpu: ' "$T/status.txt"
+pass "run-queue delay $(pct "$runq" "$wall")% of the threads' wall time (measured ${want}%)"
