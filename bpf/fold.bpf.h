@@ -92,11 +92,11 @@ static __always_inline __u64 kernel_stack(void *ctx, void *stacks, bool *lost)
 }
 
 /*
- * The user stack, walked with unwind tables (bpf/unwind.bpf.h) from regs; 0
- * alone when there is none (a kernel thread: regs NULL).
+ * The user stack, walked with unwind tables (bpf/unwind.bpf.h) from regs into
+ * the scratch stack; NULL when there is none (a kernel thread: regs NULL).
  */
-static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
-					void *stacks, bool *lost)
+static __always_inline struct ember_stack *
+walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid)
 {
 	struct ember_stack *st = scratch_stack();
 	struct uw_result res;
@@ -106,20 +106,29 @@ static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *reg
 	long bytes = st ? bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK) : 0;
 
 	if (bytes <= 0)
-		return 0; /* none (a kernel thread), or unreadable */
+		return NULL; /* none (a kernel thread), or unreadable */
 	st->len = bytes / sizeof(__u64);
 	st->flags = 0;
-	return keep_stack(st, stacks, lost);
+	return st;
 #endif
 	if (!st || !regs)
-		return 0;
+		return NULL;
 	uw_walk(st, tgid, regs->ip, regs->sp, regs->bp, &res);
 	metric_inc(res.end);
 	metric_add(EMBER_CPU_M_PROC_NO_TABLES, res.no_proc);
 	metric_add(EMBER_CPU_M_FRAMES_TABLE, res.by_table);
 	metric_add(EMBER_CPU_M_FRAMES_FP, res.by_fp);
 	metric_add(EMBER_CPU_M_FRAMES_BAD_RULE, res.bad_rule);
-	return keep_stack(st, stacks, lost);
+	return st;
+}
+
+/* The user stack (walk_user_stack()) kept in stacks: its hash, 0 when none or lost. */
+static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
+					void *stacks, bool *lost)
+{
+	struct ember_stack *st = walk_user_stack(ctx, regs, tgid);
+
+	return st ? keep_stack(st, stacks, lost) : 0;
 }
 
 /* Adds n to the folded stack key (1 for a sample; bytes for a weighed event). */

@@ -107,7 +107,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u64);
-	__type(value, struct ember_stack);
+	__type(value, struct ember_offcpu_parked);
 } parked SEC(".maps");
 
 /* Waits by the thread that ended them, buffer 0 and 1 (as counts0/1); sized by the daemon. */
@@ -276,6 +276,15 @@ static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u
 	return keep_stack_m(st, &parked, EMBER_CPU_M_STACKS_FULL, lost);
 }
 
+/* The user stack walked from regs, parked whole: its hash, 0 when none or lost. */
+static __always_inline __u64 park_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
+					     bool *lost)
+{
+	struct ember_stack *st = walk_user_stack(ctx, regs, tgid);
+
+	return st ? keep_stack_m(st, &parked, EMBER_CPU_M_STACKS_FULL, lost) : 0;
+}
+
 /* The user registers prev entered the kernel with: its user stack's start. */
 static __always_inline bool saved_uregs(struct task_struct *prev, struct ember_uregs *r)
 {
@@ -306,9 +315,9 @@ static __always_inline void store_active(__u64 h)
 	if (!h || !st)
 		return;
 	if (active_buf == 0)
-		store_stack(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
+		store_stack_parts(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
 	else
-		store_stack(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
+		store_stack_parts(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
 }
 
 /* prev leaves the CPU: decides whether to sample it, and parks its stacks if so. */
@@ -344,7 +353,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	s->tgid = tgid;
 	s->user_stack = 0;
 	if (saved_uregs(prev, &regs))
-		s->user_stack = user_stack(ctx, &regs, tgid, &parked, &lost);
+		s->user_stack = park_user_stack(ctx, &regs, tgid, &lost);
 	store_active(s->user_stack);
 	if (lost)
 		s->flags |= EMBER_KEY_USTACK_LOST;
@@ -372,7 +381,7 @@ static __always_inline __u64 unpark(__u64 h, void *stacks, bool *lost)
 		*lost = true;
 		return 0;
 	}
-	if (!store_stack(st, h, stacks, EMBER_CPU_M_STACKS_FULL)) {
+	if (!store_stack_parts(st, h, stacks, EMBER_CPU_M_STACKS_FULL)) {
 		*lost = true;
 		return 0;
 	}
@@ -496,7 +505,7 @@ static __always_inline void note_waker(void *ctx, struct offcpu_task *s)
 	s->waker_tgid = task->tgid;
 	note_process(s->waker_tgid);
 	if (saved_uregs(task, &regs))
-		s->waker_user = user_stack(ctx, &regs, s->waker_tgid, &parked, &lost);
+		s->waker_user = park_user_stack(ctx, &regs, s->waker_tgid, &lost);
 }
 
 /*

@@ -162,22 +162,22 @@ static long part_step(__u32 i, void *arg)
 }
 
 /*
- * Stores st once in a parted stacks map (include/ember/cpu.h: key
- * ember_stack_key, value ember_stack_part), st being a scratch_stack(). Returns
- * its hash, or 0 with *lost set (and metric full counted) when the map is
- * full. Part 0 goes in last and is looked up first: present, the stack is
- * whole. A full map can leave parts of a lost stack behind until the drain
- * empties it, never a part 0 without the others.
+ * Stores st under its hash h once in a parted stacks map (include/ember/cpu.h:
+ * key ember_stack_key, value ember_stack_part), st being a map value of
+ * struct ember_stack (a scratch_stack() or a parked copy). False, with metric
+ * full counted, when the map is full. Part 0 goes in last and is looked up
+ * first: present, the stack is whole. A full map can leave parts of a lost
+ * stack behind until the drain empties it, never a part 0 without the others.
  */
-static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stacks, __u32 full,
-					      bool *lost)
+static __always_inline bool store_stack_parts(const struct ember_stack *st, __u64 h, void *stacks,
+					      __u32 full)
 {
-	struct ember_stack_key k = {.hash = stack_hash(st)};
-	struct parts_state ps = {.w = (const __u64 *)st, .stacks = stacks, .h = k.hash};
+	struct ember_stack_key k = {.hash = h};
+	struct parts_state ps = {.w = (const __u64 *)st, .stacks = stacks, .h = h};
 	__u32 len = st->len;
 
 	if (bpf_map_lookup_elem(stacks, &k))
-		return k.hash;
+		return true;
 	if (len > EMBER_MAX_STACK_DEPTH)
 		len = EMBER_MAX_STACK_DEPTH;
 	ps.n = EMBER_STACK_PARTS(len);
@@ -185,8 +185,22 @@ static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stac
 		bpf_loop(EMBER_STACK_PARTS_MAX - 1, part_step, &ps, 0);
 	if (!ps.failed &&
 	    (!bpf_map_update_elem(stacks, &k, st, BPF_NOEXIST) || bpf_map_lookup_elem(stacks, &k)))
-		return k.hash;
+		return true;
 	metric_inc(full);
+	return false;
+}
+
+/*
+ * Stores st (a scratch_stack()) once in a parted stacks map. Returns its hash,
+ * or 0 with *lost set (and metric full counted) when the map is full.
+ */
+static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stacks, __u32 full,
+					      bool *lost)
+{
+	__u64 h = stack_hash(st);
+
+	if (store_stack_parts(st, h, stacks, full))
+		return h;
 	*lost = true;
 	return 0;
 }

@@ -22,13 +22,14 @@
 
 /*
  * Map sizes, preallocated. Two counts a stack and reason (time, intervals);
- * stacks as growth's (4.2 MiB a buffer); parked stacks twice as many (8.4
+ * 8192 stack parts a buffer (2.1 MiB; a stack of up to 31 frames is one part,
+ * an off-CPU stack, user and kernel, usually two); whole parked stacks (8.4
  * MiB), the distinct stacks of threads away across a drain: on a host
  * starting many processes (a build), each with its own addresses, fewer were
  * evicted from under threads still asleep.
  */
 #define OFFCPU_COUNTS 8192
-#define OFFCPU_STACKS 2048
+#define OFFCPU_STACKS 8192
 #define OFFCPU_PARKED 4096
 /* Distinct (wait, waker) pairs a buffer holds: 80 bytes each. */
 #define OFFCPU_WAKERS 4096
@@ -41,7 +42,7 @@ struct offcpu {
 	int wakers_fd[EMBER_CPU_NBUF];
 	struct ember_offcpu_waker_key *wkeys; /* drain scratch: OFFCPU_WAKERS each */
 	struct ember_offcpu_waker_val *wvals;
-	struct ember_stack *wstk; /* drain scratch: the 4 stacks of one waker entry */
+	struct ember_offcpu_parked *wstk; /* drain scratch: the 4 stacks of one waker entry */
 };
 
 /* A kernel function's addresses, found in /proc/kallsyms. */
@@ -231,15 +232,17 @@ int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
 	return rc;
 }
 
-/* The parked stack of hash h into st and out: empty for 0, lost when evicted. */
-static void parked_stack(struct offcpu *oc, uint64_t h, bool lost, struct ember_stack *st,
+/* The parked stack of hash h into p and out: empty for 0, lost when evicted. */
+static void parked_stack(struct offcpu *oc, uint64_t h, bool lost, struct ember_offcpu_parked *p,
 			 struct sampler_stack *out)
 {
+	const struct ember_stack *st = &p->st;
+
 	memset(out, 0, sizeof(*out));
 	out->lost = lost;
 	if (!h)
 		return;
-	if (bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.parked), &h, st)) {
+	if (bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.parked), &h, p)) {
 		out->lost = true;
 		return;
 	}

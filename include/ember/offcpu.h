@@ -21,6 +21,17 @@ enum ember_offcpu_reason {
 	EMBER_OFFCPU_REASONS_NR,
 };
 
+/*
+ * Value of the parked map (stacks of threads away from the CPU, by hash): a
+ * whole stack, padded to whole parts so that the BPF side can copy it part by
+ * part into the parted stacks maps (include/ember/cpu.h) without reading past
+ * the value.
+ */
+struct ember_offcpu_parked {
+	struct ember_stack st;
+	__u64 pad[EMBER_STACK_PARTS_MAX * EMBER_STACK_PART_WORDS - EMBER_STACK_WORDS];
+};
+
 #define EMBER_OFFCPU_KEY_REASON_SHIFT 8
 #define EMBER_OFFCPU_KEY_REASON_MASK (0xfu << EMBER_OFFCPU_KEY_REASON_SHIFT)
 /* Flag of ember_cpu_key: the count is off-CPU intervals (weighed); without it, nanoseconds. */
