@@ -45,7 +45,9 @@ extern __typeof(otel_memory_alloc_semaphore) alloc_semaphore
  */
 #if defined(__x86_64__)
 #undef _SDT_NOP
+/* clang-format off */
 #define _SDT_NOP .4byte 0x00441f0f; .byte 0x00 /* nopl 0x0(%rax,%rax,1), no commas */
+/* clang-format on */
 #endif
 
 static struct {
