@@ -105,6 +105,36 @@ START_TEST(test_growth_period)
 }
 END_TEST
 
+START_TEST(test_offcpu_keys)
+{
+	struct ember_config c;
+	struct config_errors e;
+
+	ck_assert_int_eq(parse("", &c, &e), 0);
+	ck_assert(!c.offcpu); /* off by default: its cost is the operator's call */
+	ck_assert_uint_eq(c.offcpu_sample_period, 64);
+	ck_assert_int_eq(c.offcpu_min_block_ns, 0);
+	ck_assert_int_eq(parse("[daemon]\noffcpu = on\noffcpu_sample_period = 1\n"
+			       "offcpu_min_block = 500ms\n",
+			       &c, &e),
+			 0);
+	ck_assert(c.offcpu);
+	ck_assert_uint_eq(c.offcpu_sample_period, 1);
+	ck_assert_int_eq(c.offcpu_min_block_ns, 500000000);
+	ck_assert_int_eq(
+		parse("[daemon]\noffcpu = maybe\noffcpu_sample_period = 0\n"
+		      "offcpu_sample_period = 65537\noffcpu_min_block = 2s\noffcpu_foo = 1\n",
+		      &c, &e),
+		-EINVAL);
+	ck_assert_uint_eq(e.n, 5);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: offcpu: 'maybe'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: offcpu_sample_period: '0'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: offcpu_sample_period: '65537'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: offcpu_min_block: '2s'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: unknown key 'offcpu_foo'"));
+}
+END_TEST
+
 START_TEST(test_parse_size)
 {
 	uint64_t n;
@@ -573,6 +603,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_errors_in_line_order);
 	tcase_add_test(tc, test_bounds_keys);
 	tcase_add_test(tc, test_growth_period);
+	tcase_add_test(tc, test_offcpu_keys);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_syntax_and_bounds);
 	tcase_add_test(tc, test_many_errors_bounded);

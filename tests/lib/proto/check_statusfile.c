@@ -79,6 +79,8 @@ static void sample(struct ember_status *st)
 	snprintf(st->maps[0].name, sizeof(st->maps[0].name), "counts0");
 	st->maps[0] = (struct status_map){"counts0", 1024, 115792};
 	st->maps[1] = (struct status_map){"cpu_bpf.rodata", 1, 8192};
+	st->n_runq = 1;
+	st->runq[0] = (struct status_runq){"checkout", 1234567, 89};
 }
 
 static int parse_text(const char *text, struct ember_status *st, struct statusfile_errors *e)
@@ -108,6 +110,7 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.stacks_folded 68002\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.failing 1\nstore.failing_since_ns "));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.backlog 12\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nrunq checkout 1234567 89\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
 	/* every field, padding included (both were zeroed before being filled) */
@@ -194,6 +197,29 @@ START_TEST(test_header)
 END_TEST
 
 /* Known answers for bad values: each counted, the first named, the rest still read. */
+/* Run-queue lines: an application name stays one word; bad lines are counted, not kept. */
+START_TEST(test_runq)
+{
+	static char buf[STATUSFILE_MAX_BYTES];
+	struct ember_status in = {}, out;
+	struct statusfile_errors e;
+	int n;
+
+	in.n_runq = 1;
+	in.runq[0] = (struct status_runq){"my app\n", 10, 2};
+	n = statusfile_format(&in, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\nrunq my_app_ 10 2\n"));
+	ck_assert_int_eq(parse_text("ember-status 1\nrunq a 1\nrunq b x 2\nrunq c 3 4\n", &out, &e),
+			 0);
+	ck_assert_uint_eq(e.n, 2);
+	ck_assert_uint_eq(out.n_runq, 1);
+	ck_assert_str_eq(out.runq[0].app, "c");
+	ck_assert_uint_eq(out.runq[0].ns, 3);
+	ck_assert_uint_eq(out.runq[0].waits, 4);
+}
+END_TEST
+
 START_TEST(test_bad_values)
 {
 	struct ember_status st;
@@ -306,6 +332,7 @@ Suite *statusfile_suite(void)
 	tcase_add_test(tc, test_utf8);
 	tcase_add_test(tc, test_header);
 	tcase_add_test(tc, test_bad_values);
+	tcase_add_test(tc, test_runq);
 	tcase_add_test(tc, test_unknown_ignored);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_names);
