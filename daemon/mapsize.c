@@ -19,9 +19,9 @@ uint32_t map_roundup_pow2(uint64_t v, uint32_t lo, uint32_t hi)
 static uint32_t parts_within(uint64_t v)
 {
 	v = (v + MAPSIZE_PARTS_STEP - 1) / MAPSIZE_PARTS_STEP * MAPSIZE_PARTS_STEP;
-	return v < MAPSIZE_PARTS_MIN ? MAPSIZE_PARTS_MIN
-	       : v > MAPSIZE_PARTS_MAX ? MAPSIZE_PARTS_MAX
-				       : (uint32_t)v;
+	return v < MAPSIZE_PARTS_MIN ? MAPSIZE_PARTS_MIN :
+	       v > MAPSIZE_PARTS_MAX ? MAPSIZE_PARTS_MAX :
+				       (uint32_t)v;
 }
 
 void map_sizes_for(unsigned int ncpus, unsigned int hz, int64_t interval_ns, struct map_sizes *out)

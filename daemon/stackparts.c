@@ -80,8 +80,8 @@ static const struct ember_stack_part *part_of(const struct stack_parts *d, uint6
 }
 
 /* Joins the n parts of hash, part 0 being p0, into join's words. False if one is missing. */
-static bool join_parts(const struct stack_parts *d, uint64_t hash, const struct ember_stack_part *p0,
-		       uint32_t n, struct ember_stack *join)
+static bool join_parts(const struct stack_parts *d, uint64_t hash,
+		       const struct ember_stack_part *p0, uint32_t n, struct ember_stack *join)
 {
 	char *w = (char *)join;
 
