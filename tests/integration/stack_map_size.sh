@@ -16,7 +16,7 @@
 require_bpf
 HZ=999
 INTERVAL=${INTERVAL:-20}
-CPU_SECS=${CPU_SECS:-$INTERVAL}
+CPU_SECS=${CPU_SECS:-$((INTERVAL * 3 / 5))}
 OLD_CAP=16384
 
 # drop_total CAUSE, skip_total REASON, count_total KEY: totals since the start (status file)
