@@ -9,9 +9,9 @@
 # fixtures, and its other processes' stacks repeat: no interval reached 16384. Nothing is lost on the way to the history either:
 # the stored profiles hold every sample the drains read, and the fixtures'
 # profile holds what the BPF program counted for them: hz x their CPU time,
-# +-10 %: which ticks land in their time slices is chance (no_loss.sh), and
+# -20 % +5 %: which ticks land in their time slices is chance (no_loss.sh), and
 # their CPU time includes the sampling interrupts they take, ours and those of
-# any other profiler on the host (6 % more here, beside 6 other emberds).
+# any other profiler on the host (6-12 % more here, beside 6 other emberds).
 . "$(dirname "$0")/lib.sh"
 require_bpf
 HZ=999
@@ -63,7 +63,7 @@ echo "most stacks in one interval: $most; stored $stored samples, drained $drain
 lost=$(grep -c 'lost user stack' "$T/folded" || true)
 [ "$lost" = 0 ] || fail "$lost stacks of the fixture are [lost user stack]"
 [ "$stored" -eq "$drained" ] || fail "stored $stored samples, the drains read $drained"
-awk -v g="$fixture" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d / w <= 0.10) }' ||
-	fail "the fixtures' profile holds $fixture samples, $want expected (+-10 %)"
+awk -v g="$fixture" -v w="$want" 'BEGIN { exit !(g >= 0.80 * w && g <= 1.05 * w) }' ||
+	fail "the fixtures' profile holds $fixture samples, $want expected (-20 % +5 %)"
 pass "$most stacks in one interval (the old map held $OLD_CAP), none lost; the fixtures'" \
 	"$fixture samples of $want expected"
