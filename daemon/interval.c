@@ -33,7 +33,7 @@
 
 /* The steps of an interval whose main-thread CPU the -v breakdown gives. */
 enum step {
-	STEP_CAPTURE, /* between intervals (capturing processes, the other events), exits read */
+	STEP_CAPTURE, /* between intervals (capturing processes, other events); exits read, forgotten */
 	STEP_DRAIN,   /* drain and name the frames: one per type follows */
 	STEP_STORE = STEP_DRAIN + INTERVAL_TYPES_MAX, /* encode, compress, insert */
 	STEP_PRUNE,				      /* retention, check, rollups, uploader */
@@ -56,7 +56,7 @@ struct interval {
 	struct store *store; /* the history's puts, retries and backlog */
 	uint64_t late;	     /* intervals longer than 1.5 x interval since the start */
 	int64_t late_last_ns, late_last_end_ns;
-	int64_t due_ns;	    /* the interval's length when the current one started */
+	int64_t due_ns; /* the interval's length when the current one started */
 	/*
 	 * With -v: the main thread's CPU per step (CLOCK_THREAD_CPUTIME_ID, a
 	 * system call: only read when logged). Between two intervals the main

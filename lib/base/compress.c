@@ -199,8 +199,8 @@ void zstd_cctx_free(struct zstd_cctx *c)
 	ZSTD_freeCCtx((ZSTD_CCtx *)c);
 }
 
-int zstd_compress_with(struct zstd_cctx *c, const uint8_t *in, size_t len, int level,
-		       uint8_t **out, size_t *out_len)
+int zstd_compress_with(struct zstd_cctx *c, const uint8_t *in, size_t len, int level, uint8_t **out,
+		       size_t *out_len)
 {
 	return zstd_compress_into((ZSTD_CCtx *)c, in, len, level, out, out_len);
 }

@@ -30,7 +30,7 @@ struct zstd_cctx *zstd_cctx_new(void);
 /* Accepts NULL. */
 void zstd_cctx_free(struct zstd_cctx *c);
 /* zstd_compress_buf() with c. */
-int zstd_compress_with(struct zstd_cctx *c, const uint8_t *in, size_t len, int level,
-		       uint8_t **out, size_t *out_len);
+int zstd_compress_with(struct zstd_cctx *c, const uint8_t *in, size_t len, int level, uint8_t **out,
+		       size_t *out_len);
 
 #endif

@@ -74,7 +74,7 @@ struct history {
 	bool incremental;		/* auto_vacuum = INCREMENTAL: a prune can shrink the file */
 	sqlite3_stmt *insert;
 	struct zstd_cctx *zstd; /* the blobs' compression context, kept: made on first use */
-	int64_t rollup_period; /* HISTORY_ROLLUP_PERIOD_NS or what the file records */
+	int64_t rollup_period;	/* HISTORY_ROLLUP_PERIOD_NS or what the file records */
 	sqlite3_stmt *query[QUERY_MODES][2][2]; /* [mode][with_blob][by_type], on first use */
 	sqlite3_stmt *push[PUSH_STMT_COUNT];	/* hist_push_sql, prepared on first use */
 	char *data_dir;
