@@ -33,11 +33,16 @@
 
 /* The steps of an interval whose main-thread CPU the -v breakdown gives. */
 enum step {
-	STEP_CAPTURE, /* between intervals (capturing processes, other events); exits read, forgotten */
-	STEP_DRAIN,   /* drain and name the frames: one per type follows */
-	STEP_STORE = STEP_DRAIN + INTERVAL_TYPES_MAX, /* encode, compress, insert */
-	STEP_PRUNE,				      /* retention, check, rollups, uploader */
-	STEP_REPORT,				      /* counters, log, memory bound, status */
+	/* between intervals (events, process captures); the exits read and forgotten */
+	STEP_CAPTURE,
+	/* drain and name the frames, one step per type */
+	STEP_DRAIN,
+	/* encode, compress, insert */
+	STEP_STORE = STEP_DRAIN + INTERVAL_TYPES_MAX,
+	/* retention, the periodic check, rollups, the uploader woken */
+	STEP_PRUNE,
+	/* counters, log, memory bound, status file */
+	STEP_REPORT,
 	STEP_NR,
 };
 
