@@ -31,6 +31,21 @@
 /* Profile types active at once: every entry of profile_types[] fits. */
 #define INTERVAL_TYPES_MAX PROFILE_TYPES_NR
 
+/* The steps of an interval whose main-thread CPU the -v breakdown gives. */
+enum step {
+	/* between intervals (events, process captures); the exits read and forgotten */
+	STEP_CAPTURE,
+	/* drain and name the frames, one step per type */
+	STEP_DRAIN,
+	/* encode, compress, insert */
+	STEP_STORE = STEP_DRAIN + INTERVAL_TYPES_MAX,
+	/* retention, the periodic check, rollups, the uploader woken */
+	STEP_PRUNE,
+	/* counters, log, memory bound, status file */
+	STEP_REPORT,
+	STEP_NR,
+};
+
 /* One active profile type and the object owning its maps. */
 struct interval_type {
 	const struct profile_type *type;
@@ -46,8 +61,15 @@ struct interval {
 	struct store *store; /* the history's puts, retries and backlog */
 	uint64_t late;	     /* intervals longer than 1.5 x interval since the start */
 	int64_t late_last_ns, late_last_end_ns;
-	int64_t due_ns;	    /* the interval's length when the current one started */
-	int64_t capture_ns; /* main thread CPU capturing processes this interval */
+	int64_t due_ns; /* the interval's length when the current one started */
+	/*
+	 * With -v: the main thread's CPU per step (CLOCK_THREAD_CPUTIME_ID, a
+	 * system call: only read when logged). Between two intervals the main
+	 * thread handles events only, so the time since the last one ended is theirs.
+	 */
+	bool timed;
+	int64_t step_ns[STEP_NR];
+	int64_t step_t0; /* at the current step's start */
 	struct interval_report rep;
 	struct membound mb;
 	struct status *status; /* <runtime_dir>/status */
@@ -216,10 +238,39 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 	status_write(iv->status, &rep->st);
 }
 
+/* Charges the main thread's CPU since the last step's end to step s (-v only). */
+static void step_end(struct interval *iv, enum step s)
+{
+	int64_t now;
+
+	if (!iv->timed)
+		return;
+	now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	iv->step_ns[s] += now - iv->step_t0;
+	iv->step_t0 = now;
+}
+
+/* The -v breakdown of the interval's main-thread CPU, per step and type. */
+static void log_steps(struct interval *iv)
+{
+	char drains[160] = "";
+	size_t off = 0;
+	const int64_t *t = iv->step_ns;
+
+	if (!iv->timed)
+		return;
+	for (size_t i = 0; i < iv->n_types && off < sizeof(drains); i++)
+		off += snprintf(drains + off, sizeof(drains) - off, "%s%s %.2f", i ? ", " : "",
+				iv->types[i].type->name, t[STEP_DRAIN + i] / 1e6);
+	log_debug("interval CPU (main thread, ms): capturing processes %.2f, drains (%s), "
+		  "stores %.2f, retention and rollups %.2f, report %.2f",
+		  t[STEP_CAPTURE] / 1e6, drains, t[STEP_STORE] / 1e6, t[STEP_PRUNE] / 1e6,
+		  t[STEP_REPORT] / 1e6);
+}
+
 int interval_run(struct interval *iv)
 {
 	int64_t start = iv->start_ns, end = real_ns();
-	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), c1, c2;
 	struct drain_result r[INTERVAL_TYPES_MAX];
 	struct interval_totals tot = {};
 	int rc = 0;
@@ -227,24 +278,26 @@ int interval_run(struct interval *iv)
 	iv->start_ns = end;
 	check_length(iv, start, end);
 	proctrack_consume(iv->d.src.proc); /* exits and first sights before the drains use them */
-	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	for (size_t i = 0; i < iv->n_types; i++)
+	step_end(iv, STEP_CAPTURE);
+	for (size_t i = 0; i < iv->n_types; i++) {
 		drain_type(iv, &iv->types[i], start, end, &r[i]);
+		step_end(iv, STEP_DRAIN + i);
+	}
 	symbolizer_end_interval(iv->d.src.sym);
 	proctable_end_interval(iv->d.src.procs);
-	c2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	step_end(iv, STEP_CAPTURE);
 	store_flush(iv->store); /* what earlier intervals could not store goes first */
 	for (size_t i = 0; i < iv->n_types; i++)
 		if (store_type(iv, &r[i], start, end, &tot))
 			rc = -EIO;
 	store_end_interval(iv->store);
+	step_end(iv, STEP_STORE);
 	after_stores(iv, end, tot.apps > 0);
+	step_end(iv, STEP_PRUNE);
 	report(iv, &tot);
-	log_debug("interval CPU (main thread): capturing processes %.1f ms, drain and symbols "
-		  "%.1f ms, pprof and history %.1f ms",
-		  (iv->capture_ns + c1 - c0) / 1e6, (c2 - c1) / 1e6,
-		  (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c2) / 1e6);
-	iv->capture_ns = 0;
+	step_end(iv, STEP_REPORT);
+	log_steps(iv);
+	memset(iv->step_ns, 0, sizeof(iv->step_ns));
 	return rc;
 }
 
@@ -283,6 +336,8 @@ struct interval *interval_open(const struct interval_deps *deps)
 		return NULL;
 	iv->d = *deps;
 	iv->start_ns = real_ns();
+	iv->timed = log_enabled(LOG_LVL_DEBUG);
+	iv->step_t0 = iv->timed ? clock_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
 	iv->due_ns = deps->src.cfg->interval_ns;
 	membound_init(
 		&iv->mb,
@@ -307,11 +362,6 @@ int interval_add_type(struct interval *iv, const struct profile_type *type, void
 		return -ENOSPC;
 	iv->types[iv->n_types++] = (struct interval_type){type, src};
 	return 0;
-}
-
-void interval_add_capture_cpu(struct interval *iv, int64_t ns)
-{
-	iv->capture_ns += ns;
 }
 
 uint64_t interval_profiles_stored(const struct interval *iv)

@@ -40,8 +40,6 @@ int interval_add_type(struct interval *iv, const struct profile_type *type, void
  * refused; one the history could not take is kept in the backlog (store.h): 0.
  */
 int interval_run(struct interval *iv);
-/* CPU the main thread spent capturing processes between two intervals (the -v breakdown). */
-void interval_add_capture_cpu(struct interval *iv, int64_t ns);
 /* Profiles stored since the start. */
 uint64_t interval_profiles_stored(const struct interval *iv);
 /* Writes the status file one last time with state "stopped", then frees. Accepts NULL. */

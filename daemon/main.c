@@ -121,19 +121,13 @@ static int on_end(struct daemon *d)
 
 static int on_recapture(struct daemon *d)
 {
-	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-
 	procevents_recapture_due(d);
-	interval_add_capture_cpu(d->iv, clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 	return 0;
 }
 
 static int on_proc(struct daemon *d)
 {
-	int64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-
 	proctrack_consume(d->proc);
-	interval_add_capture_cpu(d->iv, clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 	return 0;
 }
 

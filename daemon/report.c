@@ -32,11 +32,18 @@
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
 #endif
-/* Lines of /proc/self/status and of an fdinfo file read at most. */
-#define PROC_STATUS_LINES 64
+/* Lines of an fdinfo file read at most. */
 #define FDINFO_LINES 32
 /* File descriptors looked at for BPF maps: emberd holds far fewer. */
 #define MAX_FDS_SCANNED 65536
+/*
+ * The BPF maps are scanned again when the open fds changed (an object loaded
+ * or closed: a capture, a reload), else every MAPS_RESCAN gathers: a scan reads
+ * a link and an fdinfo file per fd, the dearest part of a report, and maps
+ * come and go with fds. The periodic scan catches a fd number that another
+ * object took over between two gathers, and maps that allocate on use.
+ */
+#define MAPS_RESCAN 30
 
 static void count(struct status_count *c, uint64_t delta)
 {
@@ -248,23 +255,24 @@ static void gather_history_collector(struct ember_status *st, const struct repor
 	c->stacks_folded = us.stacks_folded;
 }
 
-/* VmRSS and VmHWM of /proc/self/status, in bytes. */
+/*
+ * Resident memory now (/proc/self/statm, far cheaper than /proc/self/status)
+ * and at its peak (ru_maxrss, the VmHWM of /proc/self/status), in bytes.
+ */
 static void read_rss(uint64_t *rss, uint64_t *peak)
 {
-	char line[256];
-	unsigned long kb;
-	FILE *f = fopen("/proc/self/status", "re");
+	unsigned long size, pages;
+	struct rusage ru;
+	FILE *f = fopen("/proc/self/statm", "re");
 
 	*rss = *peak = 0;
-	if (!f)
-		return;
-	for (int i = 0; i < PROC_STATUS_LINES && fgets(line, sizeof(line), f); i++) {
-		if (sscanf(line, "VmRSS: %lu kB", &kb) == 1)
-			*rss = (uint64_t)kb << 10;
-		else if (sscanf(line, "VmHWM: %lu kB", &kb) == 1)
-			*peak = (uint64_t)kb << 10;
+	if (f) {
+		if (fscanf(f, "%lu %lu", &size, &pages) == 2)
+			*rss = (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+		fclose(f);
 	}
-	fclose(f);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		*peak = (uint64_t)ru.ru_maxrss << 10;
 }
 
 static void gather_cpu(struct ember_status *st)
@@ -328,7 +336,24 @@ static bool add_same_name(struct ember_status *st, const struct bpf_map_info *in
 	return false;
 }
 
-static void gather_maps(struct ember_status *st)
+/* The numbers of the open fds, hashed (FNV-1a): what tells a new scan of the maps is due. */
+static uint64_t fds_hash(void)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t scanned = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/fd");
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && scanned++ < MAX_FDS_SCANNED)
+		for (const char *c = e->d_name; *c; c++)
+			h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
+	closedir(d);
+	return h;
+}
+
+static void scan_maps(struct ember_status *st)
 {
 	uint64_t ids[256];
 	size_t n_ids = 0, scanned = 0;
@@ -372,6 +397,18 @@ static void gather_maps(struct ember_status *st)
 	closedir(d);
 }
 
+/* The BPF maps in the status, scanned again only when due (MAPS_RESCAN). */
+static void gather_maps(struct interval_report *r)
+{
+	uint64_t fds = fds_hash();
+
+	if (r->st.n_maps && fds == r->maps_fds && ++r->maps_gathers < MAPS_RESCAN)
+		return;
+	scan_maps(&r->st);
+	r->maps_fds = fds;
+	r->maps_gathers = 0;
+}
+
 void report_init(struct interval_report *r, const struct report_sources *src)
 {
 	struct ember_status *st = &r->st;
@@ -410,7 +447,7 @@ void report_gather_common(struct interval_report *r, const struct report_sources
 	gather_cpu(st);
 	read_rss(&st->mem.rss, &st->mem.rss_peak);
 	st->mem.limit = src->cfg->memory_limit;
-	gather_maps(st);
+	gather_maps(r);
 }
 
 void report_gather(struct interval_report *r, const struct report_sources *src,

@@ -161,7 +161,9 @@ int gzip_decompress(const uint8_t *in, size_t len, size_t max_out, uint8_t **out
 	return outbuf_finish(&o, ret < 0 ? ret : 0, out, out_len);
 }
 
-int zstd_compress_buf(const uint8_t *in, size_t len, int level, uint8_t **out, size_t *out_len)
+/* Compresses into a malloc'd buffer with cctx, or a context of its own when NULL. */
+static int zstd_compress_into(ZSTD_CCtx *cctx, const uint8_t *in, size_t len, int level,
+			      uint8_t **out, size_t *out_len)
 {
 	size_t bound = ZSTD_compressBound(len), n;
 	uint8_t *buf;
@@ -171,7 +173,8 @@ int zstd_compress_buf(const uint8_t *in, size_t len, int level, uint8_t **out, s
 	buf = malloc(bound);
 	if (!buf)
 		return -ENOMEM;
-	n = ZSTD_compress(buf, bound, in, len, level);
+	n = cctx ? ZSTD_compressCCtx(cctx, buf, bound, in, len, level) :
+		   ZSTD_compress(buf, bound, in, len, level);
 	if (ZSTD_isError(n)) {
 		free(buf);
 		return -EIO;
@@ -179,6 +182,27 @@ int zstd_compress_buf(const uint8_t *in, size_t len, int level, uint8_t **out, s
 	*out = buf;
 	*out_len = n;
 	return 0;
+}
+
+int zstd_compress_buf(const uint8_t *in, size_t len, int level, uint8_t **out, size_t *out_len)
+{
+	return zstd_compress_into(NULL, in, len, level, out, out_len);
+}
+
+struct zstd_cctx *zstd_cctx_new(void)
+{
+	return (struct zstd_cctx *)ZSTD_createCCtx();
+}
+
+void zstd_cctx_free(struct zstd_cctx *c)
+{
+	ZSTD_freeCCtx((ZSTD_CCtx *)c);
+}
+
+int zstd_compress_with(struct zstd_cctx *c, const uint8_t *in, size_t len, int level, uint8_t **out,
+		       size_t *out_len)
+{
+	return zstd_compress_into((ZSTD_CCtx *)c, in, len, level, out, out_len);
 }
 
 static int zstd_errno(size_t r)

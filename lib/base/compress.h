@@ -20,4 +20,17 @@ int zstd_compress_buf(const uint8_t *in, size_t len, int level, uint8_t **out, s
 int zstd_decompress_buf(const uint8_t *in, size_t len, size_t max_out, uint8_t **out,
 			size_t *out_len);
 
+/*
+ * A zstd compression context kept across calls: zstd_compress_buf() sets one
+ * up per call, which costs about as much as compressing a small profile.
+ */
+struct zstd_cctx;
+/* NULL on ENOMEM. */
+struct zstd_cctx *zstd_cctx_new(void);
+/* Accepts NULL. */
+void zstd_cctx_free(struct zstd_cctx *c);
+/* zstd_compress_buf() with c. */
+int zstd_compress_with(struct zstd_cctx *c, const uint8_t *in, size_t len, int level, uint8_t **out,
+		       size_t *out_len);
+
 #endif

@@ -33,9 +33,15 @@ int file_write_atomic(const char *path, const void *buf, size_t len, unsigned in
 
 	if (asprintf(&tmp, "%s.tmp", path) < 0)
 		return -ENOMEM;
-	/* a fresh file, never one planted there (a link to another file) */
-	unlink(tmp);
+	/*
+	 * A fresh file, never one planted there (a link to another file): one left
+	 * over (a crash between open and rename) or planted is removed first.
+	 */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		unlink(tmp);
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	}
 	if (fd < 0) {
 		ret = -errno;
 		goto out_free;

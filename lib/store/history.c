@@ -502,6 +502,7 @@ void history_close(struct history *h)
 	if (!h)
 		return;
 	hist_close_db(h);
+	zstd_cctx_free(h->zstd);
 	free(h->path);
 	free(h->data_dir);
 	free(h);
@@ -556,7 +557,10 @@ int hist_put_row(struct history *h, sqlite3_stmt *st, const struct history_meta 
 		return -EINVAL;
 	if (len > EMBER_MAX_PROFILE_BYTES)
 		return -EFBIG;
-	ret = zstd_compress_buf(pprof, len, BLOB_ZSTD_LEVEL, &blob, &blob_len);
+	if (!h->zstd)
+		h->zstd = zstd_cctx_new(); /* without one, a context per call */
+	ret = h->zstd ? zstd_compress_with(h->zstd, pprof, len, BLOB_ZSTD_LEVEL, &blob, &blob_len) :
+			zstd_compress_buf(pprof, len, BLOB_ZSTD_LEVEL, &blob, &blob_len);
 	if (ret)
 		return ret;
 	if (blob_len > INT_MAX) {

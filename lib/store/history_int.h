@@ -14,6 +14,8 @@
 
 #include "history.h"
 
+struct zstd_cctx;
+
 /* How long a statement waits on the other side's lock (a checkpoint, a writer). */
 #define BUSY_TIMEOUT_MS 5000
 
@@ -71,7 +73,8 @@ struct history {
 	struct history_upgrade upgrade; /* what this writer's open did once to an older file */
 	bool incremental;		/* auto_vacuum = INCREMENTAL: a prune can shrink the file */
 	sqlite3_stmt *insert;
-	int64_t rollup_period; /* HISTORY_ROLLUP_PERIOD_NS or what the file records */
+	struct zstd_cctx *zstd; /* the blobs' compression context, kept: made on first use */
+	int64_t rollup_period;	/* HISTORY_ROLLUP_PERIOD_NS or what the file records */
 	sqlite3_stmt *query[QUERY_MODES][2][2]; /* [mode][with_blob][by_type], on first use */
 	sqlite3_stmt *push[PUSH_STMT_COUNT];	/* hist_push_sql, prepared on first use */
 	char *data_dir;
