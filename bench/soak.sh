@@ -9,13 +9,17 @@
 # losses counted over the loaded phase (emberctl status --format prometheus).
 # Figures only: it asserts nothing.
 #
-# usage: bench/soak.sh [-d SECONDS] [-q SECONDS] [-c RATE] [-n IDLE] [-s SECONDS]
+# usage: bench/soak.sh [-d SECONDS] [-q SECONDS] [-c RATE] [-n IDLE] [-s SECONDS] [-m]
 #                      [-e EMBERD] [-o REPORT.md] [-k RAW.tsv]
 #   -d  length of the loaded phase                           (BENCH_DURATION, 1800)
 #   -q  length of the quiet baseline phase before it         (BENCH_QUIET, 300)
 #   -c  new processes (/bin/true) a second                   (BENCH_CHURN_RATE, 100)
 #   -n  idle processes                                       (BENCH_IDLE, 500)
 #   -s  seconds between two RSS samples                      (BENCH_SAMPLE, 60)
+#   -m  profile only the soak's own processes (profile = matched, an [app] for
+#       /bin/true and one for the workload): on a shared host, the other tenants'
+#       processes are still classified, never captured, so their new binaries do
+#       not fill the symbol caches and the RSS figures are the soak's own
 #   -e  the emberd binary (emberctl is taken beside it)      (EMBERD, build/daemon/emberd)
 #   -o  also write the report to this file
 #   -k  also write the samples (TSV: phase, seconds, RSS KiB, CPU ns, cache KiB,
@@ -34,17 +38,19 @@ REPEAT=1
 EMBERD=${EMBERD:-$HERE/../build/daemon/emberd}
 REPORT=
 RAWOUT=
+MATCHED=
 
-usage() { sed -n '12,23p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '12,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=soak
 . "$HERE/lib.sh"
-while getopts 'd:q:c:n:s:e:o:k:h' opt; do
+while getopts 'd:q:c:n:s:e:o:k:mh' opt; do
 	bench_opt "$opt" "${OPTARG:-}" && continue # -d, -e, -o, -k
 	case $opt in
 	q) QUIET=$OPTARG ;;
 	c) RATE=$OPTARG ;;
 	n) IDLE=$OPTARG ;;
 	s) EVERY=$OPTARG ;;
+	m) MATCHED=1 ;;
 	h) usage 0 ;;
 	*) usage ;;
 	esac
@@ -178,7 +184,13 @@ bg() {
 
 # --- emberd --------------------------------------------------------------------------------
 mkdir -p "$T/data" "$T/run"
-"$EMBERD" --data-dir "$T/data" --runtime-dir "$T/run" --hz 19 --interval 10s \
+CONF=()
+if [ -n "$MATCHED" ]; then
+	printf '[daemon]\nprofile = matched\n[app "churn"]\nmatch.exe = %s\n[app "soak"]\nmatch.exe = %s\n' \
+		"$(readlink -f /bin/true)" "$T/load" >"$T/ember.conf"
+	CONF=(--config "$T/ember.conf")
+fi
+"$EMBERD" "${CONF[@]}" --data-dir "$T/data" --runtime-dir "$T/run" --hz 19 --interval 10s \
 	>"$T/emberd.log" 2>&1 &
 EPID=$!
 for _ in $(seq 1 600); do
@@ -258,15 +270,17 @@ wait "$EPID" || log "emberd exited with status $?"
 EPID=
 
 # --- report ------------------------------------------------------------------------------
-# the least-squares slope of RSS (KiB/min) over the loaded phase's samples at or after FROM s
+# slope FROM [caches]: the least-squares slope (KiB/min) of RSS, or of RSS less what emberd's
+# caches account for (bounded by memory_limit: what else grows), over the loaded phase's
+# samples at or after FROM s
 slope() {
-	awk -F'\t' -v from="$1" '$1 == "loaded" && $2 >= from {
-			x = $2 / 60; y = $3; n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
+	awk -F'\t' -v from="$1" -v less="${2:-}" '$1 == "loaded" && $2 >= from && $5 != "-" {
+			x = $2 / 60; y = $3 - (less ? $5 : 0); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
 		END { d = n * sxx - sx * sx; if (n < 2 || d == 0) print "-"; else printf "%.1f", (n * sxy - sx * sy) / d }' "$RAW"
 }
 {
 	echo "soak: $START; $(uname -r); $(nproc) CPUs; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "emberd --hz 19 --interval 10s; quiet ${QUIET} s, then loaded ${DURATION} s:" \
+	echo "emberd --hz 19 --interval 10s${MATCHED:+, profile = matched (the soak's processes only)}; quiet ${QUIET} s, then loaded ${DURATION} s:" \
 		"$RATE exec/s asked ($(awk -v n=$((N1 - N0)) -v s="$LSECS" 'BEGIN { printf "%.1f", n / s }') new processes/s on the host)," \
 		"$IDLE idle processes, one niced CPU-bound process"
 	echo
@@ -278,6 +292,8 @@ slope() {
 	echo "| RSS at the start / end of the loaded phase (KiB) | $(awk -F'\t' '$1 == "loaded" { if (!f) { f = $3 } l = $3 } END { print f " / " l }' "$RAW") |"
 	echo "| RSS slope, whole loaded phase (KiB/min) | $(slope 0) |"
 	echo "| RSS slope, last half (KiB/min) | $(slope $((DURATION / 2))) |"
+	echo "| caches' own account at the start / end of the loaded phase (KiB) | $(awk -F'\t' '$1 == "loaded" { if (!f) { f = $5 } l = $5 } END { print f " / " l }' "$RAW") |"
+	echo "| slope of RSS less the caches, last half (KiB/min) | $(slope $((DURATION / 2)) caches) |"
 	echo "| intervals in the loaded phase | $(($(intervals "$T/prom1") - $(intervals "$T/prom0"))) |"
 	losses "$T/prom1" | while read -r cause n; do
 		b=$(losses "$T/prom0" | awk -v c="$cause" '$1 == c { print $2 }')
