@@ -23,7 +23,7 @@
 #   -e  the emberd binary (emberctl is taken beside it)      (EMBERD, build/daemon/emberd)
 #   -o  also write the report to this file
 #   -k  also write the samples (TSV: phase, seconds, RSS KiB, CPU ns, cache KiB,
-#       processes tracked: the last two from emberd's status file) to this file
+#       processes tracked (these two from emberd's status file), anonymous RSS KiB)
 # The quiet phase starts once emberd has drained two intervals (after its start-up).
 # Quick smoke run: bench/soak.sh -d 120 -q 30 -s 10
 set -euo pipefail
@@ -206,6 +206,8 @@ for _ in $(seq 1 600); do
 done
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' /proc/"$EPID"/status; }
+# anonymous RSS (heap, stacks): what a leak grows; the rest is shared libraries' pages touched
+anon_kib() { awk '/^RssAnon:/ { print $2 }' /proc/"$EPID"/status; }
 alive() { kill -0 "$EPID" 2>/dev/null || die "emberd died: $(tail -3 "$T/emberd.log")"; }
 # prom: the Prometheus output of emberctl status (the metrics an operator scrapes)
 prom() { "$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" --format prometheus 2>/dev/null || true; }
@@ -214,7 +216,7 @@ losses() { sed -n 's/^ember_bpf_drops_total{cause="\([a-z_]*\)"} \([0-9]*\)$/\1 
 intervals() { sed -n 's/^ember_intervals_total \([0-9]*\)$/\1/p' "$1"; }
 
 RAW=$T/raw.tsv
-printf 'phase\tseconds\trss_kib\tcpu_ns\tcache_kib\tprocs\n' >"$RAW"
+printf 'phase\tseconds\trss_kib\tcpu_ns\tcache_kib\tprocs\tanon_kib\n' >"$RAW"
 # status: "cache KiB<TAB>processes tracked" from emberd's status file (its caches' own account
 # of their heap; the unwind tables are in BPF maps, not counted)
 status() {
@@ -229,23 +231,25 @@ phase() {
 	sleep 2 # what the phase started settles
 	alive
 	t0=${EPOCHREALTIME} C0=$(cpu_ns "$EPID") W0=$t0
-	printf '%s\t0\t%s\t0\t%s\n' "$name" "$(rss_kib)" "$(status)" >>"$RAW"
+	printf '%s\t0\t%s\t0\t%s\t%s\n' "$name" "$(rss_kib)" "$(status)" "$(anon_kib)" >>"$RAW"
 	next=$EVERY
 	while :; do
 		t=$(awk -v a="$t0" -v b="${EPOCHREALTIME}" 'BEGIN { printf "%d", b - a }')
 		[ "$t" -ge "$secs" ] && break
 		if [ "$t" -ge "$next" ]; then
 			alive
-			printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$t" "$(rss_kib)" "$(($(cpu_ns "$EPID") - C0))" \
-				"$(status)" >>"$RAW"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$t" "$(rss_kib)" \
+				"$(($(cpu_ns "$EPID") - C0))" "$(status)" "$(anon_kib)" >>"$RAW"
 			next=$((next + EVERY))
-			log "$name: ${t}s of ${secs}s, RSS $(rss_kib) KiB (cache KiB, processes: $(status | tr '\t' ' '))"
+			log "$name: ${t}s of ${secs}s, RSS $(rss_kib) KiB, anonymous $(anon_kib) KiB" \
+				"(cache KiB, processes: $(status | tr '\t' ' '))"
 		fi
 		sleep 1
 	done
 	alive
 	C1=$(cpu_ns "$EPID") W1=${EPOCHREALTIME}
-	printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$secs" "$(rss_kib)" "$((C1 - C0))" "$(status)" >>"$RAW"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$secs" "$(rss_kib)" "$((C1 - C0))" "$(status)" \
+		"$(anon_kib)" >>"$RAW"
 }
 pct() { awk -v c="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.3f", c / ((b - a) * 1e9) * 100 }'; }
 
@@ -270,12 +274,13 @@ wait "$EPID" || log "emberd exited with status $?"
 EPID=
 
 # --- report ------------------------------------------------------------------------------
-# slope FROM [caches]: the least-squares slope (KiB/min) of RSS, or of RSS less what emberd's
-# caches account for (bounded by memory_limit: what else grows), over the loaded phase's
-# samples at or after FROM s
+# slope FROM [caches|anon]: the least-squares slope (KiB/min) of RSS, of RSS less what emberd's
+# caches account for (bounded by memory_limit: what else grows), or of anonymous RSS, over
+# the loaded phase's samples at or after FROM s
 slope() {
-	awk -F'\t' -v from="$1" -v less="${2:-}" '$1 == "loaded" && $2 >= from && $5 != "-" {
-			x = $2 / 60; y = $3 - (less ? $5 : 0); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
+	awk -F'\t' -v from="$1" -v what="${2:-}" '$1 == "loaded" && $2 >= from && $5 != "-" {
+			x = $2 / 60; y = what == "caches" ? $3 - $5 : what == "anon" ? $7 : $3
+			n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
 		END { d = n * sxx - sx * sx; if (n < 2 || d == 0) print "-"; else printf "%.1f", (n * sxy - sx * sy) / d }' "$RAW"
 }
 {
@@ -294,6 +299,8 @@ slope() {
 	echo "| RSS slope, last half (KiB/min) | $(slope $((DURATION / 2))) |"
 	echo "| caches' own account at the start / end of the loaded phase (KiB) | $(awk -F'\t' '$1 == "loaded" { if (!f) { f = $5 } l = $5 } END { print f " / " l }' "$RAW") |"
 	echo "| slope of RSS less the caches, last half (KiB/min) | $(slope $((DURATION / 2)) caches) |"
+	echo "| anonymous RSS at the start / end of the loaded phase (KiB) | $(awk -F'\t' '$1 == "loaded" { if (!f) { f = $7 } l = $7 } END { print f " / " l }' "$RAW") |"
+	echo "| anonymous RSS slope, last half (KiB/min) | $(slope $((DURATION / 2)) anon) |"
 	echo "| intervals in the loaded phase | $(($(intervals "$T/prom1") - $(intervals "$T/prom0"))) |"
 	losses "$T/prom1" | while read -r cause n; do
 		b=$(losses "$T/prom0" | awk -v c="$cause" '$1 == c { print $2 }')
