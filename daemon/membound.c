@@ -8,12 +8,21 @@
 #include <malloc.h>
 #include <time.h>
 
+#include <sqlite3.h>
+
 #include "clock.h"
 #include "log.h"
 #include "membound.h"
 
 /* Allocations this big are mapped and unmapped on their own (see membound_init). */
 #define MMAP_THRESHOLD (256 * 1024)
+/*
+ * SQLite's page caches (2 MiB per connection by default: the writer, the
+ * uploader, rollups) grow with the history until full, some 50 KiB a minute
+ * at the defaults; past this soft limit on all its memory together, SQLite
+ * reuses its pages instead (they are in the kernel's page cache anyway).
+ */
+#define SQLITE_SOFT_LIMIT (2 * 1024 * 1024)
 /* Free heap bytes past which the arenas are trimmed after an interval (see trim()). */
 #define TRIM_FREE_BYTES (1024 * 1024)
 
@@ -36,6 +45,7 @@ void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t
 	 * the arena), so that RSS follows what the caches account for.
 	 */
 	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	sqlite3_soft_heap_limit64(SQLITE_SOFT_LIMIT);
 	membound_limit(mb, limit);
 }
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "membound.h"
 #include "suites.h"
 
@@ -127,6 +129,13 @@ START_TEST(test_trims_free_heap)
 }
 END_TEST
 
+/* SQLite's memory is bounded (softly) once the bound is set up. */
+START_TEST(test_sqlite_bounded)
+{
+	ck_assert_int_eq(sqlite3_soft_heap_limit64(-1), 2 * 1024 * 1024);
+}
+END_TEST
+
 START_TEST(test_caps_follow_limit)
 {
 	ck_assert_int_eq(fk.caps_calls, 1);
@@ -223,6 +232,7 @@ Suite *membound_suite(void)
 	tcase_add_test(tc, test_shrinks_by_excess);
 	tcase_add_test(tc, test_not_cache_waits);
 	tcase_add_test(tc, test_trims_free_heap);
+	tcase_add_test(tc, test_sqlite_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
