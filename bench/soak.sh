@@ -285,7 +285,7 @@ slope() {
 }
 {
 	echo "soak: $START; $(uname -r); $(nproc) CPUs; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-	echo "emberd --hz 19 --interval 10s${MATCHED:+, profile = matched (the soak's processes only)}; quiet ${QUIET} s, then loaded ${DURATION} s:" \
+	echo "emberd --hz 19 --interval 10s${MATCHED:+, profile = matched (the soak processes only)}; quiet ${QUIET} s, then loaded ${DURATION} s:" \
 		"$RATE exec/s asked ($(awk -v n=$((N1 - N0)) -v s="$LSECS" 'BEGIN { printf "%.1f", n / s }') new processes/s on the host)," \
 		"$IDLE idle processes, one niced CPU-bound process"
 	echo
