@@ -367,6 +367,13 @@ static void print_store(const struct ember_status *st, int64_t now)
 		printf("  %-13s %" PRIu64 " failed stores since the start; %" PRIu64
 		       " profiles kept in memory (%s of %s), %" PRIu64 " dropped\n",
 		       "store backlog", s->failed, s->backlog, kept, cap, s->dropped);
+	if (s->pruned) {
+		format_bytes(s->pruned_bytes, kept, sizeof(kept));
+		printf("  %-13s %" PRIu64
+		       " profiles deleted (%s), sent or expired ones, oldest first, "
+		       "for stores that failed for room\n",
+		       "made room", s->pruned, kept);
+	}
 	if (s->damaged)
 		printf("  %-13s %" PRIu64 " damaged history moved aside, the last to %s\n",
 		       "damaged", s->damaged, s->damaged_moved_to);
@@ -783,6 +790,9 @@ static void prom_daemon(const struct daemon_view *v)
 	counter("ember_store_dropped_total",
 		"Profiles dropped from a full store backlog (lost) since the start.",
 		st->store.dropped);
+	counter("ember_store_pruned_total",
+		"Profiles that may go (sent or expired), deleted to make room for a store.",
+		st->store.pruned);
 	counter("ember_history_damaged_moved_total",
 		"Damaged history files moved aside since the start.", st->store.damaged);
 	gauge("ember_processes_tracked", "Processes in emberd's process table.",

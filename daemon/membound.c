@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The memory bound: caches sized from memory_limit, and shrunk by what RSS
- * exceeds it by, from the figures of the interval report.
+ * exceeds it by, from the figures of the interval report; free heap pages
+ * handed back once an interval.
  */
 #include <inttypes.h>
 #include <malloc.h>
 #include <time.h>
+
+#include <sqlite3.h>
 
 #include "clock.h"
 #include "log.h"
@@ -13,6 +16,15 @@
 
 /* Allocations this big are mapped and unmapped on their own (see membound_init). */
 #define MMAP_THRESHOLD (256 * 1024)
+/*
+ * SQLite's page caches (2 MiB per connection by default: the writer, the
+ * uploader, rollups) grow with the history until full, some 50 KiB a minute
+ * at the defaults; past this soft limit on all its memory together, SQLite
+ * reuses its pages instead (they are in the kernel's page cache anyway).
+ */
+#define SQLITE_SOFT_LIMIT (2 * 1024 * 1024)
+/* Free heap bytes past which the arenas are trimmed after an interval (see trim()). */
+#define TRIM_FREE_BYTES (1024 * 1024)
 
 /* The caches' caps follow memory_limit, which a reload may change. */
 void membound_limit(struct membound *mb, uint64_t limit)
@@ -33,7 +45,32 @@ void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t
 	 * the arena), so that RSS follows what the caches account for.
 	 */
 	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	sqlite3_soft_heap_limit64(SQLITE_SOFT_LIMIT);
 	membound_limit(mb, limit);
+}
+
+/*
+ * Memory freed inside an arena stays resident: glibc gives back only the top
+ * of the main heap by itself, and every thread (the symbolizer's loader, the
+ * unwinder, the uploader) allocates from an arena of its own, where what a
+ * parse or a push freed lies between what is still in use. When RSS grew by
+ * TRIM_FREE_BYTES since the last trim and as much is free in the arenas,
+ * malloc_trim() hands their free pages back (madvise): RSS then follows what
+ * is in use instead of creeping up with each new binary and process.
+ */
+static void trim(struct membound *mb, struct interval_report *r)
+{
+	struct mallinfo2 mi;
+
+	if (mb->trims && r->st.mem.rss < mb->rss_at_trim + TRIM_FREE_BYTES)
+		return;
+	mi = mallinfo2();
+	if (mi.fordblks < TRIM_FREE_BYTES)
+		return;
+	malloc_trim(0);
+	mb->trims++;
+	mb->ops.measure(mb->ops.arg, r);
+	mb->rss_at_trim = r->st.mem.rss;
 }
 
 static uint64_t caches_held(const struct ember_status *st)
@@ -66,9 +103,11 @@ static void under_limit(struct membound *mb, struct status_memory *m)
 void membound_check(struct membound *mb, uint64_t limit, struct interval_report *r)
 {
 	struct status_memory *m = &r->st.mem;
-	uint64_t held, excess, freed, before = m->rss;
+	uint64_t held, excess, freed, before;
 
 	membound_limit(mb, limit);
+	trim(mb, r);
+	before = m->rss;
 	m->limit = limit;
 	if (m->rss <= m->limit) {
 		under_limit(mb, m);

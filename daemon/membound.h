@@ -25,6 +25,8 @@ struct membound {
 	struct membound_ops ops;
 	uint64_t applied_limit;	   /* the memory_limit the caps were derived from */
 	uint64_t rss_after_shrink; /* still over after a shrink: RSS then, else 0 */
+	uint64_t trims;		   /* intervals after which free heap pages were handed back */
+	uint64_t rss_at_trim;	   /* RSS right after the last trim */
 };
 
 /* Sets the caps for limit and makes glibc give big buffers back (see membound.c). */
@@ -32,7 +34,8 @@ void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t
 /* New caps when limit changed (a reload): before the report reads the caches. */
 void membound_limit(struct membound *mb, uint64_t limit);
 /*
- * After each interval's report: (new caps if limit changed, then) over limit,
+ * After each interval's report: (new caps if limit changed, free heap pages
+ * handed back when RSS grew by 1 MiB since the last time, then) over limit,
  * the caches give back what RSS exceeds it by. Updates r->st.mem
  * (and r's RSS and caches when it shrank). Logs once per excursion over limit.
  */

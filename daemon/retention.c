@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "clock.h"
@@ -22,7 +23,25 @@
 static struct {
 	bool over_size; /* only unsent profiles left and still over max_size */
 	int err;	/* the last prune's error */
+	bool reserved;	/* the reserve is whole */
 } last;
+
+/*
+ * The reserve (history_reserve()): room for a prune on a full disk to write
+ * its deletes and vacuum to the WAL before the checkpoint gives the pages
+ * back: max_size / 8 within these bounds (1 MiB at the default max_size).
+ * Taken at the first prune, given back to make room, taken again at the next
+ * prune that can.
+ */
+#define RESERVE_MIN (128ULL << 10)
+#define RESERVE_MAX (1ULL << 20)
+
+static uint64_t reserve_bytes(const struct ember_config *cfg)
+{
+	uint64_t r = cfg->max_size / 8;
+
+	return r < RESERVE_MIN ? RESERVE_MIN : r > RESERVE_MAX ? RESERVE_MAX : r;
+}
 
 void retention_opened(struct history *h)
 {
@@ -117,6 +136,8 @@ int retention_prune(struct history *h, const struct ember_config *cfg)
 	bool protect = cfg->collector.url[0] != '\0';
 	int ret;
 
+	if (!last.reserved)
+		last.reserved = !history_reserve(h, reserve_bytes(cfg));
 	ret = history_prune(h, real_ns(), cfg->retention_ns, cfg->max_size, protect, &r);
 	if (ret) {
 		if (ret != last.err)
@@ -133,30 +154,85 @@ int retention_prune(struct history *h, const struct ember_config *cfg)
 	return 0;
 }
 
-int retention_make_room(struct history *h, const struct ember_config *cfg, uint64_t need)
+uint64_t retention_free_bytes(const struct ember_config *cfg)
 {
-	struct history_prune_result r;
+	struct statvfs v;
+
+	if (statvfs(cfg->data_dir, &v))
+		return UINT64_MAX; /* unknown: the stores will say */
+	return (uint64_t)v.f_bavail * v.f_frsize;
+}
+
+uint64_t retention_headroom(const struct ember_config *cfg)
+{
+	return reserve_bytes(cfg) / 2;
+}
+
+uint64_t retention_keep_free(const struct ember_config *cfg)
+{
+	return retention_headroom(cfg) + (last.reserved ? 0 : reserve_bytes(cfg));
+}
+
+/*
+ * Making room on a full disk. The WAL first: it holds every commit's pages
+ * since the last checkpoint, often far more than the pages it changed. Then,
+ * with a collector, what may go is what is not waiting to be pushed (sent,
+ * rejected, expired), oldest first; without one, only what is past
+ * retention: a profile within retention is never deleted for room, the
+ * backlog keeps the newest until the disk has space again. The reserve is
+ * given back first, so that the deletes and the vacuum can reach the WAL
+ * (the vacuum writes about as much as it frees, until the checkpoint), and
+ * half of it is freed: the stores have that half, and the next prune takes
+ * the reserve again. When nothing may go, the reserve is given back too: the
+ * uploader's marks need room to make profiles sent; stores wait until it
+ * can be taken again (retention_keep_free()).
+ */
+int retention_make_room(struct history *h, const struct ember_config *cfg, uint64_t need,
+			struct room_made *out)
+{
+	bool protect = cfg->collector.url[0] != '\0', any;
+	int64_t now = real_ns(), oldest;
+	struct history_prune_result r = {0};
 	struct history_size sz;
-	uint64_t used, target;
+	uint64_t used, target = UINT64_MAX, want = reserve_bytes(cfg) / 2;
+	uint64_t enough;
 	char freed[32];
 	int ret;
 
-	ret = history_size(h, &sz);
-	if (ret)
-		return ret;
-	used = sz.db_bytes > sz.free_bytes ? sz.db_bytes - sz.free_bytes : 0;
-	target = used > 2 * need ? used - 2 * need : 1;
-	if (target > cfg->max_size)
-		target = cfg->max_size;
-	ret = history_prune(h, real_ns(), cfg->retention_ns, target, cfg->collector.url[0] != '\0',
-			    &r);
-	if (ret)
-		return ret;
-	if (!r.aged && !r.sized)
+	memset(out, 0, sizeof(*out));
+	history_checkpoint(h); /* may fail on a full disk: the prune checkpoints too */
+	if (retention_free_bytes(cfg) >= retention_keep_free(cfg) + need + want)
+		return 0;
+	ret = history_prunable(h, protect, now - cfg->retention_ns, &any);
+	if (!ret && !any) {
+		/* for the uploader: its marks make profiles sent, which may go */
+		if (!history_unreserve(h))
+			last.reserved = false;
+		if (protect)
+			history_pending_count(h, &out->pending, &oldest);
 		return -ENOSPC;
-	format_bytes(r.aged_bytes + r.sized_bytes, freed, sizeof(freed));
-	log_info("retention: deleted the %" PRIu64 " oldest profiles that may go (%s) to make "
-		 "room for a store that failed",
-		 r.aged + r.sized, freed);
-	return 0;
+	}
+	if (!ret)
+		ret = history_size(h, &sz);
+	if (ret)
+		return ret;
+	if (protect) {
+		used = sz.db_bytes > sz.free_bytes ? sz.db_bytes - sz.free_bytes : 0;
+		target = used > want ? used - want : 1;
+	}
+	if (!history_unreserve(h))
+		last.reserved = false;
+	ret = history_prune(h, now, cfg->retention_ns, target, protect, &r);
+	out->profiles = r.aged + r.sized;
+	out->bytes = r.aged_bytes + r.sized_bytes;
+	if (ret)
+		return ret;
+	if (out->profiles) {
+		format_bytes(out->bytes, freed, sizeof(freed));
+		log_info("retention: deleted the %" PRIu64 " oldest profiles that may go (%s) to "
+			 "make room on a full disk",
+			 out->profiles, freed);
+	}
+	enough = retention_keep_free(cfg) + need;
+	return out->profiles || retention_free_bytes(cfg) >= enough ? 0 : -ENOSPC;
 }

@@ -25,6 +25,12 @@
 #define CHECK_PERIOD_NS (3600LL * NS_PER_SEC)
 #define TEST_CHECK_ENV "EMBER_TEST_HISTORY_CHECK_SECONDS"
 
+/*
+ * A put appends its pages to the WAL: its blob and about this much more (the
+ * table's and the indexes' pages), until a checkpoint.
+ */
+#define PUT_COST (32 * 1024)
+
 struct store {
 	struct history *h;
 	int64_t check_period_ns, last_check_ns; /* CLOCK_MONOTONIC */
@@ -34,7 +40,10 @@ struct store {
 	int64_t failing_since_ns, last_error_ns;
 	int last_err;
 	char last_error[256];
-	bool pruned; /* this interval made room once already */
+	bool made_room;		       /* this interval tried to make room once already */
+	uint64_t room;		       /* free on the file system, less what stores took since */
+	bool room_said;		       /* "nothing may go" was logged in this failure */
+	uint64_t pruned, pruned_bytes; /* deleted to make room, since the start */
 	/* this interval's failures, for its one log line */
 	uint64_t interval_failed, dropped_before;
 	uint64_t damaged;
@@ -87,19 +96,67 @@ static void recover(struct store *s, const char *why)
 			"");
 }
 
-/* One put, after recovering a damaged file or making room once per interval. */
+/* A store failed for room: what may go goes, counted; said once when nothing may. */
+static int make_room(struct store *s, size_t len)
+{
+	struct room_made r;
+	char room[32];
+	int ret = retention_make_room(s->h, s->cfg, len + PUT_COST, &r);
+
+	s->pruned += r.profiles;
+	s->pruned_bytes += r.bytes;
+	if (ret != -ENOSPC || s->room_said)
+		return ret;
+	s->room_said = true;
+	format_bytes(retention_headroom(s->cfg), room, sizeof(room));
+	if (s->cfg->collector.url[0])
+		log_warnx("nothing may be deleted to make room in %s (stores leave %s free on its "
+			  "file system): its %" PRIu64 " profiles not yet pushed to the collector "
+			  "are kept (they may go once sent, or expired past [collector] max_age)",
+			  history_path(s->h), room, r.pending);
+	else
+		log_warnx("nothing may be deleted to make room in %s (stores leave %s free on its "
+			  "file system): no profile is past retention, and none within it is "
+			  "deleted for room",
+			  history_path(s->h), room);
+	return ret;
+}
+
+/*
+ * Whether a put of len bytes would take the file system under the headroom:
+ * the free bytes are measured at the interval's start, and again only when
+ * what the stores took since may have brought them under it.
+ */
+static bool room_low(struct store *s, size_t len)
+{
+	uint64_t cost = len + PUT_COST, need = retention_keep_free(s->cfg) + cost;
+
+	if (s->room < need)
+		s->room = retention_free_bytes(s->cfg);
+	if (s->room < need)
+		return true;
+	s->room -= cost;
+	return false;
+}
+
+/*
+ * One put, after recovering a damaged file or making room once per interval.
+ * Under the headroom, a store is a failure for room without trying: the rest
+ * is kept for the uploader's marks (a sent profile may go) and the prune.
+ */
 static int put(struct store *s, const struct history_meta *m, const uint8_t *pprof, size_t len)
 {
-	int rc = history_put(s->h, m, pprof, len, NULL);
+	int rc = room_low(s, len) ? -ENOSPC : history_put(s->h, m, pprof, len, NULL);
 
 	if (rc == -EBADMSG) {
 		recover(s, "a store failed: database disk image is malformed");
 		rc = history_put(s->h, m, pprof, len, NULL);
 	}
-	if ((rc == -ENOSPC || rc == -EIO) && !s->pruned) {
-		s->pruned = true;
-		if (!retention_make_room(s->h, s->cfg, len + s->backlog.bytes))
-			rc = history_put(s->h, m, pprof, len, NULL);
+	if ((rc == -ENOSPC || rc == -EIO) && !s->made_room) {
+		s->made_room = true;
+		s->room = 0; /* measured again */
+		if (!make_room(s, len))
+			rc = room_low(s, len) ? -ENOSPC : history_put(s->h, m, pprof, len, NULL);
 	}
 	return rc;
 }
@@ -134,6 +191,7 @@ static void note_success(struct store *s)
 		 history_path(s->h), ago, s->backlog.n);
 	s->failing_since_ns = 0;
 	s->last_err = 0;
+	s->room_said = false;
 }
 
 void store_flush(struct store *s)
@@ -142,7 +200,8 @@ void store_flush(struct store *s)
 	uint64_t n = 0;
 	int rc;
 
-	s->pruned = false;
+	s->made_room = false;
+	s->room = 0; /* measured at the first store */
 	s->interval_failed = 0;
 	s->dropped_before = s->backlog.dropped;
 	backlog_set_cap(&s->backlog, s->cfg->store_backlog); /* a reload may change it */
@@ -240,6 +299,8 @@ void store_status(const struct store *s, struct status_store *out)
 	out->backlog_bytes = s->backlog.bytes;
 	out->backlog_cap = s->backlog.cap;
 	out->dropped = s->backlog.dropped;
+	out->pruned = s->pruned;
+	out->pruned_bytes = s->pruned_bytes;
 	out->damaged = s->damaged;
 	snprintf(out->damaged_moved_to, sizeof(out->damaged_moved_to), "%.255s",
 		 s->damaged_moved_to);

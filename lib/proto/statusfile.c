@@ -81,6 +81,8 @@ static const struct sf_key keys[] = {
 	K("store.backlog_bytes", SF_U64, store.backlog_bytes),
 	K("store.backlog_cap", SF_U64, store.backlog_cap),
 	K("store.dropped", SF_U64, store.dropped),
+	K("store.pruned", SF_U64, store.pruned),
+	K("store.pruned_bytes", SF_U64, store.pruned_bytes),
 	K("store.damaged", SF_U64, store.damaged),
 	K("store.damaged_moved_to", SF_STR, store.damaged_moved_to),
 	K("cpu_user_ns", SF_I64, cpu_user_ns),

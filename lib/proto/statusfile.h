@@ -134,8 +134,9 @@ struct status_store {
 	char last_error[256];
 	uint64_t backlog, backlog_bytes, backlog_cap; /* profiles kept in memory to store */
 	uint64_t dropped;			      /* the oldest, gone past the cap */
-	uint64_t damaged;			      /* damaged history files moved aside */
-	char damaged_moved_to[256];		      /* the last one's directory */
+	uint64_t pruned, pruned_bytes; /* profiles that may go, deleted to make room for a store */
+	uint64_t damaged;	       /* damaged history files moved aside */
+	char damaged_moved_to[256];    /* the last one's directory */
 };
 
 /* Sampled allocations (memory = alloc|inuse), since the start: what was attached and lost. */

@@ -307,4 +307,29 @@ struct history_prune_result {
 int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint64_t max_size,
 		  bool protect_pending, struct history_prune_result *r);
 
+/*
+ * Whether the history holds a profile that may go to make room: with
+ * protect_pending, one that is not waiting to be pushed (sent, rejected,
+ * expired; a rollup); else one whose interval ended before cutoff_ns. A read:
+ * works on a full disk.
+ */
+int history_prunable(struct history *h, bool protect_pending, int64_t cutoff_ns, bool *any);
+
+/*
+ * The reserve: a file beside the history (history.db-reserve) holding bytes
+ * of the file system, given back when the history has filled it, so that a
+ * prune can still write (deleting rows goes through the WAL) and make room.
+ * history_reserve() creates or completes it (-ENOSPC: the disk is too full,
+ * a part may be held); history_unreserve() removes it (-ENOENT: there was none).
+ */
+int history_reserve(struct history *h, uint64_t bytes);
+int history_unreserve(struct history *h);
+
+/*
+ * Copies the WAL into the file and truncates it: on a full disk, what the WAL
+ * holds (every commit's pages, again and again) can be far more than the
+ * pages it changed. 0, or -errno (a reader keeping the WAL is not an error).
+ */
+int history_checkpoint(struct history *h);
+
 #endif

@@ -4,11 +4,13 @@
  * its age and size bounds, in bounded steps on the sampling thread.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -282,4 +284,69 @@ int history_prune(struct history *h, int64_t now_ns, int64_t retention_ns, uint6
 		r->wal_bytes = sz.wal_bytes;
 	}
 	return ret;
+}
+
+int history_prunable(struct history *h, bool protect_pending, int64_t cutoff_ns, bool *any)
+{
+	struct prune_budget one = {1, UINT64_MAX};
+	int64_t n = 0;
+	int ret;
+
+	if (!h || !any)
+		return -EINVAL;
+	if (protect_pending)
+		ret = rows_to_delete(h, PRUNE_SIZE_PICK, true, 0, 1, &one, &n);
+	else
+		ret = rows_to_delete(h, PRUNE_AGE_PICK, false, cutoff_ns, 1, &one, &n);
+	*any = n > 0;
+	return ret;
+}
+
+/* --- the reserve ---------------------------------------------------------------------- */
+
+static int reserve_path(const struct history *h, char *path, size_t len)
+{
+	return snprintf(path, len, "%s-reserve", h->path) < (int)len ? 0 : -ENAMETOOLONG;
+}
+
+int history_reserve(struct history *h, uint64_t bytes)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, ret;
+
+	if (!h || h->read_only)
+		return -EINVAL;
+	ret = reserve_path(h, path, sizeof(path));
+	if (ret)
+		return ret;
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	ret = fstat(fd, &st) ? -errno : 0;
+	/* allocated, not a sparse size: the blocks are what is given back */
+	if (!ret && (uint64_t)st.st_blocks * 512 < bytes)
+		ret = -posix_fallocate(fd, 0, (off_t)bytes);
+	close(fd);
+	return ret;
+}
+
+int history_unreserve(struct history *h)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	if (!h || h->read_only)
+		return -EINVAL;
+	ret = reserve_path(h, path, sizeof(path));
+	if (ret)
+		return ret;
+	return unlink(path) ? -errno : 0;
+}
+
+int history_checkpoint(struct history *h)
+{
+	if (!h || h->read_only)
+		return -EINVAL;
+	return checkpoint_truncate(h->db, CHECKPOINT_BUSY_MS);
 }

@@ -4,7 +4,11 @@
  * limit it shrinks by the excess, once per excursion in the log's count, and
  * not again until RSS grew by 1/16 of the limit when the rest is not cache.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <sqlite3.h>
 
 #include "membound.h"
 #include "suites.h"
@@ -72,6 +76,65 @@ static void interval(uint64_t limit)
 	fake_read(&fk, &rep);
 	membound_check(&mb, limit, &rep);
 }
+
+/* This process's anonymous resident memory, in bytes. */
+static uint64_t rss_anon(void)
+{
+	char line[128];
+	unsigned long long kib = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib * 1024;
+}
+
+/*
+ * 16 MiB in small blocks, all freed but the last (the heap's top cannot
+ * shrink past it): they stay resident until the check after the interval
+ * hands them back; again only once RSS grew by 1 MiB.
+ */
+START_TEST(test_trims_free_heap)
+{
+	enum { N = 4096, SIZE = 4096 };
+	static char *v[N];
+	uint64_t before, after;
+
+	fk.base = 10 * MiB;
+	fake_read(&fk, &rep);
+	for (int i = 0; i < N; i++) {
+		v[i] = malloc(SIZE);
+		ck_assert_ptr_nonnull(v[i]);
+		memset(v[i], 1, SIZE);
+	}
+	for (int i = 0; i < N - 1; i++)
+		free(v[i]);
+	before = rss_anon();
+	membound_check(&mb, 64 * MiB, &rep);
+	after = rss_anon();
+	ck_assert_uint_eq(mb.trims, 1);
+	ck_assert_msg(after + 8 * MiB < before, "RssAnon %llu KiB before the trim, %llu after",
+		      (unsigned long long)before >> 10, (unsigned long long)after >> 10);
+	ck_assert_uint_eq(rep.st.mem.rss, 10 * MiB); /* measured again after it */
+	membound_check(&mb, 64 * MiB, &rep);	     /* RSS did not grow since */
+	ck_assert_uint_eq(mb.trims, 1);
+	fk.base += 2 * MiB; /* it grew: trimmed again (16 MiB are still free) */
+	fake_read(&fk, &rep);
+	membound_check(&mb, 64 * MiB, &rep);
+	ck_assert_uint_eq(mb.trims, 2);
+	free(v[N - 1]);
+}
+END_TEST
+
+/* SQLite's memory is bounded (softly) once the bound is set up. */
+START_TEST(test_sqlite_bounded)
+{
+	ck_assert_int_eq(sqlite3_soft_heap_limit64(-1), 2 * 1024 * 1024);
+}
+END_TEST
 
 START_TEST(test_caps_follow_limit)
 {
@@ -168,6 +231,8 @@ Suite *membound_suite(void)
 	tcase_add_test(tc, test_under_limit);
 	tcase_add_test(tc, test_shrinks_by_excess);
 	tcase_add_test(tc, test_not_cache_waits);
+	tcase_add_test(tc, test_trims_free_heap);
+	tcase_add_test(tc, test_sqlite_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* retention.c against a temporary history: what goes, what stays, and what it logs (once). */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -64,8 +66,8 @@ static int logged(const char *needle)
 	return count;
 }
 
-/* A profile of 1 KiB of noise (zstd cannot shrink it) that ended at end_ns. */
-static void put(int64_t end_ns)
+/* A profile of 1 KiB of noise (zstd cannot shrink it) that ended at end_ns; its id. */
+static int64_t put(int64_t end_ns)
 {
 	struct history_meta m = {
 		.start_ns = end_ns - 10 * NS_PER_SEC,
@@ -78,6 +80,7 @@ static void put(int64_t end_ns)
 	};
 	static uint8_t buf[1024];
 	uint64_t x = 0x9e3779b97f4a7c15ULL ^ (uint64_t)end_ns;
+	int64_t id = -1;
 
 	for (size_t i = 0; i < sizeof(buf); i++) {
 		x ^= x << 13;
@@ -85,7 +88,8 @@ static void put(int64_t end_ns)
 		x ^= x << 17;
 		buf[i] = (uint8_t)x;
 	}
-	ck_assert_int_eq(history_put(h, &m, buf, sizeof(buf), NULL), 0);
+	ck_assert_int_eq(history_put(h, &m, buf, sizeof(buf), &id), 0);
+	return id;
 }
 
 /* n profiles ending step, 2 step, ... before now, then one prune; returns the oldest's end. */
@@ -165,6 +169,94 @@ START_TEST(size_bound)
 }
 END_TEST
 
+/* More than any file system has: making room always goes as far as it may. */
+#define NEED_ALL (UINT64_MAX / 4)
+
+/* The reserve beside the history holds at least bytes. */
+static bool reserved(uint64_t bytes)
+{
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/history.db-reserve", dir);
+	return stat(path, &st) == 0 && (uint64_t)st.st_blocks * 512 >= bytes;
+}
+
+/*
+ * With a collector, room is made from sent profiles only, the oldest first;
+ * unsent ones stay, however full the disk: then -ENOSPC, said by the caller.
+ * The reserve (max_size / 8 within 128 KiB..1 MiB) goes first, and comes back
+ * at the next prune.
+ */
+START_TEST(room_from_sent_only)
+{
+	struct history_push_counts c;
+	struct room_made r;
+	int64_t now = real_ns(), id[20];
+
+	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
+	snprintf(cfg.collector.url, sizeof(cfg.collector.url), "http://collector.invalid/");
+	for (int i = 0; i < 20; i++)
+		id[i] = put(now - (20 - i) * NS_PER_MIN);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(history_mark(h, id[i], HISTORY_SENT, NULL, now), 0);
+	retention_prune(h, &cfg);
+	ck_assert(reserved(1 << 20));
+	ck_assert_uint_eq(retention_keep_free(&cfg), 512 * 1024);
+	ck_assert_int_eq(retention_make_room(h, &cfg, NEED_ALL, &r), 0);
+	ck_assert_uint_eq(r.profiles, 5);
+	ck_assert_uint_ge(r.bytes, 5 * 1024);
+	ck_assert(!reserved(1));
+	ck_assert_uint_eq(retention_keep_free(&cfg), 512 * 1024 + (1 << 20));
+	ck_assert_int_eq(history_push_counts(h, &c), 0);
+	ck_assert_uint_eq(c.pending, 15);
+	ck_assert_uint_eq(c.sent, 0);
+	ck_assert_int_eq(logged("deleted the 5 oldest profiles that may go"), 1);
+	/* only unsent ones left: nothing goes */
+	ck_assert_int_eq(retention_make_room(h, &cfg, NEED_ALL, &r), -ENOSPC);
+	ck_assert_uint_eq(r.profiles, 0);
+	ck_assert_uint_eq(r.pending, 15);
+	ck_assert_uint_eq(stored(), 15);
+	retention_prune(h, &cfg);
+	ck_assert(reserved(1 << 20));
+}
+END_TEST
+
+/* Without a collector, only what is past retention may go to make room. */
+START_TEST(room_from_expired_only)
+{
+	struct room_made r;
+	int64_t now = real_ns();
+
+	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
+	put(now - 9 * NS_PER_DAY);
+	put(now - 8 * NS_PER_DAY);
+	for (int i = 0; i < 4; i++)
+		put(now - (i + 1) * NS_PER_HOUR);
+	ck_assert_int_eq(retention_make_room(h, &cfg, NEED_ALL, &r), 0);
+	ck_assert_uint_eq(r.profiles, 2);
+	ck_assert_uint_eq(stored(), 4);
+	ck_assert_int_eq(retention_make_room(h, &cfg, NEED_ALL, &r), -ENOSPC);
+	ck_assert_uint_eq(r.profiles, 0);
+	ck_assert_uint_eq(r.pending, 0);
+	ck_assert_uint_eq(stored(), 4);
+}
+END_TEST
+
+/* Plenty of room: a checkpoint, nothing deleted. */
+START_TEST(room_enough)
+{
+	struct room_made r;
+
+	snprintf(cfg.data_dir, sizeof(cfg.data_dir), "%s", dir);
+	put(real_ns() - 9 * NS_PER_DAY);
+	ck_assert_uint_gt(retention_free_bytes(&cfg), 4 << 20);
+	ck_assert_int_eq(retention_make_room(h, &cfg, 4096, &r), 0);
+	ck_assert_uint_eq(r.profiles, 0);
+	ck_assert_uint_eq(stored(), 1);
+}
+END_TEST
+
 Suite *retention_suite(void)
 {
 	Suite *s = suite_create("retention");
@@ -175,6 +267,9 @@ Suite *retention_suite(void)
 	tcase_add_test(tc, keeps_recent);
 	tcase_add_test(tc, protects_pending);
 	tcase_add_test(tc, size_bound);
+	tcase_add_test(tc, room_from_sent_only);
+	tcase_add_test(tc, room_from_expired_only);
+	tcase_add_test(tc, room_enough);
 	suite_add_tcase(s, tc);
 	return s;
 }

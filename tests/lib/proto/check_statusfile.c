@@ -58,6 +58,8 @@ static void sample(struct ember_status *st)
 					  .backlog_bytes = 98304,
 					  .backlog_cap = 16u << 20,
 					  .dropped = 2,
+					  .pruned = 40,
+					  .pruned_bytes = 123456,
 					  .damaged = 1};
 	snprintf(st->store.last_error, sizeof(st->store.last_error),
 		 "/var/lib/ember/history.db: No space left on device");
@@ -111,6 +113,7 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.failing 1\nstore.failing_since_ns "));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.backlog 12\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nrunq checkout 1234567 89\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nstore.pruned 40\nstore.pruned_bytes 123456\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
 	/* every field, padding included (both were zeroed before being filled) */

@@ -49,7 +49,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	static const char *const files[] = {"history.db", "history.db-wal", "history.db-shm"};
+	static const char *const files[] = {"history.db", "history.db-wal", "history.db-shm",
+					    "history.db-reserve"};
 	char path[160];
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -925,6 +926,69 @@ START_TEST(test_prune_pending)
 END_TEST
 
 /*
+ * What may go to make room: with a collector, a row not waiting to be pushed,
+ * whatever its age; without one, only a row past retention.
+ */
+START_TEST(test_prunable)
+{
+	struct history *h = open_rw();
+	bool any = true;
+	int64_t id[2];
+
+	ck_assert_int_eq(history_prunable(h, true, 1000, &any), 0);
+	ck_assert(!any); /* empty */
+	id[0] = put(h, 100, 200, "cpu", "a", 1);
+	id[1] = put(h, 200, 300, "cpu", "a", 2);
+	ck_assert_int_eq(history_prunable(h, true, 1000, &any), 0);
+	ck_assert(!any); /* pending, even past retention */
+	ck_assert_int_eq(history_prunable(h, false, 250, &any), 0);
+	ck_assert(any); /* the first ended before the cutoff */
+	ck_assert_int_eq(history_prunable(h, false, 150, &any), 0);
+	ck_assert(!any); /* none ended before it */
+	ck_assert_int_eq(history_mark(h, id[1], HISTORY_SENT, NULL, 1), 0);
+	ck_assert_int_eq(history_prunable(h, true, 0, &any), 0);
+	ck_assert(any); /* sent, within retention */
+	ck_assert_int_eq(history_prunable(h, false, 150, &any), 0);
+	ck_assert(!any); /* no collector: within retention stays */
+	ck_assert_int_eq(history_prunable(NULL, false, 0, &any), -EINVAL);
+	history_close(h);
+}
+END_TEST
+
+/* The reserve holds its blocks, is completed when short, and is given back whole. */
+START_TEST(test_reserve)
+{
+	struct history *h = open_rw(), *ro;
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/history.db-reserve", datadir);
+	ck_assert_int_eq(history_unreserve(h), -ENOENT);
+	ck_assert_int_eq(history_reserve(h, 64 * KiB), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_ge((uint64_t)st.st_blocks * 512, 64 * KiB);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(history_reserve(h, 128 * KiB), 0); /* completed */
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_ge((uint64_t)st.st_blocks * 512, 128 * KiB);
+	ck_assert_int_eq(history_reserve(h, 128 * KiB), 0); /* already whole */
+	ro = history_open(datadir, true, NULL);
+	ck_assert_ptr_nonnull(ro);
+	ck_assert_int_eq(history_reserve(ro, 64 * KiB), -EINVAL);
+	ck_assert_int_eq(history_unreserve(ro), -EINVAL);
+	history_close(ro);
+	ck_assert_int_eq(history_unreserve(h), 0);
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	/* a symlink in its place is not followed */
+	ck_assert_int_eq(symlink("/dev/null", path), 0);
+	ck_assert_int_lt(history_reserve(h, 64 * KiB), 0);
+	ck_assert_int_eq(unlink(path), 0);
+	history_close(h);
+}
+END_TEST
+
+/*
  * Over max_size, sent rows go before older pending ones; when only pending
  * rows are left over the bound, they stay and the result says so.
  */
@@ -1436,6 +1500,8 @@ Suite *history_suite(void)
 	tcase_add_test(tc, test_prune_size);
 	tcase_add_test(tc, test_prune_pending);
 	tcase_add_test(tc, test_prune_pending_size);
+	tcase_add_test(tc, test_prunable);
+	tcase_add_test(tc, test_reserve);
 	tcase_add_test(tc, test_prune_bounded);
 	tcase_add_test(tc, test_migrate_v2_vacuum);
 	tcase_add_test(tc, test_rollup_exactly_once);
