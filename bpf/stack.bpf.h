@@ -206,16 +206,25 @@ static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stac
 }
 
 #ifdef EMBER_PROC_MAPS_BPF_H /* only objects that report processes hold its maps */
+#ifndef PF_EXITING
+#define PF_EXITING 0x00000004
+#endif
 /*
  * Reports the first sample of a process so that the daemon captures its
  * mappings while it lives (the symbolizer names frames after it exited). A
- * failed report, counted as metric lost, is retried on its next sample.
+ * failed report, counted as metric lost, is retried on its next sample. A
+ * thread on its way out is not reported: after the process's exit event
+ * (which forgets it) its last samples would report a process already gone,
+ * whose mappings and /proc entry cannot be read any more.
  */
 static __always_inline void note_process_m(__u32 tgid, __u32 lost)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct ember_proc_event *e;
 	__u8 one = 1;
 
+	if (task->flags & PF_EXITING)
+		return;
 	if (bpf_map_lookup_elem(&known, &tgid))
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);

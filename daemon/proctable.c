@@ -133,13 +133,22 @@ const struct proc_class *proctable_classify(struct proctable *t, const struct em
 					    pid_t pid, const char *comm)
 {
 	struct proc_class *pc = find(t, pid);
+	bool had = pc && !pc->gone; /* classified from /proc before */
+	struct app_match before;
 
 	if (!pc)
 		pc = insert(t, pid);
 	if (!pc)
 		return NULL;
+	before = pc->match;
 	pc->exited = false; /* a new process under a reused pid, or an exec */
 	classify(t, pc, cfg, comm);
+	/*
+	 * Gone since it was classified: its last samples are still that
+	 * process's, better named as it was than by what little is left.
+	 */
+	if (had && pc->gone)
+		pc->match = before;
 	return pc;
 }
 

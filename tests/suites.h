@@ -41,5 +41,6 @@ Suite *file_suite(void);
 Suite *worker_suite(void);
 Suite *uploader_suite(void);
 Suite *retention_suite(void);
+Suite *proctable_suite(void);
 
 #endif

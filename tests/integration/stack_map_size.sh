@@ -5,8 +5,8 @@
 # every sample) and whatever else runs fill an interval with more stacks than
 # the 16384 the map held before, and none may be lost (stack_map_full and
 # counts_map_full stay 0). Before, 40711 stacks were lost here (41 % in an
-# interval); at 10 s (INTERVAL=10) a host busy with other work starves the
-# fixtures, and its other processes' stacks repeat: no interval reached 16384. Nothing is lost on the way to the history either:
+# interval; at 10 s on a busy host no interval reached 16384). Nothing is lost on
+# the way to the history either:
 # the stored profiles hold every sample the drains read, and the fixtures'
 # profile holds what the BPF program counted for them: hz x their CPU time,
 # -20 % +5 %: which ticks land in their time slices is chance (no_loss.sh), and
@@ -27,10 +27,11 @@ count_total() { awk -v k="$1" '$1 == k { print $3 }' "$T/run/status"; }
 printf '[app "manystacks"]\nmatch.exe = %s\n' "$FX/fx_many_stacks" >"$T/ember.conf"
 # -v: every interval's line ("interval: N samples in M stacks"), lost or not
 start_emberd -v --config "$T/ember.conf" --hz $HZ --interval "${INTERVAL}s"
-# one per CPU of a 2-CPU host: each sample is one of 16.7 million stacks
-"$FX/fx_many_stacks" "$CPU_SECS" &
+# one per CPU of a 2-CPU host: each sample is one of 16.7 million stacks. Niced up so
+# that other work on a shared host does not spread their CPU time over more intervals.
+nice -n -10 "$FX/fx_many_stacks" "$CPU_SECS" &
 A=$!
-"$FX/fx_many_stacks" "$CPU_SECS" &
+nice -n -10 "$FX/fx_many_stacks" "$CPU_SECS" &
 B=$!
 PIDS+=("$A" "$B")
 wait "$A" || fail "fx_many_stacks exited with status $?"
@@ -51,11 +52,9 @@ echo "most stacks in one interval: $most; stored $stored samples, drained $drain
 	"(excluded $(skip_total excluded)); fixtures $fixture for $want expected;" \
 	"lost: stack_map_full $sfull, counts_map_full $cfull"
 
-# the test means something only if an interval held more stacks than the old map: a
-# host so busy that the fixtures starve, and its other processes' stacks repeat, cannot
-# test it
+# the test means something only if an interval held more stacks than the old map
 [ "${most:-0}" -gt "$OLD_CAP" ] ||
-	skip "no interval folded more than $OLD_CAP stacks (${most:-none}): host too busy"
+	fail "no interval folded more than $OLD_CAP stacks (${most:-none}): the test tested nothing"
 [ "$sfull" = 0 ] || fail "$sfull stacks lost: the stacks map was full"
 [ "$cfull" = 0 ] || fail "$cfull samples lost: the counts map was full"
 "$EMBERCTL" --data-dir "$T/data" folded --app manystacks -o "$T/folded" ||
