@@ -33,20 +33,8 @@ while getopts 'r:n:s:e:h' opt; do
 	*) usage ;;
 	esac
 done
-[ "$(id -u)" -eq 0 ] || die "must run as root (emberd loads BPF programs)"
-[ -x "$EMBERD" ] || die "emberd not built at $EMBERD"
+bench_emberd_setup
 need cc "install gcc: the workload is compiled here"
-need bpftool "install bpftool to read BPF run times"
-OLD_BPF_STATS=$(cat /proc/sys/kernel/bpf_stats_enabled)
-
-T=$(mktemp -d)
-EPID=
-cleanup() {
-	[ -z "$EPID" ] || { kill "$EPID" 2>/dev/null; wait "$EPID" 2>/dev/null || true; }
-	echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
-	rm -rf "$T"
-}
-trap cleanup EXIT
 
 cat >"$T/work.c" <<'EOF2'
 #include <stdio.h>

@@ -39,6 +39,25 @@ bench_restore_bpf_stats() {
 	echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
 }
 
+# bench_emberd_setup: what a benchmark that runs emberd beside a workload needs: root,
+# an emberd built at $EMBERD, bpftool for run times; a temporary directory in T and a
+# trap that stops the emberd whose pid is in EPID, restores kernel.bpf_stats_enabled
+# and removes T
+bench_emberd_setup() {
+	[ "$(id -u)" -eq 0 ] || die "must run as root (emberd loads BPF programs)"
+	[ -x "$EMBERD" ] || die "emberd not built at $EMBERD"
+	need bpftool "install bpftool to read BPF run times"
+	OLD_BPF_STATS=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	T=$(mktemp -d)
+	EPID=
+	trap bench_emberd_cleanup EXIT
+}
+bench_emberd_cleanup() {
+	[ -z "$EPID" ] || { kill "$EPID" 2>/dev/null; wait "$EPID" 2>/dev/null || true; }
+	bench_restore_bpf_stats
+	rm -rf "$T"
+}
+
 # on-CPU nanoseconds of every thread of PID (schedstat: ns precision, user+sys)
 cpu_ns() {
 	local s=0 f v

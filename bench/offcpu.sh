@@ -33,21 +33,9 @@ while getopts 'r:l:p:e:h' opt; do
 	*) usage ;;
 	esac
 done
-[ "$(id -u)" -eq 0 ] || die "must run as root (emberd loads BPF programs)"
-[ -x "$EMBERD" ] || die "emberd not built at $EMBERD"
+bench_emberd_setup
 need perf "install linux-perf: the ping-pong is perf bench sched pipe"
-need bpftool "install bpftool to read BPF run times"
 need cc "install gcc: the CPU-bound loop is compiled here"
-OLD_BPF_STATS=$(cat /proc/sys/kernel/bpf_stats_enabled)
-
-T=$(mktemp -d)
-EPID=
-cleanup() {
-	[ -z "$EPID" ] || { kill "$EPID" 2>/dev/null; wait "$EPID" 2>/dev/null || true; }
-	echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
-	rm -rf "$T"
-}
-trap cleanup EXIT
 
 cat >"$T/spin.c" <<'EOF2'
 #include <stdio.h>
