@@ -121,18 +121,9 @@ for r in $(seq "$REPEAT"); do
 	log "run $r/$REPEAT done"
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "| workload | configuration | CPU ms (median of $REPEAT) | ratio to off | all runs, ms |"
 echo "| --- | --- | --- | --- | --- |"
-for w in faults syscalls; do
-	base=$(awk -v w="$w" '$1 == w && $2 == "off" { print $3 }' "$T/raw" | median)
-	for c in $CONFIGS; do
-		m=$(awk -v w="$w" -v c="$c" '$1 == w && $2 == c { print $3 }' "$T/raw" | median)
-		all=$(awk -v w="$w" -v c="$c" '$1 == w && $2 == c { printf "%s%.0f", s, $3 / 1e6; s = " " }' "$T/raw")
-		printf '| %s | %s | %.0f | %.4f | %s |\n' "$w" "$c" "$(echo "$m / 1000000" | bc -l)" \
-			"$(echo "$m / $base" | bc -l)" "$all"
-	done
-done
+bench_ratio_table "$T/raw" "faults syscalls" "$CONFIGS"
 echo
 echo "| workload | program | runs (median) | ns per run (median) |"
 echo "| --- | --- | --- | --- |"

@@ -58,6 +58,25 @@ bench_emberd_cleanup() {
 	rm -rf "$T"
 }
 
+# the median of the numbers on stdin, one per line
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# bench_ratio_table RAW "WORKLOADS" "CONFIGS": from RAW's lines "WORKLOAD CONFIG NS", one
+# Markdown row per workload and configuration: the median in ms, its ratio to the
+# workload's "off" median, and every run (the header is the caller's)
+bench_ratio_table() {
+	local w c base m all
+	for w in $2; do
+		base=$(awk -v w="$w" '$1 == w && $2 == "off" { print $3 }' "$1" | median)
+		for c in $3; do
+			m=$(awk -v w="$w" -v c="$c" '$1 == w && $2 == c { print $3 }' "$1" | median)
+			all=$(awk -v w="$w" -v c="$c" '$1 == w && $2 == c { printf "%s%.0f", s, $3 / 1e6; s = " " }' "$1")
+			printf '| %s | %s | %.0f | %.4f | %s |\n' "$w" "$c" "$(echo "$m / 1000000" | bc -l)" \
+				"$(echo "$m / $base" | bc -l)" "$all"
+		done
+	done
+}
+
 # on-CPU nanoseconds of every thread of PID (schedstat: ns precision, user+sys)
 cpu_ns() {
 	local s=0 f v
