@@ -152,10 +152,13 @@ static __always_inline void add_count(void *counts, const struct ember_cpu_key *
 	metric_inc(EMBER_CPU_M_COUNTED);
 }
 
+#ifndef FOLD_PROC_SOURCE
+#define FOLD_PROC_SOURCE EMBER_PROC_SRC_CPU /* the object's sampler, for the log */
+#endif
 /* Reports the first sample of a process: note_process_m() for the cpu metrics. */
 static __always_inline void note_process(__u32 tgid)
 {
-	note_process_m(tgid, EMBER_CPU_M_PROC_EVENT_LOST);
+	note_process_m(tgid, EMBER_CPU_M_PROC_EVENT_LOST, FOLD_PROC_SOURCE);
 }
 
 /* Whether the daemon excluded tgid (counted as filtered: not a loss). */

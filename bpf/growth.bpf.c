@@ -11,6 +11,7 @@
 
 #include "ember/growth.h"
 #define FOLD_METRICS_NR EMBER_GROWTH_M_NR
+#define FOLD_PROC_SOURCE EMBER_PROC_SRC_GROWTH
 #include "fold.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -34,6 +35,29 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
  * when larger); 0 leaves mmaps out.
  */
 const volatile __u64 map_sample_bytes = 0;
+
+/*
+ * Set by the daemon before load: a process's faults and mmaps in its first
+ * this many ns (since its fork) are left out, counted: the start-up of a
+ * short-lived process (ld.so, libc, a shell's fork before exec) would
+ * otherwise report nearly every new process as sampled, and its capture
+ * costs far more than the few pages it stands for. 0 keeps them all.
+ */
+const volatile __u64 min_age_ns = 0;
+
+/* Whether task's process is younger than min_age_ns (counted when so). */
+static __always_inline bool too_young(struct task_struct *task)
+{
+	__u64 start;
+
+	if (!min_age_ns)
+		return false;
+	start = BPF_CORE_READ(task, group_leader, start_time);
+	if (bpf_ktime_get_ns() - start >= min_age_ns)
+		return false;
+	metric_inc(EMBER_GROWTH_M_YOUNG);
+	return true;
+}
 
 /* bpf_find_vma() callback: whether the faulting address's mapping is file-backed. */
 static long vma_is_file(struct task_struct *task, struct vm_area_struct *vma, void *arg)
@@ -64,6 +88,8 @@ static __always_inline bool fault_counts(struct task_struct *task, __u64 addr)
 		metric_inc(EMBER_CPU_M_FILTERED);
 		return false;
 	}
+	if (too_young(task))
+		return false;
 	if (bpf_find_vma(task, addr, vma_is_file, &file, 0)) {
 		metric_inc(EMBER_GROWTH_M_VMA_UNKNOWN);
 		return true;
@@ -162,7 +188,7 @@ int BPF_PROG(ember_growth_map, unsigned long addr)
 		return 0;
 	metric_inc(EMBER_GROWTH_M_MAP_CALLS);
 	ev.n = map_sample(len);
-	if (!ev.n)
+	if (!ev.n || too_young(task))
 		return 0;
 	metric_inc(EMBER_GROWTH_M_MAP_SAMPLED);
 	note_process(tgid);

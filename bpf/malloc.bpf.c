@@ -106,7 +106,8 @@ __noinline int record(struct pt_regs *ctx, __u64 bytes)
 		metric_inc(EMBER_MALLOC_M_FILTERED);
 		return 0;
 	}
-	note_process_m(tgid, EMBER_MALLOC_M_PROC_EVENT_LOST); /* the symbolizer needs its maps */
+	/* the symbolizer needs its maps */
+	note_process_m(tgid, EMBER_MALLOC_M_PROC_EVENT_LOST, EMBER_PROC_SRC_MALLOC);
 	key.tgid = tgid;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	key.user_stack = user_stack(ctx, tgid, &lost);

@@ -12,6 +12,7 @@
 
 #include "ember/offcpu.h"
 #define FOLD_METRICS_NR EMBER_OFFCPU_M_NR
+#define FOLD_PROC_SOURCE EMBER_PROC_SRC_OFFCPU
 #include "fold.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

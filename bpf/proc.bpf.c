@@ -28,6 +28,28 @@ static __always_inline void metric_inc(enum ember_proc_metric m)
 		*v += 1;
 }
 
+/*
+ * Set by the daemon (any time): 1 when every exec must wake it at once (an
+ * application asks for sampled allocations, attached at exec); 0: only the
+ * execs of processes it knows, the others wait for its next wakeup.
+ */
+__u32 exec_wake_all;
+
+/*
+ * Wakeup flags for an exec of a process the daemon does not know (it has no
+ * state to update for it) and for an exit (its state is merely freed): the
+ * event waits for the next wakeup (a first sample, a drain) unless the ring is
+ * filling. A host that execs hundreds of processes a second would otherwise
+ * cost the daemon a context switch or two for each.
+ */
+static __always_inline __u64 lazy_wakeup(void)
+{
+	if (exec_wake_all ||
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= EMBER_PROC_RINGBUF_BYTES / 4)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void emit(__u32 type, __u32 tgid)
 {
 	struct ember_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -37,9 +59,10 @@ static __always_inline void emit(__u32 type, __u32 tgid)
 		return;
 	}
 	e->type = type;
+	e->source = EMBER_PROC_SRC_OTHER;
 	e->tgid = tgid;
 	e->ktime_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
 /*
@@ -51,19 +74,22 @@ int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct ember_proc_exec_event *x;
+	bool was_known;
 
 	metric_inc(EMBER_PROC_M_EXEC);
-	bpf_map_delete_elem(&known, &tgid);
+	/* known: the daemon holds its old image's mappings and tables, to drop now */
+	was_known = bpf_map_delete_elem(&known, &tgid) == 0;
 	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
 	if (!x) {
 		metric_inc(EMBER_PROC_M_RINGBUF_FULL);
 		return 0;
 	}
 	x->e.type = EMBER_PROC_EXEC;
+	x->e.source = was_known ? EMBER_PROC_EXEC_KNOWN : 0;
 	x->e.tgid = tgid;
 	x->e.ktime_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(x->comm, sizeof(x->comm));
-	bpf_ringbuf_submit(x, 0);
+	bpf_ringbuf_submit(x, was_known ? BPF_RB_FORCE_WAKEUP : lazy_wakeup());
 	return 0;
 }
 

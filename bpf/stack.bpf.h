@@ -217,7 +217,7 @@ static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stac
  * (which forgets it) its last samples would report a process already gone,
  * whose mappings and /proc entry cannot be read any more.
  */
-static __always_inline void note_process_m(__u32 tgid, __u32 lost)
+static __always_inline void note_process_m(__u32 tgid, __u32 lost, __u16 source)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct ember_proc_event *e;
@@ -237,9 +237,11 @@ static __always_inline void note_process_m(__u32 tgid, __u32 lost)
 		return;
 	}
 	e->type = EMBER_PROC_NEW;
+	e->source = source;
 	e->tgid = tgid;
 	e->ktime_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	/* forced: lazy exec events may sit before it (bpf/proc.bpf.c), and it is urgent */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 #endif
 

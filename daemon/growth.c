@@ -48,6 +48,7 @@ static int load(struct growth *g, const struct growth_opts *o, char *err, size_t
 	}
 	/* set here, between open and load: mmaps sampled at the faults' resolution */
 	g->skel->rodata->map_sample_bytes = g->fault_bytes;
+	g->skel->rodata->min_age_ns = (uint64_t)o->min_age_ns;
 	fold_size_buffers(g->skel->obj, GROWTH_COUNTS, GROWTH_STACKS);
 	rc = fold_share_maps(g->skel->obj, &o->shared, err, errlen);
 	if (rc)

@@ -16,6 +16,7 @@
 /* How to load the growth sampler. */
 struct growth_opts {
 	unsigned int fault_period; /* sample 1 page fault in this many (> 0) */
+	int64_t min_age_ns;	   /* a process's growth before this age is left out */
 	struct fold_shared shared; /* maps of proctrack, the unwinder and the cpu sampler */
 };
 

@@ -127,7 +127,7 @@ static int on_recapture(struct daemon *d)
 
 static int on_proc(struct daemon *d)
 {
-	proctrack_consume(d->proc);
+	proctrack_wakeup(d->proc);
 	return 0;
 }
 
@@ -318,6 +318,7 @@ static int open_allocs(struct daemon *d, const struct unwinder_fds *unw)
 static void open_growth(struct daemon *d, const struct sampler_opts *so)
 {
 	struct growth_opts go = {.fault_period = d->cfg.growth_fault_period,
+				 .min_age_ns = d->cfg.growth_min_age_ns,
 				 .shared = {.events_fd = so->events_fd,
 					    .known_fd = so->known_fd,
 					    .drop_fd = sampler_drop_fd(d->sampler),
@@ -381,7 +382,11 @@ static int open_bpf(struct daemon *d)
 	}
 	open_growth(d, &so);
 	open_offcpu(d, &so);
-	return open_allocs(d, &so.unwind);
+	if (open_allocs(d, &so.unwind))
+		return 1;
+	/* allocations are attached at exec: then every exec is handled at once */
+	proctrack_wake_on_every_exec(d->proc, d->allocs != NULL);
+	return 0;
 }
 
 /* The interval's owner, reading the parts opened above; the cpu type drains the sampler. */

@@ -208,13 +208,22 @@ static void on_exit_event(struct daemon *d, pid_t pid)
  * symbolizer (now: a short-lived one is gone soon) and the unwinder (now
  * after an exec, else once it lived UNWIND_DEFER_NS).
  */
-static void on_new_event(struct daemon *d, pid_t pid, int64_t now_ns)
+static void on_new_event(struct daemon *d, pid_t pid, unsigned int source, int64_t now_ns)
 {
+	static const char *const names[] = {
+		[EMBER_PROC_SRC_CPU] = "on-CPU",
+		[EMBER_PROC_SRC_GROWTH] = "memory growth",
+		[EMBER_PROC_SRC_OFFCPU] = "off-CPU",
+		[EMBER_PROC_SRC_MALLOC] = "malloc capture",
+	};
 	const struct proc_class *pc;
 	struct proc_snap *snap;
 	bool fresh;
 
 	d->processes_seen++;
+	log_debug("pid %d: first sample (%s): classified and captured", pid,
+		  source < sizeof(names) / sizeof(names[0]) && names[source] ? names[source] :
+									       "exec");
 	pc = proctable_classify(d->procs, &d->cfg, pid, NULL);
 	if (pc)
 		procevents_apply_class(pc, d);
@@ -274,7 +283,7 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 	log_debug("pid %d (%s): exec'd, taken now: an application with sampled allocations "
 		  "may match it",
 		  pid, x->comm);
-	on_new_event(d, pid, x->e.ktime_ns);
+	on_new_event(d, pid, EMBER_PROC_SRC_OTHER, x->e.ktime_ns);
 }
 
 /*
@@ -291,7 +300,7 @@ void procevents_on_event(const struct ember_proc_event *e, void *arg)
 	if (e->type == EMBER_PROC_EXIT) {
 		on_exit_event(d, e->tgid);
 	} else if (e->type == EMBER_PROC_NEW) {
-		on_new_event(d, e->tgid, ns);
+		on_new_event(d, e->tgid, e->source, ns);
 	} else if (e->type == EMBER_PROC_EXEC) {
 		/* proctrack hands an exec's event inside its ember_proc_exec_event */
 		on_exec_event(d, (const struct ember_proc_exec_event *)e);

@@ -21,6 +21,9 @@ struct proctrack {
 	struct ring_buffer *rb;
 	proctrack_cb cb;
 	void *arg;
+	/* proctrack_wakeup() calls; those that read only execs of processes it did not know */
+	uint64_t wakeups, exec_only;
+	uint64_t read_lazy, read_other; /* events read: those execs, and the others */
 };
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -36,6 +39,10 @@ static int on_event(void *ctx, void *data, size_t size)
 		x.comm[sizeof(x.comm) - 1] = '\0';
 		e = &x.e;
 	}
+	if (e->type == EMBER_PROC_EXEC && e->source != EMBER_PROC_EXEC_KNOWN)
+		p->read_lazy++;
+	else
+		p->read_other++;
 	p->cb(e, p->arg);
 	return 0;
 }
@@ -86,6 +93,11 @@ void proctrack_close(struct proctrack *p)
 	free(p);
 }
 
+void proctrack_wake_on_every_exec(struct proctrack *p, bool all)
+{
+	p->skel->bss->exec_wake_all = all;
+}
+
 int proctrack_events_fd(const struct proctrack *p)
 {
 	return bpf_map__fd(p->skel->maps.events);
@@ -104,6 +116,23 @@ int proctrack_epoll_fd(const struct proctrack *p)
 int proctrack_consume(struct proctrack *p)
 {
 	return ring_buffer__consume(p->rb);
+}
+
+int proctrack_wakeup(struct proctrack *p)
+{
+	uint64_t lazy = p->read_lazy, others = p->read_other;
+	int rc = ring_buffer__consume(p->rb);
+
+	p->wakeups++;
+	if (p->read_lazy != lazy && p->read_other == others)
+		p->exec_only++;
+	return rc;
+}
+
+void proctrack_wakeups(const struct proctrack *p, uint64_t *wakeups, uint64_t *exec_only)
+{
+	*wakeups = p->wakeups;
+	*exec_only = p->exec_only;
 }
 
 int proctrack_mark_known(struct proctrack *p, uint32_t pid)

@@ -6,6 +6,7 @@
 #ifndef EMBER_PROCTRACK_H
 #define EMBER_PROCTRACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ember/proc.h"
@@ -17,11 +18,20 @@ struct proctrack;
 
 /* Loads and attaches; a negative errno and a one-line cause in err on failure. */
 int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err, size_t errlen);
+/*
+ * Whether every exec wakes the daemon (an application's allocations are
+ * attached at exec); else only those of processes it knows (the default).
+ */
+void proctrack_wake_on_every_exec(struct proctrack *p, bool all);
+/* Reads the events that woke the loop (its epoll fd), counted for proctrack_wakeups(). */
+int proctrack_wakeup(struct proctrack *p);
+/* The loop's wakeups so far, and of them those that read only execs of unknown processes. */
+void proctrack_wakeups(const struct proctrack *p, uint64_t *wakeups, uint64_t *exec_only);
 void proctrack_close(struct proctrack *p);
 /* fds of the shared maps, for the cpu sampler to reuse before its load. */
 int proctrack_events_fd(const struct proctrack *p);
 int proctrack_known_fd(const struct proctrack *p);
-/* Becomes readable when events are pending; then call proctrack_consume(). */
+/* Becomes readable when events are pending; then call proctrack_wakeup(). */
 int proctrack_epoll_fd(const struct proctrack *p);
 /* Hands every pending event to the callback; the number handled or -errno. */
 int proctrack_consume(struct proctrack *p);

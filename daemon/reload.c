@@ -117,14 +117,17 @@ static void keep_restart_only(const struct ember_config *cur, struct ember_confi
 	n->include_idle = cur->include_idle;
 }
 
-/* The growth sampler's period is set at load. */
+/* The growth sampler's period and minimum age are set at load. */
 static void keep_growth_period(const struct ember_config *cur, struct ember_config *n)
 {
-	if (n->growth_fault_period == cur->growth_fault_period)
-		return;
-	log_warnx("growth_fault_period changes only with a restart: keeping %u",
-		  cur->growth_fault_period);
+	if (n->growth_fault_period != cur->growth_fault_period)
+		log_warnx("growth_fault_period changes only with a restart: keeping %u",
+			  cur->growth_fault_period);
+	if (n->growth_min_age_ns != cur->growth_min_age_ns)
+		log_warnx("growth_min_age changes only with a restart: keeping %lld ms",
+			  (long long)(cur->growth_min_age_ns / 1000000));
 	n->growth_fault_period = cur->growth_fault_period;
+	n->growth_min_age_ns = cur->growth_min_age_ns;
 }
 
 /* The off-CPU sampler's switches are set at load. */

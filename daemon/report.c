@@ -441,6 +441,7 @@ void report_gather_common(struct interval_report *r, const struct report_sources
 	st->hz = src->cfg->hz;
 	st->interval_ns = src->cfg->interval_ns;
 	st->processes_seen = *src->processes_seen;
+	proctrack_wakeups(src->proc, &st->proc_wakeups, &st->proc_exec_only_wakeups);
 	st->processes_tracked = proctable_size(src->procs);
 	gather_symbols(r, src);
 	gather_history_collector(st, src);
@@ -503,11 +504,12 @@ static void log_growth(const struct interval_report *r)
 	snprintf(line, sizeof(line),
 		 "growth: %" PRIu64 " faults sampled, %" PRIu64
 		 " samples folded with the mmaps' (file-backed left out %" PRIu64
-		 ", kernel threads %" PRIu64 ", mapping unknown %" PRIu64 "), %" PRIu64
-		 " of %" PRIu64 " anonymous mmaps sampled; lost: %" PRIu64
-		 " samples (counts map full), %" PRIu64 " stacks",
+		 ", kernel threads %" PRIu64 ", mapping unknown %" PRIu64
+		 ", processes younger than growth_min_age %" PRIu64 "), %" PRIu64 " of %" PRIu64
+		 " anonymous mmaps sampled; lost: %" PRIu64 " samples (counts map full), %" PRIu64
+		 " stacks",
 		 g[EMBER_CPU_M_SAMPLES], g[EMBER_CPU_M_COUNTED], g[EMBER_GROWTH_M_FILE],
-		 g[EMBER_GROWTH_M_KTHREAD], g[EMBER_GROWTH_M_VMA_UNKNOWN],
+		 g[EMBER_GROWTH_M_KTHREAD], g[EMBER_GROWTH_M_VMA_UNKNOWN], g[EMBER_GROWTH_M_YOUNG],
 		 g[EMBER_GROWTH_M_MAP_SAMPLED], g[EMBER_GROWTH_M_MAP_CALLS],
 		 g[EMBER_CPU_M_COUNTS_FULL],
 		 g[EMBER_CPU_M_STACKS_FULL] + g[EMBER_CPU_M_KSTACK_FAILED]);

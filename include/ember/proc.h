@@ -21,9 +21,22 @@ enum ember_proc_event_type {
 	EMBER_PROC_EXIT = 3, /* the process (its leader thread) exited */
 };
 
+/* Which sampler's first sample an EMBER_PROC_NEW event reports (for the log). */
+enum ember_proc_source {
+	EMBER_PROC_SRC_OTHER = 0, /* exec and exit events */
+	EMBER_PROC_SRC_CPU,	  /* an on-CPU sample */
+	EMBER_PROC_SRC_GROWTH,	  /* a page fault or an anonymous mmap */
+	EMBER_PROC_SRC_OFFCPU,	  /* a switch-out or a wakeup */
+	EMBER_PROC_SRC_MALLOC,	  /* a captured malloc call */
+};
+
+/* An exec event's source: the daemon knew the process, and was woken for it at once. */
+#define EMBER_PROC_EXEC_KNOWN 1
+
 /* One event of the events ring buffer. */
 struct ember_proc_event {
-	__u32 type;	/* enum ember_proc_event_type */
+	__u16 type;	/* enum ember_proc_event_type */
+	__u16 source;	/* NEW: enum ember_proc_source; EXEC: EMBER_PROC_EXEC_KNOWN or 0 */
 	__u32 tgid;	/* process id */
 	__u64 ktime_ns; /* bpf_ktime_get_ns() when it happened */
 };

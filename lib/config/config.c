@@ -103,6 +103,7 @@ void config_defaults(struct ember_config *c)
 	c->live_allocs = CONFIG_DEFAULT_LIVE_ALLOCS;
 	c->live_allocs_per_process = CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS;
 	c->growth_fault_period = EMBER_GROWTH_PERIOD_DEFAULT;
+	c->growth_min_age_ns = EMBER_GROWTH_MIN_AGE_DEFAULT_NS;
 	c->offcpu = false;
 	c->offcpu_sample_period = EMBER_OFFCPU_PERIOD_DEFAULT;
 	c->offcpu_min_block_ns = 0;
@@ -666,6 +667,15 @@ static int set_daemon_key(struct ember_config *c, const char *key, const char *v
 			return -EINVAL;
 		}
 		c->growth_fault_period = n;
+	} else if (!strcmp(key, "growth_min_age")) {
+		if (parse_duration(value, &ns) || ns > EMBER_GROWTH_MIN_AGE_MAX_NS) {
+			snprintf(
+				err, errlen,
+				"growth_min_age: '%s' is not a duration from 0 to 10s (e.g. 100ms)",
+				value);
+			return -EINVAL;
+		}
+		c->growth_min_age_ns = ns;
 	} else if (!strcmp(key, "profile")) {
 		if (strcmp(value, "all") && strcmp(value, "matched")) {
 			snprintf(err, errlen, "profile: '%s' is not all or matched", value);

@@ -21,6 +21,9 @@
 /* growth_fault_period: sampled page faults, 1 in N (0: memory growth off). */
 #define EMBER_GROWTH_PERIOD_DEFAULT 100
 #define EMBER_GROWTH_PERIOD_MAX 1000000
+/* growth_min_age: a process's growth before this age is left out (0 to 10 s). */
+#define EMBER_GROWTH_MIN_AGE_DEFAULT_NS 100000000LL
+#define EMBER_GROWTH_MIN_AGE_MAX_NS 10000000000LL
 /* offcpu_sample_period: sampled switch-outs, 1 in N; offcpu_min_block: up to 1 s. */
 #define EMBER_OFFCPU_PERIOD_DEFAULT 64
 #define EMBER_OFFCPU_PERIOD_MAX 65536
@@ -165,6 +168,7 @@ struct ember_config {
 	bool include_idle;	    /* count the idle task's samples too */
 	/* memory growth: sample 1 page fault in N; 0 = off */
 	unsigned int growth_fault_period;
+	int64_t growth_min_age_ns; /* memory growth: a process's first this many ns left out */
 	/* off-CPU time (restart to change): on, 1 switch-out in N sampled, shortest kept */
 	bool offcpu;
 	unsigned int offcpu_sample_period;

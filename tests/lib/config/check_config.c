@@ -105,6 +105,26 @@ START_TEST(test_growth_period)
 }
 END_TEST
 
+START_TEST(test_growth_min_age)
+{
+	struct ember_config c;
+	struct config_errors e;
+
+	ck_assert_int_eq(parse("", &c, &e), 0);
+	ck_assert_int_eq(c.growth_min_age_ns, 100000000); /* 100 ms */
+	ck_assert_int_eq(parse("[daemon]\ngrowth_min_age = 0\n", &c, &e), 0);
+	ck_assert_int_eq(c.growth_min_age_ns, 0); /* every process's growth */
+	ck_assert_int_eq(parse("[daemon]\ngrowth_min_age = 2s\n", &c, &e), 0);
+	ck_assert_int_eq(c.growth_min_age_ns, 2000000000);
+	ck_assert_int_eq(parse("[daemon]\ngrowth_min_age = 11s\ngrowth_min_age = soon\n", &c, &e),
+			 -EINVAL);
+	ck_assert_uint_eq(e.n, 2);
+	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: growth_min_age: '11s'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: growth_min_age: 'soon'"));
+	ck_assert_int_eq(c.growth_min_age_ns, 100000000);
+}
+END_TEST
+
 START_TEST(test_offcpu_keys)
 {
 	struct ember_config c;
@@ -603,6 +623,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, test_errors_in_line_order);
 	tcase_add_test(tc, test_bounds_keys);
 	tcase_add_test(tc, test_growth_period);
+	tcase_add_test(tc, test_growth_min_age);
 	tcase_add_test(tc, test_offcpu_keys);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_syntax_and_bounds);
