@@ -81,7 +81,7 @@ struct offcpu_task {
 	__u64 wake_ns;	  /* when it was woken, 0: not yet (or runnable) */
 	__u64 user_stack; /* hashes of its stacks in parked, 0: none */
 	__u64 kern_stack;
-	__u64 nsw;	  /* its context switches (nvcsw + nivcsw) when it left */
+	__u64 last_walk;  /* jiffies of its last sampled switch-out */
 	__u64 waker_user; /* the stacks of the thread that woke it (parked), 0: none */
 	__u64 waker_kern;
 	__u32 waker_tgid;
@@ -96,23 +96,6 @@ struct {
 	__type(key, int);
 	__type(value, struct offcpu_task);
 } tasks SEC(".maps");
-
-/*
- * What the switches and wakeups not sampled read instead of task storage, by
- * thread id modulo EMBER_OFFCPU_SLOTS: a task storage lookup costs ~200 ns on the
- * test machine (cold lines of the task and its storage), most of the programs'
- * run time when nothing is sampled; a slot is 8 bytes of a global array that
- * the threads switching often keep in cache. Threads that share a slot (ids equal
- * modulo 16384) share its walk time and its count: one may miss its forced walk
- * (then sampled by chance, with that weight: still unbiased), or look up its
- * storage for nothing.
- */
-struct ember_offcpu_slot slots[EMBER_OFFCPU_SLOTS];
-
-static __always_inline struct ember_offcpu_slot *slot_of(const struct task_struct *t)
-{
-	return &slots[(__u32)t->pid & (EMBER_OFFCPU_SLOTS - 1)];
-}
 
 /*
  * Stacks of threads now off the CPU, by hash: a thread may sleep across many
@@ -187,16 +170,16 @@ static __always_inline bool take_budget(__u64 now, __u64 hz)
 /*
  * Whether a switch-out is sampled, and its weight: the inverse of the
  * probability it had, known when deciding (1 for a thread's first in forced_ms,
- * last_walk the jiffy of its slot's last walk, or within the CPU's budget;
+ * last_walk the jiffy of its last walk, 0 for none, or within the CPU's budget;
  * 1/sample_period after), so that the weighed sums are unbiased. In the order
  * of cost: the deterministic checks from jiffies (read inline, no helper call),
  * then one random number.
  */
-static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now)
+static __always_inline __u32 sample_weight(__u64 last_walk, __u64 now)
 {
-	__u64 hz = CONFIG_HZ ? CONFIG_HZ : 250, since = (__u32)((__u32)now - last_walk);
+	__u64 hz = CONFIG_HZ ? CONFIG_HZ : 250;
 
-	if ((forced_ms && since * 1000 >= forced_ms * hz) || take_budget(now, hz)) {
+	if ((forced_ms && (now - last_walk) * 1000 >= forced_ms * hz) || take_budget(now, hz)) {
 		metric_inc(EMBER_OFFCPU_M_FORCED);
 		return 1;
 	}
@@ -344,17 +327,16 @@ static __always_inline void store_active(__u64 h)
 
 /*
  * prev leaves the CPU: decides whether to sample it, and parks its stacks if
- * so. Every context switch of the host runs this: a switch-out not sampled
- * reads prev's fields, jiffies (inlined by the JIT), its slot, the CPU's budget
- * and a random number, and writes nothing. Switch-outs are counted by the
- * sampled ones' weights (an unbiased estimate), kernel threads' not at all: a
- * counter bumped at every switch is a cost of its own.
+ * so. Every context switch of the host runs this: the path of a switch-out not
+ * sampled is one task storage lookup, jiffies, the CPU's budget and a random
+ * number, and writes nothing but the thread's own storage. Switch-outs are
+ * counted by the sampled ones' weights (an unbiased estimate), kernel threads'
+ * not at all: a counter bumped at every switch is a cost of its own.
  */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       __u32 state)
 {
 	__u32 tgid, reason, weight;
-	struct ember_offcpu_slot *sl;
 	struct offcpu_task *s;
 	struct ember_uregs regs;
 	bool lost = false;
@@ -364,20 +346,22 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (!prev->pid || state & TASK_DEAD || prev->flags & PF_KTHREAD)
 		return;
 	now = bpf_jiffies64();
-	sl = slot_of(prev);
-	weight = sample_weight(sl->last_walk, now);
+	/* storage is created at a thread's first sampled switch-out (never walked: forced) */
+	s = bpf_task_storage_get(&tasks, prev, 0, 0);
+	if (s)
+		s->off_ns = 0; /* not sampled, unless decided below */
+	weight = sample_weight(s ? s->last_walk : 0, now);
 	if (!weight)
 		return;
-	s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
-		metric_inc(EMBER_OFFCPU_M_NO_STORAGE);
-		return;
-	}
-	if (s->off_ns) { /* an interval whose switch-in was missed: dropped */
+		s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s) {
+			metric_inc(EMBER_OFFCPU_M_NO_STORAGE);
+			return;
+		}
 		s->off_ns = 0;
-		__sync_fetch_and_add(&sl->pending, -1);
 	}
-	sl->last_walk = (__u32)now;
+	s->last_walk = now;
 	s->weight = weight;
 	metric_add(EMBER_OFFCPU_M_SWITCHES, weight);
 	tgid = prev->tgid;
@@ -401,10 +385,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	s->wake_ns = 0;
 	s->waker_user = s->waker_kern = 0;
 	s->waker_tgid = 0;
-	/* counted before this tracepoint: unchanged until the thread's switch-in */
-	s->nsw = prev->nvcsw + prev->nivcsw;
 	s->off_ns = bpf_ktime_get_ns();
-	__sync_fetch_and_add(&sl->pending, 1);
 }
 
 /* A parked stack into the active buffer's stacks: its hash there, or 0 with *lost set. */
@@ -496,29 +477,17 @@ static __always_inline void fold_interval(struct offcpu_task *s, struct task_str
 		add_waker(wakers, s, &key, end - s->off_ns);
 }
 
-/*
- * next returns to the CPU: folds its interval if it was sampled. Its storage is
- * looked up only when its slot has an interval pending.
- */
+/* next returns to the CPU: folds its interval if it was sampled. */
 static __always_inline void switch_in(struct task_struct *next)
 {
-	struct ember_offcpu_slot *sl;
 	struct offcpu_task *s;
 	__u64 now;
 
-	/* the slot before the flags: one line of the task read, not two */
-	sl = slot_of(next);
-	if (!sl->pending || !next->pid || next->flags & PF_KTHREAD)
+	if (!next->pid || next->flags & PF_KTHREAD)
 		return;
 	s = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!s || !s->off_ns)
 		return;
-	__sync_fetch_and_add(&sl->pending, -1);
-	/* it switched since (a switch-in of it missed): the interval is not this one */
-	if (next->nvcsw + next->nivcsw != s->nsw) {
-		s->off_ns = 0;
-		return;
-	}
 	now = bpf_ktime_get_ns();
 	if (now - s->off_ns < min_block_ns) {
 		metric_inc(EMBER_OFFCPU_M_SHORT);
@@ -569,7 +538,7 @@ int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
 {
 	struct offcpu_task *s;
 
-	if (!slot_of(p)->pending || p->flags & PF_KTHREAD)
+	if (p->flags & PF_KTHREAD)
 		return 0;
 	s = bpf_task_storage_get(&tasks, p, 0, 0);
 	if (!s || !s->off_ns || s->wake_ns)

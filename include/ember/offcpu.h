@@ -77,16 +77,6 @@ struct ember_offcpu_waker_val {
 _Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_val is ABI");
 
 /*
- * The offcpu object's per-thread state read at every switch and wakeup, by
- * thread id modulo EMBER_OFFCPU_SLOTS (a global array: see bpf/offcpu.bpf.c).
- */
-#define EMBER_OFFCPU_SLOTS (1 << 14)
-struct ember_offcpu_slot {
-	__u32 pending;	 /* sampled intervals of its threads not yet folded */
-	__u32 last_walk; /* jiffies (low 32 bits) of its threads' last walk */
-};
-
-/*
  * Index of the offcpu object's per-CPU metrics array: the first
  * EMBER_CPU_M_NR mean what they mean for the cpu object (the stack walk and
  * the folding count them), then the off-CPU sampler's own.
