@@ -7,7 +7,8 @@
 # offcpu profile, read with go tool pprof: wait_long's share of the two functions'
 # off-CPU time within 10 points of the share the worker measured itself (about 3/4); the
 # weighed waits (events, not counting their run-queue part) of each within 35% of the calls
-# the worker counted (each call blocks once); the total time within 25% of what it measured. And the 1-in-64 path was
+# the worker counted (each call blocks once); the total time within 50% of what it measured
+# off the CPU (wall less its own CPU time in the calls). And the 1-in-64 path was
 # taken: the daemon's offcpu log lines count sampled switch-outs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
@@ -49,8 +50,10 @@ counts_near() { # NAME WEIGHED CALLS
 }
 counts_near wait_long "$e_long" "$long_calls"
 counts_near wait_short "$e_short" "$short_calls"
+# the time is weighed too (unweighed it would be a fraction); one sampled wait stands for
+# 64, and a wait the loaded machine stretched tenfold weighs 64 times that: 50-150%
 tot=$(pct $((p_long + p_short)) $((long + short)))
-[ "$tot" -ge 75 ] && [ "$tot" -le 125 ] ||
-	fail "the profile has ${tot}% of the time the worker measured in its waits, want 75-125%"
+[ "$tot" -ge 50 ] && [ "$tot" -le 150 ] ||
+	fail "the profile has ${tot}% of the time the worker measured in its waits, want 50-150%"
 pass "wait_long ${got}% of the waits' time (measured ${want}%), counts $e_long/$long_calls" \
 	"and $e_short/$short_calls, time ${tot}% of measured, $sampled sampled 1 in 64"
