@@ -59,7 +59,7 @@ bench_emberd_cleanup() {
 }
 
 # the median of the numbers on stdin, one per line
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.6f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # bench_ratio_table RAW "WORKLOADS" "CONFIGS": from RAW's lines "WORKLOAD CONFIG NS", one
 # Markdown row per workload and configuration: the median in ms, its ratio to the

@@ -5,30 +5,35 @@
 # switches but the scheduler's), each with emberd off, with emberd sampling CPU only
 # (offcpu = off) and with offcpu = on at each offcpu_sample_period asked for. Runs the
 # configurations alternately R times, prints the medians of the workload's time and their
-# ratios to emberd off, and the off-CPU programs' run time per switch (bpf_stats).
-# Figures only: it asserts nothing.
+# ratios to emberd off (kernel.bpf_stats_enabled off), then, in a second pass with
+# bpf_stats on, the off-CPU programs' run time per run and per round trip, and the ratio
+# that implies. With bcc's offcputime (bpfcc-tools) or libbpf-tools' installed and able to
+# run, it is measured too (configuration "offcputime"). Figures only: it asserts nothing.
 #
-# usage: bench/offcpu.sh [-r REPEATS] [-l LOOPS] [-p "PERIODS"] [-e EMBERD]
+# usage: bench/offcpu.sh [-r REPEATS] [-l LOOPS] [-p "PERIODS"] [-e EMBERD] [-b EMBERD]
 #   -r  runs of each configuration, medians reported      (BENCH_REPEAT, 5)
 #   -l  pipe messages per perf bench run                  (BENCH_LOOPS, 200000)
-#   -p  offcpu_sample_period values to measure            (BENCH_PERIODS, "1 16")
+#   -p  offcpu_sample_period values to measure            (BENCH_PERIODS, "64": the default)
 #   -e  the emberd binary                                  (EMBERD, build/daemon/emberd)
+#   -b  another emberd to compare (configurations base-P)  (EMBERD_BASE, none)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPEAT=${BENCH_REPEAT:-5}
 LOOPS=${BENCH_LOOPS:-200000}
-PERIODS=${BENCH_PERIODS:-1 16}
+PERIODS=${BENCH_PERIODS:-64}
 EMBERD=${EMBERD:-$HERE/../build/daemon/emberd}
+BASE=${EMBERD_BASE:-}
 
-usage() { sed -n '11,15p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '13,18p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=offcpu
 . "$HERE/lib.sh"
-while getopts 'r:l:p:e:h' opt; do
+while getopts 'r:l:p:e:b:h' opt; do
 	bench_opt "$opt" "${OPTARG:-}" && continue # -r, -e
 	case $opt in
 	l) LOOPS=$OPTARG ;;
 	p) PERIODS=$OPTARG ;;
+	b) BASE=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage ;;
 	esac
@@ -59,8 +64,8 @@ for p in $PERIODS; do
 	printf '[daemon]\noffcpu = on\noffcpu_sample_period = %s\n' "$p" >"$T/offcpu-$p.conf"
 done
 
-start() { # config file
-	"$EMBERD" --config "$1" --data-dir "$T/data" --runtime-dir "$T/run" >"$T/emberd.log" 2>&1 &
+start() { # config file [emberd]
+	"${2:-$EMBERD}" --config "$1" --data-dir "$T/data" --runtime-dir "$T/run" >"$T/emberd.log" 2>&1 &
 	EPID=$!
 	for _ in $(seq 1 300); do
 		grep -q "sampling .* CPUs" "$T/emberd.log" && return 0
@@ -69,20 +74,27 @@ start() { # config file
 	done
 	die "emberd did not start"
 }
-stop() { # config workload: the off-CPU programs' run time and count, then stop
-	local name id line
-	for id in $(grep -h '^prog_id:' /proc/"$EPID"/fdinfo/* | awk '{print $2}' | sort -un); do
+peer_start() { # offcputime of bcc or libbpf-tools, attached (its programs loaded) or dead
+	"$PEER" "${PEER_ARGS[@]}" >"$T/peer.out" 2>&1 &
+	EPID=$!
+	for _ in $(seq 1 600); do
+		kill -0 "$EPID" 2>/dev/null || die "$PEER exited: $(tail -3 "$T/peer.out")"
+		grep -qs '^prog_id:' /proc/"$EPID"/fdinfo/* && { sleep 1; return 0; }
+		sleep 0.1
+	done
+	die "$PEER did not load its programs"
+}
+progs() { # config: "name run_time_ns run_cnt" of EPID's off-CPU programs (offcputime's: all)
+	local id line
+	for id in $(grep -h '^prog_id:' /proc/"$EPID"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un); do
 		line=$(bpftool prog show id "$id" 2>/dev/null) || continue
 		line=${line%%$'\n'*}
-		name=$(sed -n 's/.* name \([a-z_]*\) .*/\1/p' <<<"$line")
-		case $name in
-		ember_offcpu_*)
-			echo "$2 $1 $name $(sed -n 's/.*run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2/p' <<<"$line")" >>"$T/bpf"
-			;;
-		esac
-	done
-	echo "$2 $1 emberd $(cpu_ns "$EPID")" >>"$T/emberd_cpu"
-	kill "$EPID"
+		sed -n 's/.* name \([A-Za-z0-9_]*\) .*run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2 \3/p' <<<"$line"
+	done | awk -v c="$1" 'c == "offcputime" || $1 ~ /^ember_offcpu/'
+}
+stop() { # config workload: emberd's CPU time, then stop (offcputime: SIGINT, it prints and exits)
+	[ "$1" = offcputime ] || echo "$2 $1 emberd $(cpu_ns "$EPID")" >>"$T/emberd_cpu"
+	if [ "$1" = offcputime ]; then kill -INT "$EPID"; else kill "$EPID"; fi
 	wait "$EPID" || true
 	EPID=
 }
@@ -94,50 +106,99 @@ work() { # workload: prints its time in ns
 		"$T/spin"
 	fi
 }
-run() { # config workload
+run() { # config workload [stats]: the workload's time; with stats, its programs' run time
 	case $1 in
 	off) ;;
-	cpu-only) start "$T/cpu-only.conf" ;;
+	offcputime) peer_start ;;
+	base-*) start "$T/offcpu-${1#base-}.conf" "$BASE" ;;
 	*) start "$T/$1.conf" ;;
 	esac
+	[ -z "${3:-}" ] || progs "$1" >"$T/before"
 	work "$2"
+	if [ -n "${3:-}" ]; then
+		# the programs' runs during the workload: after minus before
+		progs "$1" | awk -v w="$2" -v c="$1" 'NR == FNR { t[$1] = $2; n[$1] = $3; next }
+			{ print w, c, $1, $2 - t[$1], $3 - n[$1] }' "$T/before" - >>"$T/bpf"
+	fi
 	[ "$1" = off ] || stop "$1" "$2"
 }
 
-echo 1 >/proc/sys/kernel/bpf_stats_enabled
 CONFIGS="off cpu-only"
 for p in $PERIODS; do CONFIGS="$CONFIGS offcpu-$p"; done
+if [ -n "$BASE" ]; then
+	[ -x "$BASE" ] || die "no emberd at $BASE"
+	for p in $PERIODS; do CONFIGS="$CONFIGS base-$p"; done
+fi
+# the peer: bcc's offcputime compiles its program at run time from the kernel's headers
+# (which a kernel without CONFIG_IKHEADERS and /lib/modules lacks); libbpf-tools' is CO-RE
+PEER= PEER_ARGS=()
+if command -v offcputime-bpfcc >/dev/null; then
+	if timeout 60 offcputime-bpfcc 1 >"$T/bcc.out" 2>&1; then
+		PEER=offcputime-bpfcc PEER_ARGS=(-f 3600)
+	else
+		log "offcputime-bpfcc cannot run here: $(grep -m1 -iE 'error|fail|no such|unable' "$T/bcc.out")"
+	fi
+else
+	log "install bpfcc-tools to compare with bcc's offcputime"
+fi
+if [ -z "$PEER" ] && [ -x /usr/sbin/offcputime ]; then
+	PEER=/usr/sbin/offcputime PEER_ARGS=(-u 3600) # libbpf-tools (CO-RE); user threads, as emberd
+fi
+[ -z "$PEER" ] || { CONFIGS="$CONFIGS offcputime"; log "peer: $PEER"; }
+
+# the slowdown with bpf_stats off: its two clock reads a program run would inflate it
+echo 0 >/proc/sys/kernel/bpf_stats_enabled
 for r in $(seq "$REPEAT"); do
 	for w in pipe spin; do
 		for c in $CONFIGS; do
 			echo "$w $c $(run "$c" "$w")" >>"$T/raw"
 		done
 	done
-	log "run $r/$REPEAT done"
+	log "timing run $r/$REPEAT done"
+done
+# then, in a pass of their own, the programs' run time per run (bpf_stats on)
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+SCONFIGS=${CONFIGS#off cpu-only}
+for r in $(seq "$REPEAT"); do
+	for c in $SCONFIGS; do
+		echo "pipe $c $(run "$c" pipe stats)" >>"$T/raw_stats"
+	done
+	log "bpf_stats run $r/$REPEAT done"
 done
 
+echo "Slowdown, kernel.bpf_stats_enabled = 0:"
+echo
 echo "| workload | configuration | ms (median of $REPEAT) | ratio to off | all runs, ms |"
 echo "| --- | --- | --- | --- | --- |"
 bench_ratio_table "$T/raw" "pipe spin" "$CONFIGS"
 echo
-echo "| workload | configuration | program | runs (median) | ns per run (median) |"
-echo "| --- | --- | --- | --- | --- |"
-for w in pipe spin; do
-	for c in $CONFIGS; do
-		for p in ember_offcpu_sw ember_offcpu_wa; do
-			cnt=$(awk -v w="$w" -v c="$c" -v p="$p" '$1 == w && $2 == c && index($3, p) == 1 { print $5 }' "$T/bpf" 2>/dev/null | median)
-			[ -n "$cnt" ] || continue
-			ns=$(awk -v w="$w" -v c="$c" -v p="$p" '$1 == w && $2 == c && index($3, p) == 1 && $5 > 0 { print $4 / $5 }' "$T/bpf" | median)
-			printf '| %s | %s | %s | %s | %.0f |\n' "$w" "$c" "$p" "$cnt" "$ns"
-		done
+# the cost per round trip from the programs' run times, against the round trip without
+# them: load on a shared machine disturbs it less than the wall-time ratio
+base=$(awk '$1 == "pipe" && $2 == "off" { print $3 }' "$T/raw" | median)
+echo "BPF programs on the ping-pong, kernel.bpf_stats_enabled = 1 (a separate pass; the"
+echo "runs are the whole host's during the workload; round trip without emberd:" \
+	"$(echo "$base / $LOOPS" | bc -l | xargs printf '%.0f') ns):"
+echo
+echo "| configuration | program | runs per round trip (median) | ns per run (median) | ns per round trip | ratio to off (estimated) |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for c in $SCONFIGS; do
+	tot=0
+	for p in $(awk -v c="$c" '$2 == c { print $3 }' "$T/bpf" | sort -u); do
+		rpl=$(awk -v c="$c" -v p="$p" -v l="$LOOPS" '$2 == c && $3 == p { print $5 / l }' "$T/bpf" | median)
+		ns=$(awk -v c="$c" -v p="$p" '$2 == c && $3 == p && $5 > 0 { print $4 / $5 }' "$T/bpf" | median)
+		[ -n "$ns" ] || continue
+		per=$(echo "$rpl * $ns" | bc -l)
+		tot=$(echo "$tot + $per" | bc -l)
+		printf '| %s | %s | %.2f | %.0f | %.0f | |\n' "$c" "$p" "$rpl" "$ns" "$per"
 	done
+	printf '| %s | all | | | %.0f | %.4f |\n' "$c" "$tot" "$(echo "1 + $tot * $LOOPS / $base" | bc -l)"
 done
 echo
 echo "| workload | configuration | emberd CPU ms (median) |"
 echo "| --- | --- | --- |"
 for w in pipe spin; do
 	for c in $CONFIGS; do
-		[ "$c" = off ] && continue
+		case $c in off | offcputime) continue ;; esac
 		m=$(awk -v w="$w" -v c="$c" '$1 == w && $2 == c { print $4 }' "$T/emberd_cpu" | median)
 		printf '| %s | %s | %.0f |\n' "$w" "$c" "$(echo "$m / 1000000" | bc -l)"
 	done

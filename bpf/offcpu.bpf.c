@@ -126,7 +126,12 @@ struct {
  */
 const volatile __u32 cpu_walks_per_sec = 0;
 
-/* A CPU's walks left (a token bucket refilled by the jiffy) for cpu_walks_per_sec. */
+/*
+ * A CPU's walks left (a token bucket refilled by the jiffy) for
+ * cpu_walks_per_sec, in walks times hz: a jiffy adds cpu_walks_per_sec, a walk
+ * takes hz, so that a CPU checking it at every jiffy is refilled too (whole
+ * walks a jiffy would round 200/250 down to none).
+ */
 struct walk_budget {
 	__u64 tokens;
 	__u64 at; /* jiffies of the last refill */
@@ -142,6 +147,7 @@ struct {
 /* Takes one walk from this CPU's budget: false when it is spent. */
 static __always_inline bool take_budget(__u64 now, __u64 hz)
 {
+	__u64 cap = (__u64)cpu_walks_per_sec * hz;
 	struct walk_budget *b;
 	__u32 zero = 0;
 
@@ -151,38 +157,37 @@ static __always_inline bool take_budget(__u64 now, __u64 hz)
 	if (!b)
 		return false;
 	if (now != b->at) {
-		__u64 add = (now - b->at) * cpu_walks_per_sec / hz;
+		__u64 add = now - b->at < hz ? (now - b->at) * cpu_walks_per_sec : cap;
 
-		b->tokens =
-			add > cpu_walks_per_sec - b->tokens ? cpu_walks_per_sec : b->tokens + add;
+		b->tokens = add > cap - b->tokens ? cap : b->tokens + add;
 		b->at = now;
 	}
-	if (!b->tokens)
+	if (b->tokens < hz)
 		return false;
-	b->tokens--;
+	b->tokens -= hz;
 	return true;
 }
 
 /*
- * Whether the switch-out of a thread whose state is s is sampled, and its
- * weight: the inverse of the probability it had, known when deciding (1 for
- * a thread's first in forced_ms or within the CPU's budget, 1/sample_period
- * after), so that the weighed sums are unbiased.
+ * Whether a switch-out is sampled, and its weight: the inverse of the
+ * probability it had, known when deciding (1 for a thread's first in forced_ms,
+ * last_walk the jiffy of its last walk, 0 for none, or within the CPU's budget;
+ * 1/sample_period after), so that the weighed sums are unbiased. In the order
+ * of cost: the deterministic checks from jiffies (read inline, no helper call),
+ * then one random number.
  */
-static __always_inline __u32 sample_weight(struct offcpu_task *s)
+static __always_inline __u32 sample_weight(__u64 last_walk, __u64 now)
 {
-	__u64 now = bpf_jiffies64(), hz = CONFIG_HZ ? CONFIG_HZ : 250;
+	__u64 hz = CONFIG_HZ ? CONFIG_HZ : 250;
 
-	/* jiffies, not ktime: no clock read on the switch-outs not sampled */
-	if ((forced_ms && (now - s->last_walk) * 1000 >= forced_ms * hz) || take_budget(now, hz)) {
+	if ((forced_ms && (now - last_walk) * 1000 >= forced_ms * hz) || take_budget(now, hz)) {
 		metric_inc(EMBER_OFFCPU_M_FORCED);
-		s->last_walk = now;
 		return 1;
 	}
-	if (sample_period > 1 && bpf_get_prandom_u32() % sample_period)
+	/* r * period / 2^32 is 0 with probability 1/period: no division */
+	if (sample_period > 1 && ((__u64)bpf_get_prandom_u32() * sample_period) >> 32)
 		return 0;
 	metric_inc(EMBER_OFFCPU_M_SAMPLED);
-	s->last_walk = now;
 	return sample_period;
 }
 
@@ -321,31 +326,46 @@ static __always_inline void store_active(__u64 h)
 		store_stack_parts(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
 }
 
-/* prev leaves the CPU: decides whether to sample it, and parks its stacks if so. */
+/*
+ * prev leaves the CPU: decides whether to sample it, and parks its stacks if
+ * so. Every context switch of the host runs this: the path of a switch-out not
+ * sampled is one task storage lookup, jiffies, the CPU's budget and a random
+ * number, and writes nothing but the thread's own storage. Switch-outs are
+ * counted by the sampled ones' weights (an unbiased estimate), kernel threads'
+ * not at all: a counter bumped at every switch is a cost of its own.
+ */
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       __u32 state)
 {
-	__u32 tgid = prev->tgid, reason;
+	__u32 tgid, reason, weight;
 	struct offcpu_task *s;
 	struct ember_uregs regs;
 	bool lost = false;
+	__u64 now;
 
-	if (!prev->pid || state & TASK_DEAD) /* the idle task; a thread's last switch */
+	/* the idle task; a thread's last switch; kernel threads */
+	if (!prev->pid || state & TASK_DEAD || prev->flags & PF_KTHREAD)
 		return;
-	if (prev->flags & PF_KTHREAD) {
-		metric_inc(EMBER_OFFCPU_M_KTHREAD);
+	now = bpf_jiffies64();
+	/* storage is created at a thread's first sampled switch-out (never walked: forced) */
+	s = bpf_task_storage_get(&tasks, prev, 0, 0);
+	if (s)
+		s->off_ns = 0; /* not sampled, unless decided below */
+	weight = sample_weight(s ? s->last_walk : 0, now);
+	if (!weight)
 		return;
-	}
-	metric_inc(EMBER_OFFCPU_M_SWITCHES);
-	s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
-		metric_inc(EMBER_OFFCPU_M_NO_STORAGE);
-		return;
+		s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s) {
+			metric_inc(EMBER_OFFCPU_M_NO_STORAGE);
+			return;
+		}
+		s->off_ns = 0;
 	}
-	s->off_ns = 0;
-	s->weight = sample_weight(s);
-	if (!s->weight)
-		return;
+	s->last_walk = now;
+	s->weight = weight;
+	metric_add(EMBER_OFFCPU_M_SWITCHES, weight);
+	tgid = prev->tgid;
 	note_process(tgid);
 	if (fold_dropped(tgid))
 		return;

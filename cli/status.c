@@ -756,6 +756,36 @@ static void prom_allocs(const struct ember_status *st)
 		sample_u64("ember_alloc_losses_total", "cause", causes[i], v[i]);
 }
 
+/*
+ * Off-CPU profiling's run-queue latency per application (the status file's runq
+ * lines): the mean wait for a CPU in the last interval. An application whose
+ * name escapes like an earlier one's is left out (a series appears once).
+ */
+static void prom_runq(const struct ember_status *st)
+{
+	static const char name[] = "ember_last_interval_run_queue_latency_seconds";
+	char esc[256], prev[256];
+
+	family(name, "gauge",
+	       "Mean time the application's threads waited for a CPU once runnable, in the "
+	       "last interval (off-CPU profiling).");
+	for (size_t i = 0; i < st->n_runq && i < STATUSFILE_MAX_RUNQ; i++) {
+		const struct status_runq *r = &st->runq[i];
+		bool dup = false;
+
+		if (!r->waits)
+			continue;
+		escape_value(r->app, esc, sizeof(esc));
+		for (size_t j = 0; j < i && !dup; j++) {
+			escape_value(st->runq[j].app, prev, sizeof(prev));
+			dup = st->runq[j].waits && !strcmp(esc, prev);
+		}
+		if (!dup)
+			printf("%s{app=\"%s\"} %.9g\n", name, esc,
+			       (double)r->ns / r->waits / NS_PER_SEC);
+	}
+}
+
 static void prom_daemon(const struct daemon_view *v)
 {
 	const struct ember_status *st = &v->st;
@@ -815,6 +845,7 @@ static void prom_daemon(const struct daemon_view *v)
 	prom_caches(st);
 	prom_memory(st);
 	prom_allocs(st);
+	prom_runq(st);
 	if (!st->collector.configured)
 		return;
 	family("ember_collector_pushes_total", "counter",

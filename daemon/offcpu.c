@@ -212,16 +212,15 @@ static void log_metrics(struct offcpu *oc)
 	       d[EMBER_OFFCPU_M_WAKERS_FULL] + d[EMBER_CPU_M_COUNTS_FULL] +
 	       d[EMBER_CPU_M_STACKS_FULL];
 	log_emit(lost ? LOG_LVL_WARN : LOG_LVL_DEBUG, false, __FILE__, __LINE__, __func__,
-		 "offcpu: %" PRIu64 " switch-outs, %" PRIu64 " walked with weight 1 and %" PRIu64
-		 " sampled, %" PRIu64 " folded, %" PRIu64 " short, %" PRIu64
-		 " kernel-thread switches left out; lost: %" PRIu64
-		 " parked stacks evicted, %" PRIu64 " without storage, %" PRIu64
-		 " counts map full, %" PRIu64 " stacks map full, %" PRIu64 " wakers map full",
+		 "offcpu: ~%" PRIu64 " switch-outs (the weights' sum), %" PRIu64
+		 " walked with weight 1 and %" PRIu64 " sampled, %" PRIu64 " folded, %" PRIu64
+		 " short; lost: %" PRIu64 " parked stacks evicted, %" PRIu64
+		 " without storage, %" PRIu64 " counts map full, %" PRIu64
+		 " stacks map full, %" PRIu64 " wakers map full",
 		 d[EMBER_OFFCPU_M_SWITCHES], d[EMBER_OFFCPU_M_FORCED], d[EMBER_OFFCPU_M_SAMPLED],
-		 d[EMBER_CPU_M_COUNTED], d[EMBER_OFFCPU_M_SHORT], d[EMBER_OFFCPU_M_KTHREAD],
-		 d[EMBER_OFFCPU_M_PARKED_LOST], d[EMBER_OFFCPU_M_NO_STORAGE],
-		 d[EMBER_CPU_M_COUNTS_FULL], d[EMBER_CPU_M_STACKS_FULL],
-		 d[EMBER_OFFCPU_M_WAKERS_FULL]);
+		 d[EMBER_CPU_M_COUNTED], d[EMBER_OFFCPU_M_SHORT], d[EMBER_OFFCPU_M_PARKED_LOST],
+		 d[EMBER_OFFCPU_M_NO_STORAGE], d[EMBER_CPU_M_COUNTS_FULL],
+		 d[EMBER_CPU_M_STACKS_FULL], d[EMBER_OFFCPU_M_WAKERS_FULL]);
 }
 
 int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)

@@ -82,10 +82,10 @@ _Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_
  * the folding count them), then the off-CPU sampler's own.
  */
 enum ember_offcpu_metric {
-	EMBER_OFFCPU_M_SWITCHES = EMBER_CPU_M_NR, /* switch-outs of user threads seen */
-	EMBER_OFFCPU_M_SAMPLED,	    /* of which sampled by chance (weight: the period) */
-	EMBER_OFFCPU_M_FORCED,	    /* of which sampled with weight 1 (budget, or a while) */
-	EMBER_OFFCPU_M_KTHREAD,	    /* switch-outs of kernel threads left out (not a loss) */
+	/* switch-outs of user threads, estimated: the sum of the sampled ones' weights */
+	EMBER_OFFCPU_M_SWITCHES = EMBER_CPU_M_NR,
+	EMBER_OFFCPU_M_SAMPLED,	    /* switch-outs sampled by chance (weight: the period) */
+	EMBER_OFFCPU_M_FORCED,	    /* switch-outs sampled with weight 1 (budget, or a while) */
 	EMBER_OFFCPU_M_SHORT,	    /* sampled intervals under min_block_ns left out */
 	EMBER_OFFCPU_M_NO_STORAGE,  /* no per-thread storage: interval lost */
 	EMBER_OFFCPU_M_PARKED_LOST, /* a parked stack evicted before its thread returned */

@@ -7,7 +7,8 @@
 # third of it and waits for the CPU the rest: their run-queue delay in the offcpu profile
 # is within 10 points of the share of their wall time they measured off the CPU (about
 # 2/3: more when other work shares CPU 0), and that share is at least 2/3 - 10 points.
-# While they run, the status file and emberctl status give fx_offcpu's run-queue latency.
+# While they run, the status file, emberctl status and its Prometheus text give fx_offcpu's
+# run-queue latency (there a mean in seconds: > 0 and under the interval).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
 require_bpf
@@ -29,4 +30,12 @@ within "$(pct "$runq" "$wall")" "$want" 10 ||
 grep -Eq ' fx_offcpu: [0-9.]+ us mean over [1-9][0-9]* waits' "$T/status.txt" ||
 	fail "emberctl status does not show fx_offcpu's run-queue latency: $(cat "$T/status.txt")"
 grep -E 'run queue| fx_offcpu: ' "$T/status.txt"
+# and its Prometheus text: the family's HELP and TYPE, and fx_offcpu's mean in seconds
+grep -q '^# TYPE ember_last_interval_run_queue_latency_seconds gauge$' "$T/prom" ||
+	fail "no run-queue latency family in the Prometheus text"
+lat=$(awk '$1 == "ember_last_interval_run_queue_latency_seconds{app=\"fx_offcpu\"}" { print $2 }' "$T/prom")
+awk -v v="${lat:-x}" 'BEGIN { exit !(v ~ /^[0-9.e+-]+$/ && v + 0 > 0 && v + 0 < 2) }' ||
+	fail "fx_offcpu's run-queue latency in the Prometheus text is '${lat}', want 0 < s < 2:" \
+		"$(grep run_queue "$T/prom")"
+echo "prometheus: fx_offcpu run-queue latency ${lat} s"
 pass "run-queue delay $(pct "$runq" "$wall")% of the threads' wall time (measured ${want}%)"
