@@ -310,9 +310,8 @@ static size_t backoffs(void)
 }
 
 /* The stats once done(st, arg) holds; fails past BOUND_NS. */
-static struct uploader_stats wait_for(struct uploader *u,
-				      bool (*done)(const struct uploader_stats *, uint64_t),
-				      uint64_t arg)
+static struct uploader_stats
+wait_for(struct uploader *u, bool (*done)(const struct uploader_stats *, uint64_t), uint64_t arg)
 {
 	int64_t end = mono_ns() + BOUND_NS;
 	struct uploader_stats st;
