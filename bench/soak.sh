@@ -23,7 +23,8 @@
 #   -e  the emberd binary (emberctl is taken beside it)      (EMBERD, build/daemon/emberd)
 #   -o  also write the report to this file
 #   -k  also write the samples (TSV: phase, seconds, RSS KiB, CPU ns, cache KiB,
-#       processes tracked (these two from emberd's status file), anonymous RSS KiB)
+#       processes tracked (these two from emberd's status file), anonymous RSS KiB,
+#       SQLite's memory KiB, heap in use KiB (these two from the status file too))
 # The quiet phase starts once emberd has drained two intervals (after its start-up).
 # Quick smoke run: bench/soak.sh -d 120 -q 30 -s 10
 set -euo pipefail
@@ -40,7 +41,7 @@ REPORT=
 RAWOUT=
 MATCHED=
 
-usage() { sed -n '12,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '12,28p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=soak
 . "$HERE/lib.sh"
 while getopts 'd:q:c:n:s:e:o:k:mh' opt; do
@@ -216,12 +217,17 @@ losses() { sed -n 's/^ember_bpf_drops_total{cause="\([a-z_]*\)"} \([0-9]*\)$/\1 
 intervals() { sed -n 's/^ember_intervals_total \([0-9]*\)$/\1/p' "$1"; }
 
 RAW=$T/raw.tsv
-printf 'phase\tseconds\trss_kib\tcpu_ns\tcache_kib\tprocs\tanon_kib\n' >"$RAW"
+printf 'phase\tseconds\trss_kib\tcpu_ns\tcache_kib\tprocs\tanon_kib\tsqlite_kib\theap_kib\n' >"$RAW"
 # status: "cache KiB<TAB>processes tracked" from emberd's status file (its caches' own account
 # of their heap; the unwind tables are in BPF maps, not counted)
 status() {
 	awk '$1 == "cache" && $2 != "unwind_tables" { b += $4 } $1 == "processes_tracked" { p = $2 }
 		END { printf "%d\t%d", b / 1024, p }' "$T/run/status" 2>/dev/null || printf -- '-\t-'
+}
+# heap: "SQLite KiB<TAB>heap in use KiB" from the status file (what anonymous RSS is made of)
+heap() {
+	awk '$1 == "memory.sqlite" { s = $2 } $1 == "memory.heap_used" { h = $2 }
+		END { printf "%d\t%d", s / 1024, h / 1024 }' "$T/run/status" 2>/dev/null || printf -- '-\t-'
 }
 
 # phase NAME SECONDS: samples RSS and CPU every EVERY seconds, and at the end;
@@ -231,15 +237,16 @@ phase() {
 	sleep 2 # what the phase started settles
 	alive
 	t0=${EPOCHREALTIME} C0=$(cpu_ns "$EPID") W0=$t0
-	printf '%s\t0\t%s\t0\t%s\t%s\n' "$name" "$(rss_kib)" "$(status)" "$(anon_kib)" >>"$RAW"
+	printf '%s\t0\t%s\t0\t%s\t%s\t%s\n' "$name" "$(rss_kib)" "$(status)" "$(anon_kib)" \
+		"$(heap)" >>"$RAW"
 	next=$EVERY
 	while :; do
 		t=$(awk -v a="$t0" -v b="${EPOCHREALTIME}" 'BEGIN { printf "%d", b - a }')
 		[ "$t" -ge "$secs" ] && break
 		if [ "$t" -ge "$next" ]; then
 			alive
-			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$t" "$(rss_kib)" \
-				"$(($(cpu_ns "$EPID") - C0))" "$(status)" "$(anon_kib)" >>"$RAW"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$t" "$(rss_kib)" \
+				"$(($(cpu_ns "$EPID") - C0))" "$(status)" "$(anon_kib)" "$(heap)" >>"$RAW"
 			next=$((next + EVERY))
 			log "$name: ${t}s of ${secs}s, RSS $(rss_kib) KiB, anonymous $(anon_kib) KiB" \
 				"(cache KiB, processes: $(status | tr '\t' ' '))"
@@ -248,8 +255,8 @@ phase() {
 	done
 	alive
 	C1=$(cpu_ns "$EPID") W1=${EPOCHREALTIME}
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$secs" "$(rss_kib)" "$((C1 - C0))" "$(status)" \
-		"$(anon_kib)" >>"$RAW"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$secs" "$(rss_kib)" "$((C1 - C0))" \
+		"$(status)" "$(anon_kib)" "$(heap)" >>"$RAW"
 }
 pct() { awk -v c="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.3f", c / ((b - a) * 1e9) * 100 }'; }
 
@@ -274,12 +281,14 @@ wait "$EPID" || log "emberd exited with status $?"
 EPID=
 
 # --- report ------------------------------------------------------------------------------
-# slope FROM [caches|anon]: the least-squares slope (KiB/min) of RSS, of RSS less what emberd's
-# caches account for (bounded by memory_limit: what else grows), or of anonymous RSS, over
-# the loaded phase's samples at or after FROM s
+# slope FROM [caches|anon|sqlite|heap]: the least-squares slope (KiB/min) of RSS, of RSS less
+# what emberd's caches account for (bounded by memory_limit: what else grows), of anonymous
+# RSS, of SQLite's memory or of the heap in use, over the loaded phase's samples at or after
+# FROM s
 slope() {
 	awk -F'\t' -v from="$1" -v what="${2:-}" '$1 == "loaded" && $2 >= from && $5 != "-" {
-			x = $2 / 60; y = what == "caches" ? $3 - $5 : what == "anon" ? $7 : $3
+			x = $2 / 60
+			y = what == "caches" ? $3 - $5 : what == "anon" ? $7 : what == "sqlite" ? $8 : what == "heap" ? $9 : $3
 			n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
 		END { d = n * sxx - sx * sx; if (n < 2 || d == 0) print "-"; else printf "%.1f", (n * sxy - sx * sy) / d }' "$RAW"
 }
@@ -301,6 +310,8 @@ slope() {
 	echo "| slope of RSS less the caches, last half (KiB/min) | $(slope $((DURATION / 2)) caches) |"
 	echo "| anonymous RSS at the start / end of the loaded phase (KiB) | $(awk -F'\t' '$1 == "loaded" { if (!f) { f = $7 } l = $7 } END { print f " / " l }' "$RAW") |"
 	echo "| anonymous RSS slope, last half (KiB/min) | $(slope $((DURATION / 2)) anon) |"
+	echo "| SQLite's memory at the start / end of the loaded phase (KiB) | $(awk -F'\t' '$1 == "loaded" { if (!f) { f = $8 } l = $8 } END { print f " / " l }' "$RAW") |"
+	echo "| heap in use at the start / end, and its slope over the last half (KiB, KiB/min) | $(awk -F'\t' '$1 == "loaded" { if (!f) { f = $9 } l = $9 } END { print f " / " l }' "$RAW"), $(slope $((DURATION / 2)) heap) |"
 	echo "| intervals in the loaded phase | $(($(intervals "$T/prom1") - $(intervals "$T/prom0"))) |"
 	losses "$T/prom1" | while read -r cause n; do
 		b=$(losses "$T/prom0" | awk -v c="$cause" '$1 == c { print $2 }')
@@ -309,6 +320,8 @@ slope() {
 	echo
 	echo "RSS (KiB) every ${EVERY} s of the loaded phase:" \
 		"$(awk -F'\t' '$1 == "loaded" { printf "%s%s", s, $3; s = " " }' "$RAW")"
+	echo "SQLite's memory (KiB), same samples:" \
+		"$(awk -F'\t' '$1 == "loaded" { printf "%s%s", s, $8; s = " " }' "$RAW")"
 } >"$T/report"
 echo
 cat "$T/report"

@@ -457,6 +457,10 @@ static void print_daemon(const struct daemon_view *v)
 		       " profiles folded (%" PRIu64 " stacks into [truncated])\n",
 		       "fitted", st->collector.labels_dropped, st->collector.samples_merged,
 		       st->collector.profiles_folded, st->collector.stacks_folded);
+	if (st->collector.unmarked)
+		printf("  %-13s %" PRIu64 " verdicts not yet written: the history takes no writes "
+		       "(disk full?); their profiles are not pushed again unless emberd restarts\n",
+		       "push verdicts", st->collector.unmarked);
 }
 
 struct span {
@@ -862,6 +866,9 @@ static void prom_daemon(const struct daemon_view *v)
 	counter("ember_collector_stacks_folded_total",
 		"Stacks folded into [truncated] to fit the collector's size limits.",
 		st->collector.stacks_folded);
+	gauge("ember_collector_unmarked_verdicts",
+	      "Push verdicts kept in memory: the history could not take them (a full disk).",
+	      st->collector.unmarked);
 }
 
 static void prom_history(struct history *h)

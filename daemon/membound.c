@@ -17,10 +17,10 @@
 /* Allocations this big are mapped and unmapped on their own (see membound_init). */
 #define MMAP_THRESHOLD (256 * 1024)
 /*
- * SQLite's page caches (2 MiB per connection by default: the writer, the
- * uploader, rollups) grow with the history until full, some 50 KiB a minute
- * at the defaults; past this soft limit on all its memory together, SQLite
- * reuses its pages instead (they are in the kernel's page cache anyway).
+ * SQLite's page caches (512 KiB per connection, history.c's CACHE_SIZE_SQL:
+ * the writer, the uploader, rollups, checks) grow with the history until
+ * full; past this soft limit on all its memory together, SQLite reuses its
+ * pages instead (they are in the kernel's page cache anyway).
  */
 #define SQLITE_SOFT_LIMIT (2 * 1024 * 1024)
 /* Free heap bytes past which the arenas are trimmed after an interval (see trim()). */

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include <bpf/bpf.h>
 #include <curl/curl.h>
+#include <sqlite3.h>
 
 #include "allocs.h"
 #include "clock.h"
@@ -253,6 +255,7 @@ static void gather_history_collector(struct ember_status *st, const struct repor
 	c->samples_merged = us.samples_merged;
 	c->profiles_folded = us.profiles_folded;
 	c->stacks_folded = us.stacks_folded;
+	c->unmarked = us.unmarked;
 }
 
 /*
@@ -426,6 +429,15 @@ void report_init(struct interval_report *r, const struct report_sources *src)
 		growth_metrics(src->growth, r->last_growth);
 }
 
+/* What the heap holds, SQLite's part apart: where RSS growth comes from (bench/soak.sh). */
+static void read_heap(struct status_memory *m)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	m->sqlite = (uint64_t)sqlite3_memory_used();
+	m->heap_used = mi.uordblks + mi.hblkhd;
+}
+
 void report_measure_memory(struct interval_report *r, const struct report_sources *src)
 {
 	read_rss(&r->st.mem.rss, &r->st.mem.rss_peak);
@@ -447,6 +459,7 @@ void report_gather_common(struct interval_report *r, const struct report_sources
 	gather_history_collector(st, src);
 	gather_cpu(st);
 	read_rss(&st->mem.rss, &st->mem.rss_peak);
+	read_heap(&st->mem);
 	st->mem.limit = src->cfg->memory_limit;
 	gather_maps(r);
 }

@@ -30,6 +30,8 @@
 #define IDLE_RECHECK_NS (60 * NS_PER_SEC)
 /* After a history error (disk full, a lock held too long), wait before trying again. */
 #define HISTORY_RETRY_NS (5 * NS_PER_SEC)
+/* The longest pause while kept verdicts fill their list (see pause_pushing()). */
+#define KEPT_PAUSE_MAX_NS HISTORY_RETRY_NS
 /* The same rejection is logged at most this often. */
 #define REJECT_LOG_NS (60 * NS_PER_SEC)
 /*
@@ -45,6 +47,9 @@
 #define FIT_LOG_NS (60 * NS_PER_SEC)
 /* Dropped labels (name, reason) logged once each; past this many, only counted. */
 #define MAX_LOGGED_DROPS 64
+/* A kept verdict's message: what push_one() has for it. */
+#define KEPT_MSG_LEN 256
+_Static_assert(UPLOADER_UNMARKED_MAX <= HISTORY_VERDICTS_MAX, "history_mark_all() takes them all");
 
 /* The reply body, kept up to PUSH_MAX_REPLY_BYTES: only its message matters. */
 struct reply {
@@ -76,6 +81,16 @@ struct uploader {
 	} fit_log;
 	struct push_label_drop logged_drops[MAX_LOGGED_DROPS];
 	size_t n_logged_drops;
+	bool state_failed; /* save_state() warned; it warns again after a success */
+	/*
+	 * Verdicts the history could not take (a full disk): their profiles are
+	 * not taken again, the verdicts are written before each push (all in one
+	 * transaction), and with the list full, pushing pauses (write_kept()).
+	 */
+	struct history_verdict kept[UPLOADER_UNMARKED_MAX];
+	char kept_msg[UPLOADER_UNMARKED_MAX][KEPT_MSG_LEN];
+	size_t n_kept;
+	unsigned int kept_pauses; /* pauses in a row with the list full */
 
 	struct uploader_transport transport; /* libcurl's, or a test's */
 	struct worker worker;		     /* its lock guards stats */
@@ -322,25 +337,31 @@ static bool sleep_for(struct uploader *u, int64_t ns)
 	return go_on;
 }
 
-/* Waits for a stored profile (uploader_wake), the stop, or the idle recheck. */
+/*
+ * Waits for a stored profile (uploader_wake), the stop, or the idle recheck;
+ * sooner with verdicts kept, to write them once the history takes writes.
+ */
 static void wait_for_work(struct uploader *u)
 {
 	worker_lock(&u->worker);
-	worker_wait(&u->worker, IDLE_RECHECK_NS);
+	worker_wait(&u->worker, u->n_kept ? HISTORY_RETRY_NS : IDLE_RECHECK_NS);
 	worker_unlock(&u->worker);
 }
 
 /* --- state ------------------------------------------------------------------------- */
 
+/* Warned once while it fails (a full disk fails every push), again after a success. */
 static void save_state(struct uploader *u)
 {
 	int ret = history_collector_save(u->hist, &u->cs);
 
-	if (ret)
+	if (ret && !u->state_failed)
 		log_warnx("collector: cannot record its state in %s: %s", history_path(u->hist),
 			  strerror(-ret));
+	u->state_failed = ret != 0;
 }
 
+/* Pending in the history, less the profiles whose verdicts are kept (pushed already). */
 static void refresh_counts(struct uploader *u)
 {
 	uint64_t n;
@@ -348,6 +369,7 @@ static void refresh_counts(struct uploader *u)
 
 	if (history_pending_count(u->hist, &n, &oldest))
 		return;
+	n = n > u->n_kept ? n - u->n_kept : 0;
 	worker_lock(&u->worker);
 	u->stats.pending = n;
 	u->stats.oldest_pending_ns = oldest;
@@ -384,13 +406,69 @@ static void record_error(struct uploader *u, long status, const char *msg, int64
 	worker_unlock(&u->worker);
 }
 
+/* --- verdicts the history cannot take -------------------------------------------- */
+
+static void count_kept(struct uploader *u)
+{
+	worker_lock(&u->worker);
+	u->stats.unmarked = u->n_kept;
+	worker_unlock(&u->worker);
+}
+
+/* Keeps a verdict the history refused (err); there is room: pushing pauses when full. */
+static void keep_verdict(struct uploader *u, const struct history_pending *p,
+			 enum history_push_state state, const char *msg, int64_t now, int err)
+{
+	size_t i = u->n_kept;
+
+	if (i == UPLOADER_UNMARKED_MAX) /* never: run() pushes only with room */
+		return;
+	if (!i)
+		log_warnx("collector: cannot record push verdicts in %s: %s; kept in memory (at "
+			  "most %d) until it can, their profiles are not pushed again",
+			  history_path(u->hist), strerror(-err), UPLOADER_UNMARKED_MAX);
+	u->kept[i] = (struct history_verdict){.id = p->id, .state = state, .at_ns = now};
+	if (msg) {
+		snprintf(u->kept_msg[i], sizeof(u->kept_msg[i]), "%s", msg);
+		u->kept[i].message = u->kept_msg[i];
+	}
+	u->n_kept++;
+	count_kept(u);
+}
+
+/* The verdict on a pushed profile, into the history or, when it cannot take it, kept. */
+static void set_verdict(struct uploader *u, const struct history_pending *p,
+			enum history_push_state state, const char *msg, int64_t now)
+{
+	int ret = history_mark(u->hist, p->id, state, msg, now);
+
+	if (ret && ret != -ENOENT) /* -ENOENT: the row went meanwhile, nothing to mark */
+		keep_verdict(u, p, state, msg, now, ret);
+}
+
+/* Writes the kept verdicts, all in one transaction: 0 when none is left, else why not. */
+static int write_kept(struct uploader *u)
+{
+	int ret;
+
+	if (!u->n_kept)
+		return 0;
+	ret = history_mark_all(u->hist, u->kept, u->n_kept);
+	if (ret)
+		return ret;
+	log_info("collector: %zu push verdicts kept in memory are written to %s", u->n_kept,
+		 history_path(u->hist));
+	u->n_kept = 0;
+	u->kept_pauses = 0;
+	count_kept(u);
+	return 0;
+}
+
+/* --- verdicts --------------------------------------------------------------------- */
+
 static void on_sent(struct uploader *u, const struct history_pending *p, int64_t now)
 {
-	int ret = history_mark(u->hist, p->id, HISTORY_SENT, NULL, now);
-
-	if (ret)
-		log_warnx("collector: cannot mark profile %lld sent: %s", (long long)p->id,
-			  strerror(-ret));
+	set_verdict(u, p, HISTORY_SENT, NULL, now);
 	collector_reachable(u, now);
 	u->cs.last_success_ns = now;
 	worker_lock(&u->worker);
@@ -428,12 +506,8 @@ static void log_rejected(struct uploader *u, const struct history_pending *p, co
 static void on_rejected(struct uploader *u, const struct history_pending *p, long status,
 			const char *msg, int64_t now)
 {
-	int ret = history_mark(u->hist, p->id, HISTORY_REJECTED, msg, now);
-
+	set_verdict(u, p, HISTORY_REJECTED, msg, now);
 	log_rejected(u, p, msg, now);
-	if (ret)
-		log_warnx("collector: cannot mark profile %lld rejected: %s", (long long)p->id,
-			  strerror(-ret));
 	if (status)
 		collector_reachable(u, now);
 	record_error(u, status, msg, now);
@@ -703,7 +777,7 @@ static void push_one(struct uploader *u, const struct history_pending *p)
 	}
 	while (!stopping(u)) {
 		if (too_old(u, p, real_ns())) {
-			history_mark(u->hist, p->id, HISTORY_EXPIRED, EXPIRED_MSG, real_ns());
+			set_verdict(u, p, HISTORY_EXPIRED, EXPIRED_MSG, real_ns());
 			worker_lock(&u->worker);
 			u->stats.expired++;
 			worker_unlock(&u->worker);
@@ -739,6 +813,34 @@ static bool take_newest(struct uploader *u)
 	return newest && pending > ALTERNATE_MIN_PENDING;
 }
 
+/*
+ * The list of kept verdicts is full: no push until they are written, so that
+ * memory stays bounded and no profile is pushed twice. The pause grows as a
+ * push backoff does, up to KEPT_PAUSE_MAX_NS.
+ */
+static void pause_pushing(struct uploader *u, int err)
+{
+	int64_t d = backoff_ns(u, ++u->kept_pauses);
+
+	if (u->kept_pauses == 1)
+		log_warnx("collector: %d push verdicts wait to be written to %s (%s): pushing "
+			  "paused until it takes them",
+			  UPLOADER_UNMARKED_MAX, history_path(u->hist), strerror(-err));
+	sleep_for(u, d < KEPT_PAUSE_MAX_NS ? d : KEPT_PAUSE_MAX_NS);
+}
+
+/* At a stop, verdicts still kept are lost: their profiles go again after a restart. */
+static void write_kept_at_stop(struct uploader *u)
+{
+	size_t n = u->n_kept;
+	int ret = write_kept(u);
+
+	if (ret)
+		log_warnx("collector: %zu push verdicts could not be written to %s (%s): after a "
+			  "restart, their profiles are pushed again",
+			  n, history_path(u->hist), strerror(-ret));
+}
+
 static void run(struct worker *w, void *arg)
 {
 	struct uploader *u = arg;
@@ -746,9 +848,14 @@ static void run(struct worker *w, void *arg)
 	int ret;
 
 	while (!stopping(u)) {
+		ret = write_kept(u);
+		if (ret && u->n_kept == UPLOADER_UNMARKED_MAX) {
+			pause_pushing(u, ret);
+			continue;
+		}
 		expire_old(u);
 		refresh_counts(u);
-		ret = history_next_pending(u->hist, take_newest(u), &p);
+		ret = history_next_pending_except(u->hist, take_newest(u), u->kept, u->n_kept, &p);
 		if (ret == -ENOENT) {
 			wait_for_work(u);
 			continue;
@@ -762,6 +869,7 @@ static void run(struct worker *w, void *arg)
 		push_one(u, &p);
 		history_pending_free(&p);
 	}
+	write_kept_at_stop(u);
 	refresh_counts(u);
 	(void)w;
 }

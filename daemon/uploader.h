@@ -28,7 +28,15 @@ struct uploader_stats {
 	uint64_t samples_merged;		 /* merged once sample labels went */
 	uint64_t profiles_folded, stacks_folded; /* fitted to the size limits */
 	int64_t oldest_pending_ns;		 /* its start; 0 when none */
+	uint64_t unmarked; /* verdicts the history could not take yet (a full disk) */
 };
+
+/*
+ * Verdicts (sent, rejected, expired) the history cannot take (a full disk)
+ * are kept in memory, at most this many, and their profiles are not pushed
+ * again; with that many kept, pushing pauses until they are written.
+ */
+#define UPLOADER_UNMARKED_MAX 256
 
 /*
  * Starts the thread; a negative errno and a one-line cause in err when the

@@ -45,6 +45,7 @@ int main(void)
 	srunner_add_suite(sr, file_suite());
 	srunner_add_suite(sr, worker_suite());
 	srunner_add_suite(sr, uploader_suite());
+	srunner_add_suite(sr, unmarked_suite());
 	srunner_add_suite(sr, retention_suite());
 	srunner_add_suite(sr, proctable_suite());
 	srunner_run_all(sr, CK_NORMAL);

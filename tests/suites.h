@@ -40,6 +40,7 @@ Suite *clock_suite(void);
 Suite *file_suite(void);
 Suite *worker_suite(void);
 Suite *uploader_suite(void);
+Suite *unmarked_suite(void);
 Suite *retention_suite(void);
 Suite *proctable_suite(void);
 

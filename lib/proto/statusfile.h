@@ -110,6 +110,7 @@ struct status_collector {
 	uint64_t samples_merged;  /* samples that differed only by sample labels */
 	uint64_t profiles_folded; /* profiles over max_samples/max_profile_bytes */
 	uint64_t stacks_folded;	  /* stacks folded into [truncated] */
+	uint64_t unmarked;	  /* verdicts kept in memory: the history takes no writes */
 };
 
 /* The memory bound: the limit, the usage, and what shrinking did. */
@@ -123,6 +124,8 @@ struct status_memory {
 	int64_t last_shrink_ns; /* CLOCK_REALTIME; 0: never */
 	uint64_t last_freed;	/* cache bytes freed by the last shrink */
 	uint64_t freed_total;
+	uint64_t sqlite;    /* SQLite's memory: page caches, statements (sqlite3_memory_used) */
+	uint64_t heap_used; /* malloc'd and not freed (mallinfo2), SQLite's included */
 };
 
 /* Storing profiles in the history: failures, the backlog kept in memory, a damaged file. */

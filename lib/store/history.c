@@ -22,6 +22,13 @@
 #define SCHEMA_VERSION 4
 /* zstd's default level: cheap enough to run every interval, ~4x on pprof. */
 #define BLOB_ZSTD_LEVEL 3
+/*
+ * Each connection's page cache (SQLite's default: 2 MiB), as PRAGMA cache_size
+ * takes it (negative: KiB). emberd holds several (store, uploader, rollups, checks)
+ * whose caches fill with the growing history and stay full; the pages are in the
+ * kernel's page cache anyway, and every read here goes through an index.
+ */
+#define CACHE_SIZE_SQL "PRAGMA cache_size = -512"
 
 static const char schema_sql[] = "CREATE TABLE profiles ("
 				 "id INTEGER PRIMARY KEY, "
@@ -92,7 +99,10 @@ static const char insert_sql[] =
 /* ... and of those, the ones whose interval ended before ?2. */
 #define AGED "profiles WHERE start_ns < ?2 AND end_ns < ?2 AND " PRUNABLE
 
-#define PENDING_COLS QUERY_COLS "blob, push_attempts FROM profiles WHERE push_state = 0 "
+/* ?1: a JSON array of ids passed over (their verdicts wait to be written), or NULL. */
+#define PENDING_COLS                                                         \
+	QUERY_COLS "blob, push_attempts FROM profiles WHERE push_state = 0 " \
+		   "AND id NOT IN (SELECT value FROM json_each(?1)) "
 
 const char *const hist_push_sql[PUSH_STMT_COUNT] = {
 	[PUSH_OLDEST] = PENDING_COLS "ORDER BY start_ns, id LIMIT 1",
@@ -335,16 +345,20 @@ static void vacuum_once(struct history *h)
  * WAL lets readers (emberctl) run while the daemon writes; synchronous=NORMAL
  * is durable across crashes of the process and only risks the last commits on
  * power loss, which costs one fsync per checkpoint instead of per profile.
- * auto_vacuum must come before WAL and the first table to apply to a new file.
+ * auto_vacuum must come before WAL and the first table to apply to a new file;
+ * it is set only when not set yet: setting it writes the header, which a full
+ * disk refuses (and the writer could not open).
  */
 static int setup_writer(struct history *h)
 {
-	int rc;
+	int64_t mode = 0;
+	int rc = SQLITE_OK;
 
-	rc = sqlite3_exec(h->db,
-			  "PRAGMA auto_vacuum = INCREMENTAL; PRAGMA journal_mode = WAL; "
-			  "PRAGMA synchronous = NORMAL",
-			  NULL, NULL, NULL);
+	if (query_int(h->db, "PRAGMA auto_vacuum", &mode) || mode != 2)
+		rc = sqlite3_exec(h->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(h->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL",
+				  NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sqlite_errno(rc);
 	return create_schema(h->db);
@@ -393,6 +407,8 @@ int hist_open_db(struct history *h, const char **err)
 	}
 	sqlite3_extended_result_codes(h->db, 1);
 	sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
+	/* it reads the schema: a damaged file fails below, with its cause */
+	sqlite3_exec(h->db, CACHE_SIZE_SQL, NULL, NULL, NULL);
 	if (!h->read_only) {
 		ret = setup_writer(h);
 		if (ret) {

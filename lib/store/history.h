@@ -103,6 +103,29 @@ void history_pending_free(struct history_pending *p);
 /* Moves a row to state (sent, rejected or expired) with message (may be NULL). */
 int history_mark(struct history *h, int64_t id, enum history_push_state state, const char *message,
 		 int64_t now_ns);
+
+/* A verdict on a pushed profile, as history_mark() takes it. */
+struct history_verdict {
+	int64_t id;
+	enum history_push_state state;
+	const char *message; /* may be NULL */
+	int64_t at_ns;
+};
+
+/* At most this many verdicts in one call below (a bound on the query's text). */
+#define HISTORY_VERDICTS_MAX 4096
+
+/*
+ * history_mark() of each of v[0..n) in one transaction: all written, or none
+ * (-errno: a full disk). A row that is gone (deleted meanwhile) is passed over.
+ */
+int history_mark_all(struct history *h, const struct history_verdict *v, size_t n);
+/*
+ * history_next_pending(), passing over the profiles of the n verdicts in
+ * skip: pushed already, their verdicts not yet written (a full disk).
+ */
+int history_next_pending_except(struct history *h, bool newest, const struct history_verdict *skip,
+				size_t n, struct history_pending *out);
 /* Counts a failed attempt on a row that stays pending, with its cause. */
 int history_mark_attempt(struct history *h, int64_t id, const char *message, int64_t now_ns);
 /* Marks every pending row that started before cutoff_ns expired; *n (may be NULL) gets how many. */

@@ -63,12 +63,34 @@ static int read_pending(sqlite3_stmt *st, struct history_pending *p)
 	return hist_read_blob(st, &p->pprof, &p->pprof_len);
 }
 
-int history_next_pending(struct history *h, bool newest, struct history_pending *out)
+/* The ids of v[0..n) as a JSON array ("[1,2]") for json_each(); NULL with errno set. */
+static char *ids_json(const struct history_verdict *v, size_t n)
+{
+	size_t len = n * 21 + 3, o = 0; /* an id: at most 20 characters and a comma */
+	char *s;
+
+	if (n > HISTORY_VERDICTS_MAX) {
+		errno = E2BIG;
+		return NULL;
+	}
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[o++] = '[';
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)snprintf(s + o, len - o, "%s%lld", i ? "," : "", (long long)v[i].id);
+	snprintf(s + o, len - o, "]");
+	return s;
+}
+
+int history_next_pending_except(struct history *h, bool newest, const struct history_verdict *skip,
+				size_t n, struct history_pending *out)
 {
 	sqlite3_stmt *st;
+	char *ids = NULL;
 	int ret, rc;
 
-	if (!out)
+	if (!out || (n && !skip))
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	ret = hist_follow(h); /* the sampler's handle may have moved a damaged file aside */
@@ -76,15 +98,29 @@ int history_next_pending(struct history *h, bool newest, struct history_pending 
 		ret = hist_push_stmt(h, newest ? PUSH_NEWEST : PUSH_OLDEST, false, &st);
 	if (ret)
 		return ret;
+	if (n && !(ids = ids_json(skip, n)))
+		return -errno;
+	/* NULL: json_each() has no rows, nothing is passed over */
+	if (sqlite3_bind_text(st, 1, ids, -1, SQLITE_STATIC) != SQLITE_OK) {
+		free(ids);
+		return -ENOMEM;
+	}
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		ret = read_pending(st, out);
 	else
 		ret = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
 	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	free(ids);
 	if (ret)
 		history_pending_free(out);
 	return ret;
+}
+
+int history_next_pending(struct history *h, bool newest, struct history_pending *out)
+{
+	return history_next_pending_except(h, newest, NULL, 0, out);
 }
 
 void history_pending_free(struct history_pending *p)
@@ -135,6 +171,42 @@ int history_mark(struct history *h, int64_t id, enum history_push_state state, c
 		return -ENOMEM;
 	}
 	return step_changed(h, st);
+}
+
+/* Ends the transaction that BEGIN IMMEDIATE opened: committed when ret is 0, else rolled back. */
+static int end_transaction(struct history *h, int ret)
+{
+	int rc = sqlite3_exec(h->db, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
+
+	if (!ret && rc != SQLITE_OK)
+		ret = sqlite_errno(rc);
+	/* a COMMIT that failed may leave the transaction open (busy), or SQLite rolled it back */
+	if (ret && !sqlite3_get_autocommit(h->db))
+		sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+	return ret;
+}
+
+int history_mark_all(struct history *h, const struct history_verdict *v, size_t n)
+{
+	int ret = 0, rc;
+
+	if (!h || (n && !v))
+		return -EINVAL;
+	if (h->read_only)
+		return -EROFS;
+	if (!n)
+		return 0;
+	if (!h->db)
+		return -EIO; /* a damaged file that could neither be moved nor opened again */
+	rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	for (size_t i = 0; i < n && !ret; i++) {
+		ret = history_mark(h, v[i].id, v[i].state, v[i].message, v[i].at_ns);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	return end_transaction(h, ret);
 }
 
 int history_mark_attempt(struct history *h, int64_t id, const char *message, int64_t now_ns)
@@ -329,10 +401,7 @@ int history_collector_save(struct history *h, const struct history_collector_sta
 		ret = history_state_set(h, KEY_LAST_ERROR, s->last_error);
 	if (!ret)
 		ret = hist_state_set_int(h, KEY_OUTAGE, s->outage_since_ns);
-	rc = sqlite3_exec(h->db, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
-	if (!ret && rc != SQLITE_OK)
-		ret = sqlite_errno(rc);
-	return ret;
+	return end_transaction(h, ret);
 }
 
 int history_collector_load(struct history *h, struct history_collector_state *s)

@@ -9,7 +9,9 @@
 # logged, the newest are kept without a gap. Then the collector answers 503:
 # new profiles stay unsent, within retention: once the sent ones are gone,
 # nothing more is deleted, the stores fail (state store-failing, the backlog
-# holds them) and that shows. A SIGTERM exits 0.
+# holds them) and that shows. Then the collector answers again with the disk still full: the
+# uploader cannot mark what it sent, keeps those verdicts in memory and pushes no profile
+# twice; with room again, they are written. A SIGTERM exits 0.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/push_lib.sh"
 require_bpf
@@ -119,6 +121,71 @@ grep -Eq "store +(FAILING since|working; last failure at) .*No space left on dev
 	fail "emberctl status does not show the failure: $(grep store "$T/st.txt")"
 pass "unsent profiles within retention: none deleted ($unsent kept), $(status_key store.failed)" \
 	"failed stores, $(status_key store.backlog) profiles kept in memory"
+
+# --- the collector back, the disk still full: no profile pushed twice ---------------------
+# The disk is kept full to the last block (what a checkpoint gives back is taken again
+# within 0.1 s): the uploader cannot write its verdicts (sent) either. It keeps them in
+# memory and does not take those profiles again (before, a profile it could not mark sent
+# was pushed again and again), up to UPLOADER_UNMARKED_MAX (256) of them. The backoff that
+# phase 2's 503s grew (at most 5 min) runs out first.
+keep_full() {
+	while :; do
+		dd if=/dev/zero of="$T/data/fill2" bs=4k oflag=append conv=notrunc status=none \
+			2>/dev/null || true
+		sleep 0.1
+	done
+}
+keep_full &
+FILL_PID=$!
+PIDS+=("$FILL_PID")
+p0=$(rows) # pending: once the sent ones went, every row is unsent
+a0=$(coll_stat accepted) || fail "the collector does not answer"
+want=$((p0 < 256 ? p0 : 256))
+[ "$want" -ge 1 ] || fail "no unsent profile in the history"
+coll_fault none
+# snapshot: a copy of the status file taken while it shows kept verdicts (emberctl reads it)
+snapshot() {
+	[ "$(status_key collector.unmarked)" -gt 0 ] 2>/dev/null || return 0
+	[ -s "$T/snap/status" ] && return 0
+	mkdir -p "$T/snap"
+	cp "$T/run/status" "$T/snap/status.tmp" && mv "$T/snap/status.tmp" "$T/snap/status"
+}
+arrived() { snapshot; stat_ge accepted $((a0 + want)); }
+end=$((SECONDS + 330))
+until arrived; do
+	[ "$SECONDS" -lt "$end" ] ||
+		fail "$(($(coll_stat accepted) - a0)) of the $p0 unsent profiles arrived in 330 s"
+	sleep 0.5
+done
+# dups: profiles the collector accepted more than once (same labels, same start), every phase
+dups() {
+	awk -F '\t' '{ n[$3 "\t" $4]++ } END { for (k in n) if (n[k] > 1) print n[k] "x " k }' \
+		"$COLL_STORE/index.tsv"
+}
+[ -z "$(dups)" ] || fail "profiles pushed more than once: $(dups | head -5)"
+# with every block taken, the marks failed: they stay kept while the disk is full, and the
+# status file (written each interval) shows them, as emberctl does
+took_snapshot() { snapshot; [ -s "$T/snap/status" ]; }
+wait_for took_snapshot || fail "no verdict was kept in memory (collector.unmarked stayed 0)"
+seen=$(status_key collector.unmarked "$T/snap/status")
+"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/st.txt" 2>&1 || true
+grep -Eq "push verdicts +$seen verdicts not yet written" "$T/st.txt" ||
+	fail "emberctl status does not show $seen kept verdicts: $(grep -i push "$T/st.txt")"
+grep -q "cannot record push verdicts in .*; kept in memory" "$T/emberd.log" ||
+	fail "keeping verdicts in memory was not logged"
+pass "collector back, disk full: $want unsent profiles arrived, each once" \
+	"($(($(coll_stat accepted) - a0)) accepted, none twice); $seen verdicts seen kept in memory"
+
+# --- room again: the kept verdicts are written --------------------------------------------
+kill "$FILL_PID"
+wait "$FILL_PID" 2>/dev/null || true
+rm -f "$T/data/fill" "$T/data/fill2"
+none_kept() { [ "$(status_key collector.unmarked)" = 0 ]; }
+wait_for_long none_kept || fail "$(status_key collector.unmarked) verdicts still kept with room"
+grep -q "push verdicts kept in memory are written" "$T/emberd.log" ||
+	fail "writing the kept verdicts was not logged"
+[ -z "$(dups)" ] || fail "profiles pushed more than once: $(dups | head -5)"
+pass "room again: no verdict kept, no profile pushed twice ($(coll_stat accepted) accepted)"
 
 kill -TERM "$EMBERD_PID"
 wait_emberd
