@@ -18,12 +18,10 @@
 #include "clock.h"
 #include "config.h"
 #include "history.h"
-#include "pprof.h"
 #include "suites.h"
 #include "uploader.h"
+#include "uploader_fixture.h"
 
-/* Bound on every wait for the uploader's thread: never reached unless it is stuck. */
-#define BOUND_NS (30 * NS_PER_SEC)
 /* More than the uploader keeps: its list fills and it must pause. */
 #define MAX_PROFILES (UPLOADER_UNMARKED_MAX + 8)
 
@@ -167,8 +165,7 @@ struct fake {
 };
 
 static struct fake fake;
-static char dir[64];
-static struct ember_config cfg;
+static struct upfx fx;
 
 static int fake_send(void *ctx, const char *url, const uint8_t *body, size_t len,
 		     struct push_reply *r)
@@ -211,82 +208,33 @@ static void setup(void)
 	fake.status = 200;
 	atomic_store(&disk_full, false);
 	use_full_vfs();
-	snprintf(dir, sizeof(dir), "/tmp/check_unmarked.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	config_defaults(&cfg);
-	snprintf(cfg.collector.url, sizeof(cfg.collector.url), "http://collector.invalid:4040/");
+	upfx_setup(&fx, "check_unmarked");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
 	atomic_store(&disk_full, false);
-	config_free(&cfg);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	upfx_teardown(&fx);
 }
 
 /* Stores n one-sample cpu profiles, 10 s apart, oldest first; their ids go to ids (may be NULL). */
 static void store(size_t n, int64_t *ids)
 {
-	static const struct pprof_meta meta = {
-		.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
-		.n_sample_types = 2,
-		.period_type = {"cpu", "nanoseconds"},
-		.period = 10 * NS_PER_MS,
-	};
-	struct history *h = history_open(dir, false, NULL);
 	int64_t t = real_ns() - (int64_t)(n + 6) * 10 * NS_PER_SEC;
 
-	ck_assert_ptr_nonnull(h);
-	for (size_t i = 0; i < n; i++) {
-		struct history_meta m = {
-			.start_ns = t + (int64_t)i * 10 * NS_PER_SEC,
-			.end_ns = t + (int64_t)(i + 1) * 10 * NS_PER_SEC,
-			.type = "cpu",
-			.app = "a",
-			.labels = "",
-			.samples = i + 1,
-			.processes = 1,
-		};
-		struct pprof_builder *b = pprof_builder_new(&meta);
-		int64_t v[2] = {(int64_t)i + 1, ((int64_t)i + 1) * 10 * NS_PER_MS};
-		uint64_t f, loc;
-		uint8_t *buf;
-		size_t len;
-
-		ck_assert_ptr_nonnull(b);
-		f = pprof_function(b, "work", NULL, "w.c");
-		loc = pprof_location(b, 0, 0x1000, &f, 1);
-		ck_assert_int_eq(pprof_add_sample(b, &loc, 1, v, NULL, 0), 0);
-		ck_assert_int_eq(pprof_encode(b, &buf, &len), 0);
-		ck_assert_int_eq(history_put(h, &m, buf, len, ids ? &ids[i] : NULL), 0);
-		free(buf);
-		pprof_builder_free(b);
-	}
-	history_close(h);
+	for (size_t i = 0; i < n; i++)
+		upfx_store(&fx, "a", "", t + (int64_t)i * 10 * NS_PER_SEC, (int64_t)i + 1,
+			   ids ? &ids[i] : NULL);
 }
 
 static struct history_push_counts counts(void)
 {
-	struct history *h = history_open(dir, true, NULL);
-	struct history_push_counts c;
-
-	ck_assert_ptr_nonnull(h);
-	ck_assert_int_eq(history_push_counts(h, &c), 0);
-	history_close(h);
-	return c;
+	return upfx_counts(&fx);
 }
 
 static struct uploader *start(void)
 {
-	struct uploader *u = NULL;
-	char err[256] = "";
-
-	ck_assert_msg(!uploader_start_with(&cfg.collector, dir, &transport, &u, err, sizeof(err)),
-		      "uploader_start_with: %s", err);
-	return u;
+	return upfx_start(&fx, &transport);
 }
 
 static size_t calls(void)
@@ -309,11 +257,11 @@ static size_t backoffs(void)
 	return n;
 }
 
-/* The stats once done(st, arg) holds; fails past BOUND_NS. */
+/* The stats once done(st, arg) holds; fails past UPFX_BOUND_NS. */
 static struct uploader_stats
 wait_for(struct uploader *u, bool (*done)(const struct uploader_stats *, uint64_t), uint64_t arg)
 {
-	int64_t end = mono_ns() + BOUND_NS;
+	int64_t end = mono_ns() + UPFX_BOUND_NS;
 	struct uploader_stats st;
 
 	for (;;) {
@@ -362,7 +310,7 @@ START_TEST(next_pending_except)
 	int64_t ids[4];
 
 	store(4, ids);
-	h = history_open(dir, false, NULL);
+	h = history_open(fx.dir, false, NULL);
 	ck_assert_ptr_nonnull(h);
 	skip[0].id = ids[0];
 	skip[1].id = ids[3];
@@ -400,7 +348,7 @@ START_TEST(mark_all)
 	int64_t ids[3];
 
 	store(3, ids);
-	h = history_open(dir, false, NULL);
+	h = history_open(fx.dir, false, NULL);
 	ck_assert_ptr_nonnull(h);
 	v[0] = (struct history_verdict){.id = ids[0], .state = HISTORY_SENT, .at_ns = 1};
 	v[1] = (struct history_verdict){

@@ -16,12 +16,10 @@
 #include "clock.h"
 #include "config.h"
 #include "history.h"
-#include "pprof.h"
 #include "suites.h"
 #include "uploader.h"
+#include "uploader_fixture.h"
 
-/* Bound on every wait for the uploader's thread: never reached unless it is stuck. */
-#define BOUND_NS (30 * NS_PER_SEC)
 #define MAX_REPLIES 16
 #define MAX_CALLS 64
 /* CURLE_OPERATION_TIMEDOUT, without including curl here */
@@ -44,8 +42,7 @@ struct fake {
 };
 
 static struct fake fake;
-static char dir[64];
-static struct ember_config cfg;
+static struct upfx fx;
 
 static int fake_send(void *ctx, const char *url, const uint8_t *body, size_t len,
 		     struct push_reply *r)
@@ -103,73 +100,30 @@ static void setup(void)
 	memset(&fake, 0, sizeof(fake));
 	pthread_mutex_init(&fake.lock, NULL);
 	fake.backoff = NS_PER_MS;
-	snprintf(dir, sizeof(dir), "/tmp/check_uploader.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	config_defaults(&cfg);
-	snprintf(cfg.collector.url, sizeof(cfg.collector.url), "http://collector.invalid:4040/");
+	upfx_setup(&fx, "check_uploader");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	config_free(&cfg);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
+	upfx_teardown(&fx);
 }
 
 /* Stores a one-sample cpu profile of app that started at start_ns, with samples in it. */
 static void store(const char *app, int64_t start_ns, int64_t samples)
 {
-	static const struct pprof_meta meta = {
-		.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
-		.n_sample_types = 2,
-		.period_type = {"cpu", "nanoseconds"},
-		.period = 10 * NS_PER_MS,
-	};
-	struct history_meta m = {
-		.start_ns = start_ns,
-		.end_ns = start_ns + 10 * NS_PER_SEC,
-		.type = "cpu",
-		.app = app,
-		.labels = "env=test",
-		.samples = (uint64_t)samples,
-		.processes = 1,
-	};
-	struct pprof_builder *b = pprof_builder_new(&meta);
-	struct history *h = history_open(dir, false, NULL);
-	int64_t v[2] = {samples, samples * 10 * NS_PER_MS};
-	uint64_t f, loc;
-	uint8_t *buf;
-	size_t len;
-
-	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_nonnull(h);
-	f = pprof_function(b, "work", NULL, "w.c");
-	loc = pprof_location(b, 0, 0x1000, &f, 1);
-	ck_assert_int_eq(pprof_add_sample(b, &loc, 1, v, NULL, 0), 0);
-	ck_assert_int_eq(pprof_encode(b, &buf, &len), 0);
-	ck_assert_int_eq(history_put(h, &m, buf, len, NULL), 0);
-	free(buf);
-	pprof_builder_free(b);
-	history_close(h);
+	upfx_store(&fx, app, "env=test", start_ns, samples, NULL);
 }
 
 static struct uploader *start(void)
 {
-	struct uploader *u = NULL;
-	char err[256] = "";
-
-	ck_assert_msg(!uploader_start_with(&cfg.collector, dir, &transport, &u, err, sizeof(err)),
-		      "uploader_start_with: %s", err);
-	return u;
+	return upfx_start(&fx, &transport);
 }
 
-/* The stats once done(st) holds; fails past BOUND_NS. */
+/* The stats once done(st) holds; fails past UPFX_BOUND_NS. */
 static struct uploader_stats wait_for(struct uploader *u,
 				      bool (*done)(const struct uploader_stats *))
 {
-	int64_t end = mono_ns() + BOUND_NS;
+	int64_t end = mono_ns() + UPFX_BOUND_NS;
 	struct uploader_stats st;
 
 	for (;;) {
@@ -196,13 +150,7 @@ static struct uploader_stats run(bool (*done)(const struct uploader_stats *))
 
 static struct history_push_counts counts(void)
 {
-	struct history *h = history_open(dir, true, NULL);
-	struct history_push_counts c;
-
-	ck_assert_ptr_nonnull(h);
-	ck_assert_int_eq(history_push_counts(h, &c), 0);
-	history_close(h);
-	return c;
+	return upfx_counts(&fx);
 }
 
 /* What a test expects of the counters and of the fake's requests. */
@@ -321,7 +269,7 @@ START_TEST(expires_old)
 	struct uploader *u;
 	int64_t now = real_ns();
 
-	cfg.collector.max_age_ns = 3600 * NS_PER_SEC;
+	fx.cfg.collector.max_age_ns = 3600 * NS_PER_SEC;
 	store("old", now - 2 * 3600 * NS_PER_SEC, 1);
 	store("new", now - 60 * NS_PER_SEC, 1);
 	u = start();
@@ -353,7 +301,7 @@ START_TEST(stop_during_backoff)
 	uploader_wake(u);
 	t0 = mono_ns();
 	uploader_stop(u);
-	ck_assert_int_lt(mono_ns() - t0, BOUND_NS);
+	ck_assert_int_lt(mono_ns() - t0, UPFX_BOUND_NS);
 	ck_assert_uint_eq(fake.calls, 1);
 	ck_assert_uint_eq(counts().pending, 1);
 }
