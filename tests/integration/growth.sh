@@ -24,6 +24,8 @@ PIDS+=("$WL")
 # frame pointers, which this fixture, built without them, does not keep.
 wait_for grep -Eq "unwinder: pid $WL: .*\(0 to build\)" "$T/emberd.log" ||
 	fail "emberd did not load fx_growth's unwind tables within 30 s"
+# and past its start-up, which memory growth leaves out (growth_min_age, 100 ms)
+wait_for older_than "$WL" 200 || fail "fx_growth did not live 200 ms"
 kill -USR1 "$WL"
 wait "$WL" || fail "fx_growth exited with status $?"
 kill "$EMBERD_PID" # SIGTERM: emberd stores the last interval, then exits 0

@@ -23,6 +23,8 @@ trap 'rm -f "/tmp/perf-$WL.map"; cleanup' EXIT
 # it grows; until then its C++ frames are walked with frame pointers, which it lacks.
 wait_for grep -Eq "unwinder: pid $WL: .*\\(0 to build\\)" "$T/emberd.log" ||
 	fail "emberd did not load node's unwind tables within 30 s"
+# and past its start-up, which memory growth leaves out (growth_min_age, 100 ms)
+wait_for older_than "$WL" 200 || fail "node did not live 200 ms"
 kill -USR2 "$WL"
 grown() {
 	kill -0 "$WL" 2>/dev/null || fail "node exited: $(tail -3 "$T/node.out")"

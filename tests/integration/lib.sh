@@ -71,6 +71,18 @@ wait_for() {
 	return 1
 }
 
+# older_than PID MS: PID has lived MS ms or more (its start time in /proc/PID/stat, in
+# clock ticks since boot, against /proc/uptime). Memory growth leaves out a process's
+# first growth_min_age (100 ms by default): a fixture that grows on a signal gets it
+# once it is older than that.
+older_than() {
+	local start
+	start=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $20 }')
+	[ -n "$start" ] || return 1
+	awk -v s="$start" -v hz="$(getconf CLK_TCK)" -v ms="$2" \
+		'{ exit !(($1 - s / hz) * 1000 >= ms) }' /proc/uptime
+}
+
 # wait_emberd: waits for emberd to exit by itself and checks its status.
 wait_emberd() {
 	local rc=0
