@@ -35,11 +35,17 @@ usdt:$LIB:otel_memory:free { @frees = count(); }" >"$TMP/bt" 2>&1 &
 BT=$!
 # The workload waits (bounded) for the kernel to raise the semaphore: no sleep here.
 "$TEST" workload attached >"$TMP/on" || fail "workload under bpftrace: $(cat "$TMP/on")"
-kill -INT "$BT"
+# SIGINT makes bpftrace print its maps and exit. A script's background job starts with
+# INT ignored, until bpftrace sets its handler: on a loaded host the workload can end
+# before that, so INT is sent again until it exits (bounded), never waited on once.
 for _ in $(seq 100); do
-	kill -0 "$BT" 2>/dev/null || break
+	kill -INT "$BT" 2>/dev/null || break
 	sleep 0.1
 done
+if kill -0 "$BT" 2>/dev/null; then
+	kill -KILL "$BT"
+	fail "bpftrace did not exit within 10 s of SIGINT"
+fi
 wait "$BT" 2>/dev/null
 BT=
 
