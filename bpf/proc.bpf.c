@@ -29,9 +29,10 @@ static __always_inline void metric_inc(enum ember_proc_metric m)
 }
 
 /*
- * Set by the daemon (any time): 1 when every exec must wake it at once (an
- * application asks for sampled allocations, attached at exec); 0: only the
- * execs of processes it knows, the others wait for its next wakeup.
+ * Set by the daemon (any time): 1 when every exec (and exit) must wake it at
+ * once (an application asks for sampled allocations: attached at exec,
+ * detached at exit); 0: only the execs of processes it knows, the others and
+ * the exits wait for its next wakeup.
  */
 __u32 exec_wake_all;
 
