@@ -23,8 +23,13 @@
  * pages instead (they are in the kernel's page cache anyway).
  */
 #define SQLITE_SOFT_LIMIT (2 * 1024 * 1024)
-/* Free heap bytes past which the arenas are trimmed after an interval (see trim()). */
-#define TRIM_FREE_BYTES (1024 * 1024)
+/*
+ * Free heap bytes past which the arenas are trimmed after an interval (see
+ * trim()). A trim costs a walk of the arenas' free lists (tens of µs), so it
+ * can be this small: at 1 MiB, free space left by the churn of processes grew
+ * RSS by ~20 KiB a minute for the best part of an hour before one happened.
+ */
+#define TRIM_FREE_BYTES (256 * 1024)
 
 /* The caches' caps follow memory_limit, which a reload may change. */
 void membound_limit(struct membound *mb, uint64_t limit)
