@@ -544,7 +544,12 @@ static void expire_old(struct uploader *u)
 	uint64_t n = 0;
 	int ret;
 
-	if (u->cc.max_age_ns <= 0)
+	/*
+	 * Not while verdicts are kept (the history refused them just now): their
+	 * rows are still pending there, and would be counted expired, then set to
+	 * their verdict once written.
+	 */
+	if (u->cc.max_age_ns <= 0 || u->n_kept)
 		return;
 	ret = history_expire_pending(u->hist, now - u->cc.max_age_ns, now, &n);
 	if (ret)
