@@ -16,6 +16,12 @@
 
 /* A rollup built this many periods or more before the newest complete one means a catch-up. */
 #define CATCH_UP_PERIODS 2
+/*
+ * The builder's page cache: it reads each raw profile once an hour, and a
+ * probe of the index per interval; at the default 512 KiB, the probes' pages
+ * filled it within ten minutes of the first build and stayed.
+ */
+#define ROLLUP_CACHE_KIB 64
 /* The test-only override of the rollup period, in seconds. */
 #define TEST_PERIOD_ENV "EMBER_TEST_ROLLUP_SECONDS"
 
@@ -27,6 +33,7 @@ struct rollups {
 	/* the thread's own */
 	struct rollup_cursor cursor; /* where history_rollup_next() goes on */
 	bool catching_up;	     /* logged "catching up", not yet "caught up" */
+	bool holding;		     /* built since the last history_release_memory() */
 	uint64_t built;		     /* during the catch-up */
 };
 
@@ -59,7 +66,17 @@ static void build_one(struct rollups *r, int64_t before_ns)
 	if (!ret) {
 		report(r, &res, before_ns);
 		rollup_result_free(&res);
+		r->holding = true;
 		return;
+	}
+	/*
+	 * Nothing left to build until the next hour: the compression context
+	 * (a MiB and more, sized by the hour's merged profile) and the pages
+	 * the build read are not kept until then.
+	 */
+	if (ret == -ENOENT && r->holding) {
+		history_release_memory(r->h);
+		r->holding = false;
 	}
 	if (ret == -ENOENT && r->catching_up) {
 		log_info("rollups: caught up (%" PRIu64 " built)", r->built);
@@ -119,6 +136,8 @@ struct rollups *rollups_start(const char *data_dir)
 	}
 	r->h = history_open(data_dir, false, &err);
 	ret = r->h ? set_period(r->h) : -errno;
+	if (!ret)
+		ret = history_set_cache_kib(r->h, ROLLUP_CACHE_KIB);
 	if (!ret)
 		ret = worker_init(&r->worker);
 	if (!ret) {

@@ -524,6 +524,26 @@ void history_close(struct history *h)
 	free(h);
 }
 
+void history_release_memory(struct history *h)
+{
+	zstd_cctx_free(h->zstd);
+	h->zstd = NULL;
+	if (h->db)
+		sqlite3_db_release_memory(h->db);
+}
+
+int history_set_cache_kib(struct history *h, int kib)
+{
+	char sql[48];
+	int rc;
+
+	if (kib < 1)
+		return -EINVAL;
+	snprintf(sql, sizeof(sql), "PRAGMA cache_size = -%d", kib);
+	rc = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+}
+
 const char *history_path(const struct history *h)
 {
 	return h->path;

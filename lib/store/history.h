@@ -51,6 +51,14 @@ struct history;
  * NULL with errno set; *err (may be NULL) gets a static or sqlite message. */
 struct history *history_open(const char *data_dir, bool read_only, const char **err);
 void history_close(struct history *h);
+/*
+ * Hands back what the connection keeps between uses: its compression context
+ * (made again at the next store) and the unused pages of its cache. For a
+ * writer that stores rarely (the hourly rollups).
+ */
+void history_release_memory(struct history *h);
+/* The connection's page cache, in KiB (each has 512 by default): for one that reads little. */
+int history_set_cache_kib(struct history *h, int kib);
 const char *history_path(const struct history *h);
 
 /* Compresses pprof (uncompressed bytes) with zstd and stores it. */

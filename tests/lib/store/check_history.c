@@ -5,6 +5,7 @@
  * queue, and retention (age, size, unsent rows, the file shrinking).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,6 +172,62 @@ START_TEST(test_round_trip)
 	ck_assert(!s.rows[0].has_pprof);
 	ck_assert_uint_eq(s.rows[0].samples, 7);
 	history_close(h);
+}
+END_TEST
+
+/* What the heap holds, when malloc is glibc's (not under AddressSanitizer): else 0. */
+static uint64_t heap_in_use(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return 0;
+#else
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+#endif
+}
+
+/*
+ * A writer that stores rarely (the rollups) hands back its page cache and its
+ * compression context between uses, and stores as before after it.
+ */
+START_TEST(test_release_memory)
+{
+	enum { LEN = 512 * 1024 };
+	struct history_meta m = {
+		.start_ns = 1, .end_ns = 2, .type = "cpu", .app = "a", .labels = ""};
+	uint8_t *buf = malloc(LEN);
+	uint64_t x = 88172645463325252ull, sql_before, heap_before;
+	struct history *h = open_rw();
+	int64_t id;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(history_set_cache_kib(h, 0), -EINVAL);
+	ck_assert_int_eq(history_set_cache_kib(h, 64), 0);
+	ck_assert_int_eq(history_set_cache_kib(h, 512), 0);
+	for (size_t i = 0; i < LEN; i++) { /* xorshift: zstd cannot shrink it */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (uint8_t)x;
+	}
+	ck_assert_int_eq(history_put(h, &m, buf, LEN, &id), 0);
+	(void)query(h, INT64_MIN, INT64_MAX, NULL, NULL, false);
+	sql_before = (uint64_t)sqlite3_memory_used();
+	heap_before = heap_in_use();
+	history_release_memory(h);
+	/* the blob's 128 overflow pages were in the cache: most of them go */
+	ck_assert_msg((uint64_t)sqlite3_memory_used() + 256 * 1024 < sql_before,
+		      "SQLite holds %lld bytes after the release, %llu before",
+		      (long long)sqlite3_memory_used(), (unsigned long long)sql_before);
+	/* and the compression context, sized by a 512 KiB input, with them */
+	if (heap_before)
+		ck_assert_msg(heap_in_use() + 512 * 1024 < heap_before,
+			      "heap in use %llu after the release, %llu before",
+			      (unsigned long long)heap_in_use(), (unsigned long long)heap_before);
+	m.start_ns = 3, m.end_ns = 4;
+	ck_assert_int_eq(history_put(h, &m, buf, LEN, &id), 0);
+	ck_assert_int_eq(query(h, INT64_MIN, INT64_MAX, NULL, NULL, false).n, 2);
+	history_close(h);
+	free(buf);
 }
 END_TEST
 
@@ -1480,6 +1537,7 @@ Suite *history_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_release_memory);
 	tcase_add_test(tc, test_window_overlap);
 	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_order);
