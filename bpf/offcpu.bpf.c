@@ -349,8 +349,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	now = bpf_jiffies64();
 	/* storage is created at a thread's first sampled switch-out (never walked: forced) */
 	s = bpf_task_storage_get(&tasks, prev, 0, 0);
-	if (s)
-		s->off_ns = 0; /* not sampled, unless decided below */
+	/*
+	 * Not sampled, unless decided below. Written only when set (a switch-in
+	 * went unseen): the switch-in clears it, and a store at every switch
+	 * would dirty the line that every lookup of the thread's storage reads,
+	 * which the waker's CPU then pulls back (two cross-CPU misses a wait).
+	 */
+	if (s && s->off_ns)
+		s->off_ns = 0;
 	weight = sample_weight(s ? s->last_walk : 0, now);
 	if (!weight)
 		return;
