@@ -20,8 +20,33 @@ BUSY=$T/capbusy_$$
 cp "$FX/fx_busy" "$BUSY"
 printf '[app "burner"]\nmatch.comm = %s\n' "$(basename "$BUSY" | cut -c1-15)" >"$CONF"
 cap() { "$EMBERCTL" capture --runtime-dir "$RUN" "$@"; }
-# CPU time of a process in clock ticks (utime + stime); the fixture's comm has no spaces
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# cpu_log PID: every ~20 ms until PID is gone, "wall-clock µs, its CPU ns" (schedstat), with
+# no fork a line (read -t on a FIFO nobody writes is the sleep)
+cpu_log() {
+	local fd cpu
+	mkfifo "$T/tick"
+	exec {fd}<>"$T/tick"
+	while read -r cpu _ 2>/dev/null <"/proc/$1/schedstat"; do
+		echo "${EPOCHREALTIME/./} $cpu"
+		read -r -t 0.02 -u "$fd" _ || true
+	done
+}
+# cpu_between LOG FROM_NS TO_NS: CPU seconds the logged process used in [FROM, TO),
+# interpolated between the log's lines; empty when the log does not cover the window
+cpu_between() {
+	awk -v a="$2" -v b="$3" '
+	function at(t,   i) {
+		for (i = 2; i <= n; i++)
+			if (w[i] >= t)
+				return c[i - 1] + (c[i] - c[i - 1]) * (t - w[i - 1]) / (w[i] - w[i - 1])
+		return -1
+	}
+	{ n++; w[n] = $1 * 1000; c[n] = $2 }
+	END {
+		if (n < 2 || w[1] > a || w[n] < b) exit
+		printf "%.3f", (at(b) - at(a)) / 1e9
+	}' "$1"
+}
 # wait_for FILE PATTERN: up to 20 s for PATTERN to appear in FILE
 wait_for() {
 	for _ in $(seq 1 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
@@ -43,25 +68,34 @@ PIDS+=("$WL")
 sleep 0.5
 
 # 1. 5 s at 499 Hz of one pid: ends by itself, 499 samples per CPU second (+- 10 %)
-t0=$(ticks "$WL")
+cpu_log "$WL" >"$T/cpu.log" &
+CPULOG=$!
+PIDS+=("$CPULOG")
 s0=$(date +%s%N)
 cap --pid "$WL" --hz $HZ --duration 5s -o "$T/pid.pb.gz" 2>"$T/pid.err" ||
 	fail "capture failed: $(cat "$T/pid.err")"
 s1=$(date +%s%N)
-t1=$(ticks "$WL")
+kill "$CPULOG" 2>/dev/null || true
 took=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
 awk -v t="$took" 'BEGIN { exit !(t >= 4.9 && t < 15) }' ||
 	fail "the 5 s capture took $took s (expected to end by itself in 5..15 s)"
 pprof_top "$T/pid.pb.gz" -sample_index=samples >"$T/top.txt"
 got=$(total_of "$T/top.txt")
 burn=$(flat_of "$T/top.txt" burn)
-# fx_busy's CPU is measured over emberctl's whole run, which on a loaded host also
-# holds seconds of set-up before sampling starts: its rate over that run, times the
-# sampled window (the profile's duration), is the CPU the samples cover
-dur=$(sed -n 's/^Duration: \([0-9.]*\)s.*/\1/p' "$T/top.txt" | head -1)
-[ -n "$dur" ] || fail "no Duration in the capture's profile: $(head -3 "$T/top.txt")"
-cpu=$(awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v took="$took" -v d="$dur" \
-	'BEGIN { printf "%.2f", t / hz / took * d }')
+# The samples cover the profile's window (its Time and Duration), not emberctl's whole run,
+# which on a loaded host also holds a second or more of set-up during which the fixture's
+# share of its CPU differs: its CPU is read from the log over that window only.
+go tool pprof -raw "$T/pid.pb.gz" >"$T/raw.txt" 2>"$T/pprof.err" ||
+	fail "go tool pprof -raw rejected the capture: $(cat "$T/pprof.err")"
+pstart=$(sed -n 's/^Time: \(.*\) [A-Z][A-Z]*$/\1/p' "$T/raw.txt" | head -1)
+pstart=$(date -d "$pstart" +%s%N 2>/dev/null) ||
+	fail "no start time in the capture's profile: $(head -5 "$T/raw.txt")"
+# -raw prints the duration cut to 4 characters ("5.00", no unit): seconds to 10 ms here
+dur=$(sed -n 's/^Duration: \([0-9.]*\).*/\1/p' "$T/raw.txt" | head -1)
+[ -n "$dur" ] || fail "no Duration in the capture's profile: $(head -5 "$T/raw.txt")"
+pend=$((pstart + $(awk -v d="$dur" 'BEGIN { printf "%.0f", d * 1e9 }'))) # mawk's %d stops at 2^31
+cpu=$(cpu_between "$T/cpu.log" "$pstart" "$pend")
+[ -n "$cpu" ] || fail "the CPU log ($(wc -l <"$T/cpu.log") lines) does not cover the profile's window"
 want=$(awk -v c="$cpu" -v hz=$HZ 'BEGIN { printf "%d", c * hz }')
 echo "5 s at $HZ Hz took $took s: $got samples ($burn in burn); fx_busy used $cpu CPU s" \
 	"in its $dur s sampled -> $want expected (5 x $HZ = $((5 * HZ)) on an idle CPU)"
