@@ -17,7 +17,7 @@
 /* Allocations this big are mapped and unmapped on their own (see membound_init). */
 #define MMAP_THRESHOLD (256 * 1024)
 /*
- * SQLite's page caches (512 KiB per connection, history.c's CACHE_SIZE_SQL:
+ * SQLite's page caches (512 KiB per connection, history.c's CACHE_KIB:
  * the writer, the uploader, rollups, checks) grow with the history until
  * full; past this soft limit on all its memory together, SQLite reuses its
  * pages instead (they are in the kernel's page cache anyway).

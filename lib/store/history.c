@@ -23,12 +23,12 @@
 /* zstd's default level: cheap enough to run every interval, ~4x on pprof. */
 #define BLOB_ZSTD_LEVEL 3
 /*
- * Each connection's page cache (SQLite's default: 2 MiB), as PRAGMA cache_size
- * takes it (negative: KiB). emberd holds several (store, uploader, rollups, checks)
+ * Each connection's page cache in KiB (SQLite's default: 2 MiB), set with
+ * history_set_cache_kib(). emberd holds several (store, uploader, rollups, checks)
  * whose caches fill with the growing history and stay full; the pages are in the
  * kernel's page cache anyway, and every read here goes through an index.
  */
-#define CACHE_SIZE_SQL "PRAGMA cache_size = -512"
+#define CACHE_KIB 512
 
 static const char schema_sql[] = "CREATE TABLE profiles ("
 				 "id INTEGER PRIMARY KEY, "
@@ -408,7 +408,7 @@ int hist_open_db(struct history *h, const char **err)
 	sqlite3_extended_result_codes(h->db, 1);
 	sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
 	/* it reads the schema: a damaged file fails below, with its cause */
-	sqlite3_exec(h->db, CACHE_SIZE_SQL, NULL, NULL, NULL);
+	(void)history_set_cache_kib(h, CACHE_KIB);
 	if (!h->read_only) {
 		ret = setup_writer(h);
 		if (ret) {
