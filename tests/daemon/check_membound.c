@@ -77,19 +77,7 @@ static void interval(uint64_t limit)
 	membound_check(&mb, limit, &rep);
 }
 
-/*
- * The trim test measures glibc's heap: under AddressSanitizer malloc is
- * ASan's, which mallinfo2() and malloc_trim() do not see (the sanitizer build
- * runs the others).
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define EMBER_ASAN_ALLOCATOR 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EMBER_ASAN_ALLOCATOR 1
-#endif
-#endif
-
+/* The trim test measures glibc's heap (see EMBER_ASAN_ALLOCATOR in suites.h). */
 #ifndef EMBER_ASAN_ALLOCATOR
 /* This process's anonymous resident memory, in bytes. */
 static uint64_t rss_anon(void)

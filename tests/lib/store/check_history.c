@@ -178,7 +178,7 @@ END_TEST
 /* What the heap holds, when malloc is glibc's (not under AddressSanitizer): else 0. */
 static uint64_t heap_in_use(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef EMBER_ASAN_ALLOCATOR
 	return 0;
 #else
 	struct mallinfo2 mi = mallinfo2();
