@@ -75,11 +75,17 @@ int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct ember_proc_exec_event *x;
-	bool was_known;
+	__u8 *known_as = bpf_map_lookup_elem(&known, &tgid);
+	bool was_known = known_as && *known_as == EMBER_PROC_KNOWN_WOKEN;
 
 	metric_inc(EMBER_PROC_M_EXEC);
-	/* known: the daemon holds its old image's mappings and tables, to drop now */
-	was_known = bpf_map_delete_elem(&known, &tgid) == 0;
+	/*
+	 * known (and woken for): the daemon holds its old image's mappings and
+	 * tables, to drop now. One reported young (a fork sampled before it
+	 * exec'd) waits, as a process it never read: it has seldom read it.
+	 */
+	if (known_as)
+		bpf_map_delete_elem(&known, &tgid);
 	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
 	if (!x) {
 		metric_inc(EMBER_PROC_M_RINGBUF_FULL);

@@ -7,6 +7,8 @@
 #ifndef EMBER_STACK_BPF_H
 #define EMBER_STACK_BPF_H
 
+#include <bpf/bpf_core_read.h>
+
 #include "ember/cpu.h"
 
 /* Entries of the includer's metrics map: EMBER_CPU_M_NR unless it counts more. */
@@ -209,39 +211,76 @@ static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stac
 #ifndef PF_EXITING
 #define PF_EXITING 0x00000004
 #endif
+/* Whether task's process is younger than EMBER_PROC_YOUNG_NS (since its fork). */
+static __always_inline bool proc_young(struct task_struct *task)
+{
+	return bpf_ktime_get_ns() - BPF_CORE_READ(task, group_leader, start_time) <
+	       EMBER_PROC_YOUNG_NS;
+}
+
+/* Sends an event of type for tgid, waking the daemon or not; -1: the ring is full. */
+static __always_inline int proc_event(__u16 type, __u32 tgid, __u16 source, __u64 wake)
+{
+	struct ember_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		return -1;
+	e->type = type;
+	e->source = source;
+	e->tgid = tgid;
+	e->ktime_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, wake);
+	return 0;
+}
+
+/*
+ * A process reported young is sampled again: once it is older, wake the
+ * daemon (once) to read it while it lives; its NEW_YOUNG event is before.
+ */
+static __always_inline void wake_for_young(struct task_struct *task, __u8 *known_as, __u32 tgid,
+					   __u32 lost, __u16 source)
+{
+	if (*known_as != EMBER_PROC_KNOWN_YOUNG || proc_young(task))
+		return;
+	*known_as = EMBER_PROC_KNOWN_WOKEN; /* two CPUs at once: two wakeups, no harm */
+	if (proc_event(EMBER_PROC_WAKE, tgid, source, BPF_RB_FORCE_WAKEUP))
+		metric_inc(lost); /* read at the next wakeup instead */
+}
+
 /*
  * Reports the first sample of a process so that the daemon captures its
  * mappings while it lives (the symbolizer names frames after it exited). A
  * failed report, counted as metric lost, is retried on its next sample. A
  * thread on its way out is not reported: after the process's exit event
  * (which forgets it) its last samples would report a process already gone,
- * whose mappings and /proc entry cannot be read any more.
+ * whose mappings and /proc entry cannot be read any more. A young process is
+ * reported without a wakeup (EMBER_PROC_YOUNG_NS).
  */
 static __always_inline void note_process_m(__u32 tgid, __u32 lost, __u16 source)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct ember_proc_event *e;
-	__u8 one = 1;
+	__u8 as = EMBER_PROC_KNOWN_WOKEN, *known_as;
+	__u64 wake = BPF_RB_FORCE_WAKEUP;
 
 	if (task->flags & PF_EXITING)
 		return;
-	if (bpf_map_lookup_elem(&known, &tgid))
+	known_as = bpf_map_lookup_elem(&known, &tgid);
+	if (known_as) {
+		wake_for_young(task, known_as, tgid, lost, source);
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
+	}
+	if (proc_young(task)) {
+		as = EMBER_PROC_KNOWN_YOUNG;
+		wake = BPF_RB_NO_WAKEUP;
+	}
+	if (bpf_map_update_elem(&known, &tgid, &as, BPF_NOEXIST))
+		return; /* another CPU reported it meanwhile */
+	/* else forced: lazy exec events may sit before it (bpf/proc.bpf.c), and it is urgent */
+	if (proc_event(as == EMBER_PROC_KNOWN_YOUNG ? EMBER_PROC_NEW_YOUNG : EMBER_PROC_NEW, tgid,
+		       source, wake)) {
+		bpf_map_delete_elem(&known, &tgid); /* reported at its next sample */
 		metric_inc(lost);
-		return;
 	}
-	if (bpf_map_update_elem(&known, &tgid, &one, BPF_NOEXIST)) {
-		bpf_ringbuf_discard(e, 0); /* another CPU reported it meanwhile */
-		return;
-	}
-	e->type = EMBER_PROC_NEW;
-	e->source = source;
-	e->tgid = tgid;
-	e->ktime_ns = bpf_ktime_get_ns();
-	/* forced: lazy exec events may sit before it (bpf/proc.bpf.c), and it is urgent */
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 #endif
 

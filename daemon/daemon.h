@@ -58,7 +58,8 @@ struct daemon {
 	int epfd;
 	struct event_source ev[EV_NR]; /* fd -1: not open */
 	struct recapture recap;
-	uint64_t processes_seen; /* first sights since the start */
+	uint64_t processes_seen;   /* first sights since the start */
+	uint64_t processes_unread; /* of them, gone before their mappings were read */
 };
 
 #endif

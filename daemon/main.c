@@ -392,20 +392,22 @@ static int open_bpf(struct daemon *d)
 /* The interval's owner, reading the parts opened above; the cpu type drains the sampler. */
 static int open_interval(struct daemon *d)
 {
-	d->iv = interval_open(&(struct interval_deps){.src = {.cfg = &d->cfg,
-							      .sampler = d->sampler,
-							      .growth = d->growth,
-							      .allocs = d->allocs,
-							      .proc = d->proc,
-							      .procs = d->procs,
-							      .sym = d->sym,
-							      .unw = d->unw,
-							      .hist = d->hist,
-							      .up = &d->up,
-							      .processes_seen = &d->processes_seen},
-						      .rollups = d->rollups,
-						      .classify = procevents_classify,
-						      .classify_arg = d});
+	d->iv = interval_open(
+		&(struct interval_deps){.src = {.cfg = &d->cfg,
+						.sampler = d->sampler,
+						.growth = d->growth,
+						.allocs = d->allocs,
+						.proc = d->proc,
+						.procs = d->procs,
+						.sym = d->sym,
+						.unw = d->unw,
+						.hist = d->hist,
+						.up = &d->up,
+						.processes_seen = &d->processes_seen,
+						.processes_unread = &d->processes_unread},
+					.rollups = d->rollups,
+					.classify = procevents_classify,
+					.classify_arg = d});
 	/*
 	 * memory first: its buffers flip right after the interval's exits are read, so
 	 * that no allocation of a process that exited lands in the next interval, where

@@ -203,6 +203,13 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 	control_proc_exited(d->ctl, pid);
 }
 
+/* pid was gone when its first sample was read: its frames stay unnamed. */
+static void unread(struct daemon *d, pid_t pid)
+{
+	d->processes_unread++;
+	log_debug("pid %d: gone before its mappings were read", pid);
+}
+
 /*
  * A process's first sample: classify it, and read its mappings once for the
  * symbolizer (now: a short-lived one is gone soon) and the unwinder (now
@@ -227,10 +234,16 @@ static void on_new_event(struct daemon *d, pid_t pid, unsigned int source, int64
 	pc = proctable_classify(d->procs, &d->cfg, pid, NULL);
 	if (pc)
 		procevents_apply_class(pc, d);
-	if (pc && (pc->match.excluded || pc->gone))
-		return; /* excluded, or gone already: its mappings cannot be read either */
-	if (capture(d, pid, NULL, &snap))
+	if (pc && pc->gone) { /* classified by its comm alone */
+		unread(d, pid);
 		return;
+	}
+	if (pc && pc->match.excluded)
+		return;
+	if (capture(d, pid, NULL, &snap)) { /* gone meanwhile, or a zombie */
+		unread(d, pid);
+		return;
+	}
 	/*
 	 * Just exec'd: the unwinder now (its first samples are the program's
 	 * start-up), and both again once ld.so is done. Else the unwinder only
@@ -289,7 +302,9 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 /*
  * Captures a process while it lives and classifies it into an application;
  * forgets it after the drain that follows its exit. An exec or the exit of a
- * process never sampled costs nothing beyond reading its event.
+ * process never sampled costs nothing beyond reading its event; nor does one
+ * sampled only young (EMBER_PROC_YOUNG_NS) and gone by the next wakeup, but
+ * one failed open. EMBER_PROC_WAKE only woke the daemon for the events before.
  */
 void procevents_on_event(const struct ember_proc_event *e, void *arg)
 {
@@ -299,7 +314,7 @@ void procevents_on_event(const struct ember_proc_event *e, void *arg)
 
 	if (e->type == EMBER_PROC_EXIT) {
 		on_exit_event(d, e->tgid);
-	} else if (e->type == EMBER_PROC_NEW) {
+	} else if (e->type == EMBER_PROC_NEW || e->type == EMBER_PROC_NEW_YOUNG) {
 		on_new_event(d, e->tgid, e->source, ns);
 	} else if (e->type == EMBER_PROC_EXEC) {
 		/* proctrack hands an exec's event inside its ember_proc_exec_event */

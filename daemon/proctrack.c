@@ -137,10 +137,11 @@ void proctrack_wakeups(const struct proctrack *p, uint64_t *wakeups, uint64_t *e
 
 int proctrack_mark_known(struct proctrack *p, uint32_t pid)
 {
-	uint8_t one = 1;
+	uint8_t woken = EMBER_PROC_KNOWN_WOKEN;
 
-	return bpf_map_update_elem(bpf_map__fd(p->skel->maps.known), &pid, &one, BPF_ANY) ? -errno :
-											    0;
+	return bpf_map_update_elem(bpf_map__fd(p->skel->maps.known), &pid, &woken, BPF_ANY) ?
+		       -errno :
+		       0;
 }
 
 int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR])

@@ -453,6 +453,7 @@ void report_gather_common(struct interval_report *r, const struct report_sources
 	st->hz = src->cfg->hz;
 	st->interval_ns = src->cfg->interval_ns;
 	st->processes_seen = *src->processes_seen;
+	st->processes_unread = *src->processes_unread;
 	proctrack_wakeups(src->proc, &st->proc_wakeups, &st->proc_exec_only_wakeups);
 	st->processes_tracked = proctable_size(src->procs);
 	gather_symbols(r, src);

@@ -38,8 +38,9 @@ struct report_sources {
 	struct symbolizer *sym;
 	struct unwinder *unw; /* NULL: frame pointers only */
 	struct history *hist;
-	struct uploader *const *up;	/* NULL inside without a collector */
-	const uint64_t *processes_seen; /* first sights since the start */
+	struct uploader *const *up;	  /* NULL inside without a collector */
+	const uint64_t *processes_seen;	  /* first sights since the start */
+	const uint64_t *processes_unread; /* of them, gone before their mappings were read */
 };
 
 /* One interval's figures (cumulative ones since the start), filled by report_gather(). */

@@ -16,10 +16,25 @@
 #define EMBER_PROC_KNOWN_MAX 32768
 
 enum ember_proc_event_type {
-	EMBER_PROC_NEW = 1,  /* first sample of a process not seen before */
-	EMBER_PROC_EXEC = 2, /* the process exec'd: its mappings changed */
-	EMBER_PROC_EXIT = 3, /* the process (its leader thread) exited */
+	EMBER_PROC_NEW = 1,	  /* first sample of a process not seen before */
+	EMBER_PROC_EXEC = 2,	  /* the process exec'd: its mappings changed */
+	EMBER_PROC_EXIT = 3,	  /* the process (its leader thread) exited */
+	EMBER_PROC_NEW_YOUNG = 4, /* NEW of a process younger than EMBER_PROC_YOUNG_NS: no wakeup */
+	EMBER_PROC_WAKE = 5, /* one reported young was sampled older: wakes the daemon, no more */
 };
+
+/*
+ * A process first sampled this young (since its fork) is reported without
+ * waking the daemon: most are short-lived commands (ld.so, a shell's fork)
+ * gone before it could read them, and a wakeup and a /proc read for each cost
+ * more than their few samples stand for. It is read at the next wakeup, or at
+ * once when sampled again older (EMBER_PROC_WAKE).
+ */
+#define EMBER_PROC_YOUNG_NS (20ULL * 1000 * 1000)
+
+/* Values of the known map: reported (the daemon woken for it), or reported young. */
+#define EMBER_PROC_KNOWN_WOKEN 1
+#define EMBER_PROC_KNOWN_YOUNG 2
 
 /* Which sampler's first sample an EMBER_PROC_NEW event reports (for the log). */
 enum ember_proc_source {

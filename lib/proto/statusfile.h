@@ -170,6 +170,7 @@ struct ember_status {
 	int64_t late_last_end_ns;   /* and when it ended, CLOCK_REALTIME */
 	uint64_t processes_tracked; /* in the process table now */
 	uint64_t processes_seen;    /* first seen since the start */
+	uint64_t processes_unread;  /* of them, gone before emberd read their mappings */
 	/* process-event wakeups of the loop; of them, those reading only unknown processes' execs */
 	uint64_t proc_wakeups, proc_exec_only_wakeups;
 	struct status_count samples, stacks, processes, profiles;

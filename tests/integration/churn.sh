@@ -8,8 +8,8 @@
 #   still catch some, as they should: the churn is most of the host's CPU time.
 # - An exec of a process emberd does not know does not wake it: of its loop's wakeups
 #   by process events (status proc_wakeups), next to none read only execs of processes
-#   it did not know (proc_exec_only_wakeups; one per exec before). The exec of a child
-#   an on-CPU sample caught before it (a fork of the shell) does wake it, as it should.
+#   it did not know (proc_exec_only_wakeups; one per exec before). Nor does the exec of
+#   a child an on-CPU sample caught young before it (a fork of the shell: churn_young.sh).
 . "$(dirname "$0")/lib.sh"
 require_bpf
 N=1000

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A process sampled only in its first 20 ms wakes emberd for nothing (issue 15): 1000
+# short-lived processes (a fork, an exec of /bin/true, an exit: about 1 ms each) at
+# 999 Hz, so that most of them are sampled. Each is reported without a wakeup and read
+# at emberd's next one, by then gone: it costs one failed open, is counted
+# (processes_unread) and logged ("gone before its mappings were read"). Before, each
+# sampled child woke emberd at once: about one wakeup per child. A process still
+# running when older wakes emberd and is named (short_lived.sh).
+. "$(dirname "$0")/lib.sh"
+require_bpf
+N=1000
+
+start_emberd --hz 999 --interval 2s -v
+wait_for intervals_at_least 1 || fail "no interval stored at 2 s"
+w0=$(status_key proc_wakeups) u0=$(status_key processes_unread)
+[ -n "$w0" ] && [ -n "$u0" ] || fail "no proc_wakeups or processes_unread in the status file"
+# each child's pid and the µs from before its fork to after its reaping: a bound on its age
+for ((i = 0; i < N; i++)); do
+	s=${EPOCHREALTIME/./}
+	/bin/true &
+	c=$!
+	wait "$c"
+	echo "$c $((${EPOCHREALTIME/./} - s))" >>"$T/children"
+done
+n=$(status_key intervals)
+wait_for intervals_at_least $((n + 2)) || fail "no interval stored after the churn"
+wakeups=$(($(status_key proc_wakeups) - w0)) unread=$(($(status_key processes_unread) - u0))
+
+# pids of the children (of those in file $2) whose debug line matches sed pattern $1
+pids_said() { sed -n "s/.*debug: pid \([0-9]*\): $1.*/\1/p" "$T/emberd.log" | sort -u | comm -12 "$2" -; }
+awk '$2 < 20000 { print $1 }' "$T/children" | sort -u >"$T/young"
+young=$(wc -l <"$T/young")
+pids_said "first sample" "$T/young" >"$T/reported"
+reported=$(wc -l <"$T/reported")
+gone=$(pids_said "gone before its mappings were read" "$T/reported" | wc -l)
+echo "children: $young of $N lived under 20 ms, $reported of them sampled and reported," \
+	"$gone of those gone when read; $wakeups wakeups by process events, $unread processes" \
+	"counted unread"
+[ "$young" -ge $((N / 2)) ] ||
+	fail "only $young of $N children lived under 20 ms: the host is too loaded to judge"
+[ "$reported" -ge $((young / 4)) ] ||
+	fail "only $reported of $young young children were reported at 999 Hz"
+# a wakeup for another cause (a drain, another process) may find one alive: seldom
+[ "$gone" -ge $((reported * 9 / 10)) ] ||
+	fail "only $gone of $reported young children reported were gone when read: were they read at once?"
+[ "$unread" -ge "$gone" ] || fail "processes_unread rose by $unread, but $gone children were logged so"
+[ "$wakeups" -le $((N / 20)) ] ||
+	fail "$wakeups wakeups by process events for $reported young children reported"
+pass "$reported of $young young children reported without a wakeup ($wakeups wakeups by process events), $gone of them gone when read and counted"
+kill -TERM "$EMBERD_PID"
+wait_emberd
