@@ -215,7 +215,8 @@ static void unread(struct daemon *d, pid_t pid)
  * symbolizer (now: a short-lived one is gone soon) and the unwinder (now
  * after an exec, else once it lived UNWIND_DEFER_NS).
  */
-static void on_new_event(struct daemon *d, pid_t pid, unsigned int source, int64_t now_ns)
+static void on_new_event(struct daemon *d, pid_t pid, unsigned int source, bool young,
+			 int64_t now_ns)
 {
 	static const char *const names[] = {
 		[EMBER_PROC_SRC_CPU] = "on-CPU",
@@ -228,9 +229,10 @@ static void on_new_event(struct daemon *d, pid_t pid, unsigned int source, int64
 	bool fresh;
 
 	d->processes_seen++;
-	log_debug("pid %d: first sample (%s): classified and captured", pid,
+	log_debug("pid %d: first sample (%s%s): classified and captured", pid,
 		  source < sizeof(names) / sizeof(names[0]) && names[source] ? names[source] :
-									       "exec");
+									       "exec",
+		  young ? ", young: read at the next wakeup" : "");
 	pc = proctable_classify(d->procs, &d->cfg, pid, NULL);
 	if (pc)
 		procevents_apply_class(pc, d);
@@ -296,7 +298,7 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 	log_debug("pid %d (%s): exec'd, taken now: an application with sampled allocations "
 		  "may match it",
 		  pid, x->comm);
-	on_new_event(d, pid, EMBER_PROC_SRC_OTHER, x->e.ktime_ns);
+	on_new_event(d, pid, EMBER_PROC_SRC_OTHER, false, x->e.ktime_ns);
 }
 
 /*
@@ -315,7 +317,9 @@ void procevents_on_event(const struct ember_proc_event *e, void *arg)
 	if (e->type == EMBER_PROC_EXIT) {
 		on_exit_event(d, e->tgid);
 	} else if (e->type == EMBER_PROC_NEW || e->type == EMBER_PROC_NEW_YOUNG) {
-		on_new_event(d, e->tgid, e->source, ns);
+		on_new_event(d, e->tgid, e->source, e->type == EMBER_PROC_NEW_YOUNG, ns);
+	} else if (e->type == EMBER_PROC_WAKE) {
+		log_debug("pid %d: sampled again, older: woke emberd", e->tgid);
 	} else if (e->type == EMBER_PROC_EXEC) {
 		/* proctrack hands an exec's event inside its ember_proc_exec_event */
 		on_exec_event(d, (const struct ember_proc_exec_event *)e);
