@@ -66,7 +66,8 @@ static int read_fields(unsigned int mask, struct proc_info *pi, void *arg)
 
 /*
  * Reads from /proc only what the rules, then the service name, look at (most
- * processes: their cgroup and executable). False when the process is gone.
+ * processes: their cgroup and executable). False when the process is gone, or
+ * a zombie or exiting with nothing left to read but its comm.
  */
 static bool classify_live(const struct ember_config *cfg, pid_t pid, struct app_match *out)
 {
@@ -77,24 +78,34 @@ static bool classify_live(const struct ember_config *cfg, pid_t pid, struct app_
 	if (r.dirfd < 0)
 		return false;
 	err = apps_classify_lazy(cfg, &pi, read_fields, read_env, &r, out);
+	/* on its way out its executable and command line read empty, as a kernel thread's */
+	if (!err && (pi.have & PROCINFO_EXE) && !pi.exe[0] && !pi.cmdline[0] &&
+	    procinfo_exiting(r.dirfd))
+		err = -ESRCH;
 	close(r.dirfd);
 	return err == 0;
+}
+
+/* Classifies a process already gone by what its sample says: its comm (NULL: none). */
+static void classify_by_comm(struct proc_class *pc, const struct ember_config *cfg,
+			     const char *comm)
+{
+	struct proc_info pi;
+
+	memset(&pi, 0, sizeof(pi));
+	pi.pid = pc->pid;
+	snprintf(pi.comm, sizeof(pi.comm), "%s", comm ? comm : "");
+	snprintf(pi.cmdline, sizeof(pi.cmdline), "%s", pi.comm);
+	apps_classify(cfg, &pi, NULL, NULL, &pc->match);
 }
 
 /* Classifies pc->pid from /proc; a process already gone is named by its comm. */
 static void classify(struct proctable *t, struct proc_class *pc, const struct ember_config *cfg,
 		     const char *comm)
 {
-	struct proc_info pi;
-
 	pc->gone = !classify_live(cfg, pc->pid, &pc->match);
-	if (pc->gone) {
-		memset(&pi, 0, sizeof(pi));
-		pi.pid = pc->pid;
-		snprintf(pi.comm, sizeof(pi.comm), "%s", comm ? comm : "");
-		snprintf(pi.cmdline, sizeof(pi.cmdline), "%s", pi.comm);
-		apps_classify(cfg, &pi, NULL, NULL, &pc->match);
-	}
+	if (pc->gone)
+		classify_by_comm(pc, cfg, comm);
 	pc->used_interval = t->interval;
 }
 
@@ -149,6 +160,12 @@ const struct proc_class *proctable_classify(struct proctable *t, const struct em
 	 */
 	if (had && pc->gone)
 		pc->match = before;
+	/*
+	 * Gone before it was ever read, and no comm given (a first sample read
+	 * late: the event has none): an empty comm would name it as a kernel
+	 * thread. The drain's lookup, with its sample's comm, names it.
+	 */
+	pc->want_comm = pc->gone && !had && !comm;
 	return pc;
 }
 
@@ -159,6 +176,10 @@ const struct proc_class *proctable_get(struct proctable *t, const struct ember_c
 
 	if (!pc)
 		return proctable_classify(t, cfg, pid, comm);
+	if (pc->want_comm && comm) {
+		classify_by_comm(pc, cfg, comm);
+		pc->want_comm = false;
+	}
 	pc->used_interval = t->interval;
 	return pc;
 }

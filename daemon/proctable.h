@@ -20,6 +20,7 @@ struct proc_class {
 	struct app_match match; /* application, service_name, excluded */
 	bool exited;		/* exit noted: dropped after the next drain */
 	bool gone;		/* was already gone when classified: inferred from comm */
+	bool want_comm;		/* gone, classified with no comm: again at a lookup with one */
 	uint64_t used_interval; /* last interval it was looked up or classified */
 };
 

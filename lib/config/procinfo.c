@@ -427,6 +427,51 @@ static bool gone(ssize_t err)
 	return err == -ENOENT || err == -ESRCH;
 }
 
+/* include/linux/sched.h */
+#define PROC_PF_EXITING 0x00000004UL
+
+bool procinfo_parse_stat_exiting(const char *text, size_t len)
+{
+	const char *p = NULL, *end = text + len;
+	unsigned long flags;
+	char num[24];
+	size_t n;
+
+	/* the comm, in parentheses, may hold anything: the fields follow its last ')' */
+	for (const char *q = text; q < end; q++)
+		if (*q == ')')
+			p = q;
+	if (!p || end - p < 4 || p[1] != ' ')
+		return false;
+	p += 2;
+	if (*p == 'Z' || *p == 'X')
+		return true;
+	/* state ppid pgrp session tty_nr tpgid flags: the 7th field from here */
+	for (int field = 0; field < 6; field++) {
+		p = memchr(p, ' ', (size_t)(end - p));
+		if (!p || ++p >= end)
+			return false;
+	}
+	for (n = 0; p + n < end && n < sizeof(num) - 1 && p[n] >= '0' && p[n] <= '9'; n++)
+		num[n] = p[n];
+	if (!n || n == sizeof(num) - 1)
+		return false;
+	num[n] = '\0';
+	flags = strtoul(num, NULL, 10);
+	return (flags & PROC_PF_EXITING) != 0;
+}
+
+bool procinfo_exiting(int dirfd)
+{
+	char buf[1024];
+	ssize_t n = read_at(dirfd, "stat", buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return gone(n);
+	buf[n] = '\0';
+	return procinfo_parse_stat_exiting(buf, (size_t)n);
+}
+
 static int read_comm(int dirfd, struct proc_info *out)
 {
 	char buf[sizeof(out->comm) + 1];

@@ -102,6 +102,20 @@ bool procinfo_container_from_cgroup(const char *path, char *id, size_t idlen, ch
  */
 int procinfo_parse_environ(const char *buf, size_t len, const char *name, char *out, size_t outlen);
 
+/*
+ * Pure: whether /proc/PID/stat text says the process is on its way out: a
+ * zombie or dead (state Z or X), or exiting (PF_EXITING in its flags). Its
+ * executable and command line then read empty, as a kernel thread's do.
+ * Malformed text: false.
+ */
+bool procinfo_parse_stat_exiting(const char *text, size_t len);
+
+/*
+ * Whether the process whose /proc directory is dirfd is on its way out (or
+ * gone): procinfo_parse_stat_exiting() of its stat file.
+ */
+bool procinfo_exiting(int dirfd);
+
 /* The host name, read once (gethostname) for the "hostname" label; never NULL. */
 const char *procinfo_hostname(void);
 

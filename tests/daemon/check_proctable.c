@@ -72,6 +72,81 @@ START_TEST(test_gone_unknown_named_by_comm)
 }
 END_TEST
 
+/*
+ * A first sample read after the process was gone carries no comm: classified
+ * then, it is named by the comm of the drain's lookup, never as "kernel" (the
+ * name of a process with neither executable nor comm).
+ */
+START_TEST(test_gone_without_comm_named_at_lookup)
+{
+	struct ember_config cfg;
+	struct proctable *t = proctable_new();
+	const struct proc_class *pc;
+	pid_t pid = spawn();
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	pc = proctable_classify(t, &cfg, pid, NULL);
+	ck_assert_ptr_nonnull(pc);
+	ck_assert(pc->gone);
+	pc = proctable_get(t, &cfg, pid, "shortlived");
+	ck_assert_ptr_nonnull(pc);
+	ck_assert_str_eq(pc->match.service, "shortlived");
+	/* named once: a later lookup keeps it */
+	pc = proctable_get(t, &cfg, pid, "other");
+	ck_assert_str_eq(pc->match.service, "shortlived");
+	proctable_free(t);
+	config_free(&cfg);
+}
+END_TEST
+
+/* Waits (bounded) until pid, killed and not reaped, is a zombie. */
+static void await_zombie(pid_t pid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int i = 0; i < 10000; i++) {
+		FILE *f = fopen(path, "r");
+		char *close_paren = NULL;
+
+		if (f && fgets(buf, sizeof(buf), f))
+			close_paren = strrchr(buf, ')');
+		if (f)
+			fclose(f);
+		if (close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z')
+			return;
+		usleep(1000);
+	}
+	ck_abort_msg("pid %d did not become a zombie within 10 s", pid);
+}
+
+/*
+ * A zombie's executable and command line read empty, as a kernel thread's:
+ * it is gone, named by its comm, not "kernel".
+ */
+START_TEST(test_zombie_is_gone)
+{
+	struct ember_config cfg;
+	struct proctable *t = proctable_new();
+	const struct proc_class *pc;
+	pid_t pid = spawn();
+
+	config_defaults(&cfg);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	await_zombie(pid);
+	pc = proctable_classify(t, &cfg, pid, NULL);
+	ck_assert_ptr_nonnull(pc);
+	ck_assert(pc->gone);
+	pc = proctable_get(t, &cfg, pid, "shortlived");
+	ck_assert_str_eq(pc->match.service, "shortlived");
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	proctable_free(t);
+	config_free(&cfg);
+}
+END_TEST
+
 Suite *proctable_suite(void)
 {
 	Suite *s = suite_create("proctable");
@@ -79,6 +154,8 @@ Suite *proctable_suite(void)
 
 	tcase_add_test(tc, test_gone_keeps_class);
 	tcase_add_test(tc, test_gone_unknown_named_by_comm);
+	tcase_add_test(tc, test_gone_without_comm_named_at_lookup);
+	tcase_add_test(tc, test_zombie_is_gone);
 	suite_add_tcase(s, tc);
 	return s;
 }

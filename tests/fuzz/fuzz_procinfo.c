@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer: one input as /proc/PID/cgroup text, as a cgroup path (unit and
- * container), and as an environ block, with tight and roomy output buffers.
+ * container), as an environ block, with tight and roomy output buffers, and as
+ * /proc/PID/stat text.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -68,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    strlen(tiny) >= sizeof(tiny))
 		__builtin_trap();
 	check_path(path);
+	(void)procinfo_parse_stat_exiting(text, size);
 
 	/* The environ name: the input's first bytes up to '=' or NUL, else fixed ones. */
 	nlen = strcspn(path, "=");

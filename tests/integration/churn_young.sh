@@ -8,8 +8,11 @@
 # (processes_unread) and logged ("gone before its mappings were read"). Before, each
 # sampled child woke emberd at once. A child a loaded host kept alive longer may be
 # sampled older and wake emberd, as a process still running should (short_lived.sh: named).
+# A child gone when read is named by its sample's comm: its samples are in application
+# "true", never in "kernel" (the name of a process with neither executable nor comm).
 . "$(dirname "$0")/lib.sh"
 require_bpf
+require_go
 N=1000
 
 start_emberd --hz 999 --interval 2s -v
@@ -53,6 +56,19 @@ echo "children: $young of $N lived under 20 ms, $reported of them sampled and re
 [ "$gone" -ge $((reported * 9 / 10)) ] ||
 	fail "only $gone of $reported young children reported were gone when read: were they read at once?"
 [ "$unread" -ge "$gone" ] || fail "processes_unread rose by $unread, but $gone children were logged so"
-pass "$reported of $young young children reported without a wakeup, $gone of them gone when read and counted"
 kill -TERM "$EMBERD_PID"
 wait_emberd
+# samples of comm "true" (the children after their exec) in application $1's profiles
+true_samples() {
+	"$EMBERCTL" --data-dir "$T/data" export --type cpu --app "$1" -o "$T/$1.pb.gz" 2>/dev/null ||
+		{ echo 0; return; }
+	# -raw: each sample's "count value: locations", then its labels
+	go tool pprof -raw "$T/$1.pb.gz" 2>/dev/null |
+		awk '$2 ~ /:$/ { n = $1 } $1 == "comm:[true]" { s += n } END { print s + 0 }'
+}
+as_true=$(true_samples true) as_kernel=$(true_samples kernel)
+echo "samples of comm true: ${as_true:-0} in application true, ${as_kernel:-0} in kernel"
+[ "${as_kernel:-0}" -eq 0 ] || fail "${as_kernel} samples of the children are in application kernel"
+[ "${as_true:-0}" -ge $((reported / 4)) ] ||
+	fail "only ${as_true:-0} samples of the children in application true, for $reported reported"
+pass "$reported of $young young children reported without a wakeup, $gone of them gone when read and counted"

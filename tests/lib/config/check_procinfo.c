@@ -314,6 +314,39 @@ static int env(const char *name, char *out, size_t outlen)
 	return procinfo_parse_environ(env_block, sizeof(env_block) - 1, name, out, outlen);
 }
 
+/* /proc/PID/stat lines: running, sleeping, zombie, exiting (PF_EXITING), odd comms, garbage. */
+START_TEST(test_stat_exiting)
+{
+	static const struct {
+		const char *text;
+		bool exiting;
+	} cases[] = {
+		{"4242 (true) R 1 4242 4242 0 -1 4194560 100 0 0 0", false},
+		{"4242 (true) S 1 4242 4242 0 -1 4194304 100 0 0 0", false},
+		{"4242 (true) Z 1 4242 4242 0 -1 4227084 100 0 0 0", true},
+		{"4242 (true) X 1 4242 4242 0 -1 0 100 0 0 0", true},
+		{"4242 (true) R 1 4242 4242 0 -1 4194564 100 0 0 0", true}, /* PF_EXITING */
+		{"4242 (a) Z (b) S 1 4242 4242 0 -1 4194304 1", false}, /* the last ')' counts */
+		{"4242 (x y) D 1 2 3 0 -1 4 1", true},
+		{"4242 (kworker/0:1) I 2 0 0 0 -1 69238880 0", false},
+		{"4242 (true) R 1 4242", false}, /* cut before the flags */
+		{"4242 (true) R 1 4242 4242 0 -1 ", false},
+		{"4242 (true) R 1 4242 4242 0 -1 999999999999999999999999999", false},
+		{"4242 (true", false},
+		{"", false},
+		{")", false},
+		{") ", false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(procinfo_parse_stat_exiting(cases[i].text, strlen(cases[i].text)) ==
+				      cases[i].exiting,
+			      "case %zu: %s", i, cases[i].text);
+	/* not NUL-terminated: the length bounds the read */
+	ck_assert(!procinfo_parse_stat_exiting("4242 (t) R 1 2 3 0 -1 4", 22));
+}
+END_TEST
+
 START_TEST(test_environ)
 {
 	char out[64];
@@ -548,6 +581,7 @@ Suite *procinfo_suite(void)
 	tcase_add_test(tc, test_cgroup_v2);
 	tcase_add_test(tc, test_cgroup_garbage);
 	tcase_add_test(tc, test_cgroup_overlong);
+	tcase_add_test(tc, test_stat_exiting);
 	tcase_add_test(tc, test_environ);
 	tcase_add_test(tc, test_environ_bounds);
 	suite_add_tcase(s, tc);
