@@ -25,6 +25,16 @@ static pid_t spawn(void)
 	return pid;
 }
 
+/* A child already killed and reaped: its pid names no process. */
+static pid_t spawn_gone(void)
+{
+	pid_t pid = spawn();
+
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
 START_TEST(test_gone_keeps_class)
 {
 	struct ember_config cfg;
@@ -57,11 +67,9 @@ START_TEST(test_gone_unknown_named_by_comm)
 	struct ember_config cfg;
 	struct proctable *t = proctable_new();
 	const struct proc_class *pc;
-	pid_t pid = spawn();
+	pid_t pid = spawn_gone();
 
 	config_defaults(&cfg);
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	/* never seen alive: what the sample says is all there is */
 	pc = proctable_classify(t, &cfg, pid, "shortlived");
 	ck_assert_ptr_nonnull(pc);
@@ -82,11 +90,9 @@ START_TEST(test_gone_without_comm_named_at_lookup)
 	struct ember_config cfg;
 	struct proctable *t = proctable_new();
 	const struct proc_class *pc;
-	pid_t pid = spawn();
+	pid_t pid = spawn_gone();
 
 	config_defaults(&cfg);
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	pc = proctable_classify(t, &cfg, pid, NULL);
 	ck_assert_ptr_nonnull(pc);
 	ck_assert(pc->gone);

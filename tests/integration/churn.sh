@@ -20,16 +20,8 @@ start_emberd --interval 2s -v
 wait_for intervals_at_least 1 || fail "no interval stored at 2 s"
 w0=$(status_key proc_wakeups) x0=$(status_key proc_exec_only_wakeups)
 [ -n "$w0" ] && [ -n "$x0" ] || fail "no proc_wakeups or proc_exec_only_wakeups in the status file"
-# each child's pid and the µs from before its fork to after its reaping: a bound on how
-# long it lived (a loaded host can stall one past growth_min_age, which is then right to
-# count its growth)
-for ((i = 0; i < N; i++)); do
-	s=${EPOCHREALTIME/./}
-	/bin/true &
-	c=$!
-	wait "$c"
-	echo "$c $((${EPOCHREALTIME/./} - s))" >>"$T/children"
-done
+# a loaded host can stall a child past growth_min_age, which is then right to count its growth
+true_children "$N" "$T/children"
 n=$(status_key intervals)
 wait_for intervals_at_least $((n + 2)) || fail "no interval stored after the churn"
 wakeups=$(($(status_key proc_wakeups) - w0)) exec_only=$(($(status_key proc_exec_only_wakeups) - x0))

@@ -19,14 +19,7 @@ start_emberd --hz 999 --interval 2s -v
 wait_for intervals_at_least 1 || fail "no interval stored at 2 s"
 w0=$(status_key proc_wakeups) u0=$(status_key processes_unread)
 [ -n "$w0" ] && [ -n "$u0" ] || fail "no proc_wakeups or processes_unread in the status file"
-# each child's pid and the µs from before its fork to after its reaping: a bound on its age
-for ((i = 0; i < N; i++)); do
-	s=${EPOCHREALTIME/./}
-	/bin/true &
-	c=$!
-	wait "$c"
-	echo "$c $((${EPOCHREALTIME/./} - s))" >>"$T/children"
-done
+true_children "$N" "$T/children"
 n=$(status_key intervals)
 wait_for intervals_at_least $((n + 2)) || fail "no interval stored after the churn"
 wakeups=$(($(status_key proc_wakeups) - w0)) unread=$(($(status_key processes_unread) - u0))

@@ -62,6 +62,19 @@ status_key() { awk -v k="$1" '$1 == k { print $2 }' "${2:-$T/run/status}" 2>/dev
 # intervals_at_least N: emberd's status file counts N intervals or more.
 intervals_at_least() { [ "$(status_key intervals)" -ge "$1" ] 2>/dev/null; }
 
+# true_children N FILE: runs /bin/true N times, one after another; appends to FILE each
+# child's pid and the µs from before its fork to after its reaping (a bound on its age).
+true_children() {
+	local i s c
+	for ((i = 0; i < $1; i++)); do
+		s=${EPOCHREALTIME/./}
+		/bin/true &
+		c=$!
+		wait "$c"
+		echo "$c $((${EPOCHREALTIME/./} - s))" >>"$2"
+	done
+}
+
 # wait_for CMD... : polls CMD every 0.5 s until it succeeds, for at most 30 s.
 wait_for() {
 	for _ in $(seq 1 60); do
