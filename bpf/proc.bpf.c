@@ -53,17 +53,8 @@ static __always_inline __u64 lazy_wakeup(void)
 
 static __always_inline void emit(__u32 type, __u32 tgid)
 {
-	struct ember_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e) {
+	if (proc_event(type, tgid, EMBER_PROC_SRC_OTHER, lazy_wakeup()))
 		metric_inc(EMBER_PROC_M_RINGBUF_FULL);
-		return;
-	}
-	e->type = type;
-	e->source = EMBER_PROC_SRC_OTHER;
-	e->tgid = tgid;
-	e->ktime_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, lazy_wakeup());
 }
 
 /*

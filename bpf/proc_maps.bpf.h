@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * The maps proc.bpf.c and cpu.bpf.c share: declared once here, created by the
- * proc object, and reused by fd in the cpu object (daemon/sampler.c).
+ * proc object, and reused by fd in the cpu object (daemon/sampler.c); and the
+ * one way both send an event.
  */
 #ifndef EMBER_PROC_MAPS_BPF_H
 #define EMBER_PROC_MAPS_BPF_H
@@ -21,5 +22,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } known SEC(".maps");
+
+/* Sends an event of type for tgid, waking the daemon or not; -1: the ring is full. */
+static __always_inline int proc_event(__u16 type, __u32 tgid, __u16 source, __u64 wake)
+{
+	struct ember_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		return -1;
+	e->type = type;
+	e->source = source;
+	e->tgid = tgid;
+	e->ktime_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, wake);
+	return 0;
+}
 
 #endif /* EMBER_PROC_MAPS_BPF_H */

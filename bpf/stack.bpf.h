@@ -218,21 +218,6 @@ static __always_inline bool proc_young(struct task_struct *task)
 	       EMBER_PROC_YOUNG_NS;
 }
 
-/* Sends an event of type for tgid, waking the daemon or not; -1: the ring is full. */
-static __always_inline int proc_event(__u16 type, __u32 tgid, __u16 source, __u64 wake)
-{
-	struct ember_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-
-	if (!e)
-		return -1;
-	e->type = type;
-	e->source = source;
-	e->tgid = tgid;
-	e->ktime_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, wake);
-	return 0;
-}
-
 /*
  * A process reported young is sampled again: once it is older, wake the
  * daemon (once) to read it while it lives; its NEW_YOUNG event is before.
