@@ -609,7 +609,12 @@ static struct table *mapping_table(struct unwinder *u, const struct proc_snap *s
 	if (m->path[0] != '/')
 		return NULL;
 	t = table_cached(u, pid, m, snap_key, snap_err, &key);
-	if (!t && job_add(u, pid, m, &key))
+	/*
+	 * A file whose identity cannot be read (deleted, and map_files denied)
+	 * is no job: its table, built, could never be found again, and the
+	 * process would be rescanned for it forever.
+	 */
+	if (!t && key.ino && job_add(u, pid, m, &key))
 		(*missing)++;
 	return t;
 }

@@ -95,12 +95,22 @@ int mapfile_open(pid_t pid, const struct proc_map *m, struct stat *st)
 
 int mapfile_key(pid_t pid, const struct proc_map *m, struct file_key *key)
 {
-	char path[128];
+	char path[4096 + 64];
 	struct stat st;
 
 	map_files_path(path, sizeof(path), pid, m);
-	if (stat(path, &st))
-		return -errno;
+	if (stat(path, &st)) {
+		/* as mapfile_open: the path in the process's root, if still the mapped inode */
+		int err = -errno;
+
+		if (!m->path || m->path[0] != '/' || mapfile_deleted(m->path) ||
+		    (size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path) >=
+			    sizeof(path) ||
+		    stat(path, &st))
+			return err;
+		if ((uint64_t)st.st_ino != m->inode)
+			return -ESTALE;
+	}
 	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
 	*key = file_key_of(&st);

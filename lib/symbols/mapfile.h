@@ -34,8 +34,9 @@ int mapfile_open_regular(const char *path, struct stat *st);
 int mapfile_open(pid_t pid, const struct proc_map *m, struct stat *st);
 
 /*
- * The identity of mapping m's file by one stat() through map_files, without
- * opening it (root only). 0 or -errno.
+ * The identity of mapping m's file by one stat() through map_files (root:
+ * CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else of its path in the process's
+ * root if it is still the mapped inode, without opening it. 0 or -errno.
  */
 int mapfile_key(pid_t pid, const struct proc_map *m, struct file_key *key);
 
