@@ -86,6 +86,7 @@ int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	x->e.source = was_known ? EMBER_PROC_EXEC_KNOWN : 0;
 	x->e.tgid = tgid;
 	x->e.ktime_ns = bpf_ktime_get_ns();
+	x->e.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(x->comm, sizeof(x->comm));
 	bpf_ringbuf_submit(x, was_known ? BPF_RB_FORCE_WAKEUP : lazy_wakeup());
 	return 0;

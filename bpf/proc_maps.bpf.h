@@ -23,7 +23,10 @@ struct {
 	__type(value, __u8);
 } known SEC(".maps");
 
-/* Sends an event of type for tgid, waking the daemon or not; -1: the ring is full. */
+/*
+ * Sends an event of type for tgid (the current task's process: its cgroup is
+ * read here), waking the daemon or not; -1: the ring is full.
+ */
 static __always_inline int proc_event(__u16 type, __u32 tgid, __u16 source, __u64 wake)
 {
 	struct ember_proc_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -34,6 +37,7 @@ static __always_inline int proc_event(__u16 type, __u32 tgid, __u16 source, __u6
 	e->source = source;
 	e->tgid = tgid;
 	e->ktime_ns = bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_ringbuf_submit(e, wake);
 	return 0;
 }

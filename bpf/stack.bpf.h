@@ -233,13 +233,26 @@ static __always_inline void wake_for_young(struct task_struct *task, __u8 *known
 }
 
 /*
+ * The first sample of a process that is on its way out (EMBER_PROC_EXITING):
+ * lazy, best effort (left out, counted as metric lost, once the ring is a
+ * quarter full), one per such sample: few processes are ever sampled only in
+ * their exit but short-lived ones.
+ */
+static __always_inline void note_exiting(__u32 tgid, __u32 lost, __u16 source)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= EMBER_PROC_RINGBUF_BYTES / 4 ||
+	    proc_event(EMBER_PROC_EXITING, tgid, source, BPF_RB_NO_WAKEUP))
+		metric_inc(lost);
+}
+
+/*
  * Reports the first sample of a process so that the daemon captures its
  * mappings while it lives (the symbolizer names frames after it exited). A
  * failed report, counted as metric lost, is retried on its next sample. A
- * thread on its way out is not reported: after the process's exit event
- * (which forgets it) its last samples would report a process already gone,
- * whose mappings and /proc entry cannot be read any more. A young process is
- * reported without a wakeup (EMBER_PROC_YOUNG_NS).
+ * thread on its way out is not remembered as reported: after the process's
+ * exit event (which forgets it) it would stay known, and a process that reuses
+ * its pid would never be reported; an unknown one is sent as exiting, for its
+ * cgroup. A young process is reported without a wakeup (EMBER_PROC_YOUNG_NS).
  */
 static __always_inline void note_process_m(__u32 tgid, __u32 lost, __u16 source)
 {
@@ -247,9 +260,12 @@ static __always_inline void note_process_m(__u32 tgid, __u32 lost, __u16 source)
 	__u8 as = EMBER_PROC_KNOWN_WOKEN, *known_as;
 	__u64 wake = BPF_RB_FORCE_WAKEUP;
 
-	if (task->flags & PF_EXITING)
-		return;
 	known_as = bpf_map_lookup_elem(&known, &tgid);
+	if (task->flags & PF_EXITING) {
+		if (!known_as)
+			note_exiting(tgid, lost, source);
+		return;
+	}
 	if (known_as) {
 		wake_for_young(task, known_as, tgid, lost, source);
 		return;

@@ -44,6 +44,7 @@ struct daemon {
 	struct offcpu *offcpu;	 /* off-CPU time's maps; NULL when off or unavailable */
 	struct proctrack *proc;
 	struct proctable *procs;
+	struct cgroup_names *cgroups; /* names the cgroup of a process gone before it was read */
 	struct symbolizer *sym;
 	struct ksymbpf *ksym;	 /* names kernel frames; NULL: /proc/kallsyms instead */
 	struct unwinder *unw;	 /* .eh_frame tables; NULL: frame pointers only */

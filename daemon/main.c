@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "args.h"
+#include "cgroupid.h"
 #include "config.h"
 #include "control.h"
 #include "daemon.h"
@@ -232,6 +233,7 @@ static void teardown(struct daemon *d)
 	unwinder_close(d->unw);
 	proctrack_close(d->proc);
 	proctable_free(d->procs);
+	cgroup_names_close(d->cgroups);
 	if (d->reload_pending)
 		config_free(&d->next_cfg);
 	config_free(&d->cfg);
@@ -278,7 +280,8 @@ static int open_symbols(struct daemon *d)
 		symbolizer_set_kernel_namer(d->sym, ksymbpf_name, d->ksym);
 	else if (rc)
 		log_debug("kernel frames named from /proc/kallsyms: %s", strerror(-rc));
-	d->procs = proctable_new();
+	d->cgroups = cgroup_names_open();
+	d->procs = d->cgroups ? proctable_new(cgroup_names_lookup, d->cgroups) : NULL;
 	if (!d->sym || !d->procs) {
 		log_err("cannot set up symbolization: %s", strerror(errno));
 		return 1;

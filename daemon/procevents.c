@@ -213,10 +213,11 @@ static void unread(struct daemon *d, pid_t pid)
 /*
  * A process's first sample: classify it, and read its mappings once for the
  * symbolizer (now: a short-lived one is gone soon) and the unwinder (now
- * after an exec, else once it lived UNWIND_DEFER_NS).
+ * after an exec, else once it lived UNWIND_DEFER_NS). when: why it is read
+ * late, for the log (NULL: it is not).
  */
-static void on_new_event(struct daemon *d, pid_t pid, unsigned int source, bool young,
-			 int64_t now_ns)
+static void on_new_event(struct daemon *d, const struct ember_proc_event *e, unsigned int source,
+			 const char *when)
 {
 	static const char *const names[] = {
 		[EMBER_PROC_SRC_CPU] = "on-CPU",
@@ -224,6 +225,8 @@ static void on_new_event(struct daemon *d, pid_t pid, unsigned int source, bool 
 		[EMBER_PROC_SRC_OFFCPU] = "off-CPU",
 		[EMBER_PROC_SRC_MALLOC] = "malloc capture",
 	};
+	pid_t pid = e->tgid;
+	int64_t now_ns = (int64_t)e->ktime_ns; /* CLOCK_MONOTONIC: no clock read per event */
 	const struct proc_class *pc;
 	struct proc_snap *snap;
 	bool fresh;
@@ -232,8 +235,8 @@ static void on_new_event(struct daemon *d, pid_t pid, unsigned int source, bool 
 	log_debug("pid %d: first sample (%s%s): classified and captured", pid,
 		  source < sizeof(names) / sizeof(names[0]) && names[source] ? names[source] :
 									       "exec",
-		  young ? ", young: read at the next wakeup" : "");
-	pc = proctable_classify(d->procs, &d->cfg, pid, NULL);
+		  when ? when : "");
+	pc = proctable_classify(d->procs, &d->cfg, pid, NULL, e->cgroup_id);
 	if (pc)
 		procevents_apply_class(pc, d);
 	if (pc && pc->gone) { /* classified by its comm alone */
@@ -298,7 +301,7 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 	log_debug("pid %d (%s): exec'd, taken now: an application with sampled allocations "
 		  "may match it",
 		  pid, x->comm);
-	on_new_event(d, pid, EMBER_PROC_SRC_OTHER, false, x->e.ktime_ns);
+	on_new_event(d, &x->e, EMBER_PROC_SRC_OTHER, NULL);
 }
 
 /*
@@ -311,13 +314,17 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 void procevents_on_event(const struct ember_proc_event *e, void *arg)
 {
 	struct daemon *d = arg;
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: no clock read per event */
-	int64_t ns = (int64_t)e->ktime_ns;
 
 	if (e->type == EMBER_PROC_EXIT) {
 		on_exit_event(d, e->tgid);
-	} else if (e->type == EMBER_PROC_NEW || e->type == EMBER_PROC_NEW_YOUNG) {
-		on_new_event(d, e->tgid, e->source, e->type == EMBER_PROC_NEW_YOUNG, ns);
+	} else if (e->type == EMBER_PROC_NEW) {
+		on_new_event(d, e, e->source, NULL);
+	} else if (e->type == EMBER_PROC_NEW_YOUNG) {
+		on_new_event(d, e, e->source, ", young: read at the next wakeup");
+	} else if (e->type == EMBER_PROC_EXITING) {
+		/* one per sample in its exit: the first classifies it (by its cgroup, once gone) */
+		if (!proctable_has(d->procs, e->tgid))
+			on_new_event(d, e, e->source, ", exiting: read at the next wakeup");
 	} else if (e->type == EMBER_PROC_WAKE) {
 		log_debug("pid %d: sampled again, older: woke emberd", e->tgid);
 	} else if (e->type == EMBER_PROC_EXEC) {

@@ -19,8 +19,10 @@ struct proctable {
 	void *root; /* tsearch tree of struct proc_class, by pid */
 	size_t n;
 	uint64_t interval;
-	struct proc_class *last;   /* consecutive lookups are for one process */
-	struct proc_class scratch; /* answer when the table is full */
+	struct proc_class *last;    /* consecutive lookups are for one process */
+	struct proc_class scratch;  /* answer when the table is full */
+	proctable_cgroup_fn cgroup; /* names a gone process's cgroup; NULL: none */
+	void *cgroup_arg;
 };
 
 static int cmp_pid(const void *a, const void *b)
@@ -30,9 +32,15 @@ static int cmp_pid(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-struct proctable *proctable_new(void)
+struct proctable *proctable_new(proctable_cgroup_fn cgroup, void *arg)
 {
-	return calloc(1, sizeof(struct proctable));
+	struct proctable *t = calloc(1, sizeof(struct proctable));
+
+	if (t) {
+		t->cgroup = cgroup;
+		t->cgroup_arg = arg;
+	}
+	return t;
 }
 
 void proctable_free(struct proctable *t)
@@ -86,9 +94,29 @@ static bool classify_live(const struct ember_config *cfg, pid_t pid, struct app_
 	return err == 0;
 }
 
-/* Classifies a process already gone by what its sample says: its comm (NULL: none). */
-static void classify_by_comm(struct proc_class *pc, const struct ember_config *cfg,
-			     const char *comm)
+/*
+ * A gone process's cgroup, from its event's id: the unit and container that
+ * rules and the service name look at, as /proc/PID/cgroup would have said.
+ */
+static void cgroup_by_id(const struct proctable *t, const struct proc_class *pc,
+			 struct proc_info *pi)
+{
+	if (!t->cgroup || !pc->cgroup_id ||
+	    t->cgroup(pc->cgroup_id, pi->cgroup, sizeof(pi->cgroup), t->cgroup_arg)) {
+		pi->cgroup[0] = '\0';
+		return;
+	}
+	procinfo_unit_from_cgroup(pi->cgroup, pi->unit, sizeof(pi->unit));
+	procinfo_container_from_cgroup(pi->cgroup, pi->container_id, sizeof(pi->container_id),
+				       pi->container_runtime, sizeof(pi->container_runtime));
+}
+
+/*
+ * Classifies a process already gone by what its sample says, its comm (NULL:
+ * none), and by what its event says, its cgroup.
+ */
+static void classify_by_comm(const struct proctable *t, struct proc_class *pc,
+			     const struct ember_config *cfg, const char *comm)
 {
 	struct proc_info pi;
 
@@ -96,6 +124,7 @@ static void classify_by_comm(struct proc_class *pc, const struct ember_config *c
 	pi.pid = pc->pid;
 	snprintf(pi.comm, sizeof(pi.comm), "%s", comm ? comm : "");
 	snprintf(pi.cmdline, sizeof(pi.cmdline), "%s", pi.comm);
+	cgroup_by_id(t, pc, &pi);
 	apps_classify(cfg, &pi, NULL, NULL, &pc->match);
 }
 
@@ -105,7 +134,7 @@ static void classify(struct proctable *t, struct proc_class *pc, const struct em
 {
 	pc->gone = !classify_live(cfg, pc->pid, &pc->match);
 	if (pc->gone)
-		classify_by_comm(pc, cfg, comm);
+		classify_by_comm(t, pc, cfg, comm);
 	pc->used_interval = t->interval;
 }
 
@@ -141,7 +170,7 @@ static struct proc_class *insert(struct proctable *t, pid_t pid)
 }
 
 const struct proc_class *proctable_classify(struct proctable *t, const struct ember_config *cfg,
-					    pid_t pid, const char *comm)
+					    pid_t pid, const char *comm, uint64_t cgroup_id)
 {
 	struct proc_class *pc = find(t, pid);
 	bool had = pc && !pc->gone; /* classified from /proc before */
@@ -152,6 +181,8 @@ const struct proc_class *proctable_classify(struct proctable *t, const struct em
 	if (!pc)
 		return NULL;
 	before = pc->match;
+	if (cgroup_id)
+		pc->cgroup_id = cgroup_id;
 	pc->exited = false; /* a new process under a reused pid, or an exec */
 	classify(t, pc, cfg, comm);
 	/*
@@ -175,13 +206,18 @@ const struct proc_class *proctable_get(struct proctable *t, const struct ember_c
 	struct proc_class *pc = find(t, pid);
 
 	if (!pc)
-		return proctable_classify(t, cfg, pid, comm);
+		return proctable_classify(t, cfg, pid, comm, 0);
 	if (pc->want_comm && comm) {
-		classify_by_comm(pc, cfg, comm);
+		classify_by_comm(t, pc, cfg, comm);
 		pc->want_comm = false;
 	}
 	pc->used_interval = t->interval;
 	return pc;
+}
+
+bool proctable_has(struct proctable *t, pid_t pid)
+{
+	return find(t, pid) != NULL;
 }
 
 void proctable_exited(struct proctable *t, pid_t pid)

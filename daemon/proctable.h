@@ -21,20 +21,30 @@ struct proc_class {
 	bool exited;		/* exit noted: dropped after the next drain */
 	bool gone;		/* was already gone when classified: inferred from comm */
 	bool want_comm;		/* gone, classified with no comm: again at a lookup with one */
+	uint64_t cgroup_id;	/* its cgroup v2 id from its event (0: none), for when gone */
 	uint64_t used_interval; /* last interval it was looked up or classified */
 };
 
 struct proctable;
 
-struct proctable *proctable_new(void);
+/* A cgroup v2 id's path, as cgroup_names_lookup gives it: 0 or -errno. */
+typedef int (*proctable_cgroup_fn)(uint64_t id, char *out, size_t len, void *arg);
+
+/* cgroup (NULL: none) names the cgroup of a process gone before it was read. */
+struct proctable *proctable_new(proctable_cgroup_fn cgroup, void *arg);
 void proctable_free(struct proctable *t);
-/* (Re)classifies pid now from /proc (first sight, exec, reload). NULL on ENOMEM. */
+/*
+ * (Re)classifies pid now from /proc (first sight, exec, reload); one already
+ * gone by its comm and its cgroup v2 cgroup_id (0: unknown). NULL on ENOMEM.
+ */
 const struct proc_class *proctable_classify(struct proctable *t, const struct ember_config *cfg,
-					    pid_t pid, const char *comm);
+					    pid_t pid, const char *comm, uint64_t cgroup_id);
 /* The cached classification, or a new one. NULL on ENOMEM. */
 const struct proc_class *proctable_get(struct proctable *t, const struct ember_config *cfg,
 				       pid_t pid, const char *comm);
 void proctable_exited(struct proctable *t, pid_t pid);
+/* Whether pid is in the table (classified, not yet dropped). */
+bool proctable_has(struct proctable *t, pid_t pid);
 /* After each drain: drops exited processes and those idle for 2 intervals. */
 void proctable_end_interval(struct proctable *t);
 /* Classifies every known process again (new configuration); cb sees each result. */

@@ -90,15 +90,15 @@ struct ember_stack_part {
  * increments one; the daemon sums them over CPUs and reports deltas.
  */
 enum ember_cpu_metric {
-	EMBER_CPU_M_SAMPLES = 0,     /* samples that reached the program */
-	EMBER_CPU_M_COUNTED,	     /* samples added to a counts map */
-	EMBER_CPU_M_IDLE_SKIPPED,    /* idle task samples left out (not a loss) */
-	EMBER_CPU_M_FILTERED,	     /* samples of processes not selected (not a loss) */
-	EMBER_CPU_M_USTACK_FAILED,   /* unused since the table walk, which keeps at least the ip */
-	EMBER_CPU_M_KSTACK_FAILED,   /* kernel stack unreadable: sample kept, stack lost */
-	EMBER_CPU_M_STACKS_FULL,     /* stacks map full: sample kept, stack lost */
-	EMBER_CPU_M_COUNTS_FULL,     /* counts map full: the whole sample was dropped */
-	EMBER_CPU_M_PROC_EVENT_LOST, /* first-sample event lost (ring buffer full); retried */
+	EMBER_CPU_M_SAMPLES = 0,   /* samples that reached the program */
+	EMBER_CPU_M_COUNTED,	   /* samples added to a counts map */
+	EMBER_CPU_M_IDLE_SKIPPED,  /* idle task samples left out (not a loss) */
+	EMBER_CPU_M_FILTERED,	   /* samples of processes not selected (not a loss) */
+	EMBER_CPU_M_USTACK_FAILED, /* unused since the table walk, which keeps at least the ip */
+	EMBER_CPU_M_KSTACK_FAILED, /* kernel stack unreadable: sample kept, stack lost */
+	EMBER_CPU_M_STACKS_FULL,   /* stacks map full: sample kept, stack lost */
+	EMBER_CPU_M_COUNTS_FULL,   /* counts map full: the whole sample was dropped */
+	EMBER_CPU_M_PROC_EVENT_LOST, /* first-sample event lost (ring full; an exiting one's: 1/4 full); retried */
 	/* The user stack walk (bpf/unwind.bpf.h): frames by how they were unwound... */
 	EMBER_CPU_M_FRAMES_TABLE,    /* frames unwound by an .eh_frame table row */
 	EMBER_CPU_M_FRAMES_FP,	     /* frames unwound by frame pointer: no table there */

@@ -10,7 +10,7 @@
 #include <linux/types.h>
 #endif
 
-/* Size of the events ring buffer: ~10k events of 16 bytes (+8 header). */
+/* Size of the events ring buffer: ~8k events of 24 bytes (+8 header). */
 #define EMBER_PROC_RINGBUF_BYTES (256 * 1024)
 /* Processes remembered as seen; an evicted one is merely reported again. */
 #define EMBER_PROC_KNOWN_MAX 32768
@@ -21,6 +21,12 @@ enum ember_proc_event_type {
 	EMBER_PROC_EXIT = 3,	  /* the process (its leader thread) exited */
 	EMBER_PROC_NEW_YOUNG = 4, /* NEW of a process younger than EMBER_PROC_YOUNG_NS: no wakeup */
 	EMBER_PROC_WAKE = 5, /* one reported young was sampled older: wakes the daemon, no more */
+	/*
+	 * A first sample taken while the process was exiting (a short-lived one
+	 * sampled in its exit): sent without a wakeup and not remembered (a pid
+	 * reused later must be reported), for the daemon to name it by its cgroup.
+	 */
+	EMBER_PROC_EXITING = 6,
 };
 
 /*
@@ -54,8 +60,14 @@ struct ember_proc_event {
 	__u16 source;	/* NEW: enum ember_proc_source; EXEC: EMBER_PROC_EXEC_KNOWN or 0 */
 	__u32 tgid;	/* process id */
 	__u64 ktime_ns; /* bpf_ktime_get_ns() when it happened */
+	/*
+	 * bpf_get_current_cgroup_id(): the process's cgroup v2 (its inode under
+	 * the cgroup2 mount), which names a process gone before it was read by
+	 * its systemd unit or container; the root's id where cgroup v2 is unused.
+	 */
+	__u64 cgroup_id;
 };
-_Static_assert(sizeof(struct ember_proc_event) == 16, "ember_proc_event is ABI");
+_Static_assert(sizeof(struct ember_proc_event) == 24, "ember_proc_event is ABI");
 
 /*
  * An exec event as proc.bpf.c sends it: the event, then the new program's comm
@@ -66,7 +78,7 @@ struct ember_proc_exec_event {
 	struct ember_proc_event e;
 	char comm[16];
 };
-_Static_assert(sizeof(struct ember_proc_exec_event) == 32, "ember_proc_exec_event is ABI");
+_Static_assert(sizeof(struct ember_proc_exec_event) == 40, "ember_proc_exec_event is ABI");
 
 /* Index of proc.bpf.c's per-CPU metrics array. */
 enum ember_proc_metric {

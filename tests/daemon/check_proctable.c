@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* proctable.c against real processes: a process classified while it lived keeps its class once gone. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,14 +39,14 @@ static pid_t spawn_gone(void)
 START_TEST(test_gone_keeps_class)
 {
 	struct ember_config cfg;
-	struct proctable *t = proctable_new();
+	struct proctable *t = proctable_new(NULL, NULL);
 	const struct proc_class *pc;
 	char live[sizeof(pc->match.service)];
 	pid_t pid = spawn();
 
 	config_defaults(&cfg);
 	ck_assert_ptr_nonnull(t);
-	pc = proctable_classify(t, &cfg, pid, NULL);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0);
 	ck_assert_ptr_nonnull(pc);
 	ck_assert(!pc->gone);
 	ck_assert_str_ne(pc->match.service, "kernel");
@@ -53,7 +54,7 @@ START_TEST(test_gone_keeps_class)
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	/* reported again once gone (its last samples, after its exit): still itself */
-	pc = proctable_classify(t, &cfg, pid, NULL);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0);
 	ck_assert_ptr_nonnull(pc);
 	ck_assert(pc->gone);
 	ck_assert_str_eq(pc->match.service, live);
@@ -65,13 +66,13 @@ END_TEST
 START_TEST(test_gone_unknown_named_by_comm)
 {
 	struct ember_config cfg;
-	struct proctable *t = proctable_new();
+	struct proctable *t = proctable_new(NULL, NULL);
 	const struct proc_class *pc;
 	pid_t pid = spawn_gone();
 
 	config_defaults(&cfg);
 	/* never seen alive: what the sample says is all there is */
-	pc = proctable_classify(t, &cfg, pid, "shortlived");
+	pc = proctable_classify(t, &cfg, pid, "shortlived", 0);
 	ck_assert_ptr_nonnull(pc);
 	ck_assert(pc->gone);
 	ck_assert_str_eq(pc->match.service, "shortlived");
@@ -88,12 +89,12 @@ END_TEST
 START_TEST(test_gone_without_comm_named_at_lookup)
 {
 	struct ember_config cfg;
-	struct proctable *t = proctable_new();
+	struct proctable *t = proctable_new(NULL, NULL);
 	const struct proc_class *pc;
 	pid_t pid = spawn_gone();
 
 	config_defaults(&cfg);
-	pc = proctable_classify(t, &cfg, pid, NULL);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0);
 	ck_assert_ptr_nonnull(pc);
 	ck_assert(pc->gone);
 	pc = proctable_get(t, &cfg, pid, "shortlived");
@@ -102,6 +103,58 @@ START_TEST(test_gone_without_comm_named_at_lookup)
 	/* named once: a later lookup keeps it */
 	pc = proctable_get(t, &cfg, pid, "other");
 	ck_assert_str_eq(pc->match.service, "shortlived");
+	proctable_free(t);
+	config_free(&cfg);
+}
+END_TEST
+
+/* A fake cgroup namer: id 77 is a service's cgroup, 78 a container's; others removed. */
+static int fake_cgroup(uint64_t id, char *out, size_t len, void *arg)
+{
+	int *calls = arg;
+
+	(*calls)++;
+	if (id == 77)
+		return snprintf(out, len, "/system.slice/web.service") < (int)len ? 0 :
+										    -ENAMETOOLONG;
+	if (id == 78)
+		return snprintf(out, len, "/docker/%064d", 7) < (int)len ? 0 : -ENAMETOOLONG;
+	return -ESTALE;
+}
+
+/*
+ * A process gone before it was read (a service's 1 ms helper sampled young)
+ * is named by the cgroup its event carried: its unit, as /proc would have
+ * said, and [app] rules on the unit match it; without an id or once the
+ * cgroup is removed, by its comm.
+ */
+START_TEST(test_gone_named_by_cgroup)
+{
+	static const char conf[] = "[app \"cache\"]\nmatch.unit = cache.service\n"
+				   "[app \"web-app\"]\nmatch.unit = web.service\n";
+	struct ember_config cfg;
+	struct config_errors errs = {0};
+	int calls = 0;
+	struct proctable *t = proctable_new(fake_cgroup, &calls);
+	const struct proc_class *pc;
+	pid_t pid = spawn_gone(), pid2 = spawn_gone(), pid3 = spawn_gone();
+
+	config_defaults(&cfg);
+	pc = proctable_classify(t, &cfg, pid, "git", 77);
+	ck_assert(pc->gone);
+	ck_assert_str_eq(pc->match.service, "web");
+	ck_assert_int_eq(pc->match.app, -1);
+	/* read late, without a comm, then named at the drain's lookup: still by its cgroup */
+	pc = proctable_classify(t, &cfg, pid2, NULL, 78);
+	pc = proctable_get(t, &cfg, pid2, "sh");
+	ck_assert_str_eq(pc->match.service, "container-000000000000");
+	pc = proctable_classify(t, &cfg, pid3, "git", 79); /* removed: its comm */
+	ck_assert_str_eq(pc->match.service, "git");
+	ck_assert_int_eq(calls, 4);
+	ck_assert_int_eq(config_parse(conf, strlen(conf), "t.conf", &cfg, &errs), 0);
+	pc = proctable_classify(t, &cfg, pid, "git", 77);
+	ck_assert_int_eq(pc->match.app, 1);
+	ck_assert_str_eq(pc->match.service, "web-app");
 	proctable_free(t);
 	config_free(&cfg);
 }
@@ -135,14 +188,14 @@ static void await_zombie(pid_t pid)
 START_TEST(test_zombie_is_gone)
 {
 	struct ember_config cfg;
-	struct proctable *t = proctable_new();
+	struct proctable *t = proctable_new(NULL, NULL);
 	const struct proc_class *pc;
 	pid_t pid = spawn();
 
 	config_defaults(&cfg);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	await_zombie(pid);
-	pc = proctable_classify(t, &cfg, pid, NULL);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0);
 	ck_assert_ptr_nonnull(pc);
 	ck_assert(pc->gone);
 	pc = proctable_get(t, &cfg, pid, "shortlived");
@@ -162,6 +215,7 @@ Suite *proctable_suite(void)
 	tcase_add_test(tc, test_gone_unknown_named_by_comm);
 	tcase_add_test(tc, test_gone_without_comm_named_at_lookup);
 	tcase_add_test(tc, test_zombie_is_gone);
+	tcase_add_test(tc, test_gone_named_by_cgroup);
 	suite_add_tcase(s, tc);
 	return s;
 }

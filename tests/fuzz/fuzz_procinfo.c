@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer: one input as /proc/PID/cgroup text, as a cgroup path (unit and
- * container), as an environ block, with tight and roomy output buffers, and as
- * /proc/PID/stat text.
+ * container), as an environ block, with tight and roomy output buffers, as
+ * /proc/PID/stat text, and as the link of a cgroup directory (cgroupid.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroupid.h"
 #include "procinfo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -70,6 +71,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	check_path(path);
 	(void)procinfo_parse_stat_exiting(text, size);
+	if (cgroupid_path_under(text, size, "/sys/fs/cgroup", cg, sizeof(cg)) == 0 &&
+	    (cg[0] != '/' || strlen(cg) >= sizeof(cg)))
+		__builtin_trap();
+	if (cgroupid_path_under(text, size, "/sys/fs/cgroup", tiny, sizeof(tiny)) == 0 &&
+	    strlen(tiny) >= sizeof(tiny))
+		__builtin_trap();
 
 	/* The environ name: the input's first bytes up to '=' or NUL, else fixed ones. */
 	nlen = strcspn(path, "=");

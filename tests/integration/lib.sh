@@ -75,6 +75,23 @@ true_children() {
 	done
 }
 
+# service_cgroup NAME: makes a cgroup v2 system.slice/NAME.service, as systemd would for a
+# unit (on a hybrid host, under /sys/fs/cgroup/unified), removed at exit; sets CGROUP_DIR to
+# its directory (write a pid into its cgroup.procs). Fails where cgroup v2 is not mounted.
+service_cgroup() {
+	local m slice=
+	for m in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+		[ "$(stat -f -c %T "$m" 2>/dev/null)" = cgroup2fs ] && break
+		m=
+	done
+	[ -n "$m" ] || fail "no cgroup v2 mount at /sys/fs/cgroup or /sys/fs/cgroup/unified"
+	[ -d "$m/system.slice" ] || slice=$m/system.slice
+	CGROUP_DIR=$m/system.slice/$1.service
+	mkdir -p "$CGROUP_DIR" || fail "cannot make cgroup $CGROUP_DIR"
+	at_exit "rmdir '$CGROUP_DIR'" # once its processes exited
+	[ -z "$slice" ] || at_exit "rmdir '$slice'"
+}
+
 # wait_for CMD... : polls CMD every 0.5 s until it succeeds, for at most 30 s.
 wait_for() {
 	for _ in $(seq 1 60); do

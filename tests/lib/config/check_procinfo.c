@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroupid.h"
 #include "procinfo.h"
 #include "suites.h"
 
@@ -566,6 +569,110 @@ START_TEST(test_fill_gone)
 }
 END_TEST
 
+/* --- cgroup v2 ids to paths ---------------------------------------------------------- */
+
+static const struct {
+	const char *link, *mount, *path; /* path NULL: -EINVAL */
+} under_cases[] = {
+	{"/sys/fs/cgroup/unified/system.slice/a.service", "/sys/fs/cgroup/unified",
+	 "/system.slice/a.service"},
+	{"/sys/fs/cgroup/system.slice/a.service", "/sys/fs/cgroup", "/system.slice/a.service"},
+	{"/sys/fs/cgroup", "/sys/fs/cgroup", "/"},
+	{"/sys/fs/cgroup/x.scope (deleted)", "/sys/fs/cgroup", "/x.scope"},
+	{"/sys/fs/cgroup (deleted)", "/sys/fs/cgroup", "/"},
+	{"/sys/fs/cgroupx/a", "/sys/fs/cgroup", NULL},
+	{"/sys/fs", "/sys/fs/cgroup", NULL},
+	{"/other/a", "/sys/fs/cgroup", NULL},
+	{"", "/sys/fs/cgroup", NULL},
+};
+
+START_TEST(test_cgroupid_under)
+{
+	char out[64];
+	int err = cgroupid_path_under(under_cases[_i].link, strlen(under_cases[_i].link),
+				      under_cases[_i].mount, out, sizeof(out));
+
+	if (!under_cases[_i].path) {
+		ck_assert_int_eq(err, -EINVAL);
+		return;
+	}
+	ck_assert_int_eq(err, 0);
+	ck_assert_str_eq(out, under_cases[_i].path);
+}
+END_TEST
+
+START_TEST(test_cgroupid_under_bounds)
+{
+	static const char link[] = "/sys/fs/cgroup/ab";
+	char out[4];
+
+	ck_assert_int_eq(cgroupid_path_under(link, strlen(link), "/sys/fs/cgroup", out, 3),
+			 -ENAMETOOLONG);
+	ck_assert_int_eq(cgroupid_path_under(link, strlen(link), "/sys/fs/cgroup", out, 4), 0);
+	ck_assert_str_eq(out, "/ab");
+	ck_assert_int_eq(cgroupid_path_under("/sys/fs/cgroup", 14, "/sys/fs/cgroup", out, 1),
+			 -ENAMETOOLONG);
+	ck_assert_int_eq(cgroupid_path_under("/sys/fs/cgroup\0/a", 17, "/sys/fs/cgroup", out, 4),
+			 -EINVAL);
+}
+END_TEST
+
+/* The cgroup2 mount of this host, or NULL (printed: the live test cannot run). */
+static const char *cgroup2_mount(void)
+{
+	static const char *const dirs[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+	struct statfs sf;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!statfs(dirs[i], &sf) && sf.f_type == 0x63677270 /* CGROUP2_SUPER_MAGIC */)
+			return dirs[i];
+	printf("procinfo: no cgroup2 mount: cgroup ids not resolved here (not tested)\n");
+	return NULL;
+}
+
+/*
+ * A cgroup made for the test: its id (the inode of its directory) resolves
+ * to its path, and the root's to "/"; once removed, a new resolver says
+ * -ESTALE, and one that resolved it before keeps its answer (ids are never
+ * reused).
+ */
+START_TEST(test_cgroupid_live)
+{
+	const char *mount = cgroup2_mount();
+	struct cgroup_names *cn, *fresh;
+	char dir[PATH_MAX], want[64], out[PATH_MAX];
+	struct stat st, root;
+
+	if (!mount)
+		return;
+	if (geteuid()) {
+		printf("procinfo: not root: cgroup ids not resolved (not tested)\n");
+		return;
+	}
+	snprintf(want, sizeof(want), "/ember-check-%d", (int)getpid());
+	snprintf(dir, sizeof(dir), "%s%s", mount, want);
+	ck_assert_msg(!mkdir(dir, 0755), "mkdir %s: %s", dir, strerror(errno));
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert_int_eq(stat(mount, &root), 0);
+	cn = cgroup_names_open();
+	ck_assert_ptr_nonnull(cn);
+	ck_assert_int_eq(cgroup_names_path(cn, st.st_ino, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(cgroup_names_path(cn, root.st_ino, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/");
+	ck_assert_int_eq(cgroup_names_path(cn, st.st_ino, out, 4), -ENAMETOOLONG);
+	ck_assert_int_eq(cgroup_names_path(cn, 0, out, sizeof(out)), -ENOTSUP);
+	ck_assert_int_eq(rmdir(dir), 0);
+	ck_assert_int_eq(cgroup_names_path(cn, st.st_ino, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, want);
+	fresh = cgroup_names_open();
+	ck_assert_int_eq(cgroup_names_path(fresh, st.st_ino, out, sizeof(out)), -ESTALE);
+	ck_assert_int_eq(cgroup_names_path(fresh, st.st_ino, out, sizeof(out)), -ESTALE);
+	cgroup_names_close(fresh);
+	cgroup_names_close(cn);
+}
+END_TEST
+
 Suite *procinfo_suite(void)
 {
 	Suite *s = suite_create("procinfo");
@@ -584,10 +691,14 @@ Suite *procinfo_suite(void)
 	tcase_add_test(tc, test_stat_exiting);
 	tcase_add_test(tc, test_environ);
 	tcase_add_test(tc, test_environ_bounds);
+	tcase_add_loop_test(tc, test_cgroupid_under, 0,
+			    sizeof(under_cases) / sizeof(under_cases[0]));
+	tcase_add_test(tc, test_cgroupid_under_bounds);
 	suite_add_tcase(s, tc);
 	tcase_add_test(live, test_read_self);
 	tcase_add_test(live, test_read_child);
 	tcase_add_test(live, test_read_gone);
+	tcase_add_test(live, test_cgroupid_live);
 	tcase_add_test(live, test_fill_some);
 	tcase_add_test(live, test_fill_gone);
 	tcase_add_test(live, test_hostname);
