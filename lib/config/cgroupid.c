@@ -64,8 +64,7 @@ void cgroup_names_close(struct cgroup_names *cn)
 	free(cn);
 }
 
-int cgroupid_path_under(const char *link, size_t linklen, const char *mount, char *out,
-			size_t len)
+int cgroupid_path_under(const char *link, size_t linklen, const char *mount, char *out, size_t len)
 {
 	size_t m = strlen(mount), sfx = strlen(DELETED_SUFFIX), n;
 

@@ -35,8 +35,7 @@ int cgroup_names_path(struct cgroup_names *cn, uint64_t id, char *out, size_t le
  * mount, the cgroup2 mount's directory) to its path under the hierarchy's
  * root. 0, -EINVAL when link is not under mount, -ENAMETOOLONG.
  */
-int cgroupid_path_under(const char *link, size_t linklen, const char *mount, char *out,
-			size_t len);
+int cgroupid_path_under(const char *link, size_t linklen, const char *mount, char *out, size_t len);
 
 /* A struct cgroup_names's lookup, as proctable takes it (arg: the struct). */
 int cgroup_names_lookup(uint64_t id, char *out, size_t len, void *arg);
