@@ -45,8 +45,7 @@ __u32 exec_wake_all;
  */
 static __always_inline __u64 lazy_wakeup(void)
 {
-	if (exec_wake_all ||
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= EMBER_PROC_RINGBUF_BYTES / 4)
+	if (exec_wake_all || proc_ring_filling())
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }

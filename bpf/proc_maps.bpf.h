@@ -23,6 +23,12 @@ struct {
 	__type(value, __u8);
 } known SEC(".maps");
 
+/* Whether the ring is a quarter full: lazy events then wake the daemon, or are left out. */
+static __always_inline bool proc_ring_filling(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= EMBER_PROC_RINGBUF_BYTES / 4;
+}
+
 /*
  * Sends an event of type for tgid (the current task's process: its cgroup is
  * read here), waking the daemon or not; -1: the ring is full.

@@ -240,8 +240,7 @@ static __always_inline void wake_for_young(struct task_struct *task, __u8 *known
  */
 static __always_inline void note_exiting(__u32 tgid, __u32 lost, __u16 source)
 {
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= EMBER_PROC_RINGBUF_BYTES / 4 ||
-	    proc_event(EMBER_PROC_EXITING, tgid, source, BPF_RB_NO_WAKEUP))
+	if (proc_ring_filling() || proc_event(EMBER_PROC_EXITING, tgid, source, BPF_RB_NO_WAKEUP))
 		metric_inc(lost);
 }
 

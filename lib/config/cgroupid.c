@@ -64,6 +64,11 @@ void cgroup_names_close(struct cgroup_names *cn)
 	free(cn);
 }
 
+const char *cgroup_names_mount(const struct cgroup_names *cn)
+{
+	return cn->mount_fd >= 0 ? cn->mount : NULL;
+}
+
 int cgroupid_path_under(const char *link, size_t linklen, const char *mount, char *out, size_t len)
 {
 	size_t m = strlen(mount), sfx = strlen(DELETED_SUFFIX), n;

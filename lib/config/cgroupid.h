@@ -23,6 +23,8 @@ struct cgroup_names;
  */
 struct cgroup_names *cgroup_names_open(void);
 void cgroup_names_close(struct cgroup_names *cn);
+/* The cgroup2 mount's directory it found; NULL without cgroup v2. */
+const char *cgroup_names_mount(const struct cgroup_names *cn);
 /*
  * The path of cgroup id as /proc/PID/cgroup's v2 line gives it
  * ("/system.slice/nginx.service"; "/" for the root). 0, or -ENOTSUP (no

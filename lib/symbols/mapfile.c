@@ -73,18 +73,30 @@ static void map_files_path(char *buf, size_t len, pid_t pid, const struct proc_m
 	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
 }
 
+/*
+ * The path of mapping m's file in pid's root: the way to it when map_files is
+ * denied. -ENOENT when it has none to try (anonymous, or deleted since mapped).
+ */
+static int root_path(char *buf, size_t len, pid_t pid, const struct proc_map *m)
+{
+	if (!m->path || mapfile_deleted(m->path))
+		return -ENOENT;
+	if ((size_t)snprintf(buf, len, "/proc/%d/root%s", (int)pid, m->path) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int mapfile_open(pid_t pid, const struct proc_map *m, struct stat *st)
 {
 	char path[4096 + 64];
-	int fd;
+	int fd, err;
 
 	map_files_path(path, sizeof(path), pid, m);
 	fd = mapfile_open_regular(path, st);
-	if (fd >= 0 || !m->path || mapfile_deleted(m->path))
+	if (fd >= 0 || (err = root_path(path, sizeof(path), pid, m)) == -ENOENT)
 		return fd;
-	if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
+	if (err)
+		return err;
 	fd = mapfile_open_regular(path, st);
 	if (fd >= 0 && (uint64_t)st->st_ino != m->inode) {
 		close(fd);
@@ -103,10 +115,7 @@ int mapfile_key(pid_t pid, const struct proc_map *m, struct file_key *key)
 		/* as mapfile_open: the path in the process's root, if still the mapped inode */
 		int err = -errno;
 
-		if (!m->path || m->path[0] != '/' || mapfile_deleted(m->path) ||
-		    (size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path) >=
-			    sizeof(path) ||
-		    stat(path, &st))
+		if (root_path(path, sizeof(path), pid, m) || stat(path, &st))
 			return err;
 		if ((uint64_t)st.st_ino != m->inode)
 			return -ESTALE;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -617,19 +616,6 @@ START_TEST(test_cgroupid_under_bounds)
 }
 END_TEST
 
-/* The cgroup2 mount of this host, or NULL (printed: the live test cannot run). */
-static const char *cgroup2_mount(void)
-{
-	static const char *const dirs[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
-	struct statfs sf;
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if (!statfs(dirs[i], &sf) && sf.f_type == 0x63677270 /* CGROUP2_SUPER_MAGIC */)
-			return dirs[i];
-	printf("procinfo: no cgroup2 mount: cgroup ids not resolved here (not tested)\n");
-	return NULL;
-}
-
 /*
  * A cgroup made for the test: its id (the inode of its directory) resolves
  * to its path, and the root's to "/"; once removed, a new resolver says
@@ -638,14 +624,20 @@ static const char *cgroup2_mount(void)
  */
 START_TEST(test_cgroupid_live)
 {
-	const char *mount = cgroup2_mount();
-	struct cgroup_names *cn, *fresh;
+	struct cgroup_names *cn = cgroup_names_open(), *fresh;
+	const char *mount;
 	char dir[PATH_MAX], want[64], out[PATH_MAX];
 	struct stat st, root;
 
-	if (!mount)
+	ck_assert_ptr_nonnull(cn);
+	mount = cgroup_names_mount(cn);
+	if (!mount) {
+		printf("procinfo: no cgroup2 mount: cgroup ids not resolved here (not tested)\n");
+		cgroup_names_close(cn);
 		return;
+	}
 	if (geteuid()) {
+		cgroup_names_close(cn);
 		printf("procinfo: not root: cgroup ids not resolved (not tested)\n");
 		return;
 	}
@@ -654,8 +646,6 @@ START_TEST(test_cgroupid_live)
 	ck_assert_msg(!mkdir(dir, 0755), "mkdir %s: %s", dir, strerror(errno));
 	ck_assert_int_eq(stat(dir, &st), 0);
 	ck_assert_int_eq(stat(mount, &root), 0);
-	cn = cgroup_names_open();
-	ck_assert_ptr_nonnull(cn);
 	ck_assert_int_eq(cgroup_names_path(cn, st.st_ino, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, want);
 	ck_assert_int_eq(cgroup_names_path(cn, root.st_ino, out, sizeof(out)), 0);
