@@ -17,7 +17,7 @@ for want in '^Type=notify$' '^ExecStart=/usr/sbin/emberd$' '^ExecReload=/bin/kil
 	'^ConfigurationDirectory=ember$' '^NoNewPrivileges=yes$' '^ProtectSystem=strict$' \
 	'^ProtectHome=read-only$' '^MemoryMax=' \
 	'^SystemCallFilter=.*\bbpf\b.*\bperf_event_open\b' \
-	'^CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SYSLOG$'; do
+	'^CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH CAP_SYSLOG CAP_CHECKPOINT_RESTORE$'; do
 	grep -Eq "$want" "$UNIT" || fail "emberd.service has no line matching $want"
 done
 # emberd reads other processes' /tmp/perf-PID.map and /proc/kallsyms.
