@@ -28,6 +28,7 @@
 #include "interval.h"
 #include "ksymbpf.h"
 #include "log.h"
+#include "membound.h"
 #include "notify.h"
 #include "procevents.h"
 #include "proctable.h"
@@ -465,6 +466,7 @@ int main(int argc, char **argv)
 	uint64_t stored;
 	int rc;
 
+	membound_malloc_setup();
 	for (int i = 0; i < EV_NR; i++)
 		d.ev[i].fd = -1;
 	rc = args_parse(argc, argv, &a);

@@ -40,9 +40,8 @@ void membound_limit(struct membound *mb, uint64_t limit)
 	mb->applied_limit = limit;
 }
 
-void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t limit)
+void membound_malloc_setup(void)
 {
-	*mb = (struct membound){.ops = *ops};
 	/*
 	 * Parsing a binary reads its symbol sections into buffers that are freed
 	 * once its symbols are kept. A fixed mmap threshold hands such big buffers
@@ -50,6 +49,23 @@ void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t
 	 * the arena), so that RSS follows what the caches account for.
 	 */
 	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	/*
+	 * One arena for every thread. glibc gives each thread that allocates
+	 * (the loader, the unwinder, the uploader, the rollup builder) an arena
+	 * of its own, whose resident high-water mark malloc_trim() does not
+	 * bring down: the first hourly rollup build left ~0.6 MiB resident in
+	 * the builder's for the daemon's life (anonymous RSS 4012 -> 4592 KiB
+	 * at a first build; 3612 -> 3616 with one arena, same run, same load).
+	 * The threads allocate little and rarely at once: the lock they then
+	 * share costs nothing measurable, and the main arena's free pages and
+	 * top are all given back by trim().
+	 */
+	mallopt(M_ARENA_MAX, 1);
+}
+
+void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t limit)
+{
+	*mb = (struct membound){.ops = *ops};
 	sqlite3_soft_heap_limit64(SQLITE_SOFT_LIMIT);
 	membound_limit(mb, limit);
 }

@@ -29,7 +29,13 @@ struct membound {
 	uint64_t rss_at_trim;	   /* RSS right after the last trim */
 };
 
-/* Sets the caps for limit and makes glibc give big buffers back (see membound.c). */
+/*
+ * How glibc's malloc serves emberd, so that RSS follows what is in use (big
+ * buffers mapped apart, one arena; see membound.c): first thing in main(),
+ * before any thread is started.
+ */
+void membound_malloc_setup(void);
+/* Sets the caps for limit. */
 void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t limit);
 /* New caps when limit changed (a reload): before the report reads the caches. */
 void membound_limit(struct membound *mb, uint64_t limit);
