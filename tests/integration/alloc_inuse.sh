@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Sampled allocations, memory = inuse: fx_alloc_leak under libember_alloc.so, where
 # leak_here keeps 1 MiB/s and churn_here allocates and frees 20 MiB/s. alloc_space
-# shows both in proportion (20:1, within 15%); inuse_space is >= 90% leak_here and
-# grows from interval to interval. Views without --sample show inuse_space.
+# shows both in proportion (20:1, within 15% or 5 sigma); inuse_space is >= 90%
+# leak_here and grows from interval to interval. Views without --sample show
+# inuse_space.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 PRELOAD=$EMBER_BUILD/alloc/libember_alloc.so
@@ -12,8 +13,10 @@ PRELOAD=$EMBER_BUILD/alloc/libember_alloc.so
 CONF=$T/ember.conf
 printf '[app "leaky"]\nmatch.comm = fx_alloc_leak\nmemory = inuse\n' >"$CONF"
 start_emberd --config "$CONF" --interval 2s -v
-# a sample every 16 KiB: ~64 a second from leak_here, enough for a 15% bound
-EMBER_ALLOC_SAMPLE_BYTES=16384 LD_PRELOAD=$PRELOAD "$FX/fx_alloc_leak" 600 & L=$!
+# a sample every 4 KiB on average (M): each 4 KiB block is sampled with p = 1 - e^-1 = 0.63,
+# ~160 a second from leak_here (at 16 KiB, p = 0.22: ~680 samples, and 15% was 4 sigma)
+M=4096
+EMBER_ALLOC_SAMPLE_BYTES=$M LD_PRELOAD=$PRELOAD "$FX/fx_alloc_leak" 600 & L=$!
 PIDS+=("$L")
 
 mem_profiles() { "$EMBERCTL" --data-dir "$T/data" list --type memory --app leaky 2>/dev/null |
@@ -41,10 +44,18 @@ total_fn() { # total_fn FILE FUNCTION: its total (inclusive) value in a top list
 leak=$(total_fn "$T/alloc.txt" leak_here)
 churn=$(total_fn "$T/alloc.txt" churn_here)
 [ "$leak" -gt 0 ] || fail "alloc_space has no leak_here: $(head -20 "$T/alloc.txt")"
-ratio=$((churn * 100 / leak))
-[ "$ratio" -ge 1700 ] && [ "$ratio" -le 2300 ] ||
-	fail "alloc_space churn_here/leak_here = $ratio% (expected 2000% +- 15%)"
-pass "alloc_space: churn_here $churn, leak_here $leak bytes (ratio $ratio%)"
+# Each sample of a 4 KiB block weighs w = 4096 / p bytes, so each function's samples are
+# its bytes / w, a binomial count: n samples vary by sqrt(n (1 - p)), and the ratio by
+# sqrt((1 - p) (1/n_leak + 1/n_churn)) relatively: 1.4% for the ~1900 leak samples of 6
+# profiles (fewer than 500 is lost samples). The band is 15% or 5 sigma, the larger.
+read -r ratio nl nc tol < <(awk -v l="$leak" -v c="$churn" -v m="$M" 'BEGIN {
+	p = 1 - exp(-4096 / m); w = int(4096 / p + 0.5); nl = l / w; nc = c / w
+	t = 500 * sqrt((1 - p) * (1 / nl + 1 / nc)); if (t < 15) t = 15
+	printf "%d %d %d %.1f\n", 100 * c / l, nl, nc, t }')
+[ "$nl" -ge 500 ] || fail "alloc_space has $leak bytes ($nl samples) of leak_here: want 500 samples"
+awk -v r="$ratio" -v t="$tol" 'BEGIN { exit !(r >= 2000 * (1 - t / 100) && r <= 2000 * (1 + t / 100)) }' ||
+	fail "alloc_space churn_here/leak_here = $ratio% of $nc/$nl samples (expected 2000% +- $tol%: 15% or 5 sigma)"
+pass "alloc_space: churn_here $churn, leak_here $leak bytes ($nc and $nl samples): ratio $ratio% (2000% +- $tol%)"
 
 # inuse per interval: each profile alone, by a window inside it
 inuse_of() { # inuse_of START: leak_here's and the total inuse_space of that profile
