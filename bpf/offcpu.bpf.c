@@ -82,7 +82,6 @@ struct offcpu_task {
 	__u64 wake_ns;	  /* when it was woken, 0: not yet (or runnable) */
 	__u64 user_stack; /* hashes of its stacks in parked, 0: none */
 	__u64 kern_stack;
-	__u64 last_walk;  /* jiffies of its last sampled switch-out */
 	__u64 waker_user; /* the stacks of the thread that woke it (parked), 0: none */
 	__u64 waker_kern;
 	__u32 waker_tgid;
@@ -90,6 +89,26 @@ struct offcpu_task {
 	__u32 weight; /* switch-outs this one stands for */
 	__u32 tgid;
 };
+
+/*
+ * Per slot of thread ids (the id modulo OPEN_SLOTS), kept in the program's
+ * global data: how many of its threads have a sampled interval open, and the
+ * jiffy (low 32 bits) of their last sampled switch-out. Every switch and
+ * wakeup reads them and only a sampled one writes them, so their lines stay
+ * shared in every CPU's cache where the task storage of a thread that last
+ * ran on another CPU is a miss: a wakeup or a switch-in of a thread without an
+ * open interval ends at the read. Threads that share a slot share its jiffy
+ * (one's forced walk delays the other's by forced_ms at most: the weights
+ * stay those known when deciding) and make each other look up their storage.
+ */
+#define OPEN_SLOTS 16384
+__u32 open_waits[OPEN_SLOTS];
+__u32 walked_at[OPEN_SLOTS];
+
+static __always_inline __u32 slot_of(const struct task_struct *t)
+{
+	return (__u32)t->pid & (OPEN_SLOTS - 1);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -171,16 +190,17 @@ static __always_inline bool take_budget(__u64 now, __u64 hz)
 /*
  * Whether a switch-out is sampled, and its weight: the inverse of the
  * probability it had, known when deciding (1 for a thread's first in forced_ms,
- * last_walk the jiffy of its last walk, 0 for none, or within the CPU's budget;
+ * last_walk the jiffy of its slot's last walk, 0 for none, or within the CPU's budget;
  * 1/sample_period after), so that the weighed sums are unbiased. In the order
  * of cost: the deterministic checks from jiffies (read inline, no helper call),
  * then one random number.
  */
-static __always_inline __u32 sample_weight(__u64 last_walk, __u64 now)
+static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now)
 {
 	__u64 hz = CONFIG_HZ ? CONFIG_HZ : 250;
 
-	if ((forced_ms && (now - last_walk) * 1000 >= forced_ms * hz) || take_budget(now, hz)) {
+	if ((forced_ms && (__u64)((__u32)now - last_walk) * 1000 >= forced_ms * hz) ||
+	    take_budget(now, hz)) {
 		metric_inc(EMBER_OFFCPU_M_FORCED);
 		return 1;
 	}
@@ -338,8 +358,9 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 				       __u32 state)
 {
 	__u32 tgid, reason, weight;
-	struct offcpu_task *s;
+	struct offcpu_task *s = NULL;
 	struct ember_uregs regs;
+	__u32 slot = slot_of(prev);
 	bool lost = false;
 	__u64 now;
 
@@ -347,28 +368,32 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (!prev->pid || state & TASK_DEAD || prev->flags & PF_KTHREAD)
 		return;
 	now = bpf_jiffies64();
-	/* storage is created at a thread's first sampled switch-out (never walked: forced) */
-	s = bpf_task_storage_get(&tasks, prev, 0, 0);
 	/*
-	 * Not sampled, unless decided below. Written only when set (a switch-in
-	 * went unseen): the switch-in clears it, and a store at every switch
-	 * would dirty the line that every lookup of the thread's storage reads,
-	 * which the waker's CPU then pulls back (two cross-CPU misses a wait).
+	 * An interval its switch-in did not close (never, in practice: both are
+	 * in this program) is dropped. Storage is read only when its slot says
+	 * one may be open: a store at every switch would dirty the line every
+	 * lookup of the thread's storage reads, which the waker's CPU then pulls
+	 * back (two cross-CPU misses a wait).
 	 */
-	if (s && s->off_ns)
-		s->off_ns = 0;
-	weight = sample_weight(s ? s->last_walk : 0, now);
+	if (open_waits[slot]) {
+		s = bpf_task_storage_get(&tasks, prev, 0, 0);
+		if (s && s->off_ns) {
+			s->off_ns = 0;
+			__sync_fetch_and_add(&open_waits[slot], -1);
+		}
+	}
+	weight = sample_weight(walked_at[slot], now);
 	if (!weight)
 		return;
-	if (!s) {
+	/* storage is created at a thread's first sampled switch-out */
+	if (!s)
 		s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!s) {
-			metric_inc(EMBER_OFFCPU_M_NO_STORAGE);
-			return;
-		}
-		s->off_ns = 0;
+	if (!s) {
+		metric_inc(EMBER_OFFCPU_M_NO_STORAGE);
+		return;
 	}
-	s->last_walk = now;
+	s->off_ns = 0;
+	walked_at[slot] = (__u32)now;
 	s->weight = weight;
 	metric_add(EMBER_OFFCPU_M_SWITCHES, weight);
 	tgid = prev->tgid;
@@ -393,6 +418,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	s->waker_user = s->waker_kern = 0;
 	s->waker_tgid = 0;
 	s->off_ns = bpf_ktime_get_ns();
+	__sync_fetch_and_add(&open_waits[slot], 1);
 }
 
 /* A parked stack into the active buffer's stacks: its hash there, or 0 with *lost set. */
@@ -490,7 +516,7 @@ static __always_inline void switch_in(struct task_struct *next)
 	struct offcpu_task *s;
 	__u64 now;
 
-	if (!next->pid || next->flags & PF_KTHREAD)
+	if (!next->pid || next->flags & PF_KTHREAD || !open_waits[slot_of(next)])
 		return;
 	s = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!s || !s->off_ns)
@@ -504,6 +530,7 @@ static __always_inline void switch_in(struct task_struct *next)
 		fold_interval(s, next, now, &counts1, &stacks1, &wakers1);
 	}
 	s->off_ns = 0;
+	__sync_fetch_and_add(&open_waits[slot_of(next)], -1);
 }
 
 SEC("tp_btf/sched_switch")
@@ -545,7 +572,7 @@ int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
 {
 	struct offcpu_task *s;
 
-	if (p->flags & PF_KTHREAD)
+	if (p->flags & PF_KTHREAD || !open_waits[slot_of(p)])
 		return 0;
 	s = bpf_task_storage_get(&tasks, p, 0, 0);
 	if (!s || !s->off_ns || s->wake_ns)
