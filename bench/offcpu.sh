@@ -68,7 +68,7 @@ start() { # config file [emberd]
 	"${2:-$EMBERD}" --config "$1" --data-dir "$T/data" --runtime-dir "$T/run" >"$T/emberd.log" 2>&1 &
 	EPID=$!
 	for _ in $(seq 1 300); do
-		grep -q "sampling .* CPUs" "$T/emberd.log" && { settle; return 0; }
+		grep -q "sampling .* CPUs" "$T/emberd.log" && { sleep 1; settle; return 0; }
 		kill -0 "$EPID" 2>/dev/null || die "emberd exited: $(tail -2 "$T/emberd.log")"
 		sleep 0.1
 	done
