@@ -87,11 +87,13 @@ kill -TERM "$EMBERD_PID"
 wait_emberd
 stop=$(notify_wait 'STOPPING=1' "$last")
 grep -q "storing the last interval" "$T/emberd.log" || fail "emberd did not store the last interval"
-# the newest stored interval is the partial one: about 1 s of a 3 s interval
+# the newest stored interval is the partial one: shorter than the 3 s interval (about 1 s,
+# but a loaded host may deliver the TERM later, or just after the next drain: any length
+# short of a whole interval is a partial one)
 "$EMBERCTL" --data-dir "$T/data" list >"$T/list.txt" 2>&1 || fail "emberctl list: $(cat "$T/list.txt")"
 newest=$(grep -E '^[0-9]{4}-' "$T/list.txt" | sort | tail -1)
 dur=$(echo "$newest" | awk '{ sub(/s$/, "", $2); print $2 }')
-awk -v d="$dur" 'BEGIN { exit !(d > 0.3 && d < 2.7) }' ||
+awk -v d="$dur" 'BEGIN { exit !(d > 0 && d < 2.9) }' ||
 	fail "the newest stored interval lasts ${dur}s, not a partial one of a 3 s interval: $newest"
 # STOPPING=1 comes first, then the summary of the last interval it stored
 notify_wait 'STATUS=last interval' "$stop" >/dev/null
