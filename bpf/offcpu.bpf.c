@@ -513,10 +513,11 @@ static __always_inline void fold_interval(struct offcpu_task *s, struct task_str
 /* next returns to the CPU: folds its interval if it was sampled. */
 static __always_inline void switch_in(struct task_struct *next)
 {
+	__u32 slot = slot_of(next);
 	struct offcpu_task *s;
 	__u64 now;
 
-	if (!next->pid || next->flags & PF_KTHREAD || !open_waits[slot_of(next)])
+	if (!next->pid || next->flags & PF_KTHREAD || !open_waits[slot])
 		return;
 	s = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!s || !s->off_ns)
@@ -530,7 +531,7 @@ static __always_inline void switch_in(struct task_struct *next)
 		fold_interval(s, next, now, &counts1, &stacks1, &wakers1);
 	}
 	s->off_ns = 0;
-	__sync_fetch_and_add(&open_waits[slot_of(next)], -1);
+	__sync_fetch_and_add(&open_waits[slot], -1);
 }
 
 SEC("tp_btf/sched_switch")

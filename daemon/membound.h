@@ -35,7 +35,7 @@ struct membound {
  * before any thread is started.
  */
 void membound_malloc_setup(void);
-/* Sets the caps for limit. */
+/* Sets the caps for limit, and SQLite's soft heap limit. */
 void membound_init(struct membound *mb, const struct membound_ops *ops, uint64_t limit);
 /* New caps when limit changed (a reload): before the report reads the caches. */
 void membound_limit(struct membound *mb, uint64_t limit);

@@ -28,14 +28,10 @@ echo "work_a=$a work_b=$b samples (want about $want)"
 # (main, the loop and the clocks' granularity take the rest); far fewer is lost samples
 [ "$((a + b))" -ge "$((want * 80 / 100))" ] && [ "$((a + b))" -le "$((want * 105 / 100))" ] ||
 	fail "$((a + b)) samples of work_a+work_b, want 80-105% of $want"
-# Which function a tick lands in is chance: the share of n samples is binomial, sigma =
-# sqrt(.75 x .25 / n), 1.3 points at ~1130 samples, where 5 points were 3.9 sigma (a failure
-# in ~10000 runs). The band is 5 points or 5 sigma, the larger: ~6.4 points here, still far
-# from a 50/50 split.
-read -r share tol < <(awk -v a="$a" -v b="$b" 'BEGIN { n = a + b
-	t = 500 * sqrt(0.75 * 0.25 / n); if (t < 5) t = 5
-	printf "%.1f %.1f\n", 100 * a / n, t }')
-awk -v s="$share" -v t="$tol" 'BEGIN { exit !(s >= 75 - t && s <= 75 + t) }' ||
+# 5 points or 5 sigma (1.3 points at ~1130 samples, where 5 points were 3.9 sigma), the
+# larger: ~6.4 points here, still far from a 50/50 split
+read -r share tol < <(share_band "$a" "$b" 5)
+in_band "$share" "$tol" ||
 	fail "work_a share $share% of $((a + b)) samples is not 75 +- $tol% (5 points or 5 sigma)"
 grep -q ' main$' "$T/top.txt" || fail "main is missing: stacks were not walked to the root"
 pass "work_a share $share% of $((a + b)) samples (75 +- $tol%)"

@@ -138,6 +138,19 @@ shown_of() {
 	sed -n 's/^Showing nodes accounting for \([0-9][0-9]*\),.*/\1/p' "$1" | head -1
 }
 
+# share_band A B MIN: "SHARE TOL" for a fixture that spends 3/4 of its CPU in A's function:
+# A's share of A + B samples in percent, and the band around 75 to judge it by: MIN points or
+# 5 binomial sigma (500 sqrt(.75 x .25 / n)), the larger. Which function a tick lands in is
+# chance: 5 points were 3.6 sigma at ~960 samples (a failure in ~3000 runs).
+share_band() {
+	awk -v a="$1" -v b="$2" -v min="$3" 'BEGIN { n = a + b
+		t = 500 * sqrt(0.75 * 0.25 / n); if (t < min) t = min
+		printf "%.1f %.1f\n", 100 * a / n, t }'
+}
+
+# in_band SHARE TOL: SHARE is within 75 +- TOL.
+in_band() { awk -v s="$1" -v t="$2" 'BEGIN { exit !(s >= 75 - t && s <= 75 + t) }'; }
+
 # total_of TOPFILE: the profile's total from the "... of N total" line.
 total_of() {
 	sed -n 's/.* of \([0-9][0-9]*\) total.*/\1/p' "$1" | head -1

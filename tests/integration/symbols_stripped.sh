@@ -53,11 +53,9 @@ check_work_ab() {
 	a=$(flat_of "$T/$f.top" work_a)
 	b=$(flat_of "$T/$f.top" work_b)
 	[ "$((a + b))" -ge 100 ] || { head -15 "$T/$f.top"; fail "$f: work_a/work_b not named from $how"; }
-	read -r share tol < <(awk -v a="$a" -v b="$b" 'BEGIN { n = a + b
-		t = 500 * sqrt(0.75 * 0.25 / n); if (t < 10) t = 10
-		printf "%.1f %.1f\n", 100 * a / n, t }')
+	read -r share tol < <(share_band "$a" "$b" 10)
 	echo "$f: work_a=$a work_b=$b of $(total_of "$T/$f.top") samples: work_a $share% (75 +- $tol%)"
-	awk -v s="$share" -v t="$tol" 'BEGIN { exit !(s >= 75 - t && s <= 75 + t) }' ||
+	in_band "$share" "$tol" ||
 		fail "$f: work_a share $a/($a+$b) = $share% is not 75 +- $tol% (10 points or 5 sigma)"
 }
 

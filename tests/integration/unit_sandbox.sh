@@ -6,8 +6,9 @@
 # first run, deleted while it runs (an upgraded program's); a second run leaves
 # out CAP_CHECKPOINT_RESTORE (older kernels), so that files are found without
 # map_files. Every system call emberd makes (strace -f, the uploader's
-# included) must be one that the unit's SystemCallFilter= allows. A capability or a system call the unit
-# lacks makes this test fail, not the service in production.
+# included) must be one that the unit's SystemCallFilter= allows. A capability
+# or a system call the unit lacks makes this test fail, not the service in
+# production.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/push_lib.sh"
 require_bpf

@@ -29,14 +29,10 @@ b=$(self_of work_b)
 want=$((99 * CPU_S))
 [ "$((a + b))" -ge "$((want * 80 / 100))" ] ||
 	fail "too few samples of work_a+work_b: $((a + b)) (want 80% of $want at least)"
-# Which function a tick lands in is chance: the share of n samples is binomial, sigma =
-# sqrt(.75 x .25 / n), 1.4 points at ~960 samples, where 5 points were 3.6 sigma (a failure
-# in ~3000 runs). The band is 5 points or 5 sigma, the larger: ~7 points here, still far
-# from a 50/50 split.
-read -r share tol < <(awk -v a="$a" -v b="$b" 'BEGIN { n = a + b
-	t = 500 * sqrt(0.75 * 0.25 / n); if (t < 5) t = 5
-	printf "%.1f %.1f\n", 100 * a / n, t }')
-awk -v s="$share" -v t="$tol" 'BEGIN { exit !(s >= 75 - t && s <= 75 + t) }' ||
+# 5 points or 5 sigma (1.4 points at ~960 samples), the larger: ~7 points here, still far
+# from a 50/50 split
+read -r share tol < <(share_band "$a" "$b" 5)
+in_band "$share" "$tol" ||
 	fail "work_a's self is $share% of work_a+work_b ($((a + b)) samples), not 75 +- $tol% (5 points or 5 sigma)"
 grep -q "samples, pid $WL\$" "$T/top.txt" || fail "top's header does not name pid $WL"
 awk 'NR > 2 && $5 == "main" && $3 + 0 > 0 { ok = 1 } END { exit !ok }' "$T/top.txt" ||
