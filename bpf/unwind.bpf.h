@@ -56,7 +56,8 @@ struct {
 /*
  * Processes with a frame outside every mapping the daemon gave (a library
  * loaded since it read them): it reads their mappings again, at most every
- * few seconds. LRU: a flood of such processes only delays some rescans.
+ * few seconds. The value is EMBER_UNWIND_STALE_*. LRU: a flood of such
+ * processes only delays some rescans.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -135,8 +136,8 @@ struct uw_state {
 	__u32 n;			      /* frames stored */
 	__u32 end;			      /* enum uw_end, once the walk ended */
 	__u32 by_table, by_fp, bad_rule;      /* frames by how they were unwound */
-	__u32 stale;			      /* a frame outside every known mapping */
-	__u32 interrupted;		      /* ip is where a signal hit, not a return address */
+	__u32 stale;	   /* a frame outside every known mapping: EMBER_UNWIND_STALE_* */
+	__u32 interrupted; /* ip is where a signal hit, not a return address */
 	__u32 tgid;
 	struct uw_window *win; /* stack bytes read so far, or NULL */
 };
@@ -358,6 +359,19 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
 }
 
 /*
+ * A frame outside every mapping the process was given. Where it is the
+ * interrupted instruction (the leaf), code runs there: a mapping is surely
+ * missing. A caller's address may be frame-pointer garbage instead.
+ */
+static __always_inline void uw_mark_stale(struct uw_state *w)
+{
+	__u32 how = w->n == 1 ? EMBER_UNWIND_STALE_LEAF : EMBER_UNWIND_STALE_CALLER;
+
+	if (how > w->stale)
+		w->stale = how;
+}
+
+/*
  * The row in force at address at of the walked process, copied into *row:
  * false where no table covers it. From the CPU's cache, or found and cached.
  */
@@ -372,7 +386,7 @@ static __always_inline bool uw_lookup(struct uw_state *w, __u64 at, struct ember
 
 	if (c && c->lo <= at && at < c->hi && c->tgid == w->tgid && c->gen == w->proc->gen) {
 		if (!c->in_map)
-			w->stale = 1;
+			uw_mark_stale(w);
 		*row = c->row;
 		return c->has_row;
 	}
@@ -387,7 +401,7 @@ static __always_inline bool uw_lookup(struct uw_state *w, __u64 at, struct ember
 		hi = at + 1;
 	}
 	if (!m)
-		w->stale = 1;
+		uw_mark_stale(w);
 	if (r)
 		*row = *r;
 	if (c) {
@@ -440,6 +454,27 @@ static long uw_loop_step(__u32 i, void *arg)
 	return w->end ? 1 : 0;
 }
 
+/*
+ * Marks tgid's mappings stale (how: EMBER_UNWIND_STALE_*). A new mark, or one
+ * made surer, wakes the daemon (EMBER_PROC_STALE), whose unwinder reads the
+ * process again; a mark already there waits for it (the unwinder keeps those
+ * it read a moment ago for later, with a timer). Objects without the
+ * process-event ring only mark: their owner reports.
+ */
+static __always_inline void uw_note_stale(__u32 tgid, __u8 how)
+{
+	__u8 *was = bpf_map_lookup_elem(&unwind_stale, &tgid);
+
+	if (was && *was >= how)
+		return;
+	if (bpf_map_update_elem(&unwind_stale, &tgid, &how, BPF_ANY))
+		return;
+#ifdef EMBER_PROC_MAPS_BPF_H
+	if (proc_event(EMBER_PROC_STALE, tgid, EMBER_PROC_SRC_OTHER, BPF_RB_FORCE_WAKEUP))
+		bpf_map_delete_elem(&unwind_stale, &tgid); /* ring full: marked again later */
+#endif
+}
+
 /* What a walk did, for the caller's metrics (EMBER_CPU_M_*). */
 struct uw_result {
 	__u32 end;     /* EMBER_CPU_M_END_*: why the stack ended */
@@ -456,7 +491,6 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid, __u64 ip
 {
 	struct uw_state w = {.st = st, .ip = ip, .sp = sp, .bp = bp, .tgid = tgid};
 	__u32 zero = 0;
-	__u8 one = 1;
 
 	w.win = bpf_map_lookup_elem(&unwind_window, &zero);
 	if (w.win)
@@ -466,7 +500,7 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid, __u64 ip
 	/* bound: the deepest stack kept, and one more step that notices the limit */
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, uw_loop_step, &w, 0);
 	if (w.stale)
-		bpf_map_update_elem(&unwind_stale, &tgid, &one, BPF_NOEXIST);
+		uw_note_stale(tgid, w.stale);
 	st->len = w.n;
 	st->flags = w.end == UW_DEPTH ? EMBER_STACK_TRUNCATED : 0;
 	res->end = w.end ? w.end : UW_DEPTH;

@@ -24,12 +24,6 @@
 
 #include "alloc.skel.h"
 
-/*
- * Uprobe programs run in the probed thread and may be preempted; one that
- * read the old buffer index finishes within microseconds of running again.
- * The drain waits this long after the flip, as the CPU sampler's does.
- */
-#define FLIP_GRACE_NS (10 * 1000 * 1000)
 /* Interval counts and their stacks per buffer (sampled allocations are rare). */
 #define COUNTS_MAX 8192
 #define STACKS_MAX 4096
@@ -62,6 +56,8 @@ struct allocs {
 	struct alloc_bpf *skel;
 	uint32_t live_max;
 	uint32_t active;
+	bool flipped;	    /* allocs_flip() left the other buffer to the next drain */
+	int64_t flipped_ns; /* CLOCK_MONOTONIC of that flip */
 	struct aproc procs[ALLOCS_PROCS_MAX];
 	struct {
 		uint64_t dev, ino;
@@ -496,14 +492,6 @@ out:
 	return rc;
 }
 
-static void sleep_ns(long ns)
-{
-	struct timespec ts = ns_to_timespec(ns);
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /* Says what was lost or refused since the start, when it grew since the last drain. */
 static void log_losses(struct allocs *a)
 {
@@ -525,18 +513,29 @@ static void log_losses(struct allocs *a)
 		  (unsigned long)now[3], s.procs);
 }
 
+void allocs_flip(struct allocs *a)
+{
+	a->active = !a->active;
+	__atomic_store_n(&a->skel->bss->active_buf, a->active, __ATOMIC_SEQ_CST);
+	a->flipped = true;
+	a->flipped_ns = mono_ns();
+}
+
 int allocs_drain(struct allocs *a, allocs_cb cb, void *arg)
 {
-	uint32_t old = a->active;
+	uint32_t old;
 	int rc;
 
 	/* libraries dlopen'd since: only the attached processes are read again */
 	for (size_t i = 0; i < ALLOCS_PROCS_MAX; i++)
 		if (a->procs[i].pid)
 			scan(a, &a->procs[i]);
-	a->active = !old;
-	__atomic_store_n(&a->skel->bss->active_buf, a->active, __ATOMIC_SEQ_CST);
-	sleep_ns(FLIP_GRACE_NS);
+	if (!a->flipped)
+		allocs_flip(a);
+	old = !a->active;
+	a->flipped = false;
+	/* uprobe programs may be preempted: they finish within microseconds of running again */
+	fold_wait_grace(a->flipped_ns);
 	rc = drain_counts(a, old, cb, arg);
 	if (!rc)
 		rc = drain_live(a, cb, arg);

@@ -19,14 +19,6 @@
 #include "clock.h"
 #include "fold.h"
 
-/*
- * Perf-event programs run in hard-irq or fault context with preemption off and
- * finish within microseconds of reading the buffer index; this grace period
- * after the flip is three orders of magnitude longer. A raw tracepoint program
- * can be preempted: a count it adds late is drained with the next interval.
- */
-#define FLIP_GRACE_NS (10 * 1000 * 1000)
-
 /* Batch size of map reads: one syscall per this many entries. */
 #define DRAIN_BATCH 256
 
@@ -208,12 +200,24 @@ void fold_buffers_free(struct fold_buffers *b)
 	b->counts = NULL;
 }
 
-static void sleep_ns(long ns)
+void fold_wait_grace(int64_t flipped_ns)
 {
-	struct timespec ts = ns_to_timespec(ns);
+	int64_t left = flipped_ns + FOLD_FLIP_GRACE_NS - mono_ns();
+	struct timespec ts;
 
+	if (left <= 0)
+		return;
+	ts = ns_to_timespec(left);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+void fold_flip(struct fold_buffers *b)
+{
+	b->active = !b->active;
+	__atomic_store_n(b->active_buf, b->active, __ATOMIC_SEQ_CST);
+	b->flipped = true;
+	b->flipped_ns = mono_ns();
 }
 
 long fold_read_all(int fd, bool del, void *keys, void *vals, size_t key_size, size_t val_size,
@@ -269,13 +273,15 @@ static int read_stacks(struct stack_parts *d, int fd)
 
 int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg)
 {
-	uint32_t old = b->active;
+	uint32_t old;
 	int rc;
 	long n;
 
-	b->active = !old;
-	__atomic_store_n(b->active_buf, b->active, __ATOMIC_SEQ_CST);
-	sleep_ns(FLIP_GRACE_NS);
+	if (!b->flipped)
+		fold_flip(b);
+	old = !b->active;
+	b->flipped = false;
+	fold_wait_grace(b->flipped_ns);
 
 	n = fold_read_all(b->counts_fd[old], true, b->keys, b->counts, sizeof(*b->keys),
 			  sizeof(*b->counts), b->counts_max);

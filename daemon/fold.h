@@ -65,11 +65,32 @@ struct fold_buffers {
 	uint32_t *active_buf;	    /* the object's bss variable the programs read */
 	uint32_t counts_max;	    /* entries of a counts map */
 	uint32_t active;	    /* buffer the programs write to */
+	bool flipped;		    /* fold_flip() left the other one to the next drain */
+	int64_t flipped_ns;	    /* CLOCK_MONOTONIC of that flip */
 	struct ember_cpu_key *keys; /* drain scratch: counts_max keys */
 	uint64_t *counts;	    /* drain scratch: their counts */
 	struct stack_parts stk;	    /* drain scratch: the old buffer's stack parts */
 	struct ember_stack join[2]; /* a key's user and kernel stacks joined from parts */
 };
+
+/*
+ * Programs that read the buffer index just before a flip finish within
+ * microseconds (perf-event programs run with preemption off; a raw tracepoint
+ * or uprobe program may be preempted, and a count it adds late is drained with
+ * the next interval); a drain waits this long after the flip, three orders of
+ * magnitude longer.
+ */
+#define FOLD_FLIP_GRACE_NS (10 * 1000 * 1000)
+
+/* Waits until FOLD_FLIP_GRACE_NS after flipped_ns (CLOCK_MONOTONIC); at once when past. */
+void fold_wait_grace(int64_t flipped_ns);
+
+/*
+ * Turns the programs to the other buffer now; the next fold_drain() drains
+ * the one left without flipping again. Flipping every type first lets one
+ * grace period serve them all: an idle daemon's every sleep is a wakeup.
+ */
+void fold_flip(struct fold_buffers *b);
 
 /* After load: takes obj's counts0/1, stacks0/1 and active_buf. 0 or -errno. */
 int fold_buffers_init(struct fold_buffers *b, struct bpf_object *obj, uint32_t *active_buf,

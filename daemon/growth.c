@@ -126,6 +126,11 @@ int growth_drain(struct growth *g, sampler_cb cb, void *arg)
 	return fold_drain(&g->buf, cb, arg);
 }
 
+void growth_flip(struct growth *g)
+{
+	fold_flip(&g->buf);
+}
+
 int64_t growth_fault_bytes(const struct growth *g)
 {
 	return g->fault_bytes;

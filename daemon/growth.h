@@ -31,6 +31,8 @@ void growth_close(struct growth *g);
  * faults, or (key flag EMBER_GROWTH_KEY_MAPPED) sampled mapped bytes.
  */
 int growth_drain(struct growth *g, sampler_cb cb, void *arg);
+/* Switches the buffers now, as sampler_flip(). */
+void growth_flip(struct growth *g);
 
 /* Resident bytes one sampled fault stands for: fault_period pages. */
 int64_t growth_fault_bytes(const struct growth *g);

@@ -26,6 +26,7 @@
 #include "rollups.h"
 #include "status.h"
 #include "store.h"
+#include "unwinder.h"
 #include "uploader.h"
 
 /* Profile types active at once: every entry of profile_types[] fits. */
@@ -186,6 +187,7 @@ static void after_stores(struct interval *iv, int64_t end, bool stored)
 		store_damaged(iv->store, "a prune failed: database disk image is malformed");
 	store_check(iv->store);
 	rollups_interval(iv->d.rollups, end, cfg->interval_ns);
+	unwinder_check_stale(iv->d.src.unw);
 	if (up && stored)
 		uploader_wake(up);
 }
@@ -276,6 +278,10 @@ int interval_run(struct interval *iv)
 	int rc = 0;
 
 	iv->start_ns = end;
+	/* every type at once: their drains then share one grace period */
+	for (size_t i = 0; i < iv->n_types; i++)
+		if (iv->types[i].type->flip)
+			iv->types[i].type->flip(iv->types[i].src);
 	check_length(iv, start, end);
 	proctrack_consume(iv->d.src.proc); /* exits and first sights before the drains use them */
 	step_end(iv, STEP_CAPTURE);

@@ -223,6 +223,11 @@ static void log_metrics(struct offcpu *oc)
 		 d[EMBER_CPU_M_STACKS_FULL], d[EMBER_OFFCPU_M_WAKERS_FULL]);
 }
 
+void offcpu_flip(struct offcpu *oc)
+{
+	fold_flip(&oc->buf);
+}
+
 int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
 {
 	int rc = fold_drain(&oc->buf, cb, arg);

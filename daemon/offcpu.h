@@ -44,6 +44,8 @@ void offcpu_close(struct offcpu *oc);
  * the reason is EMBER_OFFCPU_REASON(key->flags).
  */
 int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg);
+/* Switches the buffers now, as sampler_flip(). */
+void offcpu_flip(struct offcpu *oc);
 
 /*
  * One (wait, waker) entry: the wait's stacks (st[0] user, st[1] kernel) and

@@ -325,6 +325,9 @@ void procevents_on_event(const struct ember_proc_event *e, void *arg)
 		/* one per sample in its exit: the first classifies it (by its cgroup, once gone) */
 		if (!proctable_has(d->procs, e->tgid))
 			on_new_event(d, e, e->source, ", exiting: read at the next wakeup");
+	} else if (e->type == EMBER_PROC_STALE) {
+		symbolizer_maps_stale(d->sym, e->tgid);
+		unwinder_stale(d->unw);
 	} else if (e->type == EMBER_PROC_WAKE) {
 		log_debug("pid %d: sampled again, older: woke emberd", e->tgid);
 	} else if (e->type == EMBER_PROC_EXEC) {

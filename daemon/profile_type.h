@@ -41,6 +41,12 @@ typedef int (*profile_sample_cb)(const struct profile_sample *s, void *arg);
  */
 typedef int (*profile_drain_fn)(void *src, int64_t period, profile_sample_cb cb, void *arg);
 
+/*
+ * Turns a source's programs to its other buffer now, so that the next drain
+ * reads the one left after one grace period shared by every type (fold_flip()).
+ */
+typedef void (*profile_flip_fn)(void *src);
+
 /* One profile type, shared by the interval, the drain and on-demand captures. */
 struct profile_type {
 	const char *name; /* the history's type and emberctl's --type */
@@ -50,6 +56,7 @@ struct profile_type {
 	const char *default_sample;	    /* the views' value without --sample; NULL: the last */
 	int64_t (*period)(unsigned int hz); /* what one sampled event weighs */
 	profile_drain_fn drain;		    /* its maps, given the object that owns them */
+	profile_flip_fn flip; /* NULL: its drain flips (or reads what another drain flipped) */
 };
 
 /* Every type emberd knows, indexed by enum profile_type_id (profile_types.c). */

@@ -207,6 +207,27 @@ static int wakers_drain_type(void *src, int64_t period, profile_sample_cb cb, vo
 	return offcpu_drain_wakers(src, waker_stack, &c);
 }
 
+/* The flips of the types whose sources double-buffer (profile_flip_fn). */
+static void flip_cpu(void *src)
+{
+	sampler_flip(src);
+}
+
+static void flip_memory(void *src)
+{
+	allocs_flip(src);
+}
+
+static void flip_growth(void *src)
+{
+	growth_flip(src);
+}
+
+static void flip_offcpu(void *src)
+{
+	offcpu_flip(src);
+}
+
 const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 	/* on-CPU stacks sampled at hz per CPU (bpf/cpu.bpf.c), as delta profiles */
 	[PROFILE_CPU] =
@@ -217,6 +238,7 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period_type = {"cpu", "nanoseconds"},
 			.period = cpu_period,
 			.drain = cpu_drain,
+			.flip = flip_cpu,
 		},
 	/*
 	 * sampled allocations (bpf/alloc.bpf.c) in Go's convention: the interval's
@@ -234,6 +256,7 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.default_sample = "inuse_space",
 			.period = memory_period,
 			.drain = memory_drain,
+			.flip = flip_memory,
 		},
 	/* every malloc/calloc/realloc of one process, by uprobes (bpf/malloc.bpf.c): the
 	 * emergency capture only, never an interval's */
@@ -255,6 +278,7 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period_type = {"space", "bytes"},
 			.period = growth_period,
 			.drain = growth_drain_type,
+			.flip = flip_growth,
 		},
 	/*
 	 * time off the CPU by stack, sampled at sched_switch (bpf/offcpu.bpf.c), the
@@ -269,6 +293,7 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.default_sample = "offcpu",
 			.period = offcpu_period,
 			.drain = offcpu_drain_type,
+			.flip = flip_offcpu,
 		},
 	/* who ended the sampled waits of offcpu: the wait, "[woken by]", the waker's stack */
 	[PROFILE_OFFCPU_WAKERS] =

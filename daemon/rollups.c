@@ -30,6 +30,13 @@ struct rollups {
 	struct worker worker; /* its stop also abandons a build */
 	struct history *h;    /* the thread's own writer connection */
 	int64_t before_ns;    /* hours ending by then are complete; a wake builds one */
+	int64_t period;	      /* of the rollups, fixed at the start */
+	/*
+	 * The before_ns of the last wake that found nothing to build, or -1: until
+	 * a later one crosses into another period, a wake would find nothing
+	 * either, and an idle daemon's wakeups are most of its cost.
+	 */
+	int64_t idle_before;
 	/* the thread's own */
 	struct rollup_cursor cursor; /* where history_rollup_next() goes on */
 	bool catching_up;	     /* logged "catching up", not yet "caught up" */
@@ -56,8 +63,8 @@ static void report(struct rollups *r, const struct rollup_result *res, int64_t b
 	r->built += res->stored;
 }
 
-/* Builds at most one rollup. */
-static void build_one(struct rollups *r, int64_t before_ns)
+/* Builds at most one rollup. 0, or -ENOENT when nothing was left to build (or an error). */
+static int build_one(struct rollups *r, int64_t before_ns)
 {
 	struct rollup_result res;
 	int ret;
@@ -67,7 +74,7 @@ static void build_one(struct rollups *r, int64_t before_ns)
 		report(r, &res, before_ns);
 		rollup_result_free(&res);
 		r->holding = true;
-		return;
+		return 0;
 	}
 	/*
 	 * Nothing left to build until the next hour: the compression context
@@ -84,6 +91,7 @@ static void build_one(struct rollups *r, int64_t before_ns)
 	} else if (ret != -ENOENT && ret != -ECANCELED) {
 		log_warnx("cannot build a rollup in %s: %s", history_path(r->h), strerror(-ret));
 	}
+	return ret;
 }
 
 /* One build per wake; wakes that come during a build make one more. */
@@ -91,13 +99,16 @@ static void run(struct worker *w, void *arg)
 {
 	struct rollups *r = arg;
 	int64_t before;
+	int ret;
 
 	worker_lock(w);
 	while (worker_wait(w, -1)) {
 		before = r->before_ns;
 		worker_unlock(w);
-		build_one(r, before);
+		ret = build_one(r, before);
 		worker_lock(w);
+		/* an error is no reason to stop trying: only "nothing left" waits for a period */
+		r->idle_before = ret == -ENOENT ? before : -1;
 	}
 	worker_unlock(w);
 }
@@ -138,6 +149,8 @@ struct rollups *rollups_start(const char *data_dir)
 	ret = r->h ? set_period(r->h) : -errno;
 	if (!ret)
 		ret = history_set_cache_kib(r->h, ROLLUP_CACHE_KIB);
+	r->period = r->h ? history_rollup_period(r->h) : 0;
+	r->idle_before = -1;
 	if (!ret)
 		ret = worker_init(&r->worker);
 	if (!ret) {
@@ -161,7 +174,9 @@ void rollups_interval(struct rollups *r, int64_t now_ns, int64_t interval_ns)
 		return;
 	worker_lock(&r->worker);
 	r->before_ns = now_ns - interval_ns;
-	worker_wake_locked(&r->worker);
+	if (r->idle_before < 0 || r->period <= 0 || r->before_ns < 0 ||
+	    r->before_ns / r->period > r->idle_before / r->period)
+		worker_wake_locked(&r->worker);
 	worker_unlock(&r->worker);
 }
 

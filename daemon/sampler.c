@@ -150,6 +150,11 @@ int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)
 	return fold_drain(&s->buf, cb, arg);
 }
 
+void sampler_flip(struct sampler *s)
+{
+	fold_flip(&s->buf);
+}
+
 int sampler_drop_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.drop_tgids);

@@ -42,8 +42,12 @@
  */
 #define RESCAN_MIN_NS NS_PER_SEC
 #define RESCAN_MAX_NS (64 * RESCAN_MIN_NS)
-/* The thread looks at the stale-process map this often when nothing else wakes it. */
-#define STALE_POLL_NS NS_PER_SEC
+/*
+ * The same for a leaf outside every mapping (EMBER_UNWIND_STALE_LEAF): code
+ * runs there, so a read nearly always finds a new mapping (dlopen), and its
+ * own backoff, which garbage callers do not grow, starts lower.
+ */
+#define RESCAN_LEAF_MIN_NS (NS_PER_SEC / 10)
 /* Processes the stale map can name at once (bpf/unwind.bpf.h). */
 #define STALE_MAX 1024
 
@@ -97,9 +101,10 @@ struct proc {
 	uint32_t missing;      /* tables it waits for (jobs), at its last scan */
 	struct table **tables; /* a reference held on each */
 	size_t ntables;
-	int64_t scanned_ns; /* CLOCK_MONOTONIC of the last read of its mappings */
-	int64_t rescan_ns;  /* the least time before a rescan */
-	uint64_t maps_hash; /* of what the last read gave the walk */
+	int64_t scanned_ns;	/* CLOCK_MONOTONIC of the last read of its mappings */
+	int64_t rescan_ns;	/* the least time before a rescan */
+	int64_t leaf_rescan_ns; /* the same for a leaf outside its mappings; 0: the least */
+	uint64_t maps_hash;	/* of what the last read gave the walk */
 };
 
 struct unwinder {
@@ -132,6 +137,12 @@ struct unwinder {
 	struct req q[QUEUE_MAX];
 	size_t qhead, qn;
 	bool busy;
+	/*
+	 * The stale map has entries to look at (unwinder_stale()): the thread
+	 * sleeps without a timeout otherwise, since each wakeup of an idle
+	 * daemon costs it more than its whole steady interval's work.
+	 */
+	bool stale;
 	struct unwinder_stats st;
 };
 
@@ -755,15 +766,19 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 	worker_unlock(&u->worker);
 }
 
-/* Reads again the processes the walk found a frame outside of every known mapping in. */
-static void rescan_stale(struct unwinder *u)
+/*
+ * Reads again the processes the walk found a frame outside of every known
+ * mapping in. Returns when the first of those read too recently to be read
+ * again is due (they stay in the map), or -1 when none waits.
+ */
+static int64_t rescan_stale(struct unwinder *u)
 {
 	uint32_t keys[STALE_MAX], key, next;
 	size_t n = 0;
-	int64_t now = mono_ns();
+	int64_t now = mono_ns(), due = -1;
 
 	if (bpf_map_get_next_key(u->fds.stale, NULL, &key))
-		return;
+		return -1;
 	do {
 		keys[n++] = key;
 		if (bpf_map_get_next_key(u->fds.stale, &key, &next))
@@ -772,17 +787,38 @@ static void rescan_stale(struct unwinder *u)
 	} while (n < STALE_MAX);
 	for (size_t i = 0; i < n; i++) {
 		struct proc *p = proc_find(u, keys[i]);
+		uint8_t how = EMBER_UNWIND_STALE_CALLER;
+		bool leaf;
+		uint64_t h;
+		int64_t wait;
 
-		if (p && now - p->scanned_ns < p->rescan_ns)
-			continue; /* stays in the map: looked at again later */
+		bpf_map_lookup_elem(u->fds.stale, &keys[i], &how);
+		leaf = how >= EMBER_UNWIND_STALE_LEAF;
+		wait = !p		 ? 0 :
+		       !leaf		 ? p->rescan_ns :
+		       p->leaf_rescan_ns ? p->leaf_rescan_ns :
+					   RESCAN_LEAF_MIN_NS;
+		if (p && now - p->scanned_ns < wait) {
+			/* stays in the map: looked at again when due */
+			if (due < 0 || p->scanned_ns + wait < due)
+				due = p->scanned_ns + wait;
+			continue;
+		}
 		bpf_map_delete_elem(u->fds.stale, &keys[i]);
 		if (!p)
 			continue;
+		h = p->maps_hash;
 		proc_scan(u, keys[i], now, NULL);
+		p = proc_find(u, keys[i]); /* gone if it exited */
+		if (p && leaf)		   /* twice as late when the read found nothing new */
+			p->leaf_rescan_ns = h != p->maps_hash	 ? RESCAN_LEAF_MIN_NS :
+					    wait < RESCAN_MAX_NS ? 2 * wait :
+								   RESCAN_MAX_NS;
 		worker_lock(&u->worker);
 		u->st.rescans++;
 		worker_unlock(&u->worker);
 	}
+	return due;
 }
 
 /* Compiles one pending table and loads again the processes that wait for it. */
@@ -826,7 +862,7 @@ static void rescan_waiting(struct unwinder *u)
 static void unwinder_main(struct worker *w, void *arg)
 {
 	struct unwinder *u = arg;
-	int64_t next_poll = mono_ns() + STALE_POLL_NS;
+	int64_t stale_due = -1; /* when processes kept in the stale map are due, or -1 */
 
 	worker_lock(w);
 	while (!worker_stopping(w)) {
@@ -837,10 +873,13 @@ static void unwinder_main(struct worker *w, void *arg)
 			if (!u->njobs)
 				rescan_waiting(u);
 			worker_lock(&u->worker);
-		} else if (!u->qn) {
+		} else if (!u->qn && !u->stale) {
+			int64_t left = stale_due < 0 ? -1 : stale_due - mono_ns();
+
 			u->busy = false;
 			worker_done(w);
-			worker_wait(w, NS_PER_SEC);
+			/* no timeout unless processes kept in the stale map fall due */
+			worker_wait(w, stale_due < 0 ? -1 : left > 0 ? left : 0);
 		}
 		if (worker_stopping(w))
 			break;
@@ -858,10 +897,10 @@ static void unwinder_main(struct worker *w, void *arg)
 			procsnap_unref(r.snap);
 			worker_lock(&u->worker);
 		}
-		if (mono_ns() >= next_poll) {
+		if (u->stale || (stale_due >= 0 && mono_ns() >= stale_due)) {
+			u->stale = false;
 			worker_unlock(&u->worker);
-			rescan_stale(u);
-			next_poll = mono_ns() + STALE_POLL_NS;
+			stale_due = rescan_stale(u);
 			worker_lock(&u->worker);
 		}
 	}
@@ -964,6 +1003,25 @@ void unwinder_exec(struct unwinder *u, pid_t pid)
 	/* now: the old program's tables would unwind the new one's frames into garbage */
 	if (u && forget(u, pid))
 		bpf_map_delete_elem(u->fds.procs, &pid);
+}
+
+void unwinder_stale(struct unwinder *u)
+{
+	if (!u)
+		return;
+	worker_lock(&u->worker);
+	u->stale = true;
+	worker_wake_locked(&u->worker);
+	worker_unlock(&u->worker);
+}
+
+void unwinder_check_stale(struct unwinder *u)
+{
+	uint32_t key;
+
+	/* one system call, from a thread awake anyway: no wakeup of the unwinder's own */
+	if (u && !bpf_map_get_next_key(u->fds.stale, NULL, &key))
+		unwinder_stale(u);
 }
 
 void unwinder_settle(struct unwinder *u)

@@ -62,6 +62,17 @@ void unwinder_exited(struct unwinder *u, pid_t pid);
  * first sample (EMBER_PROC_NEW) loads the new program's tables.
  */
 void unwinder_exec(struct unwinder *u, pid_t pid);
+/*
+ * The walk marked a process stale (EMBER_PROC_STALE): a frame outside every
+ * mapping it was given. Its mappings are read again, at most every second or
+ * less often while reads find nothing new.
+ */
+void unwinder_stale(struct unwinder *u);
+/*
+ * unwinder_stale() if the stale map holds a process: for marks no event
+ * reported (objects without the process-event ring), from the interval.
+ */
+void unwinder_check_stale(struct unwinder *u);
 /* Blocks until every request made so far has been handled (tests, capture start). */
 void unwinder_settle(struct unwinder *u);
 

@@ -27,6 +27,12 @@ enum ember_proc_event_type {
 	 * reused later must be reported), for the daemon to name it by its cgroup.
 	 */
 	EMBER_PROC_EXITING = 6,
+	/*
+	 * The walk met a frame outside every mapping the unwinder gave the
+	 * process (a library loaded since it read them): read its mappings again.
+	 * Sent once per entry of the unwind_stale map, with a wakeup.
+	 */
+	EMBER_PROC_STALE = 7,
 };
 
 /*

@@ -90,6 +90,10 @@ struct ember_unwind_proc {
 _Static_assert(sizeof(struct ember_unwind_proc) == 8 + 32 * EMBER_UNWIND_MAPS_MAX,
 	       "ember_unwind_proc is ABI");
 
+/* Values of the unwind_stale map: how sure the walk is that a mapping is missing. */
+#define EMBER_UNWIND_STALE_CALLER 1 /* a caller's address: maybe frame-pointer garbage */
+#define EMBER_UNWIND_STALE_LEAF 2   /* the interrupted instruction: code runs there */
+
 /* Rules the walk remembers per CPU (an address range and its row, by process): 80 KiB a CPU. */
 #define EMBER_UNWIND_CACHE_SLOTS 2048
 

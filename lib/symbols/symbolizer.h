@@ -76,6 +76,12 @@ void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kerne
 int symbolizer_capture(struct symbolizer *s, pid_t pid);
 /* The same from a read of the process just made (procsnap.h), not read again. */
 int symbolizer_capture_snap(struct symbolizer *s, const struct proc_snap *snap);
+/*
+ * Notes that pid runs code outside the mappings read (the stack walk said so:
+ * a library loaded since): the next address outside them reads them again,
+ * even in the interval they were read in.
+ */
+void symbolizer_maps_stale(struct symbolizer *s, pid_t pid);
 /* Notes that pid exited: its snapshot serves the next drain, then is dropped. */
 void symbolizer_exited(struct symbolizer *s, pid_t pid);
 /*

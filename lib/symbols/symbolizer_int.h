@@ -78,6 +78,7 @@ struct pid_entry {
 	uint64_t read_interval;	   /* interval in which maps were read */
 	uint64_t used_interval;	   /* last interval a frame or capture used it */
 	bool exited;		   /* its exit was noted: never re-read, drop after the drain */
+	bool maps_stale; /* the walk saw code outside its maps: re-read this interval too */
 };
 
 /* One cached answer of the kernel namer; addr 0 is a free slot. */

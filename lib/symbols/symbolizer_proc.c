@@ -78,6 +78,7 @@ static int pid_install(struct symbolizer *s, struct pid_entry *pe, struct proc_m
 	pe->files = files;
 	pe->err = 0;
 	pe->read_interval = s->interval;
+	pe->maps_stale = false;
 	s->st.maps_read++;
 	return 0;
 }
@@ -149,14 +150,15 @@ struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
 
 /*
  * The mapping of addr. Mappings are re-read only when an address falls outside
- * them (a library loaded since), at most once per interval per process: a
- * long-running process costs no /proc read per interval.
+ * them (a library loaded since), at most once per interval per process, or
+ * once more when the stack walk saw the process run code outside them since
+ * (symbolizer_maps_stale()): a long-running process costs no /proc read per interval.
  */
 const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, uint64_t addr)
 {
 	const struct proc_map *m = procmaps_find(&pe->maps, addr);
 
-	if (m || pe->exited || pe->read_interval == s->interval)
+	if (m || pe->exited || (pe->read_interval == s->interval && !pe->maps_stale))
 		return m;
 	if (pid_read(s, pe) < 0)
 		pe->exited = true; /* gone without an exit event: keep what we had */
@@ -208,6 +210,14 @@ static int capture(struct symbolizer *s, pid_t pid, const struct proc_snap *snap
 	pid_resolve_files(s, pe, snap);
 	s->st.captured++;
 	return 0;
+}
+
+void symbolizer_maps_stale(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+
+	if (pe)
+		pe->maps_stale = true;
 }
 
 int symbolizer_capture(struct symbolizer *s, pid_t pid)

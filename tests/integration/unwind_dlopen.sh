@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# fx_dlopen (no frame pointers) loads libfx_nofp.so (none either) after emberd has
+# read its mappings, then works in it. The walk meets frames outside every mapping
+# it was given and marks the process stale; the mark's event wakes emberd, whose
+# unwinder reads the process again and loads the library's table. With an interval
+# longer than the fixture's life, nothing but that event triggers the read: at least
+# 90% of the samples in nofp_work must be complete (main -> after_dlopen -> nofp_work),
+# where frame pointers alone give none. The fixture stays alive until the drain, which
+# names the library's frames from its mappings read again.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/unwind_lib.sh"
+require_bpf
+
+start_emberd --hz 99 --interval 1h -v
+"$FX/fx_dlopen" "$FX/libfx_nofp.so" 4 >"$T/dlopen.out" 2>&1 &
+WL=$!
+PIDS+=("$WL")
+scanned() { grep -q "unwinder: pid $WL: .* mappings with a table" "$T/emberd.log"; }
+wait_for scanned || fail "emberd never read fx_dlopen's mappings"
+before=$(grep -c "unwinder: pid $WL: " "$T/emberd.log")
+kill -USR1 "$WL"
+done_working() { grep -q '^done' "$T/dlopen.out" || ! kill -0 "$WL" 2>/dev/null; }
+# its 4 s of CPU: a minute of wall time on a host that gives it a fifteenth of a CPU
+for _ in 1 2; do done_working || wait_for done_working || true; done
+grep -q '^done' "$T/dlopen.out" || fail "fx_dlopen did not finish its work: $(tail -3 "$T/dlopen.out")"
+kill -TERM "$EMBERD_PID"
+wait_emberd
+kill "$WL"
+after=$(grep -c "unwinder: pid $WL: " "$T/emberd.log")
+echo "unwinder reads of fx_dlopen: $before before the dlopen, $after in all"
+[ "$after" -gt "$before" ] || fail "fx_dlopen's mappings were not read again after its dlopen"
+"$EMBERCTL" --data-dir "$T/data" folded --pid "$WL" -o "$T/dlopen.folded" 2>"$T/folded.err" ||
+	fail "emberctl folded failed: $(cat "$T/folded.err")"
+expect_share "$T/dlopen.folded" "nofp_work under main -> after_dlopen" 90 200 \
+	';main;after_dlopen;nofp_work;' ';nofp_work;'
+finish "fx_dlopen: a library loaded after emberd read the process is unwound by its table"
