@@ -15,8 +15,9 @@
 #include "unwind.bpf.h"
 
 /*
- * Buffer the programs write to (0 or 1). Flipped by the daemon, which then
- * waits for running programs to finish before it drains the other buffer.
+ * The buffers' generation: the programs write to buffer active_buf & 1. The
+ * daemon adds one to flip, then waits for running programs to finish before
+ * it drains the other buffer; a CPU's memo of stacks stored is of one generation.
  */
 __u32 active_buf = 0;
 
@@ -64,16 +65,52 @@ struct {
 } drop_tgids SEC(".maps");
 
 /*
- * Stores the stack in scratch once in stacks0 or stacks1, in parts:
- * keep_stack_parts() for the cpu metrics.
+ * Stacks this CPU stored lately, direct-mapped by hash, each valid for the
+ * generation (active_buf) it was stored in: at 19 Hz a sample's every map
+ * access is a cache and TLB miss, and the stacks map's lookup costs several
+ * (bucket, element, key) where a steady workload stores few new stacks.
  */
-static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, bool *lost)
+#define STORED_SLOTS 64
+
+struct stored_memo {
+	__u64 hash[STORED_SLOTS];
+	__u32 gen[STORED_SLOTS];
+};
+
+/* Per-CPU: the stacks memo (struct stored_memo). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stored_memo);
+} stored SEC(".maps");
+
+/*
+ * Stores the stack in scratch once in stacks0 or stacks1 (generation gen), in
+ * parts: keep_stack_parts() for the cpu metrics, past this CPU's memo.
+ */
+static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, __u32 gen, bool *lost)
 {
-	return keep_stack_parts(st, stacks, EMBER_CPU_M_STACKS_FULL, lost);
+	__u32 zero = 0;
+	struct stored_memo *m = bpf_map_lookup_elem(&stored, &zero);
+	__u64 h = stack_hash(st);
+	__u32 i = h % STORED_SLOTS;
+
+	if (m && m->hash[i] == h && m->gen[i] == gen)
+		return h;
+	if (!store_stack_parts(st, h, stacks, EMBER_CPU_M_STACKS_FULL)) {
+		*lost = true;
+		return 0;
+	}
+	if (m) {
+		m->hash[i] = h;
+		m->gen[i] = gen;
+	}
+	return h;
 }
 
 /* The kernel stack, through the kernel's own walk (ORC or frame pointers). */
-static __always_inline __u64 kernel_stack(void *ctx, void *stacks, bool *lost)
+static __always_inline __u64 kernel_stack(void *ctx, void *stacks, __u32 gen, bool *lost)
 {
 	struct ember_stack *st = scratch_stack();
 	long bytes;
@@ -88,7 +125,7 @@ static __always_inline __u64 kernel_stack(void *ctx, void *stacks, bool *lost)
 	}
 	st->len = bytes / sizeof(__u64);
 	st->flags = 0;
-	return keep_stack(st, stacks, lost);
+	return keep_stack(st, stacks, gen, lost);
 }
 
 /*
@@ -124,11 +161,11 @@ walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid)
 
 /* The user stack (walk_user_stack()) kept in stacks: its hash, 0 when none or lost. */
 static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
-					void *stacks, bool *lost)
+					void *stacks, __u32 gen, bool *lost)
 {
 	struct ember_stack *st = walk_user_stack(ctx, regs, tgid);
 
-	return st ? keep_stack(st, stacks, lost) : 0;
+	return st ? keep_stack(st, stacks, gen, lost) : 0;
 }
 
 /* Adds n to the folded stack key (1 for a sample; bytes for a weighed event). */
@@ -181,7 +218,7 @@ struct fold_event {
 };
 
 static __always_inline void fold_into(void *ctx, const struct fold_event *ev, void *counts,
-				      void *stacks)
+				      void *stacks, __u32 gen)
 {
 	struct ember_cpu_key key = {};
 	bool lost = false;
@@ -189,12 +226,12 @@ static __always_inline void fold_into(void *ctx, const struct fold_event *ev, vo
 	key.tgid = ev->tgid;
 	key.flags = ev->flags;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.user_stack = user_stack(ctx, ev->regs, ev->tgid, stacks, &lost);
+	key.user_stack = user_stack(ctx, ev->regs, ev->tgid, stacks, gen, &lost);
 	if (lost)
 		key.flags |= EMBER_KEY_USTACK_LOST;
 	if (ev->kstack) {
 		lost = false;
-		key.kern_stack = kernel_stack(ctx, stacks, &lost);
+		key.kern_stack = kernel_stack(ctx, stacks, gen, &lost);
 		if (lost)
 			key.flags |= EMBER_KEY_KSTACK_LOST;
 	}
@@ -204,10 +241,12 @@ static __always_inline void fold_into(void *ctx, const struct fold_event *ev, vo
 /* Folds ev into the active buffer. */
 static __always_inline void fold(void *ctx, const struct fold_event *ev)
 {
-	if (active_buf == 0)
-		fold_into(ctx, ev, &counts0, &stacks0);
+	__u32 gen = active_buf;
+
+	if ((gen & 1) == 0)
+		fold_into(ctx, ev, &counts0, &stacks0, gen);
 	else
-		fold_into(ctx, ev, &counts1, &stacks1);
+		fold_into(ctx, ev, &counts1, &stacks1, gen);
 }
 
 #endif /* EMBER_FOLD_BPF_H */

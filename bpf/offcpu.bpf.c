@@ -340,7 +340,7 @@ static __always_inline void store_active(__u64 h)
 
 	if (!h || !st)
 		return;
-	if (active_buf == 0)
+	if ((active_buf & 1) == 0)
 		store_stack_parts(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
 	else
 		store_stack_parts(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
@@ -525,7 +525,7 @@ static __always_inline void switch_in(struct task_struct *next)
 	now = bpf_ktime_get_ns();
 	if (now - s->off_ns < min_block_ns) {
 		metric_inc(EMBER_OFFCPU_M_SHORT);
-	} else if (active_buf == 0) {
+	} else if ((active_buf & 1) == 0) {
 		fold_interval(s, next, now, &counts0, &stacks0, &wakers0);
 	} else {
 		fold_interval(s, next, now, &counts1, &stacks1, &wakers1);

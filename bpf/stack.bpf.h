@@ -211,6 +211,27 @@ static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stac
 #ifndef PF_EXITING
 #define PF_EXITING 0x00000004
 #endif
+
+/*
+ * The process this CPU last found reported and woken for: most samples of a
+ * CPU are of the process it sampled last, and the known map's lookup is
+ * several cache and TLB misses at 19 Hz. Its leader's start time tells a
+ * reused pid, its mm an exec (after which it is reported again).
+ */
+struct known_memo {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_ns;
+	__u64 mm;
+};
+
+/* Per-CPU: struct known_memo. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct known_memo);
+} known_last SEC(".maps");
 /* Whether task's process is younger than EMBER_PROC_YOUNG_NS (since its fork). */
 static __always_inline bool proc_young(struct task_struct *task)
 {
@@ -257,8 +278,15 @@ static __always_inline void note_process_m(__u32 tgid, __u32 lost, __u16 source)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u8 as = EMBER_PROC_KNOWN_WOKEN, *known_as;
-	__u64 wake = BPF_RB_FORCE_WAKEUP;
+	__u64 wake = BPF_RB_FORCE_WAKEUP, start, mm;
+	__u32 zero = 0;
+	struct known_memo *memo = bpf_map_lookup_elem(&known_last, &zero);
 
+	start = BPF_CORE_READ(task, group_leader, start_time);
+	mm = (__u64)BPF_CORE_READ(task, mm);
+	if (memo && memo->tgid == tgid && memo->start_ns == start && memo->mm == mm &&
+	    !(task->flags & PF_EXITING))
+		return;
 	known_as = bpf_map_lookup_elem(&known, &tgid);
 	if (task->flags & PF_EXITING) {
 		if (!known_as)
@@ -267,6 +295,11 @@ static __always_inline void note_process_m(__u32 tgid, __u32 lost, __u16 source)
 	}
 	if (known_as) {
 		wake_for_young(task, known_as, tgid, lost, source);
+		if (memo && *known_as == EMBER_PROC_KNOWN_WOKEN) {
+			memo->tgid = tgid;
+			memo->start_ns = start;
+			memo->mm = mm;
+		}
 		return;
 	}
 	if (proc_young(task)) {

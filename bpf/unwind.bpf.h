@@ -377,8 +377,13 @@ static __always_inline void uw_mark_stale(struct uw_state *w)
  */
 static __always_inline bool uw_lookup(struct uw_state *w, __u64 at, struct ember_unwind_row *row)
 {
-	__u32 slot = (__u32)(((at >> 4) ^ (at >> 16) ^ w->tgid) * 0x9e3779b1u) %
-		     EMBER_UNWIND_CACHE_SLOTS;
+	/*
+	 * Direct-mapped by the address's 16-byte block, offset per process: a
+	 * stack's frames in one binary's text fall in neighbouring slots, a few
+	 * pages of the cache, where a scattering hash touched a page per frame,
+	 * each a TLB and a cache miss at 19 Hz, when nothing stays cached.
+	 */
+	__u32 slot = (__u32)((at >> 4) + w->tgid * 0x9e3779b1u) % EMBER_UNWIND_CACHE_SLOTS;
 	__u64 lo = at, hi = at + 1;
 	struct uw_cached *c = bpf_map_lookup_elem(&unwind_cache, &slot);
 	const struct ember_unwind_map *m;

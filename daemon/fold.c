@@ -214,8 +214,10 @@ void fold_wait_grace(int64_t flipped_ns)
 
 void fold_flip(struct fold_buffers *b)
 {
-	b->active = !b->active;
-	__atomic_store_n(b->active_buf, b->active, __ATOMIC_SEQ_CST);
+	/* a generation: the programs' memo of stacks stored is of one (bpf/fold.bpf.h) */
+	b->gen++;
+	b->active = b->gen & 1;
+	__atomic_store_n(b->active_buf, b->gen, __ATOMIC_SEQ_CST);
 	b->flipped = true;
 	b->flipped_ns = mono_ns();
 }

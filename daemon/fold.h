@@ -64,7 +64,8 @@ struct fold_buffers {
 	int counts_fd[EMBER_CPU_NBUF], stacks_fd[EMBER_CPU_NBUF];
 	uint32_t *active_buf;	    /* the object's bss variable the programs read */
 	uint32_t counts_max;	    /* entries of a counts map */
-	uint32_t active;	    /* buffer the programs write to */
+	uint32_t active;	    /* buffer the programs write to: gen & 1 */
+	uint32_t gen;		    /* the generation in the programs' active_buf */
 	bool flipped;		    /* fold_flip() left the other one to the next drain */
 	int64_t flipped_ns;	    /* CLOCK_MONOTONIC of that flip */
 	struct ember_cpu_key *keys; /* drain scratch: counts_max keys */
