@@ -57,6 +57,11 @@ gap=$(awk '/WATCHDOG=1/ { if (p) { g = $1 - p; if (g > m) m = g } p = $1 } END {
 awk -v g="$gap" 'BEGIN { exit !(g < 2.0) }' ||
 	fail "the longest gap between WATCHDOG=1 is ${gap}s, past WATCHDOG_USEC (2 s)"
 pass "$pets WATCHDOG=1, longest gap ${gap}s (< 2 s)"
+# each interval's report pets it too (and pushes the timer back: under the unit, whose
+# WatchdogSec/2 is longer than the interval, the timer never wakes emberd)
+grep -q 'WATCHDOG=1|STATUS=last interval' "$T/notify.log" ||
+	fail "the interval's report did not pet the watchdog: $(grep 'last interval' "$T/notify.log" | head -1)"
+pass "the interval's STATUS= pets the watchdog"
 
 # SIGHUP with a valid file: RELOADING=1, then READY=1 once it is applied (after the next drain).
 printf '[daemon]\ninterval = 3s\n[app "idle"]\nmatch.comm = no-such-process\n' >"$T/ember.conf"
@@ -98,3 +103,22 @@ awk -v d="$dur" 'BEGIN { exit !(d > 0 && d < 2.9) }' ||
 # STOPPING=1 comes first, then the summary of the last interval it stored
 notify_wait 'STATUS=last interval' "$stop" >/dev/null
 pass "SIGTERM: STOPPING=1, then the last partial interval stored (${dur}s)"
+
+# With an interval far shorter than WATCHDOG_USEC/2 (1 s against 10 s), every pet is an
+# interval's report: the timer, pushed back by each, never fires (no wakeup of its own).
+: >"$T/notify.log"
+printf '[daemon]\ninterval = 1s\n' >"$T/ember.conf"
+export NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=20000000
+"$EMBERD" --config "$T/ember.conf" --data-dir "$T/data2" >"$T/emberd2.log" 2>&1 &
+EMBERD_PID=$!
+PIDS+=("$EMBERD_PID")
+unset NOTIFY_SOCKET WATCHDOG_USEC
+n=0
+for _ in 1 2 3 4; do n=$(notify_wait 'STATUS=last interval' "$n"); done
+kill -TERM "$EMBERD_PID"
+wait_emberd
+pets=$(grep -c 'WATCHDOG=1' "$T/notify.log" || true)
+lone=$(grep 'WATCHDOG=1' "$T/notify.log" | grep -vc 'STATUS=last interval' || true)
+[ "$pets" -ge 4 ] && [ "$lone" -eq 0 ] ||
+	fail "$pets pets, $lone of them by the timer, with a 1 s interval and WATCHDOG_USEC=20 s"
+pass "interval 1 s, WATCHDOG_USEC 20 s: $pets pets, each an interval's report"
