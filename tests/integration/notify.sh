@@ -30,12 +30,17 @@ PIDS+=("$!")
 for _ in $(seq 1 50); do [ -S "$T/notify.sock" ] && break; sleep 0.1; done
 [ -S "$T/notify.sock" ] || fail "notifylisten did not bind: $(cat "$T/listen.err")"
 
-printf '[daemon]\ninterval = 3s\n' >"$T/ember.conf"
-export NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=2000000
-"$EMBERD" --config "$T/ember.conf" --data-dir "$T/data" >"$T/emberd.log" 2>&1 &
-EMBERD_PID=$!
-PIDS+=("$EMBERD_PID")
-unset NOTIFY_SOCKET WATCHDOG_USEC
+# start_notified INTERVAL WATCHDOG_USEC DATA_DIR: emberd with that interval, told of the
+# socket and the watchdog as systemd would; its log in $T/emberd.log
+start_notified() {
+	printf '[daemon]\ninterval = %s\n' "$1" >"$T/ember.conf"
+	NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=$2 \
+		"$EMBERD" --config "$T/ember.conf" --data-dir "$3" >"$T/emberd.log" 2>&1 &
+	EMBERD_PID=$!
+	PIDS+=("$EMBERD_PID")
+}
+
+start_notified 3s 2000000 "$T/data"
 
 # READY=1 comes after the sampler is attached: the "sampling" line is already logged.
 ready=$(notify_wait '(^| |\|)READY=1')
@@ -107,12 +112,7 @@ pass "SIGTERM: STOPPING=1, then the last partial interval stored (${dur}s)"
 # With an interval far shorter than WATCHDOG_USEC/2 (1 s against 10 s), every pet is an
 # interval's report: the timer, pushed back by each, never fires (no wakeup of its own).
 : >"$T/notify.log"
-printf '[daemon]\ninterval = 1s\n' >"$T/ember.conf"
-export NOTIFY_SOCKET=$T/notify.sock WATCHDOG_USEC=20000000
-"$EMBERD" --config "$T/ember.conf" --data-dir "$T/data2" >"$T/emberd2.log" 2>&1 &
-EMBERD_PID=$!
-PIDS+=("$EMBERD_PID")
-unset NOTIFY_SOCKET WATCHDOG_USEC
+start_notified 1s 20000000 "$T/data2"
 n=0
 for _ in 1 2 3 4; do n=$(notify_wait 'STATUS=last interval' "$n"); done
 kill -TERM "$EMBERD_PID"
