@@ -46,13 +46,15 @@ SPIN=()
 stop_spin() { for p in "${SPIN[@]}"; do kill "$p" 2>/dev/null || true; done; SPIN=(); }
 trap 'stop_spin; bench_emberd_cleanup' EXIT
 
-# tid, on-CPU ns and times scheduled in of every thread of PID, in thread order
+# tid, on-CPU ns, times scheduled in and name of every thread of PID, in thread order
 threads() {
-	local f
+	local f d comm
 	for f in /proc/"$1"/task/*/schedstat; do
+		d=$(dirname "$f")
 		read -r ns _ sw <"$f" 2>/dev/null || continue
-		echo "$(basename "$(dirname "$f")") $ns $sw"
-	done | sort -n
+		read -r comm <"$d/comm" 2>/dev/null || comm=?
+		echo "$(basename "$d") $ns $sw ${comm// /_}"
+	done | sort # as join(1) wants: by tid as text
 }
 
 # one_run BIN ROUND: prints one line per thread (its rank, not its tid) and the total
@@ -73,13 +75,13 @@ one_run() {
 	EPID=
 	stop_spin
 	join "$T/s0" "$T/s1" | awk -v d="$DURATION" -v r="$round" -v b="$bin" '
-		{ n++; ms = ($4 - $2) / 1e6 / d * 10; w = ($5 - $3) / d * 10; tms += ms; tw += w
-		  printf "| %s | %s | thread %d | %.3f | %.1f |\n", r, b, n, ms, w }
+		{ ms = ($5 - $2) / 1e6 / d * 10; w = ($6 - $3) / d * 10; tms += ms; tw += w
+		  printf "| %s | %s | %s | %.3f | %.1f |\n", r, b, $4, ms, w }
 		END { printf "| %s | %s | **all** | **%.3f** (%.4f %% of one CPU) | **%.1f** |\n", r, b, tms, tms / 100, tw }'
 }
 
 log "$REPEAT rounds of ${#BINS[@]} binaries: ${SETTLE} s settling, ${DURATION} s measured each"
-echo "| round | emberd | thread (by start order: main first) | ms of CPU per 10 s | wakeups per 10 s |"
+echo "| round | emberd | thread | ms of CPU per 10 s | wakeups per 10 s |"
 echo "| --- | --- | --- | ---: | ---: |"
 for r in $(seq 1 "$REPEAT"); do
 	for b in "${BINS[@]}"; do one_run "$b" "$r"; done

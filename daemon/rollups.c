@@ -154,7 +154,7 @@ struct rollups *rollups_start(const char *data_dir)
 	if (!ret)
 		ret = worker_init(&r->worker);
 	if (!ret) {
-		ret = worker_start(&r->worker, run, r);
+		ret = worker_start(&r->worker, "ember-rollups", run, r);
 		if (ret)
 			worker_stop(&r->worker);
 	}

@@ -1069,7 +1069,7 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 				  -ENOMEM;
 	if (!rc) {
 		vdso_build(u);
-		rc = worker_start(&u->worker, unwinder_main, u);
+		rc = worker_start(&u->worker, "ember-unwind", unwinder_main, u);
 		if (rc)
 			snprintf(err, errlen, "cannot start the unwinder's thread: %s",
 				 strerror(-rc));

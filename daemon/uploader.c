@@ -974,7 +974,7 @@ int uploader_start_with(const struct collector_config *cc, const char *data_dir,
 		u->transport = (struct uploader_transport){.send = curl_send, .ctx = u};
 	if (!ret) {
 		/* the thread blocks every signal: the daemon takes them through its signalfd */
-		ret = worker_start(&u->worker, run, u);
+		ret = worker_start(&u->worker, "ember-upload", run, u);
 		if (ret)
 			snprintf(err, errlen, "collector: no thread: %s", strerror(-ret));
 	}

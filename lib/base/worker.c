@@ -46,7 +46,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int worker_start(struct worker *w, worker_fn fn, void *arg)
+int worker_start(struct worker *w, const char *name, worker_fn fn, void *arg)
 {
 	int ret;
 
@@ -54,6 +54,9 @@ int worker_start(struct worker *w, worker_fn fn, void *arg)
 	w->arg = arg;
 	ret = thread_start_blocked(&w->thread, run, w);
 	w->started = !ret;
+	/* top -H, ps -L and /proc/PID/task/TID/comm tell the threads apart; a failure is no harm */
+	if (!ret && name)
+		pthread_setname_np(w->thread, name);
 	return ret;
 }
 

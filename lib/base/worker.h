@@ -35,8 +35,11 @@ struct worker {
 /* Sets up the lock and the condition variables. 0 or a negative errno. */
 int worker_init(struct worker *w);
 
-/* Starts fn(w, arg) on a thread that takes no signal (see thread_start_blocked). 0 or -errno. */
-int worker_start(struct worker *w, worker_fn fn, void *arg);
+/*
+ * Starts fn(w, arg) on a thread that takes no signal (see thread_start_blocked),
+ * named name (at most 15 bytes, as the kernel keeps). 0 or -errno.
+ */
+int worker_start(struct worker *w, const char *name, worker_fn fn, void *arg);
 
 /* Tells the thread to stop, waits for it, and releases what worker_init() set up. */
 void worker_stop(struct worker *w);

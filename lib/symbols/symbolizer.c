@@ -454,7 +454,8 @@ struct symbolizer *symbolizer_new(void)
 	 * It is created with every signal blocked, so that signals meant for the
 	 * daemon's signalfd (TERM, INT, HUP) can never be delivered to it.
 	 */
-	s->loader_running = !worker_init(&s->loader) && !worker_start(&s->loader, loader_main, s);
+	s->loader_running = !worker_init(&s->loader) &&
+			    !worker_start(&s->loader, "ember-symbols", loader_main, s);
 	if (!s->loader_running)
 		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
 	return s;

@@ -54,7 +54,14 @@ START_TEST(wakes_and_stop)
 
 	memset(&c, 0, sizeof(c));
 	ck_assert_int_eq(worker_init(&c.w), 0);
-	ck_assert_int_eq(worker_start(&c.w, count, &c), 0);
+	ck_assert_int_eq(worker_start(&c.w, "ember-test", count, &c), 0);
+	{
+		char name[16] = "";
+
+		/* named as asked: top -H and ps -L tell the daemon's threads apart */
+		ck_assert_int_eq(pthread_getname_np(c.w.thread, name, sizeof(name)), 0);
+		ck_assert_str_eq(name, "ember-test");
+	}
 	for (int i = 1; i <= 5; i++) {
 		worker_lock(&c.w);
 		worker_wake_locked(&c.w);
@@ -127,7 +134,7 @@ START_TEST(sleep_not_cut_by_wake)
 
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(worker_init(&s.w), 0);
-	ck_assert_int_eq(worker_start(&s.w, sleep_twice, &s), 0);
+	ck_assert_int_eq(worker_start(&s.w, NULL, sleep_twice, &s), 0);
 	worker_wake(&s.w);
 	worker_lock(&s.w);
 	while (!s.first_done && mono_ns() < end)
