@@ -27,14 +27,12 @@ BENCH_NAME=wakeups
 . "$HERE/lib.sh"
 usage() { sed -n '12,17p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while getopts 'd:r:s:e:h' opt; do
-	case $opt in
-	d) DURATION=$OPTARG ;;
-	r) REPEAT=$OPTARG ;;
-	s) SETTLE=$OPTARG ;;
-	e) BINS+=("$OPTARG") ;;
-	h) usage 0 ;;
-	*) usage ;;
-	esac
+	# -e may come more than once: not bench_opt's single EMBERD
+	[ "$opt" = e ] && { BINS+=("$OPTARG"); continue; }
+	bench_opt "$opt" "${OPTARG:-}" && continue
+	[ "$opt" = s ] && { SETTLE=$OPTARG; continue; }
+	[ "$opt" = h ] && usage 0
+	usage
 done
 bench_check_counts
 [[ $SETTLE =~ ^[0-9]+$ ]] || die "-s wants whole seconds, not '$SETTLE'"
