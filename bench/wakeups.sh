@@ -10,7 +10,8 @@
 # it asserts nothing.
 #
 # usage: bench/wakeups.sh [-d SECONDS] [-r REPEATS] [-s SETTLE] [-e EMBERD]...
-#   -d  measured window, seconds              (60)
+#   -d  measured window, seconds (60): whole 10 s intervals, since an idle emberd
+#       may not wake at all between two
 #   -r  rounds over the binaries              (3)
 #   -s  seconds after emberd starts sampling before the window opens (25: start-up
 #       work, the unwinder's tables and the symbolizer's first reads, is left out)
@@ -25,7 +26,7 @@ SETTLE=25
 BINS=()
 BENCH_NAME=wakeups
 . "$HERE/lib.sh"
-usage() { sed -n '12,17p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '12,18p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while getopts 'd:r:s:e:h' opt; do
 	# -e may come more than once: not bench_opt's single EMBERD
 	[ "$opt" = e ] && { BINS+=("$OPTARG"); continue; }
