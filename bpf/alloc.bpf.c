@@ -26,7 +26,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Set by the daemon before load: live pointers one process may hold in the live map. */
 const volatile __u32 live_proc_max = 16384;
 
-/* Buffer the programs write to (0 or 1), flipped by the daemon before a drain. */
+/* The buffers' generation (daemon/fold.h's struct fold_gen): the programs write to active_buf & 1. */
 __u32 active_buf = 0;
 
 /* Sampled objects and bytes per folded stack, buffer 0 and 1; sized by the daemon. */
@@ -156,8 +156,8 @@ int ember_alloc(struct pt_regs *ctx)
 	if (bpf_usdt_arg(ctx, 0, &ptr) || bpf_usdt_arg(ctx, 1, &size) ||
 	    bpf_usdt_arg(ctx, 2, &weight) || weight <= 0)
 		return 0;
-	counts = active_buf ? (void *)&counts1 : (void *)&counts0;
-	stacks = active_buf ? (void *)&stacks1 : (void *)&stacks0;
+	counts = active_buf & 1 ? (void *)&counts1 : (void *)&counts0;
+	stacks = active_buf & 1 ? (void *)&stacks1 : (void *)&stacks0;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	st = walk(ctx, tgid);
 	if (st) {

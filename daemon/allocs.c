@@ -55,9 +55,7 @@ struct aproc {
 struct allocs {
 	struct alloc_bpf *skel;
 	uint32_t live_max;
-	uint32_t active;
-	bool flipped;	    /* allocs_flip() left the other buffer to the next drain */
-	int64_t flipped_ns; /* CLOCK_MONOTONIC of that flip */
+	struct fold_gen gen; /* the buffer the programs write to */
 	struct aproc procs[ALLOCS_PROCS_MAX];
 	struct {
 		uint64_t dev, ino;
@@ -117,6 +115,7 @@ int allocs_open(const struct allocs_opts *o, struct allocs **out, char *err, siz
 		allocs_close(a);
 		return rc;
 	}
+	a->gen.active_buf = &a->skel->bss->active_buf;
 	*out = a;
 	return 0;
 }
@@ -515,10 +514,7 @@ static void log_losses(struct allocs *a)
 
 void allocs_flip(struct allocs *a)
 {
-	a->active = !a->active;
-	__atomic_store_n(&a->skel->bss->active_buf, a->active, __ATOMIC_SEQ_CST);
-	a->flipped = true;
-	a->flipped_ns = mono_ns();
+	fold_gen_flip(&a->gen);
 }
 
 int allocs_drain(struct allocs *a, allocs_cb cb, void *arg)
@@ -530,12 +526,8 @@ int allocs_drain(struct allocs *a, allocs_cb cb, void *arg)
 	for (size_t i = 0; i < ALLOCS_PROCS_MAX; i++)
 		if (a->procs[i].pid)
 			scan(a, &a->procs[i]);
-	if (!a->flipped)
-		allocs_flip(a);
-	old = !a->active;
-	a->flipped = false;
 	/* uprobe programs may be preempted: they finish within microseconds of running again */
-	fold_wait_grace(a->flipped_ns);
+	old = fold_gen_drainable(&a->gen);
 	rc = drain_counts(a, old, cb, arg);
 	if (!rc)
 		rc = drain_live(a, cb, arg);

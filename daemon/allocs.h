@@ -65,7 +65,7 @@ void allocs_exited(struct allocs *a, pid_t pid);
  * stacks no pointer refers to.
  */
 int allocs_drain(struct allocs *a, allocs_cb cb, void *arg);
-/* Flips the buffers now; the next allocs_drain() drains the one left (fold_flip()). */
+/* Flips the buffers now; the next allocs_drain() drains the one left (fold_gen_flip()). */
 void allocs_flip(struct allocs *a);
 
 void allocs_stats(struct allocs *a, struct allocs_stats *out);

@@ -185,7 +185,7 @@ int fold_buffers_init(struct fold_buffers *b, struct bpf_object *obj, uint32_t *
 		if (b->counts_fd[i] < 0 || b->stacks_fd[i] < 0)
 			return -ENOENT;
 	}
-	b->active_buf = active_buf;
+	b->gen.active_buf = active_buf;
 	b->counts_max = counts_max;
 	b->keys = calloc(counts_max, sizeof(*b->keys));
 	b->counts = calloc(counts_max, sizeof(*b->counts));
@@ -200,26 +200,29 @@ void fold_buffers_free(struct fold_buffers *b)
 	b->counts = NULL;
 }
 
-void fold_wait_grace(int64_t flipped_ns)
+void fold_gen_flip(struct fold_gen *g)
 {
-	int64_t left = flipped_ns + FOLD_FLIP_GRACE_NS - mono_ns();
-	struct timespec ts;
-
-	if (left <= 0)
-		return;
-	ts = ns_to_timespec(left);
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	g->n++;
+	__atomic_store_n(g->active_buf, g->n, __ATOMIC_SEQ_CST);
+	g->flipped = true;
+	g->flipped_ns = mono_ns();
 }
 
-void fold_flip(struct fold_buffers *b)
+uint32_t fold_gen_drainable(struct fold_gen *g)
 {
-	/* a generation: the programs' memo of stacks stored is of one (bpf/fold.bpf.h) */
-	b->gen++;
-	b->active = b->gen & 1;
-	__atomic_store_n(b->active_buf, b->gen, __ATOMIC_SEQ_CST);
-	b->flipped = true;
-	b->flipped_ns = mono_ns();
+	int64_t left;
+	struct timespec ts;
+
+	if (!g->flipped)
+		fold_gen_flip(g);
+	g->flipped = false;
+	left = g->flipped_ns + FOLD_FLIP_GRACE_NS - mono_ns();
+	if (left > 0) {
+		ts = ns_to_timespec(left);
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+	return !(g->n & 1);
 }
 
 long fold_read_all(int fd, bool del, void *keys, void *vals, size_t key_size, size_t val_size,
@@ -275,15 +278,9 @@ static int read_stacks(struct stack_parts *d, int fd)
 
 int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg)
 {
-	uint32_t old;
+	uint32_t old = fold_gen_drainable(&b->gen);
 	int rc;
 	long n;
-
-	if (!b->flipped)
-		fold_flip(b);
-	old = !b->active;
-	b->flipped = false;
-	fold_wait_grace(b->flipped_ns);
 
 	n = fold_read_all(b->counts_fd[old], true, b->keys, b->counts, sizeof(*b->keys),
 			  sizeof(*b->counts), b->counts_max);

@@ -59,15 +59,24 @@ int fold_perf_open(struct fold_perf *p, struct bpf_program *prog, struct perf_ev
 		   const char *what, char *err, size_t errlen);
 void fold_perf_close(struct fold_perf *p);
 
+/*
+ * Which of an object's two buffers its programs write to: its bss active_buf,
+ * a generation whose low bit is the buffer (the programs' memo of stacks
+ * stored is of one generation), and the flip that hands the other to a drain.
+ * Every double-buffering object (the folding ones, allocs) flips through it.
+ */
+struct fold_gen {
+	uint32_t *active_buf; /* the object's bss variable the programs read */
+	uint32_t n;	      /* the generation written there; the buffer is n & 1 */
+	bool flipped;	      /* fold_gen_flip() left the other buffer to the next drain */
+	int64_t flipped_ns;   /* CLOCK_MONOTONIC of that flip */
+};
+
 /* The double buffer of one object: counts0/1, stacks0/1 and its active_buf. */
 struct fold_buffers {
 	int counts_fd[EMBER_CPU_NBUF], stacks_fd[EMBER_CPU_NBUF];
-	uint32_t *active_buf;	    /* the object's bss variable the programs read */
+	struct fold_gen gen;	    /* the buffer the programs write to */
 	uint32_t counts_max;	    /* entries of a counts map */
-	uint32_t active;	    /* buffer the programs write to: gen & 1 */
-	uint32_t gen;		    /* the generation in the programs' active_buf */
-	bool flipped;		    /* fold_flip() left the other one to the next drain */
-	int64_t flipped_ns;	    /* CLOCK_MONOTONIC of that flip */
 	struct ember_cpu_key *keys; /* drain scratch: counts_max keys */
 	uint64_t *counts;	    /* drain scratch: their counts */
 	struct stack_parts stk;	    /* drain scratch: the old buffer's stack parts */
@@ -83,15 +92,18 @@ struct fold_buffers {
  */
 #define FOLD_FLIP_GRACE_NS (10 * 1000 * 1000)
 
-/* Waits until FOLD_FLIP_GRACE_NS after flipped_ns (CLOCK_MONOTONIC); at once when past. */
-void fold_wait_grace(int64_t flipped_ns);
+/*
+ * Turns the programs to the other buffer now; the next drain takes the one
+ * left without flipping again. Flipping every type first lets one grace
+ * period serve them all: an idle daemon's every sleep is a wakeup.
+ */
+void fold_gen_flip(struct fold_gen *g);
 
 /*
- * Turns the programs to the other buffer now; the next fold_drain() drains
- * the one left without flipping again. Flipping every type first lets one
- * grace period serve them all: an idle daemon's every sleep is a wakeup.
+ * The buffer a drain may read now: flips unless fold_gen_flip() did since the
+ * last drain, then waits out what is left of FOLD_FLIP_GRACE_NS after the flip.
  */
-void fold_flip(struct fold_buffers *b);
+uint32_t fold_gen_drainable(struct fold_gen *g);
 
 /* After load: takes obj's counts0/1, stacks0/1 and active_buf. 0 or -errno. */
 int fold_buffers_init(struct fold_buffers *b, struct bpf_object *obj, uint32_t *active_buf,

@@ -128,7 +128,7 @@ int growth_drain(struct growth *g, sampler_cb cb, void *arg)
 
 void growth_flip(struct growth *g)
 {
-	fold_flip(&g->buf);
+	fold_gen_flip(&g->buf.gen);
 }
 
 int64_t growth_fault_bytes(const struct growth *g)

@@ -225,7 +225,7 @@ static void log_metrics(struct offcpu *oc)
 
 void offcpu_flip(struct offcpu *oc)
 {
-	fold_flip(&oc->buf);
+	fold_gen_flip(&oc->buf.gen);
 }
 
 int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
@@ -258,7 +258,7 @@ static void parked_stack(struct offcpu *oc, uint64_t h, bool lost, struct ember_
 int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg)
 {
 	/* offcpu_drain() flipped the buffers and waited: the other one is still */
-	int fd = oc->wakers_fd[!oc->buf.active], rc = 0;
+	int fd = oc->wakers_fd[!(oc->buf.gen.n & 1)], rc = 0;
 	long n = fold_read_all(fd, true, oc->wkeys, oc->wvals, sizeof(*oc->wkeys),
 			       sizeof(*oc->wvals), OFFCPU_WAKERS);
 

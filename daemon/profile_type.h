@@ -43,7 +43,7 @@ typedef int (*profile_drain_fn)(void *src, int64_t period, profile_sample_cb cb,
 
 /*
  * Turns a source's programs to its other buffer now, so that the next drain
- * reads the one left after one grace period shared by every type (fold_flip()).
+ * reads the one left after one grace period shared by every type (fold_gen_flip()).
  */
 typedef void (*profile_flip_fn)(void *src);
 

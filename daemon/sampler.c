@@ -152,7 +152,7 @@ int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)
 
 void sampler_flip(struct sampler *s)
 {
-	fold_flip(&s->buf);
+	fold_gen_flip(&s->buf.gen);
 }
 
 int sampler_drop_fd(const struct sampler *s)

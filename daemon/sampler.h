@@ -47,7 +47,7 @@ void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stack_pa
  * empties it (counts and stacks), so that nothing is lost or counted twice.
  */
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg);
-/* Switches the buffers now; the next sampler_drain() drains the one left (fold_flip()). */
+/* Switches the buffers now; the next sampler_drain() drains the one left (fold_gen_flip()). */
 void sampler_flip(struct sampler *s);
 
 /* The drop_tgids map, which the other folding objects share (fold_shared.drop_fd). */

@@ -143,6 +143,8 @@ struct unwinder {
 	 * daemon costs it more than its whole steady interval's work.
 	 */
 	bool stale;
+	/* when marks the thread keeps for their backoff fall due (its timer), or -1 */
+	int64_t stale_due;
 	struct unwinder_stats st;
 };
 
@@ -862,7 +864,7 @@ static void rescan_waiting(struct unwinder *u)
 static void unwinder_main(struct worker *w, void *arg)
 {
 	struct unwinder *u = arg;
-	int64_t stale_due = -1; /* when processes kept in the stale map are due, or -1 */
+	int64_t due;
 
 	worker_lock(w);
 	while (!worker_stopping(w)) {
@@ -874,12 +876,12 @@ static void unwinder_main(struct worker *w, void *arg)
 				rescan_waiting(u);
 			worker_lock(&u->worker);
 		} else if (!u->qn && !u->stale) {
-			int64_t left = stale_due < 0 ? -1 : stale_due - mono_ns();
+			int64_t left = u->stale_due - mono_ns();
 
 			u->busy = false;
 			worker_done(w);
 			/* no timeout unless processes kept in the stale map fall due */
-			worker_wait(w, stale_due < 0 ? -1 : left > 0 ? left : 0);
+			worker_wait(w, u->stale_due < 0 ? -1 : left > 0 ? left : 0);
 		}
 		if (worker_stopping(w))
 			break;
@@ -897,11 +899,12 @@ static void unwinder_main(struct worker *w, void *arg)
 			procsnap_unref(r.snap);
 			worker_lock(&u->worker);
 		}
-		if (u->stale || (stale_due >= 0 && mono_ns() >= stale_due)) {
+		if (u->stale || (u->stale_due >= 0 && mono_ns() >= u->stale_due)) {
 			u->stale = false;
 			worker_unlock(&u->worker);
-			stale_due = rescan_stale(u);
+			due = rescan_stale(u);
 			worker_lock(&u->worker);
+			u->stale_due = due;
 		}
 	}
 	u->busy = false;
@@ -1018,9 +1021,19 @@ void unwinder_stale(struct unwinder *u)
 void unwinder_check_stale(struct unwinder *u)
 {
 	uint32_t key;
+	bool timed;
 
+	if (!u)
+		return;
+	/*
+	 * Marks kept for their backoff are the thread's timer's: no wakeup for
+	 * them (a new mark no event reported then waits for that timer too).
+	 */
+	worker_lock(&u->worker);
+	timed = u->stale || u->stale_due >= 0;
+	worker_unlock(&u->worker);
 	/* one system call, from a thread awake anyway: no wakeup of the unwinder's own */
-	if (u && !bpf_map_get_next_key(u->fds.stale, NULL, &key))
+	if (!timed && !bpf_map_get_next_key(u->fds.stale, NULL, &key))
 		unwinder_stale(u);
 }
 
@@ -1061,6 +1074,7 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 	if (!u)
 		return NULL;
 	u->fds = (struct unwinder_fds){-1, -1, -1, -1};
+	u->stale_due = -1;
 	rc = worker_init(&u->worker);
 	u->scratch = rc ? NULL : calloc(1, sizeof(*u->scratch));
 	if (!rc)
