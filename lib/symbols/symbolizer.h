@@ -82,6 +82,11 @@ int symbolizer_capture_snap(struct symbolizer *s, const struct proc_snap *snap);
  * even in the interval they were read in.
  */
 void symbolizer_maps_stale(struct symbolizer *s, pid_t pid);
+/*
+ * Keeps pid's mappings, when read, past this interval's end however idle it
+ * is: a later drain names frames it took now (a thread asleep since).
+ */
+void symbolizer_keep(struct symbolizer *s, pid_t pid);
 /* Notes that pid exited: its snapshot serves the next drain, then is dropped. */
 void symbolizer_exited(struct symbolizer *s, pid_t pid);
 /*

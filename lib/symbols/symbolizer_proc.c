@@ -230,6 +230,14 @@ int symbolizer_capture_snap(struct symbolizer *s, const struct proc_snap *snap)
 	return capture(s, snap->pid, snap);
 }
 
+void symbolizer_keep(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+
+	if (pe)
+		pe->used_interval = s->interval;
+}
+
 void symbolizer_exited(struct symbolizer *s, pid_t pid)
 {
 	struct pid_entry *pe = pid_find(s, pid);

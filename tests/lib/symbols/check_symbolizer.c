@@ -200,6 +200,59 @@ START_TEST(test_unnamed)
 END_TEST
 
 /*
+ * A process idle for 2 intervals is dropped (its mappings read again when
+ * seen); one kept at each interval (a thread of it away, its stack held by
+ * the off-CPU sampler) keeps them, and its frames are still named after it
+ * exited.
+ */
+static pid_t idle_child(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
+START_TEST(test_keep)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
+	struct symbolizer *s = new_symbolizer();
+	pid_t idle = idle_child(), kept = idle_child();
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	ck_assert_int_eq(symbolizer_capture(s, idle), 0);
+	ck_assert_int_eq(symbolizer_capture(s, kept), 0);
+	for (int i = 0; i < 3; i++) {
+		symbolizer_keep(s, kept);
+		symbolizer_keep(s, getpid()); /* never read: nothing to keep, nothing read */
+		symbolizer_end_interval(s);
+	}
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.pids_held, 1);
+	ck_assert_uint_eq(st.maps_read, 2);
+	reap(idle);
+	reap(kept);
+	symbolizer_exited(s, kept);
+	symbolizer_frame(s, kept, addr, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_frame(s, idle, addr, false, &f); /* dropped, then gone: unnamed */
+	ck_assert_ptr_null(f.function);
+	symbolizer_free(s);
+}
+END_TEST
+
+/*
  * A binary is parsed once for all intervals; a process's maps are read once,
  * and again only when an address falls outside them (once per interval).
  */
@@ -575,6 +628,7 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_kernel_namer_fails);
 	tcase_add_test(tc, test_unnamed);
 	tcase_add_test(tc, test_cache);
+	tcase_add_test(tc, test_keep);
 	tcase_add_test(tc, test_capture_defers_parsing);
 	tcase_add_test(tc, test_other_process);
 	tcase_add_test(tc, test_vdso);
