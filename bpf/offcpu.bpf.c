@@ -121,7 +121,8 @@ struct {
  * Stacks of threads now off the CPU, by hash: a thread may sleep across many
  * intervals, and the buffer its stack would have gone to is drained and emptied
  * meanwhile. Copied into the active buffer when it returns. LRU (sized by the
- * daemon): a flood of new stacks evicts the oldest sleeper's, counted.
+ * daemon): a flood of new stacks within one interval evicts the oldest
+ * sleeper's, counted; at a drain, those of threads still away are held.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -129,6 +130,25 @@ struct {
 	__type(key, __u64);
 	__type(value, struct ember_offcpu_parked);
 } parked SEC(".maps");
+
+/*
+ * Stacks of threads that were away at a drain, copied from parked by the
+ * drain's task iterator (ember_offcpu_hold) so that no flood of new stacks
+ * evicts them however long their thread sleeps: the iterator copies into
+ * held[hold_buf], from parked or from the other held map, which the daemon
+ * then empties. Written only there; looked up when parked misses. Sized by the
+ * daemon as parked, allocated as used.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct ember_offcpu_parked);
+} held0 SEC(".maps"), held1 SEC(".maps");
+
+/* Set by the daemon before each drain's hold: the held map the iterator fills (0 or 1). */
+__u32 hold_buf;
 
 /* Waits by the thread that ended them, buffer 0 and 1 (as counts0/1); sized by the daemon. */
 struct {
@@ -421,6 +441,18 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	__sync_fetch_and_add(&open_waits[slot], 1);
 }
 
+/* The stack of hash h where a thread away keeps it: parked, or held across a drain. */
+static __always_inline const struct ember_stack *parked_stack(__u64 h)
+{
+	const struct ember_stack *st = bpf_map_lookup_elem(&parked, &h);
+
+	if (!st)
+		st = bpf_map_lookup_elem(&held0, &h);
+	if (!st)
+		st = bpf_map_lookup_elem(&held1, &h);
+	return st;
+}
+
 /* A parked stack into the active buffer's stacks: its hash there, or 0 with *lost set. */
 static __always_inline __u64 unpark(__u64 h, void *stacks, bool *lost)
 {
@@ -428,7 +460,7 @@ static __always_inline __u64 unpark(__u64 h, void *stacks, bool *lost)
 
 	if (!h || bpf_map_lookup_elem(stacks, &h))
 		return h;
-	st = bpf_map_lookup_elem(&parked, &h);
+	st = parked_stack(h);
 	if (!st) {
 		metric_inc(EMBER_OFFCPU_M_PARKED_LOST);
 		*lost = true;
@@ -581,5 +613,62 @@ int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
 	s->wake_ns = bpf_ktime_get_ns();
 	metric_inc(EMBER_OFFCPU_M_WAKEUPS);
 	note_waker(ctx, s);
+	return 0;
+}
+
+/* Stack h of a thread away into the held map to, from parked or from the other one. */
+static __always_inline void hold(__u64 h, void *to, void *from)
+{
+	const struct ember_offcpu_parked *p;
+
+	if (!h || bpf_map_lookup_elem(to, &h))
+		return;
+	p = bpf_map_lookup_elem(&parked, &h);
+	if (!p)
+		p = bpf_map_lookup_elem(from, &h);
+	if (!p) {
+		metric_inc(EMBER_OFFCPU_M_HOLD_MISSED);
+		return;
+	}
+	if (!bpf_map_update_elem(to, &h, p, BPF_NOEXIST))
+		metric_inc(EMBER_OFFCPU_M_HELD);
+	else if (!bpf_map_lookup_elem(to, &h))
+		metric_inc(EMBER_OFFCPU_M_HELD_FULL);
+}
+
+/*
+ * Run by the daemon at each drain over every task: a thread with a sampled
+ * interval open has its stacks (and its waker's, when woken) copied into
+ * held[hold_buf]. A thread that returns before the iterator reaches it finds
+ * them where they were; after, in held[hold_buf]; the other held map, emptied
+ * after the run, keeps only stacks of waits that ended. Writes the thread's
+ * process id (4 bytes): the daemon keeps its mappings to name those frames.
+ */
+static __always_inline void hold_all(const struct offcpu_task *s, void *to, void *from)
+{
+	hold(s->user_stack, to, from);
+	hold(s->kern_stack, to, from);
+	hold(s->waker_user, to, from);
+	hold(s->waker_kern, to, from);
+}
+
+SEC("iter/task")
+int ember_offcpu_hold(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct offcpu_task *s;
+	__u32 tgid;
+
+	if (!task || !open_waits[slot_of(task)])
+		return 0;
+	s = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (!s || !s->off_ns)
+		return 0;
+	if (hold_buf & 1)
+		hold_all(s, &held1, &held0);
+	else
+		hold_all(s, &held0, &held1);
+	tgid = s->tgid;
+	bpf_seq_write(ctx->meta->seq, &tgid, sizeof(tgid));
 	return 0;
 }

@@ -270,6 +270,12 @@ static void log_steps(struct interval *iv)
 		  t[STEP_REPORT] / 1e6);
 }
 
+/* The symbolizer keeps pid's mappings past this interval (profile_keep_fn). */
+static void keep_maps(void *sym, pid_t pid)
+{
+	symbolizer_keep(sym, pid);
+}
+
 int interval_run(struct interval *iv)
 {
 	int64_t start = iv->start_ns, end = real_ns();
@@ -289,6 +295,9 @@ int interval_run(struct interval *iv)
 		drain_type(iv, &iv->types[i], start, end, &r[i]);
 		step_end(iv, STEP_DRAIN + i);
 	}
+	for (size_t i = 0; i < iv->n_types; i++)
+		if (iv->types[i].type->keep)
+			iv->types[i].type->keep(iv->types[i].src, keep_maps, iv->d.src.sym);
 	symbolizer_end_interval(iv->d.src.sym);
 	proctable_end_interval(iv->d.src.procs);
 	step_end(iv, STEP_CAPTURE);

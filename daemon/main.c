@@ -340,6 +340,7 @@ static void open_offcpu(struct daemon *d, const struct sampler_opts *so)
 {
 	struct offcpu_opts oo = {.sample_period = d->cfg.offcpu_sample_period,
 				 .min_block_ns = d->cfg.offcpu_min_block_ns,
+				 .parked = d->cfg.offcpu_parked,
 				 .shared = {.events_fd = so->events_fd,
 					    .known_fd = so->known_fd,
 					    .drop_fd = sampler_drop_fd(d->sampler),
@@ -352,8 +353,8 @@ static void open_offcpu(struct daemon *d, const struct sampler_opts *so)
 		log_warnx("%s: no offcpu profiles", err);
 	else
 		log_info("off-CPU time: 1 switch-out in %u sampled, waits under %" PRId64
-			 " us left out",
-			 oo.sample_period, oo.min_block_ns / 1000);
+			 " us left out, %u stacks of threads away kept",
+			 oo.sample_period, oo.min_block_ns / 1000, oo.parked);
 }
 
 /* The BPF side: process events, unwind tables, the on-CPU sampler. 0 or 1 (said). */

@@ -9,10 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
+#include "config.h"
 #include "fold.h"
 #include "log.h"
 #include "offcpu.h"
@@ -23,20 +26,27 @@
 /*
  * Map sizes, preallocated. Two counts a stack and reason (time, intervals);
  * 8192 stack parts a buffer (2.1 MiB; a stack of up to 31 frames is one part,
- * an off-CPU stack, user and kernel, usually two); whole parked stacks (8.4
- * MiB), the distinct stacks of threads away across a drain: on a host
- * starting many processes (a build), each with its own addresses, fewer were
- * evicted from under threads still asleep.
+ * an off-CPU stack, user and kernel, usually two). The parked stacks are
+ * sized by offcpu_parked_stacks (whole stacks, 2.3 KiB each), the held ones
+ * as many, allocated as used.
  */
 #define OFFCPU_COUNTS 8192
 #define OFFCPU_STACKS 8192
-#define OFFCPU_PARKED 4096
+/* Most processes with a thread away whose mappings a drain keeps (others: read again if alive). */
+#define OFFCPU_HELD_PIDS 4096
 /* Distinct (wait, waker) pairs a buffer holds: 80 bytes each. */
 #define OFFCPU_WAKERS 4096
 
 struct offcpu {
 	struct offcpu_bpf *skel;
 	struct bpf_link *switch_link, *waking_link;
+	struct bpf_link *hold_link; /* the drain's task iterator: stacks of threads away held */
+	int held_fd[2];
+	uint64_t *hkeys; /* hold scratch: the keys of the held map emptied */
+	uint32_t *hpids; /* processes of the threads away at the last hold, sorted, unique */
+	size_t n_hpids;
+	unsigned int parked; /* entries of parked, and most of each held map */
+	int64_t hold_ns;     /* the last hold's duration */
 	struct fold_buffers buf;
 	uint64_t last[EMBER_OFFCPU_M_NR]; /* metrics at the previous drain */
 	int wakers_fd[EMBER_CPU_NBUF];
@@ -110,7 +120,9 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o, char *err, size_
 	oc->skel->rodata->wake_lo = cut[1].lo;
 	oc->skel->rodata->wake_hi = cut[1].hi;
 	fold_size_buffers(oc->skel->obj, OFFCPU_COUNTS, OFFCPU_STACKS);
-	bpf_map__set_max_entries(oc->skel->maps.parked, OFFCPU_PARKED);
+	bpf_map__set_max_entries(oc->skel->maps.parked, oc->parked);
+	bpf_map__set_max_entries(oc->skel->maps.held0, oc->parked);
+	bpf_map__set_max_entries(oc->skel->maps.held1, oc->parked);
 	bpf_map__set_max_entries(oc->skel->maps.wakers0, OFFCPU_WAKERS);
 	bpf_map__set_max_entries(oc->skel->maps.wakers1, OFFCPU_WAKERS);
 	rc = fold_share_maps(oc->skel->obj, &o->shared, err, errlen);
@@ -147,6 +159,13 @@ static int attach(struct offcpu *oc, char *err, size_t errlen)
 			 strerror(errno));
 		return rc;
 	}
+	oc->hold_link = bpf_program__attach_iter(oc->skel->progs.ember_offcpu_hold, NULL);
+	if (!oc->hold_link) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot attach the task iterator that holds stacks: %s",
+			 strerror(errno));
+		return rc;
+	}
 	return 0;
 }
 
@@ -157,6 +176,7 @@ int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char *err, siz
 
 	if (!oc)
 		return -ENOMEM;
+	oc->parked = o->parked ? o->parked : EMBER_OFFCPU_PARKED_DEFAULT;
 	rc = load(oc, o, err, errlen);
 	if (!rc)
 		rc = fold_buffers_init(&oc->buf, oc->skel->obj, &oc->skel->bss->active_buf,
@@ -167,7 +187,11 @@ int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char *err, siz
 		oc->wkeys = calloc(OFFCPU_WAKERS, sizeof(*oc->wkeys));
 		oc->wvals = calloc(OFFCPU_WAKERS, sizeof(*oc->wvals));
 		oc->wstk = calloc(4, sizeof(*oc->wstk));
-		if (!oc->wkeys || !oc->wvals || !oc->wstk)
+		oc->held_fd[0] = bpf_map__fd(oc->skel->maps.held0);
+		oc->held_fd[1] = bpf_map__fd(oc->skel->maps.held1);
+		oc->hkeys = calloc(oc->parked, sizeof(*oc->hkeys));
+		oc->hpids = calloc(OFFCPU_HELD_PIDS, sizeof(*oc->hpids));
+		if (!oc->wkeys || !oc->wvals || !oc->wstk || !oc->hkeys || !oc->hpids)
 			rc = -ENOMEM;
 	}
 	if (!rc)
@@ -184,12 +208,15 @@ void offcpu_close(struct offcpu *oc)
 {
 	if (!oc)
 		return;
+	bpf_link__destroy(oc->hold_link);
 	bpf_link__destroy(oc->waking_link);
 	bpf_link__destroy(oc->switch_link);
 	fold_buffers_free(&oc->buf);
 	free(oc->wkeys);
 	free(oc->wvals);
 	free(oc->wstk);
+	free(oc->hkeys);
+	free(oc->hpids);
 	offcpu_bpf__destroy(oc->skel);
 	free(oc);
 }
@@ -216,11 +243,14 @@ static void log_metrics(struct offcpu *oc)
 		 " walked with weight 1 and %" PRIu64 " sampled, %" PRIu64 " folded, %" PRIu64
 		 " short; lost: %" PRIu64 " parked stacks evicted, %" PRIu64
 		 " without storage, %" PRIu64 " counts map full, %" PRIu64
-		 " stacks map full, %" PRIu64 " wakers map full",
+		 " stacks map full, %" PRIu64 " wakers map full; held %" PRIu64
+		 " stacks of threads away (%.1f ms), %" PRIu64 " already evicted, %" PRIu64
+		 " held map full",
 		 d[EMBER_OFFCPU_M_SWITCHES], d[EMBER_OFFCPU_M_FORCED], d[EMBER_OFFCPU_M_SAMPLED],
 		 d[EMBER_CPU_M_COUNTED], d[EMBER_OFFCPU_M_SHORT], d[EMBER_OFFCPU_M_PARKED_LOST],
 		 d[EMBER_OFFCPU_M_NO_STORAGE], d[EMBER_CPU_M_COUNTS_FULL],
-		 d[EMBER_CPU_M_STACKS_FULL], d[EMBER_OFFCPU_M_WAKERS_FULL]);
+		 d[EMBER_CPU_M_STACKS_FULL], d[EMBER_OFFCPU_M_WAKERS_FULL], d[EMBER_OFFCPU_M_HELD],
+		 oc->hold_ns / 1e6, d[EMBER_OFFCPU_M_HOLD_MISSED], d[EMBER_OFFCPU_M_HELD_FULL]);
 }
 
 void offcpu_flip(struct offcpu *oc)
@@ -228,10 +258,103 @@ void offcpu_flip(struct offcpu *oc)
 	fold_gen_flip(&oc->buf.gen);
 }
 
+/* Empties map fd, whose keys are stack hashes: at most oc->parked of them. */
+static void empty_held(struct offcpu *oc, int fd)
+{
+	uint64_t *prev = NULL;
+	__u32 n = 0;
+
+	while (n < oc->parked && !bpf_map_get_next_key(fd, prev, &oc->hkeys[n])) {
+		prev = &oc->hkeys[n];
+		n++;
+	}
+	if (n && bpf_map_delete_batch(fd, oc->hkeys, &n, NULL))
+		for (__u32 i = 0; i < n; i++) /* a kernel without batch deletes */
+			bpf_map_delete_elem(fd, &oc->hkeys[i]);
+}
+
+/*
+ * Holds the stacks of every thread still away (ember_offcpu_hold, a task
+ * iterator): copied into one held map, from parked or the other held map,
+ * which is then emptied. Run at each drain: a thread asleep across it keeps
+ * its stacks however many new ones the parked LRU takes before it returns.
+ */
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The iterator's output, n bytes of process ids, into oc->hpids (*part: a split id). */
+static void add_pids(struct offcpu *oc, const unsigned char *b, size_t n, uint32_t *part,
+		     size_t *have)
+{
+	for (size_t i = 0; i < n; i++) {
+		((unsigned char *)part)[(*have)++] = b[i];
+		if (*have < sizeof(*part))
+			continue;
+		*have = 0;
+		if (oc->n_hpids && oc->hpids[oc->n_hpids - 1] == *part)
+			continue; /* the threads of a process are mostly in a row */
+		if (oc->n_hpids < OFFCPU_HELD_PIDS)
+			oc->hpids[oc->n_hpids++] = *part;
+	}
+}
+
+/* Sorts oc->hpids and drops the repeats. */
+static void unique_pids(struct offcpu *oc)
+{
+	size_t n = 0;
+
+	qsort(oc->hpids, oc->n_hpids, sizeof(*oc->hpids), cmp_u32);
+	for (size_t i = 0; i < oc->n_hpids; i++)
+		if (!n || oc->hpids[n - 1] != oc->hpids[i])
+			oc->hpids[n++] = oc->hpids[i];
+	oc->n_hpids = n;
+}
+
+static void hold_sleepers(struct offcpu *oc)
+{
+	unsigned int to = !(oc->skel->bss->hold_buf & 1);
+	int64_t t0 = mono_ns();
+	unsigned char buf[4096];
+	uint32_t part = 0;
+	size_t have = 0;
+	ssize_t r;
+	int fd;
+
+	oc->skel->bss->hold_buf = to;
+	fd = bpf_iter_create(bpf_link__fd(oc->hold_link));
+	if (fd < 0) {
+		log_warnx("off-CPU: cannot run the task iterator that holds stacks: %s",
+			  strerror(errno));
+		return;
+	}
+	oc->n_hpids = 0;
+	while ((r = read(fd, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
+		if (r > 0)
+			add_pids(oc, buf, (size_t)r, &part, &have);
+	unique_pids(oc);
+	if (r < 0)
+		log_warnx("off-CPU: the task iterator that holds stacks failed: %s",
+			  strerror(errno));
+	close(fd);
+	empty_held(oc, oc->held_fd[!to]);
+	oc->hold_ns = mono_ns() - t0;
+}
+
+void offcpu_held_pids(struct offcpu *oc, void (*keep)(void *arg, pid_t pid), void *arg)
+{
+	for (size_t i = 0; i < oc->n_hpids; i++)
+		keep(arg, (pid_t)oc->hpids[i]);
+}
+
 int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
 {
 	int rc = fold_drain(&oc->buf, cb, arg);
 
+	hold_sleepers(oc);
 	log_metrics(oc);
 	return rc;
 }
@@ -246,7 +369,9 @@ static void parked_stack(struct offcpu *oc, uint64_t h, bool lost, struct ember_
 	out->lost = lost;
 	if (!h)
 		return;
-	if (bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.parked), &h, p)) {
+	if (bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.parked), &h, p) &&
+	    bpf_map_lookup_elem(oc->held_fd[0], &h, p) &&
+	    bpf_map_lookup_elem(oc->held_fd[1], &h, p)) {
 		out->lost = true;
 		return;
 	}

@@ -29,6 +29,7 @@
 struct offcpu_opts {
 	unsigned int sample_period; /* sample 1 switch-out in this many (> 0) */
 	uint64_t min_block_ns;	    /* sampled intervals shorter than this are left out */
+	unsigned int parked;	    /* stacks of threads away kept (0: the default) */
 	struct fold_shared shared;  /* maps of proctrack, the unwinder and the cpu sampler */
 };
 
@@ -46,6 +47,11 @@ void offcpu_close(struct offcpu *oc);
 int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg);
 /* Switches the buffers now, as sampler_flip(). */
 void offcpu_flip(struct offcpu *oc);
+/*
+ * Calls keep for each process with a thread away whose stacks the last drain
+ * held: its frames are named when it returns, maybe many intervals later.
+ */
+void offcpu_held_pids(struct offcpu *oc, void (*keep)(void *arg, pid_t pid), void *arg);
 
 /*
  * One (wait, waker) entry: the wait's stacks (st[0] user, st[1] kernel) and

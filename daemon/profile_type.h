@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pprof.h"
 #include "sampler.h"
@@ -47,6 +48,13 @@ typedef int (*profile_drain_fn)(void *src, int64_t period, profile_sample_cb cb,
  */
 typedef void (*profile_flip_fn)(void *src);
 
+/*
+ * Calls keep for each process whose frames a later drain of the source will
+ * name (threads away with stacks held across this drain), so that the
+ * symbolizer keeps their mappings however long they stay idle.
+ */
+typedef void (*profile_keep_fn)(void *src, void (*keep)(void *arg, pid_t pid), void *arg);
+
 /* One profile type, shared by the interval, the drain and on-demand captures. */
 struct profile_type {
 	const char *name; /* the history's type and emberctl's --type */
@@ -57,6 +65,7 @@ struct profile_type {
 	int64_t (*period)(unsigned int hz); /* what one sampled event weighs */
 	profile_drain_fn drain;		    /* its maps, given the object that owns them */
 	profile_flip_fn flip; /* NULL: its drain flips (or reads what another drain flipped) */
+	profile_keep_fn keep; /* NULL: no frames named after the interval they were taken in */
 };
 
 /* Every type emberd knows, indexed by enum profile_type_id (profile_types.c). */

@@ -228,6 +228,11 @@ static void flip_offcpu(void *src)
 	offcpu_flip(src);
 }
 
+static void keep_offcpu(void *src, void (*keep)(void *arg, pid_t pid), void *arg)
+{
+	offcpu_held_pids(src, keep, arg);
+}
+
 const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 	/* on-CPU stacks sampled at hz per CPU (bpf/cpu.bpf.c), as delta profiles */
 	[PROFILE_CPU] =
@@ -294,6 +299,7 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period = offcpu_period,
 			.drain = offcpu_drain_type,
 			.flip = flip_offcpu,
+			.keep = keep_offcpu,
 		},
 	/* who ended the sampled waits of offcpu: the wait, "[woken by]", the waker's stack */
 	[PROFILE_OFFCPU_WAKERS] =

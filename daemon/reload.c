@@ -134,13 +134,15 @@ static void keep_growth_period(const struct ember_config *cur, struct ember_conf
 static void keep_offcpu(const struct ember_config *cur, struct ember_config *n)
 {
 	if (n->offcpu == cur->offcpu && n->offcpu_sample_period == cur->offcpu_sample_period &&
-	    n->offcpu_min_block_ns == cur->offcpu_min_block_ns)
+	    n->offcpu_min_block_ns == cur->offcpu_min_block_ns &&
+	    n->offcpu_parked == cur->offcpu_parked)
 		return;
-	log_warnx("offcpu, offcpu_sample_period and offcpu_min_block change only with a restart: "
-		  "keeping them");
+	log_warnx("offcpu, offcpu_sample_period, offcpu_min_block and offcpu_parked_stacks change "
+		  "only with a restart: keeping them");
 	n->offcpu = cur->offcpu;
 	n->offcpu_sample_period = cur->offcpu_sample_period;
 	n->offcpu_min_block_ns = cur->offcpu_min_block_ns;
+	n->offcpu_parked = cur->offcpu_parked;
 }
 
 /*

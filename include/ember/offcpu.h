@@ -48,8 +48,6 @@ _Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KE
 
 /* Most switch-outs one sampled switch-out stands for (offcpu_sample_period). */
 #define EMBER_OFFCPU_PERIOD_MAX 65536
-/* Most stacks parked between a thread's switch-out and its return (daemon-sized LRU). */
-#define EMBER_OFFCPU_PARKED_MAX 65536
 
 /*
  * Key of the wakers maps: one kind of sampled wait, and the thread that ended
@@ -91,6 +89,9 @@ enum ember_offcpu_metric {
 	EMBER_OFFCPU_M_PARKED_LOST, /* a parked stack evicted before its thread returned */
 	EMBER_OFFCPU_M_WAKEUPS,	    /* wakeups of sampled intervals seen (run-queue split) */
 	EMBER_OFFCPU_M_WAKERS_FULL, /* wakers map full: that waker was not counted */
+	EMBER_OFFCPU_M_HELD,	    /* stacks of threads away at a drain, held for their return */
+	EMBER_OFFCPU_M_HOLD_MISSED, /* such a stack already evicted from parked at the drain */
+	EMBER_OFFCPU_M_HELD_FULL,   /* held map full: that stack left to the parked LRU */
 	EMBER_OFFCPU_M_NR,
 };
 

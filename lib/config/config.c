@@ -107,6 +107,7 @@ void config_defaults(struct ember_config *c)
 	c->offcpu = false;
 	c->offcpu_sample_period = EMBER_OFFCPU_PERIOD_DEFAULT;
 	c->offcpu_min_block_ns = 0;
+	c->offcpu_parked = EMBER_OFFCPU_PARKED_DEFAULT;
 	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
 	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
 	c->collector.reject_older_than_ns = CONFIG_DEFAULT_REJECT_OLDER_THAN_NS;
@@ -576,6 +577,14 @@ static int set_offcpu_key(struct ember_config *c, const char *key, const char *v
 			return -EINVAL;
 		}
 		c->offcpu_min_block_ns = ns;
+	} else if (!strcmp(key, "offcpu_parked_stacks")) {
+		if (parse_uint(value, EMBER_OFFCPU_PARKED_MIN, EMBER_OFFCPU_PARKED_LIMIT, &n)) {
+			snprintf(err, errlen,
+				 "offcpu_parked_stacks: '%s' is not a whole number from %d to %d",
+				 value, EMBER_OFFCPU_PARKED_MIN, EMBER_OFFCPU_PARKED_LIMIT);
+			return -EINVAL;
+		}
+		c->offcpu_parked = n;
 	} else {
 		snprintf(err, errlen, "unknown key '%s' in [daemon]", key);
 		return -ENOENT;

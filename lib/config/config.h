@@ -28,6 +28,10 @@
 #define EMBER_OFFCPU_PERIOD_DEFAULT 64
 #define EMBER_OFFCPU_PERIOD_MAX 65536
 #define EMBER_OFFCPU_MIN_BLOCK_MAX_NS (1000000000LL)
+/* offcpu_parked_stacks: stacks of threads away kept in the kernel, 2.3 KiB each. */
+#define EMBER_OFFCPU_PARKED_DEFAULT 4096
+#define EMBER_OFFCPU_PARKED_MIN 256
+#define EMBER_OFFCPU_PARKED_LIMIT 65536
 #define EMBER_INTERVAL_MIN_NS (1000000000LL)			 /* 1 s */
 #define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL)		 /* 1 h */
 #define CONFIG_DEFAULT_RETENTION_NS (7LL * 86400 * 1000000000LL) /* 7d */
@@ -173,7 +177,8 @@ struct ember_config {
 	bool offcpu;
 	unsigned int offcpu_sample_period;
 	int64_t offcpu_min_block_ns;
-	bool profile_matched; /* profile = matched: only processes an [app] matches */
+	unsigned int offcpu_parked; /* stacks of threads away across a drain kept in the kernel */
+	bool profile_matched;	    /* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */
 	size_t n_labels;
 	struct app_config *apps; /* in file order; owned, see config_free() */

@@ -134,24 +134,29 @@ START_TEST(test_offcpu_keys)
 	ck_assert(!c.offcpu); /* off by default: its cost is the operator's call */
 	ck_assert_uint_eq(c.offcpu_sample_period, 64);
 	ck_assert_int_eq(c.offcpu_min_block_ns, 0);
+	ck_assert_uint_eq(c.offcpu_parked, 4096);
 	ck_assert_int_eq(parse("[daemon]\noffcpu = on\noffcpu_sample_period = 1\n"
-			       "offcpu_min_block = 500ms\n",
+			       "offcpu_min_block = 500ms\noffcpu_parked_stacks = 256\n",
 			       &c, &e),
 			 0);
 	ck_assert(c.offcpu);
 	ck_assert_uint_eq(c.offcpu_sample_period, 1);
 	ck_assert_int_eq(c.offcpu_min_block_ns, 500000000);
+	ck_assert_uint_eq(c.offcpu_parked, 256);
 	ck_assert_int_eq(
 		parse("[daemon]\noffcpu = maybe\noffcpu_sample_period = 0\n"
-		      "offcpu_sample_period = 65537\noffcpu_min_block = 2s\noffcpu_foo = 1\n",
+		      "offcpu_sample_period = 65537\noffcpu_min_block = 2s\noffcpu_foo = 1\n"
+		      "offcpu_parked_stacks = 255\noffcpu_parked_stacks = 65537\n",
 		      &c, &e),
 		-EINVAL);
-	ck_assert_uint_eq(e.n, 5);
+	ck_assert_uint_eq(e.n, 7);
 	ck_assert_ptr_nonnull(strstr(e.msg[0], "t.conf:2: offcpu: 'maybe'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[1], "t.conf:3: offcpu_sample_period: '0'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[2], "t.conf:4: offcpu_sample_period: '65537'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[3], "t.conf:5: offcpu_min_block: '2s'"));
 	ck_assert_ptr_nonnull(strstr(e.msg[4], "t.conf:6: unknown key 'offcpu_foo'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[5], "t.conf:7: offcpu_parked_stacks: '255'"));
+	ck_assert_ptr_nonnull(strstr(e.msg[6], "t.conf:8: offcpu_parked_stacks: '65537'"));
 }
 END_TEST
 

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A thread asleep across drains keeps its off-CPU stacks through a flood of new ones
+# (bpf/offcpu.bpf.c: the drain's task iterator holds the stacks of threads still away).
+# With offcpu_parked_stacks = 256 (the parked LRU's size), fx_offcpu's away_sleeper blocks
+# once in wait_for_word's read(); after two drains, a loop runs `sleep 0.001` (each process
+# its own addresses, its first switch-out walked: a new parked stack) 1,024 times, four
+# times the LRU; then the sleeper is woken. Its off-CPU time must be in wait_for_word
+# (named, so walked whole), >= 90% of the time it measured in the read, and none of it
+# under a lost stack. Without the hold the LRU evicts its stacks: all of its time is then
+# under [lost user stack] and [lost kernel stack].
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/offcpu_lib.sh"
+require_bpf
+require_go
+
+FLOOD=1024
+printf '[daemon]\noffcpu = on\noffcpu_parked_stacks = 256\n' >"$T/ember.conf"
+start_emberd --config "$T/ember.conf" --hz 99 --interval 1s -v
+grep -q "off-CPU time: .* 256 stacks of threads away kept" "$T/emberd.log" ||
+	fail "emberd did not load the off-CPU sampler with 256 parked stacks"
+"$FX/fx_offcpu" away >"$T/fx.out" &
+WL=$!
+PIDS+=("$WL")
+wait_for grep -Eq "unwinder: pid $WL: .*\(0 to build\)" "$T/emberd.log" ||
+	fail "emberd did not load fx_offcpu's unwind tables within 30 s"
+kill -USR1 "$WL"
+
+# away_sleeper's thread, once it is blocked in read(2) (system call 0 on x86-64)
+sleeper_blocked() {
+	local t
+	for t in /proc/"$WL"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = away_sleeper ] || continue
+		case $(cat "$t/syscall" 2>/dev/null) in "0 "*) return 0 ;; esac
+	done
+	return 1
+}
+wait_for sleeper_blocked || fail "away_sleeper did not block in read() within 30 s"
+drains() { grep -c 'offcpu: ~' "$T/emberd.log" || true; }
+d0=$(drains)
+drains_past() { [ "$(drains)" -ge "$1" ]; }
+# two drains: the first may have run before the sleeper's switch-out; the second holds it
+wait_for drains_past $((d0 + 2)) || fail "emberd did not drain twice within 30 s"
+grep 'offcpu: ~' "$T/emberd.log" | tail -1 | grep -q 'held [1-9]' ||
+	fail "the drain held no stack of a thread away: $(grep 'offcpu: ~' "$T/emberd.log" | tail -1)"
+mark=$(($(wc -l <"$T/emberd.log") + 1))
+
+# the flood: new processes, each walked at its first switch-out with its own addresses
+(
+	for i in $(seq 1 "$FLOOD"); do
+		sleep 0.001
+		echo "$i" >"$T/flood.n"
+	done
+) &
+FL=$!
+PIDS+=("$FL")
+flood_done() { ! kill -0 "$FL" 2>/dev/null; }
+for _ in $(seq 1 8); do # 4 minutes at most: ~3 ms a process here, 30 on a loaded host
+	wait_for flood_done && break
+done
+flood_done || fail "the flood ran only $(cat "$T/flood.n" 2>/dev/null) of $FLOOD processes in 4 min"
+wait_for drains_past $(($(drains) + 1)) || fail "emberd did not drain after the flood"
+walked=$(tail -n +"$mark" "$T/emberd.log" |
+	sed -n 's/.*offcpu: ~[0-9]* switch-outs (the weights. sum), \([0-9]*\) walked with weight 1 and \([0-9]*\) sampled.*/\1 \2/p' |
+	awk '{ s += $1 + $2 } END { print s + 0 }')
+[ "$walked" -ge "$FLOOD" ] ||
+	fail "only $walked switch-outs walked during the flood of $FLOOD processes: the LRU was not flooded"
+
+kill -USR2 "$WL"
+wait "$WL" || fail "fx_offcpu away exited with status $?"
+kill "$EMBERD_PID"
+wait_emberd
+"$EMBERCTL" --data-dir "$T/data" export --type offcpu --pid "$WL" -o "$T/off.pb.gz" ||
+	fail "export of the offcpu profile failed"
+
+blocked=$(awk '$1 == "away_blocked" { print $2 }' "$T/fx.out")
+[ "${blocked:-0}" -gt 0 ] || fail "fx_offcpu did not report its blocked time: $(cat "$T/fx.out")"
+off=$(ns_of "$T/off.pb.gz" offcpu -tagfocus=comm=away_sleeper)
+named=$(ns_of "$T/off.pb.gz" offcpu -tagfocus=comm=away_sleeper -focus=wait_for_word)
+lost=$(ns_of "$T/off.pb.gz" offcpu -tagfocus=comm=away_sleeper -focus='lost (user|kernel) stack')
+echo "away_sleeper: blocked $blocked ns (itself); off-CPU $off ns, in wait_for_word $named," \
+	"under a lost stack $lost; $walked switch-outs walked during the flood"
+[ "$lost" -eq 0 ] ||
+	fail "$((lost / 1000000)) ms of away_sleeper's wait lost its stacks (evicted from the parked LRU)"
+[ "$(pct "$named" "$blocked")" -ge 90 ] ||
+	fail "wait_for_word holds $((named / 1000000)) ms of the $((blocked / 1000000)) ms" \
+		"away_sleeper was blocked, want >= 90%"
+pass "away_sleeper's $((blocked / 1000000)) ms wait kept its stacks through $walked walks" \
+	"($(pct "$named" "$blocked")% of it in wait_for_word)"
