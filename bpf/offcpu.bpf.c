@@ -149,6 +149,11 @@ struct {
 
 /* Set by the daemon before each drain's hold: the held map the iterator fills (0 or 1). */
 __u32 hold_buf;
+/*
+ * A thread's stack hash once the hold found it evicted from parked (a stack
+ * hash is this with probability 2^-64): the fold says it lost, uncounted.
+ */
+#define EVICTED (~0ULL)
 
 /* Waits by the thread that ended them, buffer 0 and 1 (as counts0/1); sized by the daemon. */
 struct {
@@ -267,6 +272,26 @@ static __always_inline __u32 switch_reason(struct task_struct *prev, bool preemp
 	return EMBER_OFFCPU_WAIT;
 }
 
+/*
+ * st parked: its hash, or 0 with *lost set (counted) when the map is full. A
+ * new entry is looked up once inserted, which sets its LRU reference bit: the
+ * kernel's LRU evicts unreferenced entries first, and steals from a CPU's
+ * list of those just inserted, so a flood of new stacks evicted a new one,
+ * before the drain could hold it, rather than the stacks of threads that
+ * returned since (measured: 4 of ~140 a second lost so on a full LRU).
+ */
+static __always_inline __u64 park_stack(struct ember_stack *st, bool *lost)
+{
+	__u64 h = stack_hash(st);
+
+	if (!store_stack(st, h, &parked, EMBER_CPU_M_STACKS_FULL)) {
+		*lost = true;
+		return 0;
+	}
+	bpf_map_lookup_elem(&parked, &h);
+	return h;
+}
+
 /* Step of the search for the cut (lo, hi) in the first frames of a kernel stack. */
 struct kskip_state {
 	const struct ember_stack *st;
@@ -319,7 +344,7 @@ static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u
 		kskip[i & 1] = k.found;
 		kskip[2 + (i & 1)] = 1;
 	}
-	return keep_stack_m(st, &parked, EMBER_CPU_M_STACKS_FULL, lost);
+	return park_stack(st, lost);
 }
 
 /* The user stack walked from regs, parked whole: its hash, 0 when none or lost. */
@@ -328,7 +353,7 @@ static __always_inline __u64 park_user_stack(void *ctx, const struct ember_uregs
 {
 	struct ember_stack *st = walk_user_stack(ctx, regs, tgid);
 
-	return st ? keep_stack_m(st, &parked, EMBER_CPU_M_STACKS_FULL, lost) : 0;
+	return st ? park_stack(st, lost) : 0;
 }
 
 /* The user registers prev entered the kernel with: its user stack's start. */
@@ -458,6 +483,10 @@ static __always_inline __u64 unpark(__u64 h, void *stacks, bool *lost)
 {
 	const struct ember_stack *st;
 
+	if (h == EVICTED) { /* found so, and counted, by a drain's hold */
+		*lost = true;
+		return 0;
+	}
 	if (!h || bpf_map_lookup_elem(stacks, &h))
 		return h;
 	st = parked_stack(h);
@@ -616,24 +645,49 @@ int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
 	return 0;
 }
 
-/* Stack h of a thread away into the held map to, from parked or from the other one. */
-static __always_inline void hold(__u64 h, void *to, void *from)
+/*
+ * Stack h of a thread away into the held map to, from parked or from the
+ * other one: true when there, false when already evicted. An LRU entry may be
+ * evicted and reused by another CPU while it is copied: the copy is checked
+ * against its hash (once per stack: later drains copy it from held).
+ */
+static __always_inline bool hold(__u64 h, void *to, void *from)
 {
 	const struct ember_offcpu_parked *p;
 
-	if (!h || bpf_map_lookup_elem(to, &h))
-		return;
+	if (!h || h == EVICTED || bpf_map_lookup_elem(to, &h))
+		return true;
+	p = bpf_map_lookup_elem(from, &h);
+	if (p) {
+		if (bpf_map_update_elem(to, &h, p, BPF_NOEXIST) && !bpf_map_lookup_elem(to, &h))
+			metric_inc(EMBER_OFFCPU_M_HELD_FULL);
+		return true;
+	}
 	p = bpf_map_lookup_elem(&parked, &h);
 	if (!p)
-		p = bpf_map_lookup_elem(from, &h);
-	if (!p) {
-		metric_inc(EMBER_OFFCPU_M_HOLD_MISSED);
-		return;
+		return false;
+	if (bpf_map_update_elem(to, &h, p, BPF_NOEXIST)) {
+		if (!bpf_map_lookup_elem(to, &h))
+			metric_inc(EMBER_OFFCPU_M_HELD_FULL);
+		return true;
 	}
-	if (!bpf_map_update_elem(to, &h, p, BPF_NOEXIST))
-		metric_inc(EMBER_OFFCPU_M_HELD);
-	else if (!bpf_map_lookup_elem(to, &h))
-		metric_inc(EMBER_OFFCPU_M_HELD_FULL);
+	p = bpf_map_lookup_elem(to, &h);
+	if (p && stack_hash(&p->st) != h) {
+		bpf_map_delete_elem(to, &h);
+		return false;
+	}
+	metric_inc(EMBER_OFFCPU_M_HELD);
+	return true;
+}
+
+/*
+ * A stack found evicted by the hold: its hash *hp becomes EVICTED (unless its
+ * thread moved on to another wait meanwhile), counted once, here.
+ */
+static __always_inline void hold_lost(__u64 *hp, __u64 h)
+{
+	if (__sync_val_compare_and_swap(hp, h, EVICTED) == h)
+		metric_inc(EMBER_OFFCPU_M_PARKED_LOST);
 }
 
 /*
@@ -644,12 +698,22 @@ static __always_inline void hold(__u64 h, void *to, void *from)
  * after the run, keeps only stacks of waits that ended. Writes the thread's
  * process id (4 bytes): the daemon keeps its mappings to name those frames.
  */
-static __always_inline void hold_all(const struct offcpu_task *s, void *to, void *from)
+static __always_inline void hold_all(struct offcpu_task *s, void *to, void *from)
 {
-	hold(s->user_stack, to, from);
-	hold(s->kern_stack, to, from);
-	hold(s->waker_user, to, from);
-	hold(s->waker_kern, to, from);
+	__u64 h;
+
+	h = s->user_stack;
+	if (!hold(h, to, from))
+		hold_lost(&s->user_stack, h);
+	h = s->kern_stack;
+	if (!hold(h, to, from))
+		hold_lost(&s->kern_stack, h);
+	h = s->waker_user;
+	if (!hold(h, to, from))
+		hold_lost(&s->waker_user, h);
+	h = s->waker_kern;
+	if (!hold(h, to, from))
+		hold_lost(&s->waker_kern, h);
 }
 
 SEC("iter/task")

@@ -244,13 +244,12 @@ static void log_metrics(struct offcpu *oc)
 		 " short; lost: %" PRIu64 " parked stacks evicted, %" PRIu64
 		 " without storage, %" PRIu64 " counts map full, %" PRIu64
 		 " stacks map full, %" PRIu64 " wakers map full; held %" PRIu64
-		 " stacks of threads away (%.1f ms), %" PRIu64 " already evicted, %" PRIu64
-		 " held map full",
+		 " new stacks of threads away (%.1f ms), %" PRIu64 " held map full",
 		 d[EMBER_OFFCPU_M_SWITCHES], d[EMBER_OFFCPU_M_FORCED], d[EMBER_OFFCPU_M_SAMPLED],
 		 d[EMBER_CPU_M_COUNTED], d[EMBER_OFFCPU_M_SHORT], d[EMBER_OFFCPU_M_PARKED_LOST],
 		 d[EMBER_OFFCPU_M_NO_STORAGE], d[EMBER_CPU_M_COUNTS_FULL],
 		 d[EMBER_CPU_M_STACKS_FULL], d[EMBER_OFFCPU_M_WAKERS_FULL], d[EMBER_OFFCPU_M_HELD],
-		 oc->hold_ns / 1e6, d[EMBER_OFFCPU_M_HOLD_MISSED], d[EMBER_OFFCPU_M_HELD_FULL]);
+		 oc->hold_ns / 1e6, d[EMBER_OFFCPU_M_HELD_FULL]);
 }
 
 void offcpu_flip(struct offcpu *oc)

@@ -90,7 +90,6 @@ enum ember_offcpu_metric {
 	EMBER_OFFCPU_M_WAKEUPS,	    /* wakeups of sampled intervals seen (run-queue split) */
 	EMBER_OFFCPU_M_WAKERS_FULL, /* wakers map full: that waker was not counted */
 	EMBER_OFFCPU_M_HELD,	    /* stacks of threads away at a drain, held for their return */
-	EMBER_OFFCPU_M_HOLD_MISSED, /* such a stack already evicted from parked at the drain */
 	EMBER_OFFCPU_M_HELD_FULL,   /* held map full: that stack left to the parked LRU */
 	EMBER_OFFCPU_M_NR,
 };
