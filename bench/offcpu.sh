@@ -8,7 +8,9 @@
 # ratios to emberd off (kernel.bpf_stats_enabled off), then, in a second pass with
 # bpf_stats on, the off-CPU programs' run time per run and per round trip, and the ratio
 # that implies. With bcc's offcputime (bpfcc-tools) or libbpf-tools' installed and able to
-# run, it is measured too (configuration "offcputime"). Figures only: it asserts nothing.
+# run, it is measured too (configuration "offcputime"); so are two empty programs on the
+# same tracepoints (configuration "empty": the floor any program run at every switch and
+# wakeup pays). Figures only: it asserts nothing.
 #
 # usage: bench/offcpu.sh [-r REPEATS] [-l LOOPS] [-p "PERIODS"] [-e EMBERD] [-b EMBERD]
 #   -r  runs of each configuration, medians reported      (BENCH_REPEAT, 5)
@@ -59,6 +61,42 @@ int main(void)
 }
 EOF2
 cc -O2 -o "$T/spin" "$T/spin.c"
+# the floor: empty programs on emberd's two tracepoints, loaded and attached by a loader
+# that then waits (configuration "empty")
+cat >"$T/empty.bpf.c" <<'EOF2'
+#define SEC(name) __attribute__((section(name), used))
+char LICENSE[] SEC("license") = "GPL";
+SEC("tp_btf/sched_switch") int empty_switch(void *ctx) { return 0; }
+SEC("tp_btf/sched_waking") int empty_waking(void *ctx) { return 0; }
+EOF2
+cat >"$T/empty.c" <<'EOF2'
+#include <stdio.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+/* Loads and attaches every program of the object argv[1], says so, then waits to be killed. */
+int main(int argc, char **argv)
+{
+	struct bpf_object *o = argc > 1 ? bpf_object__open_file(argv[1], NULL) : NULL;
+	struct bpf_program *p;
+
+	if (!o || bpf_object__load(o))
+		return 1;
+	bpf_object__for_each_program(p, o)
+		if (!bpf_program__attach(p))
+			return 1;
+	puts("attached");
+	fflush(stdout);
+	pause();
+	return 0;
+}
+EOF2
+EMPTY=
+if clang -O2 -target bpf -c "$T/empty.bpf.c" -o "$T/empty.bpf.o" 2>"$T/empty.err" &&
+	cc -O2 -o "$T/empty" "$T/empty.c" -lbpf 2>>"$T/empty.err"; then
+	EMPTY=1
+else
+	log "no empty-program floor (needs clang and libbpf-dev): $(head -1 "$T/empty.err")"
+fi
 printf '[daemon]\n' >"$T/cpu-only.conf"
 for p in $PERIODS; do
 	printf '[daemon]\noffcpu = on\noffcpu_sample_period = %s\n' "$p" >"$T/offcpu-$p.conf"
@@ -110,10 +148,20 @@ progs() { # config: "name run_time_ns run_cnt" of EPID's off-CPU programs (offcp
 		line=$(bpftool prog show id "$id" 2>/dev/null) || continue
 		line=${line%%$'\n'*}
 		sed -n 's/.* name \([A-Za-z0-9_]*\) .*run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2 \3/p' <<<"$line"
-	done | awk -v c="$1" 'c == "offcputime" || $1 ~ /^ember_offcpu/'
+	done | awk -v c="$1" 'c == "offcputime" || $1 ~ /^(ember_offcpu|empty_)/'
+}
+empty_start() { # the empty programs' loader, once they are attached
+	"$T/empty" "$T/empty.bpf.o" >"$T/empty.out" 2>&1 &
+	EPID=$!
+	for _ in $(seq 1 300); do
+		grep -q attached "$T/empty.out" && return 0
+		kill -0 "$EPID" 2>/dev/null || die "the empty programs did not load: $(cat "$T/empty.out")"
+		sleep 0.1
+	done
+	die "the empty programs did not load"
 }
 stop() { # config workload: emberd's CPU time, then stop (offcputime: SIGINT, it prints and exits)
-	[ "$1" = offcputime ] || echo "$2 $1 emberd $(cpu_ns "$EPID")" >>"$T/emberd_cpu"
+	case $1 in offcputime | empty) ;; *) echo "$2 $1 emberd $(cpu_ns "$EPID")" >>"$T/emberd_cpu" ;; esac
 	if [ "$1" = offcputime ]; then kill -INT "$EPID"; else kill "$EPID"; fi
 	wait "$EPID" || true
 	EPID=
@@ -130,6 +178,7 @@ run() { # config workload [stats]: the workload's time; with stats, its programs
 	case $1 in
 	off) ;;
 	offcputime) peer_start ;;
+	empty) empty_start ;;
 	base-*) start "$T/offcpu-${1#base-}.conf" "$BASE" ;;
 	*) start "$T/$1.conf" ;;
 	esac
@@ -165,6 +214,7 @@ if [ -z "$PEER" ] && [ -x /usr/sbin/offcputime ]; then
 	PEER=/usr/sbin/offcputime PEER_ARGS=(-u 3600) # libbpf-tools (CO-RE); user threads, as emberd
 fi
 [ -z "$PEER" ] || { CONFIGS="$CONFIGS offcputime"; log "peer: $PEER"; }
+[ -z "$EMPTY" ] || CONFIGS="$CONFIGS empty"
 
 # the slowdown with bpf_stats off: its two clock reads a program run would inflate it
 echo 0 >/proc/sys/kernel/bpf_stats_enabled
@@ -218,7 +268,7 @@ echo "| workload | configuration | emberd CPU ms (median) |"
 echo "| --- | --- | --- |"
 for w in pipe spin; do
 	for c in $CONFIGS; do
-		case $c in off | offcputime) continue ;; esac
+		case $c in off | offcputime | empty) continue ;; esac
 		m=$(awk -v w="$w" -v c="$c" '$1 == w && $2 == c { print $4 }' "$T/emberd_cpu" | median)
 		printf '| %s | %s | %.0f |\n' "$w" "$c" "$(echo "$m / 1000000" | bc -l)"
 	done
