@@ -698,22 +698,20 @@ static __always_inline void hold_lost(__u64 *hp, __u64 h)
  * after the run, keeps only stacks of waits that ended. Writes the thread's
  * process id (4 bytes): the daemon keeps its mappings to name those frames.
  */
+static __always_inline void hold_one(__u64 *hp, void *to, void *from)
+{
+	__u64 h = *hp;
+
+	if (!hold(h, to, from))
+		hold_lost(hp, h);
+}
+
 static __always_inline void hold_all(struct offcpu_task *s, void *to, void *from)
 {
-	__u64 h;
-
-	h = s->user_stack;
-	if (!hold(h, to, from))
-		hold_lost(&s->user_stack, h);
-	h = s->kern_stack;
-	if (!hold(h, to, from))
-		hold_lost(&s->kern_stack, h);
-	h = s->waker_user;
-	if (!hold(h, to, from))
-		hold_lost(&s->waker_user, h);
-	h = s->waker_kern;
-	if (!hold(h, to, from))
-		hold_lost(&s->waker_kern, h);
+	hold_one(&s->user_stack, to, from);
+	hold_one(&s->kern_stack, to, from);
+	hold_one(&s->waker_user, to, from);
+	hold_one(&s->waker_kern, to, from);
 }
 
 SEC("iter/task")

@@ -1,10 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* The single runner of every unit suite (fork mode unless CK_FORK=no). */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <check.h>
 
 #include "suites.h"
+
+pid_t spawn_paused(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
 
 int main(void)
 {

@@ -18,6 +18,11 @@
 #endif
 #endif
 
+#include <sys/types.h>
+
+/* A child that waits to be killed (shared by the suites that need a live pid): its pid. */
+pid_t spawn_paused(void);
+
 Suite *timeparse_suite(void);
 Suite *compress_suite(void);
 Suite *pprof_suite(void);

@@ -13,23 +13,10 @@
 #include "proctable.h"
 #include "suites.h"
 
-/* A child that waits to be killed; its pid. */
-static pid_t spawn(void)
-{
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (!pid) {
-		pause();
-		_exit(0);
-	}
-	return pid;
-}
-
 /* A child already killed and reaped: its pid names no process. */
 static pid_t spawn_gone(void)
 {
-	pid_t pid = spawn();
+	pid_t pid = spawn_paused();
 
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
@@ -42,7 +29,7 @@ START_TEST(test_gone_keeps_class)
 	struct proctable *t = proctable_new(NULL, NULL);
 	const struct proc_class *pc;
 	char live[sizeof(pc->match.service)];
-	pid_t pid = spawn();
+	pid_t pid = spawn_paused();
 
 	config_defaults(&cfg);
 	ck_assert_ptr_nonnull(t);
@@ -190,7 +177,7 @@ START_TEST(test_zombie_is_gone)
 	struct ember_config cfg;
 	struct proctable *t = proctable_new(NULL, NULL);
 	const struct proc_class *pc;
-	pid_t pid = spawn();
+	pid_t pid = spawn_paused();
 
 	config_defaults(&cfg);
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);

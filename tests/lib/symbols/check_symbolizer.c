@@ -205,18 +205,6 @@ END_TEST
  * the off-CPU sampler) keeps them, and its frames are still named after it
  * exited.
  */
-static pid_t idle_child(void)
-{
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (!pid) {
-		pause();
-		_exit(0);
-	}
-	return pid;
-}
-
 static void reap(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -227,7 +215,7 @@ START_TEST(test_keep)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
 	struct symbolizer *s = new_symbolizer();
-	pid_t idle = idle_child(), kept = idle_child();
+	pid_t idle = spawn_paused(), kept = spawn_paused();
 	struct symbolizer_stats st;
 	struct sym_frame f;
 
