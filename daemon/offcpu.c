@@ -272,12 +272,6 @@ static void empty_held(struct offcpu *oc, int fd)
 			bpf_map_delete_elem(fd, &oc->hkeys[i]);
 }
 
-/*
- * Holds the stacks of every thread still away (ember_offcpu_hold, a task
- * iterator): copied into one held map, from parked or the other held map,
- * which is then emptied. Run at each drain: a thread asleep across it keeps
- * its stacks however many new ones the parked LRU takes before it returns.
- */
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -313,6 +307,12 @@ static void unique_pids(struct offcpu *oc)
 	oc->n_hpids = n;
 }
 
+/*
+ * Holds the stacks of every thread still away (ember_offcpu_hold, a task
+ * iterator): copied into one held map, from parked or the other held map,
+ * which is then emptied. Run at each drain: a thread asleep across it keeps
+ * its stacks however many new ones the parked LRU takes before it returns.
+ */
 static void hold_sleepers(struct offcpu *oc)
 {
 	unsigned int to = !(oc->skel->bss->hold_buf & 1);
