@@ -568,8 +568,13 @@ static __always_inline void fold_interval(struct offcpu_task *s, struct task_str
 	add_wait(counts, &key, reason, end - s->off_ns, s->weight);
 	if (end < now)
 		add_wait(counts, &key, EMBER_OFFCPU_RUNQ, now - end, s->weight);
-	if (s->waker_user || s->waker_kern)
+	if (s->waker_user || s->waker_kern) {
+		/* the waker's stacks too, read with the wakers at the drain (or lost, counted) */
+		lost = false;
+		unpark(s->waker_user, stacks, &lost);
+		unpark(s->waker_kern, stacks, &lost);
 		add_waker(wakers, s, &key, end - s->off_ns);
+	}
 }
 
 /* next returns to the CPU: folds its interval if it was sampled. */

@@ -198,6 +198,7 @@ void fold_buffers_free(struct fold_buffers *b)
 	free(b->counts);
 	b->keys = NULL;
 	b->counts = NULL;
+	stack_parts_free(&b->stk); /* kept by a drain for another reader (keep_stacks) */
 }
 
 void fold_gen_flip(struct fold_gen *g)
@@ -295,7 +296,8 @@ int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg)
 				 &b->join[1], &ks);
 		rc = cb(k, b->counts[i], &us, &ks, arg);
 	}
-	/* large and transient: not worth keeping in RSS */
-	stack_parts_free(&b->stk);
+	/* large and transient: not worth keeping in RSS (unless another reader comes) */
+	if (!b->keep_stacks)
+		stack_parts_free(&b->stk);
 	return rc;
 }

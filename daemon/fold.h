@@ -80,6 +80,7 @@ struct fold_buffers {
 	struct ember_cpu_key *keys; /* drain scratch: counts_max keys */
 	uint64_t *counts;	    /* drain scratch: their counts */
 	struct stack_parts stk;	    /* drain scratch: the old buffer's stack parts */
+	bool keep_stacks;	    /* fold_drain leaves stk for another reader, who frees it */
 	struct ember_stack join[2]; /* a key's user and kernel stacks joined from parts */
 };
 

@@ -181,6 +181,7 @@ int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char *err, siz
 	if (!rc)
 		rc = fold_buffers_init(&oc->buf, oc->skel->obj, &oc->skel->bss->active_buf,
 				       OFFCPU_COUNTS);
+	oc->buf.keep_stacks = true; /* offcpu_drain_wakers() reads them too */
 	if (!rc) {
 		oc->wakers_fd[0] = bpf_map__fd(oc->skel->maps.wakers0);
 		oc->wakers_fd[1] = bpf_map__fd(oc->skel->maps.wakers1);
@@ -358,16 +359,21 @@ int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
 	return rc;
 }
 
-/* The parked stack of hash h into p and out: empty for 0, lost when evicted. */
+/*
+ * The stack of hash h into p and out: from the drained buffer (where a fold
+ * copies the stacks of a wait and of its waker), else parked or held; empty
+ * for 0, lost when evicted.
+ */
 static void parked_stack(struct offcpu *oc, uint64_t h, bool lost, struct ember_offcpu_parked *p,
 			 struct sampler_stack *out)
 {
 	const struct ember_stack *st = &p->st;
 
+	stack_parts_find(&oc->buf.stk, h, lost, &p->st, out);
+	if (!h || out->n)
+		return;
 	memset(out, 0, sizeof(*out));
 	out->lost = lost;
-	if (!h)
-		return;
 	if (bpf_map_lookup_elem(bpf_map__fd(oc->skel->maps.parked), &h, p) &&
 	    bpf_map_lookup_elem(oc->held_fd[0], &h, p) &&
 	    bpf_map_lookup_elem(oc->held_fd[1], &h, p)) {
@@ -386,8 +392,10 @@ int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg)
 	long n = fold_read_all(fd, true, oc->wkeys, oc->wvals, sizeof(*oc->wkeys),
 			       sizeof(*oc->wvals), OFFCPU_WAKERS);
 
-	if (n < 0)
+	if (n < 0) {
+		stack_parts_free(&oc->buf.stk);
 		return (int)n;
+	}
 	for (long i = 0; !rc && i < n; i++) {
 		const struct ember_offcpu_waker_key *k = &oc->wkeys[i];
 		struct sampler_stack st[4];
@@ -400,6 +408,8 @@ int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg)
 		parked_stack(oc, k->waker_kern, false, &oc->wstk[3], &st[3]);
 		rc = cb(k, &oc->wvals[i], st, arg);
 	}
+	/* offcpu_drain() left the drained stacks for this read: large, not kept in RSS */
+	stack_parts_free(&oc->buf.stk);
 	return rc;
 }
 

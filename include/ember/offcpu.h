@@ -51,8 +51,8 @@ _Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KE
 
 /*
  * Key of the wakers maps: one kind of sampled wait, and the thread that ended
- * it. Every stack is a hash in the parked map (never drained: the daemon looks
- * them up there).
+ * it. Every stack is a hash in the same buffer's stacks map (copied there when
+ * the wait is folded), else in the parked or held maps.
  */
 struct ember_offcpu_waker_key {
 	__u32 tgid;		   /* the waiting thread's process */

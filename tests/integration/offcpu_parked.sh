@@ -4,22 +4,25 @@
 # (bpf/offcpu.bpf.c: the drain's task iterator holds the stacks of threads still away).
 # With offcpu_parked_stacks = 512 (the parked LRU's size), fx_offcpu's away_sleeper blocks
 # once in wait_for_word's read(); after two drains (a stack evicted before the first drain
-# after it parked is lost: docs/offcpu.md, Limits), a loop runs `sleep 0.001` 2,048 times,
-# four times the LRU (each process has its own addresses and its first switch-out walked:
-# a new parked stack); then the sleeper is woken. Its off-CPU time must be in
+# after it parked is lost: docs/offcpu.md, Limits), a loop runs `sleep 0.001` 3,072 times
+# (each process has its own addresses and its first switch-out walked: a new parked
+# stack). After 2,048 of them, four times the LRU, away_waker wakes the sleeper; the
+# other 1,024 run in the intervals after the wakeup. The sleeper's off-CPU time must be in
 # wait_for_word (named, so walked whole), >= 90% of the time it measured in the read, and
-# none of it under a lost stack. Without the hold the LRU evicts its stacks: all of its
-# time is then under [lost user stack] and [lost kernel stack]; without the symbolizer
-# keeping its process's mappings (idle meanwhile, gone before the drain that names them),
-# unnamed.
+# none of it under a lost stack; its wakers profile must name away_waker for >= 90% of it.
+# Without the hold the LRU evicts its stacks: all of its time is then under [lost user
+# stack] and [lost kernel stack]; without the symbolizer keeping its process's mappings
+# (idle meanwhile, gone before the drain that names them), unnamed; with the waker's
+# stacks read only from the parked LRU at the drain, the flood after the wakeup may evict
+# them first.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
 require_bpf
 require_go
 
-PARKED=512 FLOOD=2048
+PARKED=512 FLOOD=3072 WAKE_AT=2048
 printf '[daemon]\noffcpu = on\noffcpu_parked_stacks = %s\n' "$PARKED" >"$T/ember.conf"
-start_emberd --config "$T/ember.conf" --hz 99 --interval 1s -v
+start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
 grep -q "off-CPU time: .* $PARKED stacks of threads away kept" "$T/emberd.log" ||
 	fail "emberd did not load the off-CPU sampler with $PARKED parked stacks"
 "$FX/fx_offcpu" away >"$T/fx.out" &
@@ -45,7 +48,8 @@ blocked_at=$(($(wc -l <"$T/emberd.log") + 1))
 drains_past() { [ "$(drains)" -ge "$1" ]; }
 mark=$(($(wc -l <"$T/emberd.log") + 1))
 # two drains: the first may have run before the sleeper's switch-out; the second holds it
-wait_for drains_past $((d0 + 2)) || fail "emberd did not drain twice within 30 s"
+wait_for drains_past $((d0 + 2)) || wait_for drains_past $((d0 + 2)) ||
+	fail "emberd did not drain twice within 60 s"
 tail -n +"$mark" "$T/emberd.log" | grep 'offcpu: ~' | grep -q 'held [1-9]' ||
 	fail "no drain held a stack of a thread away since away_sleeper blocked"
 mark=$(($(wc -l <"$T/emberd.log") + 1))
@@ -59,6 +63,13 @@ mark=$(($(wc -l <"$T/emberd.log") + 1))
 ) &
 FL=$!
 PIDS+=("$FL")
+flood_at() { [ "$(cat "$T/flood.n" 2>/dev/null || echo 0)" -ge "$1" ]; }
+for _ in $(seq 1 16); do # 8 minutes at most: ~3 ms a process here, 30 on a loaded host
+	wait_for flood_at "$WAKE_AT" && break
+done
+flood_at "$WAKE_AT" || fail "the flood ran only $(cat "$T/flood.n" 2>/dev/null) of $WAKE_AT processes in 8 min"
+kill -USR2 "$WL"
+wait "$WL" || fail "fx_offcpu away exited with status $?"
 flood_done() { ! kill -0 "$FL" 2>/dev/null; }
 for _ in $(seq 1 16); do # 8 minutes at most: ~3 ms a process here, 30 on a loaded host
 	wait_for flood_done && break
@@ -71,12 +82,12 @@ walked=$(tail -n +"$mark" "$T/emberd.log" |
 [ "$walked" -ge "$FLOOD" ] ||
 	fail "only $walked switch-outs walked during the flood of $FLOOD processes: the LRU was not flooded"
 
-kill -USR2 "$WL"
-wait "$WL" || fail "fx_offcpu away exited with status $?"
 kill "$EMBERD_PID"
 wait_emberd
 "$EMBERCTL" --data-dir "$T/data" export --type offcpu --pid "$WL" -o "$T/off.pb.gz" ||
 	fail "export of the offcpu profile failed"
+"$EMBERCTL" --data-dir "$T/data" export --type offcpu_wakers --pid "$WL" -o "$T/wk.pb.gz" ||
+	fail "export of the offcpu_wakers profile failed"
 
 blocked=$(awk '$1 == "away_blocked" { print $2 }' "$T/fx.out")
 [ "${blocked:-0}" -gt 0 ] || fail "fx_offcpu did not report its blocked time: $(cat "$T/fx.out")"
@@ -94,5 +105,11 @@ evicted=$(tail -n +"$blocked_at" "$T/emberd.log" | sed -n 's/.*offcpu: .* lost: 
 [ "$(pct "$named" "$blocked")" -ge 90 ] ||
 	fail "wait_for_word holds $((named / 1000000)) ms of the $((blocked / 1000000)) ms" \
 		"away_sleeper was blocked, want >= 90%"
+woken=$(ns_of "$T/wk.pb.gz" offcpu -tagfocus=comm=away_sleeper -focus=away_waker)
+echo "its wakers profile: away_waker woke $woken ns of it"
+[ "$(pct "$woken" "$blocked")" -ge 90 ] ||
+	fail "the wakers profile names away_waker for $((woken / 1000000)) ms of the" \
+		"$((blocked / 1000000)) ms away_sleeper was blocked, want >= 90%"
 pass "away_sleeper's $((blocked / 1000000)) ms wait kept its stacks through $walked walks" \
-	"($(pct "$named" "$blocked")% of it in wait_for_word)"
+	"($(pct "$named" "$blocked")% of it in wait_for_word, $(pct "$woken" "$blocked")% woken" \
+	"by away_waker)"
