@@ -38,10 +38,14 @@ offcpu_run() {
 	wait "$WL" || fail "fx_offcpu $1 exited with status $?"
 	kill "$EMBERD_PID"
 	wait_emberd
-	"$EMBERCTL" --data-dir "$T/data" export --type offcpu --pid "$WL" -o "$T/off.pb.gz" ||
-		fail "export of the offcpu profile failed"
-	"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
-		fail "export of the cpu profile failed"
+	offcpu_export offcpu "$T/off.pb.gz"
+	offcpu_export cpu "$T/cpu.pb.gz"
+}
+
+# offcpu_export TYPE FILE: the stored TYPE profiles of fx_offcpu ($WL) merged into FILE.
+offcpu_export() {
+	"$EMBERCTL" --data-dir "$T/data" export --type "$1" --pid "$WL" -o "$2" ||
+		fail "export of the $1 profile failed"
 }
 
 # ns_of FILE SAMPLE ARGS...: the nanoseconds a filtered (-tagfocus/-focus ARGS) pprof

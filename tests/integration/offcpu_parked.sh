@@ -84,10 +84,8 @@ walked=$(tail -n +"$mark" "$T/emberd.log" |
 
 kill "$EMBERD_PID"
 wait_emberd
-"$EMBERCTL" --data-dir "$T/data" export --type offcpu --pid "$WL" -o "$T/off.pb.gz" ||
-	fail "export of the offcpu profile failed"
-"$EMBERCTL" --data-dir "$T/data" export --type offcpu_wakers --pid "$WL" -o "$T/wk.pb.gz" ||
-	fail "export of the offcpu_wakers profile failed"
+offcpu_export offcpu "$T/off.pb.gz"
+offcpu_export offcpu_wakers "$T/wk.pb.gz"
 
 blocked=$(awk '$1 == "away_blocked" { print $2 }' "$T/fx.out")
 [ "${blocked:-0}" -gt 0 ] || fail "fx_offcpu did not report its blocked time: $(cat "$T/fx.out")"
