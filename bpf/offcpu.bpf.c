@@ -283,13 +283,10 @@ static __always_inline __u32 switch_reason(struct task_struct *prev, bool preemp
  */
 static __always_inline __u64 park_stack(struct ember_stack *st, bool *lost)
 {
-	__u64 h = stack_hash(st);
+	__u64 h = keep_stack_m(st, &parked, EMBER_CPU_M_STACKS_FULL, lost);
 
-	if (!store_stack(st, h, &parked, EMBER_CPU_M_STACKS_FULL)) {
-		*lost = true;
-		return 0;
-	}
-	bpf_map_lookup_elem(&parked, &h);
+	if (h)
+		bpf_map_lookup_elem(&parked, &h);
 	return h;
 }
 

@@ -43,7 +43,7 @@ struct offcpu {
 	struct bpf_link *hold_link; /* the drain's task iterator: stacks of threads away held */
 	int held_fd[2];
 	uint64_t *hkeys; /* hold scratch: the keys of the held map emptied */
-	uint32_t *hpids; /* processes of the threads away at the last hold, sorted, unique */
+	uint32_t *hpids; /* processes of the threads away at the last hold (repeats harmless) */
 	size_t n_hpids;
 	unsigned int parked; /* entries of parked, and most of each held map */
 	int64_t hold_ns;     /* the last hold's duration */
@@ -273,13 +273,6 @@ static void empty_held(struct offcpu *oc, int fd)
 			bpf_map_delete_elem(fd, &oc->hkeys[i]);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The iterator's output, n bytes of process ids, into oc->hpids (*part: a split id). */
 static void add_pids(struct offcpu *oc, const unsigned char *b, size_t n, uint32_t *part,
 		     size_t *have)
@@ -294,18 +287,6 @@ static void add_pids(struct offcpu *oc, const unsigned char *b, size_t n, uint32
 		if (oc->n_hpids < OFFCPU_HELD_PIDS)
 			oc->hpids[oc->n_hpids++] = *part;
 	}
-}
-
-/* Sorts oc->hpids and drops the repeats. */
-static void unique_pids(struct offcpu *oc)
-{
-	size_t n = 0;
-
-	qsort(oc->hpids, oc->n_hpids, sizeof(*oc->hpids), cmp_u32);
-	for (size_t i = 0; i < oc->n_hpids; i++)
-		if (!n || oc->hpids[n - 1] != oc->hpids[i])
-			oc->hpids[n++] = oc->hpids[i];
-	oc->n_hpids = n;
 }
 
 /*
@@ -335,7 +316,6 @@ static void hold_sleepers(struct offcpu *oc)
 	while ((r = read(fd, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
 		if (r > 0)
 			add_pids(oc, buf, (size_t)r, &part, &have);
-	unique_pids(oc);
 	if (r < 0)
 		log_warnx("off-CPU: the task iterator that holds stacks failed: %s",
 			  strerror(errno));
