@@ -289,6 +289,9 @@ int interval_run(struct interval *iv)
 		if (iv->types[i].type->flip)
 			iv->types[i].type->flip(iv->types[i].src);
 	check_length(iv, start, end);
+	/* exits noted from here on may have samples in the new buffers: kept through their drain */
+	symbolizer_flipped(iv->d.src.sym);
+	proctable_flipped(iv->d.src.procs);
 	proctrack_consume(iv->d.src.proc); /* exits and first sights before the drains use them */
 	step_end(iv, STEP_CAPTURE);
 	for (size_t i = 0; i < iv->n_types; i++) {

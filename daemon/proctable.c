@@ -19,6 +19,8 @@ struct proctable {
 	void *root; /* tsearch tree of struct proc_class, by pid */
 	size_t n;
 	uint64_t interval;
+	uint64_t flips;		    /* buffer flips (proctable_flipped), or intervals without one */
+	bool flipped;		    /* this interval's flip was noted */
 	struct proc_class *last;    /* consecutive lookups are for one process */
 	struct proc_class scratch;  /* answer when the table is full */
 	proctable_cgroup_fn cgroup; /* names a gone process's cgroup; NULL: none */
@@ -133,8 +135,10 @@ static void classify(struct proctable *t, struct proc_class *pc, const struct em
 		     const char *comm)
 {
 	pc->gone = !classify_live(cfg, pc->pid, &pc->match);
-	if (pc->gone)
+	if (pc->gone) {
 		classify_by_comm(t, pc, cfg, comm);
+		pc->dead_flip = t->flips;
+	}
 	pc->used_interval = t->interval;
 }
 
@@ -224,8 +228,28 @@ void proctable_exited(struct proctable *t, pid_t pid)
 {
 	struct proc_class *pc = find(t, pid);
 
-	if (pc)
+	if (pc) {
 		pc->exited = true;
+		pc->dead_flip = t->flips;
+	}
+}
+
+void proctable_flipped(struct proctable *t)
+{
+	t->flips++;
+	t->flipped = true;
+}
+
+/*
+ * Whether pc is dropped at this interval's end: dead (exited, or gone when
+ * read) before this interval's flip, its last samples were in this drain;
+ * idle for 2 intervals, it is classified again if seen again.
+ */
+static bool expired(const struct proctable *t, const struct proc_class *pc)
+{
+	if (pc->exited || pc->gone)
+		return pc->dead_flip < t->flips;
+	return pc->used_interval + 2 <= t->interval;
 }
 
 /* twalk cannot delete: gather the entries first. */
@@ -258,9 +282,11 @@ void proctable_end_interval(struct proctable *t)
 	struct proc_class **v = all_entries(t, &n);
 
 	t->last = NULL;
+	if (!t->flipped) /* no flip noted: every death so far was before the drain's buffers closed */
+		t->flips++;
+	t->flipped = false;
 	for (size_t i = 0; v && i < n; i++) {
-		/* exited: this drain has used it; idle: classified again if seen again */
-		if (!v[i]->exited && !v[i]->gone && v[i]->used_interval + 2 > t->interval)
+		if (!expired(t, v[i]))
 			continue;
 		tdelete(v[i], &t->root, cmp_pid);
 		free(v[i]);

@@ -18,11 +18,12 @@
 struct proc_class {
 	pid_t pid;
 	struct app_match match; /* application, service_name, excluded */
-	bool exited;		/* exit noted: dropped after the next drain */
+	bool exited;		/* exit noted: dropped after the drain of its last samples */
 	bool gone;		/* was already gone when classified: inferred from comm */
 	bool want_comm;		/* gone, classified with no comm: again at a lookup with one */
 	uint64_t cgroup_id;	/* its cgroup v2 id from its event (0: none), for when gone */
 	uint64_t used_interval; /* last interval it was looked up or classified */
+	uint64_t dead_flip;	/* the table's flips when it was noted exited or gone */
 };
 
 struct proctable;
@@ -45,7 +46,15 @@ const struct proc_class *proctable_get(struct proctable *t, const struct ember_c
 void proctable_exited(struct proctable *t, pid_t pid);
 /* Whether pid is in the table (classified, not yet dropped). */
 bool proctable_has(struct proctable *t, pid_t pid);
-/* After each drain: drops exited processes and those idle for 2 intervals. */
+/*
+ * The profile buffers were just flipped: a process noted exited or gone from
+ * now on may have samples in the new ones, and is kept through the next drain.
+ */
+void proctable_flipped(struct proctable *t);
+/*
+ * After each drain: drops processes dead before the last flip (or, with none
+ * noted this interval, before now) and those idle for 2 intervals.
+ */
 void proctable_end_interval(struct proctable *t);
 /* Classifies every known process again (new configuration); cb sees each result. */
 void proctable_reclassify(struct proctable *t, const struct ember_config *cfg,

@@ -87,8 +87,16 @@ void symbolizer_maps_stale(struct symbolizer *s, pid_t pid);
  * is: a later drain names frames it took now (a thread asleep since).
  */
 void symbolizer_keep(struct symbolizer *s, pid_t pid);
-/* Notes that pid exited: its snapshot serves the next drain, then is dropped. */
+/*
+ * Notes that pid exited: its snapshot serves the drain of its last samples
+ * (the next one; with the exit noted after symbolizer_flipped(), the one after).
+ */
 void symbolizer_exited(struct symbolizer *s, pid_t pid);
+/*
+ * The profile buffers were just flipped: a process whose exit is noted from
+ * now on may have samples in the new ones, drained at the next interval.
+ */
+void symbolizer_flipped(struct symbolizer *s);
 /*
  * Called after each drain: drops processes that exited or went idle, and lets
  * live ones be re-read on next use. Strings handed out stay valid until here.

@@ -78,6 +78,7 @@ struct pid_entry {
 	uint64_t read_interval;	   /* interval in which maps were read */
 	uint64_t used_interval;	   /* last interval a frame or capture used it */
 	bool exited;		   /* its exit was noted: never re-read, drop after the drain */
+	uint64_t exit_flip;	   /* the symbolizer's flips when its exit was noted */
 	bool maps_stale; /* the walk saw code outside its maps: re-read this interval too */
 };
 
@@ -110,6 +111,8 @@ struct symbolizer {
 	size_t n_pids;
 	struct pid_entry *last_pid; /* consecutive frames come from one stack */
 	uint64_t interval;
+	uint64_t flips; /* buffer flips (symbolizer_flipped), or intervals without one */
+	bool flipped;	/* this interval's flip was noted */
 	struct symbolizer_stats st;
 	struct perfmap_cache *perfmaps; /* JIT code of each process */
 	struct demangle_cache *demangle;

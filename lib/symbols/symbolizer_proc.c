@@ -137,6 +137,13 @@ static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid, const struct p
 }
 
 /* The process's mappings: read on first use (or capture). NULL when unknown. */
+/* Notes pe's exit: never read again, dropped after the drain of its last samples. */
+static void pid_exited(const struct symbolizer *s, struct pid_entry *pe)
+{
+	pe->exited = true;
+	pe->exit_flip = s->flips;
+}
+
 struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
 {
 	struct pid_entry *pe = pid_find(s, pid);
@@ -161,7 +168,7 @@ const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, 
 	if (m || pe->exited || (pe->read_interval == s->interval && !pe->maps_stale))
 		return m;
 	if (pid_read(s, pe) < 0)
-		pe->exited = true; /* gone without an exit event: keep what we had */
+		pid_exited(s, pe); /* gone without an exit event: keep what we had */
 	return procmaps_find(&pe->maps, addr);
 }
 
@@ -243,14 +250,23 @@ void symbolizer_exited(struct symbolizer *s, pid_t pid)
 	struct pid_entry *pe = pid_find(s, pid);
 
 	if (pe)
-		pe->exited = true;
+		pid_exited(s, pe);
+}
+
+void symbolizer_flipped(struct symbolizer *s)
+{
+	s->flips++;
+	s->flipped = true;
 }
 
 /* Whether pe is dropped at the end of this interval. */
 static bool pid_expired(const struct symbolizer *s, const struct pid_entry *pe)
 {
-	/* exited: this interval's drain has used it; idle for 2 intervals: re-read if seen */
-	return pe->exited || pe->err || pe->used_interval + 2 <= s->interval;
+	/* exited before this interval's flip: its last samples were in this drain */
+	if (pe->exited && pe->exit_flip < s->flips)
+		return true;
+	/* idle for 2 intervals: re-read if seen */
+	return pe->err || (!pe->exited && pe->used_interval + 2 <= s->interval);
 }
 
 /* twalk cannot delete: gather the entries first. */
@@ -272,6 +288,9 @@ void pid_expire(struct symbolizer *s)
 	struct pid_entry **all = calloc(s->n_pids ? s->n_pids : 1, sizeof(*all));
 	struct pid_walk w = {.v = all};
 
+	if (!s->flipped) /* no flip noted: every exit so far was before the drain's buffers closed */
+		s->flips++;
+	s->flipped = false;
 	if (!all) {
 		tdestroy(s->pids, pid_entry_free);
 		s->pids = NULL;

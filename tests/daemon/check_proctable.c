@@ -13,13 +13,19 @@
 #include "proctable.h"
 #include "suites.h"
 
+/* Kills and reaps child pid. */
+static void reap_child(pid_t pid)
+{
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
 /* A child already killed and reaped: its pid names no process. */
 static pid_t spawn_gone(void)
 {
 	pid_t pid = spawn_paused();
 
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	reap_child(pid);
 	return pid;
 }
 
@@ -193,6 +199,72 @@ START_TEST(test_zombie_is_gone)
 }
 END_TEST
 
+/*
+ * A process noted exited, or found gone, after the buffers flipped may have
+ * samples in the new ones: kept through the next interval's drain, still
+ * named by its cgroup (once dropped, a lookup has only its comm). One noted
+ * before the flip (or with no flip noted) is dropped at this interval's end.
+ */
+START_TEST(test_dead_after_flip_kept_one_drain)
+{
+	struct ember_config cfg;
+	int calls = 0;
+	struct proctable *t = proctable_new(fake_cgroup, &calls);
+	pid_t before = spawn_gone(), after = spawn_gone(), unflipped = spawn_gone();
+	const struct proc_class *pc;
+
+	config_defaults(&cfg);
+	ck_assert_ptr_nonnull(proctable_classify(t, &cfg, before, NULL, 77));
+	proctable_flipped(t);
+	ck_assert_ptr_nonnull(proctable_classify(t, &cfg, after, NULL, 77));
+	proctable_end_interval(t);
+	ck_assert(!proctable_has(t, before));
+	ck_assert(proctable_has(t, after));
+	pc = proctable_get(t, &cfg, after, "true");
+	ck_assert_str_eq(pc->match.service, "web");
+	/* the next drain has used it */
+	proctable_flipped(t);
+	proctable_end_interval(t);
+	ck_assert(!proctable_has(t, after));
+	pc = proctable_get(t, &cfg, after, "true");
+	ck_assert_str_eq(pc->match.service, "true");
+	/* no flip noted this interval: dropped at its end */
+	proctable_end_interval(t);
+	ck_assert_ptr_nonnull(proctable_classify(t, &cfg, unflipped, NULL, 77));
+	proctable_end_interval(t);
+	ck_assert(!proctable_has(t, unflipped));
+	proctable_free(t);
+	config_free(&cfg);
+}
+END_TEST
+
+/* An exit noted after the flip: the process's class serves the next drain too. */
+START_TEST(test_exit_after_flip_kept_one_drain)
+{
+	struct ember_config cfg;
+	struct proctable *t = proctable_new(NULL, NULL);
+	pid_t pid = spawn_paused();
+	const struct proc_class *pc;
+	char live[sizeof(pc->match.service)];
+
+	config_defaults(&cfg);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0);
+	ck_assert(!pc->gone);
+	snprintf(live, sizeof(live), "%s", pc->match.service);
+	reap_child(pid);
+	proctable_flipped(t);
+	proctable_exited(t, pid);
+	proctable_end_interval(t);
+	pc = proctable_get(t, &cfg, pid, "other");
+	ck_assert_str_eq(pc->match.service, live);
+	proctable_flipped(t);
+	proctable_end_interval(t);
+	ck_assert(!proctable_has(t, pid));
+	proctable_free(t);
+	config_free(&cfg);
+}
+END_TEST
+
 Suite *proctable_suite(void)
 {
 	Suite *s = suite_create("proctable");
@@ -203,6 +275,8 @@ Suite *proctable_suite(void)
 	tcase_add_test(tc, test_gone_without_comm_named_at_lookup);
 	tcase_add_test(tc, test_zombie_is_gone);
 	tcase_add_test(tc, test_gone_named_by_cgroup);
+	tcase_add_test(tc, test_dead_after_flip_kept_one_drain);
+	tcase_add_test(tc, test_exit_after_flip_kept_one_drain);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -241,6 +241,39 @@ START_TEST(test_keep)
 END_TEST
 
 /*
+ * An exit noted after the buffers flipped: the process may have samples in
+ * the new ones, and its frames are still named at the next interval's drain,
+ * then dropped. One noted before the flip is dropped at this interval's end.
+ */
+START_TEST(test_exit_after_flip)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
+	struct symbolizer *s = new_symbolizer();
+	pid_t early = spawn_paused(), late = spawn_paused();
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	ck_assert_int_eq(symbolizer_capture(s, early), 0);
+	ck_assert_int_eq(symbolizer_capture(s, late), 0);
+	reap(early);
+	reap(late);
+	symbolizer_exited(s, early);
+	symbolizer_flipped(s);
+	symbolizer_exited(s, late);
+	symbolizer_end_interval(s);
+	symbolizer_frame(s, late, addr, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_frame(s, early, addr, false, &f);
+	ck_assert_ptr_null(f.function);
+	symbolizer_flipped(s);
+	symbolizer_end_interval(s);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.pids_held, 0);
+	symbolizer_free(s);
+}
+END_TEST
+
+/*
  * A binary is parsed once for all intervals; a process's maps are read once,
  * and again only when an address falls outside them (once per interval).
  */
@@ -617,6 +650,7 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_unnamed);
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_keep);
+	tcase_add_test(tc, test_exit_after_flip);
 	tcase_add_test(tc, test_capture_defers_parsing);
 	tcase_add_test(tc, test_other_process);
 	tcase_add_test(tc, test_vdso);
