@@ -211,16 +211,34 @@ static void reap(pid_t pid)
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 }
 
+/* A paused child of this process (its code), its mappings read by s. */
+static pid_t spawn_captured(struct symbolizer *s)
+{
+	pid_t pid = spawn_paused();
+
+	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
+	return pid;
+}
+
+/* pid's frame at addr is named function (NULL: unnamed). */
+static void check_named(struct symbolizer *s, pid_t pid, uint64_t addr, const char *function)
+{
+	struct sym_frame f;
+
+	symbolizer_frame(s, pid, addr, false, &f);
+	if (function)
+		ck_assert_str_eq(f.function, function);
+	else
+		ck_assert_ptr_null(f.function);
+}
+
 START_TEST(test_keep)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
 	struct symbolizer *s = new_symbolizer();
-	pid_t idle = spawn_paused(), kept = spawn_paused();
+	pid_t idle = spawn_captured(s), kept = spawn_captured(s);
 	struct symbolizer_stats st;
-	struct sym_frame f;
 
-	ck_assert_int_eq(symbolizer_capture(s, idle), 0);
-	ck_assert_int_eq(symbolizer_capture(s, kept), 0);
 	for (int i = 0; i < 3; i++) {
 		symbolizer_keep(s, kept);
 		symbolizer_keep(s, getpid()); /* never read: nothing to keep, nothing read */
@@ -232,10 +250,8 @@ START_TEST(test_keep)
 	reap(idle);
 	reap(kept);
 	symbolizer_exited(s, kept);
-	symbolizer_frame(s, kept, addr, false, &f);
-	ck_assert_str_eq(f.function, "symbolizer_test_target");
-	symbolizer_frame(s, idle, addr, false, &f); /* dropped, then gone: unnamed */
-	ck_assert_ptr_null(f.function);
+	check_named(s, kept, addr, "symbolizer_test_target");
+	check_named(s, idle, addr, NULL); /* dropped, then gone: unnamed */
 	symbolizer_free(s);
 }
 END_TEST
@@ -249,22 +265,17 @@ START_TEST(test_exit_after_flip)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
 	struct symbolizer *s = new_symbolizer();
-	pid_t early = spawn_paused(), late = spawn_paused();
+	pid_t early = spawn_captured(s), late = spawn_captured(s);
 	struct symbolizer_stats st;
-	struct sym_frame f;
 
-	ck_assert_int_eq(symbolizer_capture(s, early), 0);
-	ck_assert_int_eq(symbolizer_capture(s, late), 0);
 	reap(early);
 	reap(late);
 	symbolizer_exited(s, early);
 	symbolizer_flipped(s);
 	symbolizer_exited(s, late);
 	symbolizer_end_interval(s);
-	symbolizer_frame(s, late, addr, false, &f);
-	ck_assert_str_eq(f.function, "symbolizer_test_target");
-	symbolizer_frame(s, early, addr, false, &f);
-	ck_assert_ptr_null(f.function);
+	check_named(s, late, addr, "symbolizer_test_target");
+	check_named(s, early, addr, NULL);
 	symbolizer_flipped(s);
 	symbolizer_end_interval(s);
 	symbolizer_stats(s, &st);
