@@ -10,12 +10,16 @@
 # that implies. With bcc's offcputime (bpfcc-tools) or libbpf-tools' installed and able to
 # run, it is measured too (configuration "offcputime"); so are two empty programs on the
 # same tracepoints (configuration "empty": the floor any program run at every switch and
-# wakeup pays). Figures only: it asserts nothing.
+# wakeup pays), and one empty program on a perf software event that counts context switches
+# and fires every 64th (configuration "perf-cs": the kernel's own sampling of switches,
+# which runs no program at the others but counts each). Figures only: it asserts nothing.
 #
-# usage: bench/offcpu.sh [-r REPEATS] [-l LOOPS] [-p "PERIODS"] [-e EMBERD] [-b EMBERD]
+# usage: bench/offcpu.sh [-r REPEATS] [-l LOOPS] [-p "PERIODS"] [-c CPU] [-e EMBERD] [-b EMBERD]
 #   -r  runs of each configuration, medians reported      (BENCH_REPEAT, 5)
 #   -l  pipe messages per perf bench run                  (BENCH_LOOPS, 200000)
 #   -p  offcpu_sample_period values to measure            (BENCH_PERIODS, "64": the default)
+#   -c  run the ping-pong's two tasks on this CPU only     (BENCH_PIN_CPU, none: the
+#       scheduler's choice, whose placement changes the round trip 3-10x on a guest)
 #   -e  the emberd binary                                  (EMBERD, build/daemon/emberd)
 #   -b  another emberd to compare (configurations base-P)  (EMBERD_BASE, none)
 set -euo pipefail
@@ -24,23 +28,26 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPEAT=${BENCH_REPEAT:-5}
 LOOPS=${BENCH_LOOPS:-200000}
 PERIODS=${BENCH_PERIODS:-64}
+PIN=${BENCH_PIN_CPU:-}
 EMBERD=${EMBERD:-$HERE/../build/daemon/emberd}
 BASE=${EMBERD_BASE:-}
 
-usage() { sed -n '13,18p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '17,24p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=offcpu
 . "$HERE/lib.sh"
-while getopts 'r:l:p:e:b:h' opt; do
+while getopts 'r:l:p:c:e:b:h' opt; do
 	bench_opt "$opt" "${OPTARG:-}" && continue # -r, -e
 	case $opt in
 	l) LOOPS=$OPTARG ;;
 	p) PERIODS=$OPTARG ;;
+	c) PIN=$OPTARG ;;
 	b) BASE=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage ;;
 	esac
 done
 bench_emberd_setup
+[ -z "$PIN" ] || [ -d "/sys/devices/system/cpu/cpu$PIN" ] || die "-c wants a CPU of this host, not '$PIN'"
 need perf "install linux-perf: the ping-pong is perf bench sched pipe"
 need cc "install gcc: the CPU-bound loop is compiled here"
 
@@ -69,21 +76,50 @@ char LICENSE[] SEC("license") = "GPL";
 SEC("tp_btf/sched_switch") int empty_switch(void *ctx) { return 0; }
 SEC("tp_btf/sched_waking") int empty_waking(void *ctx) { return 0; }
 EOF2
+cat >"$T/perfcs.bpf.c" <<'EOF2'
+#define SEC(name) __attribute__((section(name), used))
+char LICENSE[] SEC("license") = "GPL";
+SEC("perf_event") int empty_cs(void *ctx) { return 0; }
+EOF2
 cat >"$T/empty.c" <<'EOF2'
 #include <stdio.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <bpf/libbpf.h>
-/* Loads and attaches every program of the object argv[1], says so, then waits to be killed. */
+/* A perf software event counting context switches on cpu, overflowing every 64th. */
+static int switches_event(int cpu)
+{
+	struct perf_event_attr a = {.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				    .config = PERF_COUNT_SW_CONTEXT_SWITCHES, .sample_period = 64};
+
+	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+/*
+ * Loads and attaches every program of the object argv[1] (a perf_event one to each
+ * CPU's switches_event), says so, then waits to be killed.
+ */
 int main(int argc, char **argv)
 {
 	struct bpf_object *o = argc > 1 ? bpf_object__open_file(argv[1], NULL) : NULL;
+	int ncpu = libbpf_num_possible_cpus();
 	struct bpf_program *p;
 
-	if (!o || bpf_object__load(o))
+	if (!o || bpf_object__load(o) || ncpu < 1)
 		return 1;
-	bpf_object__for_each_program(p, o)
-		if (!bpf_program__attach(p))
-			return 1;
+	bpf_object__for_each_program(p, o) {
+		if (bpf_program__type(p) != BPF_PROG_TYPE_PERF_EVENT) {
+			if (!bpf_program__attach(p))
+				return 1;
+			continue;
+		}
+		for (int cpu = 0; cpu < ncpu; cpu++) {
+			int fd = switches_event(cpu);
+
+			if (fd < 0 || !bpf_program__attach_perf_event(p, fd))
+				return 1;
+		}
+	}
 	puts("attached");
 	fflush(stdout);
 	pause();
@@ -92,6 +128,7 @@ int main(int argc, char **argv)
 EOF2
 EMPTY=
 if clang -O2 -target bpf -c "$T/empty.bpf.c" -o "$T/empty.bpf.o" 2>"$T/empty.err" &&
+	clang -O2 -target bpf -c "$T/perfcs.bpf.c" -o "$T/perfcs.bpf.o" 2>>"$T/empty.err" &&
 	cc -O2 -o "$T/empty" "$T/empty.c" -lbpf 2>>"$T/empty.err"; then
 	EMPTY=1
 else
@@ -147,11 +184,13 @@ progs() { # config: "name run_time_ns run_cnt" of EPID's off-CPU programs (offcp
 	for id in $(grep -h '^prog_id:' /proc/"$EPID"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un); do
 		line=$(bpftool prog show id "$id" 2>/dev/null) || continue
 		line=${line%%$'\n'*}
+		# bpftool leaves run_time_ns and run_cnt out while a program has not run
+		[[ $line == *run_cnt* ]] || line="$line run_time_ns 0 run_cnt 0"
 		sed -n 's/.* name \([A-Za-z0-9_]*\) .*run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2 \3/p' <<<"$line"
 	done | awk -v c="$1" 'c == "offcputime" || $1 ~ /^(ember_offcpu|empty_)/'
 }
-empty_start() { # the empty programs' loader, once they are attached
-	"$T/empty" "$T/empty.bpf.o" >"$T/empty.out" 2>&1 &
+empty_start() { # object: the empty programs' loader, once they are attached
+	"$T/empty" "$T/$1.bpf.o" >"$T/empty.out" 2>&1 &
 	EPID=$!
 	for _ in $(seq 1 300); do
 		grep -q attached "$T/empty.out" && return 0
@@ -161,14 +200,14 @@ empty_start() { # the empty programs' loader, once they are attached
 	die "the empty programs did not load"
 }
 stop() { # config workload: emberd's CPU time, then stop (offcputime: SIGINT, it prints and exits)
-	case $1 in offcputime | empty) ;; *) echo "$2 $1 emberd $(cpu_ns "$EPID")" >>"$T/emberd_cpu" ;; esac
+	case $1 in offcputime | empty | perf-cs) ;; *) echo "$2 $1 emberd $(cpu_ns "$EPID")" >>"$T/emberd_cpu" ;; esac
 	if [ "$1" = offcputime ]; then kill -INT "$EPID"; else kill "$EPID"; fi
 	wait "$EPID" || true
 	EPID=
 }
 work() { # workload: prints its time in ns
 	if [ "$1" = pipe ]; then
-		perf bench sched pipe -l "$LOOPS" 2>/dev/null |
+		${PIN:+taskset -c "$PIN"} perf bench sched pipe -l "$LOOPS" 2>/dev/null |
 			awk '/usecs\/op/ { printf "%.0f\n", $1 * 1000 * '"$LOOPS"' }'
 	else
 		"$T/spin"
@@ -178,7 +217,8 @@ run() { # config workload [stats]: the workload's time; with stats, its programs
 	case $1 in
 	off) ;;
 	offcputime) peer_start ;;
-	empty) empty_start ;;
+	empty) empty_start empty ;;
+	perf-cs) empty_start perfcs ;;
 	base-*) start "$T/offcpu-${1#base-}.conf" "$BASE" ;;
 	*) start "$T/$1.conf" ;;
 	esac
@@ -214,7 +254,7 @@ if [ -z "$PEER" ] && [ -x /usr/sbin/offcputime ]; then
 	PEER=/usr/sbin/offcputime PEER_ARGS=(-u 3600) # libbpf-tools (CO-RE); user threads, as emberd
 fi
 [ -z "$PEER" ] || { CONFIGS="$CONFIGS offcputime"; log "peer: $PEER"; }
-[ -z "$EMPTY" ] || CONFIGS="$CONFIGS empty"
+[ -z "$EMPTY" ] || CONFIGS="$CONFIGS empty perf-cs"
 
 # the slowdown with bpf_stats off: its two clock reads a program run would inflate it
 echo 0 >/proc/sys/kernel/bpf_stats_enabled
@@ -268,7 +308,7 @@ echo "| workload | configuration | emberd CPU ms (median) |"
 echo "| --- | --- | --- |"
 for w in pipe spin; do
 	for c in $CONFIGS; do
-		case $c in off | offcputime | empty) continue ;; esac
+		case $c in off | offcputime | empty | perf-cs) continue ;; esac
 		m=$(awk -v w="$w" -v c="$c" '$1 == w && $2 == c { print $4 }' "$T/emberd_cpu" | median)
 		printf '| %s | %s | %.0f |\n' "$w" "$c" "$(echo "$m / 1000000" | bc -l)"
 	done
