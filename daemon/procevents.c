@@ -295,6 +295,7 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 	note_exec(d, pid, x->e.ktime_ns);
 	recapture_cancel(d, pid);
 	unwinder_exec(d->unw, pid);
+	symbolizer_exec(d->sym, pid); /* its samples from before are named by its old image */
 	/* otherwise the first sample after it reports the process again, with its libraries */
 	if (!d->allocs || !memory_may_match(&d->cfg, x->comm) || proctrack_mark_known(d->proc, pid))
 		return;

@@ -398,8 +398,8 @@ static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sy
 	struct pid_entry *pe;
 
 	pe = pid_maps(s, pid);
-	if (pe && !pe->err)
-		m = pid_find_map(s, pe, addr);
+	if (pe)
+		m = pid_find_map_any(s, &pe, addr);
 	if (m && m->path) {
 		out->file = m->path;
 		out->map_start = m->start;

@@ -93,6 +93,12 @@ void symbolizer_keep(struct symbolizer *s, pid_t pid);
  */
 void symbolizer_exited(struct symbolizer *s, pid_t pid);
 /*
+ * Notes that pid exec'd: the mappings read before are its old image's, kept
+ * to name its samples from before the exec until they are drained (as an
+ * exit's); an address outside the new image and inside the old is named by it.
+ */
+void symbolizer_exec(struct symbolizer *s, pid_t pid);
+/*
  * The profile buffers were just flipped: a process whose exit is noted from
  * now on may have samples in the new ones, drained at the next interval.
  */

@@ -80,6 +80,8 @@ struct pid_entry {
 	bool exited;		   /* its exit was noted: never re-read, drop after the drain */
 	uint64_t exit_flip;	   /* the symbolizer's flips when its exit was noted */
 	bool maps_stale; /* the walk saw code outside its maps: re-read this interval too */
+	struct pid_entry *before_exec; /* its image before an exec, until those samples drained */
+	uint64_t exec_flip;	       /* the symbolizer's flips when its exec was noted */
 };
 
 /* One cached answer of the kernel namer; addr 0 is a free slot. */
@@ -143,6 +145,11 @@ struct file_entry *mapping_file_key(struct symbolizer *s, struct pid_entry *pe, 
 void pid_entry_free(void *p);
 struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid);
 const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, uint64_t addr);
+/*
+ * The mapping of addr in the image before an exec (*pe becomes that image's
+ * entry), or in the current one; NULL when in neither.
+ */
+const struct proc_map *pid_find_map_any(struct symbolizer *s, struct pid_entry **pe, uint64_t addr);
 void pid_expire(struct symbolizer *s);
 
 /* symbolizer_kernel.c */

@@ -21,6 +21,8 @@ void pid_entry_free(void *p)
 {
 	struct pid_entry *pe = p;
 
+	if (pe->before_exec)
+		pid_entry_free(pe->before_exec);
 	procmaps_free(&pe->maps);
 	free(pe->files);
 	free(pe);
@@ -172,6 +174,19 @@ const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, 
 	return procmaps_find(&pe->maps, addr);
 }
 
+const struct proc_map *pid_find_map_any(struct symbolizer *s, struct pid_entry **pe, uint64_t addr)
+{
+	struct pid_entry *old = (*pe)->before_exec;
+	const struct proc_map *m;
+
+	/* outside the new image and inside the old: a sample from before the exec */
+	if (old && !procmaps_find(&(*pe)->maps, addr) && (m = procmaps_find(&old->maps, addr))) {
+		*pe = old;
+		return m;
+	}
+	return (*pe)->err ? NULL : pid_find_map(s, *pe, addr);
+}
+
 /*
  * Opens every executable file mapping now, while the process can be reached;
  * with the identities snap holds (its mappings are pe's), without a stat each.
@@ -253,6 +268,25 @@ void symbolizer_exited(struct symbolizer *s, pid_t pid)
 		pid_exited(s, pe);
 }
 
+void symbolizer_exec(struct symbolizer *s, pid_t pid)
+{
+	struct pid_entry *pe = pid_find(s, pid), *old;
+
+	if (!pe || pe->err || !pe->maps.n || !(old = calloc(1, sizeof(*old))))
+		return;
+	old->pid = pid;
+	old->maps = pe->maps;
+	old->files = pe->files;
+	old->exited = true; /* never read: /proc shows the new image */
+	if (pe->before_exec)
+		pid_entry_free(pe->before_exec);
+	pe->before_exec = old;
+	pe->exec_flip = s->flips;
+	pe->maps = (struct proc_maps){0};
+	pe->files = NULL;
+	pe->maps_stale = true; /* the new image is read at its next use */
+}
+
 void symbolizer_flipped(struct symbolizer *s)
 {
 	s->flips++;
@@ -283,6 +317,17 @@ static void pid_gather(const void *node, VISIT which, void *arg)
 		w->v[w->n++] = *(struct pid_entry *const *)node;
 }
 
+/* Pins pe's files: a kept entry may still name frames next interval. */
+static void pin_files(struct symbolizer *s, struct pid_entry *pe)
+{
+	for (size_t j = 0; j < pe->maps.n; j++) {
+		if (!pe->files[j] || pe->files[j] == &no_file)
+			continue;
+		file_touch(s, pe->files[j]);
+		pe->files[j]->used = s->interval + 1;
+	}
+}
+
 void pid_expire(struct symbolizer *s)
 {
 	struct pid_entry **all = calloc(s->n_pids ? s->n_pids : 1, sizeof(*all));
@@ -302,13 +347,14 @@ void pid_expire(struct symbolizer *s)
 		struct pid_entry *pe = all[i];
 
 		if (!pid_expired(s, pe)) {
-			/* pin its files: kept entries may still name frames next interval */
-			for (size_t j = 0; j < pe->maps.n; j++) {
-				if (!pe->files[j] || pe->files[j] == &no_file)
-					continue;
-				file_touch(s, pe->files[j]);
-				pe->files[j]->used = s->interval + 1;
+			/* its image before an exec noted before this interval's flip: drained now */
+			if (pe->before_exec && pe->exec_flip < s->flips) {
+				pid_entry_free(pe->before_exec);
+				pe->before_exec = NULL;
 			}
+			pin_files(s, pe);
+			if (pe->before_exec)
+				pin_files(s, pe->before_exec);
 			continue;
 		}
 		if (pe->exited)

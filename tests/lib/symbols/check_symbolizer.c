@@ -345,23 +345,101 @@ static uint64_t nm_addr(const char *file, const char *name)
 	return found;
 }
 
-/* Where the child loaded the file whose path ends in suffix (first segment's start). */
-static uint64_t load_base(pid_t pid, const char *suffix)
+/*
+ * The start of the first mapping of pid's file whose path ends in suffix: its
+ * load base (offset 0), or with text, its executable mapping.
+ */
+static uint64_t mapping_start(pid_t pid, const char *suffix, bool text)
 {
 	struct proc_maps m = {0};
-	uint64_t base = 0;
+	uint64_t start = 0;
 	size_t i, n = strlen(suffix);
 
 	ck_assert_int_eq(procmaps_read(pid, &m), 0);
-	for (i = 0; i < m.n && !base; i++) {
+	for (i = 0; i < m.n && !start; i++) {
 		const char *p = m.v[i].path;
 
-		if (p && strlen(p) >= n && !strcmp(p + strlen(p) - n, suffix) && !m.v[i].offset)
-			base = m.v[i].start;
+		if (p && strlen(p) >= n && !strcmp(p + strlen(p) - n, suffix) &&
+		    (text ? (m.v[i].perms & PROCMAP_X) != 0 : !m.v[i].offset))
+			start = m.v[i].start;
 	}
 	procmaps_free(&m);
-	return base;
+	return start;
 }
+
+/* Where the child loaded the file whose path ends in suffix (first segment's start). */
+static uint64_t load_base(pid_t pid, const char *suffix)
+{
+	return mapping_start(pid, suffix, false);
+}
+
+/* A child of this process that execs /bin/sleep when exec_child() writes to *go. */
+static pid_t spawn_exec_later(int *go)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) == 1)
+			execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+/* Lets the child exec and waits until its mappings are sleep's. */
+static void exec_child(pid_t pid, int go)
+{
+	const struct timespec pause = {.tv_nsec = 10 * 1000 * 1000};
+	int i;
+
+	ck_assert_int_eq(write(go, "x", 1), 1);
+	close(go);
+	for (i = 0; i < 500 && !load_base(pid, "/sleep"); i++)
+		nanosleep(&pause, NULL);
+	ck_assert_msg(load_base(pid, "/sleep"), "pid %d never exec'd sleep", (int)pid);
+}
+
+/*
+ * A process read, then exec'd and read again: its samples from before the
+ * exec (this program's code) are named by its old image until drained, the
+ * interval after when the exec was noted after the flip; the new image's by
+ * the new one.
+ */
+START_TEST(test_exec_keeps_old_image)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
+	struct symbolizer *s = new_symbolizer();
+	int go;
+	pid_t pid = spawn_exec_later(&go);
+	struct sym_frame f;
+
+	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
+	check_named(s, pid, addr, "symbolizer_test_target");
+	exec_child(pid, go);
+	symbolizer_flipped(s);
+	symbolizer_exec(s, pid);
+	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
+	check_named(s, pid, addr, "symbolizer_test_target");
+	symbolizer_frame(s, pid, mapping_start(pid, "/sleep", true) + 16, false, &f);
+	ck_assert_ptr_nonnull(f.file);
+	ck_assert_str_eq(f.file + strlen(f.file) - strlen("/sleep"), "/sleep");
+	symbolizer_end_interval(s);
+	check_named(s, pid, addr, "symbolizer_test_target");
+	symbolizer_flipped(s);
+	symbolizer_end_interval(s);
+	check_named(s, pid, addr, NULL);
+	reap(pid);
+	symbolizer_free(s);
+}
+END_TEST
 
 static void check_child_frame(struct symbolizer *s, pid_t pid, const char *file, const char *suffix,
 			      const char *name)
@@ -662,6 +740,7 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_cache);
 	tcase_add_test(tc, test_keep);
 	tcase_add_test(tc, test_exit_after_flip);
+	tcase_add_test(tc, test_exec_keeps_old_image);
 	tcase_add_test(tc, test_capture_defers_parsing);
 	tcase_add_test(tc, test_other_process);
 	tcase_add_test(tc, test_vdso);
