@@ -138,7 +138,6 @@ static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid, const struct p
 	return s->last_pid = pe;
 }
 
-/* The process's mappings: read on first use (or capture). NULL when unknown. */
 /* Notes pe's exit: never read again, dropped after the drain of its last samples. */
 static void pid_exited(const struct symbolizer *s, struct pid_entry *pe)
 {
@@ -146,6 +145,7 @@ static void pid_exited(const struct symbolizer *s, struct pid_entry *pe)
 	pe->exit_flip = s->flips;
 }
 
+/* The process's mappings: read on first use (or capture). NULL when unknown. */
 struct pid_entry *pid_maps(struct symbolizer *s, pid_t pid)
 {
 	struct pid_entry *pe = pid_find(s, pid);
@@ -277,7 +277,6 @@ void symbolizer_exec(struct symbolizer *s, pid_t pid)
 	old->pid = pid;
 	old->maps = pe->maps;
 	old->files = pe->files;
-	old->exited = true; /* never read: /proc shows the new image */
 	if (pe->before_exec)
 		pid_entry_free(pe->before_exec);
 	pe->before_exec = old;
