@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The single runner of every unit suite (fork mode unless CK_FORK=no). */
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -17,6 +19,12 @@ pid_t spawn_paused(void)
 		_exit(0);
 	}
 	return pid;
+}
+
+void reap_killed(pid_t pid)
+{
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 }
 
 int main(void)

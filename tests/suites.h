@@ -22,6 +22,8 @@
 
 /* A child that waits to be killed (shared by the suites that need a live pid): its pid. */
 pid_t spawn_paused(void);
+/* Kills child pid (one of spawn_paused's, or any) and reaps it. */
+void reap_killed(pid_t pid);
 
 Suite *timeparse_suite(void);
 Suite *compress_suite(void);

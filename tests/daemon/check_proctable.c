@@ -13,19 +13,12 @@
 #include "proctable.h"
 #include "suites.h"
 
-/* Kills and reaps child pid. */
-static void reap_child(pid_t pid)
-{
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
-}
-
 /* A child already killed and reaped: its pid names no process. */
 static pid_t spawn_gone(void)
 {
 	pid_t pid = spawn_paused();
 
-	reap_child(pid);
+	reap_killed(pid);
 	return pid;
 }
 
@@ -44,8 +37,7 @@ START_TEST(test_gone_keeps_class)
 	ck_assert(!pc->gone);
 	ck_assert_str_ne(pc->match.service, "kernel");
 	snprintf(live, sizeof(live), "%s", pc->match.service);
-	ck_assert_int_eq(kill(pid, SIGKILL), 0);
-	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	reap_killed(pid);
 	/* reported again once gone (its last samples, after its exit): still itself */
 	pc = proctable_classify(t, &cfg, pid, NULL, 0);
 	ck_assert_ptr_nonnull(pc);
@@ -251,7 +243,7 @@ START_TEST(test_exit_after_flip_kept_one_drain)
 	pc = proctable_classify(t, &cfg, pid, NULL, 0);
 	ck_assert(!pc->gone);
 	snprintf(live, sizeof(live), "%s", pc->match.service);
-	reap_child(pid);
+	reap_killed(pid);
 	proctable_flipped(t);
 	proctable_exited(t, pid);
 	proctable_end_interval(t);

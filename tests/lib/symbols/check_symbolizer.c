@@ -6,12 +6,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -199,18 +197,6 @@ START_TEST(test_unnamed)
 }
 END_TEST
 
-/*
- * A process idle for 2 intervals is dropped (its mappings read again when
- * seen); one kept at each interval (a thread of it away, its stack held by
- * the off-CPU sampler) keeps them, and its frames are still named after it
- * exited.
- */
-static void reap(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
-}
-
 /* A paused child of this process (its code), its mappings read by s. */
 static pid_t spawn_captured(struct symbolizer *s)
 {
@@ -232,6 +218,12 @@ static void check_named(struct symbolizer *s, pid_t pid, uint64_t addr, const ch
 		ck_assert_ptr_null(f.function);
 }
 
+/*
+ * A process idle for 2 intervals is dropped (its mappings read again when
+ * seen); one kept at each interval (a thread of it away, its stack held by
+ * the off-CPU sampler) keeps them, and its frames are still named after it
+ * exited.
+ */
 START_TEST(test_keep)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
@@ -247,8 +239,8 @@ START_TEST(test_keep)
 	symbolizer_stats(s, &st);
 	ck_assert_uint_eq(st.pids_held, 1);
 	ck_assert_uint_eq(st.maps_read, 2);
-	reap(idle);
-	reap(kept);
+	reap_killed(idle);
+	reap_killed(kept);
 	symbolizer_exited(s, kept);
 	check_named(s, kept, addr, "symbolizer_test_target");
 	check_named(s, idle, addr, NULL); /* dropped, then gone: unnamed */
@@ -268,8 +260,8 @@ START_TEST(test_exit_after_flip)
 	pid_t early = spawn_captured(s), late = spawn_captured(s);
 	struct symbolizer_stats st;
 
-	reap(early);
-	reap(late);
+	reap_killed(early);
+	reap_killed(late);
 	symbolizer_exited(s, early);
 	symbolizer_flipped(s);
 	symbolizer_exited(s, late);
@@ -436,7 +428,7 @@ START_TEST(test_exec_keeps_old_image)
 	symbolizer_flipped(s);
 	symbolizer_end_interval(s);
 	check_named(s, pid, addr, NULL);
-	reap(pid);
+	reap_killed(pid);
 	symbolizer_free(s);
 }
 END_TEST
@@ -498,8 +490,7 @@ START_TEST(test_other_process)
 		nanosleep(&pause, NULL);
 	check_child_frame(s, pid, FX("fx_pie"), "/fx_pie", "pie_hot_function");
 	check_child_frame(s, pid, FX("libfx_shlib.so"), "/libfx_shlib.so", "shlib_hot_function");
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	reap_killed(pid);
 	symbolizer_free(s);
 }
 END_TEST
@@ -597,8 +588,7 @@ START_TEST(test_shrink)
 	ck_assert_uint_gt(own, 0);
 	ck_assert_uint_gt(pie, 0);
 	ck_assert_uint_gt(shlib, 0);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	reap_killed(pid);
 	symbolizer_exited(s, pid);
 
 	/* in the interval: every file was used, nothing may go */
