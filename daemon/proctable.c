@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flips.h"
 #include "proctable.h"
 
 /* Processes classified at once; past it, processes are classified per lookup. */
@@ -19,8 +20,7 @@ struct proctable {
 	void *root; /* tsearch tree of struct proc_class, by pid */
 	size_t n;
 	uint64_t interval;
-	uint64_t flips;		    /* buffer flips (proctable_flipped), or intervals without one */
-	bool flipped;		    /* this interval's flip was noted */
+	struct flips flips;	    /* when the dead's last samples are drained */
 	struct proc_class *last;    /* consecutive lookups are for one process */
 	struct proc_class scratch;  /* answer when the table is full */
 	proctable_cgroup_fn cgroup; /* names a gone process's cgroup; NULL: none */
@@ -137,7 +137,7 @@ static void classify(struct proctable *t, struct proc_class *pc, const struct em
 	pc->gone = !classify_live(cfg, pc->pid, &pc->match);
 	if (pc->gone) {
 		classify_by_comm(t, pc, cfg, comm);
-		pc->dead_flip = t->flips;
+		pc->dead_flip = t->flips.n;
 	}
 	pc->used_interval = t->interval;
 }
@@ -230,14 +230,13 @@ void proctable_exited(struct proctable *t, pid_t pid)
 
 	if (pc) {
 		pc->exited = true;
-		pc->dead_flip = t->flips;
+		pc->dead_flip = t->flips.n;
 	}
 }
 
 void proctable_flipped(struct proctable *t)
 {
-	t->flips++;
-	t->flipped = true;
+	flips_note(&t->flips);
 }
 
 /*
@@ -248,7 +247,7 @@ void proctable_flipped(struct proctable *t)
 static bool expired(const struct proctable *t, const struct proc_class *pc)
 {
 	if (pc->exited || pc->gone)
-		return pc->dead_flip < t->flips;
+		return flips_drained(&t->flips, pc->dead_flip);
 	return pc->used_interval + 2 <= t->interval;
 }
 
@@ -282,9 +281,7 @@ void proctable_end_interval(struct proctable *t)
 	struct proc_class **v = all_entries(t, &n);
 
 	t->last = NULL;
-	if (!t->flipped) /* no flip noted: every death so far was before the drain's buffers closed */
-		t->flips++;
-	t->flipped = false;
+	flips_end_interval(&t->flips);
 	for (size_t i = 0; v && i < n; i++) {
 		if (!expired(t, v[i]))
 			continue;

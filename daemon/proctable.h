@@ -23,7 +23,7 @@ struct proc_class {
 	bool want_comm;		/* gone, classified with no comm: again at a lookup with one */
 	uint64_t cgroup_id;	/* its cgroup v2 id from its event (0: none), for when gone */
 	uint64_t used_interval; /* last interval it was looked up or classified */
-	uint64_t dead_flip;	/* the table's flips when it was noted exited or gone */
+	uint64_t dead_flip;	/* its stamp (flips.h) when noted exited or gone */
 };
 
 struct proctable;

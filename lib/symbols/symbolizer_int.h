@@ -14,6 +14,7 @@
 #include "debugfile.h"
 #include "demangle.h"
 #include "elfsym.h"
+#include "flips.h"
 #include "ksyms.h"
 #include "mapfile.h"
 #include "perfmap.h"
@@ -78,10 +79,10 @@ struct pid_entry {
 	uint64_t read_interval;	   /* interval in which maps were read */
 	uint64_t used_interval;	   /* last interval a frame or capture used it */
 	bool exited;		   /* its exit was noted: never re-read, drop after the drain */
-	uint64_t exit_flip;	   /* the symbolizer's flips when its exit was noted */
+	uint64_t exit_flip;	   /* its stamp (flips.h) when its exit was noted */
 	bool maps_stale; /* the walk saw code outside its maps: re-read this interval too */
 	struct pid_entry *before_exec; /* its image before an exec, until those samples drained */
-	uint64_t exec_flip;	       /* the symbolizer's flips when its exec was noted */
+	uint64_t exec_flip;	       /* its stamp (flips.h) when its exec was noted */
 };
 
 /* One cached answer of the kernel namer; addr 0 is a free slot. */
@@ -113,8 +114,7 @@ struct symbolizer {
 	size_t n_pids;
 	struct pid_entry *last_pid; /* consecutive frames come from one stack */
 	uint64_t interval;
-	uint64_t flips; /* buffer flips (symbolizer_flipped), or intervals without one */
-	bool flipped;	/* this interval's flip was noted */
+	struct flips flips; /* when the dead's last samples are drained */
 	struct symbolizer_stats st;
 	struct perfmap_cache *perfmaps; /* JIT code of each process */
 	struct demangle_cache *demangle;

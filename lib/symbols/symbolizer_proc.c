@@ -142,7 +142,7 @@ static struct pid_entry *pid_new(struct symbolizer *s, pid_t pid, const struct p
 static void pid_exited(const struct symbolizer *s, struct pid_entry *pe)
 {
 	pe->exited = true;
-	pe->exit_flip = s->flips;
+	pe->exit_flip = s->flips.n;
 }
 
 /* The process's mappings: read on first use (or capture). NULL when unknown. */
@@ -280,7 +280,7 @@ void symbolizer_exec(struct symbolizer *s, pid_t pid)
 	if (pe->before_exec)
 		pid_entry_free(pe->before_exec);
 	pe->before_exec = old;
-	pe->exec_flip = s->flips;
+	pe->exec_flip = s->flips.n;
 	pe->maps = (struct proc_maps){0};
 	pe->files = NULL;
 	pe->maps_stale = true; /* the new image is read at its next use */
@@ -288,15 +288,14 @@ void symbolizer_exec(struct symbolizer *s, pid_t pid)
 
 void symbolizer_flipped(struct symbolizer *s)
 {
-	s->flips++;
-	s->flipped = true;
+	flips_note(&s->flips);
 }
 
 /* Whether pe is dropped at the end of this interval. */
 static bool pid_expired(const struct symbolizer *s, const struct pid_entry *pe)
 {
 	/* exited before this interval's flip: its last samples were in this drain */
-	if (pe->exited && pe->exit_flip < s->flips)
+	if (pe->exited && flips_drained(&s->flips, pe->exit_flip))
 		return true;
 	/* idle for 2 intervals: re-read if seen */
 	return pe->err || (!pe->exited && pe->used_interval + 2 <= s->interval);
@@ -332,9 +331,7 @@ void pid_expire(struct symbolizer *s)
 	struct pid_entry **all = calloc(s->n_pids ? s->n_pids : 1, sizeof(*all));
 	struct pid_walk w = {.v = all};
 
-	if (!s->flipped) /* no flip noted: every exit so far was before the drain's buffers closed */
-		s->flips++;
-	s->flipped = false;
+	flips_end_interval(&s->flips);
 	if (!all) {
 		tdestroy(s->pids, pid_entry_free);
 		s->pids = NULL;
@@ -347,7 +344,7 @@ void pid_expire(struct symbolizer *s)
 
 		if (!pid_expired(s, pe)) {
 			/* its image before an exec noted before this interval's flip: drained now */
-			if (pe->before_exec && pe->exec_flip < s->flips) {
+			if (pe->before_exec && flips_drained(&s->flips, pe->exec_flip)) {
 				pid_entry_free(pe->before_exec);
 				pe->before_exec = NULL;
 			}
