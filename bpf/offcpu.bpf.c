@@ -165,75 +165,129 @@ struct {
 
 /*
  * Set by the daemon before load: each CPU walks up to this many switch-outs a
- * second with weight 1 before it samples 1 in sample_period: a host that
+ * second with weight 1 before it samples 1 in its period: a host that
  * switches little is profiled exactly, a switch storm costs a bounded amount.
  */
 const volatile __u32 cpu_walks_per_sec = 0;
+/*
+ * Set by the daemon before load: the switch-outs a CPU samples 1 in its period
+ * a second, at most (about): past it, a storm raises the CPU's period above
+ * sample_period, so that its walks, not only its fast path, stay bounded
+ * however fast it switches. 0: the period stays sample_period.
+ */
+const volatile __u32 cpu_sampled_per_sec = 0;
+
+/* The period is set again every quarter of a second, from the quarter before. */
+#define WINDOWS_PER_SEC 4
 
 /*
- * A CPU's walks left (a token bucket refilled by the jiffy) for
- * cpu_walks_per_sec, in walks times hz: a jiffy adds cpu_walks_per_sec, a walk
- * takes hz, so that a CPU checking it at every jiffy is refilled too (whole
- * walks a jiffy would round 200/250 down to none).
+ * A CPU's sampling state. Its walks left (a token bucket refilled by the
+ * jiffy) for cpu_walks_per_sec, in walks times hz: a jiffy adds
+ * cpu_walks_per_sec, a walk takes hz, so that a CPU checking it at every jiffy
+ * is refilled too (whole walks a jiffy would round 200/250 down to none). And
+ * its period, with the walks it sampled in the window since win_at.
  */
-struct walk_budget {
+struct cpu_sampling {
 	__u64 tokens;
-	__u64 at; /* jiffies of the last refill */
+	__u64 at;	 /* jiffies of the last refill */
+	__u64 win_at;	 /* jiffies the window began */
+	__u32 win_walks; /* switch-outs sampled 1 in period in it */
+	__u32 period;	 /* this CPU's period now; 0: not set yet (sample_period) */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct walk_budget);
-} budget SEC(".maps");
+	__type(value, struct cpu_sampling);
+} cpu_sampling SEC(".maps");
 
-/* Takes one walk from this CPU's budget: false when it is spent. */
-static __always_inline bool take_budget(__u64 now, __u64 hz)
+/* Takes one walk from the CPU's budget: false when it is spent. */
+static __always_inline bool take_budget(struct cpu_sampling *c, __u64 now, __u64 hz)
 {
 	__u64 cap = (__u64)cpu_walks_per_sec * hz;
-	struct walk_budget *b;
-	__u32 zero = 0;
 
 	if (!cpu_walks_per_sec)
 		return false;
-	b = bpf_map_lookup_elem(&budget, &zero);
-	if (!b)
-		return false;
-	if (now != b->at) {
-		__u64 add = now - b->at < hz ? (now - b->at) * cpu_walks_per_sec : cap;
+	if (now != c->at) {
+		__u64 add = now - c->at < hz ? (now - c->at) * cpu_walks_per_sec : cap;
 
-		b->tokens = add > cap - b->tokens ? cap : b->tokens + add;
-		b->at = now;
+		c->tokens = add > cap - c->tokens ? cap : c->tokens + add;
+		c->at = now;
 	}
-	if (b->tokens < hz)
+	if (c->tokens < hz)
 		return false;
-	b->tokens -= hz;
+	c->tokens -= hz;
 	return true;
+}
+
+/*
+ * The CPU's period for a switch-out at jiffy now. At the end of a window (a
+ * quarter of a second, or sooner once it sampled its share: a storm is caught
+ * within a few walks of its start), the next one's: the switch-outs of the
+ * window in the sampled regime (its walks times the period, an unbiased
+ * estimate), at that rate a window's worth of them, over the walks a window
+ * may sample; never under sample_period or over EMBER_OFFCPU_PERIOD_MAX, and
+ * at most 4 times lower than the last (a burst after a lull is not walked at
+ * the lull's rate). It depends only on switch-outs before, so the weights,
+ * each the period its switch-out was decided with, keep the sums unbiased.
+ */
+static __always_inline __u32 cpu_period(struct cpu_sampling *c, __u64 now, __u64 hz)
+{
+	__u64 win = hz / WINDOWS_PER_SEC, per_win = cpu_sampled_per_sec / WINDOWS_PER_SEC;
+	__u64 p = c->period ? c->period : sample_period, elapsed = now - c->win_at, want;
+
+	if (!per_win || !win || (elapsed < win && c->win_walks < per_win))
+		return p;
+	if (!elapsed)
+		elapsed = 1;
+	want = (__u64)c->win_walks * p * win / (elapsed * per_win);
+	if (want < p / 4)
+		want = p / 4;
+	if (want < sample_period)
+		want = sample_period;
+	if (want > EMBER_OFFCPU_PERIOD_MAX)
+		want = EMBER_OFFCPU_PERIOD_MAX;
+	c->period = want;
+	c->win_at = now;
+	c->win_walks = 0;
+	return want;
 }
 
 /*
  * Whether a switch-out is sampled, and its weight: the inverse of the
  * probability it had, known when deciding (1 for a thread's first in forced_ms,
  * last_walk the jiffy of its slot's last walk, 0 for none, or within the CPU's budget;
- * 1/sample_period after), so that the weighed sums are unbiased. In the order
+ * 1/period after), so that the weighed sums are unbiased. In the order
  * of cost: the deterministic checks from jiffies (read inline, no helper call),
  * then one random number.
  */
 static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now)
 {
 	__u64 hz = CONFIG_HZ ? CONFIG_HZ : 250;
+	struct cpu_sampling *c;
+	__u32 zero = 0, period;
 
-	if ((forced_ms && (__u64)((__u32)now - last_walk) * 1000 >= forced_ms * hz) ||
-	    take_budget(now, hz)) {
+	if (forced_ms && (__u64)((__u32)now - last_walk) * 1000 >= forced_ms * hz) {
 		metric_inc(EMBER_OFFCPU_M_FORCED);
 		return 1;
 	}
-	/* r * period / 2^32 is 0 with probability 1/period: no division */
-	if (sample_period > 1 && ((__u64)bpf_get_prandom_u32() * sample_period) >> 32)
+	c = bpf_map_lookup_elem(&cpu_sampling, &zero);
+	if (!c)
 		return 0;
+	if (take_budget(c, now, hz)) {
+		metric_inc(EMBER_OFFCPU_M_FORCED);
+		return 1;
+	}
+	period = cpu_period(c, now, hz);
+	/* r * period / 2^32 is 0 with probability 1/period: no division */
+	if (period > 1 && ((__u64)bpf_get_prandom_u32() * period) >> 32)
+		return 0;
+	c->win_walks++;
 	metric_inc(EMBER_OFFCPU_M_SAMPLED);
-	return sample_period;
+	if (period > sample_period)
+		metric_inc(EMBER_OFFCPU_M_RAISED);
+	return period;
 }
 
 /* The system call prev is in, from its saved registers; -1 outside one. */

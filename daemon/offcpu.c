@@ -114,6 +114,7 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o, char *err, size_
 	oc->skel->rodata->min_block_ns = o->min_block_ns;
 	oc->skel->rodata->forced_ms = OFFCPU_FORCED_MS;
 	oc->skel->rodata->cpu_walks_per_sec = OFFCPU_CPU_WALKS;
+	oc->skel->rodata->cpu_sampled_per_sec = OFFCPU_CPU_SAMPLED;
 	ksym_ranges(cut, 2);
 	oc->skel->rodata->sched_lo = cut[0].lo;
 	oc->skel->rodata->sched_hi = cut[0].hi;
@@ -241,16 +242,18 @@ static void log_metrics(struct offcpu *oc)
 	       d[EMBER_CPU_M_STACKS_FULL];
 	log_emit(lost ? LOG_LVL_WARN : LOG_LVL_DEBUG, false, __FILE__, __LINE__, __func__,
 		 "offcpu: ~%" PRIu64 " switch-outs (the weights' sum), %" PRIu64
-		 " walked with weight 1 and %" PRIu64 " sampled, %" PRIu64 " folded, %" PRIu64
+		 " walked with weight 1 and %" PRIu64 " sampled (%" PRIu64
+		 " at a period a storm raised), %" PRIu64 " folded, %" PRIu64
 		 " short; lost: %" PRIu64 " parked stacks evicted, %" PRIu64
 		 " without storage, %" PRIu64 " counts map full, %" PRIu64
 		 " stacks map full, %" PRIu64 " wakers map full; held %" PRIu64
 		 " new stacks of threads away (%.1f ms), %" PRIu64 " held map full",
 		 d[EMBER_OFFCPU_M_SWITCHES], d[EMBER_OFFCPU_M_FORCED], d[EMBER_OFFCPU_M_SAMPLED],
-		 d[EMBER_CPU_M_COUNTED], d[EMBER_OFFCPU_M_SHORT], d[EMBER_OFFCPU_M_PARKED_LOST],
-		 d[EMBER_OFFCPU_M_NO_STORAGE], d[EMBER_CPU_M_COUNTS_FULL],
-		 d[EMBER_CPU_M_STACKS_FULL], d[EMBER_OFFCPU_M_WAKERS_FULL], d[EMBER_OFFCPU_M_HELD],
-		 oc->hold_ns / 1e6, d[EMBER_OFFCPU_M_HELD_FULL]);
+		 d[EMBER_OFFCPU_M_RAISED], d[EMBER_CPU_M_COUNTED], d[EMBER_OFFCPU_M_SHORT],
+		 d[EMBER_OFFCPU_M_PARKED_LOST], d[EMBER_OFFCPU_M_NO_STORAGE],
+		 d[EMBER_CPU_M_COUNTS_FULL], d[EMBER_CPU_M_STACKS_FULL],
+		 d[EMBER_OFFCPU_M_WAKERS_FULL], d[EMBER_OFFCPU_M_HELD], oc->hold_ns / 1e6,
+		 d[EMBER_OFFCPU_M_HELD_FULL]);
 }
 
 void offcpu_flip(struct offcpu *oc)

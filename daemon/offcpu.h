@@ -24,6 +24,13 @@
  * switch storm costs at most this many walks a CPU (measured: docs/offcpu.md).
  */
 #define OFFCPU_CPU_WALKS 200
+/*
+ * Switch-outs each CPU samples a second 1 in its period, about, at most: a
+ * storm faster than OFFCPU_CPU_WALKS + this many times offcpu_sample_period
+ * raises the CPU's period (up to EMBER_OFFCPU_PERIOD_MAX), so that its walks
+ * stay bounded however fast it switches (measured: docs/offcpu.md).
+ */
+#define OFFCPU_CPU_SAMPLED 200
 
 /* How to load the off-CPU sampler. */
 struct offcpu_opts {

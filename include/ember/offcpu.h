@@ -46,7 +46,7 @@ _Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KE
 		       0,
 	       "offcpu flags clear of cpu's");
 
-/* Most switch-outs one sampled switch-out stands for (offcpu_sample_period). */
+/* Most switch-outs one sampled switch-out stands for (offcpu_sample_period, or raised by a storm). */
 #define EMBER_OFFCPU_PERIOD_MAX 65536
 
 /*
@@ -91,6 +91,7 @@ enum ember_offcpu_metric {
 	EMBER_OFFCPU_M_WAKERS_FULL, /* wakers map full: that waker was not counted */
 	EMBER_OFFCPU_M_HELD,	    /* stacks of threads away at a drain, held for their return */
 	EMBER_OFFCPU_M_HELD_FULL,   /* held map full: that stack left to the parked LRU */
+	EMBER_OFFCPU_M_RAISED,	    /* of the sampled, those at a period a storm raised */
 	EMBER_OFFCPU_M_NR,
 };
 
