@@ -352,9 +352,11 @@ static void open_offcpu(struct daemon *d, const struct sampler_opts *so)
 	if (offcpu_open(&oo, &d->offcpu, err, sizeof(err)))
 		log_warnx("%s: no offcpu profiles", err);
 	else
-		log_info("off-CPU time: 1 switch-out in %u sampled, waits under %" PRId64
-			 " us left out, %u stacks of threads away kept",
-			 oo.sample_period, oo.min_block_ns / 1000, oo.parked);
+		log_info("off-CPU time: 1 switch-out in %u sampled past each CPU's first %d a "
+			 "second (a storm raises it: about %d sampled a second a CPU), waits under "
+			 "%" PRId64 " us left out, %u stacks of threads away kept",
+			 oo.sample_period, OFFCPU_CPU_WALKS, OFFCPU_CPU_SAMPLED,
+			 oo.min_block_ns / 1000, oo.parked);
 }
 
 /* The BPF side: process events, unwind tables, the on-CPU sampler. 0 or 1 (said). */
