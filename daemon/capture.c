@@ -252,11 +252,13 @@ uint64_t capture_samples(struct capture *c)
 	return sampler_metrics(c->sampler, m) ? 0 : m[EMBER_CPU_M_COUNTED];
 }
 
-static const struct proc_class *classify_one(uint32_t pid, const char *comm, void *arg)
+static const struct proc_class *classify_one(uint32_t pid, const char *comm, uint64_t user_leaf,
+					     void *arg)
 {
 	struct capture *c = arg;
 
 	(void)comm;
+	(void)user_leaf;
 	c->cls.pid = (pid_t)pid;
 	return &c->cls;
 }

@@ -234,7 +234,8 @@ static int on_stack(const struct profile_sample *s, void *arg)
 	/* the kernel cuts a thread name at 15 bytes, inside a character if it must */
 	utf8_sanitize(key->comm, strnlen(key->comm, EMBER_COMM_LEN), comm, sizeof(comm),
 		      UTF8_CUT_TAIL);
-	pc = c->classify(key->tgid, comm, c->arg);
+	pc = c->classify(key->tgid, comm, s->user->n && !s->user->lost ? s->user->ips[0] : 0,
+			 c->arg);
 	if (!pc)
 		return -ENOMEM;
 	if (pc->match.excluded) {

@@ -54,8 +54,13 @@ struct drain_result {
 	uint64_t excluded;	  /* samples of excluded processes, dropped */
 };
 
-/* How the drain learns a process's application (NULL: out of memory). */
-typedef const struct proc_class *(*drain_classify_fn)(uint32_t pid, const char *comm, void *arg);
+/*
+ * How the drain learns a process's application (NULL: out of memory), for a
+ * sample whose user stack's leaf is user_leaf (0: none): a sample from before
+ * an exec is its old image's.
+ */
+typedef const struct proc_class *(*drain_classify_fn)(uint32_t pid, const char *comm,
+						      uint64_t user_leaf, void *arg);
 
 /* One drain: which type, from whose maps, over which window, classified how. */
 struct drain_request {

@@ -295,7 +295,9 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 	note_exec(d, pid, x->e.ktime_ns);
 	recapture_cancel(d, pid);
 	unwinder_exec(d->unw, pid);
-	symbolizer_exec(d->sym, pid); /* its samples from before are named by its old image */
+	/* its samples from before are named and classified by its old image */
+	symbolizer_exec(d->sym, pid);
+	proctable_exec(d->procs, pid);
 	/* otherwise the first sample after it reports the process again, with its libraries */
 	if (!d->allocs || !memory_may_match(&d->cfg, x->comm) || proctrack_mark_known(d->proc, pid))
 		return;
@@ -337,9 +339,14 @@ void procevents_on_event(const struct ember_proc_event *e, void *arg)
 	}
 }
 
-const struct proc_class *procevents_classify(uint32_t pid, const char *comm, void *arg)
+const struct proc_class *procevents_classify(uint32_t pid, const char *comm, uint64_t user_leaf,
+					     void *arg)
 {
 	struct daemon *d = arg;
+	const struct proc_class *old = proctable_before_exec(d->procs, pid);
 
+	/* its code before an exec: the old image's application, not the new one's */
+	if (old && user_leaf && symbolizer_before_exec(d->sym, pid, user_leaf))
+		return old;
 	return proctable_get(d->procs, &d->cfg, pid, comm);
 }

@@ -49,7 +49,8 @@ void procevents_on_event(const struct ember_proc_event *e, void *arg);
 /* The recapture timer fired: captures again every process whose delay has passed. */
 int procevents_recapture_due(struct daemon *d);
 /* The drain's classifier (arg: the daemon): a sampled process's application. */
-const struct proc_class *procevents_classify(uint32_t pid, const char *comm, void *arg);
+const struct proc_class *procevents_classify(uint32_t pid, const char *comm, uint64_t user_leaf,
+					     void *arg);
 /* Tells the kernel filter and the control socket of a process's class (arg: the daemon). */
 void procevents_apply_class(const struct proc_class *pc, void *arg);
 

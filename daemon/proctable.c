@@ -45,11 +45,20 @@ struct proctable *proctable_new(proctable_cgroup_fn cgroup, void *arg)
 	return t;
 }
 
+/* An entry and the class it had before its exec. */
+static void entry_free(void *p)
+{
+	struct proc_class *pc = p;
+
+	free(pc->before_exec);
+	free(pc);
+}
+
 void proctable_free(struct proctable *t)
 {
 	if (!t)
 		return;
-	tdestroy(t->root, free);
+	tdestroy(t->root, entry_free);
 	free(t);
 }
 
@@ -234,6 +243,26 @@ void proctable_exited(struct proctable *t, pid_t pid)
 	}
 }
 
+void proctable_exec(struct proctable *t, pid_t pid)
+{
+	struct proc_class *pc = find(t, pid), *old;
+
+	if (!pc || !(old = malloc(sizeof(*old))))
+		return;
+	*old = *pc;
+	old->before_exec = NULL;
+	free(pc->before_exec);
+	pc->before_exec = old;
+	pc->exec_flip = t->flips.n;
+}
+
+const struct proc_class *proctable_before_exec(struct proctable *t, pid_t pid)
+{
+	struct proc_class *pc = find(t, pid);
+
+	return pc ? pc->before_exec : NULL;
+}
+
 void proctable_flipped(struct proctable *t)
 {
 	flips_note(&t->flips);
@@ -283,10 +312,14 @@ void proctable_end_interval(struct proctable *t)
 	t->last = NULL;
 	flips_end_interval(&t->flips);
 	for (size_t i = 0; v && i < n; i++) {
+		if (v[i]->before_exec && flips_drained(&t->flips, v[i]->exec_flip)) {
+			free(v[i]->before_exec);
+			v[i]->before_exec = NULL;
+		}
 		if (!expired(t, v[i]))
 			continue;
 		tdelete(v[i], &t->root, cmp_pid);
-		free(v[i]);
+		entry_free(v[i]);
 		t->n--;
 	}
 	free(v);
@@ -300,6 +333,9 @@ void proctable_reclassify(struct proctable *t, const struct ember_config *cfg,
 	struct proc_class **v = all_entries(t, &n);
 
 	for (size_t i = 0; v && i < n; i++) {
+		/* a class from before an exec names the old configuration's application */
+		free(v[i]->before_exec);
+		v[i]->before_exec = NULL;
 		if (v[i]->exited)
 			continue;
 		classify(t, v[i], cfg, v[i]->match.service);

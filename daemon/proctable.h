@@ -24,6 +24,9 @@ struct proc_class {
 	uint64_t cgroup_id;	/* its cgroup v2 id from its event (0: none), for when gone */
 	uint64_t used_interval; /* last interval it was looked up or classified */
 	uint64_t dead_flip;	/* its stamp (flips.h) when noted exited or gone */
+	/* its class before its last exec, until the samples from before are drained */
+	struct proc_class *before_exec;
+	uint64_t exec_flip; /* its stamp (flips.h) at that exec */
 };
 
 struct proctable;
@@ -44,6 +47,14 @@ const struct proc_class *proctable_classify(struct proctable *t, const struct em
 const struct proc_class *proctable_get(struct proctable *t, const struct ember_config *cfg,
 				       pid_t pid, const char *comm);
 void proctable_exited(struct proctable *t, pid_t pid);
+/*
+ * Notes that pid exec'd: its class so far is kept as its image before the
+ * exec's (proctable_before_exec()) until the samples from before are drained
+ * (as an exit's); the new image is classified as it is seen.
+ */
+void proctable_exec(struct proctable *t, pid_t pid);
+/* pid's class before its last exec (proctable_exec()), or NULL: none kept. */
+const struct proc_class *proctable_before_exec(struct proctable *t, pid_t pid);
 /* Whether pid is in the table (classified, not yet dropped). */
 bool proctable_has(struct proctable *t, pid_t pid);
 /*
@@ -56,7 +67,10 @@ void proctable_flipped(struct proctable *t);
  * noted this interval, before now) and those idle for 2 intervals.
  */
 void proctable_end_interval(struct proctable *t);
-/* Classifies every known process again (new configuration); cb sees each result. */
+/*
+ * Classifies every known process again (new configuration); cb sees each
+ * result. Classes from before an exec are dropped.
+ */
 void proctable_reclassify(struct proctable *t, const struct ember_config *cfg,
 			  void (*cb)(const struct proc_class *pc, void *arg), void *arg);
 size_t proctable_size(const struct proctable *t);

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The single runner of every unit suite (fork mode unless CK_FORK=no). */
 #include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -25,6 +29,54 @@ void reap_killed(pid_t pid)
 {
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
+pid_t spawn_exec_later(int *go)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) == 1)
+			execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+/* Whether pid's command line starts with sleep's (set last in an exec, after the mappings). */
+static bool runs_sleep(pid_t pid)
+{
+	char path[64], buf[16] = "";
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	return n > 5 && !memcmp(buf, "sleep", 6);
+}
+
+void exec_child(pid_t pid, int go)
+{
+	const struct timespec pause = {.tv_nsec = 10 * 1000 * 1000};
+	int i;
+
+	ck_assert_int_eq(write(go, "x", 1), 1);
+	close(go);
+	for (i = 0; i < 500 && !runs_sleep(pid); i++)
+		nanosleep(&pause, NULL);
+	ck_assert_msg(runs_sleep(pid), "pid %d never exec'd sleep", (int)pid);
 }
 
 int main(void)

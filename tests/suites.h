@@ -24,6 +24,10 @@
 pid_t spawn_paused(void);
 /* Kills child pid (one of spawn_paused's, or any) and reaps it. */
 void reap_killed(pid_t pid);
+/* A child of this process that execs /bin/sleep when exec_child() writes to *go. */
+pid_t spawn_exec_later(int *go);
+/* Lets the child exec and waits until it is done (its command line is sleep's). */
+void exec_child(pid_t pid, int go);
 
 Suite *timeparse_suite(void);
 Suite *compress_suite(void);

@@ -99,6 +99,11 @@ void symbolizer_exited(struct symbolizer *s, pid_t pid);
  */
 void symbolizer_exec(struct symbolizer *s, pid_t pid);
 /*
+ * Whether addr, in a sample of pid, is from before its exec: inside the old
+ * image symbolizer_exec() kept and outside the new one (read if it must be).
+ */
+bool symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr);
+/*
  * The profile buffers were just flipped: a process whose exit is noted from
  * now on may have samples in the new ones, drained at the next interval.
  */

@@ -286,6 +286,15 @@ void symbolizer_exec(struct symbolizer *s, pid_t pid)
 	pe->maps_stale = true; /* the new image is read at its next use */
 }
 
+bool symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr)
+{
+	struct pid_entry *pe = pid_find(s, pid);
+
+	if (!pe || !pe->before_exec || !procmaps_find(&pe->before_exec->maps, addr))
+		return false;
+	return pe->err || !pid_find_map(s, pe, addr);
+}
+
 void symbolizer_flipped(struct symbolizer *s)
 {
 	flips_note(&s->flips);

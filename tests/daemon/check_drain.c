@@ -84,16 +84,21 @@ static const struct profile_type test_type = {
 /* Classes by pid: 100 and 101 are "web", 200 is "db", 300 is excluded. */
 static struct proc_class classes[4];
 static bool classify_fails;
+/* The user leaf each lookup was given, by the pid's index in classes. */
+static uint64_t leaf_seen[4];
 
-static const struct proc_class *classify(uint32_t pid, const char *comm, void *arg)
+static const struct proc_class *classify(uint32_t pid, const char *comm, uint64_t user_leaf,
+					 void *arg)
 {
 	(void)comm;
 	(void)arg;
 	if (classify_fails)
 		return NULL;
 	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
-		if ((uint32_t)classes[i].pid == pid)
+		if ((uint32_t)classes[i].pid == pid) {
+			leaf_seen[i] = user_leaf;
 			return &classes[i];
+		}
 	return NULL;
 }
 
@@ -131,6 +136,7 @@ static void setup(void)
 	set_class(2, 200, "db", false);
 	set_class(3, 300, "noise", true);
 	classify_fails = false;
+	memset(leaf_seen, 0xff, sizeof(leaf_seen));
 	sym = symbolizer_new();
 	ck_assert_ptr_nonnull(sym);
 }
@@ -323,6 +329,24 @@ START_TEST(test_comm_utf8)
 }
 END_TEST
 
+/*
+ * The lookup of a sample's application is given its user stack's leaf (a
+ * sample from before an exec is its old image's), 0 when the stack was lost.
+ */
+START_TEST(test_classify_gets_user_leaf)
+{
+	struct drain_request q = request();
+	struct drain_result r;
+
+	add(200, 5, false);
+	add(101, 4, true);
+	ck_assert_int_eq(drain_profiles(&q, &r), 0);
+	ck_assert_uint_eq(leaf_seen[2], src.ips[0]);
+	ck_assert_uint_eq(leaf_seen[1], 0);
+	drain_result_free(&r);
+}
+END_TEST
+
 Suite *drain_suite(void)
 {
 	Suite *s = suite_create("drain");
@@ -335,6 +359,7 @@ Suite *drain_suite(void)
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_comm_utf8);
+	tcase_add_test(tc, test_classify_gets_user_leaf);
 	suite_add_tcase(s, tc);
 	return s;
 }

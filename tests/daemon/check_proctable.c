@@ -257,6 +257,56 @@ START_TEST(test_exit_after_flip_kept_one_drain)
 }
 END_TEST
 
+/*
+ * An exec: the class from before it is kept apart, beside the new image's,
+ * until the samples from before are drained (the interval after, with the
+ * exec noted after the flip); a reload drops it.
+ */
+static void ignore_class(const struct proc_class *pc, void *arg)
+{
+	(void)pc;
+	(void)arg;
+}
+
+START_TEST(test_exec_keeps_old_class)
+{
+	struct ember_config cfg;
+	struct proctable *t = proctable_new(NULL, NULL);
+	int go;
+	pid_t pid = spawn_exec_later(&go);
+	const struct proc_class *pc, *old;
+	char before[sizeof(pc->match.service)];
+
+	config_defaults(&cfg);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0);
+	snprintf(before, sizeof(before), "%s", pc->match.service);
+	ck_assert_ptr_null(proctable_before_exec(t, pid));
+	exec_child(pid, go);
+	proctable_flipped(t);
+	proctable_exec(t, pid);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0); /* its first sample since */
+	ck_assert_str_eq(pc->match.service, "sleep");
+	ck_assert_str_ne(before, "sleep");
+	old = proctable_before_exec(t, pid);
+	ck_assert_ptr_nonnull(old);
+	ck_assert_str_eq(old->match.service, before);
+	proctable_end_interval(t);
+	ck_assert_ptr_eq(proctable_before_exec(t, pid), old);
+	proctable_flipped(t);
+	proctable_end_interval(t);
+	ck_assert_ptr_null(proctable_before_exec(t, pid));
+	ck_assert_str_eq(proctable_get(t, &cfg, pid, NULL)->match.service, "sleep");
+	/* a reload drops it: its application is the old configuration's */
+	proctable_exec(t, pid);
+	ck_assert_ptr_nonnull(proctable_before_exec(t, pid));
+	proctable_reclassify(t, &cfg, ignore_class, NULL);
+	ck_assert_ptr_null(proctable_before_exec(t, pid));
+	reap_killed(pid);
+	proctable_free(t);
+	config_free(&cfg);
+}
+END_TEST
+
 Suite *proctable_suite(void)
 {
 	Suite *s = suite_create("proctable");
@@ -269,6 +319,7 @@ Suite *proctable_suite(void)
 	tcase_add_test(tc, test_gone_named_by_cgroup);
 	tcase_add_test(tc, test_dead_after_flip_kept_one_drain);
 	tcase_add_test(tc, test_exit_after_flip_kept_one_drain);
+	tcase_add_test(tc, test_exec_keeps_old_class);
 	suite_add_tcase(s, tc);
 	return s;
 }

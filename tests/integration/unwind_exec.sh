@@ -5,7 +5,8 @@
 # report it again, whichever CPU takes it, so that the new program's tables are
 # loaded and its frames named: at least 95% of fx_qsort's samples reach main, as
 # in unwind_qsort. The shell's samples from before the exec, in the same interval, stay
-# named by the shell's own mappings (bash's execute_command), not left unnamed.
+# named by the shell's own mappings (bash's execute_command), not left unnamed, and in
+# the shell's application (bash), not the new program's (fx_qsort).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/unwind_lib.sh"
 require_bpf
@@ -38,4 +39,16 @@ read -r named raw <"$T/shell"
 echo "the shell before the exec: $named samples through execute_command, $raw with unnamed frames"
 [ "$named" -ge 10 ] && [ "$raw" -le $((named / 10)) ] ||
 	FAILED+=("the shell's samples from before the exec: $named named, $raw with unnamed frames")
+# and classified as the shell's: application bash, none of them in fx_qsort's
+app_samples() { # APP PATTERN: APP's samples of the process whose stack matches PATTERN
+	"$EMBERCTL" --data-dir "$T/data" folded --app "$1" --pid "$WL" -o "$T/app.folded" \
+		2>"$T/folded.err" || { echo 0; return; }
+	awk -v p="$2" '{ s = $0; sub(/ [0-9]+$/, "", s) } s ~ p { n += $NF } END { print n + 0 }' \
+		"$T/app.folded"
+}
+in_bash=$(app_samples bash '(^|;)execute_command(;|$)')
+in_qsort=$(app_samples fx_qsort '(^|;)execute_command(;|$)')
+echo "the shell before the exec: $in_bash samples in application bash, $in_qsort in fx_qsort"
+[ "$in_bash" -ge $((named * 9 / 10)) ] && [ "$in_qsort" -le $((named / 10)) ] ||
+	FAILED+=("the shell's samples from before the exec: $in_bash of $named in bash's application, $in_qsort in fx_qsort's (want them in bash's)")
 finish "a sampled process that execs is read again: the new program's stacks are whole"

@@ -365,40 +365,6 @@ static uint64_t load_base(pid_t pid, const char *suffix)
 	return mapping_start(pid, suffix, false);
 }
 
-/* A child of this process that execs /bin/sleep when exec_child() writes to *go. */
-static pid_t spawn_exec_later(int *go)
-{
-	int fds[2];
-	pid_t pid;
-	char c;
-
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (!pid) {
-		close(fds[1]);
-		if (read(fds[0], &c, 1) == 1)
-			execl("/bin/sleep", "sleep", "60", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[0]);
-	*go = fds[1];
-	return pid;
-}
-
-/* Lets the child exec and waits until its mappings are sleep's. */
-static void exec_child(pid_t pid, int go)
-{
-	const struct timespec pause = {.tv_nsec = 10 * 1000 * 1000};
-	int i;
-
-	ck_assert_int_eq(write(go, "x", 1), 1);
-	close(go);
-	for (i = 0; i < 500 && !load_base(pid, "/sleep"); i++)
-		nanosleep(&pause, NULL);
-	ck_assert_msg(load_base(pid, "/sleep"), "pid %d never exec'd sleep", (int)pid);
-}
-
 /*
  * A process read, then exec'd and read again: its samples from before the
  * exec (this program's code) are named by its old image until drained, the
@@ -415,9 +381,13 @@ START_TEST(test_exec_keeps_old_image)
 
 	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
 	check_named(s, pid, addr, "symbolizer_test_target");
+	ck_assert(!symbolizer_before_exec(s, pid, addr)); /* no exec noted yet */
 	exec_child(pid, go);
 	symbolizer_flipped(s);
 	symbolizer_exec(s, pid);
+	ck_assert(symbolizer_before_exec(s, pid, addr));
+	/* the new image's code, read now: not from before */
+	ck_assert(!symbolizer_before_exec(s, pid, mapping_start(pid, "/sleep", true) + 16));
 	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
 	check_named(s, pid, addr, "symbolizer_test_target");
 	symbolizer_frame(s, pid, mapping_start(pid, "/sleep", true) + 16, false, &f);
@@ -425,9 +395,11 @@ START_TEST(test_exec_keeps_old_image)
 	ck_assert_str_eq(f.file + strlen(f.file) - strlen("/sleep"), "/sleep");
 	symbolizer_end_interval(s);
 	check_named(s, pid, addr, "symbolizer_test_target");
+	ck_assert(symbolizer_before_exec(s, pid, addr));
 	symbolizer_flipped(s);
 	symbolizer_end_interval(s);
 	check_named(s, pid, addr, NULL);
+	ck_assert(!symbolizer_before_exec(s, pid, addr));
 	reap_killed(pid);
 	symbolizer_free(s);
 }
