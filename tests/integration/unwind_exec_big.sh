@@ -21,14 +21,7 @@ start_emberd --hz 99 --interval 5s -v
 "$FX/fx_bigexec" "$cpu" 1024 "$T/go" "$FX/fx_qsort" 8 >"$T/exec.out" 2>&1 &
 WL=$!
 PIDS+=("$WL")
-loaded() { grep -Eq "unwinder: pid $WL: .* mappings with a table \(0 to build\)" "$T/emberd.log"; }
-wait_for loaded || fail "emberd never loaded fx_bigexec's unwind tables"
-touch "$T/go"
-wait "$WL" || fail "fx_qsort exited with status $?: $(tail -3 "$T/exec.out")"
-kill -TERM "$EMBERD_PID"
-wait_emberd
-"$EMBERCTL" --data-dir "$T/data" folded --pid "$WL" -o "$T/exec.folded" 2>"$T/folded.err" ||
-	fail "emberctl folded failed: $(cat "$T/folded.err")"
+exec_when_loaded fx_bigexec
 # samples in the exec after the old image's unmapping began (the new mm in place)
 in_exec=$(awk '/(^|;)(exec_mmap|__mmput|exit_mmap)(;| )/ { n += $NF } END { print n + 0 }' \
 	"$T/exec.folded")

@@ -60,6 +60,21 @@ expect_share() {
 }
 
 FAILED=()
+# exec_when_loaded WHAT: once emberd has loaded every unwind table of $WL (0 to build: walked
+# before, its samples would be raw addresses), creates $T/go, which it waits for to exec
+# fx_qsort; waits for that to end, stops emberd, and writes the process's folded stacks to
+# $T/exec.folded. WHAT names $WL's first program in a failure.
+exec_when_loaded() {
+	loaded() { grep -Eq "unwinder: pid $WL: .* mappings with a table \(0 to build\)" "$T/emberd.log"; }
+	wait_for loaded || fail "emberd never loaded $1's unwind tables"
+	touch "$T/go"
+	wait "$WL" || fail "fx_qsort exited with status $?: $(tail -3 "$T/exec.out")"
+	kill -TERM "$EMBERD_PID"
+	wait_emberd
+	"$EMBERCTL" --data-dir "$T/data" folded --pid "$WL" -o "$T/exec.folded" 2>"$T/folded.err" ||
+		fail "emberctl folded failed: $(cat "$T/folded.err")"
+}
+
 # finish PASSMSG: fails with every expect_share that missed, else passes
 finish() {
 	[ "${#FAILED[@]}" -eq 0 ] || fail "$(IFS=';'; echo "${FAILED[*]}")"
