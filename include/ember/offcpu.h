@@ -46,7 +46,7 @@ _Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KE
 		       0,
 	       "offcpu flags clear of cpu's");
 
-/* Most switch-outs one sampled switch-out stands for (offcpu_sample_period, or raised by a storm). */
+/* Most switch-outs one sampled switch-out stands for (offcpu_sample_period, or raised). */
 #define EMBER_OFFCPU_PERIOD_MAX 65536
 
 /*

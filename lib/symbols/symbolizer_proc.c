@@ -174,15 +174,22 @@ const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, 
 	return procmaps_find(&pe->maps, addr);
 }
 
+/*
+ * Whether addr is from pe's image before its exec: inside the old image
+ * symbolizer_exec() kept and outside the new one (read if it must be). The one
+ * rule that names such a frame and classifies such a sample.
+ */
+static bool from_old_image(struct symbolizer *s, struct pid_entry *pe, uint64_t addr)
+{
+	return pe->before_exec && procmaps_find(&pe->before_exec->maps, addr) &&
+	       (pe->err || !pid_find_map(s, pe, addr));
+}
+
 const struct proc_map *pid_find_map_any(struct symbolizer *s, struct pid_entry **pe, uint64_t addr)
 {
-	struct pid_entry *old = (*pe)->before_exec;
-	const struct proc_map *m;
-
-	/* outside the new image and inside the old: a sample from before the exec */
-	if (old && !procmaps_find(&(*pe)->maps, addr) && (m = procmaps_find(&old->maps, addr))) {
-		*pe = old;
-		return m;
+	if (from_old_image(s, *pe, addr)) {
+		*pe = (*pe)->before_exec;
+		return procmaps_find(&(*pe)->maps, addr);
 	}
 	return (*pe)->err ? NULL : pid_find_map(s, *pe, addr);
 }
@@ -290,9 +297,7 @@ bool symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
 	struct pid_entry *pe = pid_find(s, pid);
 
-	if (!pe || !pe->before_exec || !procmaps_find(&pe->before_exec->maps, addr))
-		return false;
-	return pe->err || !pid_find_map(s, pe, addr);
+	return pe && from_old_image(s, pe, addr);
 }
 
 void symbolizer_flipped(struct symbolizer *s)
