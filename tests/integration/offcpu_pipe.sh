@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Known answer for off-CPU time (bpf/offcpu.bpf.c): fx_offcpu's pipe_worker computes 2 ms,
-# then blocks in wait_input's read() for pipe_feeder's next byte, sent 6-10 ms after it asked
+# then blocks in wait_input's read() for pipe_feeder's next byte, sent 8 ms after it asked on average
+# (drawn exponentially, so that its cycle does not beat against 99 Hz sampling)
 # (80% off the CPU on an idle machine). Its offcpu profile, read with go tool pprof: >= 90% of its off-CPU time in
 # wait_input, and of its waits (not in the run queue) >= 80% an interruptible wait; its off-CPU and on-CPU (cpu profile) shares of
 # its wall time within 10 points of what the thread measured itself. On a shared machine
