@@ -14,6 +14,7 @@
 #define FOLD_METRICS_NR EMBER_OFFCPU_M_NR
 #define FOLD_PROC_SOURCE EMBER_PROC_SRC_OFFCPU
 #include "fold.bpf.h"
+#include "geometric.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -189,10 +190,12 @@ const volatile __u32 cpu_sampled_per_sec = 0;
  */
 struct cpu_sampling {
 	__u64 tokens;
-	__u64 at;	 /* jiffies of the last refill */
-	__u64 win_at;	 /* jiffies the window began */
-	__u32 win_walks; /* switch-outs sampled 1 in period in it */
-	__u32 period;	 /* this CPU's period now; 0: not set yet (sample_period) */
+	__u64 at;	  /* jiffies of the last refill */
+	__u64 win_at;	  /* jiffies the window began */
+	__u32 win_walks;  /* switch-outs sampled 1 in period in it */
+	__u32 period;	  /* this CPU's period now; 0: not set yet (sample_period) */
+	__u32 skip;	  /* switch-outs past the budget to pass before the next sampled one */
+	__u32 gap_period; /* the period skip was drawn at: its end's weight; 0: none drawn yet */
 };
 
 struct {
@@ -254,19 +257,28 @@ static __always_inline __u32 cpu_period(struct cpu_sampling *c, __u64 now, __u64
 	return want;
 }
 
+/* The next gap of the CPU's switch-outs past its budget, at period p: one random number. */
+static __always_inline void draw_gap(struct cpu_sampling *c, __u32 p)
+{
+	c->gap_period = p;
+	c->skip = p > 1 ? geom_gap(bpf_get_prandom_u32(), p) : 0;
+}
+
 /*
  * Whether a switch-out is sampled, and its weight: the inverse of the
  * probability it had, known when deciding (1 for a thread's first in forced_ms,
- * last_walk the jiffy of its slot's last walk, 0 for none, or within the CPU's budget;
- * 1/period after), so that the weighed sums are unbiased. In the order
+ * last_walk the jiffy of its slot's last walk, 0 for none, or within the CPU's
+ * budget; 1/period after), so that the weighed sums are unbiased. In the order
  * of cost: the deterministic checks from jiffies (read inline, no helper call),
- * then one random number.
+ * then the countdown of a geometric gap (bpf/geometric.bpf.h), which has the
+ * law of a 1-in-period draw at each switch-out, with one random number per
+ * sampled switch-out instead of one per switch-out.
  */
 static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now)
 {
 	__u64 hz = CONFIG_HZ ? CONFIG_HZ : 250;
 	struct cpu_sampling *c;
-	__u32 zero = 0, period;
+	__u32 zero = 0, period, weight;
 
 	if (forced_ms && (__u64)((__u32)now - last_walk) * 1000 >= forced_ms * hz) {
 		metric_inc(EMBER_OFFCPU_M_FORCED);
@@ -279,15 +291,26 @@ static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now)
 		metric_inc(EMBER_OFFCPU_M_FORCED);
 		return 1;
 	}
-	period = cpu_period(c, now, hz);
-	/* r * period / 2^32 is 0 with probability 1/period: no division */
-	if (period > 1 && ((__u64)bpf_get_prandom_u32() * period) >> 32)
+	if (!c->gap_period) /* the first switch-out past the budget */
+		draw_gap(c, cpu_period(c, now, hz));
+	if (c->skip) {
+		c->skip--;
+		/* a window's new period draws the rest of the gap again (a geometric gap has no memory) */
+		if (now - c->win_at >= hz / WINDOWS_PER_SEC) {
+			period = cpu_period(c, now, hz);
+			if (period != c->gap_period)
+				draw_gap(c, period);
+		}
 		return 0;
+	}
+	/* the end of a gap drawn at gap_period: it stands for that many, on average */
+	weight = c->gap_period;
 	c->win_walks++;
+	draw_gap(c, cpu_period(c, now, hz));
 	metric_inc(EMBER_OFFCPU_M_SAMPLED);
-	if (period > sample_period)
+	if (weight > sample_period)
 		metric_inc(EMBER_OFFCPU_M_RAISED);
-	return period;
+	return weight;
 }
 
 /* The system call prev is in, from its saved registers; -1 outside one. */
@@ -446,8 +469,9 @@ static __always_inline void store_active(__u64 h)
 /*
  * prev leaves the CPU: decides whether to sample it, and parks its stacks if
  * so. Every context switch of the host runs this: the path of a switch-out not
- * sampled is one task storage lookup, jiffies, the CPU's budget and a random
- * number, and writes nothing but the thread's own storage. Switch-outs are
+ * sampled reads its slot's open_waits and walked_at, jiffies and the CPU's
+ * sampling state, and writes nothing but that per-CPU state (the budget's
+ * refill, the gap's countdown). Switch-outs are
  * counted by the sampled ones' weights (an unbiased estimate), kernel threads'
  * not at all: a counter bumped at every switch is a cost of its own.
  */

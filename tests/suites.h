@@ -58,6 +58,7 @@ Suite *utf8_suite(void);
 Suite *pushfit_suite(void);
 Suite *drain_suite(void);
 Suite *membound_suite(void);
+Suite *geometric_suite(void);
 Suite *mapsize_suite(void);
 Suite *stackparts_suite(void);
 Suite *clock_suite(void);
