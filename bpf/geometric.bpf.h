@@ -31,24 +31,13 @@ static __always_inline __u64 geom_neg_log2(__u32 r)
 	__u32 v = r | 1, k = 0, lo, hi;
 	__u64 x;
 
-	if (v >= 1U << 16) {
-		k += 16;
-		v >>= 16;
+	/* k = floor(log2 v), by halves (unrolled) */
+	for (__u32 h = 16; h; h >>= 1) {
+		if (v >= 1U << h) {
+			k += h;
+			v >>= h;
+		}
 	}
-	if (v >= 1U << 8) {
-		k += 8;
-		v >>= 8;
-	}
-	if (v >= 1U << 4) {
-		k += 4;
-		v >>= 4;
-	}
-	if (v >= 1U << 2) {
-		k += 2;
-		v >>= 2;
-	}
-	if (v >= 1U << 1)
-		k += 1;
 	/* the mantissa's fraction in 31 bits: the table's index is its top 6, the rest interpolates */
 	x = ((__u64)(r | 1) << (31 - k)) - (1ULL << 31);
 	lo = geom_log2_tab[(x >> 25) & 63];
