@@ -224,6 +224,12 @@ static __always_inline bool take_budget(struct cpu_sampling *c, __u64 now, __u64
 	return true;
 }
 
+/* Whether the CPU's window, begun at win_at, has lasted its quarter of a second at jiffy now. */
+static __always_inline bool window_over(const struct cpu_sampling *c, __u64 now, __u64 hz)
+{
+	return now - c->win_at >= hz / WINDOWS_PER_SEC;
+}
+
 /*
  * The CPU's period for a switch-out at jiffy now. At the end of a window (a
  * quarter of a second, or sooner once it sampled its share: a storm is caught
@@ -240,7 +246,7 @@ static __always_inline __u32 cpu_period(struct cpu_sampling *c, __u64 now, __u64
 	__u64 win = hz / WINDOWS_PER_SEC, per_win = cpu_sampled_per_sec / WINDOWS_PER_SEC;
 	__u64 p = c->period ? c->period : sample_period, elapsed = now - c->win_at, want;
 
-	if (!per_win || !win || (elapsed < win && c->win_walks < per_win))
+	if (!per_win || !win || (!window_over(c, now, hz) && c->win_walks < per_win))
 		return p;
 	if (!elapsed)
 		elapsed = 1;
@@ -261,7 +267,7 @@ static __always_inline __u32 cpu_period(struct cpu_sampling *c, __u64 now, __u64
 static __always_inline void draw_gap(struct cpu_sampling *c, __u32 p)
 {
 	c->gap_period = p;
-	c->skip = p > 1 ? geom_gap(bpf_get_prandom_u32(), p) : 0;
+	c->skip = p > 1 ? geom_gap(bpf_get_prandom_u32(), p) : 0; /* none drawn at period 1 */
 }
 
 /*
@@ -296,7 +302,7 @@ static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now)
 	if (c->skip) {
 		c->skip--;
 		/* a window's new period draws the rest of the gap again (a geometric gap has no memory) */
-		if (now - c->win_at >= hz / WINDOWS_PER_SEC) {
+		if (window_over(c, now, hz)) {
 			period = cpu_period(c, now, hz);
 			if (period != c->gap_period)
 				draw_gap(c, period);
