@@ -61,6 +61,7 @@ struct daemon {
 	struct recapture recap;
 	uint64_t processes_seen;   /* first sights since the start */
 	uint64_t processes_unread; /* of them, gone before their mappings were read */
+	uint64_t execs_noted;	   /* exec events read: the last one's id */
 };
 
 #endif

@@ -296,8 +296,9 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 	recapture_cancel(d, pid);
 	unwinder_exec(d->unw, pid);
 	/* its samples from before are named and classified by its old image */
-	symbolizer_exec(d->sym, pid);
-	proctable_exec(d->procs, pid);
+	d->execs_noted++;
+	symbolizer_exec(d->sym, pid, d->execs_noted);
+	proctable_exec(d->procs, pid, d->execs_noted);
 	/* otherwise the first sample after it reports the process again, with its libraries */
 	if (!d->allocs || !memory_may_match(&d->cfg, x->comm) || proctrack_mark_known(d->proc, pid))
 		return;
@@ -343,10 +344,11 @@ const struct proc_class *procevents_classify(uint32_t pid, const char *comm, uin
 					     void *arg)
 {
 	struct daemon *d = arg;
-	const struct proc_class *old = proctable_before_exec(d->procs, pid);
+	const struct proc_class *old = NULL;
 
-	/* its code before an exec: the old image's application, not the new one's */
-	if (old && user_leaf && symbolizer_before_exec(d->sym, pid, user_leaf))
-		return old;
-	return proctable_get(d->procs, &d->cfg, pid, comm);
+	/* its code before an exec: that image's application, not the new one's */
+	if (user_leaf && proctable_execd(d->procs, pid))
+		old = proctable_before_exec(d->procs, pid,
+					    symbolizer_before_exec(d->sym, pid, user_leaf));
+	return old ? old : proctable_get(d->procs, &d->cfg, pid, comm);
 }

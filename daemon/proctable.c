@@ -45,13 +45,32 @@ struct proctable *proctable_new(proctable_cgroup_fn cgroup, void *arg)
 	return t;
 }
 
-/* An entry and the class it had before its exec. */
+/* An entry and the classes it had before its execs. */
 static void entry_free(void *p)
 {
 	struct proc_class *pc = p;
 
-	free(pc->before_exec);
-	free(pc);
+	while (pc) {
+		struct proc_class *older = pc->before_exec;
+
+		free(pc);
+		pc = older;
+	}
+}
+
+/*
+ * Frees pc's classes before execs past max of them, or past the first whose
+ * samples are all drained (flips; NULL: not asked): the links after are older.
+ */
+static void cut_classes(struct proc_class *pc, size_t max, const struct flips *flips)
+{
+	for (size_t depth = 1; pc->before_exec; pc = pc->before_exec, depth++) {
+		if (depth > max || (flips && flips_drained(flips, pc->exec_flip))) {
+			entry_free(pc->before_exec);
+			pc->before_exec = NULL;
+			return;
+		}
+	}
 }
 
 void proctable_free(struct proctable *t)
@@ -243,24 +262,34 @@ void proctable_exited(struct proctable *t, pid_t pid)
 	}
 }
 
-void proctable_exec(struct proctable *t, pid_t pid)
+void proctable_exec(struct proctable *t, pid_t pid, uint64_t exec_id)
 {
 	struct proc_class *pc = find(t, pid), *old;
 
 	if (!pc || !(old = malloc(sizeof(*old))))
 		return;
-	*old = *pc;
-	old->before_exec = NULL;
-	free(pc->before_exec);
+	*old = *pc; /* with the classes before it */
 	pc->before_exec = old;
 	pc->exec_flip = t->flips.n;
+	pc->exec_id = exec_id;
+	cut_classes(pc, PROCTABLE_EXECS_MAX, NULL);
 }
 
-const struct proc_class *proctable_before_exec(struct proctable *t, pid_t pid)
+bool proctable_execd(struct proctable *t, pid_t pid)
 {
 	struct proc_class *pc = find(t, pid);
 
-	return pc ? pc->before_exec : NULL;
+	return pc && pc->before_exec;
+}
+
+const struct proc_class *proctable_before_exec(struct proctable *t, pid_t pid, uint64_t exec_id)
+{
+	const struct proc_class *pc = find(t, pid);
+
+	for (; pc && pc->before_exec; pc = pc->before_exec)
+		if (pc->exec_id == exec_id)
+			return pc->before_exec;
+	return NULL;
 }
 
 void proctable_flipped(struct proctable *t)
@@ -312,10 +341,7 @@ void proctable_end_interval(struct proctable *t)
 	t->last = NULL;
 	flips_end_interval(&t->flips);
 	for (size_t i = 0; v && i < n; i++) {
-		if (v[i]->before_exec && flips_drained(&t->flips, v[i]->exec_flip)) {
-			free(v[i]->before_exec);
-			v[i]->before_exec = NULL;
-		}
+		cut_classes(v[i], PROCTABLE_EXECS_MAX, &t->flips);
 		if (!expired(t, v[i]))
 			continue;
 		tdelete(v[i], &t->root, cmp_pid);
@@ -334,7 +360,7 @@ void proctable_reclassify(struct proctable *t, const struct ember_config *cfg,
 
 	for (size_t i = 0; v && i < n; i++) {
 		/* a class from before an exec names the old configuration's application */
-		free(v[i]->before_exec);
+		entry_free(v[i]->before_exec);
 		v[i]->before_exec = NULL;
 		if (v[i]->exited)
 			continue;

@@ -24,9 +24,10 @@ struct proc_class {
 	uint64_t cgroup_id;	/* its cgroup v2 id from its event (0: none), for when gone */
 	uint64_t used_interval; /* last interval it was looked up or classified */
 	uint64_t dead_flip;	/* its stamp (flips.h) when noted exited or gone */
-	/* its class before its last exec, until the samples from before are drained */
+	/* its class before its last exec (and that one's before, ...), until their samples drained */
 	struct proc_class *before_exec;
-	uint64_t exec_flip; /* its stamp (flips.h) at that exec */
+	uint64_t exec_flip; /* its stamp (flips.h) at the exec that ended before_exec */
+	uint64_t exec_id;   /* that exec's id (proctable_exec()) */
 };
 
 struct proctable;
@@ -48,13 +49,18 @@ const struct proc_class *proctable_get(struct proctable *t, const struct ember_c
 				       pid_t pid, const char *comm);
 void proctable_exited(struct proctable *t, pid_t pid);
 /*
- * Notes that pid exec'd: its class so far is kept as its image before the
- * exec's (proctable_before_exec()) until the samples from before are drained
- * (as an exit's); the new image is classified as it is seen.
+ * Notes that pid exec'd (exec_id: the caller's nonzero id of this exec): its
+ * class so far is kept as the image's this exec ended (proctable_before_exec())
+ * until the samples from before are drained (as an exit's); the new image is
+ * classified as it is seen. Several execs before one drain keep a class each
+ * (PROCTABLE_EXECS_MAX at most).
  */
-void proctable_exec(struct proctable *t, pid_t pid);
-/* pid's class before its last exec (proctable_exec()), or NULL: none kept. */
-const struct proc_class *proctable_before_exec(struct proctable *t, pid_t pid);
+void proctable_exec(struct proctable *t, pid_t pid, uint64_t exec_id);
+#define PROCTABLE_EXECS_MAX 8
+/* Whether pid has classes from before an exec kept. */
+bool proctable_execd(struct proctable *t, pid_t pid);
+/* pid's class before the exec exec_id (proctable_exec()), or NULL: none kept. */
+const struct proc_class *proctable_before_exec(struct proctable *t, pid_t pid, uint64_t exec_id);
 /* Whether pid is in the table (classified, not yet dropped). */
 bool proctable_has(struct proctable *t, pid_t pid);
 /*

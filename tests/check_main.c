@@ -31,7 +31,11 @@ void reap_killed(pid_t pid)
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 }
 
-pid_t spawn_exec_later(int *go)
+/*
+ * A child that waits for a byte on a pipe (its stdin; *go, the other end)
+ * and then execs path with argv.
+ */
+static pid_t spawn_then_exec(int *go, const char *path, char *const argv[])
 {
 	int fds[2];
 	pid_t pid;
@@ -42,8 +46,8 @@ pid_t spawn_exec_later(int *go)
 	ck_assert_int_ge(pid, 0);
 	if (!pid) {
 		close(fds[1]);
-		if (read(fds[0], &c, 1) == 1)
-			execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		if (dup2(fds[0], 0) == 0 && read(0, &c, 1) == 1)
+			execv(path, argv);
 		_exit(127);
 	}
 	close(fds[0]);
@@ -51,12 +55,26 @@ pid_t spawn_exec_later(int *go)
 	return pid;
 }
 
-/* Whether pid's command line starts with sleep's (set last in an exec, after the mappings). */
-static bool runs_sleep(pid_t pid)
+pid_t spawn_exec_later(int *go)
+{
+	static char *const argv[] = {"sleep", "60", NULL};
+
+	return spawn_then_exec(go, "/bin/sleep", argv);
+}
+
+pid_t spawn_exec_twice(int *go)
+{
+	static char *const argv[] = {"sh", "-c", "read x && exec sleep 60", NULL};
+
+	return spawn_then_exec(go, "/bin/sh", argv);
+}
+
+/* Whether pid's command line starts with cmd's (set last in an exec, after the mappings). */
+static bool runs(pid_t pid, const char *cmd)
 {
 	char path[64], buf[16] = "";
+	size_t n, len = strlen(cmd) + 1;
 	FILE *f;
-	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	f = fopen(path, "re");
@@ -64,19 +82,24 @@ static bool runs_sleep(pid_t pid)
 		return false;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
-	return n > 5 && !memcmp(buf, "sleep", 6);
+	return n >= len && !memcmp(buf, cmd, len);
 }
 
-void exec_child(pid_t pid, int go)
+void exec_step(pid_t pid, int go, const char *cmd)
 {
 	const struct timespec pause = {.tv_nsec = 10 * 1000 * 1000};
 	int i;
 
-	ck_assert_int_eq(write(go, "x", 1), 1);
-	close(go);
-	for (i = 0; i < 500 && !runs_sleep(pid); i++)
+	ck_assert_int_eq(write(go, "\n", 1), 1); /* the child's byte, or a line for sh's read */
+	for (i = 0; i < 500 && !runs(pid, cmd); i++)
 		nanosleep(&pause, NULL);
-	ck_assert_msg(runs_sleep(pid), "pid %d never exec'd sleep", (int)pid);
+	ck_assert_msg(runs(pid, cmd), "pid %d never exec'd %s", (int)pid, cmd);
+}
+
+void exec_child(pid_t pid, int go)
+{
+	exec_step(pid, go, "sleep");
+	close(go);
 }
 
 int main(void)

@@ -28,6 +28,13 @@ void reap_killed(pid_t pid);
 pid_t spawn_exec_later(int *go);
 /* Lets the child exec and waits until it is done (its command line is sleep's). */
 void exec_child(pid_t pid, int go);
+/*
+ * A child of this process that execs /bin/sh at the first exec_step() on *go,
+ * and sh execs /bin/sleep at the second.
+ */
+pid_t spawn_exec_twice(int *go);
+/* Lets the child take its next exec and waits until its command line starts with cmd's. */
+void exec_step(pid_t pid, int go, const char *cmd);
 
 Suite *timeparse_suite(void);
 Suite *compress_suite(void);

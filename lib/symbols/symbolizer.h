@@ -93,16 +93,20 @@ void symbolizer_keep(struct symbolizer *s, pid_t pid);
  */
 void symbolizer_exited(struct symbolizer *s, pid_t pid);
 /*
- * Notes that pid exec'd: the mappings read before are its old image's, kept
- * to name its samples from before the exec until they are drained (as an
- * exit's); an address outside the new image and inside the old is named by it.
+ * Notes that pid exec'd (exec_id: the caller's nonzero id of this exec): the
+ * mappings read before are its old image's, kept to name its samples from
+ * before the exec until they are drained (as an exit's); an address outside
+ * the new image and inside the old is named by it. Several execs before one
+ * drain keep each image read (SYMBOLIZER_EXECS_MAX at most), the newest first.
  */
-void symbolizer_exec(struct symbolizer *s, pid_t pid);
+void symbolizer_exec(struct symbolizer *s, pid_t pid, uint64_t exec_id);
+#define SYMBOLIZER_EXECS_MAX 8
 /*
- * Whether addr, in a sample of pid, is from before its exec: inside the old
- * image symbolizer_exec() kept and outside the new one (read if it must be).
+ * Whether addr, in a sample of pid, is from before an exec: inside an old
+ * image symbolizer_exec() kept (the newest holding it) and outside the new
+ * one (read if it must be). The id of the exec that ended that image, or 0.
  */
-bool symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr);
+uint64_t symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr);
 /*
  * The profile buffers were just flipped: a process whose exit is noted from
  * now on may have samples in the new ones, drained at the next interval.

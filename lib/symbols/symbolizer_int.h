@@ -81,8 +81,10 @@ struct pid_entry {
 	bool exited;		   /* its exit was noted: never re-read, drop after the drain */
 	uint64_t exit_flip;	   /* its stamp (flips.h) when its exit was noted */
 	bool maps_stale; /* the walk saw code outside its maps: re-read this interval too */
-	struct pid_entry *before_exec; /* its image before an exec, until those samples drained */
-	uint64_t exec_flip;	       /* its stamp (flips.h) when its exec was noted */
+	/* its image before its last exec (and that one's before, ...), until their samples drained */
+	struct pid_entry *before_exec;
+	uint64_t exec_flip; /* its stamp (flips.h) when the exec that ended before_exec was noted */
+	uint64_t exec_id;   /* that exec's id (symbolizer_exec()) */
 };
 
 /* One cached answer of the kernel namer; addr 0 is a free slot. */

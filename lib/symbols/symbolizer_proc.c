@@ -175,23 +175,50 @@ const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, 
 }
 
 /*
- * Whether addr is from pe's image before its exec: inside the old image
- * symbolizer_exec() kept and outside the new one (read if it must be). The one
- * rule that names such a frame and classifies such a sample.
+ * The image of pe's before an exec that addr is from, *exec_id the exec that
+ * ended it, or NULL: the newest old image symbolizer_exec() kept that holds
+ * addr, when the new one does not (read if it must be). The one rule that
+ * names such a frame and classifies such a sample.
  */
-static bool from_old_image(struct symbolizer *s, struct pid_entry *pe, uint64_t addr)
+static struct pid_entry *old_image(struct symbolizer *s, struct pid_entry *pe, uint64_t addr,
+				   uint64_t *exec_id)
 {
-	return pe->before_exec && procmaps_find(&pe->before_exec->maps, addr) &&
-	       (pe->err || !pid_find_map(s, pe, addr));
+	struct pid_entry *img = pe->before_exec;
+	uint64_t id = pe->exec_id;
+
+	for (; img && !procmaps_find(&img->maps, addr); img = img->before_exec)
+		id = img->exec_id;
+	if (!img || (!pe->err && pid_find_map(s, pe, addr)))
+		return NULL;
+	*exec_id = id;
+	return img;
 }
 
 const struct proc_map *pid_find_map_any(struct symbolizer *s, struct pid_entry **pe, uint64_t addr)
 {
-	if (from_old_image(s, *pe, addr)) {
-		*pe = (*pe)->before_exec;
-		return procmaps_find(&(*pe)->maps, addr);
+	uint64_t id;
+	struct pid_entry *img = old_image(s, *pe, addr, &id);
+
+	if (img) {
+		*pe = img;
+		return procmaps_find(&img->maps, addr);
 	}
 	return (*pe)->err ? NULL : pid_find_map(s, *pe, addr);
+}
+
+/*
+ * Frees pe's images before execs past max of them, or past the first whose
+ * samples are all drained (flips; NULL: not asked): the links after are older.
+ */
+static void cut_images(struct pid_entry *pe, size_t max, const struct flips *flips)
+{
+	for (size_t depth = 1; pe->before_exec; pe = pe->before_exec, depth++) {
+		if (depth > max || (flips && flips_drained(flips, pe->exec_flip))) {
+			pid_entry_free(pe->before_exec);
+			pe->before_exec = NULL;
+			return;
+		}
+	}
 }
 
 /*
@@ -275,29 +302,36 @@ void symbolizer_exited(struct symbolizer *s, pid_t pid)
 		pid_exited(s, pe);
 }
 
-void symbolizer_exec(struct symbolizer *s, pid_t pid)
+void symbolizer_exec(struct symbolizer *s, pid_t pid, uint64_t exec_id)
 {
 	struct pid_entry *pe = pid_find(s, pid), *old;
 
+	/* an image never read is not kept: the one before stays, ended by its own exec */
 	if (!pe || pe->err || !pe->maps.n || !(old = calloc(1, sizeof(*old))))
 		return;
 	old->pid = pid;
 	old->maps = pe->maps;
 	old->files = pe->files;
-	if (pe->before_exec)
-		pid_entry_free(pe->before_exec);
+	old->before_exec = pe->before_exec;
+	old->exec_flip = pe->exec_flip;
+	old->exec_id = pe->exec_id;
 	pe->before_exec = old;
 	pe->exec_flip = s->flips.n;
+	pe->exec_id = exec_id;
+	cut_images(pe, SYMBOLIZER_EXECS_MAX, NULL);
 	pe->maps = (struct proc_maps){0};
 	pe->files = NULL;
 	pe->maps_stale = true; /* the new image is read at its next use */
 }
 
-bool symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr)
+uint64_t symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr)
 {
 	struct pid_entry *pe = pid_find(s, pid);
+	uint64_t id = 0;
 
-	return pe && from_old_image(s, pe, addr);
+	if (pe)
+		old_image(s, pe, addr, &id);
+	return id;
 }
 
 void symbolizer_flipped(struct symbolizer *s)
@@ -357,14 +391,10 @@ void pid_expire(struct symbolizer *s)
 		struct pid_entry *pe = all[i];
 
 		if (!pid_expired(s, pe)) {
-			/* its image before an exec noted before this interval's flip: drained now */
-			if (pe->before_exec && flips_drained(&s->flips, pe->exec_flip)) {
-				pid_entry_free(pe->before_exec);
-				pe->before_exec = NULL;
-			}
-			pin_files(s, pe);
-			if (pe->before_exec)
-				pin_files(s, pe->before_exec);
+			/* its images before execs noted before this interval's flip: drained now */
+			cut_images(pe, SYMBOLIZER_EXECS_MAX, &s->flips);
+			for (struct pid_entry *img = pe; img; img = img->before_exec)
+				pin_files(s, img);
 			continue;
 		}
 		if (pe->exited)

@@ -280,27 +280,89 @@ START_TEST(test_exec_keeps_old_class)
 	config_defaults(&cfg);
 	pc = proctable_classify(t, &cfg, pid, NULL, 0);
 	snprintf(before, sizeof(before), "%s", pc->match.service);
-	ck_assert_ptr_null(proctable_before_exec(t, pid));
+	ck_assert(!proctable_execd(t, pid));
 	exec_child(pid, go);
 	proctable_flipped(t);
-	proctable_exec(t, pid);
+	proctable_exec(t, pid, 5);
+	ck_assert(proctable_execd(t, pid));
 	pc = proctable_classify(t, &cfg, pid, NULL, 0); /* its first sample since */
 	ck_assert_str_eq(pc->match.service, "sleep");
 	ck_assert_str_ne(before, "sleep");
-	old = proctable_before_exec(t, pid);
+	old = proctable_before_exec(t, pid, 5);
 	ck_assert_ptr_nonnull(old);
 	ck_assert_str_eq(old->match.service, before);
+	ck_assert_ptr_null(proctable_before_exec(t, pid, 4)); /* no such exec */
 	proctable_end_interval(t);
-	ck_assert_ptr_eq(proctable_before_exec(t, pid), old);
+	ck_assert_ptr_eq(proctable_before_exec(t, pid, 5), old);
 	proctable_flipped(t);
 	proctable_end_interval(t);
-	ck_assert_ptr_null(proctable_before_exec(t, pid));
+	ck_assert_ptr_null(proctable_before_exec(t, pid, 5));
+	ck_assert(!proctable_execd(t, pid));
 	ck_assert_str_eq(proctable_get(t, &cfg, pid, NULL)->match.service, "sleep");
 	/* a reload drops it: its application is the old configuration's */
-	proctable_exec(t, pid);
-	ck_assert_ptr_nonnull(proctable_before_exec(t, pid));
+	proctable_exec(t, pid, 6);
+	ck_assert_ptr_nonnull(proctable_before_exec(t, pid, 6));
 	proctable_reclassify(t, &cfg, ignore_class, NULL);
-	ck_assert_ptr_null(proctable_before_exec(t, pid));
+	ck_assert_ptr_null(proctable_before_exec(t, pid, 6));
+	reap_killed(pid);
+	proctable_free(t);
+	config_free(&cfg);
+}
+END_TEST
+
+/* The service of pid's class before the exec exec_id, which must be kept. */
+static const char *service_before(struct proctable *t, pid_t pid, uint64_t exec_id)
+{
+	const struct proc_class *pc = proctable_before_exec(t, pid, exec_id);
+
+	ck_assert_msg(pc, "no class kept from before exec %llu", (unsigned long long)exec_id);
+	return pc->match.service;
+}
+
+/*
+ * Two execs before one drain (this program, then sh, then sleep): the class of
+ * each image is kept, found by the exec that ended it, until drained; past
+ * PROCTABLE_EXECS_MAX execs the oldest goes.
+ */
+START_TEST(test_two_execs_keep_both_classes)
+{
+	struct ember_config cfg;
+	struct proctable *t = proctable_new(NULL, NULL);
+	int go;
+	pid_t pid = spawn_exec_twice(&go);
+	const struct proc_class *pc;
+	char first[sizeof(pc->match.service)], second[sizeof(pc->match.service)];
+	uint64_t id;
+
+	config_defaults(&cfg);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0);
+	snprintf(first, sizeof(first), "%s", pc->match.service);
+	proctable_flipped(t);
+	exec_step(pid, go, "sh");
+	proctable_exec(t, pid, 1);
+	pc = proctable_classify(t, &cfg, pid, NULL, 0); /* sh sampled */
+	snprintf(second, sizeof(second), "%s", pc->match.service);
+	exec_step(pid, go, "sleep");
+	close(go);
+	proctable_exec(t, pid, 2);
+	ck_assert_str_eq(proctable_classify(t, &cfg, pid, NULL, 0)->match.service, "sleep");
+	ck_assert_str_ne(first, second);
+	ck_assert_str_ne(second, "sleep");
+	ck_assert_str_eq(service_before(t, pid, 1), first);
+	ck_assert_str_eq(service_before(t, pid, 2), second);
+	proctable_end_interval(t);
+	ck_assert_str_eq(service_before(t, pid, 1), first);
+	/* execs in a loop: bounded, the oldest first */
+	for (id = 3; id <= PROCTABLE_EXECS_MAX; id++)
+		proctable_exec(t, pid, id);
+	ck_assert_str_eq(service_before(t, pid, 1), first);
+	proctable_exec(t, pid, id);
+	ck_assert_ptr_null(proctable_before_exec(t, pid, 1));
+	ck_assert_str_eq(service_before(t, pid, 2), second);
+	/* the execs noted before the last flip are drained at the next end */
+	proctable_flipped(t);
+	proctable_end_interval(t);
+	ck_assert(!proctable_execd(t, pid));
 	reap_killed(pid);
 	proctable_free(t);
 	config_free(&cfg);
@@ -320,6 +382,7 @@ Suite *proctable_suite(void)
 	tcase_add_test(tc, test_dead_after_flip_kept_one_drain);
 	tcase_add_test(tc, test_exit_after_flip_kept_one_drain);
 	tcase_add_test(tc, test_exec_keeps_old_class);
+	tcase_add_test(tc, test_two_execs_keep_both_classes);
 	suite_add_tcase(s, tc);
 	return s;
 }

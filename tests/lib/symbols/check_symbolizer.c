@@ -384,8 +384,8 @@ START_TEST(test_exec_keeps_old_image)
 	ck_assert(!symbolizer_before_exec(s, pid, addr)); /* no exec noted yet */
 	exec_child(pid, go);
 	symbolizer_flipped(s);
-	symbolizer_exec(s, pid);
-	ck_assert(symbolizer_before_exec(s, pid, addr));
+	symbolizer_exec(s, pid, 7);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, addr), 7);
 	/* the new image's code, read now: not from before */
 	ck_assert(!symbolizer_before_exec(s, pid, mapping_start(pid, "/sleep", true) + 16));
 	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
@@ -395,11 +395,93 @@ START_TEST(test_exec_keeps_old_image)
 	ck_assert_str_eq(f.file + strlen(f.file) - strlen("/sleep"), "/sleep");
 	symbolizer_end_interval(s);
 	check_named(s, pid, addr, "symbolizer_test_target");
-	ck_assert(symbolizer_before_exec(s, pid, addr));
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, addr), 7);
 	symbolizer_flipped(s);
 	symbolizer_end_interval(s);
 	check_named(s, pid, addr, NULL);
 	ck_assert(!symbolizer_before_exec(s, pid, addr));
+	reap_killed(pid);
+	symbolizer_free(s);
+}
+END_TEST
+
+/* The file that names addr in pid ends in suffix. */
+static void check_file(struct symbolizer *s, pid_t pid, uint64_t addr, const char *suffix)
+{
+	struct sym_frame f;
+
+	symbolizer_frame(s, pid, addr, false, &f);
+	ck_assert_ptr_nonnull(f.file);
+	ck_assert_uint_ge(strlen(f.file), strlen(suffix));
+	ck_assert_str_eq(f.file + strlen(f.file) - strlen(suffix), suffix);
+}
+
+/*
+ * Two execs before one drain (this program, then sh, then sleep): each old
+ * image names its own samples and says which exec ended it, until drained.
+ */
+START_TEST(test_two_execs_keep_both_images)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target, sh, sleep;
+	struct symbolizer *s = new_symbolizer();
+	int go;
+	pid_t pid = spawn_exec_twice(&go);
+
+	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
+	symbolizer_flipped(s);
+	exec_step(pid, go, "sh");
+	symbolizer_exec(s, pid, 1);
+	ck_assert_int_eq(symbolizer_capture(s, pid), 0); /* sh sampled and read */
+	sh = mapping_start(pid, "/dash", true) + 16;
+	ck_assert_uint_ne(sh, 16);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, sh), 0); /* sh is the image now */
+	exec_step(pid, go, "sleep");
+	close(go);
+	symbolizer_exec(s, pid, 2);
+	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
+	sleep = mapping_start(pid, "/sleep", true) + 16;
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, addr), 1);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, sh), 2);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, sleep), 0);
+	check_named(s, pid, addr, "symbolizer_test_target");
+	check_file(s, pid, sh, "/dash");
+	check_file(s, pid, sleep, "/sleep");
+	/* both execs noted after the flip: kept through the next drain, then dropped */
+	symbolizer_end_interval(s);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, addr), 1);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, sh), 2);
+	symbolizer_flipped(s);
+	symbolizer_end_interval(s);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, addr), 0);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, sh), 0);
+	check_named(s, pid, addr, NULL);
+	reap_killed(pid);
+	symbolizer_free(s);
+}
+END_TEST
+
+/*
+ * A process exec'ing in a loop before a drain: the images kept stay bounded
+ * (SYMBOLIZER_EXECS_MAX), the oldest goes first.
+ */
+START_TEST(test_execs_kept_bounded)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
+	struct symbolizer *s = new_symbolizer();
+	int go;
+	pid_t pid = spawn_exec_later(&go);
+	uint64_t id;
+
+	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
+	exec_child(pid, go);
+	/* sleep, read again after each exec noted: an image kept each time */
+	for (id = 1; id <= SYMBOLIZER_EXECS_MAX; id++) {
+		symbolizer_exec(s, pid, id);
+		ck_assert_int_eq(symbolizer_capture(s, pid), 0);
+	}
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, addr), 1);
+	symbolizer_exec(s, pid, id);
+	ck_assert_uint_eq(symbolizer_before_exec(s, pid, addr), 0);
 	reap_killed(pid);
 	symbolizer_free(s);
 }
@@ -703,6 +785,8 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_keep);
 	tcase_add_test(tc, test_exit_after_flip);
 	tcase_add_test(tc, test_exec_keeps_old_image);
+	tcase_add_test(tc, test_two_execs_keep_both_images);
+	tcase_add_test(tc, test_execs_kept_bounded);
 	tcase_add_test(tc, test_capture_defers_parsing);
 	tcase_add_test(tc, test_other_process);
 	tcase_add_test(tc, test_vdso);
