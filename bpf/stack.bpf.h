@@ -217,10 +217,10 @@ static __always_inline __u64 keep_stack_parts(struct ember_stack *st, void *stac
  * CPU are of the process it sampled last, and the known map's lookup is
  * several cache and TLB misses at 19 Hz. Its leader's start time tells a
  * reused pid, its mm an exec (after which it is reported again). Not set
- * for an mm still being built (mm_built()): an exec puts the new mm in place
- * long before its tracepoint forgets the old image's known entry (it unmaps
- * the old image, maps the new), and a memo of the new mm taken meanwhile kept
- * the new program from being reported by this CPU's samples.
+ * in an exec (exec_over()): an exec puts the new mm in place long before its
+ * tracepoint forgets the old image's known entry (it unmaps the old image,
+ * maps the new), and a memo of the new mm taken meanwhile kept the new
+ * program from being reported by this CPU's samples.
  */
 struct known_memo {
 	__u32 tgid;
@@ -237,12 +237,16 @@ struct {
 	__type(value, struct known_memo);
 } known_last SEC(".maps");
 /*
- * Whether mm (0: a kernel thread's, none) is built: an exec's new mm is
- * zeroed, and its arguments' end is set a few instructions before the exec's
- * tracepoint (create_elf_tables(), after the old image is unmapped).
+ * Whether task, with mm (0: a kernel thread's, none), is past any exec of its
+ * own: its in_execve flag is set from before the new mm is in place until
+ * after the exec's tracepoint (bprm_execve()). Kernels without the flag: the
+ * new mm is zeroed, and its arguments' end is set a few instructions before
+ * the tracepoint (create_elf_tables(), after the old image is unmapped).
  */
-static __always_inline bool mm_built(__u64 mm)
+static __always_inline bool exec_over(struct task_struct *task, __u64 mm)
 {
+	if (bpf_core_field_exists(task->in_execve))
+		return !BPF_CORE_READ_BITFIELD(task, in_execve);
 	return !mm || BPF_CORE_READ((struct mm_struct *)mm, arg_end) != 0;
 }
 
@@ -309,7 +313,7 @@ static __always_inline void note_process_m(__u32 tgid, __u32 lost, __u16 source)
 	}
 	if (known_as) {
 		wake_for_young(task, known_as, tgid, lost, source);
-		if (memo && *known_as == EMBER_PROC_KNOWN_WOKEN && mm_built(mm)) {
+		if (memo && *known_as == EMBER_PROC_KNOWN_WOKEN && exec_over(task, mm)) {
 			memo->tgid = tgid;
 			memo->start_ns = start;
 			memo->mm = mm;
