@@ -10,7 +10,9 @@
 # that implies. With bcc's offcputime (bpfcc-tools) or libbpf-tools' installed and able to
 # run, it is measured too (configuration "offcputime"); so are two empty programs on the
 # same tracepoints (configuration "empty": the floor any program run at every switch and
-# wakeup pays), and one empty program on a perf software event that counts context switches
+# wakeup pays), the switch's alone (configuration "empty-switch": what the wakeup's program,
+# which "who woke it" needs, adds to that floor), and one empty program on a perf software
+# event that counts context switches
 # and fires every 64th (configuration "perf-cs": the kernel's own sampling of switches,
 # which runs no program at the others but counts each). Figures only: it asserts nothing.
 #
@@ -76,6 +78,11 @@ char LICENSE[] SEC("license") = "GPL";
 SEC("tp_btf/sched_switch") int empty_switch(void *ctx) { return 0; }
 SEC("tp_btf/sched_waking") int empty_waking(void *ctx) { return 0; }
 EOF2
+cat >"$T/empty-switch.bpf.c" <<'EOF2'
+#define SEC(name) __attribute__((section(name), used))
+char LICENSE[] SEC("license") = "GPL";
+SEC("tp_btf/sched_switch") int empty_switch(void *ctx) { return 0; }
+EOF2
 cat >"$T/perfcs.bpf.c" <<'EOF2'
 #define SEC(name) __attribute__((section(name), used))
 char LICENSE[] SEC("license") = "GPL";
@@ -128,6 +135,7 @@ int main(int argc, char **argv)
 EOF2
 EMPTY=
 if clang -O2 -target bpf -c "$T/empty.bpf.c" -o "$T/empty.bpf.o" 2>"$T/empty.err" &&
+	clang -O2 -target bpf -c "$T/empty-switch.bpf.c" -o "$T/empty-switch.bpf.o" 2>>"$T/empty.err" &&
 	clang -O2 -target bpf -c "$T/perfcs.bpf.c" -o "$T/perfcs.bpf.o" 2>>"$T/empty.err" &&
 	cc -O2 -o "$T/empty" "$T/empty.c" -lbpf 2>>"$T/empty.err"; then
 	EMPTY=1
@@ -200,7 +208,7 @@ empty_start() { # object: the empty programs' loader, once they are attached
 	die "the empty programs did not load"
 }
 stop() { # config workload: emberd's CPU time, then stop (offcputime: SIGINT, it prints and exits)
-	case $1 in offcputime | empty | perf-cs) ;; *) echo "$2 $1 emberd $(cpu_ns "$EPID")" >>"$T/emberd_cpu" ;; esac
+	case $1 in offcputime | empty | empty-switch | perf-cs) ;; *) echo "$2 $1 emberd $(cpu_ns "$EPID")" >>"$T/emberd_cpu" ;; esac
 	if [ "$1" = offcputime ]; then kill -INT "$EPID"; else kill "$EPID"; fi
 	wait "$EPID" || true
 	EPID=
@@ -217,7 +225,7 @@ run() { # config workload [stats]: the workload's time; with stats, its programs
 	case $1 in
 	off) ;;
 	offcputime) peer_start ;;
-	empty) empty_start empty ;;
+	empty | empty-switch) empty_start "$1" ;;
 	perf-cs) empty_start perfcs ;;
 	base-*) start "$T/offcpu-${1#base-}.conf" "$BASE" ;;
 	*) start "$T/$1.conf" ;;
@@ -254,7 +262,7 @@ if [ -z "$PEER" ] && [ -x /usr/sbin/offcputime ]; then
 	PEER=/usr/sbin/offcputime PEER_ARGS=(-u 3600) # libbpf-tools (CO-RE); user threads, as emberd
 fi
 [ -z "$PEER" ] || { CONFIGS="$CONFIGS offcputime"; log "peer: $PEER"; }
-[ -z "$EMPTY" ] || CONFIGS="$CONFIGS empty perf-cs"
+[ -z "$EMPTY" ] || CONFIGS="$CONFIGS empty empty-switch perf-cs"
 
 # the slowdown with bpf_stats off: its two clock reads a program run would inflate it
 echo 0 >/proc/sys/kernel/bpf_stats_enabled
@@ -308,7 +316,7 @@ echo "| workload | configuration | emberd CPU ms (median) |"
 echo "| --- | --- | --- |"
 for w in pipe spin; do
 	for c in $CONFIGS; do
-		case $c in off | offcputime | empty | perf-cs) continue ;; esac
+		case $c in off | offcputime | empty | empty-switch | perf-cs) continue ;; esac
 		m=$(awk -v w="$w" -v c="$c" '$1 == w && $2 == c { print $4 }' "$T/emberd_cpu" | median)
 		printf '| %s | %s | %.0f |\n' "$w" "$c" "$(echo "$m / 1000000" | bc -l)"
 	done
