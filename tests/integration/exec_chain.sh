@@ -47,9 +47,10 @@ image_done() {
 }
 hz=$(getconf CLK_TCK)
 image_done 1 $((hz * 6 / 10)) # ~60 samples of the first image
+t1=$(ticks)
 touch "$T/go1"
 wait_for exec_past "$T/go1" || fail "the first image never exec'd the second"
-image_done 2 $((hz * 12 / 10)) # ~60 of the second, read by emberd
+image_done 2 $((t1 + hz * 6 / 10)) # ~60 of the second, read by emberd
 touch "$T/go2"
 wait "$WL" || fail "the workload failed (status $?)"
 kill "$EMBERD_PID"
