@@ -46,7 +46,8 @@ struct cie {
 	uint64_t off;
 	uint32_t len; /* bytes of initial instructions */
 	uint8_t enc;  /* DW_EH_PE_* of the FDEs' addresses */
-	bool ok;      /* augmentation understood, initial instructions safe */
+	bool ok;      /* augmentation understood */
+	bool safe;    /* initial instructions safe (insns_safe): else its FDEs are unsafe */
 	bool z;	      /* FDEs carry augmentation data ('z') */
 };
 
@@ -432,11 +433,11 @@ static void parse_cie(const Dwarf_CIE *c, struct cie *out)
 		}
 	}
 insns:
-	if (out->ok && !insns_safe(c->initial_instructions, c->initial_instructions_end, out->enc))
-		out->ok = false;
+	out->safe = insns_safe(c->initial_instructions, c->initial_instructions_end, out->enc);
 	return;
 bad:
 	out->ok = false;
+	out->safe = false;
 }
 
 static const struct cie *cie_find(const struct cies *cs, uint64_t off)
@@ -479,8 +480,42 @@ static bool fde_range(const Dwarf_FDE *f, const struct cie *c, uint64_t field_va
 	r->lo = lo;
 	r->hi = lo + len;
 	r->cost = c->len + (uint32_t)(f->end - f->start);
-	r->unsafe = (c->z && !skip_block(&p, end)) || !insns_safe(p, end, c->enc);
+	r->unsafe = !c->safe || (c->z && !skip_block(&p, end)) || !insns_safe(p, end, c->enc);
 	return r->hi > r->lo;
+}
+
+static int range_cmp(const void *a, const void *b);
+
+/*
+ * Whether an unsafe FDE overlaps another (any decoded ranges of one section, sorted here).
+ * libdw picks the FDE for an address by itself (its sorted table, .eh_frame_hdr's): where
+ * ranges overlap it may run the unsafe one's instructions for the other's addresses, which
+ * insns_safe exists to prevent (a register of 2^28 had it allocate 2 GiB). Compilers never
+ * emit overlapping FDEs: such a section is refused whole.
+ */
+static bool unsafe_overlap(struct ranges *all)
+{
+	uint64_t end = 0;
+	bool unsafe = false;
+	size_t members = 0;
+
+	if (all->n)
+		qsort(all->r, all->n, sizeof(*all->r), range_cmp);
+	for (size_t i = 0; i < all->n; i++) {
+		const struct range *r = &all->r[i];
+
+		if (!members || r->lo >= end) { /* a new cluster of overlapping ranges */
+			end = r->hi;
+			unsafe = r->unsafe;
+			members = 1;
+			continue;
+		}
+		end = r->hi > end ? r->hi : end;
+		unsafe |= r->unsafe;
+		if (++members > 1 && unsafe)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -492,6 +527,7 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(b->elf, NULL);
 	struct cies cs = {0};
+	struct ranges all = {0}; /* every FDE decoded, inside the text or not */
 	enum unwtab_err why = UNWTAB_OK;
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
@@ -514,12 +550,20 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 		} else {
 			c = cie_find(&cs, e.fde.CIE_pointer);
 			r.debug = !eh;
-			if (!c ||
-			    !fde_range(&e.fde, c,
-				       sh->sh_addr +
-					       (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf),
-				       &r) ||
-			    !seg_of(b->t, r.lo, r.hi)) {
+			if (!c || !fde_range(&e.fde, c,
+					     sh->sh_addr + (uint64_t)(e.fde.start -
+								      (const uint8_t *)d->d_buf),
+					     &r)) {
+				b->t->st.fdes_dropped++;
+				off = next;
+				continue;
+			}
+			if (!grow((void **)&all.r, &all.cap, all.n + 1, sizeof(*all.r))) {
+				why = UNWTAB_E_NOMEM;
+				break;
+			}
+			all.r[all.n++] = r;
+			if (!seg_of(b->t, r.lo, r.hi)) {
 				b->t->st.fdes_dropped++;
 			} else {
 				if (!grow((void **)&rr->r, &rr->cap, rr->n + 1, sizeof(*rr->r))) {
@@ -533,6 +577,9 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 	}
 	if (rc < 0 && why == UNWTAB_OK)
 		why = UNWTAB_E_BAD_CFI;
+	if (why == UNWTAB_OK && unsafe_overlap(&all))
+		why = UNWTAB_E_BAD_CFI;
+	free(all.r);
 	free(cs.c);
 	return why;
 }
