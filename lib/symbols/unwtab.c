@@ -484,7 +484,17 @@ static bool fde_range(const Dwarf_FDE *f, const struct cie *c, uint64_t field_va
 	return r->hi > r->lo;
 }
 
-static int range_cmp(const void *a, const void *b);
+/* Ranges by start, the longer first at an equal start. */
+static int range_cmp(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return 0;
+}
 
 /*
  * Whether an unsafe FDE overlaps another (any decoded ranges of one section, sorted here).
@@ -496,26 +506,55 @@ static int range_cmp(const void *a, const void *b);
 static bool unsafe_overlap(struct ranges *all)
 {
 	uint64_t end = 0;
-	bool unsafe = false;
-	size_t members = 0;
+	bool unsafe = false; /* the first of the cluster of overlapping ranges that ends at end */
 
 	if (all->n)
 		qsort(all->r, all->n, sizeof(*all->r), range_cmp);
 	for (size_t i = 0; i < all->n; i++) {
 		const struct range *r = &all->r[i];
 
-		if (!members || r->lo >= end) { /* a new cluster of overlapping ranges */
+		if (i && r->lo < end) {
+			if (unsafe || r->unsafe)
+				return true;
+			end = r->hi > end ? r->hi : end;
+		} else {
 			end = r->hi;
 			unsafe = r->unsafe;
-			members = 1;
-			continue;
 		}
-		end = r->hi > end ? r->hi : end;
-		unsafe |= r->unsafe;
-		if (++members > 1 && unsafe)
-			return true;
 	}
 	return false;
+}
+
+/* Appends r to rr. */
+static bool append(struct ranges *rr, const struct range *r)
+{
+	if (!grow((void **)&rr->r, &rr->cap, rr->n + 1, sizeof(*rr->r)))
+		return false;
+	rr->r[rr->n++] = *r;
+	return true;
+}
+
+/*
+ * One FDE (its CIE c, NULL when unknown): into all once decoded, and into rr too when inside
+ * an executable segment; else dropped, counted.
+ */
+static enum unwtab_err add_fde(struct build *b, const Dwarf_FDE *f, const struct cie *c,
+			       uint64_t field_vaddr, bool debug, struct ranges *all,
+			       struct ranges *rr)
+{
+	struct range r = {.debug = debug};
+
+	if (!c || !fde_range(f, c, field_vaddr, &r)) {
+		b->t->st.fdes_dropped++;
+		return UNWTAB_OK;
+	}
+	if (!append(all, &r))
+		return UNWTAB_E_NOMEM;
+	if (!seg_of(b->t, r.lo, r.hi)) {
+		b->t->st.fdes_dropped++;
+		return UNWTAB_OK;
+	}
+	return append(rr, &r) ? UNWTAB_OK : UNWTAB_E_NOMEM;
 }
 
 /*
@@ -531,8 +570,6 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 	enum unwtab_err why = UNWTAB_OK;
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
-	const struct cie *c;
-	struct range r;
 	int rc;
 
 	while ((rc = dwarf_next_cfi(ident, d, eh, off, &next, &e)) == 0) {
@@ -548,30 +585,12 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 			cs.c[cs.n].off = off;
 			parse_cie(&e.cie, &cs.c[cs.n++]);
 		} else {
-			c = cie_find(&cs, e.fde.CIE_pointer);
-			r.debug = !eh;
-			if (!c || !fde_range(&e.fde, c,
-					     sh->sh_addr + (uint64_t)(e.fde.start -
-								      (const uint8_t *)d->d_buf),
-					     &r)) {
-				b->t->st.fdes_dropped++;
-				off = next;
-				continue;
-			}
-			if (!grow((void **)&all.r, &all.cap, all.n + 1, sizeof(*all.r))) {
-				why = UNWTAB_E_NOMEM;
+			why = add_fde(b, &e.fde, cie_find(&cs, e.fde.CIE_pointer),
+				      sh->sh_addr +
+					      (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf),
+				      !eh, &all, rr);
+			if (why)
 				break;
-			}
-			all.r[all.n++] = r;
-			if (!seg_of(b->t, r.lo, r.hi)) {
-				b->t->st.fdes_dropped++;
-			} else {
-				if (!grow((void **)&rr->r, &rr->cap, rr->n + 1, sizeof(*rr->r))) {
-					why = UNWTAB_E_NOMEM;
-					break;
-				}
-				rr->r[rr->n++] = r;
-			}
 		}
 		off = next;
 	}
@@ -585,17 +604,6 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 }
 
 /* --- overlaps: sorted, disjoint ranges; .eh_frame wins over .debug_frame --------------- */
-
-static int range_cmp(const void *a, const void *b)
-{
-	const struct range *x = a, *y = b;
-
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	if (x->hi != y->hi)
-		return x->hi > y->hi ? -1 : 1;
-	return 0;
-}
 
 /*
  * Sorts and makes disjoint: an FDE starting inside an earlier one is clipped to start where
@@ -648,10 +656,11 @@ static enum unwtab_err subtract(struct ranges *eh, size_t neh, struct range r, b
 	while (r.lo < r.hi) {
 		cut = j < neh && eh->r[j].lo < r.hi ? eh->r[j].lo : r.hi;
 		if (cut > r.lo) {
-			if (!grow((void **)&eh->r, &eh->cap, eh->n + 1, sizeof(*eh->r)))
+			struct range part = r;
+
+			part.hi = cut;
+			if (!append(eh, &part))
 				return UNWTAB_E_NOMEM;
-			eh->r[eh->n] = r;
-			eh->r[eh->n++].hi = cut;
 			*kept = true;
 		}
 		if (cut == r.hi)
