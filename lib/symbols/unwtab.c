@@ -56,6 +56,12 @@ struct cies {
 	size_t n, cap;
 };
 
+/* Section offsets of a chain's FDEs, ascending. */
+struct offs {
+	uint64_t *v;
+	size_t n, cap;
+};
+
 /* What one compilation carries around. */
 struct build {
 	Elf *elf;
@@ -144,7 +150,9 @@ static enum unwtab_err check_elf(Elf *elf)
 
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
 		return UNWTAB_E_NOT_ELF;
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+	/* Big-endian would be read one way here and another by libdw (other_byte_order). */
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64)
 		return UNWTAB_E_NOT_X86_64;
 	return UNWTAB_OK;
 }
@@ -178,26 +186,70 @@ static const struct unwtab_seg *seg_of(const struct unwtab *t, uint64_t lo, uint
 	return NULL;
 }
 
-/* The data of the section named name (decompressed), or NULL. */
-static Elf_Data *section(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstr;
-	const char *s;
+/* The CFI sections libdw reads (dwarf_getcfi_elf, dwarf_begin_elf), NULL where none. */
+struct cfi_scns {
+	Elf_Data *eh, *hdr, *debug;
+	uint64_t eh_addr, hdr_addr, debug_addr;
+};
 
+/*
+ * The data of the one section of a name libdw looks for, NULL when empty: libdw takes the
+ * first or the last of several, and reads an .eh_frame compressed or not as it lies, so any
+ * of that would make this file check other bytes than libdw runs: refused.
+ */
+static enum unwtab_err eh_scn(Elf_Scn *scn, const GElf_Shdr *sh, bool *seen, Elf_Data **d,
+			      uint64_t *addr)
+{
+	if (*seen || (sh->sh_flags & SHF_COMPRESSED))
+		return UNWTAB_E_BAD_CFI;
+	*seen = true;
+	*d = elf_rawdata(scn, NULL);
+	if (*d && !(*d)->d_buf)
+		*d = NULL;
+	*addr = sh->sh_addr;
+	return UNWTAB_OK;
+}
+
+/*
+ * .eh_frame, .eh_frame_hdr and .debug_frame, as libdw finds them. .debug_frame is used only
+ * when it is the one section naming it (libdw also reads .zdebug_frame and DWO or LTO
+ * copies, and its choice among them is its own); libdw has already uncompressed it.
+ */
+static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
+{
+	Elf_Scn *scn = NULL, *debug = NULL;
+	unsigned int ndebug = 0;
+	bool eh = false, hdr = false;
+	enum unwtab_err why = UNWTAB_OK;
+	const char *name;
+	GElf_Shdr sh;
+	size_t shstr;
+
+	memset(s, 0, sizeof(*s));
 	if (elf_getshdrstrndx(elf, &shstr))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
+		return UNWTAB_OK;
+	while (!why && (scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
-		s = elf_strptr(elf, shstr, sh->sh_name);
-		if (!s || strcmp(s, name))
+		name = elf_strptr(elf, shstr, sh.sh_name);
+		if (!name)
 			continue;
-		if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-			return NULL;
-		return elf_getdata(scn, NULL);
+		if (!strcmp(name, ".eh_frame"))
+			why = eh_scn(scn, &sh, &eh, &s->eh, &s->eh_addr);
+		else if (!strcmp(name, ".eh_frame_hdr"))
+			why = eh_scn(scn, &sh, &hdr, &s->hdr, &s->hdr_addr);
+		else if (strstr(name, "debug_frame")) {
+			ndebug++;
+			debug = strcmp(name, ".debug_frame") ? NULL : scn;
+		}
 	}
-	return NULL;
+	if (why || ndebug != 1 || !debug || !gelf_getshdr(debug, &sh))
+		return why;
+	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(debug, 0, 0) < 0)
+		return UNWTAB_OK;
+	s->debug = elf_getdata(debug, NULL);
+	s->debug_addr = sh.sh_addr;
+	return UNWTAB_OK;
 }
 
 /*
@@ -389,8 +441,10 @@ static bool insns_safe(const uint8_t *p, const uint8_t *end, uint8_t enc)
 }
 
 /*
- * The FDE pointer encoding from a CIE's augmentation ("zR", "zPLR", "zRS", ...). An empty
- * string (.debug_frame) means absolute 8-byte addresses; what cannot be parsed is not ok.
+ * The FDE pointer encoding from a CIE's augmentation ("zR", "zPLR", "zRS", ...), read as libdw
+ * reads it (cie.c): an empty string (.debug_frame) means absolute 8-byte addresses, an
+ * unknown letter after 'z' is passed over without data. What cannot be parsed within the
+ * CIE's augmentation data is not ok.
  */
 static void parse_cie(const Dwarf_CIE *c, struct cie *out)
 {
@@ -423,13 +477,9 @@ static void parse_cie(const Dwarf_CIE *c, struct cie *out)
 			if (!read_encoded(&p, end, (uint8_t)skip, &skip))
 				goto bad;
 			break;
-		case 'S':
-		case 'B':
-		case 'G':
-			break;
 		default:
-			/* Unknown letters stop the parse; an 'R' after them is lost. */
-			goto insns;
+			/* 'S' (a signal frame: see the FDE's rows), 'B', 'G' and unknown ones. */
+			break;
 		}
 	}
 insns:
@@ -457,8 +507,12 @@ static const struct cie *cie_find(const struct cies *cs, uint64_t off)
 	return NULL;
 }
 
-/* The range [lo, hi) an FDE covers, false if it cannot be decoded. */
-static bool fde_range(const Dwarf_FDE *f, const struct cie *c, uint64_t field_vaddr,
+/*
+ * The range [lo, hi) an FDE covers: false if it cannot be decoded as libdw decodes it
+ * (pc-relative only in .eh_frame, where libdw counts from the section's address); an empty
+ * range (hi <= lo) is one libdw passes over too.
+ */
+static bool fde_range(const Dwarf_FDE *f, const struct cie *c, uint64_t field_vaddr, bool eh,
 		      struct range *r)
 {
 	const uint8_t *p = f->start, *end = f->end;
@@ -472,6 +526,8 @@ static bool fde_range(const Dwarf_FDE *f, const struct cie *c, uint64_t field_va
 	case DW_EH_PE_absptr:
 		break;
 	case DW_EH_PE_pcrel:
+		if (!eh)
+			return false;
 		lo += field_vaddr;
 		break;
 	default:
@@ -481,7 +537,7 @@ static bool fde_range(const Dwarf_FDE *f, const struct cie *c, uint64_t field_va
 	r->hi = lo + len;
 	r->cost = c->len + (uint32_t)(f->end - f->start);
 	r->unsafe = !c->safe || (c->z && !skip_block(&p, end)) || !insns_safe(p, end, c->enc);
-	return r->hi > r->lo;
+	return true;
 }
 
 /* Ranges by start, the longer first at an equal start. */
@@ -535,8 +591,11 @@ static bool append(struct ranges *rr, const struct range *r)
 }
 
 /*
- * One FDE (its CIE c, NULL when unknown): into all once decoded, and into rr too when inside
- * an executable segment; else dropped, counted.
+ * One FDE (its CIE c, NULL when no CIE before it is at its CIE pointer): into all once
+ * decoded, and into rr too when inside an executable segment; an empty one is dropped,
+ * counted. One that cannot be decoded refuses the section: libdw would read it otherwise
+ * (a CIE at any offset it is pointed to, other encodings), and may then run instructions
+ * never checked for any address.
  */
 static enum unwtab_err add_fde(struct build *b, const Dwarf_FDE *f, const struct cie *c,
 			       uint64_t field_vaddr, bool debug, struct ranges *all,
@@ -544,7 +603,9 @@ static enum unwtab_err add_fde(struct build *b, const Dwarf_FDE *f, const struct
 {
 	struct range r = {.debug = debug};
 
-	if (!c || !fde_range(f, c, field_vaddr, &r)) {
+	if (!c || !fde_range(f, c, field_vaddr, !debug, &r))
+		return UNWTAB_E_BAD_CFI;
+	if (r.hi <= r.lo) {
 		b->t->st.fdes_dropped++;
 		return UNWTAB_OK;
 	}
@@ -558,11 +619,12 @@ static enum unwtab_err add_fde(struct build *b, const Dwarf_FDE *f, const struct
 }
 
 /*
- * Every FDE of one CFI section into rr, keeping those inside an executable segment. A
- * section libdw cannot walk to its end is refused: its FDE list would be silently partial.
+ * Every FDE of one CFI section (at vaddr) into rr, keeping those inside an executable
+ * segment, and each one's offset into fdes (if not NULL). A section libdw cannot walk to
+ * its end is refused: its FDE list would be silently partial.
  */
-static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *sh, bool eh,
-				 struct ranges *rr)
+static enum unwtab_err enumerate(struct build *b, Elf_Data *d, uint64_t vaddr, bool eh,
+				 struct ranges *rr, struct offs *fdes)
 {
 	const unsigned char *ident = (const unsigned char *)elf_getident(b->elf, NULL);
 	struct cies cs = {0};
@@ -585,9 +647,15 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 			cs.c[cs.n].off = off;
 			parse_cie(&e.cie, &cs.c[cs.n++]);
 		} else {
+			if (fdes &&
+			    !grow((void **)&fdes->v, &fdes->cap, fdes->n + 1, sizeof(*fdes->v))) {
+				why = UNWTAB_E_NOMEM;
+				break;
+			}
+			if (fdes)
+				fdes->v[fdes->n++] = off;
 			why = add_fde(b, &e.fde, cie_find(&cs, e.fde.CIE_pointer),
-				      sh->sh_addr +
-					      (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf),
+				      vaddr + (uint64_t)(e.fde.start - (const uint8_t *)d->d_buf),
 				      !eh, &all, rr);
 			if (why)
 				break;
@@ -601,6 +669,55 @@ static enum unwtab_err enumerate(struct build *b, Elf_Data *d, const GElf_Shdr *
 	free(all.r);
 	free(cs.c);
 	return why;
+}
+
+static bool off_known(const struct offs *o, uint64_t off)
+{
+	size_t lo = 0, hi = o->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->v[mid] == off)
+			return true;
+		if (o->v[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * .eh_frame_hdr's search table, which libdw reads to find an address's FDE when it has one
+ * (dwarf_getcfi_elf.c, fde.c): libdw parses whatever lies at the offset an entry names, so
+ * every entry must name an FDE of the chain, whose instructions enumerate checked. Linkers
+ * write one layout (version 1, a pc-relative sdata4 pointer to .eh_frame, a udata4 count,
+ * datarel sdata4 pairs); a table libdw would read in any other is refused.
+ */
+static enum unwtab_err check_hdr(const struct cfi_scns *s, const struct offs *fdes)
+{
+	const uint8_t *h = s->hdr->d_buf, *end = h + s->hdr->d_size, *p = h + 4;
+	uint64_t ptr, n, loc, fde;
+
+	if (s->hdr->d_size < 4 || h[0] != 1 || h[1] == DW_EH_PE_omit)
+		return UNWTAB_OK; /* libdw reads no CFI from the file */
+	if (h[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) || !fixed(&p, end, 4, true, &ptr))
+		return UNWTAB_E_BAD_CFI;
+	if (s->hdr_addr + 4 + ptr != s->eh_addr || h[2] == DW_EH_PE_omit)
+		return UNWTAB_OK; /* libdw sets the table aside */
+	if (h[2] != DW_EH_PE_udata4 || !fixed(&p, end, 4, false, &n))
+		return UNWTAB_E_BAD_CFI;
+	if (!n)
+		return UNWTAB_OK;
+	if (h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || n > (uint64_t)(end - p) / 8)
+		return UNWTAB_E_BAD_CFI;
+	while (n--) {
+		if (!fixed(&p, end, 4, true, &loc) || !fixed(&p, end, 4, true, &fde) ||
+		    !off_known(fdes, s->hdr_addr + fde - s->eh_addr))
+			return UNWTAB_E_BAD_CFI;
+	}
+	return UNWTAB_OK;
 }
 
 /* --- overlaps: sorted, disjoint ranges; .eh_frame wins over .debug_frame --------------- */
@@ -949,19 +1066,25 @@ static void shrink(struct unwtab *t)
 /* The CFI sections into ranges: sorted, disjoint, inside the text. */
 static enum unwtab_err collect(struct build *b, Dwarf *dw)
 {
+	struct offs fdes = {0};
+	struct cfi_scns s;
 	enum unwtab_err why;
-	GElf_Shdr sh;
-	Elf_Data *d;
 
-	b->eh = dwarf_getcfi_elf(b->elf);
-	d = section(b->elf, ".eh_frame", &sh);
-	if (b->eh && d && (why = enumerate(b, d, &sh, true, &b->eh_r)))
+	if ((why = find_scns(b->elf, &s)))
 		return why;
+	b->eh = dwarf_getcfi_elf(b->elf);
+	if (b->eh && s.eh) {
+		why = enumerate(b, s.eh, s.eh_addr, true, &b->eh_r, &fdes);
+		if (!why && s.hdr)
+			why = check_hdr(&s, &fdes);
+		free(fdes.v);
+		if (why)
+			return why;
+	}
 	disjoin(&b->eh_r, &b->t->st.fdes_dropped);
 	b->debug = dw ? dwarf_getcfi(dw) : NULL;
-	d = section(b->elf, ".debug_frame", &sh);
-	if (b->debug && d) {
-		if ((why = enumerate(b, d, &sh, false, &b->debug_r)))
+	if (b->debug && s.debug) {
+		if ((why = enumerate(b, s.debug, s.debug_addr, false, &b->debug_r, NULL)))
 			return why;
 		disjoin(&b->debug_r, &b->t->st.fdes_dropped);
 		if ((why = merge_debug(&b->eh_r, &b->debug_r, &b->t->st.fdes_dropped)))

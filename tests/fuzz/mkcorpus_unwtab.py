@@ -41,11 +41,11 @@ f3: .cfi_startproc
 """
 
 
-def build(name, debug_frame):
+def build(name, debug_frame, asm=ASM):
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "t.s")
         with open(src, "w") as f:
-            f.write((".cfi_sections .debug_frame\n" if debug_frame else "") + ASM)
+            f.write((".cfi_sections .debug_frame\n" if debug_frame else "") + asm)
         out = os.path.join(d, name)
         subprocess.run(["gcc", "-shared", "-nostdlib", "-Wl,--build-id=none", "-Wl,-z,norelro",
                         "-Wl,-z,noseparate-code", "-s" if not debug_frame else "-g0",
@@ -68,6 +68,29 @@ def section(img, name):
         if img[stroff + s[0]:end].decode() == name:
             return s[4], s[5]
     raise SystemExit("no section " + name)
+
+
+def shdrs(img):
+    shoff, = struct.unpack_from("<Q", img, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", img, 0x3a)
+    stroff = struct.unpack_from("<IIQQQQIIQQ", img, shoff + shstrndx * shentsize)[4]
+    for i in range(shnum):
+        s = struct.unpack_from("<IIQQQQIIQQ", img, shoff + i * shentsize)
+        end = img.index(b"\0", stroff + s[0])
+        yield shoff + i * shentsize, img[stroff + s[0]:end].decode(), s
+
+
+def section_addr(img, name):
+    return [s[3] for _, n, s in shdrs(img) if n == name][0]
+
+
+def rename(img, name, to):
+    """A copy with section name's sh_name pointed at section to's name."""
+    m = bytearray(img)
+    to_name = [s[0] for _, n, s in shdrs(img) if n == to][0]
+    at = [a for a, n, _ in shdrs(img) if n == name][0]
+    struct.pack_into("<I", m, at, to_name)
+    return m
 
 
 def entries(img, off, size):
@@ -122,6 +145,37 @@ def main():
     for i in range(fdes[0][0] + 17, fdes[0][0] + 4 + fdes[0][1]):
         m[i] = 0x41
     write("fde_advances.so", m)
+    # f3's "undefined rip" made register 2^28 - 12: the FDE is FP, the others compiled.
+    m = bytearray(eh); m[fdes[2][0] + 17:fdes[2][0] + 22] = b"\x07\xf4\xff\xff\x7f"
+    write("fde_huge_regno.so", m)
+    # .eh_frame_hdr naming offsets that are not FDEs of the chain: inside one, and two
+    # sections named .eh_frame (.eh_frame_hdr renamed; libdw would take one of them).
+    hoff, hsize = section(eh, ".eh_frame_hdr")
+    m = bytearray(eh); struct.pack_into("<i", m, hoff + 16, struct.unpack_from("<i", m, hoff + 16)[0] + 8)
+    write("hdr_inside_fde.so", m)
+    write("two_eh_frames.so", rename(eh, ".eh_frame_hdr", ".eh_frame"))
+    # An FDE for f3's range with register 2^28 - 12, hidden in the expression block of f3's
+    # own DW_CFA_def_cfa_expression (whose bytes only libdw's expression evaluator reads);
+    # the search table's entry for f3 names it. libdw would pick it for f3's addresses and
+    # allocate 2 GiB for its registers.
+    hid = build("hid.so", False, ASM.replace(".cfi_undefined rip",
+                                             ".cfi_undefined rip\n .cfi_escape 0x0f,22" + ",0" * 22))
+    off, size = section(hid, ".eh_frame")
+    vaddr = section_addr(hid, ".eh_frame")
+    ents = entries(hid, off, size)
+    f3 = [e for e in ents if not e[2]][2]
+    lo = f3[0] + 8 + struct.unpack_from("<i", hid, f3[0] + 8)[0]
+    n, = struct.unpack_from("<I", hid, f3[0] + 12)
+    at = hid.index(b"\x0f\x16" + b"\0" * 22, f3[0]) + 2
+    struct.pack_into("<IIiIB5s", hid, at, 18, at + 4 - off, lo - (at + 8), n, 0,
+                     b"\x07\xf4\xff\xff\x7f")
+    hoff, hsize = section(hid, ".eh_frame_hdr")
+    haddr = section_addr(hid, ".eh_frame_hdr")
+    for i in range(struct.unpack_from("<I", hid, hoff + 8)[0]):
+        loc, fde = struct.unpack_from("<ii", hid, hoff + 12 + 8 * i)
+        if haddr + fde == vaddr + f3[0] - off:
+            struct.pack_into("<i", hid, hoff + 16 + 8 * i, vaddr + at - off - haddr)
+    write("hdr_hidden_fde.so", hid)
     doff, dsize = section(dbg, ".debug_frame")
     m = bytearray(dbg); struct.pack_into("<I", m, doff, 0xfffffff0); write("debug_frame_huge.so", m)
 

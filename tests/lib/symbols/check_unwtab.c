@@ -620,10 +620,14 @@ START_TEST(test_fuzz_seeds)
 	seed("debug_frame.so", UNWTAB_OK, &t);
 	ck_assert_uint_eq(t.st.from_debug_frame, 3);
 	unwtab_free(&t);
-	/* A register number of 2^32: refused before libdw allocates for it, the FDE is FP. */
-	seed("found_huge_regno.so", UNWTAB_OK, &t);
+	/* A register number of 2^28: refused before libdw allocates for it, the FDE is FP. */
+	seed("fde_huge_regno.so", UNWTAB_OK, &t);
+	ck_assert_uint_eq(t.st.fdes, 4);
 	ck_assert_uint_eq(t.st.fdes_bad, 1);
+	ck_assert_uint_eq(t.st.rows_fp, 1);
 	unwtab_free(&t);
+	/* The same found by fuzz_unwtab, whose search table also names the chain's end. */
+	seed("found_huge_regno.so", UNWTAB_E_BAD_CFI, &t);
 	/* Every FDE moved onto the first: one kept, the others inside it. */
 	seed("fde_overlap.so", UNWTAB_OK, &t);
 	ck_assert_uint_eq(t.st.fdes, 1);
@@ -636,13 +640,25 @@ START_TEST(test_fuzz_seeds)
 	seed("cie_huge_len.so", UNWTAB_E_BAD_CFI, &t);
 	seed("fde_len64.so", UNWTAB_E_BAD_CFI, &t);
 	seed("debug_frame_huge.so", UNWTAB_E_BAD_CFI, &t);
-	/* An unknown augmentation letter: the FDEs' addresses read as absolute, overlapping */
+	/* 'Q' in place of 'R': the FDEs' addresses read as absolute, as libdw reads them */
 	seed("cie_bad_aug.so", UNWTAB_E_BAD_CFI, &t);
 	/*
 	 * An FDE naming register 2^28 overlapping the others (found by fuzz_unwtab in CI):
 	 * libdw may pick it for their addresses and allocate 2 GiB, so the section is refused.
 	 */
 	seed("found_unsafe_overlap.so", UNWTAB_E_BAD_CFI, &t);
+	/*
+	 * libdw reads whatever lies where .eh_frame_hdr's search table points, or an FDE's CIE
+	 * pointer: an FDE for f3 with register 2^28 hidden in an expression block of f3's own
+	 * FDE, named by f3's table entry (libdw picked it and allocated 2 GiB); an entry inside
+	 * an FDE; an FDE whose CIE is past the section; an FDE whose CIE has no 'z' (libdw
+	 * would read its addresses one way or another). All refused, as are two .eh_frame.
+	 */
+	seed("hdr_hidden_fde.so", UNWTAB_E_BAD_CFI, &t);
+	seed("hdr_inside_fde.so", UNWTAB_E_BAD_CFI, &t);
+	seed("fde_bad_cie_ptr.so", UNWTAB_E_BAD_CFI, &t);
+	seed("cie_no_z.so", UNWTAB_E_BAD_CFI, &t);
+	seed("two_eh_frames.so", UNWTAB_E_BAD_CFI, &t);
 	seed("cut_fde.so", UNWTAB_E_NO_CFI, &t);
 }
 END_TEST
