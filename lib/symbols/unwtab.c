@@ -28,6 +28,13 @@
  */
 #define UNWTAB_WORK_MAX (1ull << 31)
 
+/*
+ * Bound on what libdw inflates to read .debug_frame: dwarf_begin_elf uncompresses every
+ * compressed DWARF section of the file at once (a 512 KB file made it allocate 512 MB). Past
+ * it the file's .debug_frame is left unread, counted; .eh_frame alone is used.
+ */
+#define UNWTAB_INFLATE_MAX (64ull << 20)
+
 /* One FDE's address range and the CFI that describes it. */
 struct range {
 	uint64_t lo, hi;
@@ -66,6 +73,7 @@ struct offs {
 struct build {
 	Elf *elf;
 	struct unwtab *t;
+	Dwarf *dw;
 	Dwarf_CFI *eh, *debug;
 	struct ranges eh_r, debug_r;
 	uint64_t work;
@@ -188,9 +196,29 @@ static const struct unwtab_seg *seg_of(const struct unwtab *t, uint64_t lo, uint
 
 /* The CFI sections libdw reads (dwarf_getcfi_elf, dwarf_begin_elf), NULL where none. */
 struct cfi_scns {
-	Elf_Data *eh, *hdr, *debug;
-	uint64_t eh_addr, hdr_addr, debug_addr;
+	Elf_Data *eh, *hdr;
+	Elf_Scn *debug;
+	uint64_t eh_addr, hdr_addr;
+	uint64_t inflated; /* bytes of every compressed section, uncompressed */
 };
+
+/* A section's size once uncompressed (ELF SHF_COMPRESSED, or GNU .zdebug), 0 if neither. */
+static uint64_t inflated_size(Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+{
+	GElf_Chdr ch;
+	Elf_Data *d;
+	const uint8_t *p;
+	uint64_t n = 0;
+
+	if (sh->sh_flags & SHF_COMPRESSED)
+		return gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
+	if (strncmp(name, ".zdebug", 7) || !(d = elf_rawdata(scn, NULL)) || !d->d_buf ||
+	    d->d_size < 12 || memcmp(d->d_buf, "ZLIB", 4))
+		return 0;
+	for (p = (const uint8_t *)d->d_buf + 4; p < (const uint8_t *)d->d_buf + 12; p++)
+		n = n << 8 | *p;
+	return n;
+}
 
 /*
  * The data of the one section of a name libdw looks for, NULL when empty: libdw takes the
@@ -213,7 +241,7 @@ static enum unwtab_err eh_scn(Elf_Scn *scn, const GElf_Shdr *sh, bool *seen, Elf
 /*
  * .eh_frame, .eh_frame_hdr and .debug_frame, as libdw finds them. .debug_frame is used only
  * when it is the one section naming it (libdw also reads .zdebug_frame and DWO or LTO
- * copies, and its choice among them is its own); libdw has already uncompressed it.
+ * copies, and its choice among them is its own).
  */
 static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
 {
@@ -221,6 +249,7 @@ static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
 	unsigned int ndebug = 0;
 	bool eh = false, hdr = false;
 	enum unwtab_err why = UNWTAB_OK;
+	uint64_t n;
 	const char *name;
 	GElf_Shdr sh;
 	size_t shstr;
@@ -234,6 +263,8 @@ static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
 		name = elf_strptr(elf, shstr, sh.sh_name);
 		if (!name)
 			continue;
+		n = inflated_size(scn, &sh, name);
+		s->inflated = n > UINT64_MAX - s->inflated ? UINT64_MAX : s->inflated + n;
 		if (!strcmp(name, ".eh_frame"))
 			why = eh_scn(scn, &sh, &eh, &s->eh, &s->eh_addr);
 		else if (!strcmp(name, ".eh_frame_hdr"))
@@ -243,13 +274,9 @@ static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
 			debug = strcmp(name, ".debug_frame") ? NULL : scn;
 		}
 	}
-	if (why || ndebug != 1 || !debug || !gelf_getshdr(debug, &sh))
-		return why;
-	if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(debug, 0, 0) < 0)
-		return UNWTAB_OK;
-	s->debug = elf_getdata(debug, NULL);
-	s->debug_addr = sh.sh_addr;
-	return UNWTAB_OK;
+	if (ndebug == 1)
+		s->debug = debug;
+	return why;
 }
 
 /*
@@ -1063,12 +1090,37 @@ static void shrink(struct unwtab *t)
 
 /* --- entry points ------------------------------------------------------------------------ */
 
+/*
+ * .debug_frame's data, NULL when none or unread: libdw opens the file's DWARF only when what
+ * it would inflate stays under UNWTAB_INFLATE_MAX.
+ */
+static Elf_Data *debug_frame(struct build *b, const struct cfi_scns *s, uint64_t *vaddr)
+{
+	GElf_Shdr sh;
+
+	if (!s->debug)
+		return NULL;
+	if (s->inflated > UNWTAB_INFLATE_MAX) {
+		b->t->st.debug_frame_unread = 1;
+		return NULL;
+	}
+	b->dw = dwarf_begin_elf(b->elf, DWARF_C_READ, NULL);
+	b->debug = b->dw ? dwarf_getcfi(b->dw) : NULL;
+	/* libdw has uncompressed it, or left it: then it reads no CFI from it either. */
+	if (!b->debug || !gelf_getshdr(s->debug, &sh) || (sh.sh_flags & SHF_COMPRESSED))
+		return NULL;
+	*vaddr = sh.sh_addr;
+	return elf_getdata(s->debug, NULL);
+}
+
 /* The CFI sections into ranges: sorted, disjoint, inside the text. */
-static enum unwtab_err collect(struct build *b, Dwarf *dw)
+static enum unwtab_err collect(struct build *b)
 {
 	struct offs fdes = {0};
 	struct cfi_scns s;
 	enum unwtab_err why;
+	uint64_t vaddr = 0;
+	Elf_Data *d;
 
 	if ((why = find_scns(b->elf, &s)))
 		return why;
@@ -1082,9 +1134,8 @@ static enum unwtab_err collect(struct build *b, Dwarf *dw)
 			return why;
 	}
 	disjoin(&b->eh_r, &b->t->st.fdes_dropped);
-	b->debug = dw ? dwarf_getcfi(dw) : NULL;
-	if (b->debug && s.debug) {
-		if ((why = enumerate(b, s.debug, s.debug_addr, false, &b->debug_r, NULL)))
+	if ((d = debug_frame(b, &s, &vaddr))) {
+		if ((why = enumerate(b, d, vaddr, false, &b->debug_r, NULL)))
 			return why;
 		disjoin(&b->debug_r, &b->t->st.fdes_dropped);
 		if ((why = merge_debug(&b->eh_r, &b->debug_r, &b->t->st.fdes_dropped)))
@@ -1110,25 +1161,21 @@ int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
 {
 	struct build b = {.elf = elf, .t = out};
 	enum unwtab_err err;
-	Dwarf *dw = NULL;
 
 	memset(out, 0, sizeof(*out));
 	err = check_elf(elf);
 	if (!err)
 		err = read_segs(elf, out);
-	if (!err) {
-		/* No .debug_* section: NULL, not an error. */
-		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-		err = collect(&b, dw);
-	}
+	if (!err)
+		err = collect(&b);
 	if (!err)
 		err = span(&b);
 	if (!err)
 		err = walk_all(&b, &b.eh_r);
 	if (b.eh)
 		dwarf_cfi_end(b.eh);
-	if (dw)
-		dwarf_end(dw);
+	if (b.dw)
+		dwarf_end(b.dw);
 	free(b.eh_r.r);
 	free(b.debug_r.r);
 	if (err) {

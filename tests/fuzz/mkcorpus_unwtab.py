@@ -70,6 +70,21 @@ def section(img, name):
     raise SystemExit("no section " + name)
 
 
+def compressed_debug_info(img):
+    """A copy with a .debug_info of 64 KB of zeros, zlib-compressed (objcopy)."""
+    with tempfile.TemporaryDirectory() as d:
+        for name, data in (("in", img), ("zeros", bytes(65536))):
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
+        subprocess.run(["objcopy", "--add-section", ".debug_info=" + os.path.join(d, "zeros"),
+                        "--set-section-flags", ".debug_info=readonly,debug",
+                        os.path.join(d, "in"), os.path.join(d, "raw")], check=True)
+        subprocess.run(["objcopy", "--compress-debug-sections=zlib", os.path.join(d, "raw"),
+                        os.path.join(d, "out")], check=True)
+        with open(os.path.join(d, "out"), "rb") as f:
+            return bytearray(f.read())
+
+
 def shdrs(img):
     shoff, = struct.unpack_from("<Q", img, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", img, 0x3a)
@@ -176,6 +191,13 @@ def main():
         if haddr + fde == vaddr + f3[0] - off:
             struct.pack_into("<i", hid, hoff + 16 + 8 * i, vaddr + at - off - haddr)
     write("hdr_hidden_fde.so", hid)
+    # .debug_frame beside a compressed .debug_info: read while what libdw would inflate is
+    # small, left unread when the section claims 1 TiB uncompressed.
+    gz = compressed_debug_info(dbg)
+    write("debug_frame_gz.so", gz)
+    at = [a for a, n, _ in shdrs(gz) if n == ".debug_info"][0]
+    m = bytearray(gz); struct.pack_into("<Q", m, struct.unpack_from("<Q", gz, at + 24)[0] + 8, 1 << 40)
+    write("debug_frame_inflate.so", m)
     doff, dsize = section(dbg, ".debug_frame")
     m = bytearray(dbg); struct.pack_into("<I", m, doff, 0xfffffff0); write("debug_frame_huge.so", m)
 

@@ -620,6 +620,15 @@ START_TEST(test_fuzz_seeds)
 	seed("debug_frame.so", UNWTAB_OK, &t);
 	ck_assert_uint_eq(t.st.from_debug_frame, 3);
 	unwtab_free(&t);
+	/*
+	 * libdw inflates every compressed DWARF section to read .debug_frame: read beside a
+	 * .debug_info of 64 KB, left unread beside one claiming 1 TiB (no other CFI: none).
+	 */
+	seed("debug_frame_gz.so", UNWTAB_OK, &t);
+	ck_assert_uint_eq(t.st.from_debug_frame, 3);
+	ck_assert_uint_eq(t.st.debug_frame_unread, 0);
+	unwtab_free(&t);
+	seed("debug_frame_inflate.so", UNWTAB_E_NO_CFI, &t);
 	/* A register number of 2^28: refused before libdw allocates for it, the FDE is FP. */
 	seed("fde_huge_regno.so", UNWTAB_OK, &t);
 	ck_assert_uint_eq(t.st.fdes, 4);
