@@ -2,7 +2,10 @@
 /* The .note.stapsdt walk: probes found by provider and name, malformed notes refused. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stapsdt.h"
 #include "suites.h"
@@ -90,6 +93,37 @@ START_TEST(test_file)
 }
 END_TEST
 
+/* An ELF file with three notes (tests/fuzz/mkcorpus_stapsdt.py; its first byte is the mode). */
+START_TEST(test_elf_file)
+{
+	char seed[4096], tmp[] = "/tmp/check_stapsdt.XXXXXX";
+	unsigned char buf[8192];
+	unsigned int found = 0;
+	size_t n;
+	FILE *f;
+	int fd;
+
+	snprintf(seed, sizeof(seed), "%s/../fuzz/corpus/stapsdt/elf_notes", FIXTURE_SRC_DIR);
+	f = fopen(seed, "rb");
+	ck_assert_msg(f != NULL, "%s missing", seed);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ck_assert_uint_gt(n, 64);
+	ck_assert_uint_lt(n, sizeof(buf));
+	fd = mkstemp(tmp);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, buf + 1, n - 1), (ssize_t)(n - 1));
+	close(fd);
+	ck_assert_int_eq(stapsdt_file(tmp, "otel_memory", names, 2, &found), 0);
+	ck_assert_uint_eq(found, 3);
+	ck_assert_int_eq(stapsdt_file(tmp, "other", names, 2, &found), 0);
+	ck_assert_uint_eq(found, 1);
+	ck_assert_int_eq(stapsdt_file(tmp, "none", names, 2, &found), 0);
+	ck_assert_uint_eq(found, 0);
+	unlink(tmp);
+}
+END_TEST
+
 Suite *stapsdt_suite(void)
 {
 	Suite *s = suite_create("stapsdt");
@@ -98,6 +132,7 @@ Suite *stapsdt_suite(void)
 	tcase_add_test(tc, test_found);
 	tcase_add_test(tc, test_malformed);
 	tcase_add_test(tc, test_file);
+	tcase_add_test(tc, test_elf_file);
 	suite_add_tcase(s, tc);
 	return s;
 }
