@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -19,6 +21,7 @@
 #include "fold.h"
 #include "log.h"
 #include "percpu.h"
+#include "mapfile.h"
 #include "procmaps.h"
 #include "stapsdt.h"
 
@@ -161,6 +164,44 @@ static size_t noprobe_slot(uint64_t dev, uint64_t ino)
 	return (size_t)((ino * 0x9e3779b97f4a7c15ULL) ^ dev) % NOPROBE_SLOTS;
 }
 
+/*
+ * The otel_memory probes (HAS_ALLOC, HAS_FREE) of mapping m's file, read from the mapped
+ * inode itself (mapfile_open: regular files only, never a FIFO that would block the open),
+ * whose stat goes to st. 0 or -errno; -EINVAL for a malformed .note.stapsdt only.
+ */
+static int probes_of(pid_t pid, const struct proc_map *m, struct stat *st, unsigned int *found)
+{
+	int fd = mapfile_open(pid, m, st), rc;
+
+	*found = 0;
+	if (fd < 0)
+		return fd == -EINVAL ? -ENOEXEC : fd;
+	rc = stapsdt_fd(fd, "otel_memory", probe_names, 2, found);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Whether path, which libbpf opens itself to attach, still leads to the file read (st):
+ * another file mounted over it in the process's namespace, a FIFO above all, would have
+ * libbpf read something else or block in open() until a writer came.
+ */
+static bool path_is(const char *path, const struct stat *st)
+{
+	struct stat now;
+
+	return !stat(path, &now) && S_ISREG(now.st_mode) && now.st_dev == st->st_dev &&
+	       now.st_ino == st->st_ino;
+}
+
+static void no_probe(struct allocs *a, uint64_t dev, uint64_t ino)
+{
+	size_t slot = noprobe_slot(dev, ino);
+
+	a->noprobe[slot].dev = dev;
+	a->noprobe[slot].ino = ino;
+}
+
 /* Attaches the probes file (path as the process sees it) has; counts what fails. */
 static void attach_file(struct allocs *a, struct aproc *p, const struct proc_map *m)
 {
@@ -170,25 +211,32 @@ static void attach_file(struct allocs *a, struct aproc *p, const struct proc_map
 	unsigned int found = 0;
 	char path[4200];
 	size_t slot = noprobe_slot(dev, m->inode);
+	struct stat st;
 	int rc;
 
 	if (a->noprobe[slot].dev == dev && a->noprobe[slot].ino == m->inode)
 		return;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
-	rc = stapsdt_file(path, "otel_memory", probe_names, 2, &found);
+	rc = probes_of(p->pid, m, &st, &found);
 	if (rc == -EINVAL) {
 		a->st.notes_malformed++;
 		log_warnx("pid %d: %s: malformed .note.stapsdt, not attached", p->pid, m->path);
 	}
 	if (rc || !(found & HAS_ALLOC)) {
-		if (rc != -ENOENT && rc != -EACCES) { /* gone, or not ours to read: ask again */
-			a->noprobe[slot].dev = dev;
-			a->noprobe[slot].ino = m->inode;
-		}
+		if (rc != -ENOENT && rc != -EACCES) /* gone, or not ours to read: ask again */
+			no_probe(a, dev, m->inode);
 		return;
 	}
 	if (p->nfiles == ALLOCS_FILES_MAX) {
 		a->st.attach_failed++;
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
+	if (!path_is(path, &st)) {
+		a->st.attach_failed++;
+		no_probe(a, dev, m->inode);
+		log_warnx("pid %d: %s: its path leads to another file than the one mapped, "
+			  "not attached",
+			  p->pid, m->path);
 		return;
 	}
 	f = &p->f[p->nfiles];

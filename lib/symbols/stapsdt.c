@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Finds a provider's USDT probes in an ELF file's .note.stapsdt section, bounded. */
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "stapsdt.h"
 
@@ -133,22 +131,18 @@ static int scan_elf(Elf *elf, const char *provider, const char *const *names, si
 			    names, n_names, found);
 }
 
-int stapsdt_file(const char *path, const char *provider, const char *const *names, size_t n_names,
-		 unsigned int *found)
+int stapsdt_fd(int fd, const char *provider, const char *const *names, size_t n_names,
+	       unsigned int *found)
 {
-	int fd, rc = 0;
+	int rc = 0;
 	Elf *elf;
 
 	*found = 0;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF)
 		rc = scan_elf(elf, provider, names, n_names, found);
 	elf_end(elf);
-	close(fd);
 	return rc;
 }

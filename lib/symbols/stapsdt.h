@@ -24,11 +24,12 @@ int stapsdt_scan(const void *notes, size_t len, bool is64, const char *provider,
 		 const char *const *names, size_t n_names, unsigned int *found);
 
 /*
- * The same for the file at path: 0 with *found 0 when it is not ELF or has no
- * such section; -EINVAL for a malformed section (too large, foreign byte
- * order, bad notes); -errno when it cannot be read.
+ * The same for the file open at fd (left open; opened by the caller, e.g. with
+ * mapfile_open, never a FIFO or a device): 0 with *found 0 when it is not ELF
+ * or has no such section; -EINVAL for a malformed section (too large, foreign
+ * byte order, bad notes).
  */
-int stapsdt_file(const char *path, const char *provider, const char *const *names, size_t n_names,
-		 unsigned int *found);
+int stapsdt_fd(int fd, const char *provider, const char *const *names, size_t n_names,
+	       unsigned int *found);
 
 #endif

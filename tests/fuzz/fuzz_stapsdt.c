@@ -2,12 +2,11 @@
 /*
  * libFuzzer: .note.stapsdt notes, as a section's bytes or inside an ELF file. The first byte
  * chooses: bit 0 64-bit addresses (raw notes), bit 1 the rest is a whole file, read by
- * stapsdt_file through a memfd as emberd reads /proc/PID/root/...
+ * stapsdt_fd from a memfd as emberd reads the mapped file.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,8 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *const names[] = {"alloc", "free"};
 
-/* A memfd holding the file, and its path; created once. */
-static int file_of(const uint8_t *data, size_t size, char *path, size_t len)
+/* A memfd holding the file (created once), or -1. */
+static int file_of(const uint8_t *data, size_t size)
 {
 	static int fd = -1;
 
@@ -26,22 +25,20 @@ static int file_of(const uint8_t *data, size_t size, char *path, size_t len)
 		return -1;
 	if (ftruncate(fd, 0) || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
 		return -1;
-	snprintf(path, len, "/proc/self/fd/%d", fd);
-	return 0;
+	return fd;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned int found = 0;
-	char path[64];
-	int rc;
+	int rc, fd;
 
 	if (!size)
 		return 0;
 	if (data[0] & 2) {
-		if (file_of(data + 1, size - 1, path, sizeof(path)))
+		if ((fd = file_of(data + 1, size - 1)) < 0)
 			return 0;
-		rc = stapsdt_file(path, "otel_memory", names, 2, &found);
+		rc = stapsdt_fd(fd, "otel_memory", names, 2, &found);
 	} else {
 		rc = stapsdt_scan(data + 1, size - 1, data[0] & 1, "otel_memory", names, 2, &found);
 	}
