@@ -140,7 +140,8 @@ int stapsdt_fd(int fd, const char *provider, const char *const *names, size_t n_
 	*found = 0;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Read, not mapped: a file truncated while it is read must not raise SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF)
 		rc = scan_elf(elf, provider, names, n_names, found);
 	elf_end(elf);

@@ -29,11 +29,16 @@
 #define UNWTAB_WORK_MAX (1ull << 31)
 
 /*
- * Bound on what libdw inflates to read .debug_frame: dwarf_begin_elf uncompresses every
- * compressed DWARF section of the file at once (a 512 KB file made it allocate 512 MB). Past
- * it the file's .debug_frame is left unread, counted; .eh_frame alone is used.
+ * Files are read, not mapped (ELF_C_READ): a file another process truncates while it is read
+ * must not raise SIGBUS. What is read is bounded:
+ * - .eh_frame and .eh_frame_hdr, each at most UNWTAB_SECTION_MAX (libLLVM-15's is 5 MB);
+ * - the DWARF libdw reads to give .debug_frame: dwarf_begin_elf reads and uncompresses every
+ *   DWARF section of the file at once (a 512 KB file with a zlib bomb made it allocate
+ *   512 MB). Past UNWTAB_DWARF_MAX the file's .debug_frame is left unread, counted;
+ *   .eh_frame alone is used.
  */
-#define UNWTAB_INFLATE_MAX (64ull << 20)
+#define UNWTAB_SECTION_MAX (64ull << 20)
+#define UNWTAB_DWARF_MAX (64ull << 20)
 
 /* One FDE's address range and the CFI that describes it. */
 struct range {
@@ -199,25 +204,40 @@ struct cfi_scns {
 	Elf_Data *eh, *hdr;
 	Elf_Scn *debug;
 	uint64_t eh_addr, hdr_addr;
-	uint64_t inflated; /* bytes of every compressed section, uncompressed */
+	uint64_t dwarf; /* bytes libdw reads, uncompressed included, to open the DWARF */
 };
 
-/* A section's size once uncompressed (ELF SHF_COMPRESSED, or GNU .zdebug), 0 if neither. */
-static uint64_t inflated_size(Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
+static uint64_t add_sat(uint64_t a, uint64_t b)
 {
-	GElf_Chdr ch;
-	Elf_Data *d;
-	const uint8_t *p;
-	uint64_t n = 0;
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
 
-	if (sh->sh_flags & SHF_COMPRESSED)
-		return gelf_getchdr(scn, &ch) ? ch.ch_size : 0;
-	if (strncmp(name, ".zdebug", 7) || !(d = elf_rawdata(scn, NULL)) || !d->d_buf ||
-	    d->d_size < 12 || memcmp(d->d_buf, "ZLIB", 4))
+/*
+ * The bytes dwarf_begin_elf holds for one section: a DWARF one's (a name with "debug", or
+ * .gdb_index) as read, plus its size once uncompressed (ELF SHF_COMPRESSED, GNU .zdebug),
+ * taken from its header alone.
+ */
+static uint64_t dwarf_size(Elf *elf, const GElf_Shdr *sh, const char *name)
+{
+	const uint8_t *h;
+	uint64_t n = 0;
+	Elf_Data *d;
+	int i;
+
+	if (!strstr(name, "debug") && strcmp(name, ".gdb_index"))
 		return 0;
-	for (p = (const uint8_t *)d->d_buf + 4; p < (const uint8_t *)d->d_buf + 12; p++)
-		n = n << 8 | *p;
-	return n;
+	if (sh->sh_size < sizeof(Elf64_Chdr) || sh->sh_size > UNWTAB_DWARF_MAX ||
+	    !(d = elf_getdata_rawchunk(elf, (int64_t)sh->sh_offset, sizeof(Elf64_Chdr),
+				       ELF_T_BYTE)))
+		return sh->sh_size;
+	h = d->d_buf;
+	if (sh->sh_flags & SHF_COMPRESSED) /* Elf64_Chdr, little-endian: ch_size at 8 */
+		for (i = 15; i >= 8; i--)
+			n = n << 8 | h[i];
+	else if (!strncmp(name, ".zdebug", 7) && !memcmp(h, "ZLIB", 4)) /* then big-endian */
+		for (i = 4; i < 12; i++)
+			n = n << 8 | h[i];
+	return add_sat(sh->sh_size, n);
 }
 
 /*
@@ -230,6 +250,8 @@ static enum unwtab_err eh_scn(Elf_Scn *scn, const GElf_Shdr *sh, bool *seen, Elf
 {
 	if (*seen || (sh->sh_flags & SHF_COMPRESSED))
 		return UNWTAB_E_BAD_CFI;
+	if (sh->sh_size > UNWTAB_SECTION_MAX)
+		return UNWTAB_E_TOO_BIG;
 	*seen = true;
 	*d = elf_rawdata(scn, NULL);
 	if (*d && !(*d)->d_buf)
@@ -249,7 +271,6 @@ static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
 	unsigned int ndebug = 0;
 	bool eh = false, hdr = false;
 	enum unwtab_err why = UNWTAB_OK;
-	uint64_t n;
 	const char *name;
 	GElf_Shdr sh;
 	size_t shstr;
@@ -263,8 +284,7 @@ static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
 		name = elf_strptr(elf, shstr, sh.sh_name);
 		if (!name)
 			continue;
-		n = inflated_size(scn, &sh, name);
-		s->inflated = n > UINT64_MAX - s->inflated ? UINT64_MAX : s->inflated + n;
+		s->dwarf = add_sat(s->dwarf, dwarf_size(elf, &sh, name));
 		if (!strcmp(name, ".eh_frame"))
 			why = eh_scn(scn, &sh, &eh, &s->eh, &s->eh_addr);
 		else if (!strcmp(name, ".eh_frame_hdr"))
@@ -1092,7 +1112,7 @@ static void shrink(struct unwtab *t)
 
 /*
  * .debug_frame's data, NULL when none or unread: libdw opens the file's DWARF only when what
- * it would inflate stays under UNWTAB_INFLATE_MAX.
+ * it would read and inflate stays under UNWTAB_DWARF_MAX.
  */
 static Elf_Data *debug_frame(struct build *b, const struct cfi_scns *s, uint64_t *vaddr)
 {
@@ -1100,7 +1120,7 @@ static Elf_Data *debug_frame(struct build *b, const struct cfi_scns *s, uint64_t
 
 	if (!s->debug)
 		return NULL;
-	if (s->inflated > UNWTAB_INFLATE_MAX) {
+	if (s->dwarf > UNWTAB_DWARF_MAX) {
 		b->t->st.debug_frame_unread = 1;
 		return NULL;
 	}
@@ -1124,8 +1144,9 @@ static enum unwtab_err collect(struct build *b)
 
 	if ((why = find_scns(b->elf, &s)))
 		return why;
-	b->eh = dwarf_getcfi_elf(b->elf);
-	if (b->eh && s.eh) {
+	/* Without the section, libdw would read the file from PT_GNU_EH_FRAME to its end. */
+	b->eh = s.eh ? dwarf_getcfi_elf(b->elf) : NULL;
+	if (b->eh) {
 		why = enumerate(b, s.eh, s.eh_addr, true, &b->eh_r, &fdes);
 		if (!why && s.hdr)
 			why = check_hdr(&s, &fdes);
@@ -1209,7 +1230,8 @@ int unwtab_build_fd(int fd, struct unwtab *out, enum unwtab_err *why)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return build_and_end(NULL, out, why);
-	return build_and_end(elf_begin(fd, ELF_C_READ_MMAP, NULL), out, why);
+	/* Read, not mapped: see UNWTAB_SECTION_MAX. */
+	return build_and_end(elf_begin(fd, ELF_C_READ, NULL), out, why);
 }
 
 int unwtab_build_mem(const void *image, size_t len, struct unwtab *out, enum unwtab_err *why)

@@ -30,7 +30,7 @@ struct unwtab_stats {
 	uint32_t fdes_dropped;	     /* empty, outside the text, inside an earlier one */
 	uint32_t fdes_bad;	     /* libdw refused their instructions: EMBER_CFA_FP there */
 	uint32_t from_debug_frame;   /* FDE ranges taken from .debug_frame */
-	uint32_t debug_frame_unread; /* 1: the file's DWARF inflates past UNWTAB_INFLATE_MAX */
+	uint32_t debug_frame_unread; /* 1: the file's DWARF is over UNWTAB_DWARF_MAX */
 	uint32_t rows;
 	uint32_t rows_fp; /* EMBER_CFA_FP: rules the walk cannot evaluate */
 	uint32_t rows_plt;
