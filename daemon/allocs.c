@@ -194,6 +194,15 @@ static bool path_is(const char *path, const struct stat *st)
 	       now.st_ino == st->st_ino;
 }
 
+/*
+ * Whether only root may change the file: libbpf maps it (ELF_C_READ_MMAP) to read its probes,
+ * and a truncation by its owner while it reads would raise SIGBUS in emberd.
+ */
+static bool root_only(const struct stat *st)
+{
+	return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 static void no_probe(struct allocs *a, uint64_t dev, uint64_t ino)
 {
 	size_t slot = noprobe_slot(dev, ino);
@@ -228,6 +237,14 @@ static void attach_file(struct allocs *a, struct aproc *p, const struct proc_map
 	}
 	if (p->nfiles == ALLOCS_FILES_MAX) {
 		a->st.attach_failed++;
+		return;
+	}
+	if (!root_only(&st)) {
+		a->st.attach_failed++;
+		no_probe(a, dev, m->inode);
+		log_warnx("pid %d: %s: a non-root user may write it, not attached (libbpf maps it "
+			  "to read its probes: a truncation meanwhile would end emberd by SIGBUS)",
+			  p->pid, m->path);
 		return;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
