@@ -211,6 +211,15 @@ static void no_probe(struct allocs *a, uint64_t dev, uint64_t ino)
 	a->noprobe[slot].ino = ino;
 }
 
+/* A file with probes that libbpf must not be given: counted, logged, not looked at again. */
+static void refuse(struct allocs *a, const struct aproc *p, const struct proc_map *m,
+		   const char *why)
+{
+	a->st.attach_failed++;
+	no_probe(a, makedev(m->dev_major, m->dev_minor), m->inode);
+	log_warnx("pid %d: %s: %s, not attached", p->pid, m->path, why);
+}
+
 /* Attaches the probes file (path as the process sees it) has; counts what fails. */
 static void attach_file(struct allocs *a, struct aproc *p, const struct proc_map *m)
 {
@@ -240,20 +249,12 @@ static void attach_file(struct allocs *a, struct aproc *p, const struct proc_map
 		return;
 	}
 	if (!root_only(&st)) {
-		a->st.attach_failed++;
-		no_probe(a, dev, m->inode);
-		log_warnx("pid %d: %s: a non-root user may write it, not attached (libbpf maps it "
-			  "to read its probes: a truncation meanwhile would end emberd by SIGBUS)",
-			  p->pid, m->path);
+		refuse(a, p, m, "a non-root user may write it");
 		return;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/root%s", p->pid, m->path);
 	if (!path_is(path, &st)) {
-		a->st.attach_failed++;
-		no_probe(a, dev, m->inode);
-		log_warnx("pid %d: %s: its path leads to another file than the one mapped, "
-			  "not attached",
-			  p->pid, m->path);
+		refuse(a, p, m, "its path leads to another file than the one mapped");
 		return;
 	}
 	f = &p->f[p->nfiles];
