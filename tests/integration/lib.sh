@@ -13,8 +13,23 @@ FX=$EMBER_BUILD/tests
 T=$(mktemp -d /tmp/ember-test.XXXXXX)
 export HOME=$T GOCACHE=$T/gocache PPROF_TMPDIR=$T
 PIDS=()
+# pid_alive PID: PID runs (a zombie, exited but not yet waited for, does not).
+pid_alive() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "${st%% *}" != Z ]
+}
 cleanup() {
+	local p _
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	# what has not ended 10 s after SIGTERM (an emberd stuck in a system call, its SIGTERM
+	# blocked for its signalfd) is killed: never left running to skew the tests after
+	for _ in $(seq 1 100); do
+		for p in "${PIDS[@]}"; do pid_alive "$p" && break; done
+		pid_alive "$p" || break
+		sleep 0.1
+	done
+	for p in "${PIDS[@]}"; do ! pid_alive "$p" || kill -KILL "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	# KEEP_T=1 keeps the test's directory (logs, data) to look at a failure
 	if [ -n "${KEEP_T:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
