@@ -34,9 +34,9 @@ grep -Eq "unwinder: pid $WARM: .*\(0 to build\)" "$T/emberd.log" ||
 kill "$WARM"
 wait "$WARM" 2>/dev/null || true
 rm -f "/tmp/perf-$WARM.map"
-node --perf-basic-prof "$T/gc.js" 12 >"$T/multi.out" 2>&1 &
+node --perf-basic-prof "$T/gc.js" 24 >"$T/multi.out" 2>&1 &
 MULTI=$!
-node --perf-basic-prof --single-threaded "$T/gc.js" 12 >"$T/single.out" 2>&1 &
+node --perf-basic-prof --single-threaded "$T/gc.js" 24 >"$T/single.out" 2>&1 &
 SINGLE=$!
 PIDS+=("$MULTI" "$SINGLE")
 trap 'rm -f "/tmp/perf-$MULTI.map" "/tmp/perf-$SINGLE.map"; cleanup' EXIT
@@ -59,9 +59,14 @@ expect_share "$T/multi.folded" "complete (process or thread start)" 98 300 \
 # (libc cut from its caller: with --single-threaded only the main thread runs, and only
 # V8's C++ calls libc there). Left out, only when their stack says so: start-up,
 # tear-down and exit, which run no JS; other threads; samples with no user frame (the
-# first frame is the kernel's entry: an exiting process has no user stack left).
+# first frame is the kernel's entry: an exiting process has no user stack left), or taken
+# in the kernel's do_exit (its user memory is being unmapped: only the interrupted leaf
+# remains). Not left out, and the reason for 24 s of CPU: a process's first sample, walked
+# before emberd has read its mappings (frame pointers alone: libc's leaf without caller),
+# one in 250 of its V8 C++ samples here (one in 130 with 12 s: a third miss of any kind
+# failed the 98%).
 NOJS=";node::Start[^;]*;node::(NodeMainInstance::(~)?NodeMainInstance|[A-Za-z]*OncePerProcess)"
-NOJS="$NOJS|;__libc_start_call_main;exit;|;(clone3?|start_thread);|^;(entry_SYSCALL|asm_|ret_from_fork)"
+NOJS="$NOJS|;__libc_start_call_main;exit;|;(clone3?|start_thread);|^;(entry_SYSCALL|asm_|ret_from_fork)|;do_exit;"
 awk -v nojs="$NOJS" '{
 	s = $0
 	sub(/ [0-9]+$/, "", s)
