@@ -2,11 +2,15 @@
 /*
  * libFuzzer: arbitrary bytes as an ELF image through the unwind table compiler; a table that
  * comes out must keep the ABI's promises (sorted, bounded, no equal neighbours, known kinds).
+ * The same bytes as a file (a memfd, read as emberd reads files) must give the same outcome
+ * and the same rows.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "unwtab.h"
 
@@ -33,6 +37,25 @@ static void check(const struct unwtab *t)
 	}
 }
 
+/* The table of the bytes as a file (a memfd made once): its outcome must be the image's. */
+static void as_file(const uint8_t *data, size_t size, const struct unwtab *mem,
+		    enum unwtab_err mem_why)
+{
+	static int fd = -1;
+	enum unwtab_err why = UNWTAB_E_NR;
+	struct unwtab t;
+
+	if (fd < 0 && (fd = memfd_create("fuzz_unwtab", MFD_CLOEXEC)) < 0)
+		return;
+	if (ftruncate(fd, 0) || (size && pwrite(fd, data, size, 0) != (ssize_t)size))
+		return;
+	unwtab_build_fd(fd, &t, &why);
+	if (why != mem_why || t.nrows != mem->nrows ||
+	    (t.nrows && memcmp(t.rows, mem->rows, t.nrows * sizeof(*t.rows))))
+		__builtin_trap();
+	unwtab_free(&t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enum unwtab_err why = UNWTAB_E_NR;
@@ -52,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (unwtab_find(&t, t.end) || unwtab_find(&t, t.base - 1))
 		__builtin_trap();
+	as_file(data, size, &t, why);
 	unwtab_strerror(why);
 	unwtab_free(&t);
 	free(img);
