@@ -20,8 +20,8 @@
 #include "clock.h"
 #include "fold.h"
 #include "log.h"
-#include "percpu.h"
 #include "mapfile.h"
+#include "percpu.h"
 #include "procmaps.h"
 #include "stapsdt.h"
 

@@ -204,7 +204,6 @@ struct cfi_scns {
 	Elf_Data *eh, *hdr;
 	Elf_Scn *debug;
 	uint64_t eh_addr, hdr_addr;
-	uint64_t dwarf; /* bytes libdw reads, uncompressed included, to open the DWARF */
 };
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -245,6 +244,24 @@ static uint64_t dwarf_size(Elf *elf, const GElf_Shdr *sh, const char *name)
  * first or the last of several, and reads an .eh_frame compressed or not as it lies, so any
  * of that would make this file check other bytes than libdw runs: refused.
  */
+/* What dwarf_begin_elf would read and inflate of the file, saturated. */
+static uint64_t dwarf_bytes(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t n = 0;
+	const char *name;
+	GElf_Shdr sh;
+	size_t shstr;
+
+	if (elf_getshdrstrndx(elf, &shstr))
+		return 0;
+	while (n <= UNWTAB_DWARF_MAX && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstr, sh.sh_name)))
+			n = add_sat(n, dwarf_size(elf, &sh, name));
+	return n;
+}
+
 static enum unwtab_err eh_scn(Elf_Scn *scn, const GElf_Shdr *sh, bool *seen, Elf_Data **d,
 			      uint64_t *addr)
 {
@@ -284,7 +301,6 @@ static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
 		name = elf_strptr(elf, shstr, sh.sh_name);
 		if (!name)
 			continue;
-		s->dwarf = add_sat(s->dwarf, dwarf_size(elf, &sh, name));
 		if (!strcmp(name, ".eh_frame"))
 			why = eh_scn(scn, &sh, &eh, &s->eh, &s->eh_addr);
 		else if (!strcmp(name, ".eh_frame_hdr"))
@@ -1120,7 +1136,7 @@ static Elf_Data *debug_frame(struct build *b, const struct cfi_scns *s, uint64_t
 
 	if (!s->debug)
 		return NULL;
-	if (s->dwarf > UNWTAB_DWARF_MAX) {
+	if (dwarf_bytes(b->elf) > UNWTAB_DWARF_MAX) {
 		b->t->st.debug_frame_unread = 1;
 		return NULL;
 	}

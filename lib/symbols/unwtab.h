@@ -57,7 +57,7 @@ enum unwtab_err {
 	UNWTAB_E_NO_TEXT,    /* no executable PT_LOAD segment */
 	UNWTAB_E_NO_CFI,     /* neither .eh_frame nor .debug_frame covers any code */
 	UNWTAB_E_BAD_CFI,    /* a CFI section libdw cannot read to its end */
-	UNWTAB_E_TOO_BIG,    /* more rows, span (4 GiB) or work than the bounds allow */
+	UNWTAB_E_TOO_BIG,    /* more rows, span (4 GiB), work or CFI bytes than the bounds allow */
 	UNWTAB_E_NOMEM,
 	UNWTAB_E_NR,
 };
