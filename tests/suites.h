@@ -61,6 +61,7 @@ Suite *ctlproto_suite(void);
 Suite *flamegraph_suite(void);
 Suite *statusfile_suite(void);
 Suite *unwtab_suite(void);
+Suite *uwalk_suite(void);
 Suite *utf8_suite(void);
 Suite *pushfit_suite(void);
 Suite *drain_suite(void);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user stack walk of bpf/unwind.bpf.h, in user space, over a copy of the
+ * stack: for samples taken before a process's tables were loaded, which the
+ * cpu program hands to the daemon with their registers and stack bytes
+ * (struct ember_cpu_deferred) instead of walking them with frame pointers.
+ * The same rules, step for step: a change to one walk is a change to both.
+ * Pure: rows come through a callback, memory only from the copy. x86-64.
+ */
+#ifndef EMBER_UWALK_H
+#define EMBER_UWALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ember/cpu.h>
+#include <ember/unwind.h>
+
+/*
+ * Where the walk finds rules: the row of table (an id of the tables array) in
+ * force at pc (an address minus the mapping's bias), false where there is none.
+ * uwalk_search() is the search over a table's rows.
+ */
+struct uwalk_rows {
+	bool (*find)(void *arg, uint32_t table, uint64_t pc, struct ember_unwind_row *out);
+	void *arg;
+};
+
+/* Reads row i (0 .. nrows - 1) of one table: false when it cannot. */
+typedef bool (*uwalk_row_fn)(void *arg, uint32_t i, struct ember_unwind_row *out);
+
+/*
+ * The row in force at pc among a table's nrows sorted rows, read with row; and
+ * [*lo, *hi), the pcs it covers (*hi UINT64_MAX for the last). False where no
+ * row covers pc or one could not be read.
+ */
+bool uwalk_search(uint32_t nrows, uwalk_row_fn row, void *arg, uint64_t pc,
+		  struct ember_unwind_row *out, uint64_t *lo, uint64_t *hi);
+
+/* What one walk gives: the frames, leaf first, and how it went (as struct uw_result). */
+struct uwalk_result {
+	uint64_t ips[EMBER_MAX_STACK_DEPTH];
+	uint32_t n;
+	uint32_t end; /* EMBER_CPU_M_END_*: why the stack ended */
+	uint32_t by_table, by_fp, bad_rule;
+	bool truncated;	 /* EMBER_MAX_STACK_DEPTH reached */
+	bool copy_short; /* it ended reading past the copy: callers missing, not a bad stack */
+};
+
+/* The stack bytes a sample carries: stack[i] is the byte at user address base + i. */
+struct uwalk_stack {
+	const uint8_t *bytes;
+	uint64_t base;
+	size_t len;
+};
+
+/*
+ * Walks the stack whose registers are ip, sp and bp with proc's mappings
+ * (NULL: frame pointers only) and the rows src reads; memory outside stk is
+ * unreadable. Always ends: at most EMBER_MAX_STACK_DEPTH frames.
+ */
+void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
+	   const struct uwalk_stack *stk, uint64_t ip, uint64_t sp, uint64_t bp,
+	   struct uwalk_result *out);
+
+#endif

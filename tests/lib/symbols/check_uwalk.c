@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uwalk: the user-space walk over a stack copy, on hand-built tables and
+ * stacks whose frames are known: each rule kind, frame pointers where no
+ * table is, a signal frame, the copy's end, and stacks that never end.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "suites.h"
+#include "uwalk.h"
+
+/* The text mapping every test uses: table 0 covers it, row pcs = address - TEXT. */
+#define TEXT 0x400000ull
+#define TEXT_END 0x500000ull
+/* Where the copy of the stack starts (sp's page). */
+#define STACK 0x7ffc0000ull
+
+/* A table of rows and a stack copy, built by each test. */
+struct fixture {
+	struct ember_unwind_row rows[16];
+	uint32_t nrows;
+	bool fail_reads; /* the row source fails every read */
+	struct ember_unwind_proc proc;
+	uint8_t stack[16384];
+	struct uwalk_result res;
+};
+
+static struct fixture fx;
+
+static bool row_at(void *arg, uint32_t i, struct ember_unwind_row *out)
+{
+	struct fixture *f = arg;
+
+	if (f->fail_reads || i >= f->nrows)
+		return false;
+	*out = f->rows[i];
+	return true;
+}
+
+static bool find(void *arg, uint32_t table, uint64_t pc, struct ember_unwind_row *out)
+{
+	struct fixture *f = arg;
+	uint64_t lo, hi;
+
+	return table == 0 && uwalk_search(f->nrows, row_at, f, pc, out, &lo, &hi);
+}
+
+static void setup(void)
+{
+	memset(&fx, 0, sizeof(fx));
+	fx.proc.nmaps = 1;
+	fx.proc.maps[0] = (struct ember_unwind_map){.start = TEXT, .end = TEXT_END, .bias = TEXT};
+}
+
+static void add_row(uint32_t pc, uint8_t kind, int32_t off, uint8_t rbp_kind, int16_t rbp_off)
+{
+	fx.rows[fx.nrows++] = (struct ember_unwind_row){
+		.pc = pc, .cfa_kind = kind, .cfa_off = off, .rbp_kind = rbp_kind, .rbp_off = rbp_off};
+}
+
+static void put(uint64_t addr, uint64_t v)
+{
+	ck_assert(addr >= STACK && addr + 8 <= STACK + sizeof(fx.stack));
+	memcpy(fx.stack + (addr - STACK), &v, sizeof(v));
+}
+
+static void walk(bool with_proc, size_t len, uint64_t ip, uint64_t sp, uint64_t bp)
+{
+	struct uwalk_rows src = {find, &fx};
+	struct uwalk_stack stk = {fx.stack, STACK, len};
+
+	uwalk(with_proc ? &fx.proc : NULL, &src, &stk, ip, sp, bp, &fx.res);
+}
+
+static void expect_ips(const uint64_t *want, uint32_t n)
+{
+	ck_assert_uint_eq(fx.res.n, n);
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert_msg(fx.res.ips[i] == want[i], "frame %u: %#lx, want %#lx", i,
+			      (unsigned long)fx.res.ips[i], (unsigned long)want[i]);
+}
+
+/* Functions without frame pointers: CFA = rsp + offset, the return address below it. */
+START_TEST(test_rsp_rules)
+{
+	uint64_t sp = STACK + 0x100;
+
+	add_row(0x000, EMBER_CFA_RSP, 8, EMBER_RBP_SAME, 0);  /* entry: ra at [rsp] */
+	add_row(0x100, EMBER_CFA_RSP, 16, EMBER_RBP_SAME, 0); /* after one push */
+	add_row(0x200, EMBER_CFA_END, 0, EMBER_RBP_SAME, 0);  /* _start */
+	/* leaf at 0x150 (one push): ra at sp + 8 -> 0x80 (entry rule); its ra at sp + 16 */
+	put(sp + 8, TEXT + 0x81);
+	put(sp + 16, TEXT + 0x250);
+	walk(true, sizeof(fx.stack), TEXT + 0x150, sp, 0xdead);
+	expect_ips((const uint64_t[]){TEXT + 0x150, TEXT + 0x81, TEXT + 0x250}, 3);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.by_table, 3);
+	ck_assert_uint_eq(fx.res.by_fp, 0);
+	ck_assert(!fx.res.truncated && !fx.res.copy_short);
+}
+END_TEST
+
+/* A frame-pointer frame by its table: CFA = rbp + 16, the caller's rbp saved at CFA - 16. */
+START_TEST(test_rbp_rule)
+{
+	uint64_t sp = STACK + 0x100, bp = STACK + 0x140, caller_bp = STACK + 0x200;
+
+	add_row(0x000, EMBER_CFA_RBP, 16, EMBER_RBP_CFA, -16);
+	add_row(0x100, EMBER_CFA_END, 0, EMBER_RBP_SAME, 0);
+	put(bp, caller_bp);
+	put(bp + 8, TEXT + 0x101);
+	walk(true, sizeof(fx.stack), TEXT + 0x40, sp, bp);
+	expect_ips((const uint64_t[]){TEXT + 0x40, TEXT + 0x101}, 2);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+}
+END_TEST
+
+/* The PLT's rule: CFA = rsp + 8, + 8 more past the threshold within its 16-byte entry. */
+START_TEST(test_plt_rule)
+{
+	uint64_t sp = STACK + 0x100;
+
+	add_row(0x000, EMBER_CFA_PLT, 11, EMBER_RBP_SAME, 0);
+	add_row(0x100, EMBER_CFA_END, 0, EMBER_RBP_SAME, 0);
+	put(sp, TEXT + 0x111);	   /* below the threshold: ra at [rsp] */
+	put(sp + 8, TEXT + 0x121); /* past it: ra at [rsp + 8] */
+	walk(true, sizeof(fx.stack), TEXT + 0x24, sp, 0);
+	expect_ips((const uint64_t[]){TEXT + 0x24, TEXT + 0x111}, 2);
+	walk(true, sizeof(fx.stack), TEXT + 0x2c, sp, 0);
+	expect_ips((const uint64_t[]){TEXT + 0x2c, TEXT + 0x121}, 2);
+}
+END_TEST
+
+/* No proc, a mapping without a table, a source that fails: frame pointers, as in BPF. */
+START_TEST(test_frame_pointers)
+{
+	uint64_t sp = STACK + 0x100, bp1 = STACK + 0x180, bp2 = STACK + 0x300;
+
+	put(bp1, bp2);
+	put(bp1 + 8, 0x7f0000001234ull);
+	put(bp2, 0);
+	put(bp2 + 8, 0x7f0000005678ull);
+	walk(false, sizeof(fx.stack), 0x7f0000000010ull, sp, bp1);
+	expect_ips((const uint64_t[]){0x7f0000000010ull, 0x7f0000001234ull, 0x7f0000005678ull}, 3);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST); /* rbp 0: the chain's end */
+	ck_assert_uint_eq(fx.res.by_fp, 3);
+
+	/* in a mapping with no table: the same */
+	fx.proc.maps[0].table = EMBER_UNWIND_NO_TABLE;
+	walk(true, sizeof(fx.stack), TEXT + 0x10, sp, bp1);
+	ck_assert_uint_eq(fx.res.n, 3);
+	ck_assert_uint_eq(fx.res.by_fp, 3);
+
+	/* a table whose rows cannot be read: the same */
+	fx.proc.maps[0].table = 0;
+	add_row(0x000, EMBER_CFA_RSP, 8, EMBER_RBP_SAME, 0);
+	fx.fail_reads = true;
+	walk(true, sizeof(fx.stack), TEXT + 0x10, sp, bp1);
+	ck_assert_uint_eq(fx.res.n, 3);
+	ck_assert_uint_eq(fx.res.by_table, 0);
+}
+END_TEST
+
+/* A rule the walk cannot evaluate: frame pointers, counted as such. */
+START_TEST(test_bad_rule)
+{
+	uint64_t sp = STACK + 0x100, bp = STACK + 0x180;
+
+	add_row(0x000, EMBER_CFA_FP, 0, EMBER_RBP_SAME, 0);
+	put(bp, 0x10); /* garbage rbp: the next step fails */
+	put(bp + 8, 0x7f0000001234ull);
+	walk(true, sizeof(fx.stack), TEXT + 0x10, sp, bp);
+	expect_ips((const uint64_t[]){TEXT + 0x10, 0x7f0000001234ull}, 2);
+	ck_assert_uint_eq(fx.res.bad_rule, 1);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_NO_TABLE);
+}
+END_TEST
+
+/* A signal trampoline: the interrupted code's registers from the frame the kernel pushed. */
+START_TEST(test_signal_frame)
+{
+	uint64_t sp = STACK + 0x100, isp = STACK + 0x800;
+
+	add_row(0x000, EMBER_CFA_SIGNAL, 0, EMBER_RBP_SAME, 0);
+	add_row(0x100, EMBER_CFA_RSP, 8, EMBER_RBP_SAME, 0);
+	add_row(0x200, EMBER_CFA_END, 0, EMBER_RBP_SAME, 0);
+	put(sp + 40 + 128, TEXT + 0x180); /* uc_mcontext's rip: the interrupted instruction */
+	put(sp + 40 + 120, isp);	  /* its rsp */
+	put(sp + 40 + 80, 0);		  /* its rbp */
+	put(isp, TEXT + 0x201);
+	walk(true, sizeof(fx.stack), TEXT + 0x10, sp, 0);
+	expect_ips((const uint64_t[]){TEXT + 0x10, TEXT + 0x180, TEXT + 0x201}, 3);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+}
+END_TEST
+
+/* A return address past the copy's end: the walk stops there, marked short. */
+START_TEST(test_copy_short)
+{
+	uint64_t sp = STACK + 0x100;
+
+	add_row(0x000, EMBER_CFA_RSP, 8, EMBER_RBP_SAME, 0);
+	put(sp, TEXT + 0x10);
+	put(sp + 8, TEXT + 0x10);
+	walk(true, 0x108, TEXT + 0x10, sp, 0); /* the copy holds [sp - 0x100, sp + 8) */
+	ck_assert_uint_eq(fx.res.n, 2);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_UNREADABLE);
+	ck_assert(fx.res.copy_short);
+
+	/* below sp is no stack: a rule reading there is bad, not short */
+	setup();
+	add_row(0x000, EMBER_CFA_RSP, -64, EMBER_RBP_SAME, 0);
+	walk(true, sizeof(fx.stack), TEXT + 0x10, sp, 0);
+	ck_assert_uint_eq(fx.res.n, 1);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_UNREADABLE);
+	ck_assert(!fx.res.copy_short);
+}
+END_TEST
+
+/* A stack that never ends (each frame returns to itself): cut at the depth limit. */
+START_TEST(test_depth_limit)
+{
+	add_row(0x000, EMBER_CFA_RSP, 8, EMBER_RBP_SAME, 0);
+	for (uint64_t a = STACK; a + 8 <= STACK + sizeof(fx.stack); a += 8)
+		put(a, TEXT + 0x11);
+	walk(true, sizeof(fx.stack), TEXT + 0x10, STACK, 0);
+	ck_assert_uint_eq(fx.res.n, EMBER_MAX_STACK_DEPTH);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_DEPTH);
+	ck_assert(fx.res.truncated);
+}
+END_TEST
+
+/* A frame-pointer loop (rbp pointing at itself) ends at once: rbp below the new sp. */
+START_TEST(test_fp_loop)
+{
+	uint64_t bp = STACK + 0x200;
+
+	put(bp, bp);
+	put(bp + 8, 0x7f0000001234ull);
+	walk(false, sizeof(fx.stack), 0x7f0000000010ull, STACK + 0x100, bp);
+	ck_assert_uint_eq(fx.res.n, 2);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_NO_TABLE);
+}
+END_TEST
+
+/* The search: the row in force and the pcs it covers. */
+START_TEST(test_search)
+{
+	struct ember_unwind_row r;
+	uint64_t lo, hi;
+
+	add_row(0x100, EMBER_CFA_RSP, 8, EMBER_RBP_SAME, 0);
+	add_row(0x140, EMBER_CFA_RSP, 16, EMBER_RBP_SAME, 0);
+	add_row(0x200, EMBER_CFA_RSP, 24, EMBER_RBP_SAME, 0);
+	ck_assert(!uwalk_search(fx.nrows, row_at, &fx, 0xff, &r, &lo, &hi));
+	ck_assert(uwalk_search(fx.nrows, row_at, &fx, 0x100, &r, &lo, &hi));
+	ck_assert_int_eq(r.cfa_off, 8);
+	ck_assert_uint_eq(lo, 0x100);
+	ck_assert_uint_eq(hi, 0x140);
+	ck_assert(uwalk_search(fx.nrows, row_at, &fx, 0x1ff, &r, &lo, &hi));
+	ck_assert_int_eq(r.cfa_off, 16);
+	ck_assert(uwalk_search(fx.nrows, row_at, &fx, 0x5000, &r, &lo, &hi));
+	ck_assert_int_eq(r.cfa_off, 24);
+	ck_assert_uint_eq(hi, UINT64_MAX);
+	ck_assert(!uwalk_search(0, row_at, &fx, 0x100, &r, &lo, &hi));
+}
+END_TEST
+
+Suite *uwalk_suite(void)
+{
+	Suite *s = suite_create("uwalk");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_rsp_rules);
+	tcase_add_test(tc, test_rbp_rule);
+	tcase_add_test(tc, test_plt_rule);
+	tcase_add_test(tc, test_frame_pointers);
+	tcase_add_test(tc, test_bad_rule);
+	tcase_add_test(tc, test_signal_frame);
+	tcase_add_test(tc, test_copy_short);
+	tcase_add_test(tc, test_depth_limit);
+	tcase_add_test(tc, test_fp_loop);
+	tcase_add_test(tc, test_search);
+	suite_add_tcase(s, tc);
+	return s;
+}
