@@ -80,8 +80,8 @@ static __always_inline struct ember_stack *walk(struct pt_regs *ctx, __u32 tgid)
 		return NULL;
 #if defined(__TARGET_ARCH_x86)
 	/* a uprobe's context is the user registers themselves */
-	uw_walk(st, tgid, EMBER_CTX_REG(ctx, ip), EMBER_CTX_REG(ctx, sp), EMBER_CTX_REG(ctx, bp),
-		&res);
+	uw_walk(st, tgid, uw_proc(tgid), EMBER_CTX_REG(ctx, ip), EMBER_CTX_REG(ctx, sp),
+		EMBER_CTX_REG(ctx, bp), &res);
 #else
 	long bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
 

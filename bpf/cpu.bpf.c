@@ -8,6 +8,8 @@
 #include <bpf/bpf_helpers.h>
 
 #include "ember/cpu.h"
+/* samples of processes not loaded yet go to the daemon with their stacks */
+#define FOLD_DEFER
 #include "fold.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -132,8 +132,10 @@ static __always_inline __u64 kernel_stack(void *ctx, void *stacks, __u32 gen, bo
  * The user stack, walked with unwind tables (bpf/unwind.bpf.h) from regs into
  * the scratch stack; NULL when there is none (a kernel thread: regs NULL).
  */
-static __always_inline struct ember_stack *
-walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid)
+static __always_inline struct ember_stack *walk_user_stack(void *ctx,
+							   const struct ember_uregs *regs,
+							   __u32 tgid,
+							   const struct ember_unwind_proc *proc)
 {
 	struct ember_stack *st = scratch_stack();
 	struct uw_result res;
@@ -150,7 +152,7 @@ walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid)
 #endif
 	if (!st || !regs)
 		return NULL;
-	uw_walk(st, tgid, regs->ip, regs->sp, regs->bp, &res);
+	uw_walk(st, tgid, proc, regs->ip, regs->sp, regs->bp, &res);
 	metric_inc(res.end);
 	metric_add(EMBER_CPU_M_PROC_NO_TABLES, res.no_proc);
 	metric_add(EMBER_CPU_M_FRAMES_TABLE, res.by_table);
@@ -161,9 +163,10 @@ walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid)
 
 /* The user stack (walk_user_stack()) kept in stacks: its hash, 0 when none or lost. */
 static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
-					void *stacks, __u32 gen, bool *lost)
+					const struct ember_unwind_proc *proc, void *stacks,
+					__u32 gen, bool *lost)
 {
-	struct ember_stack *st = walk_user_stack(ctx, regs, tgid);
+	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, proc);
 
 	return st ? keep_stack(st, stacks, gen, lost) : 0;
 }
@@ -217,16 +220,103 @@ struct fold_event {
 	bool kstack;			/* take the kernel stack of ctx too */
 };
 
+#if defined(FOLD_DEFER) && defined(__TARGET_ARCH_x86)
+/*
+ * Set by the daemon before load (daemon/sampler.c) when it reads the deferred
+ * ring: a sample of a process whose tables are not loaded goes there.
+ */
+const volatile __u32 defer_walks = 0;
+
+/*
+ * Samples of processes not loaded yet, with their user stack's pages (struct
+ * ember_cpu_deferred), for the daemon to walk once it has loaded the tables
+ * (daemon/deferred.c). 1 MiB: ~60 records, read as they come.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} deferred SEC(".maps");
+
+/* Bytes waiting in the deferred ring past which a record wakes the daemon: a quarter. */
+#define DEFER_WAKE_BYTES (1 << 18)
+
+/*
+ * Sends ev to the deferred ring with its registers, kernel stack and the user
+ * stack from sp's page on; false when the ring is full (counted).
+ */
+static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
+{
+	struct ember_cpu_deferred *d = bpf_ringbuf_reserve(&deferred, sizeof(*d), 0);
+	__u64 base;
+	long bytes;
+
+	if (!d) {
+		metric_inc(EMBER_CPU_M_DEFER_FULL);
+		return false;
+	}
+	d->tgid = ev->tgid;
+	d->flags = ev->flags;
+	d->n = ev->n;
+	d->ip = ev->regs->ip;
+	d->sp = ev->regs->sp;
+	d->bp = ev->regs->bp;
+	bpf_get_current_comm(d->comm, sizeof(d->comm));
+	d->kstack_len = 0;
+	if (ev->kstack) {
+		bytes = bpf_get_stack(ctx, d->kips, sizeof(d->kips), 0);
+		if (bytes < 0) {
+			metric_inc(EMBER_CPU_M_KSTACK_FAILED);
+			d->flags |= EMBER_KEY_KSTACK_LOST;
+		} else {
+			d->kstack_len = bytes / sizeof(__u64);
+		}
+	}
+	/* whole pages, so that each read has a constant place in the record */
+	base = d->sp & ~(__u64)(EMBER_DEFER_PAGE - 1);
+	d->stack_base = base;
+	d->stack_len = 0;
+	/* bound: the pages a record holds; the first unreadable page (the stack's top) ends it */
+	for (int i = 0; i < EMBER_DEFER_PAGES; i++) {
+		if (bpf_probe_read_user(d->stack + i * EMBER_DEFER_PAGE, EMBER_DEFER_PAGE,
+					(const void *)(base + i * EMBER_DEFER_PAGE)))
+			break;
+		d->stack_len += EMBER_DEFER_PAGE;
+	}
+	/*
+	 * No wakeup of its own: the process's events wake the daemon (its first
+	 * sample's, unless it is young; its exit), and the daemon reads this ring
+	 * before them, so that an exit never overtakes the samples taken before it.
+	 * A ring a quarter full wakes it, so that none is lost to a full ring.
+	 */
+	bpf_ringbuf_submit(d, bpf_ringbuf_query(&deferred, BPF_RB_AVAIL_DATA) > DEFER_WAKE_BYTES ?
+				      BPF_RB_FORCE_WAKEUP :
+				      BPF_RB_NO_WAKEUP);
+	metric_inc(EMBER_CPU_M_PROC_NO_TABLES);
+	metric_inc(EMBER_CPU_M_DEFERRED);
+	return true;
+}
+#endif
+
 static __always_inline void fold_into(void *ctx, const struct fold_event *ev, void *counts,
 				      void *stacks, __u32 gen)
 {
+	const struct ember_unwind_proc *proc = ev->regs ? uw_proc(ev->tgid) : NULL;
 	struct ember_cpu_key key = {};
 	bool lost = false;
 
+#if defined(FOLD_DEFER) && defined(__TARGET_ARCH_x86)
+	/*
+	 * Not a thread on its way out: its process's exit event may be read before
+	 * the copy, and its tables are never loaded (the walk here keeps the leaf).
+	 */
+	if (defer_walks && ev->regs && !proc && !(bpf_get_current_task_btf()->flags & PF_EXITING) &&
+	    defer_sample(ctx, ev))
+		return;
+#endif
 	key.tgid = ev->tgid;
 	key.flags = ev->flags;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.user_stack = user_stack(ctx, ev->regs, ev->tgid, stacks, gen, &lost);
+	key.user_stack = user_stack(ctx, ev->regs, ev->tgid, proc, stacks, gen, &lost);
 	if (lost)
 		key.flags |= EMBER_KEY_USTACK_LOST;
 	if (ev->kstack) {

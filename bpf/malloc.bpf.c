@@ -62,7 +62,7 @@ static __always_inline __u64 user_stack(struct pt_regs *ctx, __u32 tgid, bool *l
 	st->flags = 0;
 	return keep_stack_m(st, &stacks, EMBER_MALLOC_M_STACKS_FULL, lost);
 #endif
-	uw_walk(st, tgid, PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), &res);
+	uw_walk(st, tgid, uw_proc(tgid), PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), &res);
 	if (res.no_proc)
 		metric_inc(EMBER_MALLOC_M_NO_TABLES);
 	return keep_stack_m(st, &stacks, EMBER_MALLOC_M_STACKS_FULL, lost);

@@ -432,7 +432,7 @@ static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u
 static __always_inline __u64 park_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
 					     bool *lost)
 {
-	struct ember_stack *st = walk_user_stack(ctx, regs, tgid);
+	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, uw_proc(tgid));
 
 	return st ? park_stack(st, lost) : 0;
 }

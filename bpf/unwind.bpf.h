@@ -14,8 +14,7 @@
 #include "ember/cpu.h"
 #include "ember/unwind.h"
 
-/* Rows per element of unwind_rows: 4 x 12 bytes, so no element pads to 8. */
-#define EMBER_ROWS_PER_BLOCK 4
+/* One element of unwind_rows (EMBER_ROWS_PER_BLOCK rows). */
 struct ember_unwind_block {
 	struct ember_unwind_row r[EMBER_ROWS_PER_BLOCK];
 };
@@ -487,21 +486,28 @@ struct uw_result {
 	__u32 by_table, by_fp, bad_rule; /* frames by how they were unwound */
 };
 
+/* tgid's mappings and their tables, or NULL while the daemon has not loaded them. */
+static __always_inline const struct ember_unwind_proc *uw_proc(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&unwind_procs, &tgid);
+}
+
 /*
  * Walks the user stack whose registers are ip, sp and bp into st, leaf first,
- * and says in res how it went.
+ * with proc (uw_proc(tgid); NULL: frame pointers), and says in res how it went.
+ * lib/symbols/uwalk.c walks a copy of a stack by the same rules.
  */
-static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid, __u64 ip, __u64 sp,
+static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
+				    const struct ember_unwind_proc *proc, __u64 ip, __u64 sp,
 				    __u64 bp, struct uw_result *res)
 {
-	struct uw_state w = {.st = st, .ip = ip, .sp = sp, .bp = bp, .tgid = tgid};
+	struct uw_state w = {.st = st, .ip = ip, .sp = sp, .bp = bp, .tgid = tgid, .proc = proc};
 	__u32 zero = 0;
 
 	w.win = bpf_map_lookup_elem(&unwind_window, &zero);
 	if (w.win)
 		w.win->len = 0;
 
-	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	/* bound: the deepest stack kept, and one more step that notices the limit */
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, uw_loop_step, &w, 0);
 	if (w.stale)

@@ -300,12 +300,14 @@ static void print_walk(const struct ember_status *st)
 	       u[STATUS_UNWIND_END_UNREADABLE].interval, u[STATUS_UNWIND_END_DEPTH].interval);
 	printf("  %-13s %.1f%% of %" PRIu64 " frames by .eh_frame table, %.1f%% by frame "
 	       "pointer (%.1f%% where a rule was unusable); %" PRIu64 " samples of processes "
-	       "not loaded yet\n",
+	       "not loaded yet (%" PRIu64 " walked from a copy of their stack once loaded, %" PRIu64
+	       " by frame pointer: too many at once)\n",
 	       "", pct(u[STATUS_UNWIND_FRAMES_TABLE].interval, frames), frames,
 	       pct(u[STATUS_UNWIND_FRAMES_FP].interval + u[STATUS_UNWIND_FRAMES_BAD_RULE].interval,
 		   frames),
 	       pct(u[STATUS_UNWIND_FRAMES_BAD_RULE].interval, frames),
-	       u[STATUS_UNWIND_NO_TABLES].interval);
+	       u[STATUS_UNWIND_NO_TABLES].interval, u[STATUS_UNWIND_DEFERRED].interval,
+	       u[STATUS_UNWIND_DEFER_FULL].interval);
 	printf("  %-13s since start: %" PRIu64 " built, %" PRIu64 " binaries without a usable "
 	       "table\n",
 	       "unwind tables", u[STATUS_UNWIND_TABLES_BUILT].total,

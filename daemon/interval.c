@@ -292,7 +292,10 @@ int interval_run(struct interval *iv)
 	/* exits noted from here on may have samples in the new buffers: kept through their drain */
 	symbolizer_flipped(iv->d.src.sym);
 	proctable_flipped(iv->d.src.procs);
-	proctrack_consume(iv->d.src.proc); /* exits and first sights before the drains use them */
+	/* samples to walk before exits (which drop their tables), then exits and first sights */
+	if (iv->d.src.sampler)
+		sampler_consume(iv->d.src.sampler);
+	proctrack_consume(iv->d.src.proc); /* before the drains use them */
 	step_end(iv, STEP_CAPTURE);
 	for (size_t i = 0; i < iv->n_types; i++) {
 		drain_type(iv, &iv->types[i], start, end, &r[i]);

@@ -129,7 +129,15 @@ static int on_recapture(struct daemon *d)
 
 static int on_proc(struct daemon *d)
 {
+	/* samples to walk first: an exit read before them would drop the tables they need */
+	sampler_consume(d->sampler);
 	proctrack_wakeup(d->proc);
+	return 0;
+}
+
+static int on_defer(struct daemon *d)
+{
+	sampler_consume(d->sampler);
 	return 0;
 }
 
@@ -184,6 +192,7 @@ static int setup_loop(struct daemon *d, int64_t duration_ns)
 		return rc;
 	/* proctrack's and the control socket's fds belong to them: not closed by teardown */
 	d->ev[EV_PROC] = (struct event_source){proctrack_epoll_fd(d->proc), on_proc};
+	d->ev[EV_DEFER] = (struct event_source){sampler_epoll_fd(d->sampler), on_defer};
 	d->ev[EV_CONTROL] = (struct event_source){control_fd(d->ctl), on_control};
 	if (timer_arm(d->ev[EV_TICK].fd, d->cfg.interval_ns, d->cfg.interval_ns) ||
 	    (duration_ns && timer_arm(d->ev[EV_END].fd, duration_ns, 0)))
@@ -217,6 +226,9 @@ static int run_loop(struct daemon *d)
 			break;
 	}
 	notify_stopping();
+	/* the samples waiting for their process's tables: loaded now, or walked without */
+	unwinder_settle(d->unw);
+	sampler_flush(d->sampler);
 	return interval_run(d->iv);
 }
 
@@ -383,10 +395,12 @@ static int open_bpf(struct daemon *d)
 				       .unw = d->unw,
 				       .sym = d->sym,
 				       .cfg = &d->cfg};
+	so.unw = d->unw; /* the main sampler walks what it samples before a process is loaded */
 	if (sampler_open(&so, &d->sampler, err, sizeof(err))) {
 		log_err("%s", err);
 		return 1;
 	}
+	so.unw = NULL;
 	open_growth(d, &so);
 	open_offcpu(d, &so);
 	if (open_allocs(d, &so.unwind))

@@ -195,6 +195,8 @@ void procevents_apply_class(const struct proc_class *pc, void *arg)
 static void on_exit_event(struct daemon *d, pid_t pid)
 {
 	recapture_cancel(d, pid);
+	/* its samples waiting for tables it will not get: named while its snapshot lasts */
+	sampler_exited(d->sampler, pid);
 	unwinder_exited(d->unw, pid);
 	symbolizer_exited(d->sym, pid);
 	proctable_exited(d->procs, pid);
@@ -206,6 +208,8 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 /* pid was gone when its first sample was read: its frames stay unnamed. */
 static void unread(struct daemon *d, pid_t pid)
 {
+	/* no tables will come: its samples waiting for them are walked now, as for an exit */
+	sampler_exited(d->sampler, pid);
 	d->processes_unread++;
 	log_debug("pid %d: gone before its mappings were read", pid);
 }

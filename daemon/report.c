@@ -64,6 +64,8 @@ static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_CPU_M_NR
 		{STATUS_UNWIND_FRAMES_FP, EMBER_CPU_M_FRAMES_FP},
 		{STATUS_UNWIND_FRAMES_BAD_RULE, EMBER_CPU_M_FRAMES_BAD_RULE},
 		{STATUS_UNWIND_NO_TABLES, EMBER_CPU_M_PROC_NO_TABLES},
+		{STATUS_UNWIND_DEFERRED, EMBER_CPU_M_DEFERRED},
+		{STATUS_UNWIND_DEFER_FULL, EMBER_CPU_M_DEFER_FULL},
 		{STATUS_UNWIND_END_OUTERMOST, EMBER_CPU_M_END_OUTERMOST},
 		{STATUS_UNWIND_END_SIGNAL, EMBER_CPU_M_END_SIGNAL},
 		{STATUS_UNWIND_END_NO_TABLE, EMBER_CPU_M_END_NO_TABLE},
@@ -480,6 +482,7 @@ void report_gather(struct interval_report *r, const struct report_sources *src,
 	r->last_profiles = profiles_stored;
 	st->apps = apps;
 	count(&st->skips[STATUS_SKIP_EXCLUDED], excluded);
+	r->has_defer = src->sampler && sampler_deferred_stats(src->sampler, &r->defer);
 	gather_bpf(r, src);
 	report_gather_common(r, src);
 }
@@ -565,5 +568,15 @@ void report_log(const struct interval_report *r)
 			  r->cpu[EMBER_CPU_M_IDLE_SKIPPED]);
 	if (r->growth[EMBER_CPU_M_SAMPLES] || r->growth[EMBER_GROWTH_M_MAP_CALLS])
 		log_growth(r);
+	if (r->has_defer && r->defer.received)
+		log_debug(
+			"deferred walks since the start: %lu samples of processes not loaded yet, "
+			"%lu walked with their tables, %lu without (gone first, or waited too "
+			"long), %u waiting; %lu lost, %lu malformed; %.0f us of CPU a walk",
+			r->defer.received, r->defer.walked, r->defer.unloaded, r->defer.waiting,
+			r->defer.lost, r->defer.bad,
+			r->defer.walked + r->defer.unloaded ?
+				r->defer.walk_ns / 1e3 / (r->defer.walked + r->defer.unloaded) :
+				0.0);
 	log_symbols(r);
 }

@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "deferred.h"
 #include "fold.h"
 #include "log.h"
 #include "mapsize.h"
@@ -27,6 +28,8 @@ struct sampler {
 	unsigned int ncpus_possible;
 	struct map_sizes size; /* daemon/mapsize.h: from hz, interval and CPUs */
 	struct fold_buffers buf;
+	struct deferred *defer; /* samples of processes not loaded yet; NULL: none sent */
+	struct unwinder *unw;	/* whose hook defer is */
 };
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -61,6 +64,12 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 	s->skel->rodata->allow_only = o->allow_list;
 	if (!o->allow_list) /* unused: the smallest map the kernel accepts */
 		bpf_map__set_max_entries(s->skel->maps.allow_tgids, 1);
+#if defined(__x86_64__)
+	/* a process's samples before its tables are loaded: walked here, or by frame pointers */
+	s->skel->rodata->defer_walks = o->unw != NULL;
+	if (!o->unw) /* unused: one page */
+		bpf_map__set_max_entries(s->skel->maps.deferred, 4096);
+#endif
 	map_sizes_for(s->ncpus_possible, o->hz, o->interval_ns, &s->size);
 	fold_size_buffers(s->skel->obj, s->size.counts, s->size.stack_parts);
 	/* process events go to proctrack's ring buffer, stacks walk the unwinder's tables */
@@ -103,10 +112,19 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 		return ncpus ? ncpus : -ENODEV;
 	}
 	s->ncpus_possible = ncpus;
+	s->unw = o->unw;
 	rc = load(s, o, err, errlen);
 	if (!rc)
 		rc = fold_buffers_init(&s->buf, s->skel->obj, &s->skel->bss->active_buf,
 				       s->size.counts);
+#if defined(__x86_64__)
+	if (!rc && o->unw &&
+	    !(s->defer = deferred_open(bpf_map__fd(s->skel->maps.deferred), o->unw))) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot read the deferred samples' ring buffer: %s",
+			 strerror(errno));
+	}
+#endif
 	if (!rc)
 		rc = fold_perf_open(
 			&s->perf, s->skel->progs.ember_cpu_sample,
@@ -129,6 +147,10 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	fold_perf_close(&s->perf);
+	if (s->defer) {
+		unwinder_set_hook(s->unw, NULL, NULL);
+		deferred_close(s->defer);
+	}
 	fold_buffers_free(&s->buf);
 	cpu_bpf__destroy(s->skel);
 	free(s);
@@ -147,7 +169,42 @@ void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stack_pa
 
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)
 {
-	return fold_drain(&s->buf, cb, arg);
+	int rc = fold_drain(&s->buf, cb, arg);
+
+	/* the samples the daemon walked join the kernel's, in the interval they were walked in */
+	if (!rc && s->defer)
+		rc = deferred_drain(s->defer, cb, arg);
+	return rc;
+}
+
+int sampler_epoll_fd(const struct sampler *s)
+{
+	return s->defer ? deferred_epoll_fd(s->defer) : -1;
+}
+
+int sampler_consume(struct sampler *s)
+{
+	return s->defer ? deferred_consume(s->defer) : 0;
+}
+
+void sampler_exited(struct sampler *s, uint32_t tgid)
+{
+	if (s->defer)
+		deferred_exited(s->defer, tgid);
+}
+
+void sampler_flush(struct sampler *s)
+{
+	if (s->defer)
+		deferred_flush(s->defer);
+}
+
+bool sampler_deferred_stats(struct sampler *s, struct deferred_stats *out)
+{
+	if (!s->defer)
+		return false;
+	deferred_stats(s->defer, out);
+	return true;
 }
 
 void sampler_flip(struct sampler *s)
@@ -188,5 +245,9 @@ int sampler_allow(struct sampler *s, uint32_t tgid, bool allow)
 
 int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR])
 {
-	return percpu_array_sum(bpf_map__fd(s->skel->maps.metrics), EMBER_CPU_M_NR, out);
+	int rc = percpu_array_sum(bpf_map__fd(s->skel->maps.metrics), EMBER_CPU_M_NR, out);
+
+	if (!rc && s->defer)
+		deferred_metrics(s->defer, out); /* the daemon's walks count as the program's */
+	return rc;
 }

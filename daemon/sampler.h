@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ember/cpu.h"
+#include "deferred.h"
 #include "fold.h"
 #include "unwinder.h"
 
@@ -23,6 +24,8 @@ struct sampler_opts {
 	bool allow_list;	    /* only the processes sampler_allow() lets in */
 	int events_fd, known_fd;    /* proctrack's shared maps, or -1 for private ones */
 	struct unwinder_fds unwind; /* the unwinder's maps, or -1s: frame pointers only */
+	/* walks the samples of processes not loaded yet (daemon/deferred.c); NULL: frame pointers */
+	struct unwinder *unw;
 };
 
 struct sampler;
@@ -47,6 +50,19 @@ void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stack_pa
  * empties it (counts and stacks), so that nothing is lost or counted twice.
  */
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg);
+/* Readable when deferred samples (daemon/deferred.c) wait to be read; -1 without any. */
+int sampler_epoll_fd(const struct sampler *s);
+/* Reads the deferred samples (before process events: an exit must not overtake them). */
+int sampler_consume(struct sampler *s);
+/*
+ * tgid exited: its deferred samples are walked now, with its tables if they
+ * are still loaded, so that they join the drain its application is kept for.
+ */
+void sampler_exited(struct sampler *s, uint32_t tgid);
+/* Walks every deferred sample now, loaded or not (before the last drain). */
+void sampler_flush(struct sampler *s);
+/* The deferred walks' figures; false when this sampler defers none. */
+bool sampler_deferred_stats(struct sampler *s, struct deferred_stats *out);
 /* Switches the buffers now; the next sampler_drain() drains the one left (fold_gen_flip()). */
 void sampler_flip(struct sampler *s);
 

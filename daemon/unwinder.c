@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <search.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,8 +29,8 @@
 #include "util.h"
 #include "worker.h"
 
-/* Rows per element of the rows map (bpf/unwind.bpf.h's struct ember_unwind_block). */
-#define ROWS_PER_BLOCK 4
+/* Rows per element of the rows map (include/ember/unwind.h). */
+#define ROWS_PER_BLOCK EMBER_ROWS_PER_BLOCK
 #define BLOCK_BYTES (ROWS_PER_BLOCK * sizeof(struct ember_unwind_row))
 /* Requests waiting for the thread: beyond, they are dropped and counted. */
 #define QUEUE_MAX 16384
@@ -146,7 +147,24 @@ struct unwinder {
 	/* when marks the thread keeps for their backoff fall due (its timer), or -1 */
 	int64_t stale_due;
 	struct unwinder_stats st;
+	uint64_t rows_gen; /* tables published or dropped (atomic: unwinder_rows_gen()) */
+	/*
+	 * Called on the thread (unwinder_set_hook()), under hook_mu: a hook
+	 * removed is never running once unwinder_set_hook() has returned.
+	 */
+	pthread_mutex_t hook_mu;
+	unwinder_hook hook;
+	void *hook_arg;
 };
+
+/* Tells the hook, if any, that pid is loaded with every table it will get, or about to go. */
+static void notify(struct unwinder *u, pid_t pid, bool loaded)
+{
+	pthread_mutex_lock(&u->hook_mu);
+	if (u->hook)
+		u->hook(u->hook_arg, pid, loaded);
+	pthread_mutex_unlock(&u->hook_mu);
+}
 
 static int cmp_table(const void *a, const void *b)
 {
@@ -198,6 +216,7 @@ static void publish_table(struct unwinder *u, uint32_t id, uint32_t first, uint3
 	struct ember_unwind_table v = {.first = first, .nrows = nrows};
 
 	bpf_map_update_elem(u->fds.tables, &id, &v, BPF_ANY);
+	__atomic_add_fetch(&u->rows_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 /* --- row space: first fit among the loaded tables' extents ------------------------------- */
@@ -590,6 +609,7 @@ static void proc_forget(struct unwinder *u, pid_t pid)
 	if (!p)
 		return;
 	log_debug("unwinder: pid %d forgotten", (int)pid);
+	notify(u, pid, false); /* while its entry is there */
 	bpf_map_delete_elem(u->fds.procs, &pid);
 	proc_unref(p);
 	tdelete(p, &u->procs, cmp_proc);
@@ -712,6 +732,8 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 		procmaps_free(&maps);
 		if (p)
 			proc_forget(u, pid);
+		else
+			notify(u, pid, false);
 		return;
 	}
 	used = calloc(snap->maps.n ? snap->maps.n : 1, sizeof(*used));
@@ -743,6 +765,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 		for (size_t i = 0; i < nused; i++)
 			used[i]->refs--;
 		free(used);
+		notify(u, pid, false);
 	} else {
 		proc_unref(p); /* the tables of its previous mappings (before an exec) */
 		p->tables = used;
@@ -759,6 +782,8 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 			  "%.1f ms, %.1f ms after it was asked",
 			  (int)pid, nused, u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
 			  (p->scanned_ns - asked_ns) / 1e6);
+		if (!missing)
+			notify(u, pid, true);
 	}
 	worker_lock(&u->worker);
 	u->st.procs = u->nprocs;
@@ -1058,6 +1083,19 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
 	worker_unlock(&u->worker);
 }
 
+void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg)
+{
+	pthread_mutex_lock(&u->hook_mu);
+	u->hook = fn;
+	u->hook_arg = arg;
+	pthread_mutex_unlock(&u->hook_mu);
+}
+
+uint64_t unwinder_rows_gen(const struct unwinder *u)
+{
+	return __atomic_load_n(&u->rows_gen, __ATOMIC_SEQ_CST);
+}
+
 void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out)
 {
 	if (u)
@@ -1075,6 +1113,12 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 		return NULL;
 	u->fds = (struct unwinder_fds){-1, -1, -1, -1};
 	u->stale_due = -1;
+	rc = -pthread_mutex_init(&u->hook_mu, NULL);
+	if (rc) {
+		free(u);
+		errno = -rc;
+		return NULL;
+	}
 	rc = worker_init(&u->worker);
 	u->scratch = rc ? NULL : calloc(1, sizeof(*u->scratch));
 	if (!rc)
@@ -1127,5 +1171,6 @@ void unwinder_close(struct unwinder *u)
 		if (*fd >= 0)
 			close(*fd);
 	free(u->scratch);
+	pthread_mutex_destroy(&u->hook_mu);
 	free(u);
 }

@@ -8,6 +8,7 @@
 #ifndef EMBER_UNWINDER_H
 #define EMBER_UNWINDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -73,6 +74,18 @@ void unwinder_stale(struct unwinder *u);
  * reported (objects without the process-event ring), from the interval.
  */
 void unwinder_check_stale(struct unwinder *u);
+/*
+ * Called on the unwinder's thread: loaded, once pid's entry holds the table of
+ * every mapping that will get one; not loaded, when pid could not be loaded or
+ * just before its entry is removed (exit, exec), while the entry is still there.
+ */
+typedef void (*unwinder_hook)(void *arg, pid_t pid, bool loaded);
+/* Sets the hook (NULL: none); a hook replaced is not running once this returns. */
+void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg);
+
+/* Changes whenever a table is published or dropped: rows read before may be stale. */
+uint64_t unwinder_rows_gen(const struct unwinder *u);
+
 /* Blocks until every request made so far has been handled (tests, capture start). */
 void unwinder_settle(struct unwinder *u);
 

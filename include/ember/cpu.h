@@ -86,6 +86,35 @@ struct ember_stack_part {
 };
 
 /*
+ * A sample of a process whose tables are not loaded yet (its first, and those
+ * until the daemon has read its mappings): instead of a frame-pointer walk,
+ * the cpu program sends its registers, kernel stack and the user stack's
+ * pages from sp's on through the deferred ring buffer, and the daemon walks
+ * it with the tables once they are loaded (lib/symbols/uwalk.c), as perf
+ * does with a stack copy. EMBER_DEFER_PAGES pages: the frames within them.
+ */
+#define EMBER_DEFER_PAGES 4
+#define EMBER_DEFER_PAGE 4096
+#define EMBER_DEFER_KSTACK_MAX 128 /* the kernel's perf_event_max_stack (127) and one */
+
+/* One record of the deferred ring buffer (bpf/fold.bpf.h -> daemon/deferred.c). */
+struct ember_cpu_deferred {
+	__u32 tgid;
+	__u32 flags;		   /* EMBER_KEY_* of the event (KSTACK_LOST when unreadable) */
+	__u64 n;		   /* what it adds to its stack's count */
+	__u64 ip, sp, bp;	   /* user registers at the sample */
+	__u64 stack_base;	   /* user address of stack[0]: the page holding sp */
+	__u32 stack_len;	   /* bytes of stack read: whole pages until one failed */
+	__u32 kstack_len;	   /* frames in kips (0: none, or a sample in user mode) */
+	char comm[EMBER_COMM_LEN]; /* thread name at sampling time */
+	__u64 kips[EMBER_DEFER_KSTACK_MAX];		  /* kernel stack, leaf first */
+	__u8 stack[EMBER_DEFER_PAGES * EMBER_DEFER_PAGE]; /* user memory from stack_base */
+};
+_Static_assert(sizeof(struct ember_cpu_deferred) ==
+		       72 + 8 * EMBER_DEFER_KSTACK_MAX + EMBER_DEFER_PAGES * EMBER_DEFER_PAGE,
+	       "ember_cpu_deferred is ABI");
+
+/*
  * Index of the per-CPU metrics array. Every early return of the BPF program
  * increments one; the daemon sums them over CPUs and reports deltas.
  */
@@ -111,6 +140,9 @@ enum ember_cpu_metric {
 	EMBER_CPU_M_END_BAD_RULE,   /* frame pointers failed after an unusable rule */
 	EMBER_CPU_M_END_UNREADABLE, /* a table's rule read memory that could not be read */
 	EMBER_CPU_M_END_DEPTH,	    /* EMBER_MAX_STACK_DEPTH reached: marked truncated */
+	/* Samples of a process not loaded yet (PROC_NO_TABLES), when the daemon walks them: */
+	EMBER_CPU_M_DEFERRED,	/* sent with their stack to the deferred ring buffer */
+	EMBER_CPU_M_DEFER_FULL, /* the ring was full: walked with frame pointers instead */
 	EMBER_CPU_M_NR,
 };
 

@@ -54,6 +54,9 @@ struct ember_unwind_row {
 };
 _Static_assert(sizeof(struct ember_unwind_row) == 12, "ember_unwind_row is ABI");
 
+/* Rows per element of the rows array (the walk's unwind_rows map): 4 x 12 bytes, no padding. */
+#define EMBER_ROWS_PER_BLOCK 4
+
 /*
  * Value of the tables array (index: table id): where a table's rows lie in the
  * rows array. nrows == 0: free, or being replaced (the walk uses frame pointers).

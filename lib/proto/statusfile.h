@@ -59,11 +59,13 @@ enum status_unwind {
 	STATUS_UNWIND_FRAMES_TABLE = 0, /* frames unwound by an .eh_frame table */
 	STATUS_UNWIND_FRAMES_FP,	/* frames unwound by frame pointer: no table there */
 	STATUS_UNWIND_FRAMES_BAD_RULE,	/* by frame pointer: a rule the walk cannot use */
-	STATUS_UNWIND_NO_TABLES,	/* samples of processes not loaded yet (frame pointers) */
-	STATUS_UNWIND_END_OUTERMOST,	/* stacks complete: the outermost frame reached */
-	STATUS_UNWIND_END_SIGNAL,   /* cut: a signal frame whose saved registers were unreadable */
-	STATUS_UNWIND_END_NO_TABLE, /* cut: frame pointers failed where no table exists */
-	STATUS_UNWIND_END_BAD_RULE, /* cut: frame pointers failed after an unusable rule */
+	STATUS_UNWIND_NO_TABLES,	/* samples of processes not loaded yet */
+	STATUS_UNWIND_DEFERRED,		/* of them, walked by emberd from a copy of their stack */
+	STATUS_UNWIND_DEFER_FULL, /* of them, walked by frame pointers: the copies' ring was full */
+	STATUS_UNWIND_END_OUTERMOST, /* stacks complete: the outermost frame reached */
+	STATUS_UNWIND_END_SIGNAL,    /* cut: a signal frame whose saved registers were unreadable */
+	STATUS_UNWIND_END_NO_TABLE,  /* cut: frame pointers failed where no table exists */
+	STATUS_UNWIND_END_BAD_RULE,  /* cut: frame pointers failed after an unusable rule */
 	STATUS_UNWIND_END_UNREADABLE, /* cut: a rule read memory that could not be read */
 	STATUS_UNWIND_END_DEPTH,      /* cut at the depth limit, marked [truncated] */
 	STATUS_UNWIND_TABLES_BUILT,   /* tables compiled */

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Deferred walks (deferred.h). Records come from the ring on the main thread;
+ * a record whose process is loaded is walked at once, the others wait in
+ * arrival order until the unwinder's hook says their process is loaded (or
+ * about to be dropped: exit, exec, not loadable), which walks them on the
+ * unwinder's thread; until the daemon reads its exit or finds it gone
+ * (deferred_exited(): walked then, while its application is still known); or
+ * until DEFERRED_WAIT_NS has passed. Walked samples wait for the next drain. One mutex guards the waiting list, the walked samples,
+ * the set of loaded processes and the figures.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <search.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "clock.h"
+#include "deferred.h"
+#include "log.h"
+#include "uwalk.h"
+
+/* Walked samples kept for the drain at once; beyond, they are counted lost. */
+#define WALKED_MAX 8192
+/*
+ * Processes whose exit was read lately: a sample of one read after its exit
+ * (the two rings are read one after the other) is walked at once.
+ */
+#define EXITED_MAX 256
+
+/* A record waiting for its process's tables: the ring's, less the stack below sp. */
+struct waiting {
+	struct waiting *next;
+	int64_t at_ns; /* CLOCK_MONOTONIC when read */
+	uint32_t tgid, flags;
+	uint64_t n, ip, sp, bp;
+	char comm[EMBER_COMM_LEN];
+	uint32_t kstack_len;
+	uint64_t kips[EMBER_DEFER_KSTACK_MAX];
+	size_t stack_len; /* bytes of stack from sp on */
+	uint8_t stack[];
+};
+
+/* A walked sample: its key (stack hashes unused) and frames, user then kernel. */
+struct walked {
+	struct ember_cpu_key key;
+	uint64_t n;
+	uint32_t ulen, klen;
+	bool utrunc;
+	uint64_t ips[]; /* ulen user frames, then klen kernel frames */
+};
+
+
+/* --- rows from the unwinder's maps ------------------------------------------------------- */
+
+/*
+ * Rules found before, by table and address range, as the BPF walk's row cache
+ * (bpf/unwind.bpf.h): a row read from the map costs a system call, a search
+ * fifteen of them in libc, and the deferred walks of a host's new processes
+ * return to the same addresses of the same libraries (every stack's
+ * __libc_start_main, _start, main) again and again. Direct-mapped by the
+ * address's 16-byte block; emptied whenever the unwinder publishes or drops a
+ * table (unwinder_rows_gen()).
+ */
+#define ROW_CACHE_SLOTS 4096
+
+struct row_slot {
+	uint64_t lo, hi; /* the pcs [lo, hi) the row holds for; hi 0: empty */
+	uint32_t table;
+	struct ember_unwind_row row;
+};
+
+/* A table's place in the rows array, as the tables map said under gen. */
+struct table_slot {
+	uint32_t first, nrows;
+	bool known;
+};
+
+struct row_cache {
+	uint64_t gen; /* unwinder_rows_gen() the slots were found under */
+	struct row_slot rows[ROW_CACHE_SLOTS];
+	struct table_slot tables[EMBER_UNWIND_TABLES_MAX];
+};
+
+struct deferred {
+	struct ring_buffer *rb;
+	struct unwinder *unw;
+	struct unwinder_fds fds;
+	/* one walk at a time (the main thread's or the unwinder's): it owns the cache */
+	pthread_mutex_t walk_mu;
+	struct row_cache *cache;
+	pthread_mutex_t mu;
+	struct waiting *head, **tail; /* arrival order */
+	uint32_t nwaiting;
+	void *loaded; /* tsearch set of pids the unwinder has loaded */
+	struct walked **walked;
+	size_t nwalked, walked_cap;
+	uint64_t metrics[EMBER_CPU_M_NR]; /* the walks' frames and ends, COUNTED */
+	struct deferred_stats st; /* but waiting, read from nwaiting */
+	uint32_t exited[EXITED_MAX]; /* the last processes whose exit was read, a ring */
+	uint32_t nexited;	     /* exits noted since the start */
+};
+
+/* One table's rows read from the map, block by block (the search reads neighbours). */
+struct table_reader {
+	int fd;
+	uint32_t first;
+	uint32_t block; /* index of blk, or UINT32_MAX */
+	struct ember_unwind_row blk[EMBER_ROWS_PER_BLOCK];
+};
+
+static bool read_row(void *arg, uint32_t i, struct ember_unwind_row *out)
+{
+	struct table_reader *t = arg;
+	uint32_t idx = t->first + i, block = idx / EMBER_ROWS_PER_BLOCK;
+
+	if (block != t->block) {
+		if (bpf_map_lookup_elem(t->fd, &block, t->blk))
+			return false;
+		t->block = block;
+	}
+	*out = t->blk[idx % EMBER_ROWS_PER_BLOCK];
+	return true;
+}
+
+/* uwalk's row source: the cache, else the maps (under walk_mu). */
+static bool find_rule(void *arg, uint32_t table, uint64_t pc, struct ember_unwind_row *out)
+{
+	struct deferred *d = arg;
+	struct row_cache *c = d->cache;
+	uint64_t gen = unwinder_rows_gen(d->unw), lo, hi;
+	struct row_slot *s = &c->rows[((pc >> 4) + table * 0x9e3779b1u) % ROW_CACHE_SLOTS];
+	struct table_slot *t = &c->tables[table % EMBER_UNWIND_TABLES_MAX];
+	struct table_reader rd = {.fd = d->fds.rows, .block = UINT32_MAX};
+
+	if (gen != c->gen) {
+		memset(c, 0, sizeof(*c));
+		c->gen = gen;
+	}
+	if (s->hi && s->table == table && s->lo <= pc && pc < s->hi) {
+		*out = s->row;
+		return true;
+	}
+	if (table >= EMBER_UNWIND_TABLES_MAX)
+		return false;
+	if (!t->known) {
+		struct ember_unwind_table v;
+
+		if (bpf_map_lookup_elem(d->fds.tables, &table, &v))
+			return false;
+		t->first = v.first;
+		t->nrows = v.nrows;
+		t->known = true;
+	}
+	rd.first = t->first;
+	if (!uwalk_search(t->nrows, read_row, &rd, pc, out, &lo, &hi))
+		return false;
+	*s = (struct row_slot){.lo = lo, .hi = hi, .table = table, .row = *out};
+	return true;
+}
+
+/* --- walking ------------------------------------------------------------------------------ */
+
+static int cmp_pid(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void *pid_key(uint32_t pid)
+{
+	return (void *)(uintptr_t)pid;
+}
+
+/* Under the lock: keeps a walked sample for the drain (beyond WALKED_MAX: lost, counted). */
+static void keep_walked(struct deferred *d, struct walked *s)
+{
+	if (d->nwalked == d->walked_cap) {
+		size_t cap = d->walked_cap ? 2 * d->walked_cap : 16;
+		struct walked **v = cap > WALKED_MAX ? NULL : realloc(d->walked, cap * sizeof(*v));
+
+		if (!v) {
+			d->st.lost++;
+			free(s);
+			return;
+		}
+		d->walked = v;
+		d->walked_cap = cap;
+	}
+	d->walked[d->nwalked++] = s;
+}
+
+/*
+ * Walks w with its process's entry as the procs map holds it now (none: frame
+ * pointers over the copy, unless need_entry), and keeps the sample for the
+ * drain. Any thread. False, with nothing done, when need_entry finds none.
+ */
+static bool walk(struct deferred *d, const struct waiting *w, bool need_entry)
+{
+	struct ember_unwind_proc *proc = malloc(sizeof(*proc));
+	struct uwalk_result *res = malloc(sizeof(*res));
+	struct uwalk_rows src = {find_rule, d};
+	struct uwalk_stack stk = {w->stack, w->sp, w->stack_len};
+	struct walked *s = NULL;
+	int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	bool loaded;
+
+	if (!proc || !res)
+		goto fail;
+	loaded = !bpf_map_lookup_elem(d->fds.procs, &w->tgid, proc);
+	if (!loaded && need_entry) {
+		free(res);
+		free(proc);
+		return false;
+	}
+	pthread_mutex_lock(&d->walk_mu);
+	uwalk(loaded ? proc : NULL, &src, &stk, w->ip, w->sp, w->bp, res);
+	pthread_mutex_unlock(&d->walk_mu);
+	s = malloc(sizeof(*s) + (res->n + w->kstack_len) * sizeof(uint64_t));
+	if (!s)
+		goto fail;
+	memset(&s->key, 0, sizeof(s->key));
+	s->key.tgid = w->tgid;
+	s->key.flags = w->flags;
+	memcpy(s->key.comm, w->comm, sizeof(s->key.comm));
+	s->n = w->n;
+	s->ulen = res->n;
+	s->klen = w->kstack_len;
+	s->utrunc = res->truncated || res->copy_short; /* callers missing: [truncated] */
+	memcpy(s->ips, res->ips, res->n * sizeof(uint64_t));
+	memcpy(s->ips + res->n, w->kips, w->kstack_len * sizeof(uint64_t));
+	pthread_mutex_lock(&d->mu);
+	if (loaded)
+		d->st.walked++;
+	else
+		d->st.unloaded++;
+	d->metrics[res->end]++;
+	d->metrics[EMBER_CPU_M_FRAMES_TABLE] += res->by_table;
+	d->metrics[EMBER_CPU_M_FRAMES_FP] += res->by_fp;
+	d->metrics[EMBER_CPU_M_FRAMES_BAD_RULE] += res->bad_rule;
+	d->metrics[EMBER_CPU_M_COUNTED]++;
+	d->st.walk_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	keep_walked(d, s);
+	pthread_mutex_unlock(&d->mu);
+	free(res);
+	free(proc);
+	return true;
+fail:
+	pthread_mutex_lock(&d->mu);
+	d->st.lost++;
+	pthread_mutex_unlock(&d->mu);
+	free(res);
+	free(proc);
+	return true;
+}
+
+/* Walks and frees a list of records. */
+static void walk_list(struct deferred *d, struct waiting *w)
+{
+	while (w) {
+		struct waiting *next = w->next;
+
+		walk(d, w, false);
+		free(w);
+		w = next;
+	}
+}
+
+/* Under the lock: takes out the waiting records of pid, and those read before before. */
+static struct waiting *take_locked(struct deferred *d, uint32_t pid, int64_t before)
+{
+	struct waiting *out = NULL, **otail = &out, **pp = &d->head;
+
+	while (*pp) {
+		struct waiting *w = *pp;
+
+		if (w->tgid == pid || w->at_ns < before) {
+			*pp = w->next;
+			w->next = NULL;
+			*otail = w;
+			otail = &w->next;
+			d->nwaiting--;
+		} else {
+			pp = &w->next;
+		}
+	}
+	d->tail = pp;
+	return out;
+}
+
+/* The unwinder's hook (its thread): pid loaded, or about to be dropped. */
+static void on_unwinder(void *arg, pid_t pid, bool loaded)
+{
+	struct deferred *d = arg;
+	struct waiting *w;
+
+	pthread_mutex_lock(&d->mu);
+	if (loaded) {
+		if (!tsearch(pid_key(pid), &d->loaded, cmp_pid))
+			log_debug("deferred: out of memory: pid %d's samples wait", (int)pid);
+	} else {
+		tdelete(pid_key(pid), &d->loaded, cmp_pid);
+	}
+	w = take_locked(d, pid, INT64_MIN);
+	pthread_mutex_unlock(&d->mu);
+	walk_list(d, w);
+}
+
+/* --- the ring ---------------------------------------------------------------------------- */
+
+/*
+ * A record turned into a waiting one: NULL on ENOMEM. One not as the program
+ * writes it is counted and walked as far as it is sound; a stack whose first
+ * page could not be read (stack_len 0) is no fault of the record.
+ */
+static struct waiting *from_record(struct deferred *d, const struct ember_cpu_deferred *r)
+{
+	uint64_t len = r->stack_len, skip = r->sp - r->stack_base;
+	bool bad_stack = len > sizeof(r->stack) || len % EMBER_DEFER_PAGE ||
+			 r->stack_base != (r->sp & ~(uint64_t)(EMBER_DEFER_PAGE - 1));
+	bool bad_kstack = r->kstack_len > EMBER_DEFER_KSTACK_MAX;
+	struct waiting *w;
+
+	if (bad_stack || skip > len)
+		len = skip = 0;
+	w = malloc(sizeof(*w) + (len - skip));
+	if (!w)
+		return NULL;
+	w->next = NULL;
+	w->at_ns = mono_ns();
+	w->tgid = r->tgid;
+	w->flags = r->flags;
+	w->n = r->n;
+	w->ip = r->ip;
+	w->sp = r->sp;
+	w->bp = r->bp;
+	memcpy(w->comm, r->comm, sizeof(w->comm));
+	w->kstack_len = bad_kstack ? 0 : r->kstack_len;
+	if (bad_kstack)
+		w->flags |= EMBER_KEY_KSTACK_LOST;
+	memcpy(w->kips, r->kips, w->kstack_len * sizeof(uint64_t));
+	w->stack_len = len - skip;
+	memcpy(w->stack, r->stack + skip, len - skip);
+	if (bad_stack || bad_kstack) {
+		pthread_mutex_lock(&d->mu);
+		d->st.bad++;
+		pthread_mutex_unlock(&d->mu);
+	}
+	return w;
+}
+
+/* Under the lock: whether pid's exit was read lately. */
+static bool exited_locked(const struct deferred *d, uint32_t pid)
+{
+	uint32_t n = d->nexited < EXITED_MAX ? d->nexited : EXITED_MAX;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (d->exited[i] == pid)
+			return true;
+	return false;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct deferred *d = ctx;
+	struct waiting *w;
+	bool loaded, now;
+
+	if (size < sizeof(struct ember_cpu_deferred)) {
+		pthread_mutex_lock(&d->mu);
+		d->st.bad++;
+		pthread_mutex_unlock(&d->mu);
+		return 0;
+	}
+	w = from_record(d, data);
+	if (!w) {
+		pthread_mutex_lock(&d->mu);
+		d->st.lost++;
+		pthread_mutex_unlock(&d->mu);
+		return 0;
+	}
+	pthread_mutex_lock(&d->mu);
+	d->st.received++;
+	loaded = tfind(pid_key(w->tgid), &d->loaded, cmp_pid);
+	pthread_mutex_unlock(&d->mu);
+	/*
+	 * Loaded, yet its entry gone: an exec the unwinder has not handled yet,
+	 * whose new program it will load; that sample waits like the others.
+	 */
+	if (loaded && walk(d, w, true)) {
+		free(w);
+		return 0;
+	}
+	/* checked and queued under one lock: the hook takes it, or it is walked now */
+	pthread_mutex_lock(&d->mu);
+	now = (!loaded && tfind(pid_key(w->tgid), &d->loaded, cmp_pid)) ||
+	      d->nwaiting >= DEFERRED_WAITING_MAX || exited_locked(d, w->tgid);
+	if (!now) {
+		*d->tail = w;
+		d->tail = &w->next;
+		d->nwaiting++;
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (now) {
+		walk(d, w, false);
+		free(w);
+	}
+	return 0;
+}
+
+int deferred_consume(struct deferred *d)
+{
+	int rc = ring_buffer__consume(d->rb);
+
+	return rc < 0 ? rc : 0;
+}
+
+void deferred_exited(struct deferred *d, uint32_t pid)
+{
+	struct waiting *w;
+
+	pthread_mutex_lock(&d->mu);
+	d->exited[d->nexited++ % EXITED_MAX] = pid;
+	w = take_locked(d, pid, INT64_MIN);
+	pthread_mutex_unlock(&d->mu);
+	walk_list(d, w);
+}
+
+void deferred_flush(struct deferred *d)
+{
+	struct waiting *all;
+
+	deferred_consume(d);
+	pthread_mutex_lock(&d->mu);
+	all = take_locked(d, 0, INT64_MAX);
+	pthread_mutex_unlock(&d->mu);
+	walk_list(d, all);
+}
+
+int deferred_drain(struct deferred *d, sampler_cb cb, void *arg)
+{
+	struct walked **v;
+	struct waiting *late;
+	size_t n;
+	int rc = deferred_consume(d);
+
+	pthread_mutex_lock(&d->mu);
+	late = take_locked(d, 0, mono_ns() - DEFERRED_WAIT_NS);
+	pthread_mutex_unlock(&d->mu);
+	walk_list(d, late);
+	pthread_mutex_lock(&d->mu);
+	v = d->walked;
+	n = d->nwalked;
+	d->walked = NULL;
+	d->nwalked = d->walked_cap = 0;
+	pthread_mutex_unlock(&d->mu);
+	for (size_t i = 0; i < n; i++) {
+		struct walked *s = v[i];
+		struct sampler_stack us = {.ips = s->ips, .n = s->ulen, .truncated = s->utrunc};
+		struct sampler_stack ks = {.ips = s->ips + s->ulen,
+					   .n = s->klen,
+					   .lost = s->key.flags & EMBER_KEY_KSTACK_LOST};
+
+		if (!rc)
+			rc = cb(&s->key, s->n, &us, &ks, arg);
+		free(s);
+	}
+	free(v);
+	return rc;
+}
+
+/* --- set-up and figures ------------------------------------------------------------------ */
+
+struct deferred *deferred_open(int ring_fd, struct unwinder *u)
+{
+	struct deferred *d = calloc(1, sizeof(*d));
+	int rc;
+
+	if (!d)
+		return NULL;
+	d->tail = &d->head;
+	d->unw = u;
+	d->cache = calloc(1, sizeof(*d->cache));
+	if (!d->cache) {
+		free(d);
+		return NULL;
+	}
+	unwinder_fds(u, &d->fds);
+	rc = pthread_mutex_init(&d->mu, NULL);
+	if (!rc) {
+		rc = pthread_mutex_init(&d->walk_mu, NULL);
+		if (rc)
+			pthread_mutex_destroy(&d->mu);
+	}
+	if (rc) {
+		free(d->cache);
+		free(d);
+		errno = rc;
+		return NULL;
+	}
+	d->rb = ring_buffer__new(ring_fd, on_record, d, NULL);
+	if (!d->rb) {
+		rc = errno;
+		pthread_mutex_destroy(&d->walk_mu);
+		pthread_mutex_destroy(&d->mu);
+		free(d->cache);
+		free(d);
+		errno = rc;
+		return NULL;
+	}
+	unwinder_set_hook(u, on_unwinder, d);
+	return d;
+}
+
+static void no_free(void *p)
+{
+	(void)p;
+}
+
+/* The unwinder's hook must be gone (unwinder_set_hook(u, NULL, NULL)) or the unwinder closed. */
+void deferred_close(struct deferred *d)
+{
+	if (!d)
+		return;
+	ring_buffer__free(d->rb);
+	pthread_mutex_lock(&d->mu);
+	for (struct waiting *w = d->head, *next; w; w = next) {
+		next = w->next;
+		free(w);
+	}
+	for (size_t i = 0; i < d->nwalked; i++)
+		free(d->walked[i]);
+	free(d->walked);
+	tdestroy(d->loaded, no_free);
+	pthread_mutex_unlock(&d->mu);
+	free(d->cache);
+	pthread_mutex_destroy(&d->walk_mu);
+	pthread_mutex_destroy(&d->mu);
+	free(d);
+}
+
+int deferred_epoll_fd(const struct deferred *d)
+{
+	return ring_buffer__epoll_fd(d->rb);
+}
+
+void deferred_metrics(struct deferred *d, uint64_t m[EMBER_CPU_M_NR])
+{
+	pthread_mutex_lock(&d->mu);
+	for (int i = 0; i < EMBER_CPU_M_NR; i++)
+		m[i] += d->metrics[i];
+	pthread_mutex_unlock(&d->mu);
+}
+
+void deferred_stats(struct deferred *d, struct deferred_stats *out)
+{
+	pthread_mutex_lock(&d->mu);
+	*out = d->st;
+	out->waiting = d->nwaiting;
+	pthread_mutex_unlock(&d->mu);
+}

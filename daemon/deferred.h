@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deferred walks: samples of a process whose unwind tables were not loaded
+ * when it was sampled (its first, and those until the unwinder has read its
+ * mappings) come from the cpu program with their registers and a copy of their
+ * stack (struct ember_cpu_deferred). They wait here until the unwinder has
+ * loaded the process, are walked then with its tables (lib/symbols/uwalk.c),
+ * and join the interval's samples at the next drain.
+ */
+#ifndef EMBER_DEFERRED_H
+#define EMBER_DEFERRED_H
+
+#include <stdint.h>
+
+#include "ember/cpu.h"
+#include "fold.h"
+#include "unwinder.h"
+
+/* Samples waiting at once; beyond, a sample is walked at once with what is loaded. */
+#define DEFERRED_WAITING_MAX 256
+/* How long a sample waits for its process's tables before it is walked without them. */
+#define DEFERRED_WAIT_NS (2ll * 1000 * 1000 * 1000)
+
+/* What the deferred walks did since the start (the log and status read it). */
+struct deferred_stats {
+	uint64_t received; /* records read from the ring */
+	uint64_t walked;   /* walked with the process's tables loaded */
+	uint64_t unloaded; /* walked without: gone first, waited too long, or too many waiting */
+	uint64_t bad;	   /* records not as the program writes them (walked as far as sound) */
+	uint64_t lost;	   /* walked samples lost: out of memory, or WALKED_MAX before a drain */
+	uint64_t walk_ns;  /* CPU time spent walking (walked and unloaded) */
+	uint32_t waiting;  /* waiting now */
+};
+
+struct deferred;
+
+/*
+ * Reads ring_fd (the cpu object's deferred ring) and walks its samples with
+ * u's tables, which tells it (unwinder_set_hook) when a process is loaded.
+ * NULL with errno set.
+ */
+struct deferred *deferred_open(int ring_fd, struct unwinder *u);
+void deferred_close(struct deferred *d);
+/* Readable when records wait in the ring. */
+int deferred_epoll_fd(const struct deferred *d);
+/* Reads the ring: a record whose process is loaded is walked now, the others wait. */
+int deferred_consume(struct deferred *d);
+/*
+ * Reads the ring, walks what waited DEFERRED_WAIT_NS or more, then hands every
+ * walked sample to cb (the drain's), as fold_drain() does the kernel's.
+ */
+int deferred_drain(struct deferred *d, sampler_cb cb, void *arg);
+/* pid exited (its event is read): its waiting samples are walked now, with what is loaded. */
+void deferred_exited(struct deferred *d, uint32_t pid);
+/* Reads the ring and walks every waiting sample now, with what is loaded (at the end). */
+void deferred_flush(struct deferred *d);
+/* Adds the deferred walks' frames and ends since the start to m (the cpu metrics). */
+void deferred_metrics(struct deferred *d, uint64_t m[EMBER_CPU_M_NR]);
+void deferred_stats(struct deferred *d, struct deferred_stats *out);
+
+#endif
