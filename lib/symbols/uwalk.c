@@ -188,8 +188,8 @@ void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 	   const struct uwalk_stack *stk, uint64_t ip, uint64_t sp, uint64_t bp,
 	   struct uwalk_result *out)
 {
-	struct walk w = {.proc = proc, .src = src, .stk = stk, .ip = ip, .sp = sp, .bp = bp,
-			 .out = out};
+	struct walk w = {
+		.proc = proc, .src = src, .stk = stk, .ip = ip, .sp = sp, .bp = bp, .out = out};
 	uint32_t end = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -206,5 +206,6 @@ void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 	}
 	out->n = w.n;
 	out->end = end;
-	out->copy_short = w.beyond && end != EMBER_CPU_M_END_OUTERMOST && end != EMBER_CPU_M_END_DEPTH;
+	out->copy_short =
+		w.beyond && end != EMBER_CPU_M_END_OUTERMOST && end != EMBER_CPU_M_END_DEPTH;
 }

@@ -55,8 +55,11 @@ static void setup(void)
 
 static void add_row(uint32_t pc, uint8_t kind, int32_t off, uint8_t rbp_kind, int16_t rbp_off)
 {
-	fx.rows[fx.nrows++] = (struct ember_unwind_row){
-		.pc = pc, .cfa_kind = kind, .cfa_off = off, .rbp_kind = rbp_kind, .rbp_off = rbp_off};
+	fx.rows[fx.nrows++] = (struct ember_unwind_row){.pc = pc,
+							.cfa_kind = kind,
+							.cfa_off = off,
+							.rbp_kind = rbp_kind,
+							.rbp_off = rbp_off};
 }
 
 static void put(uint64_t addr, uint64_t v)
