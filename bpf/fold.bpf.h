@@ -291,7 +291,6 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 	bpf_ringbuf_submit(d, bpf_ringbuf_query(&deferred, BPF_RB_AVAIL_DATA) > DEFER_WAKE_BYTES ?
 				      BPF_RB_FORCE_WAKEUP :
 				      BPF_RB_NO_WAKEUP);
-	metric_inc(EMBER_CPU_M_PROC_NO_TABLES);
 	metric_inc(EMBER_CPU_M_DEFERRED);
 	return true;
 }
@@ -306,12 +305,15 @@ static __always_inline void fold_into(void *ctx, const struct fold_event *ev, vo
 
 #if defined(FOLD_DEFER) && defined(__TARGET_ARCH_x86)
 	/*
-	 * Not a thread on its way out: its process's exit event may be read before
+	 * A process not loaded yet, or whose tables are still being compiled. Not
+	 * a thread on its way out: its process's exit event may be read before
 	 * the copy, and its tables are never loaded (the walk here keeps the leaf).
 	 */
-	if (defer_walks && ev->regs && !proc && !(bpf_get_current_task_btf()->flags & PF_EXITING) &&
-	    defer_sample(ctx, ev))
+	if (defer_walks && ev->regs && (!proc || proc->pending) &&
+	    !(bpf_get_current_task_btf()->flags & PF_EXITING) && defer_sample(ctx, ev)) {
+		metric_add(EMBER_CPU_M_PROC_NO_TABLES, !proc);
 		return;
+	}
 #endif
 	key.tgid = ev->tgid;
 	key.flags = ev->flags;

@@ -54,7 +54,6 @@ struct walked {
 	uint64_t ips[]; /* ulen user frames, then klen kernel frames */
 };
 
-
 /* --- rows from the unwinder's maps ------------------------------------------------------- */
 
 /*
@@ -100,9 +99,9 @@ struct deferred {
 	struct walked **walked;
 	size_t nwalked, walked_cap;
 	uint64_t metrics[EMBER_CPU_M_NR]; /* the walks' frames and ends, COUNTED */
-	struct deferred_stats st; /* but waiting, read from nwaiting */
-	uint32_t exited[EXITED_MAX]; /* the last processes whose exit was read, a ring */
-	uint32_t nexited;	     /* exits noted since the start */
+	struct deferred_stats st;	  /* but waiting, read from nwaiting */
+	uint32_t exited[EXITED_MAX];	  /* the last processes whose exit was read, a ring */
+	uint32_t nexited;		  /* exits noted since the start */
 };
 
 /* One table's rows read from the map, block by block (the search reads neighbours). */
@@ -293,20 +292,24 @@ static struct waiting *take_locked(struct deferred *d, uint32_t pid, int64_t bef
 	return out;
 }
 
-/* The unwinder's hook (its thread): pid loaded, or about to be dropped. */
-static void on_unwinder(void *arg, pid_t pid, bool loaded)
+/*
+ * The unwinder's hook (its thread): pid loaded, its samples are walked; its
+ * tables being built, they wait; about to be dropped, they are walked now.
+ */
+static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
 {
 	struct deferred *d = arg;
-	struct waiting *w;
+	struct waiting *w = NULL;
 
 	pthread_mutex_lock(&d->mu);
-	if (loaded) {
+	if (ev == UNWINDER_LOADED) {
 		if (!tsearch(pid_key(pid), &d->loaded, cmp_pid))
 			log_debug("deferred: out of memory: pid %d's samples wait", (int)pid);
 	} else {
 		tdelete(pid_key(pid), &d->loaded, cmp_pid);
 	}
-	w = take_locked(d, pid, INT64_MIN);
+	if (ev != UNWINDER_BUILDING)
+		w = take_locked(d, pid, INT64_MIN);
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, w);
 }

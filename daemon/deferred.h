@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Deferred walks: samples of a process whose unwind tables were not loaded
- * when it was sampled (its first, and those until the unwinder has read its
- * mappings) come from the cpu program with their registers and a copy of their
- * stack (struct ember_cpu_deferred). They wait here until the unwinder has
- * loaded the process, are walked then with its tables (lib/symbols/uwalk.c),
- * and join the interval's samples at the next drain.
+ * when it was sampled (its first, those until the unwinder has read its
+ * mappings, and those while tables of them are compiled) come from the cpu
+ * program with their registers and a copy of their stack (struct
+ * ember_cpu_deferred). They wait here until the unwinder has loaded the
+ * process, are walked then with its tables (lib/symbols/uwalk.c), and join
+ * the interval's samples at the next drain.
  */
 #ifndef EMBER_DEFERRED_H
 #define EMBER_DEFERRED_H

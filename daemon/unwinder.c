@@ -157,12 +157,12 @@ struct unwinder {
 	void *hook_arg;
 };
 
-/* Tells the hook, if any, that pid is loaded with every table it will get, or about to go. */
-static void notify(struct unwinder *u, pid_t pid, bool loaded)
+/* Tells the hook, if any, what became of pid's entry. */
+static void notify(struct unwinder *u, pid_t pid, enum unwinder_event ev)
 {
 	pthread_mutex_lock(&u->hook_mu);
 	if (u->hook)
-		u->hook(u->hook_arg, pid, loaded);
+		u->hook(u->hook_arg, pid, ev);
 	pthread_mutex_unlock(&u->hook_mu);
 }
 
@@ -609,7 +609,7 @@ static void proc_forget(struct unwinder *u, pid_t pid)
 	if (!p)
 		return;
 	log_debug("unwinder: pid %d forgotten", (int)pid);
-	notify(u, pid, false); /* while its entry is there */
+	notify(u, pid, UNWINDER_DROPPING); /* while its entry is there */
 	bpf_map_delete_elem(u->fds.procs, &pid);
 	proc_unref(p);
 	tdelete(p, &u->procs, cmp_proc);
@@ -687,14 +687,16 @@ static size_t fill_entry(struct unwinder *u, const struct proc_snap *snap, struc
 		}
 	}
 	e->nmaps = n;
-	e->gen = ++u->gen; /* the walk's cached frames of this process are stale */
+	e->gen = ++u->gen;     /* the walk's cached frames of this process are stale */
+	e->pending = *missing; /* its samples are walked by the daemon until they are built */
 	return over;
 }
 
 /* What an entry gives the walk, for telling whether a rescan found anything new. */
 static uint64_t entry_hash(const struct ember_unwind_proc *e)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	/* tables still to build: the walk hands its samples over until the entry says none */
+	uint64_t h = (0xcbf29ce484222325ULL ^ e->pending) * 0x100000001b3ULL;
 
 	for (uint32_t i = 0; i < e->nmaps && i < EMBER_UNWIND_MAPS_MAX; i++)
 		h = (h ^ e->maps[i].start ^ e->maps[i].end << 1 ^ e->maps[i].table) *
@@ -733,7 +735,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 		if (p)
 			proc_forget(u, pid);
 		else
-			notify(u, pid, false);
+			notify(u, pid, UNWINDER_DROPPING);
 		return;
 	}
 	used = calloc(snap->maps.n ? snap->maps.n : 1, sizeof(*used));
@@ -765,7 +767,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 		for (size_t i = 0; i < nused; i++)
 			used[i]->refs--;
 		free(used);
-		notify(u, pid, false);
+		notify(u, pid, UNWINDER_DROPPING);
 	} else {
 		proc_unref(p); /* the tables of its previous mappings (before an exec) */
 		p->tables = used;
@@ -782,8 +784,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 			  "%.1f ms, %.1f ms after it was asked",
 			  (int)pid, nused, u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
 			  (p->scanned_ns - asked_ns) / 1e6);
-		if (!missing)
-			notify(u, pid, true);
+		notify(u, pid, missing ? UNWINDER_BUILDING : UNWINDER_LOADED);
 	}
 	worker_lock(&u->worker);
 	u->st.procs = u->nprocs;

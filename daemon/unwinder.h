@@ -74,12 +74,13 @@ void unwinder_stale(struct unwinder *u);
  * reported (objects without the process-event ring), from the interval.
  */
 void unwinder_check_stale(struct unwinder *u);
-/*
- * Called on the unwinder's thread: loaded, once pid's entry holds the table of
- * every mapping that will get one; not loaded, when pid could not be loaded or
- * just before its entry is removed (exit, exec), while the entry is still there.
- */
-typedef void (*unwinder_hook)(void *arg, pid_t pid, bool loaded);
+/* What the unwinder's hook is told of a process, on the unwinder's thread. */
+enum unwinder_event {
+	UNWINDER_LOADED,   /* its entry holds the table of every mapping that will get one */
+	UNWINDER_BUILDING, /* its entry is written, tables of it are still being compiled */
+	UNWINDER_DROPPING, /* it could not be loaded, or its entry goes now (exit, exec): still there */
+};
+typedef void (*unwinder_hook)(void *arg, pid_t pid, enum unwinder_event ev);
 /* Sets the hook (NULL: none); a hook replaced is not running once this returns. */
 void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg);
 

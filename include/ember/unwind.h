@@ -88,9 +88,16 @@ _Static_assert(sizeof(struct ember_unwind_map) == 32, "ember_unwind_map is ABI")
 struct ember_unwind_proc {
 	__u32 nmaps; /* valid entries in maps */
 	__u32 gen;   /* changes at every write: frames cached under another gen are stale */
+	/*
+	 * Tables of its mappings still being compiled: until they are, the cpu
+	 * program sends its samples to be walked by the daemon, as a process's
+	 * not loaded yet (struct ember_cpu_deferred).
+	 */
+	__u32 pending;
+	__u32 pad; /* explicit padding, always 0 */
 	struct ember_unwind_map maps[EMBER_UNWIND_MAPS_MAX];
 };
-_Static_assert(sizeof(struct ember_unwind_proc) == 8 + 32 * EMBER_UNWIND_MAPS_MAX,
+_Static_assert(sizeof(struct ember_unwind_proc) == 16 + 32 * EMBER_UNWIND_MAPS_MAX,
 	       "ember_unwind_proc is ABI");
 
 /* Values of the unwind_stale map: how sure the walk is that a mapping is missing. */
