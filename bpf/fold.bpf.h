@@ -222,15 +222,18 @@ struct fold_event {
 
 #if defined(FOLD_DEFER) && defined(__TARGET_ARCH_x86)
 /*
- * Set by the daemon before load (daemon/sampler.c) when it reads the deferred
- * ring: a sample of a process whose tables are not loaded goes there.
+ * Set by the daemon before load (daemon/sampler.c, daemon/offcpu.c) when it
+ * reads the deferred ring: a sample (or a sampled wait) of a process whose
+ * tables are not loaded goes there.
  */
 const volatile __u32 defer_walks = 0;
 
 /*
  * Samples of processes not loaded yet, with their user stack's pages (struct
  * ember_cpu_deferred), for the daemon to walk once it has loaded the tables
- * (daemon/deferred.c). 1 MiB: ~60 records, read as they come.
+ * (daemon/deferred.c); and the ends of such off-CPU waits (struct
+ * ember_offcpu_wait_end). The cpu object's, shared with the offcpu one by fd.
+ * 1 MiB: ~60 records, read as they come.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -240,37 +243,26 @@ struct {
 /* Bytes waiting in the deferred ring past which a record wakes the daemon: a quarter. */
 #define DEFER_WAKE_BYTES (1 << 18)
 
-/*
- * Sends ev to the deferred ring with its registers, kernel stack and the user
- * stack from sp's page on; false when the ring is full (counted).
- */
-static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
+/* A record of the deferred ring, or NULL when it is full (counted). */
+static __always_inline struct ember_cpu_deferred *defer_reserve(void)
 {
 	struct ember_cpu_deferred *d = bpf_ringbuf_reserve(&deferred, sizeof(*d), 0);
-	__u64 base;
-	long bytes;
 
-	if (!d) {
+	if (!d)
 		metric_inc(EMBER_CPU_M_DEFER_FULL);
-		return false;
-	}
-	d->tgid = ev->tgid;
-	d->flags = ev->flags;
-	d->n = ev->n;
-	d->ip = ev->regs->ip;
-	d->sp = ev->regs->sp;
-	d->bp = ev->regs->bp;
+	return d;
+}
+
+/* d's user registers and the user stack from sp's page on (the current task's memory). */
+static __always_inline void defer_user_stack(struct ember_cpu_deferred *d,
+					     const struct ember_uregs *regs)
+{
+	__u64 base;
+
+	d->ip = regs->ip;
+	d->sp = regs->sp;
+	d->bp = regs->bp;
 	bpf_get_current_comm(d->comm, sizeof(d->comm));
-	d->kstack_len = 0;
-	if (ev->kstack) {
-		bytes = bpf_get_stack(ctx, d->kips, sizeof(d->kips), 0);
-		if (bytes < 0) {
-			metric_inc(EMBER_CPU_M_KSTACK_FAILED);
-			d->flags |= EMBER_KEY_KSTACK_LOST;
-		} else {
-			d->kstack_len = bytes / sizeof(__u64);
-		}
-	}
 	/* whole pages, so that each read has a constant place in the record */
 	base = d->sp & ~(__u64)(EMBER_DEFER_PAGE - 1);
 	d->stack_base = base;
@@ -282,15 +274,50 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 			break;
 		d->stack_len += EMBER_DEFER_PAGE;
 	}
-	/*
-	 * No wakeup of its own: the process's events wake the daemon (its first
-	 * sample's, unless it is young; its exit), and the daemon reads this ring
-	 * before them, so that an exit never overtakes the samples taken before it.
-	 * A ring a quarter full wakes it, so that none is lost to a full ring.
-	 */
-	bpf_ringbuf_submit(d, bpf_ringbuf_query(&deferred, BPF_RB_AVAIL_DATA) > DEFER_WAKE_BYTES ?
-				      BPF_RB_FORCE_WAKEUP :
-				      BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * Sends a record of the deferred ring (reserved by defer_reserve()), or one
+ * that ends an off-CPU wait sent before (include/ember/offcpu.h). No wakeup of
+ * its own: the process's events wake the daemon (its first sample's, unless it
+ * is young; its exit), and the daemon reads this ring before them, so that an
+ * exit never overtakes the samples taken before it. A ring a quarter full
+ * wakes it, so that none is lost to a full ring.
+ */
+static __always_inline void defer_submit(void *rec)
+{
+	bpf_ringbuf_submit(rec, bpf_ringbuf_query(&deferred, BPF_RB_AVAIL_DATA) > DEFER_WAKE_BYTES ?
+					BPF_RB_FORCE_WAKEUP :
+					BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * Sends ev to the deferred ring with its registers, kernel stack and the user
+ * stack from sp's page on; false when the ring is full (counted).
+ */
+static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
+{
+	struct ember_cpu_deferred *d = defer_reserve();
+	long bytes;
+
+	if (!d)
+		return false;
+	d->tgid = ev->tgid;
+	d->flags = ev->flags;
+	d->n = ev->n;
+	d->wait_id = 0;
+	d->kstack_len = 0;
+	if (ev->kstack) {
+		bytes = bpf_get_stack(ctx, d->kips, sizeof(d->kips), 0);
+		if (bytes < 0) {
+			metric_inc(EMBER_CPU_M_KSTACK_FAILED);
+			d->flags |= EMBER_KEY_KSTACK_LOST;
+		} else {
+			d->kstack_len = bytes / sizeof(__u64);
+		}
+	}
+	defer_user_stack(d, ev->regs);
+	defer_submit(d);
 	metric_inc(EMBER_CPU_M_DEFERRED);
 	return true;
 }

@@ -13,6 +13,8 @@
 #include "ember/offcpu.h"
 #define FOLD_METRICS_NR EMBER_OFFCPU_M_NR
 #define FOLD_PROC_SOURCE EMBER_PROC_SRC_OFFCPU
+/* waits of processes not loaded yet go to the daemon with their stacks (the cpu object's ring) */
+#define FOLD_DEFER
 #include "fold.bpf.h"
 #include "geometric.bpf.h"
 
@@ -89,7 +91,11 @@ struct offcpu_task {
 	__u32 flags;  /* EMBER_KEY_*_LOST and the reason (EMBER_OFFCPU_KEY_REASON_*) */
 	__u32 weight; /* switch-outs this one stands for */
 	__u32 tgid;
+	__u64 defer_id; /* its copy in the deferred ring, to end there; 0: its stacks are parked */
 };
+
+/* The last wait id given to a copy in the deferred ring (0: none). */
+__u64 defer_seq;
 
 /*
  * Per slot of thread ids (the id modulo OPEN_SLOTS), kept in the program's
@@ -397,24 +403,25 @@ static long kskip_step(__u32 i, void *arg)
 }
 
 /*
- * The kernel stack from the function at [lo, hi) down, parked: bpf_get_stack()
- * starts in the tracing path (the program, the tracepoint's glue), the same
- * frames at every run of a program, which its first walk finds and the others
- * skip (kskip[i]).
+ * The kernel stack from the function at [lo, hi) down, in the scratch stack
+ * (NULL, with *lost set, when unreadable): bpf_get_stack() starts in the
+ * tracing path (the program, the tracepoint's glue), the same frames at every
+ * run of a program, which its first walk finds and the others skip (kskip[i]).
  */
-static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u64 hi, bool *lost)
+static __always_inline struct ember_stack *read_kernel_stack(void *ctx, __u32 i, __u64 lo, __u64 hi,
+							     bool *lost)
 {
 	struct ember_stack *st = scratch_stack();
 	struct kskip_state k = {.lo = lo, .hi = hi};
 	long bytes;
 
 	if (!st)
-		return 0;
+		return NULL;
 	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), kskip[i & 1] & BPF_F_SKIP_FIELD_MASK);
 	if (bytes < 0) {
 		metric_inc(EMBER_CPU_M_KSTACK_FAILED);
 		*lost = true;
-		return 0;
+		return NULL;
 	}
 	st->len = bytes / sizeof(__u64);
 	st->flags = 0;
@@ -425,7 +432,15 @@ static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u
 		kskip[i & 1] = k.found;
 		kskip[2 + (i & 1)] = 1;
 	}
-	return park_stack(st, lost);
+	return st;
+}
+
+/* The kernel stack from the function at [lo, hi) down (read_kernel_stack()), parked. */
+static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u64 hi, bool *lost)
+{
+	struct ember_stack *st = read_kernel_stack(ctx, i, lo, hi, lost);
+
+	return st ? park_stack(st, lost) : 0;
 }
 
 /* The user stack walked from regs, parked whole: its hash, 0 when none or lost. */
@@ -453,6 +468,86 @@ static __always_inline bool saved_uregs(struct task_struct *prev, struct ember_u
 	return false; /* the .eh_frame walk is x86-64 only: see user_stack() */
 #endif
 }
+
+#if defined(__TARGET_ARCH_x86)
+/*
+ * A sampled wait of a process whose tables are not loaded yet (or are being
+ * compiled): instead of a frame-pointer walk, its registers, kernel stack and
+ * user stack's pages go to the deferred ring, for the daemon to walk with the
+ * tables (bpf/fold.bpf.h's defer_sample() for CPU samples); s->defer_id says
+ * so, and the thread's return ends it there (end_deferred()). False, nothing
+ * sent, to walk it here. Not a thread on its way out (as defer_sample()).
+ */
+static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
+				       const struct ember_uregs *regs)
+{
+	const struct ember_unwind_proc *proc;
+	struct ember_cpu_deferred *d;
+	struct ember_stack *ks;
+	bool lost = false;
+	__u32 klen;
+
+	if (!defer_walks || bpf_get_current_task_btf()->flags & PF_EXITING)
+		return false;
+	proc = uw_proc(s->tgid);
+	if (proc && !proc->pending)
+		return false;
+	d = defer_reserve();
+	if (!d)
+		return false;
+	d->tgid = s->tgid;
+	d->flags = s->flags;
+	d->n = s->weight;
+	d->wait_id = __sync_fetch_and_add(&defer_seq, 1) + 1;
+	d->kstack_len = 0;
+	ks = read_kernel_stack(ctx, 0, sched_lo, sched_hi, &lost);
+	if (ks) {
+		klen = ks->len < EMBER_DEFER_KSTACK_MAX ? ks->len : EMBER_DEFER_KSTACK_MAX;
+		if (!bpf_probe_read_kernel(d->kips, sizeof(d->kips), ks->ips))
+			d->kstack_len = klen;
+	}
+	if (lost)
+		d->flags |= EMBER_KEY_KSTACK_LOST;
+	defer_user_stack(d, regs);
+	s->defer_id = d->wait_id;
+	defer_submit(d);
+	metric_inc(EMBER_CPU_M_DEFERRED);
+	metric_add(EMBER_CPU_M_PROC_NO_TABLES, !proc);
+	return true;
+}
+
+/*
+ * Ends s's deferred wait: away wait_ns until its wakeup, then runq_ns queued
+ * (both 0: left out). Its stacks and weight went with its copy.
+ */
+static __always_inline void end_deferred(struct offcpu_task *s, __u64 wait_ns, __u64 runq_ns)
+{
+	struct ember_offcpu_wait_end *e = bpf_ringbuf_reserve(&deferred, sizeof(*e), 0);
+
+	if (!e) {
+		metric_inc(EMBER_CPU_M_DEFER_FULL); /* the daemon counts the wait lost */
+	} else {
+		e->wait_id = s->defer_id;
+		e->wait_ns = wait_ns;
+		e->runq_ns = runq_ns;
+		e->tgid = s->tgid;
+		e->pad = 0;
+		defer_submit(e);
+	}
+	s->defer_id = 0;
+}
+#else
+static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
+				       const struct ember_uregs *regs)
+{
+	return false;
+}
+
+static __always_inline void end_deferred(struct offcpu_task *s, __u64 wait_ns, __u64 runq_ns)
+{
+	s->defer_id = 0;
+}
+#endif
 
 /*
  * The stack just parked (still in scratch) into the active buffer's stacks
@@ -506,6 +601,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		s = bpf_task_storage_get(&tasks, prev, 0, 0);
 		if (s && s->off_ns) {
 			s->off_ns = 0;
+			if (s->defer_id)
+				end_deferred(s, 0, 0);
 			__sync_fetch_and_add(&open_waits[slot], -1);
 		}
 	}
@@ -530,9 +627,16 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	reason = switch_reason(prev, preempt, state);
 	s->flags = reason << EMBER_OFFCPU_KEY_REASON_SHIFT;
 	s->tgid = tgid;
-	s->user_stack = 0;
-	if (saved_uregs(prev, &regs))
+	s->user_stack = s->kern_stack = 0;
+	s->wake_ns = 0;
+	s->waker_user = s->waker_kern = 0;
+	s->waker_tgid = 0;
+	s->defer_id = 0;
+	if (saved_uregs(prev, &regs)) {
+		if (defer_wait(ctx, s, &regs))
+			goto open;
 		s->user_stack = park_user_stack(ctx, &regs, tgid, &lost);
+	}
 	store_active(s->user_stack);
 	if (lost)
 		s->flags |= EMBER_KEY_USTACK_LOST;
@@ -541,9 +645,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	store_active(s->kern_stack);
 	if (lost)
 		s->flags |= EMBER_KEY_KSTACK_LOST;
-	s->wake_ns = 0;
-	s->waker_user = s->waker_kern = 0;
-	s->waker_tgid = 0;
+open:
 	s->off_ns = bpf_ktime_get_ns();
 	__sync_fetch_and_add(&open_waits[slot], 1);
 }
@@ -673,6 +775,16 @@ static __always_inline void switch_in(struct task_struct *next)
 	now = bpf_ktime_get_ns();
 	if (now - s->off_ns < min_block_ns) {
 		metric_inc(EMBER_OFFCPU_M_SHORT);
+		if (s->defer_id)
+			end_deferred(s, 0, 0);
+	} else if (s->defer_id) {
+		/* as fold_interval(): waiting until the wakeup, then queued */
+		__u64 end = EMBER_OFFCPU_REASON(s->flags) != EMBER_OFFCPU_RUNQ &&
+					    s->wake_ns > s->off_ns && s->wake_ns < now ?
+				    s->wake_ns :
+				    now;
+
+		end_deferred(s, end - s->off_ns, now - end);
 	} else if ((active_buf & 1) == 0) {
 		fold_interval(s, next, now, &counts0, &stacks0, &wakers0);
 	} else {
@@ -728,7 +840,8 @@ int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
 		return 0;
 	s->wake_ns = bpf_ktime_get_ns();
 	metric_inc(EMBER_OFFCPU_M_WAKEUPS);
-	note_waker(ctx, s);
+	if (!s->defer_id) /* a deferred wait's end carries no waker */
+		note_waker(ctx, s);
 	return 0;
 }
 

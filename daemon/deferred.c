@@ -6,8 +6,12 @@
  * about to be dropped: exit, exec, not loadable), which walks them on the
  * unwinder's thread; until the daemon reads its exit or finds it gone
  * (deferred_exited(): walked then, while its application is still known); or
- * until DEFERRED_WAIT_NS has passed. Walked samples wait for the next drain. One mutex guards the waiting list, the walked samples,
- * the set of loaded processes and the figures.
+ * until DEFERRED_WAIT_NS has passed. Walked samples wait for the next drain.
+ * An off-CPU wait's copy is walked the same way; its end, a later record,
+ * finds it waiting (and goes with it) or walked and open, which makes it a
+ * walked sample; one ended without its copy is counted lost. One mutex guards
+ * the waiting list, the open waits, the walked samples, the set of loaded
+ * processes and the figures.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +25,7 @@
 
 #include "clock.h"
 #include "deferred.h"
+#include "ember/offcpu.h"
 #include "log.h"
 #include "uwalk.h"
 
@@ -32,11 +37,31 @@
  */
 #define EXITED_MAX 256
 
+/* How an off-CPU wait ended (struct ember_offcpu_wait_end): ended false until it has. */
+struct wait_end {
+	bool ended;
+	uint64_t wait_ns, runq_ns;
+};
+
+/*
+ * Ends read while their wait was being walked on the unwinder's thread (in
+ * neither list): kept for it, a ring of this many.
+ */
+#define EARLY_ENDS 64
+
+struct early_end {
+	uint64_t wait_id; /* 0: free */
+	uint32_t tgid;
+	struct wait_end end;
+};
+
 /* A record waiting for its process's tables: the ring's, less the stack below sp. */
 struct waiting {
 	struct waiting *next;
 	int64_t at_ns; /* CLOCK_MONOTONIC when read */
 	uint32_t tgid, flags;
+	uint64_t wait_id; /* 0: a cpu sample; else an off-CPU wait */
+	struct wait_end end;
 	uint64_t n, ip, sp, bp;
 	char comm[EMBER_COMM_LEN];
 	uint32_t kstack_len;
@@ -45,8 +70,14 @@ struct waiting {
 	uint8_t stack[];
 };
 
-/* A walked sample: its key (stack hashes unused) and frames, user then kernel. */
+/*
+ * A walked sample: its key (stack hashes unused) and frames, user then
+ * kernel. An off-CPU wait's n is its weight; it is open until it has ended.
+ */
 struct walked {
+	struct walked *next; /* in the open waits */
+	uint64_t wait_id;
+	struct wait_end end;
 	struct ember_cpu_key key;
 	uint64_t n;
 	uint32_t ulen, klen;
@@ -87,6 +118,7 @@ struct row_cache {
 
 struct deferred {
 	struct ring_buffer *rb;
+	int ring_fd;
 	struct unwinder *unw;
 	struct unwinder_fds fds;
 	/* one walk at a time (the main thread's or the unwinder's): it owns the cache */
@@ -98,10 +130,14 @@ struct deferred {
 	void *loaded; /* tsearch set of pids the unwinder has loaded */
 	struct walked **walked;
 	size_t nwalked, walked_cap;
-	uint64_t metrics[EMBER_CPU_M_NR]; /* the walks' frames and ends, COUNTED */
-	struct deferred_stats st;	  /* but waiting, read from nwaiting */
-	uint32_t exited[EXITED_MAX];	  /* the last processes whose exit was read, a ring */
-	uint32_t nexited;		  /* exits noted since the start */
+	struct walked *open; /* off-CPU waits walked, before their end: newest first */
+	uint32_t nopen;
+	struct early_end early[EARLY_ENDS]; /* ends that came while their wait was walked */
+	uint32_t nearly;		    /* ends put there since the start */
+	uint64_t metrics[DEFERRED_KINDS][EMBER_CPU_M_NR]; /* the walks' frames and ends, COUNTED */
+	struct deferred_stats st;			  /* but waiting, read from nwaiting */
+	uint32_t exited[EXITED_MAX]; /* the last processes whose exit was read, a ring */
+	uint32_t nexited;	     /* exits noted since the start */
 };
 
 /* One table's rows read from the map, block by block (the search reads neighbours). */
@@ -194,6 +230,51 @@ static void keep_walked(struct deferred *d, struct walked *s)
 	d->walked[d->nwalked++] = s;
 }
 
+/* Under the lock: drops the oldest open wait (the list's last), counted lost. */
+static void drop_oldest_open(struct deferred *d)
+{
+	struct walked **pp = &d->open;
+
+	while (*pp && (*pp)->next)
+		pp = &(*pp)->next;
+	if (*pp) {
+		free(*pp);
+		*pp = NULL;
+		d->nopen--;
+		d->st.waits_lost++;
+	}
+}
+
+/*
+ * Under the lock: keeps a walked sample, for the drain when it is one or an
+ * ended wait; a wait not ended waits for its end (the oldest of too many is
+ * dropped, counted).
+ */
+static void keep_sample(struct deferred *d, struct walked *s)
+{
+	for (int i = 0; s->wait_id && !s->end.ended && i < EARLY_ENDS; i++) {
+		struct early_end *e = &d->early[i];
+
+		if (e->wait_id == s->wait_id && e->tgid == s->key.tgid) {
+			s->end = e->end;
+			e->wait_id = 0;
+		}
+	}
+	if (s->end.ended && !s->end.wait_ns && !s->end.runq_ns) { /* dropped: too short */
+		free(s);
+		return;
+	}
+	if (!s->wait_id || s->end.ended) {
+		keep_walked(d, s);
+		return;
+	}
+	if (d->nopen >= DEFERRED_OPEN_MAX)
+		drop_oldest_open(d);
+	s->next = d->open;
+	d->open = s;
+	d->nopen++;
+}
+
 /*
  * Walks w with its process's entry as the procs map holds it now (none: frame
  * pointers over the copy, unless need_entry), and keeps the sample for the
@@ -207,6 +288,7 @@ static bool walk(struct deferred *d, const struct waiting *w, bool need_entry)
 	struct uwalk_stack stk = {w->stack, w->sp, w->stack_len};
 	struct walked *s = NULL;
 	int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t *m;
 	bool loaded;
 
 	if (!proc || !res)
@@ -224,6 +306,9 @@ static bool walk(struct deferred *d, const struct waiting *w, bool need_entry)
 	if (!s)
 		goto fail;
 	memset(&s->key, 0, sizeof(s->key));
+	s->next = NULL;
+	s->wait_id = w->wait_id;
+	s->end = w->end;
 	s->key.tgid = w->tgid;
 	s->key.flags = w->flags;
 	memcpy(s->key.comm, w->comm, sizeof(s->key.comm));
@@ -238,13 +323,14 @@ static bool walk(struct deferred *d, const struct waiting *w, bool need_entry)
 		d->st.walked++;
 	else
 		d->st.unloaded++;
-	d->metrics[res->end]++;
-	d->metrics[EMBER_CPU_M_FRAMES_TABLE] += res->by_table;
-	d->metrics[EMBER_CPU_M_FRAMES_FP] += res->by_fp;
-	d->metrics[EMBER_CPU_M_FRAMES_BAD_RULE] += res->bad_rule;
-	d->metrics[EMBER_CPU_M_COUNTED]++;
+	m = d->metrics[w->wait_id ? DEFERRED_OFFCPU : DEFERRED_CPU];
+	m[res->end]++;
+	m[EMBER_CPU_M_FRAMES_TABLE] += res->by_table;
+	m[EMBER_CPU_M_FRAMES_FP] += res->by_fp;
+	m[EMBER_CPU_M_FRAMES_BAD_RULE] += res->bad_rule;
+	m[EMBER_CPU_M_COUNTED]++;
 	d->st.walk_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-	keep_walked(d, s);
+	keep_sample(d, s);
 	pthread_mutex_unlock(&d->mu);
 	free(res);
 	free(proc);
@@ -252,6 +338,8 @@ static bool walk(struct deferred *d, const struct waiting *w, bool need_entry)
 fail:
 	pthread_mutex_lock(&d->mu);
 	d->st.lost++;
+	if (w->wait_id)
+		d->st.waits_lost++;
 	pthread_mutex_unlock(&d->mu);
 	free(res);
 	free(proc);
@@ -338,6 +426,8 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w->at_ns = mono_ns();
 	w->tgid = r->tgid;
 	w->flags = r->flags;
+	w->wait_id = r->wait_id;
+	w->end = (struct wait_end){0};
 	w->n = r->n;
 	w->ip = r->ip;
 	w->sp = r->sp;
@@ -368,12 +458,79 @@ static bool exited_locked(const struct deferred *d, uint32_t pid)
 	return false;
 }
 
+/*
+ * Under the lock: the end of an off-CPU wait, onto its copy still waiting, or
+ * making its walked wait a sample; a drop (both times 0) frees it. False when
+ * the wait is nowhere (lost: its copy never came, or was dropped).
+ */
+static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_end *e)
+{
+	struct wait_end end = {true, e->wait_ns, e->runq_ns};
+	bool drop = !e->wait_ns && !e->runq_ns;
+
+	for (struct waiting **pp = &d->head; *pp; pp = &(*pp)->next) {
+		struct waiting *w = *pp;
+
+		if (w->wait_id != e->wait_id || w->tgid != e->tgid)
+			continue;
+		if (drop) {
+			*pp = w->next;
+			if (!*pp)
+				d->tail = pp;
+			d->nwaiting--;
+			free(w);
+		} else {
+			w->end = end;
+		}
+		return true;
+	}
+	for (struct walked **pp = &d->open; *pp; pp = &(*pp)->next) {
+		struct walked *s = *pp;
+
+		if (s->wait_id != e->wait_id || s->key.tgid != e->tgid)
+			continue;
+		*pp = s->next;
+		d->nopen--;
+		if (drop) {
+			free(s);
+		} else {
+			s->end = end;
+			keep_walked(d, s);
+		}
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A record that ends an off-CPU wait (struct ember_offcpu_wait_end). One whose
+ * wait is nowhere may be being walked on the unwinder's thread: it is kept
+ * for it; one kept that long and never taken was lost.
+ */
+static void on_wait_end(struct deferred *d, const struct ember_offcpu_wait_end *e)
+{
+	struct early_end *slot;
+
+	pthread_mutex_lock(&d->mu);
+	if (!end_wait_locked(d, e)) {
+		slot = &d->early[d->nearly++ % EARLY_ENDS];
+		if (slot->wait_id)
+			d->st.waits_lost++;
+		*slot = (struct early_end){e->wait_id, e->tgid, {true, e->wait_ns, e->runq_ns}};
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct deferred *d = ctx;
 	struct waiting *w;
 	bool loaded, now;
 
+	if (size == sizeof(struct ember_offcpu_wait_end)) {
+		on_wait_end(d, data);
+		return 0;
+	}
 	if (size < sizeof(struct ember_cpu_deferred)) {
 		pthread_mutex_lock(&d->mu);
 		d->st.bad++;
@@ -389,6 +546,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	pthread_mutex_lock(&d->mu);
 	d->st.received++;
+	if (w->wait_id)
+		d->st.waits++;
 	loaded = tfind(pid_key(w->tgid), &d->loaded, cmp_pid);
 	pthread_mutex_unlock(&d->mu);
 	/*
@@ -432,6 +591,20 @@ void deferred_exited(struct deferred *d, uint32_t pid)
 	w = take_locked(d, pid, INT64_MIN);
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, w);
+	pthread_mutex_lock(&d->mu);
+	for (struct walked **pp = &d->open; *pp;) {
+		struct walked *s = *pp;
+
+		if (s->key.tgid != pid) {
+			pp = &s->next;
+			continue;
+		}
+		*pp = s->next;
+		d->nopen--;
+		d->st.waits_lost++;
+		free(s);
+	}
+	pthread_mutex_unlock(&d->mu);
 }
 
 void deferred_flush(struct deferred *d)
@@ -445,11 +618,39 @@ void deferred_flush(struct deferred *d)
 	walk_list(d, all);
 }
 
-int deferred_drain(struct deferred *d, sampler_cb cb, void *arg)
+/*
+ * An ended off-CPU wait as the offcpu program folds one (fold_interval()):
+ * its time and one event (both weighed), until its wakeup under its reason,
+ * then as run-queue delay.
+ */
+static int wait_samples(struct walked *s, const struct sampler_stack *us,
+			const struct sampler_stack *ks, sampler_cb cb, void *arg)
+{
+	const struct {
+		uint32_t reason;
+		uint64_t ns;
+	} seg[2] = {{EMBER_OFFCPU_REASON(s->key.flags), s->end.wait_ns},
+		    {EMBER_OFFCPU_RUNQ, s->end.runq_ns}};
+	uint32_t lost = s->key.flags & (EMBER_KEY_USTACK_LOST | EMBER_KEY_KSTACK_LOST);
+	int rc = 0;
+
+	for (int i = 0; i < 2 && !rc; i++) {
+		if (!seg[i].ns && i)
+			continue;
+		s->key.flags = lost | seg[i].reason << EMBER_OFFCPU_KEY_REASON_SHIFT;
+		rc = cb(&s->key, seg[i].ns * s->n, us, ks, arg);
+		s->key.flags |= EMBER_OFFCPU_KEY_EVENTS;
+		if (!rc)
+			rc = cb(&s->key, s->n, us, ks, arg);
+	}
+	return rc;
+}
+
+int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, void *arg)
 {
 	struct walked **v;
 	struct waiting *late;
-	size_t n;
+	size_t n, kept = 0;
 	int rc = deferred_consume(d);
 
 	pthread_mutex_lock(&d->mu);
@@ -469,10 +670,19 @@ int deferred_drain(struct deferred *d, sampler_cb cb, void *arg)
 					   .n = s->klen,
 					   .lost = s->key.flags & EMBER_KEY_KSTACK_LOST};
 
+		if ((s->wait_id ? DEFERRED_OFFCPU : DEFERRED_CPU) != kind) {
+			v[kept++] = s; /* the other drain's */
+			continue;
+		}
 		if (!rc)
-			rc = cb(&s->key, s->n, &us, &ks, arg);
+			rc = s->wait_id ? wait_samples(s, &us, &ks, cb, arg) :
+					  cb(&s->key, s->n, &us, &ks, arg);
 		free(s);
 	}
+	pthread_mutex_lock(&d->mu);
+	for (size_t i = 0; i < kept; i++)
+		keep_walked(d, v[i]);
+	pthread_mutex_unlock(&d->mu);
 	free(v);
 	return rc;
 }
@@ -488,6 +698,7 @@ struct deferred *deferred_open(int ring_fd, struct unwinder *u)
 		return NULL;
 	d->tail = &d->head;
 	d->unw = u;
+	d->ring_fd = ring_fd;
 	d->cache = calloc(1, sizeof(*d->cache));
 	if (!d->cache) {
 		free(d);
@@ -539,6 +750,10 @@ void deferred_close(struct deferred *d)
 	for (size_t i = 0; i < d->nwalked; i++)
 		free(d->walked[i]);
 	free(d->walked);
+	for (struct walked *s = d->open, *next; s; s = next) {
+		next = s->next;
+		free(s);
+	}
 	tdestroy(d->loaded, no_free);
 	pthread_mutex_unlock(&d->mu);
 	free(d->cache);
@@ -552,11 +767,16 @@ int deferred_epoll_fd(const struct deferred *d)
 	return ring_buffer__epoll_fd(d->rb);
 }
 
-void deferred_metrics(struct deferred *d, uint64_t m[EMBER_CPU_M_NR])
+int deferred_ring_fd(const struct deferred *d)
+{
+	return d->ring_fd;
+}
+
+void deferred_metrics(struct deferred *d, enum deferred_kind kind, uint64_t m[EMBER_CPU_M_NR])
 {
 	pthread_mutex_lock(&d->mu);
 	for (int i = 0; i < EMBER_CPU_M_NR; i++)
-		m[i] += d->metrics[i];
+		m[i] += d->metrics[kind][i];
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -565,5 +785,6 @@ void deferred_stats(struct deferred *d, struct deferred_stats *out)
 	pthread_mutex_lock(&d->mu);
 	*out = d->st;
 	out->waiting = d->nwaiting;
+	out->waits_open = d->nopen;
 	pthread_mutex_unlock(&d->mu);
 }

@@ -6,7 +6,10 @@
  * program with their registers and a copy of their stack (struct
  * ember_cpu_deferred). They wait here until the unwinder has loaded the
  * process, are walked then with its tables (lib/symbols/uwalk.c), and join
- * the interval's samples at the next drain.
+ * the interval's samples at the next drain. Sampled off-CPU waits of such
+ * processes come the same way (bpf/offcpu.bpf.c, through the same ring): the
+ * copy at the switch-out, then the wait's end (struct ember_offcpu_wait_end)
+ * at the thread's return; the two are folded together once both are here.
  */
 #ifndef EMBER_DEFERRED_H
 #define EMBER_DEFERRED_H
@@ -21,6 +24,15 @@
 #define DEFERRED_WAITING_MAX 256
 /* How long a sample waits for its process's tables before it is walked without them. */
 #define DEFERRED_WAIT_NS (2ll * 1000 * 1000 * 1000)
+/* Off-CPU waits walked and waiting for their end at once; beyond, the oldest is dropped. */
+#define DEFERRED_OPEN_MAX 1024
+
+/* Whose samples: the cpu program's, or the offcpu program's waits. */
+enum deferred_kind {
+	DEFERRED_CPU,
+	DEFERRED_OFFCPU,
+	DEFERRED_KINDS,
+};
 
 /* What the deferred walks did since the start (the log and status read it). */
 struct deferred_stats {
@@ -31,6 +43,10 @@ struct deferred_stats {
 	uint64_t lost;	   /* walked samples lost: out of memory, or WALKED_MAX before a drain */
 	uint64_t walk_ns;  /* CPU time spent walking (walked and unloaded) */
 	uint32_t waiting;  /* waiting now */
+	/* of the records, off-CPU waits: */
+	uint64_t waits;	     /* copies of waits read (their ends are not records here) */
+	uint64_t waits_lost; /* ended without their copy, or never: ring full, too many open */
+	uint32_t waits_open; /* walked, waiting for their end now */
 };
 
 struct deferred;
@@ -44,19 +60,26 @@ struct deferred *deferred_open(int ring_fd, struct unwinder *u);
 void deferred_close(struct deferred *d);
 /* Readable when records wait in the ring. */
 int deferred_epoll_fd(const struct deferred *d);
+/* The ring's map, for the other objects that send to it (the offcpu one). */
+int deferred_ring_fd(const struct deferred *d);
 /* Reads the ring: a record whose process is loaded is walked now, the others wait. */
 int deferred_consume(struct deferred *d);
 /*
  * Reads the ring, walks what waited DEFERRED_WAIT_NS or more, then hands every
- * walked sample to cb (the drain's), as fold_drain() does the kernel's.
+ * walked sample of kind to cb (the drain's), as fold_drain() does the
+ * kernel's: an off-CPU wait as offcpu_drain()'s keys (nanoseconds, then
+ * EMBER_OFFCPU_KEY_EVENTS; its run-queue delay apart), once it has ended.
  */
-int deferred_drain(struct deferred *d, sampler_cb cb, void *arg);
-/* pid exited (its event is read): its waiting samples are walked now, with what is loaded. */
+int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, void *arg);
+/*
+ * pid exited (its event is read): its waiting samples are walked now, with
+ * what is loaded; its waits still open will not end (left out, counted).
+ */
 void deferred_exited(struct deferred *d, uint32_t pid);
 /* Reads the ring and walks every waiting sample now, with what is loaded (at the end). */
 void deferred_flush(struct deferred *d);
-/* Adds the deferred walks' frames and ends since the start to m (the cpu metrics). */
-void deferred_metrics(struct deferred *d, uint64_t m[EMBER_CPU_M_NR]);
+/* Adds kind's deferred walks' frames and ends since the start to m (the cpu metrics). */
+void deferred_metrics(struct deferred *d, enum deferred_kind kind, uint64_t m[EMBER_CPU_M_NR]);
 void deferred_stats(struct deferred *d, struct deferred_stats *out);
 
 #endif

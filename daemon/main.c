@@ -356,7 +356,8 @@ static void open_offcpu(struct daemon *d, const struct sampler_opts *so)
 				 .shared = {.events_fd = so->events_fd,
 					    .known_fd = so->known_fd,
 					    .drop_fd = sampler_drop_fd(d->sampler),
-					    .unwind = so->unwind}};
+					    .unwind = so->unwind},
+				 .defer = sampler_deferred(d->sampler)};
 	char err[512];
 
 	if (!d->cfg.offcpu)

@@ -48,6 +48,7 @@ struct offcpu {
 	unsigned int parked; /* entries of parked, and most of each held map */
 	int64_t hold_ns;     /* the last hold's duration */
 	struct fold_buffers buf;
+	struct deferred *defer;		  /* waits of processes not loaded walked there, or NULL */
 	uint64_t last[EMBER_OFFCPU_M_NR]; /* metrics at the previous drain */
 	int wakers_fd[EMBER_CPU_NBUF];
 	struct ember_offcpu_waker_key *wkeys; /* drain scratch: OFFCPU_WAKERS each */
@@ -129,6 +130,19 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o, char *err, size_
 	rc = fold_share_maps(oc->skel->obj, &o->shared, err, errlen);
 	if (rc)
 		return rc;
+#if defined(__x86_64__)
+	/* a wait of a process not loaded yet goes to the cpu sampler's deferred walks */
+	oc->skel->rodata->defer_walks = o->defer != NULL;
+	if (!o->defer) /* unused: one page */
+		bpf_map__set_max_entries(oc->skel->maps.deferred, 4096);
+	else if (bpf_map__reuse_fd(oc->skel->maps.deferred, deferred_ring_fd(o->defer))) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot share the deferred samples' ring buffer: %s",
+			 strerror(errno));
+		return rc;
+	}
+	oc->defer = o->defer;
+#endif
 	rc = offcpu_bpf__load(oc->skel);
 	if (rc) {
 		snprintf(err, errlen,
@@ -337,6 +351,9 @@ int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
 {
 	int rc = fold_drain(&oc->buf, cb, arg);
 
+	/* the waits the daemon walked join the kernel's, in the interval they ended in */
+	if (!rc && oc->defer)
+		rc = deferred_drain(oc->defer, DEFERRED_OFFCPU, cb, arg);
 	hold_sleepers(oc);
 	log_metrics(oc);
 	return rc;
@@ -398,7 +415,12 @@ int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg)
 
 int offcpu_metrics(struct offcpu *oc, uint64_t out[EMBER_OFFCPU_M_NR])
 {
-	return percpu_array_sum(bpf_map__fd(oc->skel->maps.metrics), EMBER_OFFCPU_M_NR, out);
+	int rc = percpu_array_sum(bpf_map__fd(oc->skel->maps.metrics), EMBER_OFFCPU_M_NR, out);
+
+	if (!rc && oc->defer)
+		deferred_metrics(oc->defer, DEFERRED_OFFCPU,
+				 out); /* its walks count as the program's */
+	return rc;
 }
 
 const char *offcpu_reason_frame(unsigned int reason)

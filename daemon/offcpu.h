@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "deferred.h"
 #include "ember/offcpu.h"
 #include "fold.h"
 
@@ -38,6 +39,7 @@ struct offcpu_opts {
 	uint64_t min_block_ns;	    /* sampled intervals shorter than this are left out */
 	unsigned int parked;	    /* stacks of threads away kept (0: the default) */
 	struct fold_shared shared;  /* maps of proctrack, the unwinder and the cpu sampler */
+	struct deferred *defer;	    /* the cpu sampler's deferred walks, or NULL: frame pointers */
 };
 
 struct offcpu;

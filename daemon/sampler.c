@@ -173,7 +173,7 @@ int sampler_drain(struct sampler *s, sampler_cb cb, void *arg)
 
 	/* the samples the daemon walked join the kernel's, in the interval they were walked in */
 	if (!rc && s->defer)
-		rc = deferred_drain(s->defer, cb, arg);
+		rc = deferred_drain(s->defer, DEFERRED_CPU, cb, arg);
 	return rc;
 }
 
@@ -197,6 +197,11 @@ void sampler_flush(struct sampler *s)
 {
 	if (s->defer)
 		deferred_flush(s->defer);
+}
+
+struct deferred *sampler_deferred(struct sampler *s)
+{
+	return s->defer;
 }
 
 bool sampler_deferred_stats(struct sampler *s, struct deferred_stats *out)
@@ -248,6 +253,7 @@ int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR])
 	int rc = percpu_array_sum(bpf_map__fd(s->skel->maps.metrics), EMBER_CPU_M_NR, out);
 
 	if (!rc && s->defer)
-		deferred_metrics(s->defer, out); /* the daemon's walks count as the program's */
+		deferred_metrics(s->defer, DEFERRED_CPU,
+				 out); /* the daemon's walks count as the program's */
 	return rc;
 }

@@ -63,6 +63,8 @@ void sampler_exited(struct sampler *s, uint32_t tgid);
 void sampler_flush(struct sampler *s);
 /* The deferred walks' figures; false when this sampler defers none. */
 bool sampler_deferred_stats(struct sampler *s, struct deferred_stats *out);
+/* Its deferred walks (whose ring other objects send to), or NULL: none. */
+struct deferred *sampler_deferred(struct sampler *s);
 /* Switches the buffers now; the next sampler_drain() drains the one left (fold_gen_flip()). */
 void sampler_flip(struct sampler *s);
 

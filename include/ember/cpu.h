@@ -102,6 +102,7 @@ struct ember_cpu_deferred {
 	__u32 tgid;
 	__u32 flags;		   /* EMBER_KEY_* of the event (KSTACK_LOST when unreadable) */
 	__u64 n;		   /* what it adds to its stack's count */
+	__u64 wait_id;		   /* 0: a sample; else an off-CPU wait, whose end comes later */
 	__u64 ip, sp, bp;	   /* user registers at the sample */
 	__u64 stack_base;	   /* user address of stack[0]: the page holding sp */
 	__u32 stack_len;	   /* bytes of stack read: whole pages until one failed */
@@ -111,7 +112,7 @@ struct ember_cpu_deferred {
 	__u8 stack[EMBER_DEFER_PAGES * EMBER_DEFER_PAGE]; /* user memory from stack_base */
 };
 _Static_assert(sizeof(struct ember_cpu_deferred) ==
-		       72 + 8 * EMBER_DEFER_KSTACK_MAX + EMBER_DEFER_PAGES * EMBER_DEFER_PAGE,
+		       80 + 8 * EMBER_DEFER_KSTACK_MAX + EMBER_DEFER_PAGES * EMBER_DEFER_PAGE,
 	       "ember_cpu_deferred is ABI");
 
 /*

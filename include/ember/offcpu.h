@@ -75,6 +75,22 @@ struct ember_offcpu_waker_val {
 _Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_val is ABI");
 
 /*
+ * A sampled wait of a process whose tables are not loaded yet leaves the CPU
+ * as a record of the deferred ring (struct ember_cpu_deferred: its wait_id,
+ * the reason in flags, its weight in n, its kernel stack cut at __schedule);
+ * its thread's return sends this record, also through the deferred ring, and
+ * the daemon folds the two once it has walked the copy (daemon/deferred.c).
+ */
+struct ember_offcpu_wait_end {
+	__u64 wait_id; /* the wait's ember_cpu_deferred.wait_id */
+	__u64 wait_ns; /* away until the wakeup (all of it: no wakeup seen, or RUNQ) */
+	__u64 runq_ns; /* then queued for a CPU; both 0: the wait is dropped (too short) */
+	__u32 tgid;
+	__u32 pad; /* 0 */
+};
+_Static_assert(sizeof(struct ember_offcpu_wait_end) == 32, "ember_offcpu_wait_end is ABI");
+
+/*
  * Index of the offcpu object's per-CPU metrics array: the first
  * EMBER_CPU_M_NR mean what they mean for the cpu object (the stack walk and
  * the folding count them), then the off-CPU sampler's own.
