@@ -443,11 +443,11 @@ static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u
 	return st ? park_stack(st, lost) : 0;
 }
 
-/* The user stack walked from regs, parked whole: its hash, 0 when none or lost. */
+/* The user stack walked from regs with proc (uw_proc()), parked whole: its hash, 0 when none or lost. */
 static __always_inline __u64 park_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
-					     bool *lost)
+					     const struct ember_unwind_proc *proc, bool *lost)
 {
-	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, uw_proc(tgid));
+	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, proc);
 
 	return st ? park_stack(st, lost) : 0;
 }
@@ -479,9 +479,9 @@ static __always_inline bool saved_uregs(struct task_struct *prev, struct ember_u
  * sent, to walk it here. Not a thread on its way out (as defer_sample()).
  */
 static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
-				       const struct ember_uregs *regs)
+				       const struct ember_uregs *regs,
+				       const struct ember_unwind_proc *proc)
 {
-	const struct ember_unwind_proc *proc;
 	struct ember_cpu_deferred *d;
 	struct ember_stack *ks;
 	bool lost = false;
@@ -489,7 +489,6 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 
 	if (!defer_walks || bpf_get_current_task_btf()->flags & PF_EXITING)
 		return false;
-	proc = uw_proc(s->tgid);
 	if (proc && !proc->pending)
 		return false;
 	d = defer_reserve();
@@ -538,7 +537,8 @@ static __always_inline void end_deferred(struct offcpu_task *s, __u64 wait_ns, _
 }
 #else
 static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
-				       const struct ember_uregs *regs)
+				       const struct ember_uregs *regs,
+				       const struct ember_unwind_proc *proc)
 {
 	return false;
 }
@@ -580,6 +580,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 				       __u32 state)
 {
 	__u32 tgid, reason, weight;
+	const struct ember_unwind_proc *proc;
 	struct offcpu_task *s = NULL;
 	struct ember_uregs regs;
 	__u32 slot = slot_of(prev);
@@ -633,9 +634,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	s->waker_tgid = 0;
 	s->defer_id = 0;
 	if (saved_uregs(prev, &regs)) {
-		if (defer_wait(ctx, s, &regs))
+		proc = uw_proc(tgid);
+		if (defer_wait(ctx, s, &regs, proc))
 			goto open;
-		s->user_stack = park_user_stack(ctx, &regs, tgid, &lost);
+		s->user_stack = park_user_stack(ctx, &regs, tgid, proc, &lost);
 	}
 	store_active(s->user_stack);
 	if (lost)
@@ -820,7 +822,8 @@ static __always_inline void note_waker(void *ctx, struct offcpu_task *s)
 	s->waker_tgid = task->tgid;
 	note_process(s->waker_tgid);
 	if (saved_uregs(task, &regs))
-		s->waker_user = park_user_stack(ctx, &regs, s->waker_tgid, &lost);
+		s->waker_user =
+			park_user_stack(ctx, &regs, s->waker_tgid, uw_proc(s->waker_tgid), &lost);
 }
 
 /*
