@@ -7,9 +7,13 @@
 # dwarf and fp, R times, and prints the medians as a Markdown table: the share of the
 # children's samples whose stack reaches main, the samples emberd walked from a copy of
 # their stack (status: unwind samples_deferred), emberd's CPU over the run (schedstat of
-# its threads) and its BPF programs' ns per sample. It asserts nothing.
+# its threads) and its BPF programs' ns per sample. With -w, the children sleep 100 ms in
+# main -> child_nap as soon as they start (then burn 50 ms), emberd runs with offcpu = on
+# (every switch-out sampled) and the share is that of their sleep's off-CPU time whose
+# stack reaches main; perf is left out. It asserts nothing.
 #
-# usage: bench/young.sh [-n CHILDREN] [-r REPEATS] [-s SETTLE] [-b BUILD] [-e EMBERD]...
+# usage: bench/young.sh [-w] [-n CHILDREN] [-r REPEATS] [-s SETTLE] [-b BUILD] [-e EMBERD]...
+#   -w  off-CPU: the children's first waits instead of their first samples
 #   -n  children a run                        (40)
 #   -s  seconds after emberd starts sampling before the children start (10: its start-up,
 #       the unwind tables of every process it samples first, is left out of its CPU)
@@ -29,9 +33,11 @@ BINS=()
 BENCH_NAME=young
 . "$HERE/lib.sh"
 . "$SRC/tests/integration/unwind_lib.sh" # share
-usage() { sed -n '12,18p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts 'n:r:s:b:e:h' opt; do
+WAITS=
+usage() { sed -n '15,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while getopts 'wn:r:s:b:e:h' opt; do
 	case $opt in
+	w) WAITS=1 ;;
 	n) CHILDREN=$OPTARG ;;
 	s) SETTLE=$OPTARG ;;
 	r) REPEAT=$OPTARG ;;
@@ -67,13 +73,26 @@ RAW=$T/raw.tsv
 # the children's stacks: every stack through child_burn, also child_burn alone
 children() { grep -E '(^|;)child_burn(;| [0-9]+$)' "$1" || true; }
 
+# naps D: the children's sleep (-w), whole or cut, from each child's offcpu profile
+naps() {
+	local c
+	for c in $(awk '$1 == "child" { print $2 }' "$1/fx.out"); do
+		"$EMBERCTL" --data-dir "$1/data" folded --type offcpu --sample offcpu --pid "$c" \
+			2>/dev/null | grep -F '[off-CPU: sleep]' || true
+	done
+}
+
 # run_ember I REP: the workload under emberd number I of BINS
 run_ember() {
-	local i=$1 d=$T/ember c0 c1 t c deferred r
+	local i=$1 d=$T/ember c0 c1 t c at ac deferred r conf=()
 	rm -rf "$d"
 	mkdir -p "$d"
+	if [ -n "$WAITS" ]; then
+		printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\n' >"$d/ember.conf"
+		conf=(--config "$d/ember.conf")
+	fi
 	"${BINS[$i]}" --data-dir "$d/data" --runtime-dir "$d/run" --hz 99 --interval 10s \
-		>"$d/log" 2>&1 &
+		"${conf[@]}" >"$d/log" 2>&1 &
 	EPID=$!
 	for _ in $(seq 1 1800); do
 		grep -q 'sampling .* CPUs' "$d/log" && break
@@ -82,16 +101,24 @@ run_ember() {
 	done
 	sleep "$SETTLE"
 	c0=$(cpu_ns "$EPID")
-	"$FX" "$CHILDREN" >/dev/null || log "fx_short_lived failed"
+	"$FX" ${WAITS:+-w} "$CHILDREN" >"$d/fx.out" || log "fx_short_lived failed"
 	c1=$(cpu_ns "$EPID")
-	read -r t c _ <<<"$(bpf_stats "$EPID")"
+	read -r t c at ac <<<"$(bpf_stats "$EPID")"
+	[ -z "$WAITS" ] || t=$at c=$ac # every program: the switch's runs
 	kill -TERM "$EPID"
 	wait "$EPID" || log "emberd exited with status $?"
 	EPID=
 	deferred=$(awk '$1 == "unwind" && $2 == "samples_deferred" { print $4 }' "$d/run/status")
-	"$EMBERCTL" --data-dir "$d/data" folded -o "$d/all.folded" 2>/dev/null || : >"$d/all.folded"
-	children "$d/all.folded" >"$d/c.folded"
-	r=$(share "$d/c.folded" ';main;child_burn;')
+	if [ -n "$WAITS" ]; then
+		naps "$d" >"$d/c.folded"
+		r=$(share "$d/c.folded" ';main;child_nap;')
+		deferred=-
+	else
+		"$EMBERCTL" --data-dir "$d/data" folded -o "$d/all.folded" 2>/dev/null ||
+			: >"$d/all.folded"
+		children "$d/all.folded" >"$d/c.folded"
+		r=$(share "$d/c.folded" ';main;child_burn;')
+	fi
 	echo "ember$i ${r#* } $((c1 - c0)) $((c ? t / c : 0)) ${deferred:--}" >>"$RAW"
 }
 
@@ -127,6 +154,7 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
 		log "round $rep/$REPEAT: ${BINS[$i]}"
 		run_ember "$i"
 	done
+	[ -z "$WAITS" ] || continue
 	log "round $rep/$REPEAT: perf record"
 	run_perf dwarf
 	run_perf fp
@@ -137,10 +165,18 @@ bench_restore_bpf_stats
 col() { awk -v n="$1" -v c="$2" '$1 == n && $c != "-" { print $c }' "$RAW" | median; }
 fmt() { [ -z "$2" ] && echo - || awk -v f="$1" -v v="$2" 'BEGIN { printf f, v }'; }
 echo
-echo "young: $REPEAT rounds of fx_short_lived $CHILDREN (each child ~150 ms of CPU) at 99 Hz," \
-	"medians; $START; $(uname -r); $(nproc) CPUs"
-echo
-echo "| profiler | children's samples | complete to main % | walked from a copy | emberd CPU over the run | BPF ns a sample |"
+if [ -n "$WAITS" ]; then
+	echo "young -w: $REPEAT rounds of fx_short_lived -w $CHILDREN (each child sleeps 100 ms," \
+		"then ~50 ms of CPU), offcpu on, every switch-out sampled, medians; $START;" \
+		"$(uname -r); $(nproc) CPUs"
+	echo
+	echo "| profiler | children's sleep (ns) | complete to main % | - | emberd CPU over the run | BPF ns a run (every program) |"
+else
+	echo "young: $REPEAT rounds of fx_short_lived $CHILDREN (each child ~150 ms of CPU) at 99 Hz," \
+		"medians; $START; $(uname -r); $(nproc) CPUs"
+	echo
+	echo "| profiler | children's samples | complete to main % | walked from a copy | emberd CPU over the run | BPF ns a sample |"
+fi
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for n in $(awk '{ print $1 }' "$RAW" | sort -u); do
 	label=$n

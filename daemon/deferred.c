@@ -512,7 +512,9 @@ static void on_wait_end(struct deferred *d, const struct ember_offcpu_wait_end *
 	struct early_end *slot;
 
 	pthread_mutex_lock(&d->mu);
-	if (!end_wait_locked(d, e)) {
+	if (!e->wait_id) { /* not as the program writes it: 0 is a sample's, not a wait's */
+		d->st.bad++;
+	} else if (!end_wait_locked(d, e)) {
 		slot = &d->early[d->nearly++ % EARLY_ENDS];
 		if (slot->wait_id)
 			d->st.waits_lost++;
