@@ -240,8 +240,8 @@ struct {
 	__uint(max_entries, 1 << 20);
 } deferred SEC(".maps");
 
-/* Bytes waiting in the deferred ring past which a record wakes the daemon: a quarter. */
-#define DEFER_WAKE_BYTES (1 << 18)
+/* Bytes waiting in the deferred ring past which a record wakes the daemon: half of it. */
+#define DEFER_WAKE_BYTES (1 << 19)
 
 /* A record of the deferred ring, or NULL when it is full (counted). */
 static __always_inline struct ember_cpu_deferred *defer_reserve(void)
@@ -281,7 +281,7 @@ static __always_inline void defer_user_stack(struct ember_cpu_deferred *d,
  * that ends an off-CPU wait sent before (include/ember/offcpu.h). No wakeup of
  * its own: the process's events wake the daemon (its first sample's, unless it
  * is young; its exit), and the daemon reads this ring before them, so that an
- * exit never overtakes the samples taken before it. A ring a quarter full
+ * exit never overtakes the samples taken before it. A ring half full
  * wakes it, so that none is lost to a full ring.
  */
 static __always_inline void defer_submit(void *rec)

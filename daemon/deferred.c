@@ -55,7 +55,11 @@ struct early_end {
 	struct wait_end end;
 };
 
-/* A record waiting for its process's tables: the ring's, less the stack below sp. */
+/*
+ * A record waiting for its process's tables: the ring's, less the stack below
+ * sp. The frames and stack bytes are apart (data), so that the scans of the
+ * list by process or wait touch small nodes, not 17 KiB records.
+ */
 struct waiting {
 	struct waiting *next;
 	int64_t at_ns; /* CLOCK_MONOTONIC when read */
@@ -65,10 +69,16 @@ struct waiting {
 	uint64_t n, ip, sp, bp;
 	char comm[EMBER_COMM_LEN];
 	uint32_t kstack_len;
-	uint64_t kips[EMBER_DEFER_KSTACK_MAX];
 	size_t stack_len; /* bytes of stack from sp on */
-	uint8_t stack[];
+	uint64_t *kips;	  /* kstack_len frames, then stack_len bytes of stack: one allocation */
+	const uint8_t *stack;
 };
+
+static void free_waiting(struct waiting *w)
+{
+	free(w->kips);
+	free(w);
+}
 
 /*
  * A walked sample: its key (stack hashes unused) and frames, user then
@@ -353,7 +363,7 @@ static void walk_list(struct deferred *d, struct waiting *w)
 		struct waiting *next = w->next;
 
 		walk(d, w, false);
-		free(w);
+		free_waiting(w);
 		w = next;
 	}
 }
@@ -419,9 +429,16 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 
 	if (bad_stack || skip > len)
 		len = skip = 0;
-	w = malloc(sizeof(*w) + (len - skip));
+	w = malloc(sizeof(*w));
 	if (!w)
 		return NULL;
+	w->kstack_len = bad_kstack ? 0 : r->kstack_len;
+	w->kips = malloc(w->kstack_len * sizeof(uint64_t) + (len - skip) + 1);
+	if (!w->kips) {
+		free_waiting(w);
+		return NULL;
+	}
+	w->stack = (const uint8_t *)(w->kips + w->kstack_len);
 	w->next = NULL;
 	w->at_ns = mono_ns();
 	w->tgid = r->tgid;
@@ -433,12 +450,11 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w->sp = r->sp;
 	w->bp = r->bp;
 	memcpy(w->comm, r->comm, sizeof(w->comm));
-	w->kstack_len = bad_kstack ? 0 : r->kstack_len;
 	if (bad_kstack)
 		w->flags |= EMBER_KEY_KSTACK_LOST;
 	memcpy(w->kips, r->kips, w->kstack_len * sizeof(uint64_t));
 	w->stack_len = len - skip;
-	memcpy(w->stack, r->stack + skip, len - skip);
+	memcpy(w->kips + w->kstack_len, r->stack + skip, len - skip);
 	if (bad_stack || bad_kstack) {
 		pthread_mutex_lock(&d->mu);
 		d->st.bad++;
@@ -478,7 +494,7 @@ static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_e
 			if (!*pp)
 				d->tail = pp;
 			d->nwaiting--;
-			free(w);
+			free_waiting(w);
 		} else {
 			w->end = end;
 		}
@@ -557,7 +573,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	 * whose new program it will load; that sample waits like the others.
 	 */
 	if (loaded && walk(d, w, true)) {
-		free(w);
+		free_waiting(w);
 		return 0;
 	}
 	/* checked and queued under one lock: the hook takes it, or it is walked now */
@@ -572,7 +588,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	pthread_mutex_unlock(&d->mu);
 	if (now) {
 		walk(d, w, false);
-		free(w);
+		free_waiting(w);
 	}
 	return 0;
 }
@@ -747,7 +763,7 @@ void deferred_close(struct deferred *d)
 	pthread_mutex_lock(&d->mu);
 	for (struct waiting *w = d->head, *next; w; w = next) {
 		next = w->next;
-		free(w);
+		free_waiting(w);
 	}
 	for (size_t i = 0; i < d->nwalked; i++)
 		free(d->walked[i]);
