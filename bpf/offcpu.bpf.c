@@ -730,13 +730,25 @@ static __always_inline void add_waker(void *wakers, const struct offcpu_task *s,
 	__sync_fetch_and_add(&cur->events, v.events);
 }
 
+/*
+ * The end of s's wait proper, away since off_ns, back at now: woken, it
+ * waited until the wakeup and was then queued for a CPU; else all of it.
+ */
+static __always_inline __u64 wait_end_ns(const struct offcpu_task *s, __u64 now)
+{
+	if (EMBER_OFFCPU_REASON(s->flags) != EMBER_OFFCPU_RUNQ && s->wake_ns > s->off_ns &&
+	    s->wake_ns < now)
+		return s->wake_ns;
+	return now;
+}
+
 /* next's sampled interval, away from off_ns to now, into the buffer counts/stacks/wakers. */
 static __always_inline void fold_interval(struct offcpu_task *s, struct task_struct *next,
 					  __u64 now, void *counts, void *stacks, void *wakers)
 {
 	__u32 reason = EMBER_OFFCPU_REASON(s->flags);
 	struct ember_cpu_key key = {.tgid = s->tgid, .flags = s->flags};
-	__u64 end = now;
+	__u64 end = wait_end_ns(s, now);
 	bool lost = false;
 
 	key.user_stack = unpark(s->user_stack, stacks, &lost);
@@ -747,9 +759,6 @@ static __always_inline void fold_interval(struct offcpu_task *s, struct task_str
 	if (lost)
 		key.flags |= EMBER_KEY_KSTACK_LOST;
 	bpf_probe_read_kernel(key.comm, sizeof(key.comm), next->comm);
-	/* woken: waiting until the wakeup, then queued for a CPU */
-	if (reason != EMBER_OFFCPU_RUNQ && s->wake_ns > s->off_ns && s->wake_ns < now)
-		end = s->wake_ns;
 	add_wait(counts, &key, reason, end - s->off_ns, s->weight);
 	if (end < now)
 		add_wait(counts, &key, EMBER_OFFCPU_RUNQ, now - end, s->weight);
@@ -767,7 +776,7 @@ static __always_inline void switch_in(struct task_struct *next)
 {
 	__u32 slot = slot_of(next);
 	struct offcpu_task *s;
-	__u64 now;
+	__u64 now, end;
 
 	if (!next->pid || next->flags & PF_KTHREAD || !open_waits[slot])
 		return;
@@ -780,12 +789,7 @@ static __always_inline void switch_in(struct task_struct *next)
 		if (s->defer_id)
 			end_deferred(s, 0, 0);
 	} else if (s->defer_id) {
-		/* as fold_interval(): waiting until the wakeup, then queued */
-		__u64 end = EMBER_OFFCPU_REASON(s->flags) != EMBER_OFFCPU_RUNQ &&
-					    s->wake_ns > s->off_ns && s->wake_ns < now ?
-				    s->wake_ns :
-				    now;
-
+		end = wait_end_ns(s, now);
 		end_deferred(s, end - s->off_ns, now - end);
 	} else if ((active_buf & 1) == 0) {
 		fold_interval(s, next, now, &counts0, &stacks0, &wakers0);

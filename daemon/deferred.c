@@ -43,6 +43,18 @@ struct wait_end {
 	uint64_t wait_ns, runq_ns;
 };
 
+/* Whether an ended wait is left out (too short: the program sends both times 0). */
+static bool end_drops(const struct wait_end *e)
+{
+	return e->ended && !e->wait_ns && !e->runq_ns;
+}
+
+/* Whose sample a record or walk is: an off-CPU wait's has a wait id. */
+static enum deferred_kind kind_of(uint64_t wait_id)
+{
+	return wait_id ? DEFERRED_OFFCPU : DEFERRED_CPU;
+}
+
 /*
  * Ends read while their wait was being walked on the unwinder's thread (in
  * neither list): kept for it, a ring of this many.
@@ -270,7 +282,7 @@ static void keep_sample(struct deferred *d, struct walked *s)
 			e->wait_id = 0;
 		}
 	}
-	if (s->end.ended && !s->end.wait_ns && !s->end.runq_ns) { /* dropped: too short */
+	if (end_drops(&s->end)) {
 		free(s);
 		return;
 	}
@@ -333,7 +345,7 @@ static bool walk(struct deferred *d, const struct waiting *w, bool need_entry)
 		d->st.walked++;
 	else
 		d->st.unloaded++;
-	m = d->metrics[w->wait_id ? DEFERRED_OFFCPU : DEFERRED_CPU];
+	m = d->metrics[kind_of(w->wait_id)];
 	m[res->end]++;
 	m[EMBER_CPU_M_FRAMES_TABLE] += res->by_table;
 	m[EMBER_CPU_M_FRAMES_FP] += res->by_fp;
@@ -482,7 +494,7 @@ static bool exited_locked(const struct deferred *d, uint32_t pid)
 static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_end *e)
 {
 	struct wait_end end = {true, e->wait_ns, e->runq_ns};
-	bool drop = !e->wait_ns && !e->runq_ns;
+	bool drop = end_drops(&end);
 
 	for (struct waiting **pp = &d->head; *pp; pp = &(*pp)->next) {
 		struct waiting *w = *pp;
@@ -688,7 +700,7 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 					   .n = s->klen,
 					   .lost = s->key.flags & EMBER_KEY_KSTACK_LOST};
 
-		if ((s->wait_id ? DEFERRED_OFFCPU : DEFERRED_CPU) != kind) {
+		if (kind_of(s->wait_id) != kind) {
 			v[kept++] = s; /* the other drain's */
 			continue;
 		}
