@@ -44,7 +44,7 @@ if awk -v p="$3" 'BEGIN { exit !(p < 90) }'; then
 	echo "most off-CPU time of the stacks that miss:"
 	WANT=';main;child_nap;' awk '{ s = $0; sub(/ [0-9]+$/, "", s); s = ";" s ";"
 		if (s !~ ENVIRON["WANT"]) print $NF "\t" $0 }' "$T/naps.folded" |
-		sort -nr | head -5 | cut -f2- | cut -c1-300 | sed 's/^/  /' || true
+		sort -nr | head -5 | cut -f2- | cut -c1-300 | sed 's/^/  /' || true # SIGPIPE: head
 	fail "only ${3}% of the children's sleep is complete to main -> child_nap, want >= 90%"
 fi
 pass "${3}% of 20 young children's sleep complete to main -> child_nap (${ms} ms)"
