@@ -10,10 +10,13 @@
 # its threads) and its BPF programs' ns per sample. With -w, the children sleep 100 ms in
 # main -> child_nap as soon as they start (then burn 50 ms), emberd runs with offcpu = on
 # (every switch-out sampled) and the share is that of their sleep's off-CPU time whose
-# stack reaches main; perf is left out. It asserts nothing.
+# stack reaches main; perf is left out. With -d, the children burn under six frames of
+# 6000 bytes of locals (~36 KiB of stack, fx_short_lived -d): the share is of their samples
+# that reach main through every frame. It asserts nothing.
 #
-# usage: bench/young.sh [-w] [-n CHILDREN] [-r REPEATS] [-s SETTLE] [-b BUILD] [-e EMBERD]...
+# usage: bench/young.sh [-w|-d] [-n CHILDREN] [-r REPEATS] [-s SETTLE] [-b BUILD] [-e EMBERD]...
 #   -w  off-CPU: the children's first waits instead of their first samples
+#   -d  deep stacks: ~36 KiB between main and child_burn
 #   -n  children a run                        (40)
 #   -s  seconds after emberd starts sampling before the children start (10: its start-up,
 #       the unwind tables of every process it samples first, is left out of its CPU)
@@ -34,10 +37,14 @@ BENCH_NAME=young
 . "$HERE/lib.sh"
 . "$SRC/tests/integration/unwind_lib.sh" # share
 WAITS=
-usage() { sed -n '15,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts 'wn:r:s:b:e:h' opt; do
+DEEP=
+# the frames between main and child_burn that a complete stack has
+BURN=';main;child_burn;'
+usage() { sed -n '17,25p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while getopts 'wdn:r:s:b:e:h' opt; do
 	case $opt in
 	w) WAITS=1 ;;
+	d) DEEP=1 BURN=';main;deep_frame;deep_frame;deep_frame;deep_frame;deep_frame;deep_frame;child_burn;' ;;
 	n) CHILDREN=$OPTARG ;;
 	s) SETTLE=$OPTARG ;;
 	r) REPEAT=$OPTARG ;;
@@ -48,6 +55,7 @@ while getopts 'wn:r:s:b:e:h' opt; do
 	esac
 done
 bench_check_counts
+[ -z "$WAITS" ] || [ -z "$DEEP" ] || die "-w and -d do not go together"
 [[ $CHILDREN =~ ^[0-9]+$ && $CHILDREN -ge 1 ]] || die "-n wants a count >= 1, not '$CHILDREN'"
 [[ $SETTLE =~ ^[0-9]+$ ]] || die "-s wants whole seconds, not '$SETTLE'"
 [ "${#BINS[@]}" -gt 0 ] || BINS=("$BUILD/daemon/emberd")
@@ -101,7 +109,7 @@ run_ember() {
 	done
 	sleep "$SETTLE"
 	c0=$(cpu_ns "$EPID")
-	"$FX" ${WAITS:+-w} "$CHILDREN" >"$d/fx.out" || log "fx_short_lived failed"
+	"$FX" ${WAITS:+-w} ${DEEP:+-d} "$CHILDREN" >"$d/fx.out" || log "fx_short_lived failed"
 	c1=$(cpu_ns "$EPID")
 	read -r t c at ac <<<"$(bpf_stats "$EPID")"
 	[ -z "$WAITS" ] || t=$at c=$ac # every program: the switch's runs
@@ -117,7 +125,7 @@ run_ember() {
 		"$EMBERCTL" --data-dir "$d/data" folded -o "$d/all.folded" 2>/dev/null ||
 			: >"$d/all.folded"
 		children "$d/all.folded" >"$d/c.folded"
-		r=$(share "$d/c.folded" ';main;child_burn;')
+		r=$(share "$d/c.folded" "$BURN")
 	fi
 	echo "ember$i ${r#* } $((c1 - c0)) $((c ? t / c : 0)) ${deferred:--}" >>"$RAW"
 }
@@ -125,7 +133,7 @@ run_ember() {
 # run_perf MODE: the workload under perf record -F 99 --call-graph MODE (children inherit)
 run_perf() {
 	local mode=$1 r
-	perf record -q -F 99 --call-graph "$mode" -o "$T/perf.data" -- "$FX" "$CHILDREN" \
+	perf record -q -F 99 --call-graph "$mode" -o "$T/perf.data" -- "$FX" ${DEEP:+-d} "$CHILDREN" \
 		>/dev/null 2>"$T/perf.err" || log "perf record ($mode): $(tail -2 "$T/perf.err")"
 	perf script -i "$T/perf.data" -F comm,ip,sym --no-inline 2>/dev/null | awk '
 		function emit(   i, s) {
@@ -142,7 +150,7 @@ run_perf() {
 		{ sym = $0; sub(/^[ \t]*[0-9a-f]+ /, "", sym); gsub(/;/, ",", sym); f[++n] = sym }
 		END { emit(); for (s in cnt) print s, cnt[s] }' >"$T/perf.folded"
 	children "$T/perf.folded" >"$T/pc.folded"
-	r=$(share "$T/pc.folded" ';main;child_burn;')
+	r=$(share "$T/pc.folded" "$BURN")
 	echo "perf-$mode ${r#* } - - -" >>"$RAW"
 	rm -f "$T/perf.data"
 }
@@ -172,7 +180,7 @@ if [ -n "$WAITS" ]; then
 	echo
 	echo "| profiler | children's sleep (ns) | complete to main % | - | emberd CPU over the run | BPF ns a run (every program) |"
 else
-	echo "young: $REPEAT rounds of fx_short_lived $CHILDREN (each child ~150 ms of CPU) at 99 Hz," \
+	echo "young${DEEP:+ -d}: $REPEAT rounds of fx_short_lived ${DEEP:+-d }$CHILDREN (each child ~150 ms of CPU${DEEP:+ under ~36 KiB of stack}) at 99 Hz," \
 		"medians; $START; $(uname -r); $(nproc) CPUs"
 	echo
 	echo "| profiler | children's samples | complete to main % | walked from a copy | emberd CPU over the run | BPF ns a sample |"

@@ -233,7 +233,7 @@ const volatile __u32 defer_walks = 0;
  * ember_cpu_deferred), for the daemon to walk once it has loaded the tables
  * (daemon/deferred.c); and the ends of such off-CPU waits (struct
  * ember_offcpu_wait_end). The cpu object's, shared with the offcpu one by fd.
- * 1 MiB: ~60 records, read as they come.
+ * 1 MiB: 15 to 60 records, read as they come.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -243,19 +243,76 @@ struct {
 /* Bytes waiting in the deferred ring past which a record wakes the daemon: half of it. */
 #define DEFER_WAKE_BYTES (1 << 19)
 
-/* A record of the deferred ring, or NULL when it is full (counted). */
-static __always_inline struct ember_cpu_deferred *defer_reserve(void)
+/* bpf_find_vma() callback: the end of the mapping that holds the stack pointer. */
+static long defer_vma_end(struct task_struct *task, struct vm_area_struct *vma, void *arg)
 {
-	struct ember_cpu_deferred *d = bpf_ringbuf_reserve(&deferred, sizeof(*d), 0);
+	*(__u64 *)arg = vma->vm_end;
+	return 0;
+}
 
+/*
+ * The pages from sp's on to the end of its mapping (the stack's top: a
+ * thread's, or the main one's with its arguments and environment above), or
+ * 0 when it cannot be looked up (its lock taken).
+ */
+static __always_inline __u32 defer_stack_pages(__u64 sp)
+{
+	__u64 end = 0, base = sp & ~(__u64)(EMBER_DEFER_PAGE - 1);
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), sp, defer_vma_end, &end, 0) || end <= base)
+		return 0;
+	return (end - base) / EMBER_DEFER_PAGE;
+}
+
+/* A record of the deferred ring with room for pages pages of stack (a constant). */
+static __always_inline struct ember_cpu_deferred *defer_reserve_pages(__u32 pages)
+{
+	return bpf_ringbuf_reserve(&deferred,
+				   sizeof(struct ember_cpu_deferred) + pages * EMBER_DEFER_PAGE, 0);
+}
+
+/* Where a record's stack ends: pages it has room for, and pages to the stack's top (0: unknown). */
+struct defer_room {
+	__u32 room, top;
+};
+
+/*
+ * A record of the deferred ring with room for the stack above regs' sp (the
+ * least of 4, 8 or 16 pages that holds it: r says), or NULL when the ring is
+ * full (counted).
+ */
+static __always_inline struct ember_cpu_deferred *defer_reserve(const struct ember_uregs *regs,
+								struct defer_room *r)
+{
+	struct ember_cpu_deferred *d;
+
+	r->top = defer_stack_pages(regs->sp);
+	if (r->top <= EMBER_DEFER_PAGES_MIN) {
+		r->room = EMBER_DEFER_PAGES_MIN;
+		d = defer_reserve_pages(EMBER_DEFER_PAGES_MIN);
+	} else if (r->top <= 2 * EMBER_DEFER_PAGES_MIN) {
+		r->room = 2 * EMBER_DEFER_PAGES_MIN;
+		d = defer_reserve_pages(2 * EMBER_DEFER_PAGES_MIN);
+	} else {
+		r->room = EMBER_DEFER_PAGES_MAX;
+		d = defer_reserve_pages(EMBER_DEFER_PAGES_MAX);
+	}
 	if (!d)
 		metric_inc(EMBER_CPU_M_DEFER_FULL);
 	return d;
 }
 
-/* d's user registers and the user stack from sp's page on (the current task's memory). */
+/*
+ * d's user registers and the user stack from sp's page on (the current task's
+ * memory) up to the stack's top, as far as the record has room (r). A page
+ * below the top that cannot be read was never touched (not present, and not
+ * to be faulted in here): it holds no frame, and stays zeros (as
+ * bpf_probe_read_user() leaves it). Where the top is unknown, the first such
+ * page ends the copy.
+ */
 static __always_inline void defer_user_stack(struct ember_cpu_deferred *d,
-					     const struct ember_uregs *regs)
+					     const struct ember_uregs *regs,
+					     const struct defer_room *r)
 {
 	__u64 base;
 
@@ -267,10 +324,12 @@ static __always_inline void defer_user_stack(struct ember_cpu_deferred *d,
 	base = d->sp & ~(__u64)(EMBER_DEFER_PAGE - 1);
 	d->stack_base = base;
 	d->stack_len = 0;
-	/* bound: the pages a record holds; the first unreadable page (the stack's top) ends it */
-	for (int i = 0; i < EMBER_DEFER_PAGES; i++) {
+	for (__u32 i = 0; i < EMBER_DEFER_PAGES_MAX && i < r->room; i++) {
+		if (r->top && i >= r->top)
+			break;
 		if (bpf_probe_read_user(d->stack + i * EMBER_DEFER_PAGE, EMBER_DEFER_PAGE,
-					(const void *)(base + i * EMBER_DEFER_PAGE)))
+					(const void *)(base + i * EMBER_DEFER_PAGE)) &&
+		    !r->top)
 			break;
 		d->stack_len += EMBER_DEFER_PAGE;
 	}
@@ -297,8 +356,11 @@ static __always_inline void defer_submit(void *rec)
  */
 static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 {
-	struct ember_cpu_deferred *d = defer_reserve();
+	struct ember_cpu_deferred *d;
+	struct defer_room room;
 	long bytes;
+
+	d = defer_reserve(ev->regs, &room);
 
 	if (!d)
 		return false;
@@ -316,7 +378,7 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 			d->kstack_len = bytes / sizeof(__u64);
 		}
 	}
-	defer_user_stack(d, ev->regs);
+	defer_user_stack(d, ev->regs, &room);
 	defer_submit(d);
 	metric_inc(EMBER_CPU_M_DEFERRED);
 	return true;

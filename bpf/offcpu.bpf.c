@@ -485,13 +485,14 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 	struct ember_cpu_deferred *d;
 	struct ember_stack *ks;
 	bool lost = false;
+	struct defer_room room;
 	__u32 klen;
 
 	if (!defer_walks || bpf_get_current_task_btf()->flags & PF_EXITING)
 		return false;
 	if (proc && !proc->pending)
 		return false;
-	d = defer_reserve();
+	d = defer_reserve(regs, &room);
 	if (!d)
 		return false;
 	d->tgid = s->tgid;
@@ -507,7 +508,7 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 	}
 	if (lost)
 		d->flags |= EMBER_KEY_KSTACK_LOST;
-	defer_user_stack(d, regs);
+	defer_user_stack(d, regs, &room);
 	s->defer_id = d->wait_id;
 	defer_submit(d);
 	metric_inc(EMBER_CPU_M_DEFERRED);

@@ -149,7 +149,8 @@ struct deferred {
 	pthread_mutex_t mu;
 	struct waiting *head, **tail; /* arrival order */
 	uint32_t nwaiting;
-	void *loaded; /* tsearch set of pids the unwinder has loaded */
+	size_t waiting_bytes; /* of stack the waiting records hold */
+	void *loaded;	      /* tsearch set of pids the unwinder has loaded */
 	struct walked **walked;
 	size_t nwalked, walked_cap;
 	struct walked *open; /* off-CPU waits walked, before their end: newest first */
@@ -394,6 +395,7 @@ static struct waiting *take_locked(struct deferred *d, uint32_t pid, int64_t bef
 			*otail = w;
 			otail = &w->next;
 			d->nwaiting--;
+			d->waiting_bytes -= w->stack_len;
 		} else {
 			pp = &w->next;
 		}
@@ -427,14 +429,17 @@ static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
 /* --- the ring ---------------------------------------------------------------------------- */
 
 /*
- * A record turned into a waiting one: NULL on ENOMEM. One not as the program
- * writes it is counted and walked as far as it is sound; a stack whose first
- * page could not be read (stack_len 0) is no fault of the record.
+ * A record of size bytes turned into a waiting one: NULL on ENOMEM. One not as
+ * the program writes it is counted and walked as far as it is sound; a stack
+ * whose first page could not be read (stack_len 0) is no fault of the record.
  */
-static struct waiting *from_record(struct deferred *d, const struct ember_cpu_deferred *r)
+static struct waiting *from_record(struct deferred *d, const struct ember_cpu_deferred *r,
+				   size_t size)
 {
 	uint64_t len = r->stack_len, skip = r->sp - r->stack_base;
-	bool bad_stack = len > sizeof(r->stack) || len % EMBER_DEFER_PAGE ||
+	size_t room = size - sizeof(*r); /* the caller checked size >= sizeof(*r) */
+	bool bad_stack = len > room || room > EMBER_DEFER_PAGES_MAX * EMBER_DEFER_PAGE ||
+			 len % EMBER_DEFER_PAGE ||
 			 r->stack_base != (r->sp & ~(uint64_t)(EMBER_DEFER_PAGE - 1));
 	bool bad_kstack = r->kstack_len > EMBER_DEFER_KSTACK_MAX;
 	struct waiting *w;
@@ -506,6 +511,7 @@ static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_e
 			if (!*pp)
 				d->tail = pp;
 			d->nwaiting--;
+			d->waiting_bytes -= w->stack_len;
 			free_waiting(w);
 		} else {
 			w->end = end;
@@ -567,7 +573,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		pthread_mutex_unlock(&d->mu);
 		return 0;
 	}
-	w = from_record(d, data);
+	w = from_record(d, data, size);
 	if (!w) {
 		pthread_mutex_lock(&d->mu);
 		d->st.lost++;
@@ -591,11 +597,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	/* checked and queued under one lock: the hook takes it, or it is walked now */
 	pthread_mutex_lock(&d->mu);
 	now = (!loaded && tfind(pid_key(w->tgid), &d->loaded, cmp_pid)) ||
-	      d->nwaiting >= DEFERRED_WAITING_MAX || exited_locked(d, w->tgid);
+	      d->nwaiting >= DEFERRED_WAITING_MAX ||
+	      d->waiting_bytes + w->stack_len > DEFERRED_WAITING_BYTES || exited_locked(d, w->tgid);
 	if (!now) {
 		*d->tail = w;
 		d->tail = &w->next;
 		d->nwaiting++;
+		d->waiting_bytes += w->stack_len;
 	}
 	pthread_mutex_unlock(&d->mu);
 	if (now) {

@@ -20,8 +20,12 @@
 #include "fold.h"
 #include "unwinder.h"
 
-/* Samples waiting at once; beyond, a sample is walked at once with what is loaded. */
+/*
+ * Samples waiting at once, and the bytes of stack they hold (a record holds up
+ * to 64 KiB); beyond either, a sample is walked at once with what is loaded.
+ */
 #define DEFERRED_WAITING_MAX 256
+#define DEFERRED_WAITING_BYTES (4u << 20)
 /* How long a sample waits for its process's tables before it is walked without them. */
 #define DEFERRED_WAIT_NS (2ll * 1000 * 1000 * 1000)
 /* Off-CPU waits walked and waiting for their end at once; beyond, the oldest is dropped. */

@@ -91,13 +91,20 @@ struct ember_stack_part {
  * the cpu program sends its registers, kernel stack and the user stack's
  * pages from sp's on through the deferred ring buffer, and the daemon walks
  * it with the tables once they are loaded (lib/symbols/uwalk.c), as perf
- * does with a stack copy. EMBER_DEFER_PAGES pages: the frames within them.
+ * does with a stack copy. The pages up to the end of the stack's mapping, in
+ * records of EMBER_DEFER_PAGES_MIN, twice or four times as many pages (the
+ * ring's reservations are of constant sizes): at most EMBER_DEFER_PAGES_MAX,
+ * 64 KiB (a compiler's deepest samples: docs/benchmarks.md).
  */
-#define EMBER_DEFER_PAGES 4
+#define EMBER_DEFER_PAGES_MIN 4
+#define EMBER_DEFER_PAGES_MAX 16
 #define EMBER_DEFER_PAGE 4096
 #define EMBER_DEFER_KSTACK_MAX 128 /* the kernel's perf_event_max_stack (127) and one */
 
-/* One record of the deferred ring buffer (bpf/fold.bpf.h -> daemon/deferred.c). */
+/*
+ * One record of the deferred ring buffer (bpf/fold.bpf.h -> daemon/deferred.c):
+ * this header, then the user stack's pages (4, 8 or 16 of them reserved).
+ */
 struct ember_cpu_deferred {
 	__u32 tgid;
 	__u32 flags;		   /* EMBER_KEY_* of the event (KSTACK_LOST when unreadable) */
@@ -108,11 +115,10 @@ struct ember_cpu_deferred {
 	__u32 stack_len;	   /* bytes of stack read: whole pages until one failed */
 	__u32 kstack_len;	   /* frames in kips (0: none, or a sample in user mode) */
 	char comm[EMBER_COMM_LEN]; /* thread name at sampling time */
-	__u64 kips[EMBER_DEFER_KSTACK_MAX];		  /* kernel stack, leaf first */
-	__u8 stack[EMBER_DEFER_PAGES * EMBER_DEFER_PAGE]; /* user memory from stack_base */
+	__u64 kips[EMBER_DEFER_KSTACK_MAX]; /* kernel stack, leaf first */
+	__u8 stack[];			    /* user memory from stack_base: the record's rest */
 };
-_Static_assert(sizeof(struct ember_cpu_deferred) ==
-		       80 + 8 * EMBER_DEFER_KSTACK_MAX + EMBER_DEFER_PAGES * EMBER_DEFER_PAGE,
+_Static_assert(sizeof(struct ember_cpu_deferred) == 80 + 8 * EMBER_DEFER_KSTACK_MAX,
 	       "ember_cpu_deferred is ABI");
 
 /*
