@@ -143,6 +143,12 @@ struct uw_state {
 
 /* Lowest address a frame may return to: the first page is never mapped. */
 #define UW_MIN_IP 4096
+/*
+ * Addresses from here on are no user code (x86-64's user half ends below, with
+ * 5-level paging too): a frame-pointer chain reaching one has left the stack's
+ * frames (eight bytes of text read as an address are always up here).
+ */
+#define UW_MAX_IP (1ull << 56)
 
 /*
  * Binary searches run as bpf_loop() steps: the verifier checks a step once,
@@ -455,6 +461,8 @@ static long uw_loop_step(__u32 i, void *arg)
 	w->end = uw_step(w);
 	if (!w->end && w->ip < UW_MIN_IP)
 		w->end = UW_OUTERMOST; /* returns to 0: the end of a frame-pointer chain */
+	else if (!w->end && w->ip >= UW_MAX_IP)
+		w->end = UW_NO_TABLE; /* a chain through no frames (text read as an address) */
 	return w->end ? 1 : 0;
 }
 

@@ -12,6 +12,8 @@
 
 /* Lowest address a frame may return to: the first page is never mapped (UW_MIN_IP). */
 #define UWALK_MIN_IP 4096
+/* Addresses from here on are no user code: a frame-pointer chain left the frames (UW_MAX_IP). */
+#define UWALK_MAX_IP (1ull << 56)
 
 /* Offsets in the signal frame (UW_UC_MCONTEXT, UW_SC_*: asm/sigcontext.h, ucontext.h). */
 #define UC_MCONTEXT 40
@@ -203,6 +205,8 @@ void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 		end = step(&w);
 		if (!end && w.ip < UWALK_MIN_IP)
 			end = EMBER_CPU_M_END_OUTERMOST;
+		else if (!end && w.ip >= UWALK_MAX_IP)
+			end = EMBER_CPU_M_END_NO_TABLE; /* text read as an address */
 	}
 	out->n = w.n;
 	out->end = end;

@@ -155,6 +155,15 @@ START_TEST(test_frame_pointers)
 	ck_assert_uint_eq(fx.res.n, 3);
 	ck_assert_uint_eq(fx.res.by_fp, 3);
 
+	/* a chain that reaches text (eight ASCII bytes as a return address): ends before it */
+	put(bp2, STACK + 0x400);
+	put(bp2 + 8, 0x4f42444e41535f52ull); /* "R_SANDBO" */
+	walk(false, sizeof(fx.stack), 0x7f0000000010ull, sp, bp1);
+	expect_ips((const uint64_t[]){0x7f0000000010ull, 0x7f0000001234ull}, 2);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_NO_TABLE);
+	put(bp2, 0);
+	put(bp2 + 8, 0x7f0000005678ull);
+
 	/* a table whose rows cannot be read: the same */
 	fx.proc.maps[0].table = 0;
 	add_row(0x000, EMBER_CFA_RSP, 8, EMBER_RBP_SAME, 0);
