@@ -257,11 +257,12 @@ static long defer_vma_end(struct task_struct *task, struct vm_area_struct *vma, 
  */
 static __always_inline __u32 defer_stack_pages(__u64 sp)
 {
-	__u64 end = 0, base = sp & ~(__u64)(EMBER_DEFER_PAGE - 1);
+	__u64 end = 0, base = sp & ~(__u64)(EMBER_DEFER_PAGE - 1), pages;
 
 	if (bpf_find_vma(bpf_get_current_task_btf(), sp, defer_vma_end, &end, 0) || end <= base)
 		return 0;
-	return (end - base) / EMBER_DEFER_PAGE;
+	pages = (end - base) / EMBER_DEFER_PAGE; /* a thread's stack: 2048 pages, and more */
+	return pages < EMBER_DEFER_PAGES_MAX ? pages : EMBER_DEFER_PAGES_MAX;
 }
 
 /* A record of the deferred ring with room for pages pages of stack (a constant). */
