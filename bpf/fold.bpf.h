@@ -357,11 +357,9 @@ static __always_inline void defer_submit(void *rec)
  */
 static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 {
-	struct ember_cpu_deferred *d;
 	struct defer_room room;
+	struct ember_cpu_deferred *d = defer_reserve(ev->regs, &room);
 	long bytes;
-
-	d = defer_reserve(ev->regs, &room);
 
 	if (!d)
 		return false;
