@@ -33,6 +33,12 @@ enum ember_proc_event_type {
 	 * Sent once per entry of the unwind_stale map, with a wakeup.
 	 */
 	EMBER_PROC_STALE = 7,
+	/*
+	 * The executable mappings of a process reported young (never woken
+	 * for), read by the kernel at its exit, before its memory goes: a
+	 * struct ember_proc_maps_event, sent just before its EXIT event.
+	 */
+	EMBER_PROC_MAPS = 8,
 };
 
 /*
@@ -86,11 +92,52 @@ struct ember_proc_exec_event {
 };
 _Static_assert(sizeof(struct ember_proc_exec_event) == 40, "ember_proc_exec_event is ABI");
 
+/* Bounds of an EMBER_PROC_MAPS record. */
+#define EMBER_PROC_MAPS_MAX 24	 /* executable mappings it holds; the others are left out */
+#define EMBER_PROC_PATH_MAX 256	 /* bytes of a path, its NUL included; longer: no path */
+#define EMBER_PROC_PATH_DEPTH 16 /* names of a path; deeper: no path */
+#define EMBER_PROC_VMAS_MAX 4096 /* mappings looked at (most of a process's are not code) */
+
+/* An ember_proc_map whose path could not be read whole: too deep, too long, or unreadable. */
+#define EMBER_PROC_MAP_NO_PATH 1
+/* An ember_proc_maps_event that left mappings out (more than it holds or looks at). */
+#define EMBER_PROC_MAPS_CUT 1
+
+/* One executable mapping as the kernel saw it at the process's exit. */
+struct ember_proc_map {
+	__u64 start, end; /* [start, end) in the process's address space */
+	__u64 offset;	  /* file offset of start */
+	__u64 ino;	  /* its file's inode; 0: no file (the vDSO) */
+	__u32 dev;	  /* its file's device as the kernel encodes it: major << 20 | minor */
+	__u32 flags;	  /* EMBER_PROC_MAP_* */
+	/*
+	 * The file's path from the root of the process's mount namespace (what
+	 * /proc/PID/maps shows), NUL-terminated; "[vdso]" for the vDSO.
+	 */
+	char path[EMBER_PROC_PATH_MAX];
+};
+_Static_assert(sizeof(struct ember_proc_map) == 296, "ember_proc_map is ABI");
+
+/*
+ * An EMBER_PROC_MAPS event: the event, then n mappings sorted by start (the
+ * record ends after the n-th: its size is offsetof(m) + n * sizeof(m[0])).
+ */
+struct ember_proc_maps_event {
+	struct ember_proc_event e;
+	__u32 n;     /* mappings in m, 1 to EMBER_PROC_MAPS_MAX */
+	__u32 flags; /* EMBER_PROC_MAPS_CUT */
+	struct ember_proc_map m[EMBER_PROC_MAPS_MAX];
+};
+_Static_assert(sizeof(struct ember_proc_maps_event) == 32 + 24 * 296,
+	       "ember_proc_maps_event is ABI");
+
 /* Index of proc.bpf.c's per-CPU metrics array. */
 enum ember_proc_metric {
-	EMBER_PROC_M_EXEC = 0,	   /* exec events seen */
-	EMBER_PROC_M_EXIT,	   /* process exits seen */
-	EMBER_PROC_M_RINGBUF_FULL, /* events dropped: ring buffer full (lost) */
+	EMBER_PROC_M_EXEC = 0,	       /* exec events seen */
+	EMBER_PROC_M_EXIT,	       /* process exits seen */
+	EMBER_PROC_M_RINGBUF_FULL,     /* events dropped: ring buffer full (lost) */
+	EMBER_PROC_M_EXIT_MAPS,	       /* EMBER_PROC_MAPS records sent */
+	EMBER_PROC_M_EXIT_MAPS_LOCKED, /* exits whose mappings could not be read: their lock taken */
 	EMBER_PROC_M_NR,
 };
 

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "mapfile.h"
@@ -86,10 +87,42 @@ static int root_path(char *buf, size_t len, pid_t pid, const struct proc_map *m)
 	return 0;
 }
 
+/* Whether st is the file mapping m maps: its inode, and its device unless m is /proc's. */
+static bool is_mapped(const struct proc_map *m, const struct stat *st)
+{
+	if ((uint64_t)st->st_ino != m->inode)
+		return false;
+	/*
+	 * /proc/PID/maps is read while the process lives, through its root;
+	 * an exit's path is looked up in emberd's root, where another
+	 * filesystem may hold the same inode number under it
+	 */
+	return !(m->perms & PROCMAP_AT_EXIT) ||
+	       (major(st->st_dev) == m->dev_major && minor(st->st_dev) == m->dev_minor);
+}
+
+/* The file of a mapping read at its process's exit: by its path in emberd's own root. */
+static int open_at_exit(const struct proc_map *m, struct stat *st)
+{
+	int fd;
+
+	if (!m->path || m->path[0] != '/')
+		return -ENOENT;
+	fd = mapfile_open_regular(m->path, st);
+	if (fd >= 0 && !is_mapped(m, st)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 int mapfile_open(pid_t pid, const struct proc_map *m, struct stat *st)
 {
 	char path[4096 + 64];
 	int fd, err;
+
+	if (m->perms & PROCMAP_AT_EXIT)
+		return open_at_exit(m, st);
 
 	map_files_path(path, sizeof(path), pid, m);
 	fd = mapfile_open_regular(path, st);
@@ -98,7 +131,7 @@ int mapfile_open(pid_t pid, const struct proc_map *m, struct stat *st)
 	if (err)
 		return err;
 	fd = mapfile_open_regular(path, st);
-	if (fd >= 0 && (uint64_t)st->st_ino != m->inode) {
+	if (fd >= 0 && !is_mapped(m, st)) {
 		close(fd);
 		return -ESTALE;
 	}
@@ -110,6 +143,18 @@ int mapfile_key(pid_t pid, const struct proc_map *m, struct file_key *key)
 	char path[4096 + 64];
 	struct stat st;
 
+	if (m->perms & PROCMAP_AT_EXIT) {
+		if (!m->path || m->path[0] != '/')
+			return -ENOENT;
+		if (stat(m->path, &st))
+			return -errno;
+		if (!is_mapped(m, &st))
+			return -ESTALE;
+		if (!S_ISREG(st.st_mode))
+			return -EINVAL;
+		*key = file_key_of(&st);
+		return 0;
+	}
 	map_files_path(path, sizeof(path), pid, m);
 	if (stat(path, &st)) {
 		/* as mapfile_open: the path in the process's root, if still the mapped inode */
@@ -117,7 +162,7 @@ int mapfile_key(pid_t pid, const struct proc_map *m, struct file_key *key)
 
 		if (root_path(path, sizeof(path), pid, m) || stat(path, &st))
 			return err;
-		if ((uint64_t)st.st_ino != m->inode)
+		if (!is_mapped(m, &st))
 			return -ESTALE;
 	}
 	if (!S_ISREG(st.st_mode))

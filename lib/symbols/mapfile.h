@@ -28,15 +28,18 @@ int mapfile_open_regular(const char *path, struct stat *st);
 
 /*
  * The file of mapping m of pid: through map_files (root only), else its path
- * in the process's root, accepted only when it is still the mapped inode. fd
- * (and its stat in st) or -errno.
+ * in the process's root, accepted only when it is still the mapped inode; one
+ * read at the process's exit (PROCMAP_AT_EXIT) by its path in emberd's own
+ * root, if that is the mapped inode on the mapped device. fd (and its stat in
+ * st) or -errno.
  */
 int mapfile_open(pid_t pid, const struct proc_map *m, struct stat *st);
 
 /*
  * The identity of mapping m's file by one stat() through map_files (root:
  * CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else of its path in the process's
- * root if it is still the mapped inode, without opening it. 0 or -errno.
+ * root if it is still the mapped inode (in emberd's root for PROCMAP_AT_EXIT,
+ * as mapfile_open), without opening it. 0 or -errno.
  */
 int mapfile_key(pid_t pid, const struct proc_map *m, struct file_key *key);
 

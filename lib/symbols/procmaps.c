@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "ember/proc.h"
 #include "procmaps.h"
 #include "util.h"
 
@@ -187,6 +188,88 @@ int procmaps_parse(const char *text, size_t len, struct proc_maps *out)
 	out->n = n;
 	out->bad_lines = bad;
 	return 0;
+}
+
+int procmaps_dup(const struct proc_maps *m, struct proc_maps *out)
+{
+	size_t bytes = 0;
+	struct proc_map *v;
+	char *arena;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].path)
+			bytes += strlen(m->v[i].path) + 1;
+	v = malloc(m->n * sizeof(*v) + bytes + 1);
+	if (!v)
+		return -ENOMEM;
+	arena = (char *)(v + m->n);
+	for (size_t i = 0; i < m->n; i++) {
+		v[i] = m->v[i];
+		if (m->v[i].path) {
+			size_t len = strlen(m->v[i].path) + 1;
+
+			memcpy(arena, m->v[i].path, len);
+			v[i].path = arena;
+			arena += len;
+		}
+	}
+	out->v = v;
+	out->n = m->n;
+	out->bad_lines = m->bad_lines;
+	return 0;
+}
+
+/*
+ * The path of an exit's mapping, or NULL: a whole one (NUL-terminated within
+ * its field, no newline: it is shown as /proc/PID/maps would) that is
+ * absolute, or the vDSO's.
+ */
+static const char *exit_path(const struct ember_proc_map *m)
+{
+	size_t len = strnlen(m->path, sizeof(m->path));
+
+	if ((m->flags & EMBER_PROC_MAP_NO_PATH) || len == sizeof(m->path) ||
+	    memchr(m->path, '\n', len))
+		return NULL;
+	if (m->path[0] == '/' || (!m->ino && !strcmp(m->path, "[vdso]")))
+		return m->path;
+	return NULL;
+}
+
+int procmaps_parse_exit(const void *rec, size_t size, struct proc_maps *out)
+{
+	const struct ember_proc_maps_event *r = rec;
+	const size_t head = offsetof(struct ember_proc_maps_event, m);
+	struct proc_map v[EMBER_PROC_MAPS_MAX];
+	struct proc_maps maps = {v, 0, 0};
+	uint64_t end = 0;
+
+	if (size < head || r->e.type != EMBER_PROC_MAPS || !r->n || r->n > EMBER_PROC_MAPS_MAX ||
+	    size < head + r->n * sizeof(r->m[0]))
+		return -EINVAL;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct ember_proc_map *m = &r->m[i];
+
+		if (m->start >= m->end || m->start < end) { /* the kernel's are sorted, apart */
+			maps.bad_lines++;
+			continue;
+		}
+		end = m->end;
+		v[maps.n] = (struct proc_map){
+			.start = m->start,
+			.end = m->end,
+			.offset = m->offset,
+			.inode = m->ino,
+			.dev_major = m->dev >> 20,
+			.dev_minor = m->dev & 0xfffff,
+			.perms = PROCMAP_R | PROCMAP_X | PROCMAP_AT_EXIT,
+			.path = (char *)exit_path(m),
+		};
+		if (!v[maps.n].path && m->ino && !(m->flags & EMBER_PROC_MAP_NO_PATH))
+			maps.bad_lines++; /* a path not as the program writes them */
+		maps.n++;
+	}
+	return procmaps_dup(&maps, out); /* one block, as procmaps_parse makes it */
 }
 
 /* Reads all of fd into a new buffer of at most max bytes; -E2BIG beyond. */

@@ -5,40 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ember/proc.h"
 #include "procsnap.h"
 
 bool procsnap_wants_file(const struct proc_map *m)
 {
 	return (m->perms & PROCMAP_X) && m->path && m->path[0] == '/';
-}
-
-int procmaps_dup(const struct proc_maps *m, struct proc_maps *out)
-{
-	size_t bytes = 0;
-	struct proc_map *v;
-	char *arena;
-
-	for (size_t i = 0; i < m->n; i++)
-		if (m->v[i].path)
-			bytes += strlen(m->v[i].path) + 1;
-	v = malloc(m->n * sizeof(*v) + bytes + 1);
-	if (!v)
-		return -ENOMEM;
-	arena = (char *)(v + m->n);
-	for (size_t i = 0; i < m->n; i++) {
-		v[i] = m->v[i];
-		if (m->v[i].path) {
-			size_t len = strlen(m->v[i].path) + 1;
-
-			memcpy(arena, m->v[i].path, len);
-			v[i].path = arena;
-			arena += len;
-		}
-	}
-	out->v = v;
-	out->n = m->n;
-	out->bad_lines = m->bad_lines;
-	return 0;
 }
 
 struct proc_snap *procsnap_wrap(pid_t pid, struct proc_maps *maps)
@@ -115,6 +87,14 @@ size_t procsnap_carry(struct proc_snap *s, const struct proc_snap *prev)
 	return n;
 }
 
+/* Stats the file of each of s's mappings that procsnap_wants_file and has no identity yet. */
+static void identify(struct proc_snap *s)
+{
+	for (size_t i = 0; i < s->maps.n; i++)
+		if (s->key_err[i] && procsnap_wants_file(&s->maps.v[i]))
+			s->key_err[i] = mapfile_key(s->pid, &s->maps.v[i], &s->keys[i]);
+}
+
 int procsnap_read(pid_t pid, const struct proc_snap *prev, struct proc_snap **out)
 {
 	struct proc_maps maps = {0};
@@ -134,11 +114,37 @@ int procsnap_read(pid_t pid, const struct proc_snap *prev, struct proc_snap **ou
 		return -ENOMEM;
 	}
 	procsnap_carry(s, prev);
-	for (size_t i = 0; i < s->maps.n; i++)
-		if (s->key_err[i] && procsnap_wants_file(&s->maps.v[i]))
-			s->key_err[i] = mapfile_key(pid, &s->maps.v[i], &s->keys[i]);
+	identify(s);
 	*out = s;
 	return 0;
+}
+
+int procsnap_read_exit(const void *rec, size_t size, struct proc_snap **out)
+{
+	const struct ember_proc_event *e = rec;
+	struct proc_maps maps = {0};
+	struct proc_snap *s;
+	int err = procmaps_parse_exit(rec, size, &maps);
+
+	if (!err && !maps.n)
+		err = -EINVAL; /* none whole */
+	if (err) {
+		procmaps_free(&maps);
+		return err;
+	}
+	s = procsnap_wrap((pid_t)e->tgid, &maps);
+	if (!s) {
+		procmaps_free(&maps);
+		return -ENOMEM;
+	}
+	identify(s);
+	*out = s;
+	return 0;
+}
+
+bool procsnap_at_exit(const struct proc_snap *s)
+{
+	return s->maps.n && (s->maps.v[0].perms & PROCMAP_AT_EXIT);
 }
 
 struct proc_snap *procsnap_ref(struct proc_snap *s)

@@ -44,6 +44,15 @@ int procsnap_read_maps(pid_t pid, struct proc_maps *maps);
  * -errno (-ESRCH: the process maps nothing: exiting, a zombie or a kernel thread).
  */
 int procsnap_read(pid_t pid, const struct proc_snap *prev, struct proc_snap **out);
+/*
+ * The snapshot of a process gone before it could be read, from the mappings
+ * the kernel read at its exit (an EMBER_PROC_MAPS record of size bytes:
+ * procmaps_parse_exit), its files identified in emberd's own root. 0 and one
+ * reference in *out, or -errno (-EINVAL: no mapping whole in the record).
+ */
+int procsnap_read_exit(const void *rec, size_t size, struct proc_snap **out);
+/* Whether s was read at its process's exit (procsnap_read_exit): /proc has no more of it. */
+bool procsnap_at_exit(const struct proc_snap *s);
 /* Pure: copies into s the keys of prev's mappings that s has unchanged; how many. */
 size_t procsnap_carry(struct proc_snap *s, const struct proc_snap *prev);
 /* Pure: a snapshot of maps, which it takes over (keys all -ENODATA). NULL on ENOMEM. */
@@ -52,7 +61,5 @@ struct proc_snap *procsnap_ref(struct proc_snap *s);
 void procsnap_unref(struct proc_snap *s);
 /* The identity of mapping i's file: 0 with *key set, or why it has none. */
 int procsnap_key(const struct proc_snap *s, size_t i, const struct file_key **key);
-/* Pure: a copy of m (one block, as procmaps_parse makes it) into out. 0 or -ENOMEM. */
-int procmaps_dup(const struct proc_maps *m, struct proc_maps *out);
 
 #endif

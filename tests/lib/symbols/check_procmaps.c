@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* procmaps: known answers on literal /proc/PID/maps text, and this process's maps. */
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ember/proc.h"
 #include "procmaps.h"
 #include "suites.h"
 
@@ -190,6 +193,96 @@ START_TEST(test_read_exec_self)
 }
 END_TEST
 
+/* An exit's record of n mappings: m[i] at 0x1000 * (2i + 1), one page each, /lib/i. */
+static size_t exit_record(struct ember_proc_maps_event *r, uint32_t n)
+{
+	memset(r, 0, sizeof(*r));
+	r->e.type = EMBER_PROC_MAPS;
+	r->e.tgid = 4242;
+	r->n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ember_proc_map *m = &r->m[i];
+
+		m->start = 0x1000 * (2 * i + 1);
+		m->end = m->start + 0x1000;
+		m->offset = 0x2000 * i;
+		m->ino = 100 + i;
+		m->dev = (8u << 20) | 3; /* 8:3 */
+		snprintf(m->path, sizeof(m->path), "/lib/%u", i);
+	}
+	return offsetof(struct ember_proc_maps_event, m) + n * sizeof(r->m[0]);
+}
+
+START_TEST(test_exit_fields)
+{
+	struct ember_proc_maps_event r;
+	struct proc_maps m = {0};
+	size_t size = exit_record(&r, 3);
+
+	strcpy(r.m[2].path, "[vdso]");
+	r.m[2].ino = 0;
+	r.m[2].dev = 0;
+	ck_assert_int_eq(procmaps_parse_exit(&r, size, &m), 0);
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_uint_eq(m.bad_lines, 0);
+	ck_assert_uint_eq(m.v[1].start, 0x3000);
+	ck_assert_uint_eq(m.v[1].end, 0x4000);
+	ck_assert_uint_eq(m.v[1].offset, 0x2000);
+	ck_assert_uint_eq(m.v[1].inode, 101);
+	ck_assert_uint_eq(m.v[1].dev_major, 8);
+	ck_assert_uint_eq(m.v[1].dev_minor, 3);
+	ck_assert_uint_eq(m.v[1].perms, PROCMAP_R | PROCMAP_X | PROCMAP_AT_EXIT);
+	ck_assert_str_eq(m.v[1].path, "/lib/1");
+	ck_assert_str_eq(m.v[2].path, "[vdso]");
+	ck_assert_ptr_eq(procmaps_find(&m, 0x3800), &m.v[1]);
+	procmaps_free(&m);
+}
+END_TEST
+
+/* A record not as the program writes it: refused whole, or its bad mappings left out. */
+START_TEST(test_exit_malformed)
+{
+	struct ember_proc_maps_event r;
+	struct proc_maps m = {0};
+	size_t size = exit_record(&r, 4);
+
+	ck_assert_int_eq(procmaps_parse_exit(&r, size - 1, &m), -EINVAL); /* cut short */
+	ck_assert_int_eq(procmaps_parse_exit(&r, 10, &m), -EINVAL);
+	r.n = EMBER_PROC_MAPS_MAX + 1;
+	ck_assert_int_eq(procmaps_parse_exit(&r, sizeof(r), &m), -EINVAL);
+	r.n = 0;
+	ck_assert_int_eq(procmaps_parse_exit(&r, size, &m), -EINVAL);
+	r.n = 4;
+	r.e.type = EMBER_PROC_EXIT;
+	ck_assert_int_eq(procmaps_parse_exit(&r, size, &m), -EINVAL);
+	r.e.type = EMBER_PROC_MAPS;
+	r.m[1].end = r.m[1].start;		       /* empty: left out */
+	r.m[2].start = r.m[0].start;		       /* out of order: left out */
+	memset(r.m[3].path, 'a', sizeof(r.m[3].path)); /* no NUL: no path */
+	ck_assert_int_eq(procmaps_parse_exit(&r, size, &m), 0);
+	ck_assert_uint_eq(m.n, 2);
+	ck_assert_uint_eq(m.bad_lines, 3);
+	ck_assert_str_eq(m.v[0].path, "/lib/0");
+	ck_assert_ptr_null(m.v[1].path);
+	ck_assert_uint_eq(m.v[1].inode, 103);
+	procmaps_free(&m);
+	exit_record(&r, 2);
+	strcpy(r.m[0].path, "lib/relative"); /* not absolute: no path */
+	strcpy(r.m[1].path, "/a\nb");	     /* a newline: no path */
+	ck_assert_int_eq(procmaps_parse_exit(&r, size, &m), 0);
+	ck_assert_ptr_null(m.v[0].path);
+	ck_assert_ptr_null(m.v[1].path);
+	ck_assert_uint_eq(m.bad_lines, 2);
+	procmaps_free(&m);
+	exit_record(&r, 1);
+	r.m[0].flags = EMBER_PROC_MAP_NO_PATH; /* the kernel could not read it: no fault */
+	ck_assert_int_eq(procmaps_parse_exit(&r, size, &m), 0);
+	ck_assert_ptr_null(m.v[0].path);
+	ck_assert_uint_eq(m.bad_lines, 0);
+	procmaps_free(&m);
+}
+END_TEST
+
 Suite *procmaps_suite(void)
 {
 	Suite *s = suite_create("procmaps");
@@ -202,6 +295,8 @@ Suite *procmaps_suite(void)
 	tcase_add_test(tc, test_too_big);
 	tcase_add_test(tc, test_read_self);
 	tcase_add_test(tc, test_read_exec_self);
+	tcase_add_test(tc, test_exit_fields);
+	tcase_add_test(tc, test_exit_malformed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* procsnap: copies of mappings, keys carried from an earlier read, and this process read once. */
 #include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "ember/proc.h"
 #include "procsnap.h"
 #include "suites.h"
 
@@ -134,6 +138,72 @@ START_TEST(test_read_self)
 }
 END_TEST
 
+/*
+ * This process's executable mappings as its exit would send them, for a pid
+ * that does not exist: each file is found by its path in our own root and
+ * identified as procsnap_read identifies it; one whose device is wrong is not.
+ */
+START_TEST(test_read_exit)
+{
+	struct ember_proc_maps_event r = {0};
+	struct proc_snap *live, *gone;
+	uint32_t n = 0, files = 0;
+	int self = -1;
+
+	ck_assert_int_eq(procsnap_read(getpid(), NULL, &live), 0);
+	for (size_t i = 0; i < live->maps.n && n < EMBER_PROC_MAPS_MAX; i++) {
+		const struct proc_map *m = &live->maps.v[i];
+		struct ember_proc_map *e = &r.m[n];
+
+		if (!procsnap_wants_file(m) || live->key_err[i])
+			continue;
+		e->start = m->start;
+		e->end = m->end;
+		e->offset = m->offset;
+		e->ino = m->inode;
+		e->dev = m->dev_major << 20 | m->dev_minor;
+		snprintf(e->path, sizeof(e->path), "%s", m->path);
+		if (m->start <= (uintptr_t)&procsnap_suite && (uintptr_t)&procsnap_suite < m->end)
+			self = (int)n;
+		n++;
+	}
+	ck_assert_int_ge(self, 0);
+	r.e.type = EMBER_PROC_MAPS;
+	r.e.tgid = 0x3fffffff;
+	r.n = n;
+	r.m[self].dev ^= 1; /* check_ember on another device: refused */
+	ck_assert_int_eq(
+		procsnap_read_exit(
+			&r, offsetof(struct ember_proc_maps_event, m) + n * sizeof(r.m[0]), &gone),
+		0);
+	ck_assert_int_eq(gone->pid, 0x3fffffff);
+	ck_assert(procsnap_at_exit(gone));
+	ck_assert(!procsnap_at_exit(live));
+	ck_assert_uint_eq(gone->maps.n, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct file_key *k = NULL, *want = NULL;
+		int err = procsnap_key(gone, i, &k);
+		size_t j = 0;
+
+		if ((int)i == self) {
+			ck_assert_int_eq(err, -ESTALE);
+			continue;
+		}
+		ck_assert_int_eq(err, 0);
+		while (live->maps.v[j].start != gone->maps.v[i].start)
+			j++;
+		ck_assert_int_eq(procsnap_key(live, j, &want), 0);
+		ck_assert_int_eq(file_key_cmp(k, want), 0);
+		files++;
+	}
+	ck_assert_uint_ge(files, 1); /* libc at least */
+	procsnap_unref(gone);
+	procsnap_unref(live);
+	r.n = 0;
+	ck_assert_int_eq(procsnap_read_exit(&r, sizeof(r), &gone), -EINVAL);
+}
+END_TEST
+
 Suite *procsnap_suite(void)
 {
 	Suite *s = suite_create("procsnap");
@@ -143,6 +213,7 @@ Suite *procsnap_suite(void)
 	tcase_add_test(tc, test_wants_and_keys);
 	tcase_add_test(tc, test_carry);
 	tcase_add_test(tc, test_read_self);
+	tcase_add_test(tc, test_read_exit);
 	suite_add_tcase(s, tc);
 	return s;
 }
