@@ -367,6 +367,7 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 	d->flags = ev->flags;
 	d->n = ev->n;
 	d->wait_id = 0;
+	d->ktime_ns = bpf_ktime_get_ns();
 	d->kstack_len = 0;
 	if (ev->kstack) {
 		bytes = bpf_get_stack(ctx, d->kips, sizeof(d->kips), 0);

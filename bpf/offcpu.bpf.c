@@ -499,6 +499,7 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 	d->flags = s->flags;
 	d->n = s->weight;
 	d->wait_id = __sync_fetch_and_add(&defer_seq, 1) + 1;
+	d->ktime_ns = bpf_ktime_get_ns();
 	d->kstack_len = 0;
 	ks = read_kernel_stack(ctx, 0, sched_lo, sched_hi, &lost);
 	if (ks) {

@@ -432,8 +432,10 @@ static void print_daemon(const struct daemon_view *v)
 	printf("  %-13s %" PRIu64 " samples, %" PRIu64 " profiles\n", "since start",
 	       st->samples.total, st->profiles.total);
 	printf("  %-13s %" PRIu64 " tracked, %" PRIu64 " seen since the start (%" PRIu64
-	       " gone before emberd read them: frames unnamed)\n",
-	       "processes", st->processes_tracked, st->processes_seen, st->processes_unread);
+	       " gone before emberd read them: %" PRIu64
+	       " named from the mappings their exit sent, the others' frames unnamed)\n",
+	       "processes", st->processes_tracked, st->processes_seen, st->processes_unread,
+	       st->processes_at_exit);
 	format_drops(st, false, drops, sizeof(drops));
 	printf("  %-13s last interval: %s\n", "bpf losses", drops);
 	format_drops(st, true, drops, sizeof(drops));
@@ -837,8 +839,11 @@ static void prom_daemon(const struct daemon_view *v)
 	counter("ember_processes_seen_total", "Processes first seen since emberd started.",
 		st->processes_seen);
 	counter("ember_processes_unread_total",
-		"Processes first seen but gone before emberd read their mappings (frames unnamed).",
+		"Processes first seen but gone before emberd read their mappings.",
 		st->processes_unread);
+	counter("ember_processes_at_exit_total",
+		"Processes gone before emberd read them, named from the mappings their exit sent.",
+		st->processes_at_exit);
 	counter("ember_samples_total", "Samples drained into profiles since emberd started.",
 		st->samples.total);
 	counter("ember_profiles_stored_total", "Profiles written to the history since the start.",

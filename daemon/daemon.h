@@ -60,9 +60,10 @@ struct daemon {
 	int epfd;
 	struct event_source ev[EV_NR]; /* fd -1: not open */
 	struct recapture recap;
-	uint64_t processes_seen;   /* first sights since the start */
-	uint64_t processes_unread; /* of them, gone before their mappings were read */
-	uint64_t execs_noted;	   /* exec events read: the last one's id */
+	uint64_t processes_seen;    /* first sights since the start */
+	uint64_t processes_unread;  /* of them, gone before their mappings were read */
+	uint64_t processes_at_exit; /* of those, named from the mappings their exit sent */
+	uint64_t execs_noted;	    /* exec events read: the last one's id */
 };
 
 #endif

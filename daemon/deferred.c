@@ -5,7 +5,8 @@
  * arrival order until the unwinder's hook says their process is loaded (or
  * about to be dropped: exit, exec, not loadable), which walks them on the
  * unwinder's thread; until the daemon reads its exit or finds it gone
- * (deferred_exited(): walked then, while its application is still known); or
+ * (deferred_exited(): walked then, while its application is still known, but
+ * for one the unwinder loads from the mappings its exit sent); or
  * until DEFERRED_WAIT_NS has passed. Walked samples wait for the next drain.
  * An off-CPU wait's copy is walked the same way; its end, a later record,
  * finds it waiting (and goes with it) or walked and open, which makes it a
@@ -76,7 +77,8 @@ struct waiting {
 	struct waiting *next;
 	int64_t at_ns; /* CLOCK_MONOTONIC when read */
 	uint32_t tgid, flags;
-	uint64_t wait_id; /* 0: a cpu sample; else an off-CPU wait */
+	uint64_t wait_id;  /* 0: a cpu sample; else an off-CPU wait */
+	uint64_t ktime_ns; /* CLOCK_MONOTONIC when taken (the kernel's) */
 	struct wait_end end;
 	uint64_t n, ip, sp, bp;
 	char comm[EMBER_COMM_LEN];
@@ -381,15 +383,19 @@ static void walk_list(struct deferred *d, struct waiting *w)
 	}
 }
 
-/* Under the lock: takes out the waiting records of pid, and those read before before. */
-static struct waiting *take_locked(struct deferred *d, uint32_t pid, int64_t before)
+/*
+ * Under the lock: takes out the waiting records of pid taken before taken_ns,
+ * and those read before before.
+ */
+static struct waiting *take_locked(struct deferred *d, uint32_t pid, uint64_t taken_ns,
+				   int64_t before)
 {
 	struct waiting *out = NULL, **otail = &out, **pp = &d->head;
 
 	while (*pp) {
 		struct waiting *w = *pp;
 
-		if (w->tgid == pid || w->at_ns < before) {
+		if ((w->tgid == pid && w->ktime_ns < taken_ns) || w->at_ns < before) {
 			*pp = w->next;
 			w->next = NULL;
 			*otail = w;
@@ -421,7 +427,7 @@ static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
 		tdelete(pid_key(pid), &d->loaded, cmp_pid);
 	}
 	if (ev != UNWINDER_BUILDING)
-		w = take_locked(d, pid, INT64_MIN);
+		w = take_locked(d, pid, UINT64_MAX, INT64_MIN);
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, w);
 }
@@ -467,6 +473,7 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w->sp = r->sp;
 	w->bp = r->bp;
 	memcpy(w->comm, r->comm, sizeof(w->comm));
+	w->ktime_ns = r->ktime_ns;
 	if (bad_kstack)
 		w->flags |= EMBER_KEY_KSTACK_LOST;
 	memcpy(w->kips, r->kips, w->kstack_len * sizeof(uint64_t));
@@ -620,13 +627,25 @@ int deferred_consume(struct deferred *d)
 	return rc < 0 ? rc : 0;
 }
 
-void deferred_exited(struct deferred *d, uint32_t pid)
+void deferred_walk_before(struct deferred *d, uint32_t pid, uint64_t ktime_ns)
 {
 	struct waiting *w;
 
 	pthread_mutex_lock(&d->mu);
-	d->exited[d->nexited++ % EXITED_MAX] = pid;
-	w = take_locked(d, pid, INT64_MIN);
+	w = take_locked(d, pid, ktime_ns, INT64_MIN);
+	pthread_mutex_unlock(&d->mu);
+	walk_list(d, w);
+}
+
+void deferred_exited(struct deferred *d, uint32_t pid, bool loading)
+{
+	struct waiting *w = NULL;
+
+	pthread_mutex_lock(&d->mu);
+	if (!loading) {
+		d->exited[d->nexited++ % EXITED_MAX] = pid;
+		w = take_locked(d, pid, UINT64_MAX, INT64_MIN);
+	}
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, w);
 	pthread_mutex_lock(&d->mu);
@@ -651,7 +670,7 @@ void deferred_flush(struct deferred *d)
 
 	deferred_consume(d);
 	pthread_mutex_lock(&d->mu);
-	all = take_locked(d, 0, INT64_MAX);
+	all = take_locked(d, 0, 0, INT64_MAX);
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, all);
 }
@@ -692,7 +711,7 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 	int rc = deferred_consume(d);
 
 	pthread_mutex_lock(&d->mu);
-	late = take_locked(d, 0, mono_ns() - DEFERRED_WAIT_NS);
+	late = take_locked(d, 0, 0, mono_ns() - DEFERRED_WAIT_NS);
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, late);
 	pthread_mutex_lock(&d->mu);

@@ -14,6 +14,7 @@
 #ifndef EMBER_DEFERRED_H
 #define EMBER_DEFERRED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ember/cpu.h"
@@ -77,9 +78,13 @@ int deferred_consume(struct deferred *d);
 int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, void *arg);
 /*
  * pid exited (its event is read): its waiting samples are walked now, with
- * what is loaded; its waits still open will not end (left out, counted).
+ * what is loaded, unless loading (the unwinder loads it from the mappings the
+ * kernel read at its exit: they wait for its hook, as a live process's); its
+ * waits still open will not end (left out, counted).
  */
-void deferred_exited(struct deferred *d, uint32_t pid);
+void deferred_exited(struct deferred *d, uint32_t pid, bool loading);
+/* Walks pid's waiting samples taken before ktime_ns (CLOCK_MONOTONIC) now, with what is loaded. */
+void deferred_walk_before(struct deferred *d, uint32_t pid, uint64_t ktime_ns);
 /* Reads the ring and walks every waiting sample now, with what is loaded (at the end). */
 void deferred_flush(struct deferred *d);
 /* Adds kind's deferred walks' frames and ends since the start to m (the cpu metrics). */

@@ -138,6 +138,12 @@ static int on_proc(struct daemon *d)
 static int on_defer(struct daemon *d)
 {
 	sampler_consume(d->sampler);
+	/*
+	 * and the process events they wait for, which wake emberd seldom (young
+	 * processes): the exits that let their samples be walked, before
+	 * those of many processes gone fill the waiting list
+	 */
+	proctrack_consume(d->proc);
 	return 0;
 }
 
@@ -226,7 +232,12 @@ static int run_loop(struct daemon *d)
 			break;
 	}
 	notify_stopping();
-	/* the samples waiting for their process's tables: loaded now, or walked without */
+	/*
+	 * the samples waiting for their process's tables: loaded now (those of
+	 * processes gone, from the mappings their exits sent: read them), or
+	 * walked without
+	 */
+	on_defer(d);
 	unwinder_settle(d->unw);
 	sampler_flush(d->sampler);
 	return interval_run(d->iv);
@@ -426,7 +437,8 @@ static int open_interval(struct daemon *d)
 						.hist = d->hist,
 						.up = &d->up,
 						.processes_seen = &d->processes_seen,
-						.processes_unread = &d->processes_unread},
+						.processes_unread = &d->processes_unread,
+						.processes_at_exit = &d->processes_at_exit},
 					.rollups = d->rollups,
 					.classify = procevents_classify,
 					.classify_arg = d});

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,13 +45,20 @@
  */
 #define UNWIND_DEFER_NS RECAPTURE_FIRST_NS
 
+/* Arms the timer for the earliest entry still queued (disarms it if none). */
 static void recapture_arm(struct daemon *d)
 {
 	struct recapture *r = &d->recap;
-	int64_t wait = 0;
+	int64_t wait = 0, due = INT64_MAX;
 
-	if (r->n) {
-		wait = r->q[r->head].due_ns - mono_ns();
+	for (size_t i = 0; i < r->n; i++) {
+		size_t k = (r->head + i) % RECAPTURE_MAX;
+
+		if (r->q[k].pid && r->q[k].due_ns < due)
+			due = r->q[k].due_ns;
+	}
+	if (due != INT64_MAX) {
+		wait = due - mono_ns();
 		if (wait < 1000)
 			wait = 1000; /* 0 would disarm the timer */
 	}
@@ -72,7 +80,9 @@ static bool recapture_push(struct daemon *d, pid_t pid, int round, int64_t now_n
 	r->q[tail].round = round;
 	r->q[tail].due_ns = now_ns + delay_ns;
 	r->q[tail].snap = procsnap_ref(snap);
-	if (r->n++ == 0)
+	r->n++;
+	/* a first round (20 ms) may come due before a second (250 ms) queued earlier */
+	if (r->n == 1 || round != 2)
 		recapture_arm(d);
 	return true;
 }
@@ -140,20 +150,26 @@ int procevents_recapture_due(struct daemon *d)
 
 	if (read(d->ev[EV_RECAPTURE].fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return 0;
-	while (r->n && r->q[r->head].due_ns <= now) {
-		pid_t pid = r->q[r->head].pid;
-		int round = r->q[r->head].round;
-		struct proc_snap *snap = r->q[r->head].snap;
+	/* in order of arrival, but every one due: delays of 20 and 250 ms interleave */
+	for (size_t i = 0; i < r->n; i++) {
+		size_t k = (r->head + i) % RECAPTURE_MAX;
+		pid_t pid = r->q[k].pid;
+		int round = r->q[k].round;
+		struct proc_snap *snap = r->q[k].snap;
 
-		r->head = (r->head + 1) % RECAPTURE_MAX;
-		r->n--;
-		if (!pid) /* cancelled */
-			;
-		else if (round == 0)
+		if (!pid || r->q[k].due_ns > now)
+			continue;
+		r->q[k].pid = 0; /* done: leaves the queue once at its head */
+		r->q[k].snap = NULL;
+		if (round == 0)
 			unwinder_add_snap(d->unw, snap); /* it lived: worth its unwind tables */
 		else
 			recapture_now(d, pid, round, snap, now);
 		procsnap_unref(snap);
+	}
+	while (r->n && !r->q[r->head].pid) {
+		r->head = (r->head + 1) % RECAPTURE_MAX;
+		r->n--;
 	}
 	recapture_arm(d);
 	return 0;
@@ -192,11 +208,35 @@ void procevents_apply_class(const struct proc_class *pc, void *arg)
 		allocs_classified(d->allocs, pc->pid, app_memory(d, pc));
 }
 
+/* Whether pid is in table (at_exit or unread of struct recapture); forgets it. */
+static bool slot_take(pid_t *table, pid_t pid)
+{
+	pid_t *slot = &table[(uint32_t)pid % AT_EXIT_SLOTS];
+
+	if (*slot != pid)
+		return false;
+	*slot = 0;
+	return true;
+}
+
 static void on_exit_event(struct daemon *d, pid_t pid)
 {
+	bool loading = slot_take(d->recap.at_exit, pid);
+
+	slot_take(d->recap.unread, pid);
 	recapture_cancel(d, pid);
-	/* its samples waiting for tables it will not get: named while its snapshot lasts */
-	sampler_exited(d->sampler, pid);
+	/*
+	 * Loaded from its exit's mappings: its last samples may have come
+	 * after the samples' ring was read for these events, and must be
+	 * waiting when the unwinder has loaded it (the ring holds them now).
+	 */
+	if (loading)
+		sampler_consume(d->sampler);
+	/*
+	 * its samples waiting for tables it will not get: named while its
+	 * snapshot lasts; or, loaded from its exit's mappings, once it is
+	 */
+	sampler_exited(d->sampler, pid, loading);
 	unwinder_exited(d->unw, pid);
 	symbolizer_exited(d->sym, pid);
 	proctable_exited(d->procs, pid);
@@ -205,20 +245,66 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 	control_proc_exited(d->ctl, pid);
 }
 
-/* pid was gone when its first sample was read: its frames stay unnamed. */
-static void unread(struct daemon *d, pid_t pid)
+/*
+ * pid was gone when its first sample was read. One whose exit the kernel
+ * reports (exit_follows: not sampled only in its exit) has its samples wait
+ * for that exit, which sends its mappings first if it was reported young (or
+ * for an exec, which ends the image they are of); the others' are walked
+ * now, as for an exit, their frames unnamed.
+ */
+static void unread(struct daemon *d, pid_t pid, bool exit_follows)
 {
-	/* no tables will come: its samples waiting for them are walked now, as for an exit */
-	sampler_exited(d->sampler, pid);
+	if (!exit_follows)
+		sampler_exited(d->sampler, pid, false);
+	else
+		d->recap.unread[(uint32_t)pid % AT_EXIT_SLOTS] = pid;
 	d->processes_unread++;
 	log_debug("pid %d: gone before its mappings were read", pid);
 }
 
 /*
+ * The mappings the kernel read at the exit of a process reported young: one
+ * never read (gone before the wakeup that would have read it), or not yet
+ * handed to the unwinder (read while ld.so mapped its libraries, or too
+ * young), is named from them, and its samples waiting for tables are walked
+ * with those the unwinder loads from them (its exit, read next, leaves them
+ * to it).
+ */
+static void on_maps_event(struct daemon *d, const struct ember_proc_event *e, size_t size)
+{
+	pid_t pid = e->tgid;
+	const struct proc_class *pc;
+	struct proc_snap *snap;
+	bool read = symbolizer_has_maps(d->sym, pid);
+	int err;
+
+	/* never classified (no sample of it is kept), or read and given to the unwinder */
+	if (!proctable_has(d->procs, pid) || (read && unwinder_asked(d->unw, pid)))
+		return;
+	pc = proctable_get(d->procs, &d->cfg, pid, NULL);
+	if (!pc || pc->match.excluded)
+		return;
+	err = procsnap_read_exit(e, size, &snap);
+	if (err) {
+		log_debug("pid %d: the mappings its exit sent are unusable: %s", pid,
+			  strerror(-err));
+		return;
+	}
+	symbolizer_capture_snap(d->sym, snap);
+	unwinder_add_snap(d->unw, snap);
+	d->recap.at_exit[(uint32_t)pid % AT_EXIT_SLOTS] = pid;
+	d->processes_at_exit += !read;
+	log_debug("pid %d: %s: named and walked from the %zu mappings its exit sent", pid,
+		  read ? "gone before its unwind tables were loaded" : "gone before it was read",
+		  snap->maps.n);
+	procsnap_unref(snap);
+}
+
+/*
  * A process's first sample: classify it, and read its mappings once for the
- * symbolizer (now: a short-lived one is gone soon) and the unwinder (now
- * after an exec, else once it lived UNWIND_DEFER_NS). when: why it is read
- * late, for the log (NULL: it is not).
+ * symbolizer (now: a short-lived one is gone soon) and the unwinder (once it
+ * lived UNWIND_DEFER_NS, or, after an exec, once ld.so is done). when: why it
+ * is read late, for the log (NULL: it is not).
  */
 static void on_new_event(struct daemon *d, const struct ember_proc_event *e, unsigned int source,
 			 const char *when)
@@ -244,24 +330,25 @@ static void on_new_event(struct daemon *d, const struct ember_proc_event *e, uns
 	if (pc)
 		procevents_apply_class(pc, d);
 	if (pc && pc->gone) { /* classified by its comm alone */
-		unread(d, pid);
+		unread(d, pid, e->type != EMBER_PROC_EXITING);
 		return;
 	}
 	if (pc && pc->match.excluded)
 		return;
 	if (capture(d, pid, NULL, &snap)) { /* gone meanwhile, or a zombie */
-		unread(d, pid);
+		unread(d, pid, e->type != EMBER_PROC_EXITING);
 		return;
 	}
 	/*
-	 * Just exec'd: the unwinder now (its first samples are the program's
-	 * start-up), and both again once ld.so is done. Else the unwinder only
-	 * if it still lives a little later, from this same read.
+	 * Just exec'd: both again once ld.so is done, the unwinder only then
+	 * (its samples until then wait for tables of every library, not of
+	 * those ld.so mapped so far). Else the unwinder only if it still lives
+	 * a little later, from this same read. One gone before either is loaded
+	 * from the mappings its exit sends, if it was reported young.
 	 */
 	fresh = exec_recent(d, pid, now_ns);
-	if (fresh)
-		recapture_push(d, pid, 1, now_ns, RECAPTURE_FIRST_NS, snap);
-	if (fresh || !recapture_push(d, pid, 0, now_ns, UNWIND_DEFER_NS, snap))
+	if (!recapture_push(d, pid, fresh ? 1 : 0, now_ns,
+			    fresh ? RECAPTURE_FIRST_NS : UNWIND_DEFER_NS, snap))
 		unwinder_add_snap(d->unw, snap);
 	procsnap_unref(snap);
 }
@@ -298,6 +385,13 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 
 	note_exec(d, pid, x->e.ktime_ns);
 	recapture_cancel(d, pid);
+	/*
+	 * gone when read, its samples waiting for its exit: the kernel forgot
+	 * it at this exec, no exit will come for the image of those from before
+	 * (those after wait for the new image's exit, if it was sampled)
+	 */
+	if (slot_take(d->recap.unread, pid))
+		sampler_walk_before(d->sampler, pid, x->e.ktime_ns);
 	unwinder_exec(d->unw, pid);
 	/* its samples from before are named and classified by its old image */
 	d->execs_noted++;
@@ -319,12 +413,14 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
  * sampled only young (EMBER_PROC_YOUNG_NS) and gone by the next wakeup, but
  * one failed open. EMBER_PROC_WAKE only woke the daemon for the events before.
  */
-void procevents_on_event(const struct ember_proc_event *e, void *arg)
+void procevents_on_event(const struct ember_proc_event *e, size_t size, void *arg)
 {
 	struct daemon *d = arg;
 
 	if (e->type == EMBER_PROC_EXIT) {
 		on_exit_event(d, e->tgid);
+	} else if (e->type == EMBER_PROC_MAPS) {
+		on_maps_event(d, e, size);
 	} else if (e->type == EMBER_PROC_NEW) {
 		on_new_event(d, e, e->source, NULL);
 	} else if (e->type == EMBER_PROC_NEW_YOUNG) {

@@ -16,15 +16,17 @@
 
 #define RECAPTURE_MAX 4096
 #define RECENT_EXEC_SLOTS 8192
+#define AT_EXIT_SLOTS 1024
 
 struct daemon;
 
 struct proc_snap;
 
 /*
- * Processes to come back to, in due order (a FIFO: the delays are fixed): to
- * capture again once ld.so is done, or to hand to the unwinder once they lived
- * a little (most short-lived processes are gone by then and cost it nothing).
+ * Processes to come back to, in arrival order, each taken when due (after 20
+ * or 250 ms): to capture again once ld.so is done (and then to hand to the
+ * unwinder), or to hand to the unwinder once they lived a little (most
+ * short-lived processes are gone by then and cost it nothing).
  */
 struct recapture {
 	struct {
@@ -40,12 +42,23 @@ struct recapture {
 		pid_t pid;
 		int64_t ns;	   /* CLOCK_MONOTONIC when its exec was reported */
 	} exec[RECENT_EXEC_SLOTS]; /* by pid modulo the size; a collision forgets one */
+	/*
+	 * Processes loaded from the mappings their exit sent, until their exit
+	 * is read (by pid modulo the size; a collision forgets one, whose
+	 * samples are then walked at its exit with what is loaded).
+	 */
+	pid_t at_exit[AT_EXIT_SLOTS];
+	/*
+	 * Processes gone when read whose samples wait for their exit, which
+	 * sends their mappings first (the same way): an exec instead walks them.
+	 */
+	pid_t unread[AT_EXIT_SLOTS];
 };
 
 /* Drops what is queued (at exit). */
 void procevents_close(struct daemon *d);
-/* proctrack's callback (arg: the daemon): one exec, exit or first sight. */
-void procevents_on_event(const struct ember_proc_event *e, void *arg);
+/* proctrack's callback (arg: the daemon): one exec, exit, first sight or exit's mappings. */
+void procevents_on_event(const struct ember_proc_event *e, size_t size, void *arg);
 /* The recapture timer fired: captures again every process whose delay has passed. */
 int procevents_recapture_due(struct daemon *d);
 /* The drain's classifier (arg: the daemon): a sampled process's application. */

@@ -38,12 +38,13 @@ static int on_event(void *ctx, void *data, size_t size)
 		memcpy(&x, data, size < sizeof(x) ? size : sizeof(x));
 		x.comm[sizeof(x.comm) - 1] = '\0';
 		e = &x.e;
+		size = sizeof(x);
 	}
 	if (e->type == EMBER_PROC_EXEC && e->source != EMBER_PROC_EXEC_KNOWN)
 		p->read_lazy++;
 	else
 		p->read_other++;
-	p->cb(e, p->arg);
+	p->cb(e, size, p->arg);
 	return 0;
 }
 

@@ -11,8 +11,12 @@
 
 #include "ember/proc.h"
 
-/* An EMBER_PROC_EXEC event is the e of a struct ember_proc_exec_event, its comm terminated. */
-typedef void (*proctrack_cb)(const struct ember_proc_event *e, void *arg);
+/*
+ * One event of size bytes: an EMBER_PROC_EXEC event is the e of a struct
+ * ember_proc_exec_event, its comm terminated; an EMBER_PROC_MAPS one the e of
+ * a struct ember_proc_maps_event, as long as the record (not yet validated).
+ */
+typedef void (*proctrack_cb)(const struct ember_proc_event *e, size_t size, void *arg);
 
 struct proctrack;
 

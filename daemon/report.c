@@ -456,6 +456,7 @@ void report_gather_common(struct interval_report *r, const struct report_sources
 	st->interval_ns = src->cfg->interval_ns;
 	st->processes_seen = *src->processes_seen;
 	st->processes_unread = *src->processes_unread;
+	st->processes_at_exit = *src->processes_at_exit;
 	proctrack_wakeups(src->proc, &st->proc_wakeups, &st->proc_exec_only_wakeups);
 	st->processes_tracked = proctable_size(src->procs);
 	gather_symbols(r, src);
@@ -568,6 +569,10 @@ void report_log(const struct interval_report *r)
 			  r->cpu[EMBER_CPU_M_IDLE_SKIPPED]);
 	if (r->growth[EMBER_CPU_M_SAMPLES] || r->growth[EMBER_GROWTH_M_MAP_CALLS])
 		log_growth(r);
+	if (r->proc[EMBER_PROC_M_EXIT_MAPS] || r->proc[EMBER_PROC_M_EXIT_MAPS_LOCKED])
+		log_debug("process exits: %lu sent the mappings of a process reported young, %lu "
+			  "could not (their lock was taken)",
+			  r->proc[EMBER_PROC_M_EXIT_MAPS], r->proc[EMBER_PROC_M_EXIT_MAPS_LOCKED]);
 	if (r->has_defer && r->defer.received)
 		log_debug(
 			"deferred walks since the start: %lu samples of processes not loaded yet, "

@@ -38,9 +38,10 @@ struct report_sources {
 	struct symbolizer *sym;
 	struct unwinder *unw; /* NULL: frame pointers only */
 	struct history *hist;
-	struct uploader *const *up;	  /* NULL inside without a collector */
-	const uint64_t *processes_seen;	  /* first sights since the start */
-	const uint64_t *processes_unread; /* of them, gone before their mappings were read */
+	struct uploader *const *up;	   /* NULL inside without a collector */
+	const uint64_t *processes_seen;	   /* first sights since the start */
+	const uint64_t *processes_unread;  /* of them, gone before their mappings were read */
+	const uint64_t *processes_at_exit; /* of those, named from the mappings their exit sent */
 };
 
 /* One interval's figures (cumulative ones since the start), filled by report_gather(). */

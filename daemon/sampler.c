@@ -187,10 +187,16 @@ int sampler_consume(struct sampler *s)
 	return s->defer ? deferred_consume(s->defer) : 0;
 }
 
-void sampler_exited(struct sampler *s, uint32_t tgid)
+void sampler_exited(struct sampler *s, uint32_t tgid, bool loading)
 {
 	if (s->defer)
-		deferred_exited(s->defer, tgid);
+		deferred_exited(s->defer, tgid, loading);
+}
+
+void sampler_walk_before(struct sampler *s, uint32_t tgid, uint64_t ktime_ns)
+{
+	if (s->defer)
+		deferred_walk_before(s->defer, tgid, ktime_ns);
 }
 
 void sampler_flush(struct sampler *s)

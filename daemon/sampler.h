@@ -56,9 +56,15 @@ int sampler_epoll_fd(const struct sampler *s);
 int sampler_consume(struct sampler *s);
 /*
  * tgid exited: its deferred samples are walked now, with its tables if they
- * are still loaded, so that they join the drain its application is kept for.
+ * are still loaded, so that they join the drain its application is kept for;
+ * or, loading (the unwinder loads it from its exit's mappings), once it is.
  */
-void sampler_exited(struct sampler *s, uint32_t tgid);
+void sampler_exited(struct sampler *s, uint32_t tgid, bool loading);
+/*
+ * Walks tgid's deferred samples taken before ktime_ns (CLOCK_MONOTONIC) now,
+ * loaded or not: those of an image no exit will come for.
+ */
+void sampler_walk_before(struct sampler *s, uint32_t tgid, uint64_t ktime_ns);
 /* Walks every deferred sample now, loaded or not (before the last drain). */
 void sampler_flush(struct sampler *s);
 /* The deferred walks' figures; false when this sampler defers none. */

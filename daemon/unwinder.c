@@ -106,6 +106,12 @@ struct proc {
 	int64_t rescan_ns;	/* the least time before a rescan */
 	int64_t leaf_rescan_ns; /* the same for a leaf outside its mappings; 0: the least */
 	uint64_t maps_hash;	/* of what the last read gave the walk */
+	/*
+	 * A process gone before it could be read, loaded from the mappings the
+	 * kernel read at its exit: what its scans read (/proc has none of it).
+	 */
+	struct proc_snap *at_exit;
+	bool exited; /* its exit came while tables of it were built: forgotten once they are */
 };
 
 struct unwinder {
@@ -612,6 +618,7 @@ static void proc_forget(struct unwinder *u, pid_t pid)
 	notify(u, pid, UNWINDER_DROPPING); /* while its entry is there */
 	bpf_map_delete_elem(u->fds.procs, &pid);
 	proc_unref(p);
+	procsnap_unref(p->at_exit);
 	tdelete(p, &u->procs, cmp_proc);
 	free(p);
 	u->nprocs--;
@@ -708,6 +715,36 @@ static uint64_t entry_hash(const struct ember_unwind_proc *e)
  * Gives the walk the tables of pid's mappings: those of snap (a read the
  * caller made) or, without one, read now.
  */
+/*
+ * Keeps snap as p's mappings if it was read at the process's exit (its later
+ * scans read it), else forgets any such: p is a process /proc shows (a pid
+ * reused).
+ */
+static void keep_at_exit(struct proc *p, struct proc_snap *snap)
+{
+	if (p->at_exit == snap)
+		return;
+	procsnap_unref(p->at_exit);
+	p->at_exit = procsnap_at_exit(snap) ? procsnap_ref(snap) : NULL;
+	if (!p->at_exit)
+		p->exited = false;
+}
+
+/*
+ * pid exited: forgotten now, or, loaded from its exit with tables still being
+ * built, once they are (its samples wait for them: daemon/deferred.c).
+ */
+static void proc_exit(struct unwinder *u, pid_t pid)
+{
+	struct proc *p = proc_find(u, pid);
+
+	if (p && p->at_exit && p->missing) {
+		p->exited = true;
+		return;
+	}
+	proc_forget(u, pid);
+}
+
 static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct proc_snap *snap)
 {
 	struct proc_maps maps = {0};
@@ -720,6 +757,8 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 	int rc = 0;
 
 	u->tick++;
+	if (!snap && p && p->at_exit)
+		snap = p->at_exit; /* gone: its tables were built, it is loaded with them */
 	if (!snap) {
 		rc = procsnap_read_maps(pid, &maps);
 		if (!rc && !maps.n)
@@ -744,7 +783,6 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 		return;
 	}
 	over = fill_entry(u, snap, used, &nused, &missing);
-	procsnap_unref(snap);
 	h = entry_hash(u->scratch);
 	if (p && h == p->maps_hash)
 		rc = 0; /* nothing new: the walk keeps its entry, and the frames it cached */
@@ -768,6 +806,8 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 			used[i]->refs--;
 		free(used);
 		notify(u, pid, UNWINDER_DROPPING);
+		if (p && p->exited)
+			proc_forget(u, pid); /* gone, its entry could not be written again */
 	} else {
 		proc_unref(p); /* the tables of its previous mappings (before an exec) */
 		p->tables = used;
@@ -781,11 +821,16 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 			p->rescan_ns = RESCAN_MIN_NS;
 		p->maps_hash = h;
 		log_debug("unwinder: pid %d: %zu of %u mappings with a table (%u to build), in "
-			  "%.1f ms, %.1f ms after it was asked",
+			  "%.1f ms, %.1f ms after it was asked%s",
 			  (int)pid, nused, u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
-			  (p->scanned_ns - asked_ns) / 1e6);
+			  (p->scanned_ns - asked_ns) / 1e6,
+			  procsnap_at_exit(snap) ? " (mappings read at its exit)" : "");
+		keep_at_exit(p, snap);
 		notify(u, pid, missing ? UNWINDER_BUILDING : UNWINDER_LOADED);
+		if (p->exited && !missing)
+			proc_forget(u, pid); /* its samples were walked with every table */
 	}
+	procsnap_unref(snap);
 	worker_lock(&u->worker);
 	u->st.procs = u->nprocs;
 	u->st.maps_over += over;
@@ -921,7 +966,7 @@ static void unwinder_main(struct worker *w, void *arg)
 			if (r.op == REQ_ADD)
 				proc_scan(u, r.pid, r.ns, r.snap);
 			else
-				proc_forget(u, r.pid);
+				proc_exit(u, r.pid);
 			procsnap_unref(r.snap);
 			worker_lock(&u->worker);
 		}
@@ -1006,6 +1051,18 @@ void unwinder_add_snap(struct unwinder *u, struct proc_snap *snap)
 {
 	if (u)
 		add(u, snap->pid, procsnap_ref(snap));
+}
+
+bool unwinder_asked(struct unwinder *u, pid_t pid)
+{
+	bool asked;
+
+	if (!u)
+		return false;
+	worker_lock(&u->worker);
+	asked = tfind(pid_key(pid), &u->asked, cmp_asked) != NULL;
+	worker_unlock(&u->worker);
+	return asked;
 }
 
 /* Forgets pid if it was ever asked for; whether it was. */
@@ -1154,6 +1211,7 @@ static void no_free(void *p)
 
 static void free_proc(void *p)
 {
+	procsnap_unref(((struct proc *)p)->at_exit);
 	free(((struct proc *)p)->tables);
 	free(p);
 }

@@ -56,6 +56,8 @@ void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out);
 void unwinder_add(struct unwinder *u, pid_t pid);
 /* The same from a read of the process's mappings just made (a reference is taken). */
 void unwinder_add_snap(struct unwinder *u, struct proc_snap *snap);
+/* Whether pid was added (and not forgotten since); false once too many were to tell. */
+bool unwinder_asked(struct unwinder *u, pid_t pid);
 /* Forgets pid (it exited), asynchronously; nothing to do for a pid never added. */
 void unwinder_exited(struct unwinder *u, pid_t pid);
 /*

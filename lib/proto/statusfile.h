@@ -173,6 +173,7 @@ struct ember_status {
 	uint64_t processes_tracked; /* in the process table now */
 	uint64_t processes_seen;    /* first seen since the start */
 	uint64_t processes_unread;  /* of them, gone before emberd read their mappings */
+	uint64_t processes_at_exit; /* of those, named from the mappings their exit sent */
 	/* process-event wakeups of the loop; of them, those reading only unknown processes' execs */
 	uint64_t proc_wakeups, proc_exec_only_wakeups;
 	struct status_count samples, stacks, processes, profiles;

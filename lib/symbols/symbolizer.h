@@ -76,6 +76,8 @@ void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kerne
 int symbolizer_capture(struct symbolizer *s, pid_t pid);
 /* The same from a read of the process just made (procsnap.h), not read again. */
 int symbolizer_capture_snap(struct symbolizer *s, const struct proc_snap *snap);
+/* Whether pid's mappings are held, read (from /proc or its exit) and not marked stale since. */
+bool symbolizer_has_maps(struct symbolizer *s, pid_t pid);
 /*
  * Notes that pid runs code outside the mappings read (the stack walk said so:
  * a library loaded since): the next address outside them reads them again,

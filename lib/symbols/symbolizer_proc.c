@@ -286,6 +286,13 @@ int symbolizer_capture_snap(struct symbolizer *s, const struct proc_snap *snap)
 	return capture(s, snap->pid, snap);
 }
 
+bool symbolizer_has_maps(struct symbolizer *s, pid_t pid)
+{
+	const struct pid_entry *pe = pid_find(s, pid);
+
+	return pe && !pe->err && pe->maps.n && !pe->maps_stale;
+}
+
 void symbolizer_keep(struct symbolizer *s, pid_t pid)
 {
 	struct pid_entry *pe = pid_find(s, pid);

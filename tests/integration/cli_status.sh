@@ -42,6 +42,7 @@ intervals 60
 processes_tracked 17
 processes_seen 123
 processes_unread 45
+processes_at_exit 41
 samples 98 5940
 stacks 12 700
 processes 3 180
@@ -98,8 +99,8 @@ grep -q "since start: stack_map_full 7, counts_map_full 2$" "$T/out" || fail "to
 grep -q "45 binaries, 318.8 KiB of 24.0 MiB; FULL 3 times" "$T/out" || fail "binaries cache line"
 grep -q "RSS 18.9 MiB (peak 26.9 MiB) of memory_limit 64.0 MiB$" "$T/out" || fail "memory line"
 grep -q "8.5 MiB in 2 maps" "$T/out" || fail "bpf maps line"
-grep -q "17 tracked, 123 seen since the start (45 gone before emberd read them" "$T/out" ||
-	fail "processes line"
+grep -q "17 tracked, 123 seen since the start (45 gone before emberd read them: 41 named from" \
+	"$T/out" || fail "processes line"
 grep -q "shrinks  *2 times over the limit (caches shrunk in 5 intervals)" "$T/out" || fail "shrinks"
 grep -q "sent 100, rejected 1, expired 0, retries 4; 9 pending$" "$T/out" || fail "pushes line"
 grep -q "^history: .*history.db" "$T/out" || fail "no history section"
@@ -111,6 +112,7 @@ expect ember_sampling_frequency_hertz 99
 expect ember_interval_seconds 10
 expect ember_samples_total 5940
 expect ember_processes_unread_total 45
+expect ember_processes_at_exit_total 41
 expect ember_last_interval_samples 98
 expect 'ember_bpf_drops_total{cause="stack_map_full"}' 7
 expect 'ember_last_interval_bpf_drops{cause="stack_map_full"}' 1
@@ -179,7 +181,7 @@ text | grep -q "cannot read .*: too big" || fail "a 70 kB file is not refused"
 write_status "$FAKE" running "$(now)"
 printf 'hz -1\nsamples x y\n' >>"$T/run/status"
 text 2>"$T/err" | grep -q "running, pid $FAKE" || fail "bad lines spoil the file"
-grep -q "2 bad lines ignored (line 47: bad value for 'hz')" "$T/err" || fail "bad lines: $(cat "$T/err")"
+grep -q "2 bad lines ignored (line 48: bad value for 'hz')" "$T/err" || fail "bad lines: $(cat "$T/err")"
 mkdir -p "$T/link" && ln -sf /etc/passwd "$T/link/status"
 "$CTL" --data-dir "$T/data" status --runtime-dir "$T/link" | grep -q "unknown: cannot read" ||
 	fail "a symlinked status file is followed"

@@ -23,6 +23,7 @@ static void sample(struct ember_status *st)
 	st->processes_tracked = 17;
 	st->processes_seen = 123;
 	st->processes_unread = 45;
+	st->processes_at_exit = 41;
 	st->samples = (struct status_count){98, 5940};
 	st->stacks = (struct status_count){12, 700};
 	st->processes = (struct status_count){3, 180};
@@ -113,7 +114,8 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.stacks_folded 68002\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.failing 1\nstore.failing_since_ns "));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.backlog 12\n"));
-	ck_assert_ptr_nonnull(strstr(buf, "\nprocesses_seen 123\nprocesses_unread 45\n"));
+	ck_assert_ptr_nonnull(
+		strstr(buf, "\nprocesses_seen 123\nprocesses_unread 45\nprocesses_at_exit 41\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nrunq checkout 1234567 89\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.pruned 40\nstore.pruned_bytes 123456\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
