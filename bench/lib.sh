@@ -87,6 +87,19 @@ cpu_ns() {
 	echo "$s"
 }
 
+# "run_time_ns run_cnt" of PID's BPF program named NAME (0 0 if it has none)
+bpf_prog_stats() {
+	local id line t=0 c=0
+	for id in $(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -un); do
+		line=$(bpftool prog show id "$id" 2>/dev/null) || continue
+		line=${line%%$'\n'*}
+		[[ $line == *" name $2 "* ]] || continue
+		t=$(sed -n 's/.*run_time_ns \([0-9]*\).*/\1/p' <<<"$line")
+		c=$(sed -n 's/.*run_cnt \([0-9]*\).*/\1/p' <<<"$line")
+	done
+	echo "${t:-0} ${c:-0}"
+}
+
 # "run_time_ns run_cnt" summed over PID's BPF programs of type perf_event, then
 # the same over all of its programs: found by the prog_id of its open fds
 bpf_stats() {

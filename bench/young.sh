@@ -12,11 +12,15 @@
 # (every switch-out sampled) and the share is that of their sleep's off-CPU time whose
 # stack reaches main; perf is left out. With -d, the children burn under six frames of
 # 6000 bytes of locals (~36 KiB of stack, fx_short_lived -d): the share is of their samples
-# that reach main through every frame. It asserts nothing.
+# that reach main through every frame. With -q, each child burns only 10 ms (fx_short_lived
+# -q), gone before emberd's next wakeup, at 499 Hz: the share is of all the children's samples
+# (ld.so's start-up, the exec and the exit included), and the last column is the BPF time
+# of an exit (the exit program sends a young process's mappings). It asserts nothing.
 #
-# usage: bench/young.sh [-w|-d] [-n CHILDREN] [-r REPEATS] [-s SETTLE] [-b BUILD] [-e EMBERD]...
+# usage: bench/young.sh [-w|-d|-q] [-n CHILDREN] [-r REPEATS] [-s SETTLE] [-b BUILD] [-e EMBERD]...
 #   -w  off-CPU: the children's first waits instead of their first samples
 #   -d  deep stacks: ~36 KiB between main and child_burn
+#   -q  quick children: 10 ms each, at 499 Hz
 #   -n  children a run                        (40)
 #   -s  seconds after emberd starts sampling before the children start (10: its start-up,
 #       the unwind tables of every process it samples first, is left out of its CPU)
@@ -38,13 +42,16 @@ BENCH_NAME=young
 . "$SRC/tests/integration/unwind_lib.sh" # share
 WAITS=
 DEEP=
+QUICK=
+HZ=99
 # the frames between main and child_burn that a complete stack has
 BURN=';main;child_burn;'
-usage() { sed -n '17,25p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
-while getopts 'wdn:r:s:b:e:h' opt; do
+usage() { sed -n '20,29p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+while getopts 'wdqn:r:s:b:e:h' opt; do
 	case $opt in
 	w) WAITS=1 ;;
 	d) DEEP=1 BURN=';main;deep_frame;deep_frame;deep_frame;deep_frame;deep_frame;deep_frame;child_burn;' ;;
+	q) QUICK=1 HZ=499 ;;
 	n) CHILDREN=$OPTARG ;;
 	s) SETTLE=$OPTARG ;;
 	r) REPEAT=$OPTARG ;;
@@ -55,7 +62,7 @@ while getopts 'wdn:r:s:b:e:h' opt; do
 	esac
 done
 bench_check_counts
-[ -z "$WAITS" ] || [ -z "$DEEP" ] || die "-w and -d do not go together"
+[ $((${WAITS:-0} + ${DEEP:-0} + ${QUICK:-0})) -le 1 ] || die "-w, -d and -q do not go together"
 [[ $CHILDREN =~ ^[0-9]+$ && $CHILDREN -ge 1 ]] || die "-n wants a count >= 1, not '$CHILDREN'"
 [[ $SETTLE =~ ^[0-9]+$ ]] || die "-s wants whole seconds, not '$SETTLE'"
 [ "${#BINS[@]}" -gt 0 ] || BINS=("$BUILD/daemon/emberd")
@@ -92,14 +99,17 @@ naps() {
 
 # run_ember I REP: the workload under emberd number I of BINS
 run_ember() {
-	local i=$1 d=$T/ember c0 c1 t c at ac deferred r conf=()
+	local i=$1 d=$T/ember c0 c1 t c at ac xt xc deferred r conf=()
 	rm -rf "$d"
 	mkdir -p "$d"
 	if [ -n "$WAITS" ]; then
 		printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\n' >"$d/ember.conf"
 		conf=(--config "$d/ember.conf")
+	elif [ -n "$QUICK" ]; then # the children by their comm: the rule that holds once gone
+		printf '[app "quick"]\nmatch.comm = fx_short_lived\n' >"$d/ember.conf"
+		conf=(--config "$d/ember.conf")
 	fi
-	"${BINS[$i]}" --data-dir "$d/data" --runtime-dir "$d/run" --hz 99 --interval 10s \
+	"${BINS[$i]}" --data-dir "$d/data" --runtime-dir "$d/run" --hz "$HZ" --interval 10s \
 		"${conf[@]}" >"$d/log" 2>&1 &
 	EPID=$!
 	for _ in $(seq 1 1800); do
@@ -109,9 +119,10 @@ run_ember() {
 	done
 	sleep "$SETTLE"
 	c0=$(cpu_ns "$EPID")
-	"$FX" ${WAITS:+-w} ${DEEP:+-d} "$CHILDREN" >"$d/fx.out" || log "fx_short_lived failed"
+	"$FX" ${WAITS:+-w} ${DEEP:+-d} ${QUICK:+-q} "$CHILDREN" >"$d/fx.out" || log "fx_short_lived failed"
 	c1=$(cpu_ns "$EPID")
 	read -r t c at ac <<<"$(bpf_stats "$EPID")"
+	read -r xt xc <<<"$(bpf_prog_stats "$EPID" ember_proc_exit)"
 	[ -z "$WAITS" ] || t=$at c=$ac # every program: the switch's runs
 	kill -TERM "$EPID"
 	wait "$EPID" || log "emberd exited with status $?"
@@ -121,19 +132,23 @@ run_ember() {
 		naps "$d" >"$d/c.folded"
 		r=$(share "$d/c.folded" ';main;child_nap;')
 		deferred=-
+	elif [ -n "$QUICK" ]; then
+		"$EMBERCTL" --data-dir "$d/data" folded --app quick -o "$d/c.folded" 2>/dev/null ||
+			: >"$d/c.folded"
+		r=$(share "$d/c.folded" "$BURN")
 	else
 		"$EMBERCTL" --data-dir "$d/data" folded -o "$d/all.folded" 2>/dev/null ||
 			: >"$d/all.folded"
 		children "$d/all.folded" >"$d/c.folded"
 		r=$(share "$d/c.folded" "$BURN")
 	fi
-	echo "ember$i ${r#* } $((c1 - c0)) $((c ? t / c : 0)) ${deferred:--}" >>"$RAW"
+	echo "ember$i ${r#* } $((c1 - c0)) $((c ? t / c : 0)) ${deferred:--} $((xc ? xt / xc : 0))" >>"$RAW"
 }
 
 # run_perf MODE: the workload under perf record -F 99 --call-graph MODE (children inherit)
 run_perf() {
 	local mode=$1 r
-	perf record -q -F 99 --call-graph "$mode" -o "$T/perf.data" -- "$FX" ${DEEP:+-d} "$CHILDREN" \
+	perf record -q -F "$HZ" --call-graph "$mode" -o "$T/perf.data" -- "$FX" ${DEEP:+-d} ${QUICK:+-q} "$CHILDREN" \
 		>/dev/null 2>"$T/perf.err" || log "perf record ($mode): $(tail -2 "$T/perf.err")"
 	perf script -i "$T/perf.data" -F comm,ip,sym --no-inline 2>/dev/null | awk '
 		function emit(   i, s) {
@@ -149,9 +164,13 @@ run_perf() {
 		/^[ \t]*$/ { emit(); next }
 		{ sym = $0; sub(/^[ \t]*[0-9a-f]+ /, "", sym); gsub(/;/, ",", sym); f[++n] = sym }
 		END { emit(); for (s in cnt) print s, cnt[s] }' >"$T/perf.folded"
-	children "$T/perf.folded" >"$T/pc.folded"
+	if [ -n "$QUICK" ]; then # every stack of comm fx_short_lived, as emberd's app quick
+		cp "$T/perf.folded" "$T/pc.folded"
+	else
+		children "$T/perf.folded" >"$T/pc.folded"
+	fi
 	r=$(share "$T/pc.folded" "$BURN")
-	echo "perf-$mode ${r#* } - - -" >>"$RAW"
+	echo "perf-$mode ${r#* } - - - -" >>"$RAW"
 	rm -f "$T/perf.data"
 }
 
@@ -169,7 +188,7 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
 done
 bench_restore_bpf_stats
 
-# RAW: NAME SAMPLES COMPLETE_PCT CPU_NS BPF_NS DEFERRED
+# RAW: NAME SAMPLES COMPLETE_PCT CPU_NS BPF_NS DEFERRED EXIT_NS
 col() { awk -v n="$1" -v c="$2" '$1 == n && $c != "-" { print $c }' "$RAW" | median; }
 fmt() { [ -z "$2" ] && echo - || awk -v f="$1" -v v="$2" 'BEGIN { printf f, v }'; }
 echo
@@ -179,18 +198,25 @@ if [ -n "$WAITS" ]; then
 		"$(uname -r); $(nproc) CPUs"
 	echo
 	echo "| profiler | children's sleep (ns) | complete to main % | - | emberd CPU over the run | BPF ns a run (every program) |"
+elif [ -n "$QUICK" ]; then
+	echo "young -q: $REPEAT rounds of fx_short_lived -q $CHILDREN (each child ~10 ms of CPU) at 499 Hz," \
+		"medians; $START; $(uname -r); $(nproc) CPUs"
+	echo
+	echo "| profiler | children's samples | complete to main % | walked from a copy | emberd CPU over the run | BPF ns a sample | BPF ns an exit |"
 else
 	echo "young${DEEP:+ -d}: $REPEAT rounds of fx_short_lived ${DEEP:+-d }$CHILDREN (each child ~150 ms of CPU${DEEP:+ under ~36 KiB of stack}) at 99 Hz," \
 		"medians; $START; $(uname -r); $(nproc) CPUs"
 	echo
 	echo "| profiler | children's samples | complete to main % | walked from a copy | emberd CPU over the run | BPF ns a sample |"
 fi
-echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |${QUICK:+ ---: |}"
 for n in $(awk '{ print $1 }' "$RAW" | sort -u); do
 	label=$n
 	[[ $n == ember* ]] && label="emberd ${BINS[${n#ember}]}"
-	printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$(fmt %.0f "$(col "$n" 2)")" \
+	printf '| %s | %s | %s | %s | %s | %s |' "$label" "$(fmt %.0f "$(col "$n" 2)")" \
 		"$(fmt %.1f "$(col "$n" 3)")" "$(fmt %.0f "$(col "$n" 6)")" \
 		"$(fmt '%.1f ms' "$(awk -v v="$(col "$n" 4)" 'BEGIN { if (v != "") print v / 1e6 }')")" \
 		"$(fmt %.0f "$(col "$n" 5)")"
+	[ -z "$QUICK" ] || printf ' %s |' "$(fmt %.0f "$(col "$n" 7)")"
+	echo
 done
