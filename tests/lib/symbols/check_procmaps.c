@@ -23,6 +23,18 @@ static const char sample[] =
 	"7ffd1c1f0000-7ffd1c1f2000 r-xp 00000000 00:00 0                          [vdso]\n"
 	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n";
 
+/* m's fields are want's (its path apart). */
+static void expect_map(const struct proc_map *m, const struct proc_map *want)
+{
+	ck_assert_uint_eq(m->start, want->start);
+	ck_assert_uint_eq(m->end, want->end);
+	ck_assert_uint_eq(m->offset, want->offset);
+	ck_assert_uint_eq(m->inode, want->inode);
+	ck_assert_uint_eq(m->dev_major, want->dev_major);
+	ck_assert_uint_eq(m->dev_minor, want->dev_minor);
+	ck_assert_uint_eq(m->perms, want->perms);
+}
+
 static struct proc_maps parse_ok(const char *text)
 {
 	struct proc_maps m = {0};
@@ -37,13 +49,13 @@ START_TEST(test_fields)
 
 	ck_assert_uint_eq(m.n, 9);
 	ck_assert_uint_eq(m.bad_lines, 0);
-	ck_assert_uint_eq(m.v[1].start, 0x55d4c8a02000);
-	ck_assert_uint_eq(m.v[1].end, 0x55d4c8a07000);
-	ck_assert_uint_eq(m.v[1].offset, 0x2000);
-	ck_assert_uint_eq(m.v[1].dev_major, 0xfd);
-	ck_assert_uint_eq(m.v[1].dev_minor, 1);
-	ck_assert_uint_eq(m.v[1].inode, 1234);
-	ck_assert_uint_eq(m.v[1].perms, PROCMAP_R | PROCMAP_X);
+	expect_map(&m.v[1], &(struct proc_map){.start = 0x55d4c8a02000,
+					       .end = 0x55d4c8a07000,
+					       .offset = 0x2000,
+					       .inode = 1234,
+					       .dev_major = 0xfd,
+					       .dev_minor = 1,
+					       .perms = PROCMAP_R | PROCMAP_X});
 	ck_assert_str_eq(m.v[1].path, "/usr/bin/cat");
 	ck_assert_str_eq(m.v[2].path, "[heap]");
 	ck_assert_uint_eq(m.v[3].perms, PROCMAP_R | PROCMAP_W | PROCMAP_SHARED);
@@ -173,13 +185,7 @@ START_TEST(test_read_exec_self)
 		nx++;
 		ck_assert_uint_lt(j, ex.n);
 		e = &ex.v[j++];
-		ck_assert_uint_eq(e->start, a->start);
-		ck_assert_uint_eq(e->end, a->end);
-		ck_assert_uint_eq(e->offset, a->offset);
-		ck_assert_uint_eq(e->inode, a->inode);
-		ck_assert_uint_eq(e->dev_major, a->dev_major);
-		ck_assert_uint_eq(e->dev_minor, a->dev_minor);
-		ck_assert_uint_eq(e->perms, a->perms);
+		expect_map(e, a);
 		ck_assert_int_eq(!e->path, !a->path);
 		if (a->path)
 			ck_assert_str_eq(e->path, a->path);
@@ -225,13 +231,13 @@ START_TEST(test_exit_fields)
 	ck_assert_int_eq(procmaps_parse_exit(&r, size, &m), 0);
 	ck_assert_uint_eq(m.n, 3);
 	ck_assert_uint_eq(m.bad_lines, 0);
-	ck_assert_uint_eq(m.v[1].start, 0x3000);
-	ck_assert_uint_eq(m.v[1].end, 0x4000);
-	ck_assert_uint_eq(m.v[1].offset, 0x2000);
-	ck_assert_uint_eq(m.v[1].inode, 101);
-	ck_assert_uint_eq(m.v[1].dev_major, 8);
-	ck_assert_uint_eq(m.v[1].dev_minor, 3);
-	ck_assert_uint_eq(m.v[1].perms, PROCMAP_R | PROCMAP_X | PROCMAP_AT_EXIT);
+	expect_map(&m.v[1], &(struct proc_map){.start = 0x3000,
+					       .end = 0x4000,
+					       .offset = 0x2000,
+					       .inode = 101,
+					       .dev_major = 8,
+					       .dev_minor = 3,
+					       .perms = PROCMAP_R | PROCMAP_X | PROCMAP_AT_EXIT});
 	ck_assert_str_eq(m.v[1].path, "/lib/1");
 	ck_assert_str_eq(m.v[2].path, "[vdso]");
 	ck_assert_ptr_eq(procmaps_find(&m, 0x3800), &m.v[1]);
