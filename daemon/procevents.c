@@ -45,6 +45,14 @@
  */
 #define UNWIND_DEFER_NS RECAPTURE_FIRST_NS
 
+/*
+ * A process gone at its first recapture (its exit not read yet) waits in the
+ * queue as this round, for its exit to hand its first read to the unwinder
+ * (unless the exit sends its mappings), or at most GONE_WAIT_NS.
+ */
+#define RECAPTURE_GONE 3
+#define GONE_WAIT_NS NS_PER_SEC
+
 /* Arms the timer for the earliest entry still queued (disarms it if none). */
 static void recapture_arm(struct daemon *d)
 {
@@ -87,10 +95,15 @@ static bool recapture_push(struct daemon *d, pid_t pid, int round, int64_t now_n
 	return true;
 }
 
-/* pid exited or exec'd: what was queued for it no longer applies. */
-static void recapture_cancel(struct daemon *d, pid_t pid)
+/*
+ * pid exited or exec'd: what was queued for it no longer applies. Returns a
+ * reference to the snapshot of a round that would have handed it to the
+ * unwinder (all but the second: it never was), or NULL.
+ */
+static struct proc_snap *recapture_take(struct daemon *d, pid_t pid)
 {
 	struct recapture *r = &d->recap;
+	struct proc_snap *unloaded = NULL;
 
 	for (size_t i = 0; i < r->n; i++) {
 		size_t k = (r->head + i) % RECAPTURE_MAX;
@@ -98,9 +111,19 @@ static void recapture_cancel(struct daemon *d, pid_t pid)
 		if (r->q[k].pid != pid)
 			continue;
 		r->q[k].pid = 0;
-		procsnap_unref(r->q[k].snap);
+		if (r->q[k].round != 2 && !unloaded)
+			unloaded = r->q[k].snap;
+		else
+			procsnap_unref(r->q[k].snap);
 		r->q[k].snap = NULL;
 	}
+	return unloaded;
+}
+
+/* pid exited or exec'd: what was queued for it no longer applies. */
+static void recapture_cancel(struct daemon *d, pid_t pid)
+{
+	procsnap_unref(recapture_take(d, pid));
 }
 
 void procevents_close(struct daemon *d)
@@ -128,14 +151,23 @@ static int capture(struct daemon *d, pid_t pid, const struct proc_snap *prev,
 }
 
 /* Captures pid again (round 1 or 2), for both modules: the libraries loaded since. */
-static void recapture_now(struct daemon *d, pid_t pid, int round, const struct proc_snap *prev,
+static void recapture_now(struct daemon *d, pid_t pid, int round, struct proc_snap *prev,
 			  int64_t now_ns)
 {
 	struct proc_snap *snap;
 
 	allocs_rescan(d->allocs, pid); /* the libraries ld.so mapped since: LD_PRELOAD's */
-	if (capture(d, pid, prev, &snap))
+	if (capture(d, pid, prev, &snap)) {
+		/*
+		 * gone before ld.so was done, its exit not read yet: the
+		 * unwinder gets this first read at its exit, for the samples
+		 * it left waiting, unless the exit sends its mappings (the
+		 * second round's was given at the first)
+		 */
+		if (round == 1)
+			recapture_push(d, pid, RECAPTURE_GONE, now_ns, GONE_WAIT_NS, prev);
 		return;
+	}
 	unwinder_add_snap(d->unw, snap);
 	if (round == 1)
 		recapture_push(d, pid, 2, now_ns, RECAPTURE_SECOND_NS - RECAPTURE_FIRST_NS, snap);
@@ -161,10 +193,14 @@ int procevents_recapture_due(struct daemon *d)
 			continue;
 		r->q[k].pid = 0; /* done: leaves the queue once at its head */
 		r->q[k].snap = NULL;
-		if (round == 0)
+		if (round == 0) {
 			unwinder_add_snap(d->unw, snap); /* it lived: worth its unwind tables */
-		else
+		} else if (round == RECAPTURE_GONE) {	 /* its exit was not read */
+			unwinder_add_snap(d->unw, snap);
+			d->recap.loading[(uint32_t)pid % AT_EXIT_SLOTS] = pid;
+		} else {
 			recapture_now(d, pid, round, snap, now);
+		}
 		procsnap_unref(snap);
 	}
 	while (r->n && !r->q[r->head].pid) {
@@ -208,7 +244,7 @@ void procevents_apply_class(const struct proc_class *pc, void *arg)
 		allocs_classified(d->allocs, pc->pid, app_memory(d, pc));
 }
 
-/* Whether pid is in table (at_exit or unread of struct recapture); forgets it. */
+/* Whether pid is in table (loading or unread of struct recapture); forgets it. */
 static bool slot_take(pid_t *table, pid_t pid)
 {
 	pid_t *slot = &table[(uint32_t)pid % AT_EXIT_SLOTS];
@@ -221,20 +257,30 @@ static bool slot_take(pid_t *table, pid_t pid)
 
 static void on_exit_event(struct daemon *d, pid_t pid)
 {
-	bool loading = slot_take(d->recap.at_exit, pid);
+	bool loading = slot_take(d->recap.loading, pid);
+	struct proc_snap *unloaded = recapture_take(d, pid);
 
 	slot_take(d->recap.unread, pid);
-	recapture_cancel(d, pid);
 	/*
-	 * Loaded from its exit's mappings: its last samples may have come
-	 * after the samples' ring was read for these events, and must be
-	 * waiting when the unwinder has loaded it (the ring holds them now).
+	 * read, but gone before the unwinder was given it (a process sent no
+	 * mappings at its exit once it woke emberd): given it now, from its
+	 * read, for the samples it left waiting
+	 */
+	if (unloaded && !loading) {
+		unwinder_add_snap(d->unw, unloaded);
+		loading = true;
+	}
+	procsnap_unref(unloaded);
+	/*
+	 * Being loaded, gone: its last samples may have come after the
+	 * samples' ring was read for these events, and must be waiting when
+	 * the unwinder has loaded it (the ring holds them now).
 	 */
 	if (loading)
 		sampler_consume(d->sampler);
 	/*
 	 * its samples waiting for tables it will not get: named while its
-	 * snapshot lasts; or, loaded from its exit's mappings, once it is
+	 * snapshot lasts; or, being loaded, once it is
 	 */
 	sampler_exited(d->sampler, pid, loading);
 	unwinder_exited(d->unw, pid);
@@ -278,8 +324,13 @@ static void on_maps_event(struct daemon *d, const struct ember_proc_event *e, si
 	bool read = symbolizer_has_maps(d->sym, pid);
 	int err;
 
-	/* never classified (no sample of it is kept), or read and given to the unwinder */
-	if (!proctable_has(d->procs, pid) || (read && unwinder_asked(d->unw, pid)))
+	/*
+	 * never classified (no sample of it is kept), or read and given to the
+	 * unwinder while it lived (not from a read inside ld.so, found gone)
+	 */
+	if (!proctable_has(d->procs, pid) ||
+	    (read && unwinder_asked(d->unw, pid) &&
+	     d->recap.loading[(uint32_t)pid % AT_EXIT_SLOTS] != pid))
 		return;
 	pc = proctable_get(d->procs, &d->cfg, pid, NULL);
 	if (!pc || pc->match.excluded)
@@ -292,7 +343,7 @@ static void on_maps_event(struct daemon *d, const struct ember_proc_event *e, si
 	}
 	symbolizer_capture_snap(d->sym, snap);
 	unwinder_add_snap(d->unw, snap);
-	d->recap.at_exit[(uint32_t)pid % AT_EXIT_SLOTS] = pid;
+	d->recap.loading[(uint32_t)pid % AT_EXIT_SLOTS] = pid;
 	d->processes_at_exit += !read;
 	log_debug("pid %d: %s: named and walked from the %zu mappings its exit sent", pid,
 		  read ? "gone before its unwind tables were loaded" : "gone before it was read",

@@ -30,8 +30,8 @@ struct proc_snap;
  */
 struct recapture {
 	struct {
-		pid_t pid;		/* 0: cancelled (the process exited or exec'd) */
-		int round;		/* 0: to the unwinder; 1: first recapture, 2: second */
+		pid_t pid; /* 0: cancelled (the process exited or exec'd) */
+		int round; /* 0: to the unwinder; 1: first recapture, 2: second; 3: gone at 1 */
 		int64_t due_ns;		/* CLOCK_MONOTONIC */
 		struct proc_snap *snap; /* its last capture: for the unwinder (round 0), or
 					   what a recapture need not stat again */
@@ -43,11 +43,12 @@ struct recapture {
 		int64_t ns;	   /* CLOCK_MONOTONIC when its exec was reported */
 	} exec[RECENT_EXEC_SLOTS]; /* by pid modulo the size; a collision forgets one */
 	/*
-	 * Processes loaded from the mappings their exit sent, until their exit
-	 * is read (by pid modulo the size; a collision forgets one, whose
+	 * Processes gone that the unwinder loads (from the mappings their exit
+	 * sent, or their read, the recapture finding them gone), until their
+	 * exit is read (by pid modulo the size; a collision forgets one, whose
 	 * samples are then walked at its exit with what is loaded).
 	 */
-	pid_t at_exit[AT_EXIT_SLOTS];
+	pid_t loading[AT_EXIT_SLOTS];
 	/*
 	 * Processes gone when read whose samples wait for their exit, which
 	 * sends their mappings first (the same way): an exec instead walks them.

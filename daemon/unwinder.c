@@ -107,10 +107,11 @@ struct proc {
 	int64_t leaf_rescan_ns; /* the same for a leaf outside its mappings; 0: the least */
 	uint64_t maps_hash;	/* of what the last read gave the walk */
 	/*
-	 * A process gone before it could be read, loaded from the mappings the
-	 * kernel read at its exit: what its scans read (/proc has none of it).
+	 * Its last read while tables of it are being built, or for good one
+	 * made at its exit (procsnap_at_exit): what its scans read once it is
+	 * gone (/proc has none of it).
 	 */
-	struct proc_snap *at_exit;
+	struct proc_snap *kept;
 	bool exited; /* its exit came while tables of it were built: forgotten once they are */
 };
 
@@ -618,7 +619,7 @@ static void proc_forget(struct unwinder *u, pid_t pid)
 	notify(u, pid, UNWINDER_DROPPING); /* while its entry is there */
 	bpf_map_delete_elem(u->fds.procs, &pid);
 	proc_unref(p);
-	procsnap_unref(p->at_exit);
+	procsnap_unref(p->kept);
 	tdelete(p, &u->procs, cmp_proc);
 	free(p);
 	u->nprocs--;
@@ -716,33 +717,45 @@ static uint64_t entry_hash(const struct ember_unwind_proc *e)
  * caller made) or, without one, read now.
  */
 /*
- * Keeps snap as p's mappings if it was read at the process's exit (its later
- * scans read it), else forgets any such: p is a process /proc shows (a pid
- * reused).
+ * Keeps snap as p's mappings while tables of it are built, or if it was read
+ * at the process's exit: the scans once it is gone read it.
  */
-static void keep_at_exit(struct proc *p, struct proc_snap *snap)
+static void keep_snap(struct proc *p, struct proc_snap *snap)
 {
-	if (p->at_exit == snap)
+	if (p->kept == snap)
 		return;
-	procsnap_unref(p->at_exit);
-	p->at_exit = procsnap_at_exit(snap) ? procsnap_ref(snap) : NULL;
-	if (!p->at_exit)
-		p->exited = false;
+	procsnap_unref(p->kept);
+	p->kept = p->missing || procsnap_at_exit(snap) ? procsnap_ref(snap) : NULL;
 }
 
 /*
- * pid exited: forgotten now, or, loaded from its exit with tables still being
- * built, once they are (its samples wait for them: daemon/deferred.c).
+ * pid exited: forgotten now, or, with tables of it still being built, once
+ * they are (its samples may wait for them: daemon/deferred.c).
  */
 static void proc_exit(struct unwinder *u, pid_t pid)
 {
 	struct proc *p = proc_find(u, pid);
 
-	if (p && p->at_exit && p->missing) {
+	if (p && p->kept && p->missing) {
 		p->exited = true;
 		return;
 	}
 	proc_forget(u, pid);
+}
+
+static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct proc_snap *snap);
+
+/*
+ * The daemon adds pid: a process gone whose exit came before (its tables still
+ * being built) is another under the same pid, unless snap is its exit's.
+ */
+static void proc_add(struct unwinder *u, pid_t pid, int64_t asked_ns, struct proc_snap *snap)
+{
+	struct proc *p = proc_find(u, pid);
+
+	if (p && p->exited && !(snap && procsnap_at_exit(snap)))
+		p->exited = false;
+	proc_scan(u, pid, asked_ns, snap);
 }
 
 static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct proc_snap *snap)
@@ -757,8 +770,8 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 	int rc = 0;
 
 	u->tick++;
-	if (!snap && p && p->at_exit)
-		snap = p->at_exit; /* gone: its tables were built, it is loaded with them */
+	if (!snap && p && p->exited)
+		snap = p->kept; /* gone: its tables were built, it is loaded with them */
 	if (!snap) {
 		rc = procsnap_read_maps(pid, &maps);
 		if (!rc && !maps.n)
@@ -825,7 +838,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 			  (int)pid, nused, u->scratch->nmaps, missing, (p->scanned_ns - t0) / 1e6,
 			  (p->scanned_ns - asked_ns) / 1e6,
 			  procsnap_at_exit(snap) ? " (mappings read at its exit)" : "");
-		keep_at_exit(p, snap);
+		keep_snap(p, snap);
 		notify(u, pid, missing ? UNWINDER_BUILDING : UNWINDER_LOADED);
 		if (p->exited && !missing)
 			proc_forget(u, pid); /* its samples were walked with every table */
@@ -894,17 +907,37 @@ static int64_t rescan_stale(struct unwinder *u)
 	return due;
 }
 
+/*
+ * Loads pid again, after a job it waited for (built: the job made its table).
+ * One gone (its exit came while it waited) that still misses tables after a
+ * job that failed is forgotten, its samples walked with the tables it has:
+ * its files may be out of reach (/proc has no more of it), and jobs for them
+ * would fail alike forever.
+ */
+static void rescan_or_drop(struct unwinder *u, pid_t pid, bool built)
+{
+	struct proc *p = proc_find(u, pid);
+
+	if (!p)
+		return;
+	proc_scan(u, pid, mono_ns(), NULL);
+	p = proc_find(u, pid);
+	if (p && p->exited && p->missing && !built)
+		proc_forget(u, pid);
+}
+
 /* Compiles one pending table and loads again the processes that wait for it. */
 static void run_job(struct unwinder *u)
 {
 	struct job j;
 
+	struct table *t;
+
 	if (!job_take(u, &j))
 		return;
-	table_build(u, &j);
+	t = table_build(u, &j);
 	for (size_t i = 0; i < j.npids; i++)
-		if (proc_find(u, j.pids[i]))
-			proc_scan(u, j.pids[i], mono_ns(), NULL);
+		rescan_or_drop(u, j.pids[i], t != NULL);
 	free(j.m.path);
 }
 
@@ -926,7 +959,7 @@ static void rescan_waiting(struct unwinder *u)
 		return;
 	twalk_r(u->procs, gather_waiting, &end);
 	for (pid_t *p = v; p < end; p++)
-		proc_scan(u, *p, mono_ns(), NULL);
+		rescan_or_drop(u, *p, false);
 	free(v);
 }
 
@@ -964,7 +997,7 @@ static void unwinder_main(struct worker *w, void *arg)
 			u->busy = true;
 			worker_unlock(&u->worker);
 			if (r.op == REQ_ADD)
-				proc_scan(u, r.pid, r.ns, r.snap);
+				proc_add(u, r.pid, r.ns, r.snap);
 			else
 				proc_exit(u, r.pid);
 			procsnap_unref(r.snap);
@@ -1211,7 +1244,7 @@ static void no_free(void *p)
 
 static void free_proc(void *p)
 {
-	procsnap_unref(((struct proc *)p)->at_exit);
+	procsnap_unref(((struct proc *)p)->kept);
 	free(((struct proc *)p)->tables);
 	free(p);
 }
