@@ -53,6 +53,23 @@
 #define RECAPTURE_GONE 3
 #define GONE_WAIT_NS NS_PER_SEC
 
+/* pid's slot in table (loading or unread of struct recapture): a collision forgets one. */
+static pid_t *slot_of(pid_t *table, pid_t pid)
+{
+	return &table[(uint32_t)pid % AT_EXIT_SLOTS];
+}
+
+/* Whether pid is in table; forgets it. */
+static bool slot_take(pid_t *table, pid_t pid)
+{
+	pid_t *slot = slot_of(table, pid);
+
+	if (*slot != pid)
+		return false;
+	*slot = 0;
+	return true;
+}
+
 /* Arms the timer for the earliest entry still queued (disarms it if none). */
 static void recapture_arm(struct daemon *d)
 {
@@ -89,9 +106,7 @@ static bool recapture_push(struct daemon *d, pid_t pid, int round, int64_t now_n
 	r->q[tail].due_ns = now_ns + delay_ns;
 	r->q[tail].snap = procsnap_ref(snap);
 	r->n++;
-	/* a first round (20 ms) may come due before a second (250 ms) queued earlier */
-	if (r->n == 1 || round != 2)
-		recapture_arm(d);
+	recapture_arm(d); /* a first round (20 ms) may come due before a second queued earlier */
 	return true;
 }
 
@@ -197,7 +212,7 @@ int procevents_recapture_due(struct daemon *d)
 			unwinder_add_snap(d->unw, snap); /* it lived: worth its unwind tables */
 		} else if (round == RECAPTURE_GONE) {	 /* its exit was not read */
 			unwinder_add_snap(d->unw, snap);
-			d->recap.loading[(uint32_t)pid % AT_EXIT_SLOTS] = pid;
+			*slot_of(d->recap.loading, pid) = pid;
 		} else {
 			recapture_now(d, pid, round, snap, now);
 		}
@@ -242,17 +257,6 @@ void procevents_apply_class(const struct proc_class *pc, void *arg)
 	control_proc_classified(d->ctl, pc);
 	if (d->allocs)
 		allocs_classified(d->allocs, pc->pid, app_memory(d, pc));
-}
-
-/* Whether pid is in table (loading or unread of struct recapture); forgets it. */
-static bool slot_take(pid_t *table, pid_t pid)
-{
-	pid_t *slot = &table[(uint32_t)pid % AT_EXIT_SLOTS];
-
-	if (*slot != pid)
-		return false;
-	*slot = 0;
-	return true;
 }
 
 static void on_exit_event(struct daemon *d, pid_t pid)
@@ -303,7 +307,7 @@ static void unread(struct daemon *d, pid_t pid, bool exit_follows)
 	if (!exit_follows)
 		sampler_exited(d->sampler, pid, false);
 	else
-		d->recap.unread[(uint32_t)pid % AT_EXIT_SLOTS] = pid;
+		*slot_of(d->recap.unread, pid) = pid;
 	d->processes_unread++;
 	log_debug("pid %d: gone before its mappings were read", pid);
 }
@@ -329,8 +333,7 @@ static void on_maps_event(struct daemon *d, const struct ember_proc_event *e, si
 	 * unwinder while it lived (not from a read inside ld.so, found gone)
 	 */
 	if (!proctable_has(d->procs, pid) ||
-	    (read && unwinder_asked(d->unw, pid) &&
-	     d->recap.loading[(uint32_t)pid % AT_EXIT_SLOTS] != pid))
+	    (read && unwinder_asked(d->unw, pid) && *slot_of(d->recap.loading, pid) != pid))
 		return;
 	pc = proctable_get(d->procs, &d->cfg, pid, NULL);
 	if (!pc || pc->match.excluded)
@@ -343,7 +346,7 @@ static void on_maps_event(struct daemon *d, const struct ember_proc_event *e, si
 	}
 	symbolizer_capture_snap(d->sym, snap);
 	unwinder_add_snap(d->unw, snap);
-	d->recap.loading[(uint32_t)pid % AT_EXIT_SLOTS] = pid;
+	*slot_of(d->recap.loading, pid) = pid;
 	d->processes_at_exit += !read;
 	log_debug("pid %d: %s: named and walked from the %zu mappings its exit sent", pid,
 		  read ? "gone before its unwind tables were loaded" : "gone before it was read",

@@ -713,10 +713,6 @@ static uint64_t entry_hash(const struct ember_unwind_proc *e)
 }
 
 /*
- * Gives the walk the tables of pid's mappings: those of snap (a read the
- * caller made) or, without one, read now.
- */
-/*
  * Keeps snap as p's mappings while tables of it are built, or if it was read
  * at the process's exit: the scans once it is gone read it.
  */
@@ -758,6 +754,10 @@ static void proc_add(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pro
 	proc_scan(u, pid, asked_ns, snap);
 }
 
+/*
+ * Gives the walk the tables of pid's mappings: those of snap (a read the
+ * caller made) or, without one, read now.
+ */
 static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct proc_snap *snap)
 {
 	struct proc_maps maps = {0};
@@ -930,7 +930,6 @@ static void rescan_or_drop(struct unwinder *u, pid_t pid, bool built)
 static void run_job(struct unwinder *u)
 {
 	struct job j;
-
 	struct table *t;
 
 	if (!job_take(u, &j))
