@@ -78,23 +78,31 @@ static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_CPU_M_NR
 		count(&st->unwind[m[i].to], d[m[i].from]);
 }
 
-/* The unwinder's tables and processes, and its builds since the last interval. */
-static void gather_unwinder(struct ember_status *st, struct unwinder *unw)
+/* Binaries that got no table, whatever the reason. */
+static uint64_t tables_failed(const struct unwinder_stats *us)
 {
-	struct unwinder_stats us;
-	uint64_t failed = 0;
+	uint64_t n = 0;
 
-	unwinder_stats(unw, &us);
 	for (int i = 0; i < UNWTAB_E_NR; i++)
-		failed += us.failed[i];
+		n += us->failed[i];
+	return n;
+}
+
+/* The unwinder's tables and processes, and its builds since the last interval. */
+static void gather_unwinder(struct interval_report *r, struct unwinder *unw)
+{
+	const struct unwinder_stats *us = &r->unw;
+	struct ember_status *st = &r->st;
+
+	unwinder_stats(unw, &r->unw);
 	count(&st->unwind[STATUS_UNWIND_TABLES_BUILT],
-	      us.built - st->unwind[STATUS_UNWIND_TABLES_BUILT].total);
+	      us->built - st->unwind[STATUS_UNWIND_TABLES_BUILT].total);
 	count(&st->unwind[STATUS_UNWIND_TABLES_FAILED],
-	      failed - st->unwind[STATUS_UNWIND_TABLES_FAILED].total);
+	      tables_failed(us) - st->unwind[STATUS_UNWIND_TABLES_FAILED].total);
 	st->caches[STATUS_CACHE_UNWIND_TABLES] =
-		(struct status_cache_use){us.tables, us.used_bytes, us.cap_bytes, us.cap_full};
+		(struct status_cache_use){us->tables, us->used_bytes, us->cap_bytes, us->cap_full};
 	st->caches[STATUS_CACHE_UNWIND_PROCS] =
-		(struct status_cache_use){us.procs, 0, 0, us.procs_full};
+		(struct status_cache_use){us->procs, 0, 0, us->procs_full};
 }
 
 /*
@@ -188,7 +196,7 @@ static void caches_from_stats(struct interval_report *r, const struct report_sou
 		ss->demangle_entries, ss->demangle_bytes, ss->demangle_bound, 0};
 	st->caches[STATUS_CACHE_PROCESSES] =
 		(struct status_cache_use){st->processes_tracked, 0, 0, 0};
-	gather_unwinder(st, src->unw);
+	gather_unwinder(r, src->unw);
 }
 
 static void gather_symbols(struct interval_report *r, const struct report_sources *src)
@@ -570,9 +578,17 @@ void report_log(const struct interval_report *r)
 	if (r->growth[EMBER_CPU_M_SAMPLES] || r->growth[EMBER_GROWTH_M_MAP_CALLS])
 		log_growth(r);
 	if (r->proc[EMBER_PROC_M_EXIT_MAPS] || r->proc[EMBER_PROC_M_EXIT_MAPS_LOCKED])
-		log_debug("process exits: %lu sent the mappings of a process reported young, %lu "
-			  "could not (their lock was taken)",
+		log_debug("process exits: %lu sent the mappings of a process emberd had not "
+			  "loaded, %lu could not (their lock was taken)",
 			  r->proc[EMBER_PROC_M_EXIT_MAPS], r->proc[EMBER_PROC_M_EXIT_MAPS_LOCKED]);
+	if (r->unw.built || r->unw.procs || r->unw.open_failed)
+		log_debug("unwinder since the start: %lu tables built in %.1f ms (%u loaded, %lu "
+			  "evicted), %lu binaries without one, %lu files that could not be "
+			  "opened; %u processes loaded, %lu read again, %lu not loaded (map full), "
+			  "%lu requests dropped (queue full)",
+			  r->unw.built, r->unw.build_ns / 1e6, r->unw.tables, r->unw.evicted,
+			  tables_failed(&r->unw), r->unw.open_failed, r->unw.procs, r->unw.rescans,
+			  r->unw.procs_full, r->unw.queue_full);
 	if (r->has_defer && r->defer.received)
 		log_debug(
 			"deferred walks since the start: %lu samples of processes not loaded yet, "

@@ -17,6 +17,7 @@
 #include "ember/proc.h"
 #include "statusfile.h"
 #include "symbolizer.h"
+#include "unwinder.h"
 
 struct allocs;
 struct growth;
@@ -57,6 +58,7 @@ struct interval_report {
 	/* totals at the previous gather, to turn totals into interval deltas */
 	uint64_t last_cpu[EMBER_CPU_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
 	uint64_t last_growth[EMBER_GROWTH_M_NR];
+	struct unwinder_stats unw;   /* the unwinder's since the start (zero without one) */
 	struct deferred_stats defer; /* the deferred walks' since the start ... */
 	bool has_defer;		     /* ... when the sampler sends any */
 	uint64_t maps_fds;	     /* the open fds at the last scan of the BPF maps (a hash) */
