@@ -9,6 +9,7 @@
 
 #include "ember/proc.h"
 #include "proc_maps.bpf.h"
+#include "unwind_procs.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -19,6 +20,18 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } proc_metrics SEC(".maps");
+
+/*
+ * The time (CLOCK_MONOTONIC) of each process's last exec, by tgid: the
+ * unwinder's map, reused by fd (daemon/unwinder.c), which drops an entry it
+ * wrote from a read made before it. LRU: only the latest execs matter.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, EMBER_UNWIND_EXECS_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_execs SEC(".maps");
 
 static __always_inline void metric_inc(enum ember_proc_metric m)
 {
@@ -59,7 +72,9 @@ static __always_inline void emit(__u32 type, __u32 tgid)
 
 /*
  * After exec the mappings are new: forget the process so its next sample
- * reports it. The event carries the new comm (set before this tracepoint).
+ * reports it, and its unwind entry so that the walk does not read the new
+ * program's stacks with the old one's tables. The event carries the new comm
+ * (set before this tracepoint).
  */
 SEC("raw_tracepoint/sched_process_exec")
 int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
@@ -67,7 +82,8 @@ int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct ember_proc_exec_event *x;
 	__u8 *known_as = bpf_map_lookup_elem(&known, &tgid);
-	bool was_known = known_as && *known_as == EMBER_PROC_KNOWN_WOKEN;
+	__u64 now;
+	bool was_known = known_as && *known_as != EMBER_PROC_KNOWN_YOUNG;
 
 	metric_inc(EMBER_PROC_M_EXEC);
 	/*
@@ -77,6 +93,14 @@ int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	 */
 	if (known_as)
 		bpf_map_delete_elem(&known, &tgid);
+	/*
+	 * the old program's tables: the new one's samples wait for its own. Its
+	 * time first: the daemon checks it after writing an entry from a read
+	 * made before (daemon/unwinder.c, write_entry)
+	 */
+	now = bpf_ktime_get_ns();
+	bpf_map_update_elem(&unwind_execs, &tgid, &now, BPF_ANY);
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
 	if (!x) {
 		metric_inc(EMBER_PROC_M_RINGBUF_FULL);
@@ -85,7 +109,7 @@ int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	x->e.type = EMBER_PROC_EXEC;
 	x->e.source = was_known ? EMBER_PROC_EXEC_KNOWN : 0;
 	x->e.tgid = tgid;
-	x->e.ktime_ns = bpf_ktime_get_ns();
+	x->e.ktime_ns = now;
 	x->e.cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(x->comm, sizeof(x->comm));
 	bpf_ringbuf_submit(x, was_known ? BPF_RB_FORCE_WAKEUP : lazy_wakeup());
@@ -310,8 +334,9 @@ static __always_inline void send_exit_maps(__u32 tgid)
 
 /*
  * Runs for every exiting thread; only the leader's exit ends the process. One
- * reported young was likely never read (its event waits for a wakeup): its
- * mappings go first, while they are there.
+ * the daemon has not marked done may never have been read (reported young, its
+ * event waits for a wakeup; or gone before the wakeup's read): its mappings go
+ * first, while they are there.
  */
 SEC("raw_tracepoint/sched_process_exit")
 int ember_proc_exit(struct bpf_raw_tracepoint_args *ctx)
@@ -326,7 +351,7 @@ int ember_proc_exit(struct bpf_raw_tracepoint_args *ctx)
 	known_as = bpf_map_lookup_elem(&known, &tgid);
 	if (!known_as)
 		return 0;
-	if (*known_as == EMBER_PROC_KNOWN_YOUNG)
+	if (*known_as != EMBER_PROC_KNOWN_DONE)
 		send_exit_maps(tgid);
 	if (bpf_map_delete_elem(&known, &tgid) == 0)
 		emit(EMBER_PROC_EXIT, tgid);

@@ -313,7 +313,7 @@ static __always_inline void note_process_m(__u32 tgid, __u32 lost, __u16 source)
 	}
 	if (known_as) {
 		wake_for_young(task, known_as, tgid, lost, source);
-		if (memo && *known_as == EMBER_PROC_KNOWN_WOKEN && exec_over(task, mm)) {
+		if (memo && *known_as != EMBER_PROC_KNOWN_YOUNG && exec_over(task, mm)) {
 			memo->tgid = tgid;
 			memo->start_ns = start;
 			memo->mm = mm;

@@ -13,6 +13,7 @@
 
 #include "ember/cpu.h"
 #include "ember/unwind.h"
+#include "unwind_procs.bpf.h"
 
 /* One element of unwind_rows (EMBER_ROWS_PER_BLOCK rows). */
 struct ember_unwind_block {
@@ -39,18 +40,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ember_unwind_table);
 } unwind_tables SEC(".maps");
-
-/*
- * Each loaded process's executable mappings and their tables, by tgid. Not
- * preallocated (8 KiB a value): only the daemon inserts, never this program.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, EMBER_UNWIND_PROCS_MAX);
-	__type(key, __u32);
-	__type(value, struct ember_unwind_proc);
-} unwind_procs SEC(".maps");
 
 /*
  * Processes with a frame outside every mapping the daemon gave (a library

@@ -140,6 +140,12 @@ struct row_cache {
 	struct table_slot tables[EMBER_UNWIND_TABLES_MAX];
 };
 
+/* An exec read: pid's samples taken before ktime_ns are of its old program. */
+struct exec_note {
+	uint32_t pid;
+	uint64_t ktime_ns;
+};
+
 struct deferred {
 	struct ring_buffer *rb;
 	int ring_fd;
@@ -161,8 +167,10 @@ struct deferred {
 	uint32_t nearly;		    /* ends put there since the start */
 	uint64_t metrics[DEFERRED_KINDS][EMBER_CPU_M_NR]; /* the walks' frames and ends, COUNTED */
 	struct deferred_stats st;			  /* but waiting, read from nwaiting */
-	uint32_t exited[EXITED_MAX]; /* the last processes whose exit was read, a ring */
-	uint32_t nexited;	     /* exits noted since the start */
+	uint32_t exited[EXITED_MAX];	    /* the last processes whose exit was read, a ring */
+	uint32_t nexited;		    /* exits noted since the start */
+	struct exec_note execs[EXITED_MAX]; /* the last execs read, a ring */
+	uint32_t nexecs;		    /* execs noted since the start */
 };
 
 /* One table's rows read from the map, block by block (the search reads neighbours). */
@@ -300,12 +308,18 @@ static void keep_sample(struct deferred *d, struct walked *s)
 	d->nopen++;
 }
 
+/* Which entry of its process a walk uses. */
+enum walk_entry {
+	ENTRY_ANY,    /* the procs map's now; none: frame pointers over the copy */
+	ENTRY_NEEDED, /* the procs map's now; none: not walked */
+	ENTRY_NONE,   /* frame pointers: the sample is of a program exec'd over since */
+};
+
 /*
- * Walks w with its process's entry as the procs map holds it now (none: frame
- * pointers over the copy, unless need_entry), and keeps the sample for the
- * drain. Any thread. False, with nothing done, when need_entry finds none.
+ * Walks w with its process's entry as how says, and keeps the sample for the
+ * drain. Any thread. False, with nothing done, when ENTRY_NEEDED finds none.
  */
-static bool walk(struct deferred *d, const struct waiting *w, bool need_entry)
+static bool walk(struct deferred *d, const struct waiting *w, enum walk_entry how)
 {
 	struct ember_unwind_proc *proc = malloc(sizeof(*proc));
 	struct uwalk_result *res = malloc(sizeof(*res));
@@ -318,8 +332,8 @@ static bool walk(struct deferred *d, const struct waiting *w, bool need_entry)
 
 	if (!proc || !res)
 		goto fail;
-	loaded = !bpf_map_lookup_elem(d->fds.procs, &w->tgid, proc);
-	if (!loaded && need_entry) {
+	loaded = how != ENTRY_NONE && !bpf_map_lookup_elem(d->fds.procs, &w->tgid, proc);
+	if (!loaded && how == ENTRY_NEEDED) {
 		free(res);
 		free(proc);
 		return false;
@@ -371,13 +385,13 @@ fail:
 	return true;
 }
 
-/* Walks and frees a list of records. */
-static void walk_list(struct deferred *d, struct waiting *w)
+/* Walks (as how says) and frees a list of records. */
+static void walk_list(struct deferred *d, struct waiting *w, enum walk_entry how)
 {
 	while (w) {
 		struct waiting *next = w->next;
 
-		walk(d, w, false);
+		walk(d, w, how);
 		free_waiting(w);
 		w = next;
 	}
@@ -412,7 +426,8 @@ static struct waiting *take_locked(struct deferred *d, uint32_t pid, uint64_t ta
 
 /*
  * The unwinder's hook (its thread): pid loaded, its samples are walked; its
- * tables being built, they wait; about to be dropped, they are walked now.
+ * tables being built, they wait; about to be dropped, they are walked now;
+ * forgotten at an exec, those left (the new program's) wait for its tables.
  */
 static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
 {
@@ -426,10 +441,10 @@ static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
 	} else {
 		tdelete(pid_key(pid), &d->loaded, cmp_pid);
 	}
-	if (ev != UNWINDER_BUILDING)
+	if (ev == UNWINDER_LOADED || ev == UNWINDER_DROPPING)
 		w = take_locked(d, pid, UINT64_MAX, INT64_MIN);
 	pthread_mutex_unlock(&d->mu);
-	walk_list(d, w);
+	walk_list(d, w, ENTRY_ANY);
 }
 
 /* --- the ring ---------------------------------------------------------------------------- */
@@ -485,6 +500,17 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 		pthread_mutex_unlock(&d->mu);
 	}
 	return w;
+}
+
+/* Under the lock: whether pid exec'd after ktime_ns (an exec read lately). */
+static bool execd_after_locked(const struct deferred *d, uint32_t pid, uint64_t ktime_ns)
+{
+	uint32_t n = d->nexecs < EXITED_MAX ? d->nexecs : EXITED_MAX;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (d->execs[i].pid == pid && d->execs[i].ktime_ns > ktime_ns)
+			return true;
+	return false;
 }
 
 /* Under the lock: whether pid's exit was read lately. */
@@ -568,7 +594,7 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct deferred *d = ctx;
 	struct waiting *w;
-	bool loaded, now;
+	bool loaded, now, old_program;
 
 	if (size == sizeof(struct ember_offcpu_wait_end)) {
 		on_wait_end(d, data);
@@ -592,12 +618,19 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (w->wait_id)
 		d->st.waits++;
 	loaded = tfind(pid_key(w->tgid), &d->loaded, cmp_pid);
+	old_program = execd_after_locked(d, w->tgid, w->ktime_ns);
 	pthread_mutex_unlock(&d->mu);
+	/* taken before an exec read already: no entry is of its program any more */
+	if (old_program) {
+		walk(d, w, ENTRY_NONE);
+		free_waiting(w);
+		return 0;
+	}
 	/*
 	 * Loaded, yet its entry gone: an exec the unwinder has not handled yet,
 	 * whose new program it will load; that sample waits like the others.
 	 */
-	if (loaded && walk(d, w, true)) {
+	if (loaded && walk(d, w, ENTRY_NEEDED)) {
 		free_waiting(w);
 		return 0;
 	}
@@ -614,7 +647,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	pthread_mutex_unlock(&d->mu);
 	if (now) {
-		walk(d, w, false);
+		walk(d, w, ENTRY_ANY);
 		free_waiting(w);
 	}
 	return 0;
@@ -627,14 +660,15 @@ int deferred_consume(struct deferred *d)
 	return rc < 0 ? rc : 0;
 }
 
-void deferred_walk_before(struct deferred *d, uint32_t pid, uint64_t ktime_ns)
+void deferred_exec(struct deferred *d, uint32_t pid, uint64_t ktime_ns)
 {
 	struct waiting *w;
 
 	pthread_mutex_lock(&d->mu);
+	d->execs[d->nexecs++ % EXITED_MAX] = (struct exec_note){pid, ktime_ns};
 	w = take_locked(d, pid, ktime_ns, INT64_MIN);
 	pthread_mutex_unlock(&d->mu);
-	walk_list(d, w);
+	walk_list(d, w, ENTRY_NONE);
 }
 
 void deferred_exited(struct deferred *d, uint32_t pid, bool loading)
@@ -647,7 +681,7 @@ void deferred_exited(struct deferred *d, uint32_t pid, bool loading)
 		w = take_locked(d, pid, UINT64_MAX, INT64_MIN);
 	}
 	pthread_mutex_unlock(&d->mu);
-	walk_list(d, w);
+	walk_list(d, w, ENTRY_ANY);
 	pthread_mutex_lock(&d->mu);
 	for (struct walked **pp = &d->open; *pp;) {
 		struct walked *s = *pp;
@@ -672,7 +706,7 @@ void deferred_flush(struct deferred *d)
 	pthread_mutex_lock(&d->mu);
 	all = take_locked(d, 0, 0, INT64_MAX);
 	pthread_mutex_unlock(&d->mu);
-	walk_list(d, all);
+	walk_list(d, all, ENTRY_ANY);
 }
 
 /*
@@ -713,7 +747,7 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 	pthread_mutex_lock(&d->mu);
 	late = take_locked(d, 0, 0, mono_ns() - DEFERRED_WAIT_NS);
 	pthread_mutex_unlock(&d->mu);
-	walk_list(d, late);
+	walk_list(d, late, ENTRY_ANY);
 	pthread_mutex_lock(&d->mu);
 	v = d->walked;
 	n = d->nwalked;

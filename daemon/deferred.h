@@ -83,8 +83,12 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
  * waits still open will not end (left out, counted).
  */
 void deferred_exited(struct deferred *d, uint32_t pid, bool loading);
-/* Walks pid's waiting samples taken before ktime_ns (CLOCK_MONOTONIC) now, with what is loaded. */
-void deferred_walk_before(struct deferred *d, uint32_t pid, uint64_t ktime_ns);
+/*
+ * pid exec'd at ktime_ns (CLOCK_MONOTONIC, its event is read): its samples
+ * taken before, waiting or read later, are walked with frame pointers (the
+ * exec deleted its old program's entry); those after wait for the new one's.
+ */
+void deferred_exec(struct deferred *d, uint32_t pid, uint64_t ktime_ns);
 /* Reads the ring and walks every waiting sample now, with what is loaded (at the end). */
 void deferred_flush(struct deferred *d);
 /* Adds kind's deferred walks' frames and ends since the start to m (the cpu metrics). */

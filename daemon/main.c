@@ -389,14 +389,15 @@ static int open_bpf(struct daemon *d)
 	struct sampler_opts so = {};
 	char err[512];
 
-	if (proctrack_open(procevents_on_event, d, &d->proc, err, sizeof(err))) {
-		log_err("%s", err);
-		return 1;
-	}
 	d->unw = unwinder_open(d->cfg.unwind_memory, err, sizeof(err));
 	if (!d->unw)
 		log_warnx("%s: user stacks are walked with frame pointers only", err);
 	unwinder_fds(d->unw, &so.unwind);
+	if (proctrack_open(procevents_on_event, d, so.unwind.procs, so.unwind.execs, &d->proc, err,
+			   sizeof(err))) {
+		log_err("%s", err);
+		return 1;
+	}
 	so.events_fd = proctrack_events_fd(d->proc);
 	so.known_fd = proctrack_known_fd(d->proc);
 	so.hz = d->cfg.hz;

@@ -165,6 +165,16 @@ static int capture(struct daemon *d, pid_t pid, const struct proc_snap *prev,
 	return err;
 }
 
+/*
+ * Gives the unwinder a read of pid made while it lived: the kernel need not
+ * send its mappings at its exit (proc.bpf.c), unless it execs first.
+ */
+static void load_read(struct daemon *d, struct proc_snap *snap)
+{
+	unwinder_add_snap(d->unw, snap);
+	proctrack_mark_done(d->proc, snap->pid);
+}
+
 /* Captures pid again (round 1 or 2), for both modules: the libraries loaded since. */
 static void recapture_now(struct daemon *d, pid_t pid, int round, struct proc_snap *prev,
 			  int64_t now_ns)
@@ -183,7 +193,7 @@ static void recapture_now(struct daemon *d, pid_t pid, int round, struct proc_sn
 			recapture_push(d, pid, RECAPTURE_GONE, now_ns, GONE_WAIT_NS, prev);
 		return;
 	}
-	unwinder_add_snap(d->unw, snap);
+	load_read(d, snap);
 	if (round == 1)
 		recapture_push(d, pid, 2, now_ns, RECAPTURE_SECOND_NS - RECAPTURE_FIRST_NS, snap);
 	procsnap_unref(snap);
@@ -209,8 +219,8 @@ int procevents_recapture_due(struct daemon *d)
 		r->q[k].pid = 0; /* done: leaves the queue once at its head */
 		r->q[k].snap = NULL;
 		if (round == 0) {
-			unwinder_add_snap(d->unw, snap); /* it lived: worth its unwind tables */
-		} else if (round == RECAPTURE_GONE) {	 /* its exit was not read */
+			load_read(d, snap);	      /* it lived: worth its unwind tables */
+		} else if (round == RECAPTURE_GONE) { /* its exit was not read */
 			unwinder_add_snap(d->unw, snap);
 			*slot_of(d->recap.loading, pid) = pid;
 		} else {
@@ -276,6 +286,13 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 	}
 	procsnap_unref(unloaded);
 	/*
+	 * given to the unwinder, which may not have loaded it yet, or still
+	 * builds its tables: its samples wait for its word (loaded, or dropped
+	 * at this exit, which it reads after)
+	 */
+	if (!loading && unwinder_asked(d->unw, pid))
+		loading = true;
+	/*
 	 * Being loaded, gone: its last samples may have come after the
 	 * samples' ring was read for these events, and must be waiting when
 	 * the unwinder has loaded it (the ring holds them now).
@@ -298,8 +315,8 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 /*
  * pid was gone when its first sample was read. One whose exit the kernel
  * reports (exit_follows: not sampled only in its exit) has its samples wait
- * for that exit, which sends its mappings first if it was reported young (or
- * for an exec, which ends the image they are of); the others' are walked
+ * for that exit, which sends its mappings first (never marked done), or for
+ * an exec, which ends the image they are of; the others' are walked
  * now, as for an exit, their frames unnamed.
  */
 static void unread(struct daemon *d, pid_t pid, bool exit_follows)
@@ -313,7 +330,7 @@ static void unread(struct daemon *d, pid_t pid, bool exit_follows)
 }
 
 /*
- * The mappings the kernel read at the exit of a process reported young: one
+ * The mappings the kernel read at the exit of a process not marked done: one
  * never read (gone before the wakeup that would have read it), or not yet
  * handed to the unwinder (read while ld.so mapped its libraries, or too
  * young), is named from them, and its samples waiting for tables are walked
@@ -387,8 +404,10 @@ static void on_new_event(struct daemon *d, const struct ember_proc_event *e, uns
 		unread(d, pid, e->type != EMBER_PROC_EXITING);
 		return;
 	}
-	if (pc && pc->match.excluded)
+	if (pc && pc->match.excluded) {
+		proctrack_mark_done(d->proc, pid); /* nothing of it is kept */
 		return;
+	}
 	if (capture(d, pid, NULL, &snap)) { /* gone meanwhile, or a zombie */
 		unread(d, pid, e->type != EMBER_PROC_EXITING);
 		return;
@@ -398,12 +417,12 @@ static void on_new_event(struct daemon *d, const struct ember_proc_event *e, uns
 	 * (its samples until then wait for tables of every library, not of
 	 * those ld.so mapped so far). Else the unwinder only if it still lives
 	 * a little later, from this same read. One gone before either is loaded
-	 * from the mappings its exit sends, if it was reported young.
+	 * from the mappings its exit sends (load_read marks it done).
 	 */
 	fresh = exec_recent(d, pid, now_ns);
 	if (!recapture_push(d, pid, fresh ? 1 : 0, now_ns,
 			    fresh ? RECAPTURE_FIRST_NS : UNWIND_DEFER_NS, snap))
-		unwinder_add_snap(d->unw, snap);
+		load_read(d, snap);
 	procsnap_unref(snap);
 }
 
@@ -440,12 +459,13 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 	note_exec(d, pid, x->e.ktime_ns);
 	recapture_cancel(d, pid);
 	/*
-	 * gone when read, its samples waiting for its exit: the kernel forgot
-	 * it at this exec, no exit will come for the image of those from before
-	 * (those after wait for the new image's exit, if it was sampled)
+	 * its samples from before are of the old program, whose unwind entry
+	 * the exec deleted: walked now (or when read) with frame pointers. One
+	 * gone when read waited for an exit that will not come for that
+	 * program; those after wait for the new one's tables (or exit).
 	 */
-	if (slot_take(d->recap.unread, pid))
-		sampler_walk_before(d->sampler, pid, x->e.ktime_ns);
+	slot_take(d->recap.unread, pid);
+	sampler_exec(d->sampler, pid, x->e.ktime_ns);
 	unwinder_exec(d->unw, pid);
 	/* its samples from before are named and classified by its old image */
 	d->execs_noted++;

@@ -48,7 +48,21 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err, size_t errlen)
+/*
+ * The unwinder's maps of loaded processes, whose entries an exec deletes, and
+ * of exec times, which it writes (fds); or stubs without an unwinder (-1).
+ */
+static int share_unwind_maps(struct proc_bpf *skel, int procs_fd, int execs_fd)
+{
+	if (procs_fd < 0 || execs_fd < 0)
+		return bpf_map__set_max_entries(skel->maps.unwind_procs, 1) ||
+		       bpf_map__set_max_entries(skel->maps.unwind_execs, 1);
+	return bpf_map__reuse_fd(skel->maps.unwind_procs, procs_fd) ||
+	       bpf_map__reuse_fd(skel->maps.unwind_execs, execs_fd);
+}
+
+int proctrack_open(proctrack_cb cb, void *arg, int unwind_procs_fd, int unwind_execs_fd,
+		   struct proctrack **out, char *err, size_t errlen)
 {
 	struct proctrack *p = calloc(1, sizeof(*p));
 	int rc;
@@ -57,8 +71,9 @@ int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err
 		return -ENOMEM;
 	p->cb = cb;
 	p->arg = arg;
-	p->skel = proc_bpf__open_and_load();
-	if (!p->skel) {
+	p->skel = proc_bpf__open();
+	if (!p->skel || share_unwind_maps(p->skel, unwind_procs_fd, unwind_execs_fd) ||
+	    proc_bpf__load(p->skel)) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot load the process-event BPF programs: %s",
 			 strerror(-rc));
@@ -141,6 +156,15 @@ int proctrack_mark_known(struct proctrack *p, uint32_t pid)
 	uint8_t woken = EMBER_PROC_KNOWN_WOKEN;
 
 	return bpf_map_update_elem(bpf_map__fd(p->skel->maps.known), &pid, &woken, BPF_ANY) ?
+		       -errno :
+		       0;
+}
+
+int proctrack_mark_done(struct proctrack *p, uint32_t pid)
+{
+	uint8_t done = EMBER_PROC_KNOWN_DONE;
+
+	return bpf_map_update_elem(bpf_map__fd(p->skel->maps.known), &pid, &done, BPF_EXIST) ?
 		       -errno :
 		       0;
 }

@@ -20,8 +20,14 @@ typedef void (*proctrack_cb)(const struct ember_proc_event *e, size_t size, void
 
 struct proctrack;
 
-/* Loads and attaches; a negative errno and a one-line cause in err on failure. */
-int proctrack_open(proctrack_cb cb, void *arg, struct proctrack **out, char *err, size_t errlen);
+/*
+ * Loads and attaches, with the unwinder's maps of loaded processes and of exec
+ * times (their fds, or -1 without an unwinder): an exec deletes the old
+ * program's entry, and writes its time. A negative errno and a one-line cause
+ * in err on failure.
+ */
+int proctrack_open(proctrack_cb cb, void *arg, int unwind_procs_fd, int unwind_execs_fd,
+		   struct proctrack **out, char *err, size_t errlen);
 /*
  * Whether every exec wakes the daemon (an application's allocations are
  * attached at exec); else only those of processes it knows (the default).
@@ -44,6 +50,12 @@ int proctrack_consume(struct proctrack *p);
  * exit, and no first-sample event. 0 or -errno.
  */
 int proctrack_mark_known(struct proctrack *p, uint32_t pid);
+/*
+ * Marks pid, reported, as needing nothing more at its exit (its mappings read
+ * and loaded, or excluded): its exit then sends none. 0 or -errno (-ENOENT:
+ * not reported, or gone).
+ */
+int proctrack_mark_done(struct proctrack *p, uint32_t pid);
 /* Metrics summed over CPUs since load, indexed by enum ember_proc_metric. */
 int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR]);
 

@@ -193,10 +193,10 @@ void sampler_exited(struct sampler *s, uint32_t tgid, bool loading)
 		deferred_exited(s->defer, tgid, loading);
 }
 
-void sampler_walk_before(struct sampler *s, uint32_t tgid, uint64_t ktime_ns)
+void sampler_exec(struct sampler *s, uint32_t tgid, uint64_t ktime_ns)
 {
 	if (s->defer)
-		deferred_walk_before(s->defer, tgid, ktime_ns);
+		deferred_exec(s->defer, tgid, ktime_ns);
 }
 
 void sampler_flush(struct sampler *s)

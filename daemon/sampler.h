@@ -61,10 +61,11 @@ int sampler_consume(struct sampler *s);
  */
 void sampler_exited(struct sampler *s, uint32_t tgid, bool loading);
 /*
- * Walks tgid's deferred samples taken before ktime_ns (CLOCK_MONOTONIC) now,
- * loaded or not: those of an image no exit will come for.
+ * tgid exec'd at ktime_ns (CLOCK_MONOTONIC): its deferred samples of the old
+ * program (taken before) are walked with frame pointers, now or when read;
+ * the new program's wait for its tables.
  */
-void sampler_walk_before(struct sampler *s, uint32_t tgid, uint64_t ktime_ns);
+void sampler_exec(struct sampler *s, uint32_t tgid, uint64_t ktime_ns);
 /* Walks every deferred sample now, loaded or not (before the last drain). */
 void sampler_flush(struct sampler *s);
 /* The deferred walks' figures; false when this sampler defers none. */

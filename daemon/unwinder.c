@@ -60,7 +60,7 @@
 /* Processes refreshed as soon as the table they wait for is built (the rest: later). */
 #define JOB_WAITERS 8
 
-enum req_op { REQ_ADD, REQ_EXIT };
+enum req_op { REQ_ADD, REQ_EXIT, REQ_EXEC };
 
 struct req {
 	pid_t pid;
@@ -92,7 +92,7 @@ struct table {
 struct job {
 	struct proc_map m;	 /* path owned */
 	struct file_key key;	 /* from a stat() of the mapping; size 0 if unknown */
-	pid_t pids[JOB_WAITERS]; /* who maps it (pids[0] opens it) */
+	pid_t pids[JOB_WAITERS]; /* who maps it (pids[0] opens it, or the next one alive) */
 	size_t npids;
 };
 
@@ -205,7 +205,10 @@ static int create_maps(struct unwinder *u, uint64_t cap_bytes, char *err, size_t
 				      sizeof(struct ember_unwind_proc), EMBER_UNWIND_PROCS_MAX,
 				      &noprealloc);
 	u->fds.stale = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_stale", 4, 1, STALE_MAX, NULL);
-	if (u->fds.rows < 0 || u->fds.tables < 0 || u->fds.procs < 0 || u->fds.stale < 0) {
+	u->fds.execs = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_execs", 4, 8,
+				      EMBER_UNWIND_EXECS_MAX, NULL);
+	if (u->fds.rows < 0 || u->fds.tables < 0 || u->fds.procs < 0 || u->fds.stale < 0 ||
+	    u->fds.execs < 0) {
 		int rc = -errno;
 
 		snprintf(err, errlen,
@@ -506,13 +509,39 @@ static bool job_take(struct unwinder *u, struct job *out)
  * a negative entry (id NO_ID: no usable CFI), or NULL when the file cannot be
  * opened or there is no room.
  */
+/*
+ * Opens job j's file: through the process that asked first, else through
+ * another that waits for it, else by its path in emberd's own root; those
+ * last only if they are the very file the job was made for. A short program's
+ * processes are often all gone by the time its job runs.
+ */
+static int job_open(const struct job *j, struct stat *st)
+{
+	int fd = mapfile_open(j->pids[0], &j->m, st);
+
+	for (size_t k = 1; fd < 0 && j->key.size && k <= j->npids; k++) {
+		struct file_key key;
+
+		fd = k < j->npids ? mapfile_open(j->pids[k], &j->m, st) :
+				    mapfile_open_regular(j->m.path, st);
+		if (fd < 0)
+			continue;
+		key = file_key_of(st);
+		if (file_key_cmp(&key, &j->key)) {
+			close(fd);
+			fd = -ESTALE;
+		}
+	}
+	return fd;
+}
+
 static struct table *table_build(struct unwinder *u, const struct job *j)
 {
 	struct table probe = {0}, **found, *t;
 	struct stat st;
 	int fd;
 
-	fd = mapfile_open(j->pids[0], &j->m, &st);
+	fd = job_open(j, &st);
 	if (fd < 0) {
 		worker_lock(&u->worker);
 		u->st.open_failed++;
@@ -609,14 +638,15 @@ static void proc_unref(struct proc *p)
 	p->ntables = 0;
 }
 
-static void proc_forget(struct unwinder *u, pid_t pid)
+/* Forgets pid, told to the hook as ev (dropping: its entry still there; or an exec). */
+static void proc_drop(struct unwinder *u, pid_t pid, enum unwinder_event ev)
 {
 	struct proc *p = proc_find(u, pid);
 
 	if (!p)
 		return;
-	log_debug("unwinder: pid %d forgotten", (int)pid);
-	notify(u, pid, UNWINDER_DROPPING); /* while its entry is there */
+	log_debug("unwinder: pid %d forgotten%s", (int)pid, ev == UNWINDER_EXEC ? " (exec)" : "");
+	notify(u, pid, ev);
 	bpf_map_delete_elem(u->fds.procs, &pid);
 	proc_unref(p);
 	procsnap_unref(p->kept);
@@ -626,6 +656,11 @@ static void proc_forget(struct unwinder *u, pid_t pid)
 	worker_lock(&u->worker);
 	u->st.procs = u->nprocs;
 	worker_unlock(&u->worker);
+}
+
+static void proc_forget(struct unwinder *u, pid_t pid)
+{
+	proc_drop(u, pid, UNWINDER_DROPPING);
 }
 
 /*
@@ -742,6 +777,41 @@ static void proc_exit(struct unwinder *u, pid_t pid)
 static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct proc_snap *snap);
 
 /*
+ * Writes pid's entry (the scratch one) from snap. -ESTALE, and no entry left,
+ * when pid exec'd since snap was read: the exec deleted the entry in the
+ * kernel before this write, and the new program's samples are not walked
+ * with the old one's tables. The lookup is after the write: an exec after it
+ * deletes the entry itself (bpf/proc.bpf.c writes its time first).
+ */
+static int write_entry(struct unwinder *u, pid_t pid, const struct proc_snap *snap)
+{
+	uint64_t exec_ns;
+
+	if (bpf_map_update_elem(u->fds.procs, &pid, u->scratch, BPF_ANY))
+		return -errno;
+	if (snap->read_ns && !bpf_map_lookup_elem(u->fds.execs, &pid, &exec_ns) &&
+	    (int64_t)exec_ns >= snap->read_ns) {
+		bpf_map_delete_elem(u->fds.procs, &pid);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+/*
+ * A read of p's mappings that failed with rc found it gone before its exit
+ * reached the unwinder (a rescan after a job, or of the stale map): with
+ * tables of it still being built, it is taken as exited, its kept mappings
+ * loaded, so that its samples wait for them as after its exit.
+ */
+static bool gone_first(struct proc *p, int rc)
+{
+	if (!p || !p->kept || !p->missing || (rc != -ESRCH && rc != -ENOENT))
+		return false;
+	p->exited = true;
+	return true;
+}
+
+/*
  * The daemon adds pid: a process gone whose exit came before (its tables still
  * being built) is another under the same pid, unless snap is its exit's.
  */
@@ -760,7 +830,6 @@ static void proc_add(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pro
  */
 static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct proc_snap *snap)
 {
-	struct proc_maps maps = {0};
 	struct table **used = NULL;
 	struct proc *p = proc_find(u, pid);
 	size_t nused = 0, over;
@@ -773,17 +842,17 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 	if (!snap && p && p->exited)
 		snap = p->kept; /* gone: its tables were built, it is loaded with them */
 	if (!snap) {
-		rc = procsnap_read_maps(pid, &maps);
-		if (!rc && !maps.n)
-			rc = -ESRCH;
-		if (!rc && !(snap = procsnap_wrap(pid, &maps)))
-			rc = -ENOMEM;
+		/* the files identified now: kept, the read serves once the process is gone */
+		rc = procsnap_read(pid, p ? p->kept : NULL, &snap);
+		if (gone_first(p, rc)) {
+			snap = procsnap_ref(p->kept);
+			rc = 0;
+		}
 	} else {
 		procsnap_ref(snap);
 	}
 	if (rc) {
 		/* gone, no longer readable, or exiting (a zombie maps nothing): not loaded */
-		procmaps_free(&maps);
 		if (p)
 			proc_forget(u, pid);
 		else
@@ -800,7 +869,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 	if (p && h == p->maps_hash)
 		rc = 0; /* nothing new: the walk keeps its entry, and the frames it cached */
 	else
-		rc = bpf_map_update_elem(u->fds.procs, &pid, u->scratch, BPF_ANY) ? -errno : 0;
+		rc = write_entry(u, pid, snap);
 	if (!p && !rc) {
 		p = calloc(1, sizeof(*p));
 		if (p)
@@ -818,8 +887,12 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 		for (size_t i = 0; i < nused; i++)
 			used[i]->refs--;
 		free(used);
-		notify(u, pid, UNWINDER_DROPPING);
-		if (p && p->exited)
+		if (rc == -ESTALE && p)
+			proc_drop(u, pid,
+				  UNWINDER_EXEC); /* its exec's event, read later, finds none */
+		else
+			notify(u, pid, rc == -ESTALE ? UNWINDER_EXEC : UNWINDER_DROPPING);
+		if (p && p->exited && rc != -ESTALE)
 			proc_forget(u, pid); /* gone, its entry could not be written again */
 	} else {
 		proc_unref(p); /* the tables of its previous mappings (before an exec) */
@@ -997,8 +1070,10 @@ static void unwinder_main(struct worker *w, void *arg)
 			worker_unlock(&u->worker);
 			if (r.op == REQ_ADD)
 				proc_add(u, r.pid, r.ns, r.snap);
-			else
+			else if (r.op == REQ_EXIT)
 				proc_exit(u, r.pid);
+			else
+				proc_drop(u, r.pid, UNWINDER_EXEC);
 			procsnap_unref(r.snap);
 			worker_lock(&u->worker);
 		}
@@ -1098,14 +1173,14 @@ bool unwinder_asked(struct unwinder *u, pid_t pid)
 }
 
 /* Forgets pid if it was ever asked for; whether it was. */
-static bool forget(struct unwinder *u, pid_t pid)
+static bool forget(struct unwinder *u, pid_t pid, enum req_op op)
 {
 	bool was;
 
 	worker_lock(&u->worker);
 	was = asked_drop(u, pid);
 	if (was)
-		enqueue_locked(u, pid, REQ_EXIT, NULL);
+		enqueue_locked(u, pid, op, NULL);
 	worker_unlock(&u->worker);
 	return was;
 }
@@ -1113,13 +1188,16 @@ static bool forget(struct unwinder *u, pid_t pid)
 void unwinder_exited(struct unwinder *u, pid_t pid)
 {
 	if (u)
-		forget(u, pid);
+		forget(u, pid, REQ_EXIT);
 }
 
 void unwinder_exec(struct unwinder *u, pid_t pid)
 {
-	/* now: the old program's tables would unwind the new one's frames into garbage */
-	if (u && forget(u, pid))
+	/*
+	 * The exec deleted its entry (bpf/proc.bpf.c); again now, in case the
+	 * thread wrote it since from a read of the old program
+	 */
+	if (u && forget(u, pid, REQ_EXEC))
 		bpf_map_delete_elem(u->fds.procs, &pid);
 }
 
@@ -1191,7 +1269,7 @@ void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out)
 	if (u)
 		*out = u->fds;
 	else
-		*out = (struct unwinder_fds){-1, -1, -1, -1};
+		*out = (struct unwinder_fds){-1, -1, -1, -1, -1};
 }
 
 struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
@@ -1201,7 +1279,7 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 
 	if (!u)
 		return NULL;
-	u->fds = (struct unwinder_fds){-1, -1, -1, -1};
+	u->fds = (struct unwinder_fds){-1, -1, -1, -1, -1};
 	u->stale_due = -1;
 	rc = -pthread_mutex_init(&u->hook_mu, NULL);
 	if (rc) {
@@ -1258,7 +1336,7 @@ void unwinder_close(struct unwinder *u)
 	tdestroy(u->asked, no_free);
 	tdestroy(u->procs, free_proc);
 	tdestroy(u->tables, free_table);
-	for (int *fd = &u->fds.rows; fd <= &u->fds.stale; fd++)
+	for (int *fd = &u->fds.rows; fd <= &u->fds.execs; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	free(u->scratch);

@@ -21,6 +21,7 @@
 /* The maps every sampling BPF object reuses (bpf_map__reuse_fd), by fd. */
 struct unwinder_fds {
 	int rows, tables, procs, stale;
+	int execs; /* tgid -> CLOCK_MONOTONIC of its last exec (bpf/proc.bpf.c writes it) */
 };
 
 /* What the unwinder holds and did since it started, for status and the log. */
@@ -61,8 +62,9 @@ bool unwinder_asked(struct unwinder *u, pid_t pid);
 /* Forgets pid (it exited), asynchronously; nothing to do for a pid never added. */
 void unwinder_exited(struct unwinder *u, pid_t pid);
 /*
- * pid exec'd: its frames are walked with frame pointers from now on, until its
- * first sample (EMBER_PROC_NEW) loads the new program's tables.
+ * pid exec'd: forgotten (the exec deleted its entry in the kernel); the new
+ * program's samples wait for its tables, which its first sample's read
+ * (EMBER_PROC_NEW), or its exit's mappings, load.
  */
 void unwinder_exec(struct unwinder *u, pid_t pid);
 /*
@@ -80,7 +82,9 @@ void unwinder_check_stale(struct unwinder *u);
 enum unwinder_event {
 	UNWINDER_LOADED,   /* its entry holds the table of every mapping that will get one */
 	UNWINDER_BUILDING, /* its entry is written, tables of it are still being compiled */
-	UNWINDER_DROPPING, /* it could not be loaded, or its entry goes now (exit, exec): still there */
+	UNWINDER_DROPPING, /* it could not be loaded, or its entry goes now (exit): still there */
+	UNWINDER_EXEC,	   /* forgotten after an exec, which deleted its entry (the new program's
+			      samples wait for its own) */
 };
 typedef void (*unwinder_hook)(void *arg, pid_t pid, enum unwinder_event ev);
 /* Sets the hook (NULL: none); a hook replaced is not running once this returns. */

@@ -34,9 +34,10 @@ enum ember_proc_event_type {
 	 */
 	EMBER_PROC_STALE = 7,
 	/*
-	 * The executable mappings of a process reported young (never woken
-	 * for), read by the kernel at its exit, before its memory goes: a
-	 * struct ember_proc_maps_event, sent just before its EXIT event.
+	 * The executable mappings of a process the daemon did not mark done
+	 * (EMBER_PROC_KNOWN_DONE: reported young, or gone before it was read),
+	 * read by the kernel at its exit, before its memory goes: a struct
+	 * ember_proc_maps_event, sent just before its EXIT event.
 	 */
 	EMBER_PROC_MAPS = 8,
 };
@@ -50,9 +51,15 @@ enum ember_proc_event_type {
  */
 #define EMBER_PROC_YOUNG_NS (20ULL * 1000 * 1000)
 
-/* Values of the known map: reported (the daemon woken for it), or reported young. */
+/*
+ * Values of the known map: reported (the daemon woken for it), reported young,
+ * or done: the daemon needs nothing of it at its exit (it read its mappings
+ * and gave them to the unwinder, or it is excluded). The exit of one not done
+ * sends its mappings (EMBER_PROC_MAPS): the daemon may never have read them.
+ */
 #define EMBER_PROC_KNOWN_WOKEN 1
 #define EMBER_PROC_KNOWN_YOUNG 2
+#define EMBER_PROC_KNOWN_DONE 3
 
 /* Which sampler's first sample an EMBER_PROC_NEW event reports (for the log). */
 enum ember_proc_source {

@@ -17,6 +17,8 @@
 #define EMBER_UNWIND_TABLES_MAX 4096
 /* Processes whose mappings are loaded at once (beyond: frame pointers, counted). */
 #define EMBER_UNWIND_PROCS_MAX 8192
+/* Processes whose last exec time the unwind_execs map keeps (LRU): the latest execs. */
+#define EMBER_UNWIND_EXECS_MAX 1024
 /* Rows of one table: bounds the walk's binary search (24 steps). */
 #define EMBER_UNWIND_ROWS_PER_TABLE_MAX (1u << 24)
 

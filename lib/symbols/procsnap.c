@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "ember/proc.h"
 #include "procsnap.h"
 
@@ -99,6 +100,7 @@ int procsnap_read(pid_t pid, const struct proc_snap *prev, struct proc_snap **ou
 {
 	struct proc_maps maps = {0};
 	struct proc_snap *s;
+	int64_t t0 = mono_ns();
 	int err = procsnap_read_maps(pid, &maps);
 
 	/* an exiting process (or a zombie) has no mm left: its maps read empty */
@@ -113,6 +115,7 @@ int procsnap_read(pid_t pid, const struct proc_snap *prev, struct proc_snap **ou
 		procmaps_free(&maps);
 		return -ENOMEM;
 	}
+	s->read_ns = t0;
 	procsnap_carry(s, prev);
 	identify(s);
 	*out = s;
@@ -137,6 +140,7 @@ int procsnap_read_exit(const void *rec, size_t size, struct proc_snap **out)
 		procmaps_free(&maps);
 		return -ENOMEM;
 	}
+	s->read_ns = (int64_t)e->ktime_ns; /* the kernel's CLOCK_MONOTONIC */
 	identify(s);
 	*out = s;
 	return 0;

@@ -20,6 +20,7 @@
  */
 struct proc_snap {
 	pid_t pid;
+	int64_t read_ns; /* CLOCK_MONOTONIC before the read (an exit's: its time); 0: unknown */
 	struct proc_maps maps; /* executable mappings (every mapping before Linux 6.11) */
 	struct file_key *keys; /* per mapping: its file's identity when key_err[i] is 0 */
 	int *key_err; /* per mapping: 0, -ENODATA (not a file's code), or the stat's error */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ember/proc.h"
 #include "procsnap.h"
 #include "suites.h"
@@ -106,9 +107,13 @@ START_TEST(test_read_self)
 {
 	struct proc_snap *s, *again;
 	size_t files = 0;
+	int64_t before = mono_ns();
 
 	ck_assert_int_eq(procsnap_read(getpid(), NULL, &s), 0);
 	ck_assert_int_eq(s->pid, getpid());
+	/* when it was read, for the unwinder's check against a later exec */
+	ck_assert_int_ge(s->read_ns, before);
+	ck_assert_int_le(s->read_ns, mono_ns());
 	ck_assert_uint_gt(s->maps.n, 0);
 	for (size_t i = 0; i < s->maps.n; i++) {
 		const struct proc_map *m = &s->maps.v[i];
@@ -170,6 +175,7 @@ START_TEST(test_read_exit)
 	ck_assert_int_ge(self, 0);
 	r.e.type = EMBER_PROC_MAPS;
 	r.e.tgid = 0x3fffffff;
+	r.e.ktime_ns = 123456789;
 	r.n = n;
 	r.m[self].dev ^= 1; /* check_ember on another device: refused */
 	ck_assert_int_eq(
@@ -177,6 +183,7 @@ START_TEST(test_read_exit)
 			&r, offsetof(struct ember_proc_maps_event, m) + n * sizeof(r.m[0]), &gone),
 		0);
 	ck_assert_int_eq(gone->pid, 0x3fffffff);
+	ck_assert_int_eq(gone->read_ns, 123456789); /* its exit's time: after any exec of it */
 	ck_assert(procsnap_at_exit(gone));
 	ck_assert(!procsnap_at_exit(live));
 	ck_assert_uint_eq(gone->maps.n, n);
