@@ -287,6 +287,12 @@ static __always_inline void send_exit_maps(__u32 tgid)
 	__u32 zero = 0, n;
 	__u64 vdso;
 
+	/*
+	 * before Linux 6.4 the iterator is not there: libbpf resolves the weak
+	 * kfunc to 0, and the verifier drops what follows as dead code
+	 */
+	if (!bpf_iter_task_vma_new)
+		return;
 	s = bpf_map_lookup_elem(&exit_scratch, &zero);
 	if (!s)
 		return;
