@@ -505,11 +505,6 @@ static bool job_take(struct unwinder *u, struct job *out)
 }
 
 /*
- * Compiles the table of job j's file, unless it is known by now. The table,
- * a negative entry (id NO_ID: no usable CFI), or NULL when the file cannot be
- * opened or there is no room.
- */
-/*
  * Opens job j's file: through the process that asked first, else through
  * another that waits for it, else by its path in emberd's own root; those
  * last only if they are the very file the job was made for. A short program's
@@ -535,6 +530,11 @@ static int job_open(const struct job *j, struct stat *st)
 	return fd;
 }
 
+/*
+ * Compiles the table of job j's file, unless it is known by now. The table,
+ * a negative entry (id NO_ID: no usable CFI), or NULL when the file cannot be
+ * opened or there is no room.
+ */
 static struct table *table_build(struct unwinder *u, const struct job *j)
 {
 	struct table probe = {0}, **found, *t;
@@ -832,6 +832,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 {
 	struct table **used = NULL;
 	struct proc *p = proc_find(u, pid);
+	enum unwinder_event ev;
 	size_t nused = 0, over;
 	uint32_t missing = 0;
 	uint64_t h;
@@ -887,13 +888,15 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 		for (size_t i = 0; i < nused; i++)
 			used[i]->refs--;
 		free(used);
-		if (rc == -ESTALE && p)
-			proc_drop(u, pid,
-				  UNWINDER_EXEC); /* its exec's event, read later, finds none */
+		ev = rc == -ESTALE ? UNWINDER_EXEC : UNWINDER_DROPPING;
+		/*
+		 * exec'd since the read (its exec's event, read later, finds
+		 * none), or gone and its entry could not be written again
+		 */
+		if (p && (rc == -ESTALE || p->exited))
+			proc_drop(u, pid, ev);
 		else
-			notify(u, pid, rc == -ESTALE ? UNWINDER_EXEC : UNWINDER_DROPPING);
-		if (p && p->exited && rc != -ESTALE)
-			proc_forget(u, pid); /* gone, its entry could not be written again */
+			notify(u, pid, ev);
 	} else {
 		proc_unref(p); /* the tables of its previous mappings (before an exec) */
 		p->tables = used;
