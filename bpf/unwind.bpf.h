@@ -343,9 +343,11 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
 	if (cfa <= w->sp || !uw_read(w, &ra, cfa - 8))
 		return UW_UNREADABLE;
 	if (r->rbp_kind == EMBER_RBP_CFA) {
-		if (!uw_read(w, &bp, cfa + r->rbp_off))
+		if (uw_read(w, &bp, cfa + r->rbp_off))
+			w->bp = bp;
+		else if (cfa + r->rbp_off >= w->sp)
 			return UW_UNREADABLE;
-		w->bp = bp;
+		/* else below sp, popped already (an epilogue's rule keeps the save): rbp holds it */
 	}
 	w->sp = cfa;
 	w->ip = ra;

@@ -83,8 +83,9 @@ struct waiting {
 	uint64_t n, ip, sp, bp;
 	char comm[EMBER_COMM_LEN];
 	uint32_t kstack_len;
-	size_t stack_len; /* bytes of stack from sp on */
-	uint64_t *kips;	  /* kstack_len frames, then stack_len bytes of stack: one allocation */
+	uint64_t stack_base; /* user address of stack[0]: sp, less the red zone the record holds */
+	size_t stack_len;    /* bytes of stack from stack_base on */
+	uint64_t *kips;	     /* kstack_len frames, then stack_len bytes of stack: one allocation */
 	const uint8_t *stack;
 };
 
@@ -324,7 +325,7 @@ static bool walk(struct deferred *d, const struct waiting *w, enum walk_entry ho
 	struct ember_unwind_proc *proc = malloc(sizeof(*proc));
 	struct uwalk_result *res = malloc(sizeof(*res));
 	struct uwalk_rows src = {find_rule, d};
-	struct uwalk_stack stk = {w->stack, w->sp, w->stack_len};
+	struct uwalk_stack stk = {w->stack, w->stack_base, w->stack_len};
 	struct walked *s = NULL;
 	int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	uint64_t *m;
@@ -453,6 +454,8 @@ static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
  * A record of size bytes turned into a waiting one: NULL on ENOMEM. One not as
  * the program writes it is counted and walked as far as it is sound; a stack
  * whose first page could not be read (stack_len 0) is no fault of the record.
+ * The stack is kept from sp on, and the red zone below it where the record's
+ * page holds it: an epilogue's rule may still find rbp there after its pop.
  */
 static struct waiting *from_record(struct deferred *d, const struct ember_cpu_deferred *r,
 				   size_t size)
@@ -467,6 +470,7 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 
 	if (bad_stack || skip > len)
 		len = skip = 0;
+	skip -= skip < UWALK_RED_ZONE ? skip : UWALK_RED_ZONE;
 	w = malloc(sizeof(*w));
 	if (!w)
 		return NULL;
@@ -487,6 +491,7 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w->ip = r->ip;
 	w->sp = r->sp;
 	w->bp = r->bp;
+	w->stack_base = r->stack_base + skip;
 	memcpy(w->comm, r->comm, sizeof(w->comm));
 	w->ktime_ns = r->ktime_ns;
 	if (bad_kstack)

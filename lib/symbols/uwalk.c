@@ -156,9 +156,11 @@ static uint32_t table_step(struct walk *w, const struct ember_unwind_row *r)
 	if (cfa <= w->sp || !read_word(w, &ra, cfa - 8))
 		return EMBER_CPU_M_END_UNREADABLE;
 	if (r->rbp_kind == EMBER_RBP_CFA) {
-		if (!read_word(w, &bp, cfa + (int64_t)r->rbp_off))
+		if (read_word(w, &bp, cfa + (int64_t)r->rbp_off))
+			w->bp = bp;
+		else if (cfa + (int64_t)r->rbp_off >= w->sp)
 			return EMBER_CPU_M_END_UNREADABLE;
-		w->bp = bp;
+		/* else popped already (an epilogue's rule keeps the save): rbp holds it */
 	}
 	w->sp = cfa;
 	w->ip = ra;

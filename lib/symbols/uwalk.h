@@ -48,6 +48,13 @@ struct uwalk_result {
 	bool copy_short; /* it ended reading past the copy: callers missing, not a bad stack */
 };
 
+/*
+ * Bytes below rsp that x86-64 code may use without moving it, and that signal
+ * delivery leaves alone (the SysV ABI's red zone): a copy holding them reads
+ * a register an epilogue has just popped, as the BPF walk does in place.
+ */
+#define UWALK_RED_ZONE 128
+
 /* The stack bytes a sample carries: stack[i] is the byte at user address base + i. */
 struct uwalk_stack {
 	const uint8_t *bytes;

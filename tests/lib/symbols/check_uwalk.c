@@ -76,6 +76,16 @@ static void walk(bool with_proc, size_t len, uint64_t ip, uint64_t sp, uint64_t 
 	uwalk(with_proc ? &fx.proc : NULL, &src, &stk, ip, sp, bp, &fx.res);
 }
 
+/* A walk over the copy's bytes from user address base on (sp's, say: no red zone). */
+static void walk_from(uint64_t base, uint64_t ip, uint64_t sp, uint64_t bp)
+{
+	struct uwalk_rows src = {find, &fx};
+	struct uwalk_stack stk = {fx.stack + (base - STACK), base,
+				  sizeof(fx.stack) - (base - STACK)};
+
+	uwalk(&fx.proc, &src, &stk, ip, sp, bp, &fx.res);
+}
+
 static void expect_ips(const uint64_t *want, uint32_t n)
 {
 	ck_assert_uint_eq(fx.res.n, n);
@@ -116,6 +126,41 @@ START_TEST(test_rbp_rule)
 	walk(true, sizeof(fx.stack), TEXT + 0x40, sp, bp);
 	expect_ips((const uint64_t[]){TEXT + 0x40, TEXT + 0x101}, 2);
 	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+}
+END_TEST
+
+/*
+ * An epilogue after its pop of rbp, whose CFI still says rbp is saved (at CFA -
+ * 24: below sp now). The caller keeps rbp as its frame pointer. The saved rbp
+ * is read in the red zone where the copy holds it (the BPF walk reads it in
+ * place), else it is the register's: the value just popped.
+ */
+START_TEST(test_epilogue_popped_rbp)
+{
+	uint64_t sp = STACK + 0x100, caller_bp = STACK + 0x200;
+	const uint64_t want[] = {TEXT + 0x40, TEXT + 0x181, TEXT + 0x201};
+
+	add_row(0x000, EMBER_CFA_RSP, 16, EMBER_RBP_CFA, -24); /* one pop and ret to go */
+	add_row(0x100, EMBER_CFA_RBP, 16, EMBER_RBP_CFA, -16); /* the caller */
+	add_row(0x200, EMBER_CFA_END, 0, EMBER_RBP_SAME, 0);
+	put(sp + 8, TEXT + 0x181);
+	put(sp - 8, caller_bp); /* the popped slot, in the red zone */
+	put(caller_bp, 0);
+	put(caller_bp + 8, TEXT + 0x201);
+	/* the red zone in the copy: memory, even where the register says otherwise */
+	walk(true, sizeof(fx.stack), TEXT + 0x40, sp, 0xbad0);
+	expect_ips(want, 3);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	/* a copy from sp on: the register */
+	walk_from(sp, TEXT + 0x40, sp, caller_bp);
+	expect_ips(want, 3);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert(!fx.res.copy_short);
+	/* a slot above sp past the copy's end (a rule saving rbp above its ra) is unreadable */
+	fx.rows[0].rbp_off = 8;
+	walk(true, 0x100 + 16, TEXT + 0x40, sp, caller_bp);
+	ck_assert_uint_eq(fx.res.n, 1);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_UNREADABLE);
 }
 END_TEST
 
@@ -287,6 +332,7 @@ Suite *uwalk_suite(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_rsp_rules);
 	tcase_add_test(tc, test_rbp_rule);
+	tcase_add_test(tc, test_epilogue_popped_rbp);
 	tcase_add_test(tc, test_plt_rule);
 	tcase_add_test(tc, test_frame_pointers);
 	tcase_add_test(tc, test_bad_rule);
