@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Reads what naming a frame needs from one ELF file with libelf: function
- * symbols (.symtab, else .dynsym), PT_LOAD segments and the GNU build-id.
- * Files are untrusted: every count and offset is checked, names are bounded.
+ * symbols (.symtab, else .dynsym) and code labels, PT_LOAD segments and the
+ * GNU build-id; a stripped program's entry function, bounded by its CFI
+ * (libdw). Files are untrusted: every count and offset is checked, names are
+ * bounded.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <elfutils/libdw.h>
 #include <gelf.h>
 
 #include "elfsym.h"
@@ -40,6 +43,7 @@ struct elf_sym {
 	uint8_t bind;	    /* STB_*, to choose among aliases */
 	uint8_t sized;	    /* the symbol gave its size */
 	uint8_t versioned;  /* name@VERSION follows the name in the arena */
+	uint8_t label; /* an STT_NOTYPE symbol in code (assembly): names no part of a function */
 };
 
 struct elf_syms {
@@ -256,6 +260,19 @@ static int add_symbol(struct elf_syms *s, const char *name, uint64_t addr, uint6
 	return 0;
 }
 
+/* Whether section index ndx holds code (a label there is an assembly function's name). */
+static bool code_section(Elf *elf, size_t ndx)
+{
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
+		return false;
+	scn = elf_getscn(elf, ndx);
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
+	       (sh.sh_flags & SHF_EXECINSTR);
+}
+
 /* The end of section index ndx when addr lies in it, else 0. */
 static uint64_t section_end(Elf *elf, size_t ndx, uint64_t addr)
 {
@@ -292,26 +309,36 @@ static int read_symbols(Elf *elf, struct elf_syms *s, size_t file_size, bool thu
 	s->source = src;
 	for (i = 0; i < count; i++) {
 		const char *name;
-		uint64_t addr;
+		uint64_t addr, limit;
+		size_t n = s->n;
+		bool label;
 		int type;
 
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_value == 0 ||
+		/* assembly without .type (ld.so's _start): a label in code, not data's */
+		label = type == STT_NOTYPE && code_section(elf, sym.st_shndx);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) || sym.st_value == 0 ||
 		    sym.st_shndx == SHN_UNDEF)
 			continue;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name)
-			continue;
 		addr = thumb ? sym.st_value & ~1ull : sym.st_value;
+		limit = sym.st_size ? 0 : section_end(elf, sym.st_shndx, addr);
+		/*
+		 * Labels that name no function: ARM's mapping symbols ($x, $d), tools'
+		 * markers (.annobin_*), and a section's end (_etext).
+		 */
+		if (!name || (label && (name[0] == '$' || name[0] == '.' || !limit)))
+			continue;
 		/* A symbol without size (_init, hand-written assembly) ends with its section
 		 * at the latest: it must not name the PLT that follows .init. */
-		err = add_symbol(s, name, addr, sym.st_size,
-				 sym.st_size ? 0 : section_end(elf, sym.st_shndx, addr),
-				 GELF_ST_BIND(sym.st_info), true);
+		err = add_symbol(s, name, addr, sym.st_size, limit, GELF_ST_BIND(sym.st_info),
+				 true);
 		if (err)
 			return err;
+		if (s->n > n)
+			s->v[n].label = label;
 	}
 	return 0;
 }
@@ -578,7 +605,7 @@ static int cmp_version(const char *arena, const struct elf_sym *x, const struct 
 
 /*
  * By address; among aliases at one address the name kept is the first of:
- * fewer leading underscores (glibc exports getpid as a weak alias of the
+ * a function's over a label's, fewer leading underscores (glibc exports getpid as a weak alias of the
  * global __getpid: users know the public name), global over weak over local,
  * shorter, then alphabetical, then its default version, so the choice never
  * depends on table order.
@@ -592,6 +619,8 @@ static int cmp_sym(const void *a, const void *b, void *arena)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
+	if (x->label != y->label)
+		return x->label - y->label;
 	ux = strspn(nx, "_");
 	uy = strspn(ny, "_");
 	if (ux != uy)
@@ -629,22 +658,28 @@ static const struct elf_load *load_of_vaddr(const struct elf_syms *s, uint64_t v
 }
 
 /*
- * Sorts, keeps one symbol per address (its end the furthest of the aliases')
- * and ends a symbol without size at the next symbol or its segment's end.
+ * Sorts, keeps one symbol per address (its end the furthest of the aliases'),
+ * drops labels inside a function (a loop's, a second entry's: the function
+ * names them) and ends a symbol without size at the next symbol or its
+ * segment's end.
  */
 static void finish_symbols(struct elf_syms *s)
 {
+	uint64_t covered = 0; /* the furthest end of the sized symbols kept so far */
 	size_t i, w = 0;
 	void *p;
 
 	if (s->n > 1)
 		qsort_r(s->v, s->n, sizeof(*s->v), cmp_sym, s->arena);
 	for (i = 0; i < s->n; i++) {
-		if (w > 0 && s->v[w - 1].addr == s->v[i].addr) {
+		if (w > 0 && s->v[w - 1].addr == s->v[i].addr)
 			merge_alias(&s->v[w - 1], &s->v[i]);
+		else if (s->v[i].label && s->v[i].addr < covered)
 			continue;
-		}
-		s->v[w++] = s->v[i];
+		else
+			s->v[w++] = s->v[i];
+		if (s->v[w - 1].sized && s->v[w - 1].end > covered)
+			covered = s->v[w - 1].end;
 	}
 	s->n = w;
 	for (i = 0; i < s->n; i++) {
@@ -672,6 +707,78 @@ static void finish_symbols(struct elf_syms *s)
 	s->arena_cap = s->arena_len;
 }
 
+/* --- a stripped program's entry function ---------------------------------------------- */
+
+/* Dynamic entries read for DT_FLAGS_1; real files have ~30. */
+#define ELFSYM_MAX_DYN 4096
+/* Bytes of an entry function: crt1's _start has 34 (x86-64), 64 (aarch64). */
+#define ELFSYM_MAX_ENTRY 4096
+
+/*
+ * Whether the file is a program, not a library: ET_EXEC, or ET_DYN marked
+ * DF_1_PIE. A library's entry (libc.so.6's, which prints its version) is no
+ * _start, and ld.so's entry is named by its own symbols.
+ */
+static bool is_program(Elf *elf, const GElf_Ehdr *eh, size_t file_size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Dyn dyn;
+
+	if (eh->e_type == ET_EXEC)
+		return true;
+	if (eh->e_type != ET_DYN)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !in_file(sh.sh_offset, sh.sh_size, file_size))
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (int i = 0; data && i < ELFSYM_MAX_DYN && gelf_getdyn(data, i, &dyn); i++) {
+			if (dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_FLAGS_1)
+				return (dyn.d_un.d_val & DF_1_PIE) != 0;
+		}
+		return false;
+	}
+	return false;
+}
+
+/*
+ * Names a program's entry function _start where no symbol covers it (stripped:
+ * crt1's _start is the root of every main thread's stack). Its extent is the
+ * CFI's description that starts at the entry (crt1's _start has one: it marks
+ * the outermost frame); none, or one that starts elsewhere: not named. 1 when
+ * added, 0 when not, < 0 on error. s is sorted.
+ */
+static int name_entry(Elf *elf, struct elf_syms *s, const GElf_Ehdr *eh, size_t file_size)
+{
+	Dwarf_Addr start, end;
+	Dwarf_Frame *frame;
+	Dwarf_CFI *cfi;
+	int err = 0;
+
+	if (!eh->e_entry || find_symbol(s, s->n, eh->e_entry) || !load_of_vaddr(s, eh->e_entry) ||
+	    !is_program(elf, eh, file_size))
+		return 0;
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return 0;
+	if (!dwarf_cfi_addrframe(cfi, eh->e_entry, &frame)) {
+		if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 && start == eh->e_entry &&
+		    end > start && end - start <= ELFSYM_MAX_ENTRY)
+			err = add_symbol(s, "_start", start, end - start, 0, STB_GLOBAL, false);
+		free(frame);
+		if (!err)
+			err = s->n && s->v[s->n - 1].addr == eh->e_entry ? 1 : 0;
+	}
+	dwarf_cfi_end(cfi);
+	return err;
+}
+
 static struct elf_syms *load_elf(Elf *elf, size_t file_size)
 {
 	struct elf_syms *s;
@@ -692,6 +799,11 @@ static struct elf_syms *load_elf(Elf *elf, size_t file_size)
 	err = read_symbols(elf, s, file_size, eh.e_machine == EM_ARM);
 	if (!err) {
 		finish_symbols(s);
+		err = name_entry(elf, s, &eh, file_size);
+	}
+	if (err > 0)
+		finish_symbols(s);
+	if (err >= 0) {
 		/* PLT stubs are named from the sorted symbols, then sorted in. */
 		err = read_plt(elf, s, file_size, &eh);
 	}

@@ -5,7 +5,8 @@
 # build-id under /usr/lib/debug/.build-id (installed here, removed on exit);
 # fx_debuglink from the debug file its .gnu_debuglink names; fx_stripped (no
 # symbols at all) stays unnamed, its frames in a mapping that carries its file name
-# and build-id.
+# and build-id, but for its entry function, _start (the root of its stacks), which
+# its entry point and CFI name.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
@@ -92,4 +93,12 @@ for addr in $(awk -v m="M=$map_id" '/^Locations/ { on = 1; next } /^Mappings/ { 
 done
 read -r start off < <(awk '{ split($2, a, "/"); print a[1], a[3]; exit }' "$T/map.txt")
 [ "$start" = "$off" ] || fail "fx_stripped's mapping starts at $start, not at its file offset $off"
+# Its stacks start at _start; a few of its first ones in ld.so (named where libc6-dbg is).
+"$EMBERCTL" --data-dir "$T/data" folded --pid "${PID_OF[fx_stripped]}" -o "$T/stripped.folded" \
+	2>"$T/folded.err" || fail "emberctl folded --pid failed: $(cat "$T/folded.err")"
+read -r rooted all < <(awk '{ n = $NF; t += n; if ($0 ~ /^_start;__libc_start_main;/) r += n }
+	END { print r + 0, t + 0 }' "$T/stripped.folded")
+echo "fx_stripped: $rooted of $all samples root at _start;__libc_start_main"
+[ $((rooted * 100)) -ge $((all * 95)) ] ||
+	{ head "$T/stripped.folded"; fail "fx_stripped: $rooted of $all samples root at _start (95% wanted)"; }
 pass "dynsym $((hot + shl)), build-id and debuglink named, fully stripped left unnamed with its build-id"

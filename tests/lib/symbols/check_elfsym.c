@@ -36,6 +36,42 @@ static uint64_t nm_addr(const char *file, const char *name, bool dynamic)
 	return found;
 }
 
+/* The address and size nm -S gives name in file (its symbol table), or 0. */
+static uint64_t nm_sized(const char *file, const char *name, uint64_t *size)
+{
+	unsigned long long addr, len, found = 0;
+	char cmd[1024], line[1024], sym[512], type;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %llx %c %511s", &addr, &len, &type, sym) == 4 &&
+		    !strcmp(sym, name)) {
+			found = addr;
+			*size = len;
+		}
+	pclose(p);
+	return found;
+}
+
+/* The entry point readelf -h gives, or 0. */
+static uint64_t readelf_entry(const char *file)
+{
+	unsigned long long entry = 0;
+	char cmd[1024], line[1024];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -h '%s'", file);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		sscanf(line, " Entry point address: %llx", &entry);
+	pclose(p);
+	return entry;
+}
+
 /* The build-id as readelf -n prints it, or "". */
 static void readelf_build_id(const char *file, char *out, size_t len)
 {
@@ -133,6 +169,60 @@ START_TEST(test_dynsym)
 	ck_assert_uint_lt(elf_syms_count(s), elf_syms_count(full));
 	elf_syms_free(s);
 	elf_syms_free(full);
+}
+END_TEST
+
+/*
+ * A stripped program's entry function is _start, over the extent its CFI gives
+ * (crt1's: nm -S of the unstripped twin); a library's entry (libc.so.6 prints
+ * its version from __libc_main) is not.
+ */
+START_TEST(test_entry_stripped)
+{
+	struct elf_syms *s = load_file(FX("fx_stripped"));
+	uint64_t size = 0, addr = nm_sized(FX("fx_stripped_full"), "_start", &size);
+	void *fn = dlsym(RTLD_DEFAULT, "getpid");
+	const char *after;
+	Dl_info info;
+
+	ck_assert_uint_ne(addr, 0);
+	ck_assert_uint_gt(size, 0);
+	ck_assert_uint_eq(readelf_entry(FX("fx_stripped")), addr);
+	ck_assert_str_eq(elf_syms_lookup(s, addr), "_start");
+	ck_assert_str_eq(elf_syms_lookup(s, addr + size - 1), "_start");
+	after = elf_syms_lookup(s, addr + size);
+	ck_assert(after == NULL || strcmp(after, "_start") != 0);
+	elf_syms_free(s);
+
+	ck_assert(fn && dladdr(fn, &info) && info.dli_fname);
+	s = load_file(info.dli_fname);
+	addr = readelf_entry(info.dli_fname);
+	ck_assert_uint_ne(addr, 0);
+	after = elf_syms_lookup(s, addr);
+	ck_assert(after == NULL || strcmp(after, "_start") != 0);
+	elf_syms_free(s);
+}
+END_TEST
+
+/*
+ * Labels name assembly functions (ld.so's _start has no .type), except inside
+ * a function (its loop's head belongs to it) and a tool's markers.
+ */
+START_TEST(test_labels)
+{
+	struct elf_syms *s = load_file(FX("fx_labels"));
+	uint64_t inner = nm_addr(FX("fx_labels"), "fx_inner_label", false);
+	uint64_t marker = nm_addr(FX("fx_labels"), ".annobin_fx_marker", false);
+	const char *name;
+
+	check_named(s, FX("fx_labels"), false, "fx_label_func");
+	check_named(s, FX("fx_labels"), false, "fx_sized_asm");
+	ck_assert_uint_ne(inner, 0);
+	ck_assert_str_eq(elf_syms_lookup(s, inner), "fx_sized_asm");
+	ck_assert_uint_ne(marker, 0);
+	name = elf_syms_lookup(s, marker);
+	ck_assert(name == NULL || strcmp(name, ".annobin_fx_marker") != 0);
+	elf_syms_free(s);
 }
 END_TEST
 
@@ -503,6 +593,8 @@ Suite *elfsym_suite(void)
 	tcase_add_test(tc, test_pie);
 	tcase_add_test(tc, test_shlib);
 	tcase_add_test(tc, test_dynsym);
+	tcase_add_test(tc, test_entry_stripped);
+	tcase_add_test(tc, test_labels);
 	tcase_add_test(tc, test_offset_to_vaddr);
 	tcase_add_test(tc, test_libc_aliases);
 	tcase_add_test(tc, test_versioned);
