@@ -114,6 +114,7 @@ enum uw_end {
 	UW_BAD_RULE = EMBER_CPU_M_END_BAD_RULE,
 	UW_UNREADABLE = EMBER_CPU_M_END_UNREADABLE,
 	UW_DEPTH = EMBER_CPU_M_END_DEPTH,
+	UW_EXITED = EMBER_CPU_M_END_EXITED,
 };
 
 /* State of one walk across bpf_loop() steps. */
@@ -509,6 +510,14 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 
 	/* bound: the deepest stack kept, and one more step that notices the limit */
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, uw_loop_step, &w, 0);
+	/*
+	 * A leaf whose caller could not be read, of a task that has no memory any
+	 * more: a process exiting (its address space torn down after exit_mm).
+	 * Nothing was there to read; the walk and its tables are not at fault.
+	 */
+	if (w.n == 1 && (w.end == UW_UNREADABLE || w.end == UW_NO_TABLE || w.end == UW_BAD_RULE) &&
+	    !bpf_get_current_task_btf()->mm)
+		w.end = UW_EXITED;
 	if (w.stale)
 		uw_note_stale(tgid, w.stale);
 	st->len = w.n;

@@ -148,6 +148,7 @@ enum ember_cpu_metric {
 	EMBER_CPU_M_END_BAD_RULE,   /* frame pointers failed after an unusable rule */
 	EMBER_CPU_M_END_UNREADABLE, /* a table's rule read memory that could not be read */
 	EMBER_CPU_M_END_DEPTH,	    /* EMBER_MAX_STACK_DEPTH reached: marked truncated */
+	EMBER_CPU_M_END_EXITED,	    /* exiting, its memory released (exit_mm): the leaf alone */
 	/* Samples of a process not loaded yet or with tables being compiled, walked by the daemon: */
 	EMBER_CPU_M_DEFERRED,	/* sent with their stack to the deferred ring buffer */
 	EMBER_CPU_M_DEFER_FULL, /* the ring was full: walked with frame pointers instead */

@@ -156,6 +156,7 @@ static const char *const unwind_names[STATUS_UNWIND_NR] = {
 	[STATUS_UNWIND_END_BAD_RULE] = "end_bad_rule",
 	[STATUS_UNWIND_END_UNREADABLE] = "end_unreadable",
 	[STATUS_UNWIND_END_DEPTH] = "end_depth",
+	[STATUS_UNWIND_END_EXITED] = "end_exited",
 	[STATUS_UNWIND_TABLES_BUILT] = "tables_built",
 	[STATUS_UNWIND_TABLES_FAILED] = "tables_failed",
 };
