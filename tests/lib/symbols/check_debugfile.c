@@ -10,26 +10,10 @@
 #include <unistd.h>
 
 #include "debugfile.h"
+#include "nm.h"
 #include "suites.h"
 
 #define FX(name) FIXTURE_DIR "/" name
-
-static uint64_t nm_addr(const char *file, const char *name)
-{
-	unsigned long long addr, found = 0;
-	char cmd[1024], line[1024], sym[512], type;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", file);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %511s", &addr, &type, sym) == 3 && !strcmp(sym, name))
-			found = addr;
-	pclose(p);
-	ck_assert_uint_ne(found, 0);
-	return found;
-}
 
 static struct elf_syms *load(const char *path)
 {
@@ -47,6 +31,7 @@ START_TEST(test_debuglink)
 {
 	struct elf_syms *bin = load(FX("fx_debuglink")), *dbg;
 	enum debugfile_via via;
+	uint64_t work_a;
 	uint32_t crc;
 
 	ck_assert_int_eq(elf_syms_source(bin), ELF_SYMS_DYNSYM);
@@ -55,8 +40,9 @@ START_TEST(test_debuglink)
 	ck_assert_ptr_nonnull(dbg);
 	ck_assert_int_eq(via, DEBUGFILE_DEBUGLINK);
 	ck_assert_int_eq(elf_syms_source(dbg), ELF_SYMS_SYMTAB);
-	ck_assert_str_eq(elf_syms_lookup(dbg, nm_addr(FX("fx_debuglink_full"), "work_a") + 2),
-			 "work_a");
+	work_a = nm_symbol(FX("fx_debuglink_full"), "work_a", false, NULL);
+	ck_assert_uint_ne(work_a, 0);
+	ck_assert_str_eq(elf_syms_lookup(dbg, work_a + 2), "work_a");
 	ck_assert_str_eq(elf_syms_build_id(dbg), elf_syms_build_id(bin));
 	elf_syms_free(dbg);
 	elf_syms_free(bin);

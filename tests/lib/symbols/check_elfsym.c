@@ -13,48 +13,10 @@
 #include <unistd.h>
 
 #include "elfsym.h"
+#include "nm.h"
 #include "suites.h"
 
 #define FX(name) FIXTURE_DIR "/" name
-
-/* The address nm gives name in file (-D: the dynamic table), or 0. */
-static uint64_t nm_addr(const char *file, const char *name, bool dynamic)
-{
-	unsigned long long addr, found = 0;
-	char cmd[1024], line[1024], sym[512], type;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm %s --defined-only '%s'", dynamic ? "-D" : "", file);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	while (fgets(line, sizeof(line), p))
-		/* nm -D prints versioned names as name@@VERSION */
-		if (sscanf(line, "%llx %c %511[^@\n]", &addr, &type, sym) == 3 &&
-		    !strcmp(sym, name))
-			found = addr;
-	pclose(p);
-	return found;
-}
-
-/* The address and size nm -S gives name in file (its symbol table), or 0. */
-static uint64_t nm_sized(const char *file, const char *name, uint64_t *size)
-{
-	unsigned long long addr, len, found = 0;
-	char cmd[1024], line[1024], sym[512], type;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %llx %c %511s", &addr, &len, &type, sym) == 4 &&
-		    !strcmp(sym, name)) {
-			found = addr;
-			*size = len;
-		}
-	pclose(p);
-	return found;
-}
 
 /* The entry point readelf -h gives, or 0. */
 static uint64_t readelf_entry(const char *file)
@@ -106,7 +68,7 @@ static struct elf_syms *load_file(const char *path)
 static void check_named(const struct elf_syms *s, const char *nm_file, bool dynamic,
 			const char *name)
 {
-	uint64_t addr = nm_addr(nm_file, name, dynamic);
+	uint64_t addr = nm_symbol(nm_file, name, dynamic, NULL);
 	const char *before;
 
 	ck_assert_msg(addr != 0, "nm finds no %s in %s", name, nm_file);
@@ -180,7 +142,7 @@ END_TEST
 START_TEST(test_entry_stripped)
 {
 	struct elf_syms *s = load_file(FX("fx_stripped"));
-	uint64_t size = 0, addr = nm_sized(FX("fx_stripped_full"), "_start", &size);
+	uint64_t size = 0, addr = nm_symbol(FX("fx_stripped_full"), "_start", false, &size);
 	void *fn = dlsym(RTLD_DEFAULT, "getpid");
 	const char *after;
 	Dl_info info;
@@ -211,8 +173,8 @@ END_TEST
 START_TEST(test_labels)
 {
 	struct elf_syms *s = load_file(FX("fx_labels"));
-	uint64_t inner = nm_addr(FX("fx_labels"), "fx_inner_label", false);
-	uint64_t marker = nm_addr(FX("fx_labels"), ".annobin_fx_marker", false);
+	uint64_t inner = nm_symbol(FX("fx_labels"), "fx_inner_label", false, NULL);
+	uint64_t marker = nm_symbol(FX("fx_labels"), ".annobin_fx_marker", false, NULL);
 	const char *name;
 
 	check_named(s, FX("fx_labels"), false, "fx_label_func");
@@ -267,7 +229,7 @@ START_TEST(test_libc_aliases)
 
 	ck_assert(fn && dladdr(fn, &info) && info.dli_fname);
 	s = load_file(info.dli_fname);
-	addr = nm_addr(info.dli_fname, "getpid", true);
+	addr = nm_symbol(info.dli_fname, "getpid", true, NULL);
 	ck_assert_uint_ne(addr, 0);
 	ck_assert_str_eq(elf_syms_lookup(s, addr), "getpid");
 	ck_assert_uint_eq(strlen(elf_syms_build_id(s)), 40);
@@ -361,8 +323,8 @@ END_TEST
 START_TEST(test_versioned)
 {
 	struct elf_syms *s = load_file(FX("libfx_versioned.so"));
-	uint64_t old_fn = nm_addr(FX("libfx_versioned.so"), "fx_versioned_old", false);
-	uint64_t new_fn = nm_addr(FX("libfx_versioned.so"), "fx_versioned_new", false);
+	uint64_t old_fn = nm_symbol(FX("libfx_versioned.so"), "fx_versioned_old", false, NULL);
+	uint64_t new_fn = nm_symbol(FX("libfx_versioned.so"), "fx_versioned_new", false, NULL);
 	const char *v;
 
 	ck_assert(old_fn && new_fn);
@@ -374,8 +336,9 @@ START_TEST(test_versioned)
 	/* A name without a version has none to give. */
 	elf_syms_free(s);
 	s = load_file(FX("fx_pie"));
-	ck_assert_str_eq(elf_syms_lookup_versioned(s, nm_addr(FX("fx_pie"), "main", false), &v),
-			 "main");
+	ck_assert_str_eq(
+		elf_syms_lookup_versioned(s, nm_symbol(FX("fx_pie"), "main", false, NULL), &v),
+		"main");
 	ck_assert_ptr_null(v);
 	elf_syms_free(s);
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nm.h"
 #include "procmaps.h"
 #include "suites.h"
 #include "symbolizer.h"
@@ -321,22 +322,6 @@ START_TEST(test_cache)
 }
 END_TEST
 
-static uint64_t nm_addr(const char *file, const char *name)
-{
-	unsigned long long addr, found = 0;
-	char cmd[1024], line[1024], sym[512], type;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", file);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %511s", &addr, &type, sym) == 3 && !strcmp(sym, name))
-			found = addr;
-	pclose(p);
-	return found;
-}
-
 /*
  * The start of the first mapping of pid's file whose path ends in suffix: its
  * load base (offset 0), or with text, its executable mapping.
@@ -490,7 +475,7 @@ END_TEST
 static void check_child_frame(struct symbolizer *s, pid_t pid, const char *file, const char *suffix,
 			      const char *name)
 {
-	uint64_t base = load_base(pid, suffix), addr = nm_addr(file, name);
+	uint64_t base = load_base(pid, suffix), addr = nm_symbol(file, name, false, NULL);
 	struct sym_frame f;
 
 	ck_assert_msg(base && addr, "%s in %s", name, suffix);

@@ -18,6 +18,7 @@
 
 #include <elf.h>
 
+#include "nm.h"
 #include "suites.h"
 #include "unwtab.h"
 
@@ -35,24 +36,11 @@ static void build(const char *file, struct unwtab *t)
 	close(fd);
 }
 
-/* The address (and size, if wanted) nm gives name in file, or 0. */
+/* The address (and size, if wanted) nm gives name in file: it must be there. */
 static uint64_t nm_addr(const char *file, const char *name, uint64_t *size)
 {
-	unsigned long long addr, sz, found = 0;
-	char cmd[1024], line[1024], sym[512], type;
-	FILE *p;
+	uint64_t found = nm_symbol(file, name, false, size);
 
-	snprintf(cmd, sizeof(cmd), "nm -S --defined-only '%s'", file);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %llx %c %511s", &addr, &sz, &type, sym) == 4 &&
-		    !strcmp(sym, name)) {
-			found = addr;
-			if (size)
-				*size = sz;
-		}
-	pclose(p);
 	ck_assert_msg(found, "%s not in %s", name, file);
 	return found;
 }
