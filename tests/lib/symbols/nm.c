@@ -22,7 +22,8 @@ uint64_t nm_symbol(const char *file, const char *name, bool dynamic, uint64_t *s
 		int n = 0;
 
 		/* "ADDR [SIZE] TYPE NAME": the size only where the symbol has one */
-		for (char *f = strtok_r(line, " \n", &save); f && n < 4; f = strtok_r(NULL, " \n", &save))
+		for (char *f = strtok_r(line, " \n", &save); f && n < 4;
+		     f = strtok_r(NULL, " \n", &save))
 			field[n++] = f;
 		if (n < 3)
 			continue;
