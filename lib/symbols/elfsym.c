@@ -43,7 +43,7 @@ struct elf_sym {
 	uint8_t bind;	    /* STB_*, to choose among aliases */
 	uint8_t sized;	    /* the symbol gave its size */
 	uint8_t versioned;  /* name@VERSION follows the name in the arena */
-	uint8_t label; /* an STT_NOTYPE symbol in code (assembly): names no part of a function */
+	uint8_t label;	    /* STT_NOTYPE in code: an assembly label */
 };
 
 struct elf_syms {
@@ -604,11 +604,11 @@ static int cmp_version(const char *arena, const struct elf_sym *x, const struct 
 }
 
 /*
- * By address; among aliases at one address the name kept is the first of:
- * a function's over a label's, fewer leading underscores (glibc exports getpid as a weak alias of the
- * global __getpid: users know the public name), global over weak over local,
- * shorter, then alphabetical, then its default version, so the choice never
- * depends on table order.
+ * By address; among aliases at one address the name kept is the first of: a
+ * function's over a label's, fewer leading underscores (glibc exports getpid
+ * as a weak alias of the global __getpid: users know the public name), global
+ * over weak over local, shorter, then alphabetical, then its default version,
+ * so the choice never depends on table order.
  */
 static int cmp_sym(const void *a, const void *b, void *arena)
 {
@@ -717,7 +717,7 @@ static void finish_symbols(struct elf_syms *s)
 /*
  * Whether the file is a program, not a library: ET_EXEC, or ET_DYN marked
  * DF_1_PIE. A library's entry (libc.so.6's, which prints its version) is no
- * _start, and ld.so's entry is named by its own symbols.
+ * _start; ld.so's is named where its debug file is installed (libc6-dbg).
  */
 static bool is_program(Elf *elf, const GElf_Ehdr *eh, size_t file_size)
 {
@@ -759,6 +759,7 @@ static int name_entry(Elf *elf, struct elf_syms *s, const GElf_Ehdr *eh, size_t 
 	Dwarf_Addr start, end;
 	Dwarf_Frame *frame;
 	Dwarf_CFI *cfi;
+	size_t n = s->n;
 	int err = 0;
 
 	if (!eh->e_entry || find_symbol(s, s->n, eh->e_entry) || !load_of_vaddr(s, eh->e_entry) ||
@@ -772,11 +773,9 @@ static int name_entry(Elf *elf, struct elf_syms *s, const GElf_Ehdr *eh, size_t 
 		    end > start && end - start <= ELFSYM_MAX_ENTRY)
 			err = add_symbol(s, "_start", start, end - start, 0, STB_GLOBAL, false);
 		free(frame);
-		if (!err)
-			err = s->n && s->v[s->n - 1].addr == eh->e_entry ? 1 : 0;
 	}
 	dwarf_cfi_end(cfi);
-	return err;
+	return err ? err : s->n > n;
 }
 
 static struct elf_syms *load_elf(Elf *elf, size_t file_size)
