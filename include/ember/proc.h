@@ -100,7 +100,7 @@ struct ember_proc_exec_event {
 _Static_assert(sizeof(struct ember_proc_exec_event) == 40, "ember_proc_exec_event is ABI");
 
 /* Bounds of an EMBER_PROC_MAPS record. */
-#define EMBER_PROC_MAPS_MAX 24	 /* executable mappings it holds; the others are left out */
+#define EMBER_PROC_MAPS_MAX 64	 /* executable mappings it holds (cmake: 50); beyond: cut */
 #define EMBER_PROC_PATH_MAX 256	 /* bytes of a path, its NUL included; longer: no path */
 #define EMBER_PROC_PATH_DEPTH 16 /* names of a path; deeper: no path */
 #define EMBER_PROC_VMAS_MAX 4096 /* mappings looked at (most of a process's are not code) */
@@ -135,7 +135,7 @@ struct ember_proc_maps_event {
 	__u32 flags; /* EMBER_PROC_MAPS_CUT */
 	struct ember_proc_map m[EMBER_PROC_MAPS_MAX];
 };
-_Static_assert(sizeof(struct ember_proc_maps_event) == 32 + 24 * 296,
+_Static_assert(sizeof(struct ember_proc_maps_event) == 32 + EMBER_PROC_MAPS_MAX * 296,
 	       "ember_proc_maps_event is ABI");
 
 /* Index of proc.bpf.c's per-CPU metrics array. */
