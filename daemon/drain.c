@@ -150,11 +150,34 @@ static uint64_t named_location(struct drain_ctx *c, const char *name)
 }
 
 /*
+ * Whether the user frame below the kernel stack kern is exact: the kernel was
+ * entered by an exception (a page fault) or an interrupt, whose saved address
+ * is the instruction that faulted or is to run next, not by a system call,
+ * whose is the one after the syscall (a return address). Known by the
+ * outermost kernel frame's name (x86-64's entry points); unknown: a return
+ * address, as everywhere else.
+ */
+static bool user_leaf_exact(struct drain_ctx *c, const struct sampler_stack *kern)
+{
+	struct sym_frame f;
+
+	if (!kern || kern->lost || !kern->n)
+		return false;
+	symbolizer_frame(c->sym, 0, kern->ips[kern->n - 1] - 1, true, &f);
+	return f.function &&
+	       (!strncmp(f.function, "asm_exc_", 8) || !strncmp(f.function, "asm_sysvec_", 11) ||
+		!strcmp(f.function, "asm_common_interrupt"));
+}
+
+/*
  * Appends a stack's locations. Every address but the sample's very first is a
- * return address: step back into the call instruction before naming it.
+ * return address: step back into the call instruction before naming it. But
+ * for leaf_exact, the stack's own first address (the user frame an exception
+ * or an interrupt saved: a page fault on a function's first byte is that
+ * function's, not the one before it).
  */
 static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_stack *st,
-			bool kernel, uint64_t *locs, size_t n, bool *lost)
+			bool kernel, bool leaf_exact, uint64_t *locs, size_t n, bool *lost)
 {
 	if (st->lost) {
 		*lost = true;
@@ -162,7 +185,7 @@ static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_
 		return n;
 	}
 	for (size_t i = 0; i < st->n; i++) {
-		uint64_t addr = st->ips[i] - (n > 0 ? 1 : 0);
+		uint64_t addr = st->ips[i] - (n > 0 && !(i == 0 && leaf_exact) ? 1 : 0);
 
 		locs[n++] = cached_location(c, pid, addr, kernel);
 	}
@@ -248,14 +271,15 @@ static int on_stack(const struct profile_sample *s, void *arg)
 	c->b = p->b;
 	c->p = p;
 	if (s->waker_user || s->waker_kern) {
-		n = add_stack(c, 0, s->waker_kern, true, locs, n, &lost);
-		n = add_stack(c, s->waker_pid, s->waker_user, false, locs, n, &lost);
+		n = add_stack(c, 0, s->waker_kern, true, false, locs, n, &lost);
+		n = add_stack(c, s->waker_pid, s->waker_user, false,
+			      user_leaf_exact(c, s->waker_kern), locs, n, &lost);
 		locs[n++] = named_location(c, "[woken by]");
 	}
 	if (s->leaf)
 		locs[n++] = named_location(c, s->leaf);
-	n = add_stack(c, key->tgid, s->kern, true, locs, n, &lost);
-	n = add_stack(c, key->tgid, s->user, false, locs, n, &lost);
+	n = add_stack(c, key->tgid, s->kern, true, false, locs, n, &lost);
+	n = add_stack(c, key->tgid, s->user, false, user_leaf_exact(c, s->kern), locs, n, &lost);
 	if (n == 0)
 		locs[n++] = named_location(c, "[no stack]");
 	for (size_t i = 0; i < n; i++)

@@ -32,7 +32,9 @@ __attribute__((noinline)) static int drain_test_caller(int x)
 struct fake_source {
 	struct ember_cpu_key keys[FAKE_MAX];
 	uint64_t counts[FAKE_MAX];
-	uint64_t ips[2]; /* leaf first: every stack is this user stack */
+	uint64_t ips[2];  /* leaf first: every stack is this user stack */
+	uint64_t kips[1]; /* and this kernel stack, when kn is 1 */
+	size_t kn;
 	bool user_lost[FAKE_MAX];
 	size_t n;
 	int fail; /* returned instead of draining, when set */
@@ -49,7 +51,7 @@ static int fake_drain(void *src, int64_t period, profile_sample_cb cb, void *arg
 		return f->fail;
 	for (size_t i = 0; i < f->n && !rc; i++) {
 		struct sampler_stack user = {.ips = f->ips, .n = 2, .lost = f->user_lost[i]};
-		struct sampler_stack kern = {};
+		struct sampler_stack kern = {.ips = f->kips, .n = f->kn};
 
 		int64_t values[] = {(int64_t)f->counts[i], (int64_t)f->counts[i] * period};
 
@@ -333,6 +335,52 @@ END_TEST
  * The lookup of a sample's application is given its user stack's leaf (a
  * sample from before an exec is its old image's), 0 when the stack was lost.
  */
+/* Kernel addresses the fake kernel namer knows: a page fault's entry and a system call's. */
+#define KERN_FAULT 0xffffffff81001000ull
+#define KERN_SYSCALL 0xffffffff81002000ull
+
+static int kernel_name(void *arg, uint64_t addr, char *buf, size_t len)
+{
+	(void)arg;
+	if (addr >> 8 == KERN_FAULT >> 8)
+		return snprintf(buf, len, "asm_exc_page_fault"), 1;
+	if (addr >> 8 == KERN_SYSCALL >> 8)
+		return snprintf(buf, len, "entry_SYSCALL_64_after_hwframe"), 1;
+	buf[0] = '\0';
+	return 0;
+}
+
+/*
+ * The user frame under a kernel stack: where a page fault entered the kernel,
+ * the faulting instruction itself (a function's first byte is that function's);
+ * where a system call did, the instruction after it, stepped back into it.
+ */
+START_TEST(test_user_leaf_after_kernel_entry)
+{
+	struct drain_request q = request();
+	struct drain_result r;
+
+	symbolizer_set_kernel_namer(sym, kernel_name, NULL);
+	set_class(0, getpid(), "web", false);
+	src.ips[0] = (uint64_t)(uintptr_t)&drain_test_leaf;
+	src.kn = 1;
+	src.kips[0] = KERN_FAULT + 0x20;
+	add(getpid(), 1, false);
+	ck_assert_int_eq(drain_profiles(&q, &r), 0);
+	ck_assert(has_function(find(&r, "web"), "asm_exc_page_fault"));
+	ck_assert(has_function(find(&r, "web"), "drain_test_leaf"));
+	drain_result_free(&r);
+
+	src.kips[0] = KERN_SYSCALL + 0x20;
+	add(getpid(), 1, false);
+	ck_assert_int_eq(drain_profiles(&q, &r), 0);
+	ck_assert(has_function(find(&r, "web"), "entry_SYSCALL_64_after_hwframe"));
+	ck_assert(!has_function(find(&r, "web"), "drain_test_leaf"));
+	ck_assert(has_function(find(&r, "web"), "drain_test_caller"));
+	drain_result_free(&r);
+}
+END_TEST
+
 START_TEST(test_classify_gets_user_leaf)
 {
 	struct drain_request q = request();
@@ -360,6 +408,7 @@ Suite *drain_suite(void)
 	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_comm_utf8);
 	tcase_add_test(tc, test_classify_gets_user_leaf);
+	tcase_add_test(tc, test_user_leaf_after_kernel_entry);
 	suite_add_tcase(s, tc);
 	return s;
 }
