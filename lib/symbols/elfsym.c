@@ -260,30 +260,31 @@ static int add_symbol(struct elf_syms *s, const char *name, uint64_t addr, uint6
 	return 0;
 }
 
-/* Whether section index ndx holds code (a label there is an assembly function's name). */
-static bool code_section(Elf *elf, size_t ndx)
+/* The header of section index ndx in *sh, when it is one loaded in memory. */
+static bool alloc_section(Elf *elf, size_t ndx, GElf_Shdr *sh)
 {
 	Elf_Scn *scn;
-	GElf_Shdr sh;
 
 	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
 		return false;
 	scn = elf_getscn(elf, ndx);
-	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
-	       (sh.sh_flags & SHF_EXECINSTR);
+	return scn && gelf_getshdr(scn, sh) && (sh->sh_flags & SHF_ALLOC);
+}
+
+/* Whether section index ndx holds code (a label there is an assembly function's name). */
+static bool code_section(Elf *elf, size_t ndx)
+{
+	GElf_Shdr sh;
+
+	return alloc_section(elf, ndx, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
 /* The end of section index ndx when addr lies in it, else 0. */
 static uint64_t section_end(Elf *elf, size_t ndx, uint64_t addr)
 {
-	Elf_Scn *scn;
 	GElf_Shdr sh;
 
-	if (ndx == SHN_UNDEF || ndx >= SHN_LORESERVE)
-		return 0;
-	scn = elf_getscn(elf, ndx);
-	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || addr < sh.sh_addr ||
-	    addr - sh.sh_addr >= sh.sh_size)
+	if (!alloc_section(elf, ndx, &sh) || addr < sh.sh_addr || addr - sh.sh_addr >= sh.sh_size)
 		return 0;
 	return sh.sh_addr + sh.sh_size;
 }
