@@ -64,18 +64,25 @@ static struct elf_syms *load_file(const char *path)
 	return s;
 }
 
+/* Address addr is unnamed, or named other than name. */
+static void check_not_named(const struct elf_syms *s, uint64_t addr, const char *name)
+{
+	const char *got = elf_syms_lookup(s, addr);
+
+	ck_assert_msg(got == NULL || strcmp(got, name) != 0, "%#lx is named %s",
+		      (unsigned long)addr, name);
+}
+
 /* name is found at its nm address, one byte in, and not just before it. */
 static void check_named(const struct elf_syms *s, const char *nm_file, bool dynamic,
 			const char *name)
 {
 	uint64_t addr = nm_symbol(nm_file, name, dynamic, NULL);
-	const char *before;
 
 	ck_assert_msg(addr != 0, "nm finds no %s in %s", name, nm_file);
 	ck_assert_str_eq(elf_syms_lookup(s, addr), name);
 	ck_assert_str_eq(elf_syms_lookup(s, addr + 1), name);
-	before = elf_syms_lookup(s, addr - 1);
-	ck_assert(before == NULL || strcmp(before, name) != 0);
+	check_not_named(s, addr - 1, name);
 }
 
 static void check_build_id(const struct elf_syms *s, const char *file)
@@ -144,7 +151,6 @@ START_TEST(test_entry_stripped)
 	struct elf_syms *s = load_file(FX("fx_stripped"));
 	uint64_t size = 0, addr = nm_symbol(FX("fx_stripped_full"), "_start", false, &size);
 	void *fn = dlsym(RTLD_DEFAULT, "getpid");
-	const char *after;
 	Dl_info info;
 
 	ck_assert_uint_ne(addr, 0);
@@ -152,16 +158,14 @@ START_TEST(test_entry_stripped)
 	ck_assert_uint_eq(readelf_entry(FX("fx_stripped")), addr);
 	ck_assert_str_eq(elf_syms_lookup(s, addr), "_start");
 	ck_assert_str_eq(elf_syms_lookup(s, addr + size - 1), "_start");
-	after = elf_syms_lookup(s, addr + size);
-	ck_assert(after == NULL || strcmp(after, "_start") != 0);
+	check_not_named(s, addr + size, "_start");
 	elf_syms_free(s);
 
 	ck_assert(fn && dladdr(fn, &info) && info.dli_fname);
 	s = load_file(info.dli_fname);
 	addr = readelf_entry(info.dli_fname);
 	ck_assert_uint_ne(addr, 0);
-	after = elf_syms_lookup(s, addr);
-	ck_assert(after == NULL || strcmp(after, "_start") != 0);
+	check_not_named(s, addr, "_start");
 	elf_syms_free(s);
 }
 END_TEST
@@ -175,15 +179,13 @@ START_TEST(test_labels)
 	struct elf_syms *s = load_file(FX("fx_labels"));
 	uint64_t inner = nm_symbol(FX("fx_labels"), "fx_inner_label", false, NULL);
 	uint64_t marker = nm_symbol(FX("fx_labels"), ".annobin_fx_marker", false, NULL);
-	const char *name;
 
 	check_named(s, FX("fx_labels"), false, "fx_label_func");
 	check_named(s, FX("fx_labels"), false, "fx_sized_asm");
 	ck_assert_uint_ne(inner, 0);
 	ck_assert_str_eq(elf_syms_lookup(s, inner), "fx_sized_asm");
 	ck_assert_uint_ne(marker, 0);
-	name = elf_syms_lookup(s, marker);
-	ck_assert(name == NULL || strcmp(name, ".annobin_fx_marker") != 0);
+	check_not_named(s, marker, ".annobin_fx_marker");
 	elf_syms_free(s);
 }
 END_TEST
