@@ -74,6 +74,11 @@ start_emberd() {
 # status_key KEY [FILE]: the first value of KEY in emberd's status file (start_emberd's
 # $T/run/status unless FILE), empty while there is none.
 status_key() { awk -v k="$1" '$1 == k { print $2 }' "${2:-$T/run/status}" 2>/dev/null || true; }
+# status_total GROUP KEY [FILE]: the run's total on the status file's "GROUP KEY INTERVAL TOTAL"
+# line (drop, skip, unwind, ...), empty while there is none.
+status_total() {
+	awk -v g="$1" -v k="$2" '$1 == g && $2 == k { print $4 }' "${3:-$T/run/status}" 2>/dev/null || true
+}
 # intervals_at_least N: emberd's status file counts N intervals or more.
 intervals_at_least() { [ "$(status_key intervals)" -ge "$1" ] 2>/dev/null; }
 

@@ -10,7 +10,7 @@ RUN=$T/run
 
 # counts_map_full_total: samples dropped for a full counts map since the start
 counts_map_full_total() {
-	awk '$1 == "drop" && $2 == "counts_map_full" { print $4 }' "$RUN/status" 2>/dev/null || true
+	status_total drop counts_map_full "$RUN/status"
 }
 interval_is() { [ "$(status_key interval_ns)" = "$1" ]; }
 # reload_to DUR: writes the configuration with interval = DUR and sends SIGHUP

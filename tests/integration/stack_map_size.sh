@@ -21,8 +21,8 @@ OLD_CAP=16384
 BUDGET=${BUDGET:-240}
 
 # drop_total CAUSE, skip_total REASON, count_total KEY: totals since the start (status file)
-drop_total() { awk -v c="$1" '$1 == "drop" && $2 == c { print $4 }' "$T/run/status"; }
-skip_total() { awk -v c="$1" '$1 == "skip" && $2 == c { print $4 }' "$T/run/status"; }
+drop_total() { status_total drop "$1"; }
+skip_total() { status_total skip "$1"; }
 count_total() { awk -v k="$1" '$1 == k { print $3 }' "$T/run/status"; }
 # most_stacks: the most stacks one interval folded so far (emberd -v's interval lines)
 most_stacks() {

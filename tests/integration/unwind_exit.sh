@@ -12,17 +12,15 @@ require_bpf
 
 printf '[app "growth"]\nmatch.comm = fx_growth\n' >"$T/conf"
 start_emberd --hz 99 --interval 1s --config "$T/conf"
-# unwind_total KEY: the run's total of the status file's "unwind KEY" line.
-unwind_total() { awk -v k="$1" '$1 == "unwind" && $2 == k { print $4 }' "$T/run/status" 2>/dev/null; }
 wait_for intervals_at_least 1 || fail "emberd wrote no status in 30 s"
 runs=0
-until [ "$(unwind_total end_exited)" -ge 5 ] 2>/dev/null; do
+until [ "$(status_total unwind end_exited)" -ge 5 ] 2>/dev/null; do
 	[ "$runs" -lt 100 ] ||
-		fail "$runs runs of fx_growth, $(unwind_total end_exited) samples counted exiting (5 wanted)"
+		fail "$runs runs of fx_growth, $(status_total unwind end_exited) samples counted exiting (5 wanted)"
 	"$FX/fx_growth" >/dev/null || fail "fx_growth failed"
 	runs=$((runs + 1))
 done
-exited=$(unwind_total end_exited) unreadable=$(unwind_total end_unreadable)
+exited=$(status_total unwind end_exited) unreadable=$(status_total unwind end_unreadable)
 kill "$EMBERD_PID"
 wait_emberd
 

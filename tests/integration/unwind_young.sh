@@ -15,8 +15,8 @@ start_emberd --hz 99 --interval 10s
 "$FX/fx_short_lived" 40 >"$T/fx.out" 2>&1 || fail "fx_short_lived failed: $(tail -3 "$T/fx.out")"
 kill -TERM "$EMBERD_PID" # stores the last interval (and status) on its way out
 wait_emberd
-deferred=$(awk '$1 == "unwind" && $2 == "samples_deferred" { print $4 }' "$T/run/status")
-full=$(awk '$1 == "unwind" && $2 == "samples_defer_full" { print $4 }' "$T/run/status")
+deferred=$(status_total unwind samples_deferred)
+full=$(status_total unwind samples_defer_full)
 echo "samples walked from a copy of their stack: ${deferred:-?} (ring full: ${full:-?})"
 "$EMBERCTL" --data-dir "$T/data" folded -o "$T/all.folded" 2>"$T/folded.err" ||
 	fail "emberctl folded failed: $(cat "$T/folded.err")"

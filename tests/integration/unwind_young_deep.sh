@@ -16,7 +16,7 @@ start_emberd --hz 99 --interval 10s
 "$FX/fx_short_lived" -d 40 >"$T/fx.out" 2>&1 || fail "fx_short_lived -d failed: $(tail -3 "$T/fx.out")"
 kill -TERM "$EMBERD_PID" # stores the last interval (and status) on its way out
 wait_emberd
-deferred=$(awk '$1 == "unwind" && $2 == "samples_deferred" { print $4 }' "$T/run/status")
+deferred=$(status_total unwind samples_deferred)
 echo "samples walked from a copy of their stack: ${deferred:-?}"
 "$EMBERCTL" --data-dir "$T/data" folded -o "$T/all.folded" 2>"$T/folded.err" ||
 	fail "emberctl folded failed: $(cat "$T/folded.err")"
