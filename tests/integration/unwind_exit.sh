@@ -26,8 +26,9 @@ wait_emberd
 
 "$EMBERCTL" --data-dir "$T/data" folded --app growth -o "$T/growth.folded" 2>"$T/folded.err" ||
 	fail "emberctl folded --app growth failed: $(cat "$T/folded.err")"
-# samples in the teardown: their user part, before the kernel's entry, by count
-awk '/;exit_mmap(;| )/ { n = $NF; u = $0; sub(/;entry_SYSCALL_64.*/, "", u); c[u] += n }
+# samples in the exit's teardown (not an exec's of the forked shell's memory, which has the
+# old image's registers): their user part, before the kernel's entry, by count
+awk '/;do_exit;(.*;)?exit_mmap(;| )/ { n = $NF; u = $0; sub(/;entry_SYSCALL_64.*/, "", u); c[u] += n }
 	END { for (u in c) print c[u], u }' "$T/growth.folded" | sort -nr >"$T/teardown.txt"
 echo "$runs runs; status: end_exited $exited, end_unreadable $unreadable; teardown samples by user stack:"
 cat "$T/teardown.txt"
