@@ -222,7 +222,7 @@ struct fold_event {
 
 #if defined(FOLD_DEFER) && defined(__TARGET_ARCH_x86)
 /*
- * Set by the daemon before load (daemon/sampler.c, daemon/offcpu.c) when it
+ * Set by the daemon before load (daemon/sampler.c, growth.c, offcpu.c) when it
  * reads the deferred ring: a sample (or a sampled wait) of a process whose
  * tables are not loaded goes there.
  */
@@ -232,7 +232,8 @@ const volatile __u32 defer_walks = 0;
  * Samples of processes not loaded yet, with their user stack's pages (struct
  * ember_cpu_deferred), for the daemon to walk once it has loaded the tables
  * (daemon/deferred.c); and the ends of such off-CPU waits (struct
- * ember_offcpu_wait_end). The cpu object's, shared with the offcpu one by fd.
+ * ember_offcpu_wait_end). The cpu object's, shared with the growth and offcpu
+ * ones by fd.
  * 1 MiB: 15 to 60 records, read as they come.
  */
 struct {
@@ -366,6 +367,8 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 	d->tgid = ev->tgid;
 	d->flags = ev->flags;
 	d->n = ev->n;
+	d->source = FOLD_PROC_SOURCE;
+	d->pad = 0;
 	d->wait_id = 0;
 	d->ktime_ns = bpf_ktime_get_ns();
 	d->kstack_len = 0;

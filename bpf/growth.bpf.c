@@ -2,7 +2,9 @@
 /*
  * Memory growth: folds sampled page faults on anonymous memory (the software
  * page-faults perf event, 1 in N) and anonymous mmaps sampled by bytes, with
- * their stacks, in the maps of bpf/fold.bpf.h.
+ * their stacks, in the maps of bpf/fold.bpf.h; those of a process whose
+ * unwind tables are not loaded yet go to the deferred ring with a copy of
+ * their stack, as the cpu program's do, for the daemon to walk.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -12,6 +14,7 @@
 #include "ember/growth.h"
 #define FOLD_METRICS_NR EMBER_GROWTH_M_NR
 #define FOLD_PROC_SOURCE EMBER_PROC_SRC_GROWTH
+#define FOLD_DEFER
 #include "fold.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -498,6 +498,8 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 	d->tgid = s->tgid;
 	d->flags = s->flags;
 	d->n = s->weight;
+	d->source = EMBER_PROC_SRC_OFFCPU;
+	d->pad = 0;
 	d->wait_id = __sync_fetch_and_add(&defer_seq, 1) + 1;
 	d->ktime_ns = bpf_ktime_get_ns();
 	d->kstack_len = 0;

@@ -26,7 +26,9 @@
 
 #include "clock.h"
 #include "deferred.h"
+#include "hashtab.h"
 #include "ember/offcpu.h"
+#include "ember/proc.h"
 #include "log.h"
 #include "uwalk.h"
 
@@ -50,10 +52,23 @@ static bool end_drops(const struct wait_end *e)
 	return e->ended && !e->wait_ns && !e->runq_ns;
 }
 
-/* Whose sample a record or walk is: an off-CPU wait's has a wait id. */
-static enum deferred_kind kind_of(uint64_t wait_id)
+/*
+ * Whose sample a record is, from its source and wait id (an off-CPU wait's
+ * has one, a sample's none); DEFERRED_KINDS for a record not as the programs
+ * write it.
+ */
+static enum deferred_kind kind_of(uint32_t source, uint64_t wait_id)
 {
-	return wait_id ? DEFERRED_OFFCPU : DEFERRED_CPU;
+	switch (source) {
+	case EMBER_PROC_SRC_CPU:
+		return wait_id ? DEFERRED_KINDS : DEFERRED_CPU;
+	case EMBER_PROC_SRC_GROWTH:
+		return wait_id ? DEFERRED_KINDS : DEFERRED_GROWTH;
+	case EMBER_PROC_SRC_OFFCPU:
+		return wait_id ? DEFERRED_OFFCPU : DEFERRED_KINDS;
+	default:
+		return DEFERRED_KINDS;
+	}
 }
 
 /*
@@ -75,9 +90,12 @@ struct early_end {
  */
 struct waiting {
 	struct waiting *next;
-	int64_t at_ns; /* CLOCK_MONOTONIC when read */
+	uint64_t hash;	  /* of what a walk reads (same_sample()), for merging repeats */
+	uint32_t records; /* samples it stands for: 1, and its repeats */
+	int64_t at_ns;	  /* CLOCK_MONOTONIC when read */
 	uint32_t tgid, flags;
-	uint64_t wait_id;  /* 0: a cpu sample; else an off-CPU wait */
+	enum deferred_kind kind;
+	uint64_t wait_id;  /* 0: a cpu or growth sample; else an off-CPU wait */
 	uint64_t ktime_ns; /* CLOCK_MONOTONIC when taken (the kernel's) */
 	struct wait_end end;
 	uint64_t n, ip, sp, bp;
@@ -88,6 +106,49 @@ struct waiting {
 	uint64_t *kips;	     /* kstack_len frames, then stack_len bytes of stack: one allocation */
 	const uint8_t *stack;
 };
+
+/* The bytes of stacks, user and kernel, a waiting record holds. */
+static size_t held_bytes(const struct waiting *w)
+{
+	return w->stack_len + w->kstack_len * sizeof(uint64_t);
+}
+
+/*
+ * Samples (not waits) taken with the same registers, stack bytes and kernel
+ * stack walk to the same frames: a repeat of one waiting adds its count to it
+ * instead of waiting too. A process that faults in a loop before its tables
+ * are built sends hundreds of such growth samples, which would otherwise fill
+ * DEFERRED_WAITING_BYTES. Found through a direct-mapped index of this many.
+ * (No repeat spans an exec, which builds a new stack.)
+ */
+#define REPEAT_SLOTS 1024
+
+/* The hash of what a walk of w reads, and whose sample it is. */
+static uint64_t sample_hash(const struct waiting *w)
+{
+	const uint8_t *p = (const uint8_t *)w->kips; /* the kernel stack, then the user stack */
+	size_t len = held_bytes(w), i;
+	uint64_t h = hash_mix(hash_mix(w->tgid, (uint64_t)w->kind << 32 | w->flags), w->ip), v;
+
+	h = hash_mix(hash_mix(hash_mix(h, w->sp), w->bp), w->stack_base);
+	for (i = 0; i + sizeof(v) <= len; i += sizeof(v)) {
+		memcpy(&v, p + i, sizeof(v));
+		h = hash_mix(h, v);
+	}
+	v = 0;
+	memcpy(&v, p + i, len - i);
+	return hash_mix(h, v);
+}
+
+/* Whether a and b, samples both, walk alike into one stack and key (their counts apart). */
+static bool same_sample(const struct waiting *a, const struct waiting *b)
+{
+	return a->hash == b->hash && !a->wait_id && !b->wait_id && a->tgid == b->tgid &&
+	       a->kind == b->kind && a->flags == b->flags && a->ip == b->ip && a->sp == b->sp &&
+	       a->bp == b->bp && a->stack_base == b->stack_base && a->stack_len == b->stack_len &&
+	       a->kstack_len == b->kstack_len && !memcmp(a->comm, b->comm, sizeof(a->comm)) &&
+	       !memcmp(a->kips, b->kips, held_bytes(a));
+}
 
 static void free_waiting(struct waiting *w)
 {
@@ -101,6 +162,7 @@ static void free_waiting(struct waiting *w)
  */
 struct walked {
 	struct walked *next; /* in the open waits */
+	enum deferred_kind kind;
 	uint64_t wait_id;
 	struct wait_end end;
 	struct ember_cpu_key key;
@@ -158,8 +220,9 @@ struct deferred {
 	pthread_mutex_t mu;
 	struct waiting *head, **tail; /* arrival order */
 	uint32_t nwaiting;
-	size_t waiting_bytes; /* of stack the waiting records hold */
-	void *loaded;	      /* tsearch set of pids the unwinder has loaded */
+	size_t waiting_bytes; /* of stacks the waiting records hold (held_bytes()) */
+	struct waiting *repeats[REPEAT_SLOTS]; /* waiting samples by hash, direct-mapped */
+	void *loaded;			       /* tsearch set of pids the unwinder has loaded */
 	struct walked **walked;
 	size_t nwalked, walked_cap;
 	struct walked *open; /* off-CPU waits walked, before their end: newest first */
@@ -347,6 +410,7 @@ static bool walk(struct deferred *d, const struct waiting *w, enum walk_entry ho
 		goto fail;
 	memset(&s->key, 0, sizeof(s->key));
 	s->next = NULL;
+	s->kind = w->kind;
 	s->wait_id = w->wait_id;
 	s->end = w->end;
 	s->key.tgid = w->tgid;
@@ -363,12 +427,12 @@ static bool walk(struct deferred *d, const struct waiting *w, enum walk_entry ho
 		d->st.walked++;
 	else
 		d->st.unloaded++;
-	m = d->metrics[kind_of(w->wait_id)];
-	m[res->end]++;
-	m[EMBER_CPU_M_FRAMES_TABLE] += res->by_table;
-	m[EMBER_CPU_M_FRAMES_FP] += res->by_fp;
-	m[EMBER_CPU_M_FRAMES_BAD_RULE] += res->bad_rule;
-	m[EMBER_CPU_M_COUNTED]++;
+	m = d->metrics[w->kind]; /* per sample, as the programs count: repeats too */
+	m[res->end] += w->records;
+	m[EMBER_CPU_M_FRAMES_TABLE] += (uint64_t)res->by_table * w->records;
+	m[EMBER_CPU_M_FRAMES_FP] += (uint64_t)res->by_fp * w->records;
+	m[EMBER_CPU_M_FRAMES_BAD_RULE] += (uint64_t)res->bad_rule * w->records;
+	m[EMBER_CPU_M_COUNTED] += w->records;
 	d->st.walk_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	keep_sample(d, s);
 	pthread_mutex_unlock(&d->mu);
@@ -398,6 +462,15 @@ static void walk_list(struct deferred *d, struct waiting *w, enum walk_entry how
 	}
 }
 
+/* Under the lock: w leaves the waiting list, and the index of repeats. */
+static void forget_repeat(struct deferred *d, const struct waiting *w)
+{
+	struct waiting **slot = &d->repeats[w->hash % REPEAT_SLOTS];
+
+	if (*slot == w)
+		*slot = NULL;
+}
+
 /*
  * Under the lock: takes out the waiting records of pid taken before taken_ns,
  * and those read before before.
@@ -411,12 +484,13 @@ static struct waiting *take_locked(struct deferred *d, uint32_t pid, uint64_t ta
 		struct waiting *w = *pp;
 
 		if ((w->tgid == pid && w->ktime_ns < taken_ns) || w->at_ns < before) {
+			forget_repeat(d, w);
 			*pp = w->next;
 			w->next = NULL;
 			*otail = w;
 			otail = &w->next;
 			d->nwaiting--;
-			d->waiting_bytes -= w->stack_len;
+			d->waiting_bytes -= held_bytes(w);
 		} else {
 			pp = &w->next;
 		}
@@ -485,6 +559,7 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w->at_ns = mono_ns();
 	w->tgid = r->tgid;
 	w->flags = r->flags;
+	w->kind = kind_of(r->source, r->wait_id);
 	w->wait_id = r->wait_id;
 	w->end = (struct wait_end){0};
 	w->n = r->n;
@@ -499,6 +574,8 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	memcpy(w->kips, r->kips, w->kstack_len * sizeof(uint64_t));
 	w->stack_len = len - skip;
 	memcpy(w->kips + w->kstack_len, r->stack + skip, len - skip);
+	w->hash = sample_hash(w);
+	w->records = 1;
 	if (bad_stack || bad_kstack) {
 		pthread_mutex_lock(&d->mu);
 		d->st.bad++;
@@ -545,11 +622,12 @@ static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_e
 		if (w->wait_id != e->wait_id || w->tgid != e->tgid)
 			continue;
 		if (drop) {
+			forget_repeat(d, w);
 			*pp = w->next;
 			if (!*pp)
 				d->tail = pp;
 			d->nwaiting--;
-			d->waiting_bytes -= w->stack_len;
+			d->waiting_bytes -= held_bytes(w);
 			free_waiting(w);
 		} else {
 			w->end = end;
@@ -598,14 +676,16 @@ static void on_wait_end(struct deferred *d, const struct ember_offcpu_wait_end *
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct deferred *d = ctx;
-	struct waiting *w;
+	const struct ember_cpu_deferred *r = data;
+	struct waiting *w, **slot;
 	bool loaded, now, old_program;
 
 	if (size == sizeof(struct ember_offcpu_wait_end)) {
 		on_wait_end(d, data);
 		return 0;
 	}
-	if (size < sizeof(struct ember_cpu_deferred)) {
+	/* too short, or of no sampler (no profile to go to) */
+	if (size < sizeof(*r) || kind_of(r->source, r->wait_id) == DEFERRED_KINDS) {
 		pthread_mutex_lock(&d->mu);
 		d->st.bad++;
 		pthread_mutex_unlock(&d->mu);
@@ -641,14 +721,26 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	/* checked and queued under one lock: the hook takes it, or it is walked now */
 	pthread_mutex_lock(&d->mu);
+	slot = &d->repeats[w->hash % REPEAT_SLOTS];
+	if (*slot && same_sample(*slot, w)) { /* waits already: counted there */
+		(*slot)->n += w->n;
+		(*slot)->records++;
+		d->st.repeats++;
+		pthread_mutex_unlock(&d->mu);
+		free_waiting(w);
+		return 0;
+	}
 	now = (!loaded && tfind(pid_key(w->tgid), &d->loaded, cmp_pid)) ||
 	      d->nwaiting >= DEFERRED_WAITING_MAX ||
-	      d->waiting_bytes + w->stack_len > DEFERRED_WAITING_BYTES || exited_locked(d, w->tgid);
+	      d->waiting_bytes + held_bytes(w) > DEFERRED_WAITING_BYTES ||
+	      exited_locked(d, w->tgid);
 	if (!now) {
 		*d->tail = w;
 		d->tail = &w->next;
 		d->nwaiting++;
-		d->waiting_bytes += w->stack_len;
+		d->waiting_bytes += held_bytes(w);
+		if (!w->wait_id)
+			*slot = w;
 	}
 	pthread_mutex_unlock(&d->mu);
 	if (now) {
@@ -766,7 +858,7 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 					   .n = s->klen,
 					   .lost = s->key.flags & EMBER_KEY_KSTACK_LOST};
 
-		if (kind_of(s->wait_id) != kind) {
+		if (s->kind != kind) {
 			v[kept++] = s; /* the other drain's */
 			continue;
 		}

@@ -4,10 +4,12 @@
  * when it was sampled (its first, those until the unwinder has read its
  * mappings, and those while tables of them are compiled) come from the cpu
  * program with their registers and a copy of their stack (struct
- * ember_cpu_deferred). They wait here until the unwinder has loaded the
- * process, are walked then with its tables (lib/symbols/uwalk.c), and join
- * the interval's samples at the next drain. Sampled off-CPU waits of such
- * processes come the same way (bpf/offcpu.bpf.c, through the same ring): the
+ * ember_cpu_deferred). They wait here (a repeat of one waiting, taken with the
+ * same registers and stack, adds to its count) until the unwinder has loaded
+ * the process, are walked then with its tables (lib/symbols/uwalk.c), and join
+ * the interval's samples at the next drain. Sampled page faults and mmaps of
+ * such processes come the same way (bpf/growth.bpf.c, through the same ring),
+ * and so do sampled off-CPU waits (bpf/offcpu.bpf.c): the
  * copy at the switch-out, then the wait's end (struct ember_offcpu_wait_end)
  * at the thread's return; the two are folded together once both are here.
  */
@@ -23,18 +25,22 @@
 
 /*
  * Samples waiting at once, and the bytes of stack they hold (a record holds up
- * to 64 KiB); beyond either, a sample is walked at once with what is loaded.
+ * to 64 KiB of user stack, kept from sp on: 1-2 KiB in most programs, and 1
+ * KiB of kernel stack); beyond either, a sample is walked at once with what is
+ * loaded. A process that faults in 512 MiB in its first 300 ms sends 800 growth
+ * samples before its tables are built.
  */
-#define DEFERRED_WAITING_MAX 256
+#define DEFERRED_WAITING_MAX 4096
 #define DEFERRED_WAITING_BYTES (4u << 20)
 /* How long a sample waits for its process's tables before it is walked without them. */
 #define DEFERRED_WAIT_NS (2ll * 1000 * 1000 * 1000)
 /* Off-CPU waits walked and waiting for their end at once; beyond, the oldest is dropped. */
 #define DEFERRED_OPEN_MAX 1024
 
-/* Whose samples: the cpu program's, or the offcpu program's waits. */
+/* Whose samples: the cpu program's, the growth program's, or the offcpu program's waits. */
 enum deferred_kind {
 	DEFERRED_CPU,
+	DEFERRED_GROWTH,
 	DEFERRED_OFFCPU,
 	DEFERRED_KINDS,
 };
@@ -44,8 +50,10 @@ struct deferred_stats {
 	uint64_t received; /* records read from the ring */
 	uint64_t walked;   /* walked with the process's tables loaded */
 	uint64_t unloaded; /* walked without: gone first, waited too long, or too many waiting */
-	uint64_t bad;	   /* records not as the program writes them (walked as far as sound) */
+	uint64_t bad;	   /* records not as the programs write them: walked as far as sound,
+			    * or left out when of no sampler */
 	uint64_t lost;	   /* walked samples lost: out of memory, or WALKED_MAX before a drain */
+	uint64_t repeats;  /* of the received, added to one alike waiting (not walked again) */
 	uint64_t walk_ns;  /* CPU time spent walking (walked and unloaded) */
 	uint32_t waiting;  /* waiting now */
 	/* of the records, off-CPU waits: */

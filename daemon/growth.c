@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "deferred.h"
 #include "fold.h"
 #include "growth.h"
 #include "percpu.h"
@@ -33,8 +34,30 @@ struct growth {
 	struct fold_perf perf;	   /* one page-faults event per online CPU */
 	struct bpf_link *map_link; /* the mmap raw tracepoint */
 	int64_t fault_bytes;	   /* fault_period pages */
+	struct deferred *defer;	   /* samples of processes not loaded walked there, or NULL */
 	struct fold_buffers buf;
 };
+
+/* A sample of a process not loaded yet goes to the cpu sampler's deferred walks, if any. */
+static int share_deferred(struct growth *g, const struct growth_opts *o, char *err, size_t errlen)
+{
+#if defined(__x86_64__)
+	g->skel->rodata->defer_walks = o->defer != NULL;
+	if (!o->defer) { /* unused: one page */
+		bpf_map__set_max_entries(g->skel->maps.deferred, 4096);
+	} else if (bpf_map__reuse_fd(g->skel->maps.deferred, deferred_ring_fd(o->defer))) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "cannot share the deferred samples' ring buffer: %s",
+			 strerror(errno));
+		return rc;
+	}
+	g->defer = o->defer;
+#else
+	(void)g, (void)o, (void)err, (void)errlen;
+#endif
+	return 0;
+}
 
 static int load(struct growth *g, const struct growth_opts *o, char *err, size_t errlen)
 {
@@ -51,6 +74,8 @@ static int load(struct growth *g, const struct growth_opts *o, char *err, size_t
 	g->skel->rodata->min_age_ns = (uint64_t)o->min_age_ns;
 	fold_size_buffers(g->skel->obj, GROWTH_COUNTS, GROWTH_STACKS);
 	rc = fold_share_maps(g->skel->obj, &o->shared, err, errlen);
+	if (!rc)
+		rc = share_deferred(g, o, err, errlen);
 	if (rc)
 		return rc;
 	rc = growth_bpf__load(g->skel);
@@ -123,7 +148,12 @@ void growth_close(struct growth *g)
 
 int growth_drain(struct growth *g, sampler_cb cb, void *arg)
 {
-	return fold_drain(&g->buf, cb, arg);
+	int rc = fold_drain(&g->buf, cb, arg);
+
+	/* the samples the daemon walked join the kernel's */
+	if (!rc && g->defer)
+		rc = deferred_drain(g->defer, DEFERRED_GROWTH, cb, arg);
+	return rc;
 }
 
 void growth_flip(struct growth *g)
@@ -138,5 +168,10 @@ int64_t growth_fault_bytes(const struct growth *g)
 
 int growth_metrics(struct growth *g, uint64_t out[EMBER_GROWTH_M_NR])
 {
-	return percpu_array_sum(bpf_map__fd(g->skel->maps.metrics), EMBER_GROWTH_M_NR, out);
+	int rc = percpu_array_sum(bpf_map__fd(g->skel->maps.metrics), EMBER_GROWTH_M_NR, out);
+
+	if (!rc && g->defer)
+		deferred_metrics(g->defer, DEFERRED_GROWTH,
+				 out); /* its walks count as the program's */
+	return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ember/growth.h"
+#include "deferred.h"
 #include "fold.h"
 
 /* How to load the growth sampler. */
@@ -18,6 +19,7 @@ struct growth_opts {
 	unsigned int fault_period; /* sample 1 page fault in this many (> 0) */
 	int64_t min_age_ns;	   /* a process's growth before this age is left out */
 	struct fold_shared shared; /* maps of proctrack, the unwinder and the cpu sampler */
+	struct deferred *defer;	   /* the cpu sampler's deferred walks, or NULL: none sent */
 };
 
 struct growth;
@@ -28,7 +30,8 @@ void growth_close(struct growth *g);
 
 /*
  * Drains the folded stacks like sampler_drain(): cb gets a number of sampled
- * faults, or (key flag EMBER_GROWTH_KEY_MAPPED) sampled mapped bytes.
+ * faults, or (key flag EMBER_GROWTH_KEY_MAPPED) sampled mapped bytes; then
+ * those of processes not loaded yet that the deferred walks have walked.
  */
 int growth_drain(struct growth *g, sampler_cb cb, void *arg);
 /* Switches the buffers now, as sampler_flip(). */

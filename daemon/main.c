@@ -349,7 +349,8 @@ static void open_growth(struct daemon *d, const struct sampler_opts *so)
 				 .shared = {.events_fd = so->events_fd,
 					    .known_fd = so->known_fd,
 					    .drop_fd = sampler_drop_fd(d->sampler),
-					    .unwind = so->unwind}};
+					    .unwind = so->unwind},
+				 .defer = sampler_deferred(d->sampler)};
 	char err[512];
 
 	if (!go.fault_period)

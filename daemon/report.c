@@ -526,19 +526,20 @@ static void log_growth(const struct interval_report *r)
 	const uint64_t *g = r->growth;
 	uint64_t lost = g[EMBER_CPU_M_COUNTS_FULL] + g[EMBER_CPU_M_STACKS_FULL] +
 			g[EMBER_CPU_M_KSTACK_FAILED];
-	char line[512];
+	char line[640];
 
 	snprintf(line, sizeof(line),
 		 "growth: %" PRIu64 " faults sampled, %" PRIu64
 		 " samples folded with the mmaps' (file-backed left out %" PRIu64
 		 ", kernel threads %" PRIu64 ", mapping unknown %" PRIu64
 		 ", processes younger than growth_min_age %" PRIu64 "), %" PRIu64 " of %" PRIu64
-		 " anonymous mmaps sampled; lost: %" PRIu64 " samples (counts map full), %" PRIu64
-		 " stacks",
+		 " anonymous mmaps sampled; %" PRIu64 " of processes not loaded yet sent to the "
+		 "deferred walks (%" PRIu64 " walked here: the ring full); lost: %" PRIu64
+		 " samples (counts map full), %" PRIu64 " stacks",
 		 g[EMBER_CPU_M_SAMPLES], g[EMBER_CPU_M_COUNTED], g[EMBER_GROWTH_M_FILE],
 		 g[EMBER_GROWTH_M_KTHREAD], g[EMBER_GROWTH_M_VMA_UNKNOWN], g[EMBER_GROWTH_M_YOUNG],
 		 g[EMBER_GROWTH_M_MAP_SAMPLED], g[EMBER_GROWTH_M_MAP_CALLS],
-		 g[EMBER_CPU_M_COUNTS_FULL],
+		 g[EMBER_CPU_M_DEFERRED], g[EMBER_CPU_M_DEFER_FULL], g[EMBER_CPU_M_COUNTS_FULL],
 		 g[EMBER_CPU_M_STACKS_FULL] + g[EMBER_CPU_M_KSTACK_FAILED]);
 	if (lost)
 		log_warnx("%s", line);
@@ -594,10 +595,10 @@ void report_log(const struct interval_report *r)
 		log_debug(
 			"deferred walks since the start: %lu samples of processes not loaded yet, "
 			"%lu walked with their tables, %lu without (gone first, or waited too "
-			"long), %u waiting; %lu lost, %lu malformed; %.0f us of CPU a walk; of them "
-			"%lu off-CPU waits, %u open, %lu lost",
-			r->defer.received, r->defer.walked, r->defer.unloaded, r->defer.waiting,
-			r->defer.lost, r->defer.bad,
+			"long), %lu added to one alike, %u waiting; %lu lost, %lu malformed; %.0f us "
+			"of CPU a walk; of them %lu off-CPU waits, %u open, %lu lost",
+			r->defer.received, r->defer.walked, r->defer.unloaded, r->defer.repeats,
+			r->defer.waiting, r->defer.lost, r->defer.bad,
 			r->defer.walked + r->defer.unloaded ?
 				r->defer.walk_ns / 1e3 / (r->defer.walked + r->defer.unloaded) :
 				0.0,

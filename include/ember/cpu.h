@@ -88,13 +88,14 @@ struct ember_stack_part {
 /*
  * A sample of a process whose tables are not loaded yet (its first, and those
  * until the daemon has read its mappings): instead of a frame-pointer walk,
- * the cpu program sends its registers, kernel stack and the user stack's
- * pages from sp's on through the deferred ring buffer, and the daemon walks
- * it with the tables once they are loaded (lib/symbols/uwalk.c), as perf
- * does with a stack copy. The pages up to the end of the stack's mapping, in
- * records of EMBER_DEFER_PAGES_MIN, twice or four times as many pages (the
- * ring's reservations are of constant sizes): at most EMBER_DEFER_PAGES_MAX,
- * 64 KiB (a compiler's deepest samples: docs/benchmarks.md).
+ * the cpu program (and the growth and offcpu ones) sends its registers, kernel
+ * stack and the user stack's pages from sp's on through the deferred ring
+ * buffer, and the daemon walks it with the tables once they are loaded
+ * (lib/symbols/uwalk.c), as perf does with a stack copy. The pages up to the
+ * end of the stack's mapping, in records of EMBER_DEFER_PAGES_MIN, twice or
+ * four times as many pages (the ring's reservations are of constant sizes):
+ * at most EMBER_DEFER_PAGES_MAX, 64 KiB (a compiler's deepest samples:
+ * docs/benchmarks.md).
  */
 #define EMBER_DEFER_PAGES_MIN 4
 #define EMBER_DEFER_PAGES_MAX 16
@@ -102,8 +103,9 @@ struct ember_stack_part {
 #define EMBER_DEFER_KSTACK_MAX 128 /* the kernel's perf_event_max_stack (127) and one */
 
 /*
- * One record of the deferred ring buffer (bpf/fold.bpf.h -> daemon/deferred.c):
- * this header, then the user stack's pages (4, 8 or 16 of them reserved).
+ * One record of the deferred ring buffer (bpf/fold.bpf.h -> daemon/deferred.c),
+ * from the cpu, growth or offcpu program: this header, then the user stack's
+ * pages (4, 8 or 16 of them reserved).
  */
 struct ember_cpu_deferred {
 	__u32 tgid;
@@ -115,11 +117,13 @@ struct ember_cpu_deferred {
 	__u64 stack_base;	   /* user address of stack[0]: the page holding sp */
 	__u32 stack_len;	   /* bytes of stack read: whole pages until one failed */
 	__u32 kstack_len;	   /* frames in kips (0: none, or a sample in user mode) */
+	__u32 source;		   /* whose: enum ember_proc_source (cpu, growth, offcpu) */
+	__u32 pad;		   /* 0 */
 	char comm[EMBER_COMM_LEN]; /* thread name at sampling time */
 	__u64 kips[EMBER_DEFER_KSTACK_MAX]; /* kernel stack, leaf first */
 	__u8 stack[];			    /* user memory from stack_base: the record's rest */
 };
-_Static_assert(sizeof(struct ember_cpu_deferred) == 88 + 8 * EMBER_DEFER_KSTACK_MAX,
+_Static_assert(sizeof(struct ember_cpu_deferred) == 96 + 8 * EMBER_DEFER_KSTACK_MAX,
 	       "ember_cpu_deferred is ABI");
 
 /*
