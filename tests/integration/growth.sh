@@ -20,8 +20,8 @@ start_emberd --hz 99 --interval 5s -v
 WL=$!
 PIDS+=("$WL")
 # Steady state, as on a host where emberd runs: the process's unwind tables are loaded
-# (its first CPU samples report it) before it grows; until then its frames are walked with
-# frame pointers, which this fixture, built without them, does not keep.
+# (its first CPU samples report it) before it grows, and the BPF program walks its faults
+# (growth_young.sh grows a process before: its faults are walked by the daemon).
 wait_for grep -Eq "unwinder: pid $WL: .*\(0 to build\)" "$T/emberd.log" ||
 	fail "emberd did not load fx_growth's unwind tables within 30 s"
 # and past its start-up, which memory growth leaves out (growth_min_age, 100 ms)

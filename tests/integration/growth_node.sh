@@ -20,7 +20,8 @@ WL=$!
 PIDS+=("$WL")
 trap 'rm -f "/tmp/perf-$WL.map"; cleanup' EXIT
 # Steady state: node's unwind tables loaded (its first CPU samples report it) before
-# it grows; until then its C++ frames are walked with frame pointers, which it lacks.
+# it grows, and the BPF program walks its faults (before, the daemon walks them from a
+# copy of the stack: growth_young.sh).
 wait_for grep -Eq "unwinder: pid $WL: .*\\(0 to build\\)" "$T/emberd.log" ||
 	fail "emberd did not load node's unwind tables within 30 s"
 # and past its start-up, which memory growth leaves out (growth_min_age, 100 ms)
