@@ -5,11 +5,14 @@
  * (bpf/fold.bpf.h, which walks the user stack with bpf/unwind.bpf.h).
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
 #include "ember/cpu.h"
 /* samples of processes not loaded yet go to the daemon with their stacks */
 #define FOLD_DEFER
+/* samples of a process tearing down its memory take the stack it had at its exit */
+#define FOLD_EXIT_STACKS
 #include "fold.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -20,6 +23,16 @@ const volatile __u32 include_idle = 0;
 const volatile __u32 target_tgid = 0;
 /* Set by the daemon before load: when non-zero, sample only the processes in allow_tgids. */
 const volatile __u32 allow_only = 0;
+/*
+ * Set by the daemon before load: the pages of address space from which a
+ * process's user stack is read at its exit (ember_cpu_exit); 0: never.
+ */
+const volatile __u64 exit_stack_pages = 0;
+
+#ifndef PF_KTHREAD
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
+#endif
+#define SIGNAL_GROUP_EXIT 0x00000004 /* include/linux/sched/signal.h: the whole process exits */
 
 /*
  * Processes an on-demand capture of one application samples (allow_only):
@@ -67,3 +80,51 @@ int ember_cpu_sample(struct bpf_perf_event_data *ctx)
 	count_sample(ctx, tgid);
 	return 0;
 }
+
+/*
+ * A thread's exit (before exit_mm): when it may be the last user of its
+ * process's address space, whose teardown (exit_mmap) it then runs (the only
+ * user left, or one of a process exiting as a whole: which of its threads
+ * releases it last is a race), its user stack is read now into its task's
+ * exit_stacks entry, for the samples the teardown takes after: then no user
+ * memory is left to walk. Only processes whose
+ * tables are loaded (a walk by frame pointers is not worth keeping) and that
+ * map exit_stack_pages or more (a small process's teardown is over long
+ * before a sample at 19 Hz is likely): the cost is one walk at such an exit.
+ */
+#if defined(__TARGET_ARCH_x86)
+SEC("raw_tracepoint/sched_process_exit")
+int ember_cpu_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	const struct ember_unwind_proc *proc;
+	struct mm_struct *mm = task->mm;
+	struct exit_stack *ex;
+	struct uw_result res;
+	struct pt_regs *regs;
+
+	if (!exit_stack_pages || !mm || (task->flags & PF_KTHREAD))
+		return 0;
+	if (BPF_CORE_READ(mm, total_vm) < exit_stack_pages)
+		return 0;
+	if (BPF_CORE_READ(mm, mm_users.counter) != 1 &&
+	    !(BPF_CORE_READ(task, signal, flags) & SIGNAL_GROUP_EXIT))
+		return 0; /* a thread leaving a process that goes on */
+	if ((target_tgid && tgid != target_tgid) ||
+	    (allow_only && !bpf_map_lookup_elem(&allow_tgids, &tgid)) ||
+	    (drops_used && bpf_map_lookup_elem(&drop_tgids, &tgid)))
+		return 0;
+	proc = uw_proc(tgid);
+	if (!proc || proc->pending)
+		return 0;
+	ex = bpf_task_storage_get(&exit_stacks, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!ex || !regs)
+		return 0;
+	uw_walk(&ex->st, tgid, proc, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
+		BPF_CORE_READ(regs, bp), &res);
+	ex->end = res.end;
+	return 0;
+}
+#endif

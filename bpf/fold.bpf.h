@@ -128,6 +128,44 @@ static __always_inline __u64 kernel_stack(void *ctx, void *stacks, __u32 gen, bo
 	return keep_stack(st, stacks, gen, lost);
 }
 
+#ifdef FOLD_EXIT_STACKS
+/* A process's user stack read at its last thread's exit, and how that walk ended. */
+struct exit_stack {
+	__u32 end; /* EMBER_CPU_M_END_* */
+	__u32 pad;
+	struct ember_stack st;
+};
+
+/*
+ * The user stack of a thread about to release its process's address space
+ * (the last user of it, at sched_process_exit: bpf/cpu.bpf.c), for its samples
+ * in the teardown after, when no user memory is left to walk.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct exit_stack);
+} exit_stacks SEC(".maps");
+
+/*
+ * A walk that ended at an exiting task's leaf (UW_EXITED): the stack its
+ * thread had at the exit instead, counted by how that walk ended.
+ */
+static __always_inline void exit_stack_use(struct ember_stack *st, struct uw_result *res)
+{
+	struct exit_stack *ex =
+		bpf_task_storage_get(&exit_stacks, bpf_get_current_task_btf(), NULL, 0);
+
+	if (!ex || !ex->st.len || ex->st.ips[0] != st->ips[0])
+		return;
+	if (bpf_probe_read_kernel(st, sizeof(*st), &ex->st))
+		return;
+	res->end = ex->end;
+	metric_inc(EMBER_CPU_M_EXIT_STACK);
+}
+#endif
+
 /*
  * The user stack, walked with unwind tables (bpf/unwind.bpf.h) from regs into
  * the scratch stack; NULL when there is none (a kernel thread: regs NULL).
@@ -153,6 +191,10 @@ static __always_inline struct ember_stack *walk_user_stack(void *ctx,
 	if (!st || !regs)
 		return NULL;
 	uw_walk(st, tgid, proc, regs->ip, regs->sp, regs->bp, &res);
+#ifdef FOLD_EXIT_STACKS
+	if (res.end == UW_EXITED)
+		exit_stack_use(st, &res);
+#endif
 	metric_inc(res.end);
 	metric_add(EMBER_CPU_M_PROC_NO_TABLES, res.no_proc);
 	metric_add(EMBER_CPU_M_FRAMES_TABLE, res.by_table);

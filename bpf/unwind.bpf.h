@@ -93,7 +93,7 @@ struct {
 struct uw_window {
 	__u64 base; /* user address of buf[0] */
 	__u32 len;  /* valid bytes in buf; 0: empty */
-	__u32 pad;
+	__u32 busy; /* a walk runs: one that interrupts it (an interrupt's) must not walk */
 	__u8 buf[UW_WINDOW];
 };
 
@@ -504,20 +504,38 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 	struct uw_state w = {.st = st, .ip = ip, .sp = sp, .bp = bp, .tgid = tgid, .proc = proc};
 	__u32 zero = 0;
 
+	st->ips[0] = ip;
+	st->len = 1;
+	st->flags = 0;
+	/*
+	 * A task that has no memory any more: a process exiting, its address
+	 * space torn down after exit_mm. Nothing is there to read (and its
+	 * tables may be dropped already: frame pointers would read rbp as the
+	 * end of the chain); the walk and its tables are not at fault.
+	 */
+	if (!bpf_get_current_task_btf()->mm) {
+		*res = (struct uw_result){.end = UW_EXITED, .no_proc = !proc};
+		return;
+	}
 	w.win = bpf_map_lookup_elem(&unwind_window, &zero);
-	if (w.win)
+	if (w.win && w.win->busy) {
+		/*
+		 * A sample taken while a tracepoint's walk runs on this CPU (the
+		 * cpu object's exit walk): the window and the row cache are that
+		 * walk's. The leaf alone, as unreadable; a rare sample.
+		 */
+		*res = (struct uw_result){.end = UW_UNREADABLE, .no_proc = !proc};
+		return;
+	}
+	if (w.win) {
 		w.win->len = 0;
+		w.win->busy = 1;
+	}
 
 	/* bound: the deepest stack kept, and one more step that notices the limit */
 	bpf_loop(EMBER_MAX_STACK_DEPTH + 1, uw_loop_step, &w, 0);
-	/*
-	 * A leaf whose caller could not be read, of a task that has no memory any
-	 * more: a process exiting (its address space torn down after exit_mm).
-	 * Nothing was there to read; the walk and its tables are not at fault.
-	 */
-	if (w.n == 1 && (w.end == UW_UNREADABLE || w.end == UW_NO_TABLE || w.end == UW_BAD_RULE) &&
-	    !bpf_get_current_task_btf()->mm)
-		w.end = UW_EXITED;
+	if (w.win)
+		w.win->busy = 0;
 	if (w.stale)
 		uw_note_stale(tgid, w.stale);
 	st->len = w.n;

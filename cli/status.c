@@ -292,14 +292,15 @@ static void print_walk(const struct ember_status *st)
 	printf("  %-13s last interval: %" PRIu64 " user stacks, %.1f%% complete (outermost "
 	       "frame %" PRIu64 ", signal frame %" PRIu64 "); cut: no table %" PRIu64
 	       ", bad rule %" PRIu64 ", unreadable %" PRIu64 ", depth limit %" PRIu64
-	       "; leaf only, exiting with its memory released: %" PRIu64 "\n",
+	       "; exiting with its memory released: %" PRIu64
+	       " the stack read at the exit, %" PRIu64 " the leaf only\n",
 	       "stack walk", stacks,
 	       pct(u[STATUS_UNWIND_END_OUTERMOST].interval + u[STATUS_UNWIND_END_SIGNAL].interval,
 		   stacks),
 	       u[STATUS_UNWIND_END_OUTERMOST].interval, u[STATUS_UNWIND_END_SIGNAL].interval,
 	       u[STATUS_UNWIND_END_NO_TABLE].interval, u[STATUS_UNWIND_END_BAD_RULE].interval,
 	       u[STATUS_UNWIND_END_UNREADABLE].interval, u[STATUS_UNWIND_END_DEPTH].interval,
-	       u[STATUS_UNWIND_END_EXITED].interval);
+	       u[STATUS_UNWIND_EXIT_STACKS].interval, u[STATUS_UNWIND_END_EXITED].interval);
 	printf("  %-13s %.1f%% of %" PRIu64 " frames by .eh_frame table, %.1f%% by frame "
 	       "pointer (%.1f%% where a rule was unusable); %" PRIu64 " samples of processes "
 	       "not loaded yet (%" PRIu64 " walked from a copy of their stack once loaded, %" PRIu64

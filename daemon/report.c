@@ -73,6 +73,7 @@ static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_CPU_M_NR
 		{STATUS_UNWIND_END_UNREADABLE, EMBER_CPU_M_END_UNREADABLE},
 		{STATUS_UNWIND_END_DEPTH, EMBER_CPU_M_END_DEPTH},
 		{STATUS_UNWIND_END_EXITED, EMBER_CPU_M_END_EXITED},
+		{STATUS_UNWIND_EXIT_STACKS, EMBER_CPU_M_EXIT_STACK},
 	};
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -28,9 +29,17 @@ struct sampler {
 	unsigned int ncpus_possible;
 	struct map_sizes size; /* daemon/mapsize.h: from hz, interval and CPUs */
 	struct fold_buffers buf;
-	struct deferred *defer; /* samples of processes not loaded yet; NULL: none sent */
-	struct unwinder *unw;	/* whose hook defer is */
+	struct deferred *defer;	    /* samples of processes not loaded yet; NULL: none sent */
+	struct unwinder *unw;	    /* whose hook defer is */
+	struct bpf_link *exit_link; /* ember_cpu_exit, or NULL */
 };
+
+/*
+ * Address space from which a process's user stack is read at its exit, for
+ * its samples in the teardown after (bpf/cpu.bpf.c's ember_cpu_exit): a
+ * process that maps less tears down in well under a sampling period.
+ */
+#define EXIT_STACK_BYTES (32ll << 20)
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -65,6 +74,9 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 	if (!o->allow_list) /* unused: the smallest map the kernel accepts */
 		bpf_map__set_max_entries(s->skel->maps.allow_tgids, 1);
 #if defined(__x86_64__)
+	/* the main sampler's: a process's stack at its exit, for the teardown's samples */
+	s->skel->rodata->exit_stack_pages = o->unw ? EXIT_STACK_BYTES / sysconf(_SC_PAGESIZE) : 0;
+	bpf_program__set_autoload(s->skel->progs.ember_cpu_exit, o->unw != NULL);
 	/* a process's samples before its tables are loaded: walked here, or by frame pointers */
 	s->skel->rodata->defer_walks = o->unw != NULL;
 	if (!o->unw) /* unused: one page */
@@ -124,6 +136,10 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 		snprintf(err, errlen, "cannot read the deferred samples' ring buffer: %s",
 			 strerror(errno));
 	}
+	if (!rc && o->unw && !(s->exit_link = bpf_program__attach(s->skel->progs.ember_cpu_exit)))
+		log_warnx("cannot attach to process exits (%s): samples of a process tearing down "
+			  "its memory keep their leaf alone",
+			  strerror(errno));
 #endif
 	if (!rc)
 		rc = fold_perf_open(
@@ -147,6 +163,7 @@ void sampler_close(struct sampler *s)
 	if (!s)
 		return;
 	fold_perf_close(&s->perf);
+	bpf_link__destroy(s->exit_link);
 	if (s->defer) {
 		unwinder_set_hook(s->unw, NULL, NULL);
 		deferred_close(s->defer);

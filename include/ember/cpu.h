@@ -156,6 +156,8 @@ enum ember_cpu_metric {
 	/* Samples of a process not loaded yet or with tables being compiled, walked by the daemon: */
 	EMBER_CPU_M_DEFERRED,	/* sent with their stack to the deferred ring buffer */
 	EMBER_CPU_M_DEFER_FULL, /* the ring was full: walked with frame pointers instead */
+	/* Samples of a process tearing down its memory at exit, by its user stack read at exit: */
+	EMBER_CPU_M_EXIT_STACK, /* that stack instead of the leaf alone (counted by its own end) */
 	EMBER_CPU_M_NR,
 };
 

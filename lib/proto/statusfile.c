@@ -157,6 +157,7 @@ static const char *const unwind_names[STATUS_UNWIND_NR] = {
 	[STATUS_UNWIND_END_UNREADABLE] = "end_unreadable",
 	[STATUS_UNWIND_END_DEPTH] = "end_depth",
 	[STATUS_UNWIND_END_EXITED] = "end_exited",
+	[STATUS_UNWIND_EXIT_STACKS] = "exit_stacks",
 	[STATUS_UNWIND_TABLES_BUILT] = "tables_built",
 	[STATUS_UNWIND_TABLES_FAILED] = "tables_failed",
 };

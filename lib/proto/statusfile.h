@@ -69,6 +69,7 @@ enum status_unwind {
 	STATUS_UNWIND_END_UNREADABLE, /* cut: a rule read memory that could not be read */
 	STATUS_UNWIND_END_DEPTH,      /* cut at the depth limit, marked [truncated] */
 	STATUS_UNWIND_END_EXITED,     /* the leaf alone: the process exiting, its memory released */
+	STATUS_UNWIND_EXIT_STACKS,    /* exiting, its memory released: the stack read at its exit */
 	STATUS_UNWIND_TABLES_BUILT,   /* tables compiled */
 	STATUS_UNWIND_TABLES_FAILED,  /* binaries without a usable table (no or bad CFI) */
 	STATUS_UNWIND_NR,
