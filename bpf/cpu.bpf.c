@@ -87,10 +87,10 @@ int ember_cpu_sample(struct bpf_perf_event_data *ctx)
  * user left, or one of a process exiting as a whole: which of its threads
  * releases it last is a race), its user stack is read now into its task's
  * exit_stacks entry, for the samples the teardown takes after: then no user
- * memory is left to walk. Only processes whose
- * tables are loaded (a walk by frame pointers is not worth keeping) and that
- * map exit_stack_pages or more (a small process's teardown is over long
- * before a sample at 19 Hz is likely): the cost is one walk at such an exit.
+ * memory is left to walk. Only processes whose tables are loaded (a walk by
+ * frame pointers is not worth keeping) and that map exit_stack_pages or more
+ * (a small process's teardown is over long before a sample at 19 Hz is
+ * likely): the cost is one walk at such an exit.
  */
 #if defined(__TARGET_ARCH_x86)
 SEC("raw_tracepoint/sched_process_exit")
