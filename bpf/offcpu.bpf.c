@@ -469,6 +469,18 @@ static __always_inline bool saved_uregs(struct task_struct *prev, struct ember_u
 #endif
 }
 
+/* The stack of hash h where a thread away keeps it: parked, or held across a drain. */
+static __always_inline const struct ember_stack *parked_stack(__u64 h)
+{
+	const struct ember_stack *st = bpf_map_lookup_elem(&parked, &h);
+
+	if (!st)
+		st = bpf_map_lookup_elem(&held0, &h);
+	if (!st)
+		st = bpf_map_lookup_elem(&held1, &h);
+	return st;
+}
+
 #if defined(__TARGET_ARCH_x86)
 /*
  * A sampled wait of a process whose tables are not loaded yet (or are being
@@ -519,9 +531,21 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 	return true;
 }
 
+/* Parked stack h into st (the deferred ring's), or an empty stack: none, or evicted. */
+static __always_inline void copy_parked(struct ember_stack *st, __u64 h)
+{
+	const struct ember_stack *p = h && h != EVICTED ? parked_stack(h) : NULL;
+
+	if (!p || bpf_probe_read_kernel(st, sizeof(*st), p)) {
+		st->len = 0;
+		st->flags = 0;
+	}
+}
+
 /*
  * Ends s's deferred wait: away wait_ns until its wakeup, then runq_ns queued
- * (both 0: left out). Its stacks and weight went with its copy.
+ * (both 0: left out), with its waker's stacks, copied from where they are
+ * parked. Its own stacks and weight went with its copy.
  */
 static __always_inline void end_deferred(struct offcpu_task *s, __u64 wait_ns, __u64 runq_ns)
 {
@@ -534,10 +558,14 @@ static __always_inline void end_deferred(struct offcpu_task *s, __u64 wait_ns, _
 		e->wait_ns = wait_ns;
 		e->runq_ns = runq_ns;
 		e->tgid = s->tgid;
-		e->pad = 0;
+		e->waker_tgid = s->waker_tgid;
+		copy_parked(&e->waker_user, s->waker_user);
+		copy_parked(&e->waker_kern, s->waker_kern);
 		defer_submit(e);
 	}
 	s->defer_id = 0;
+	s->waker_user = s->waker_kern = 0;
+	s->waker_tgid = 0;
 }
 #else
 static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
@@ -654,18 +682,6 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 open:
 	s->off_ns = bpf_ktime_get_ns();
 	__sync_fetch_and_add(&open_waits[slot], 1);
-}
-
-/* The stack of hash h where a thread away keeps it: parked, or held across a drain. */
-static __always_inline const struct ember_stack *parked_stack(__u64 h)
-{
-	const struct ember_stack *st = bpf_map_lookup_elem(&parked, &h);
-
-	if (!st)
-		st = bpf_map_lookup_elem(&held0, &h);
-	if (!st)
-		st = bpf_map_lookup_elem(&held1, &h);
-	return st;
 }
 
 /* A parked stack into the active buffer's stacks: its hash there, or 0 with *lost set. */
@@ -851,8 +867,7 @@ int BPF_PROG(ember_offcpu_waking, struct task_struct *p)
 		return 0;
 	s->wake_ns = bpf_ktime_get_ns();
 	metric_inc(EMBER_OFFCPU_M_WAKEUPS);
-	if (!s->defer_id) /* a deferred wait's end carries no waker */
-		note_waker(ctx, s);
+	note_waker(ctx, s); /* a deferred wait's end copies its waker's stacks */
 	return 0;
 }
 

@@ -40,11 +40,24 @@
  */
 #define EXITED_MAX 256
 
-/* How an off-CPU wait ended (struct ember_offcpu_wait_end): ended false until it has. */
+/*
+ * How an off-CPU wait ended (struct ember_offcpu_wait_end): ended false until
+ * it has; and who woke it: waker_ulen user then waker_klen kernel frames in
+ * waker_ips (its own allocation, or NULL: none), owned by whoever holds it.
+ */
 struct wait_end {
 	bool ended;
 	uint64_t wait_ns, runq_ns;
+	uint32_t waker_tgid, waker_ulen, waker_klen;
+	bool waker_utrunc;
+	uint64_t *waker_ips;
 };
+
+static void end_free(struct wait_end *e)
+{
+	free(e->waker_ips);
+	e->waker_ips = NULL;
+}
 
 /* Whether an ended wait is left out (too short: the program sends both times 0). */
 static bool end_drops(const struct wait_end *e)
@@ -152,6 +165,7 @@ static bool same_sample(const struct waiting *a, const struct waiting *b)
 
 static void free_waiting(struct waiting *w)
 {
+	end_free(&w->end);
 	free(w->kips);
 	free(w);
 }
@@ -171,6 +185,12 @@ struct walked {
 	bool utrunc;
 	uint64_t ips[]; /* ulen user frames, then klen kernel frames */
 };
+
+static void free_walked(struct walked *s)
+{
+	end_free(&s->end);
+	free(s);
+}
 
 /* --- rows from the unwinder's maps ------------------------------------------------------- */
 
@@ -225,6 +245,8 @@ struct deferred {
 	void *loaded;			       /* tsearch set of pids the unwinder has loaded */
 	struct walked **walked;
 	size_t nwalked, walked_cap;
+	struct walked **woken; /* drained waits whose waker is known, for their wakers' drain */
+	size_t nwoken, woken_cap;
 	struct walked *open; /* off-CPU waits walked, before their end: newest first */
 	uint32_t nopen;
 	struct early_end early[EARLY_ENDS]; /* ends that came while their wait was walked */
@@ -318,13 +340,36 @@ static void keep_walked(struct deferred *d, struct walked *s)
 
 		if (!v) {
 			d->st.lost++;
-			free(s);
+			free_walked(s);
 			return;
 		}
 		d->walked = v;
 		d->walked_cap = cap;
 	}
 	d->walked[d->nwalked++] = s;
+}
+
+/*
+ * A drained wait whose waker is known, kept for deferred_drain_wakers()
+ * (beyond WALKED_MAX of them, or out of memory: its waker is left out).
+ */
+static void keep_woken(struct deferred *d, struct walked *s)
+{
+	pthread_mutex_lock(&d->mu);
+	if (d->nwoken == d->woken_cap) {
+		size_t cap = d->woken_cap ? 2 * d->woken_cap : 16;
+		struct walked **v = cap > WALKED_MAX ? NULL : realloc(d->woken, cap * sizeof(*v));
+
+		if (!v) {
+			pthread_mutex_unlock(&d->mu);
+			free_walked(s);
+			return;
+		}
+		d->woken = v;
+		d->woken_cap = cap;
+	}
+	d->woken[d->nwoken++] = s;
+	pthread_mutex_unlock(&d->mu);
 }
 
 /* Under the lock: drops the oldest open wait (the list's last), counted lost. */
@@ -335,7 +380,7 @@ static void drop_oldest_open(struct deferred *d)
 	while (*pp && (*pp)->next)
 		pp = &(*pp)->next;
 	if (*pp) {
-		free(*pp);
+		free_walked(*pp);
 		*pp = NULL;
 		d->nopen--;
 		d->st.waits_lost++;
@@ -353,12 +398,13 @@ static void keep_sample(struct deferred *d, struct walked *s)
 		struct early_end *e = &d->early[i];
 
 		if (e->wait_id == s->wait_id && e->tgid == s->key.tgid) {
-			s->end = e->end;
+			s->end = e->end; /* its waker's stacks go with it */
+			e->end.waker_ips = NULL;
 			e->wait_id = 0;
 		}
 	}
 	if (end_drops(&s->end)) {
-		free(s);
+		free_walked(s);
 		return;
 	}
 	if (!s->wait_id || s->end.ended) {
@@ -383,7 +429,7 @@ enum walk_entry {
  * Walks w with its process's entry as how says, and keeps the sample for the
  * drain. Any thread. False, with nothing done, when ENTRY_NEEDED finds none.
  */
-static bool walk(struct deferred *d, const struct waiting *w, enum walk_entry how)
+static bool walk(struct deferred *d, struct waiting *w, enum walk_entry how)
 {
 	struct ember_unwind_proc *proc = malloc(sizeof(*proc));
 	struct uwalk_result *res = malloc(sizeof(*res));
@@ -412,7 +458,8 @@ static bool walk(struct deferred *d, const struct waiting *w, enum walk_entry ho
 	s->next = NULL;
 	s->kind = w->kind;
 	s->wait_id = w->wait_id;
-	s->end = w->end;
+	s->end = w->end; /* its waker's stacks go with it */
+	w->end.waker_ips = NULL;
 	s->key.tgid = w->tgid;
 	s->key.flags = w->flags;
 	memcpy(s->key.comm, w->comm, sizeof(s->key.comm));
@@ -548,6 +595,7 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w = malloc(sizeof(*w));
 	if (!w)
 		return NULL;
+	w->end = (struct wait_end){0};
 	w->kstack_len = bad_kstack ? 0 : r->kstack_len;
 	w->kips = malloc(w->kstack_len * sizeof(uint64_t) + (len - skip) + 1);
 	if (!w->kips) {
@@ -561,7 +609,6 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w->flags = r->flags;
 	w->kind = kind_of(r->source, r->wait_id);
 	w->wait_id = r->wait_id;
-	w->end = (struct wait_end){0};
 	w->n = r->n;
 	w->ip = r->ip;
 	w->sp = r->sp;
@@ -607,14 +654,15 @@ static bool exited_locked(const struct deferred *d, uint32_t pid)
 }
 
 /*
- * Under the lock: the end of an off-CPU wait, onto its copy still waiting, or
- * making its walked wait a sample; a drop (both times 0) frees it. False when
- * the wait is nowhere (lost: its copy never came, or was dropped).
+ * Under the lock: the end of an off-CPU wait (which it takes: its waker's
+ * stacks), onto its copy still waiting, or making its walked wait a sample; a
+ * drop (both times 0) frees it. False when the wait is nowhere (lost: its copy
+ * never came, or was dropped), the end left to the caller.
  */
-static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_end *e)
+static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_end *e,
+			    struct wait_end *end)
 {
-	struct wait_end end = {true, e->wait_ns, e->runq_ns};
-	bool drop = end_drops(&end);
+	bool drop = end_drops(end);
 
 	for (struct waiting **pp = &d->head; *pp; pp = &(*pp)->next) {
 		struct waiting *w = *pp;
@@ -629,8 +677,9 @@ static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_e
 			d->nwaiting--;
 			d->waiting_bytes -= held_bytes(w);
 			free_waiting(w);
+			end_free(end);
 		} else {
-			w->end = end;
+			w->end = *end;
 		}
 		return true;
 	}
@@ -642,14 +691,40 @@ static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_e
 		*pp = s->next;
 		d->nopen--;
 		if (drop) {
-			free(s);
+			free_walked(s);
+			end_free(end);
 		} else {
-			s->end = end;
+			s->end = *end;
 			keep_walked(d, s);
 		}
 		return true;
 	}
 	return false;
+}
+
+/*
+ * The waker e names into end: its stacks copied (none: nothing to copy, or out
+ * of memory, which leaves the wait without a waker). False when e's stacks
+ * are not as the program writes them (left out).
+ */
+static bool waker_of(const struct ember_offcpu_wait_end *e, struct wait_end *end)
+{
+	uint32_t ulen = e->waker_user.len, klen = e->waker_kern.len;
+
+	if (ulen > EMBER_MAX_STACK_DEPTH || klen > EMBER_MAX_STACK_DEPTH)
+		return false;
+	if (!ulen && !klen)
+		return true;
+	end->waker_ips = malloc((ulen + klen) * sizeof(uint64_t));
+	if (!end->waker_ips)
+		return true;
+	memcpy(end->waker_ips, e->waker_user.ips, ulen * sizeof(uint64_t));
+	memcpy(end->waker_ips + ulen, e->waker_kern.ips, klen * sizeof(uint64_t));
+	end->waker_tgid = e->waker_tgid;
+	end->waker_ulen = ulen;
+	end->waker_klen = klen;
+	end->waker_utrunc = e->waker_user.flags & EMBER_STACK_TRUNCATED;
+	return true;
 }
 
 /*
@@ -659,16 +734,22 @@ static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_e
  */
 static void on_wait_end(struct deferred *d, const struct ember_offcpu_wait_end *e)
 {
+	struct wait_end end = {.ended = true, .wait_ns = e->wait_ns, .runq_ns = e->runq_ns};
+	bool bad = !waker_of(e, &end);
 	struct early_end *slot;
 
 	pthread_mutex_lock(&d->mu);
-	if (!e->wait_id) { /* not as the program writes it: 0 is a sample's, not a wait's */
+	if (bad)
+		d->st.bad++; /* the wait is kept, without its waker */
+	if (!e->wait_id) {   /* not as the program writes it: 0 is a sample's, not a wait's */
 		d->st.bad++;
-	} else if (!end_wait_locked(d, e)) {
+		end_free(&end);
+	} else if (!end_wait_locked(d, e, &end)) {
 		slot = &d->early[d->nearly++ % EARLY_ENDS];
 		if (slot->wait_id)
 			d->st.waits_lost++;
-		*slot = (struct early_end){e->wait_id, e->tgid, {true, e->wait_ns, e->runq_ns}};
+		end_free(&slot->end);
+		*slot = (struct early_end){e->wait_id, e->tgid, end};
 	}
 	pthread_mutex_unlock(&d->mu);
 }
@@ -790,7 +871,7 @@ void deferred_exited(struct deferred *d, uint32_t pid, bool loading)
 		*pp = s->next;
 		d->nopen--;
 		d->st.waits_lost++;
-		free(s);
+		free_walked(s);
 	}
 	pthread_mutex_unlock(&d->mu);
 }
@@ -862,15 +943,55 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 			v[kept++] = s; /* the other drain's */
 			continue;
 		}
-		if (!rc)
-			rc = s->wait_id ? wait_samples(s, &us, &ks, cb, arg) :
-					  cb(&s->key, s->n, &us, &ks, arg);
-		free(s);
+		if (!rc && s->wait_id) {
+			uint32_t flags = s->key.flags;
+
+			rc = wait_samples(s, &us, &ks, cb, arg);
+			s->key.flags = flags;
+		} else if (!rc) {
+			rc = cb(&s->key, s->n, &us, &ks, arg);
+		}
+		if (!rc && s->end.waker_ips && s->end.wait_ns)
+			keep_woken(d, s); /* for deferred_drain_wakers() */
+		else
+			free_walked(s);
 	}
 	pthread_mutex_lock(&d->mu);
 	for (size_t i = 0; i < kept; i++)
 		keep_walked(d, v[i]);
 	pthread_mutex_unlock(&d->mu);
+	free(v);
+	return rc;
+}
+
+int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg)
+{
+	struct walked **v;
+	size_t n;
+	int rc = 0;
+
+	pthread_mutex_lock(&d->mu);
+	v = d->woken;
+	n = d->nwoken;
+	d->woken = NULL;
+	d->nwoken = d->woken_cap = 0;
+	pthread_mutex_unlock(&d->mu);
+	for (size_t i = 0; i < n; i++) {
+		struct walked *s = v[i];
+		const struct wait_end *e = &s->end;
+		struct sampler_stack st[4] = {
+			{.ips = s->ips, .n = s->ulen, .truncated = s->utrunc},
+			{.ips = s->ips + s->ulen,
+			 .n = s->klen,
+			 .lost = s->key.flags & EMBER_KEY_KSTACK_LOST},
+			{.ips = e->waker_ips, .n = e->waker_ulen, .truncated = e->waker_utrunc},
+			{.ips = e->waker_ips + e->waker_ulen, .n = e->waker_klen},
+		};
+
+		if (!rc)
+			rc = cb(&s->key, e->waker_tgid, e->wait_ns * s->n, s->n, st, arg);
+		free_walked(s);
+	}
 	free(v);
 	return rc;
 }
@@ -936,11 +1057,16 @@ void deferred_close(struct deferred *d)
 		free_waiting(w);
 	}
 	for (size_t i = 0; i < d->nwalked; i++)
-		free(d->walked[i]);
+		free_walked(d->walked[i]);
 	free(d->walked);
+	for (size_t i = 0; i < d->nwoken; i++)
+		free_walked(d->woken[i]);
+	free(d->woken);
+	for (int i = 0; i < EARLY_ENDS; i++)
+		end_free(&d->early[i].end);
 	for (struct walked *s = d->open, *next; s; s = next) {
 		next = s->next;
-		free(s);
+		free_walked(s);
 	}
 	tdestroy(d->loaded, no_free);
 	pthread_mutex_unlock(&d->mu);

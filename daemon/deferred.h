@@ -11,7 +11,8 @@
  * such processes come the same way (bpf/growth.bpf.c, through the same ring),
  * and so do sampled off-CPU waits (bpf/offcpu.bpf.c): the
  * copy at the switch-out, then the wait's end (struct ember_offcpu_wait_end)
- * at the thread's return; the two are folded together once both are here.
+ * at the thread's return, with its waker's stacks; the two are folded
+ * together once both are here.
  */
 #ifndef EMBER_DEFERRED_H
 #define EMBER_DEFERRED_H
@@ -84,6 +85,19 @@ int deferred_consume(struct deferred *d);
  * EMBER_OFFCPU_KEY_EVENTS; its run-queue delay apart), once it has ended.
  */
 int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, void *arg);
+/*
+ * A deferred wait's waker, as offcpu_drain_wakers() gives the kernel's: the
+ * wait's key (its reason in flags), the waker's process, the time waited and
+ * the waits (weighed), and the stacks: the wait's user and kernel ones, then
+ * the waker's.
+ */
+typedef int (*deferred_waker_cb)(const struct ember_cpu_key *wait, uint32_t waker_tgid, uint64_t ns,
+				 uint64_t events, const struct sampler_stack st[4], void *arg);
+/*
+ * Hands cb the wakers of the waits deferred_drain() has given since its last
+ * call (the waits whose end named one), once.
+ */
+int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg);
 /*
  * pid exited (its event is read): its waiting samples are walked now, with
  * what is loaded, unless loading (the unwinder loads it from the mappings the

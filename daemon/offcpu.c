@@ -385,6 +385,24 @@ static void parked_stack(struct offcpu *oc, uint64_t h, bool lost, struct ember_
 	out->truncated = st->flags & EMBER_STACK_TRUNCATED;
 }
 
+/* The waiter's cb, for the wakers of the waits the daemon walked (deferred_waker_cb). */
+struct deferred_wakers_ctx {
+	offcpu_waker_cb cb;
+	void *arg;
+};
+
+static int deferred_waker(const struct ember_cpu_key *wait, uint32_t waker_tgid, uint64_t ns,
+			  uint64_t events, const struct sampler_stack st[4], void *arg)
+{
+	const struct deferred_wakers_ctx *c = arg;
+	struct ember_offcpu_waker_key k = {
+		.tgid = wait->tgid, .waker_tgid = waker_tgid, .flags = wait->flags};
+	struct ember_offcpu_waker_val v = {ns, events};
+
+	memcpy(k.comm, wait->comm, sizeof(k.comm));
+	return c->cb(&k, &v, st, c->arg);
+}
+
 int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg)
 {
 	/* offcpu_drain() flipped the buffers and waited: the other one is still */
@@ -410,6 +428,11 @@ int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg)
 	}
 	/* offcpu_drain() left the drained stacks for this read: large, not kept in RSS */
 	stack_parts_free(&oc->buf.stk);
+	if (!rc && oc->defer) {
+		struct deferred_wakers_ctx c = {cb, arg};
+
+		rc = deferred_drain_wakers(oc->defer, deferred_waker, &c);
+	}
 	return rc;
 }
 

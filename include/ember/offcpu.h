@@ -78,17 +78,21 @@ _Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_
  * A sampled wait of a process whose tables are not loaded yet leaves the CPU
  * as a record of the deferred ring (struct ember_cpu_deferred: its wait_id,
  * the reason in flags, its weight in n, its kernel stack cut at __schedule);
- * its thread's return sends this record, also through the deferred ring, and
- * the daemon folds the two once it has walked the copy (daemon/deferred.c).
+ * its thread's return sends this record, also through the deferred ring, with
+ * the stacks of the thread that woke it, and the daemon folds the two once it
+ * has walked the copy (daemon/deferred.c).
  */
 struct ember_offcpu_wait_end {
 	__u64 wait_id; /* the wait's ember_cpu_deferred.wait_id */
 	__u64 wait_ns; /* away until the wakeup (all of it: no wakeup seen, or RUNQ) */
 	__u64 runq_ns; /* then queued for a CPU; both 0: the wait is dropped (too short) */
 	__u32 tgid;
-	__u32 pad; /* 0 */
+	__u32 waker_tgid; /* the waker's process; 0: the idle task, a kernel thread, none */
+	struct ember_stack waker_user; /* the waker's user stack at sched_waking (len 0: none) */
+	struct ember_stack waker_kern; /* its kernel stack from try_to_wake_up (len 0: none) */
 };
-_Static_assert(sizeof(struct ember_offcpu_wait_end) == 32, "ember_offcpu_wait_end is ABI");
+_Static_assert(sizeof(struct ember_offcpu_wait_end) == 32 + 2 * sizeof(struct ember_stack),
+	       "ember_offcpu_wait_end is ABI");
 
 /*
  * Index of the offcpu object's per-CPU metrics array: the first
