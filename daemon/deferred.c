@@ -192,6 +192,28 @@ static void free_walked(struct walked *s)
 	free(s);
 }
 
+/* Walked samples in order, at most WALKED_MAX; zero-initialized is empty. */
+struct walked_vec {
+	struct walked **v;
+	size_t n, cap;
+};
+
+/* Appends s: false, s not taken, past WALKED_MAX or out of memory. */
+static bool vec_push(struct walked_vec *a, struct walked *s)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 16;
+		struct walked **v = cap > WALKED_MAX ? NULL : realloc(a->v, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = s;
+	return true;
+}
+
 /* --- rows from the unwinder's maps ------------------------------------------------------- */
 
 /*
@@ -243,11 +265,9 @@ struct deferred {
 	size_t waiting_bytes; /* of stacks the waiting records hold (held_bytes()) */
 	struct waiting *repeats[REPEAT_SLOTS]; /* waiting samples by hash, direct-mapped */
 	void *loaded;			       /* tsearch set of pids the unwinder has loaded */
-	struct walked **walked;
-	size_t nwalked, walked_cap;
-	struct walked **woken; /* drained waits whose waker is known, for their wakers' drain */
-	size_t nwoken, woken_cap;
-	struct walked *open; /* off-CPU waits walked, before their end: newest first */
+	struct walked_vec walked;	       /* for the drains */
+	struct walked_vec woken; /* drained waits whose waker is known, for their wakers' drain */
+	struct walked *open;	 /* off-CPU waits walked, before their end: newest first */
 	uint32_t nopen;
 	struct early_end early[EARLY_ENDS]; /* ends that came while their wait was walked */
 	uint32_t nearly;		    /* ends put there since the start */
@@ -334,19 +354,10 @@ static void *pid_key(uint32_t pid)
 /* Under the lock: keeps a walked sample for the drain (beyond WALKED_MAX: lost, counted). */
 static void keep_walked(struct deferred *d, struct walked *s)
 {
-	if (d->nwalked == d->walked_cap) {
-		size_t cap = d->walked_cap ? 2 * d->walked_cap : 16;
-		struct walked **v = cap > WALKED_MAX ? NULL : realloc(d->walked, cap * sizeof(*v));
-
-		if (!v) {
-			d->st.lost++;
-			free_walked(s);
-			return;
-		}
-		d->walked = v;
-		d->walked_cap = cap;
+	if (!vec_push(&d->walked, s)) {
+		d->st.lost++;
+		free_walked(s);
 	}
-	d->walked[d->nwalked++] = s;
 }
 
 /*
@@ -355,21 +366,25 @@ static void keep_walked(struct deferred *d, struct walked *s)
  */
 static void keep_woken(struct deferred *d, struct walked *s)
 {
-	pthread_mutex_lock(&d->mu);
-	if (d->nwoken == d->woken_cap) {
-		size_t cap = d->woken_cap ? 2 * d->woken_cap : 16;
-		struct walked **v = cap > WALKED_MAX ? NULL : realloc(d->woken, cap * sizeof(*v));
+	bool kept;
 
-		if (!v) {
-			pthread_mutex_unlock(&d->mu);
-			free_walked(s);
-			return;
-		}
-		d->woken = v;
-		d->woken_cap = cap;
-	}
-	d->woken[d->nwoken++] = s;
+	pthread_mutex_lock(&d->mu);
+	kept = vec_push(&d->woken, s);
 	pthread_mutex_unlock(&d->mu);
+	if (!kept)
+		free_walked(s);
+}
+
+/* Takes a's samples (d's, under its lock), leaving it empty. */
+static struct walked_vec vec_take(struct deferred *d, struct walked_vec *a)
+{
+	struct walked_vec out;
+
+	pthread_mutex_lock(&d->mu);
+	out = *a;
+	*a = (struct walked_vec){0};
+	pthread_mutex_unlock(&d->mu);
+	return out;
 }
 
 /* Under the lock: drops the oldest open wait (the list's last), counted lost. */
@@ -917,30 +932,25 @@ static int wait_samples(struct walked *s, const struct sampler_stack *us,
 
 int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, void *arg)
 {
-	struct walked **v;
+	struct walked_vec all;
 	struct waiting *late;
-	size_t n, kept = 0;
+	size_t kept = 0;
 	int rc = deferred_consume(d);
 
 	pthread_mutex_lock(&d->mu);
 	late = take_locked(d, 0, 0, mono_ns() - DEFERRED_WAIT_NS);
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, late, ENTRY_ANY);
-	pthread_mutex_lock(&d->mu);
-	v = d->walked;
-	n = d->nwalked;
-	d->walked = NULL;
-	d->nwalked = d->walked_cap = 0;
-	pthread_mutex_unlock(&d->mu);
-	for (size_t i = 0; i < n; i++) {
-		struct walked *s = v[i];
+	all = vec_take(d, &d->walked);
+	for (size_t i = 0; i < all.n; i++) {
+		struct walked *s = all.v[i];
 		struct sampler_stack us = {.ips = s->ips, .n = s->ulen, .truncated = s->utrunc};
 		struct sampler_stack ks = {.ips = s->ips + s->ulen,
 					   .n = s->klen,
 					   .lost = s->key.flags & EMBER_KEY_KSTACK_LOST};
 
 		if (s->kind != kind) {
-			v[kept++] = s; /* the other drain's */
+			all.v[kept++] = s; /* the other drain's */
 			continue;
 		}
 		if (!rc && s->wait_id) {
@@ -958,26 +968,19 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 	}
 	pthread_mutex_lock(&d->mu);
 	for (size_t i = 0; i < kept; i++)
-		keep_walked(d, v[i]);
+		keep_walked(d, all.v[i]);
 	pthread_mutex_unlock(&d->mu);
-	free(v);
+	free(all.v);
 	return rc;
 }
 
 int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg)
 {
-	struct walked **v;
-	size_t n;
+	struct walked_vec all = vec_take(d, &d->woken);
 	int rc = 0;
 
-	pthread_mutex_lock(&d->mu);
-	v = d->woken;
-	n = d->nwoken;
-	d->woken = NULL;
-	d->nwoken = d->woken_cap = 0;
-	pthread_mutex_unlock(&d->mu);
-	for (size_t i = 0; i < n; i++) {
-		struct walked *s = v[i];
+	for (size_t i = 0; i < all.n; i++) {
+		struct walked *s = all.v[i];
 		const struct wait_end *e = &s->end;
 		struct sampler_stack st[4] = {
 			{.ips = s->ips, .n = s->ulen, .truncated = s->utrunc},
@@ -992,7 +995,7 @@ int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg)
 			rc = cb(&s->key, e->waker_tgid, e->wait_ns * s->n, s->n, st, arg);
 		free_walked(s);
 	}
-	free(v);
+	free(all.v);
 	return rc;
 }
 
@@ -1056,12 +1059,12 @@ void deferred_close(struct deferred *d)
 		next = w->next;
 		free_waiting(w);
 	}
-	for (size_t i = 0; i < d->nwalked; i++)
-		free_walked(d->walked[i]);
-	free(d->walked);
-	for (size_t i = 0; i < d->nwoken; i++)
-		free_walked(d->woken[i]);
-	free(d->woken);
+	for (size_t i = 0; i < d->walked.n; i++)
+		free_walked(d->walked.v[i]);
+	free(d->walked.v);
+	for (size_t i = 0; i < d->woken.n; i++)
+		free_walked(d->woken.v[i]);
+	free(d->woken.v);
 	for (int i = 0; i < EARLY_ENDS; i++)
 		end_free(&d->early[i].end);
 	for (struct walked *s = d->open, *next; s; s = next) {

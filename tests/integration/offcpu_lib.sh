@@ -42,6 +42,29 @@ offcpu_run() {
 	offcpu_export cpu "$T/cpu.pb.gz"
 }
 
+# offcpu_young_run FLAG: fx_short_lived FLAG 20 (20 young children, one after another, that
+# wait as soon as they start) under emberd with off-CPU time on, every switch-out sampled,
+# once emberd is settled as on a host where it has been running: the host's libraries'
+# tables are built (at start-up it builds them all, and a child's tables wait behind that
+# queue). Then stops emberd (which stores the last interval) and sets CHILDREN to the
+# children's pids.
+offcpu_young_run() {
+	printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\n' >"$T/ember.conf"
+	start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
+	settled() {
+		intervals_at_least 2 &&
+			[ "$(awk '$1 == "unwind" && $2 == "tables_built" { print $3 }' "$T/run/status")" = 0 ]
+	}
+	wait_for settled || fail "emberd still builds unwind tables after 30 s"
+	"$FX/fx_short_lived" "$1" 20 >"$T/fx.out" 2>&1 ||
+		fail "fx_short_lived $1 failed: $(tail -3 "$T/fx.out")"
+	kill -TERM "$EMBERD_PID"
+	wait_emberd
+	grep "deferred walks since the start" "$T/emberd.log" | tail -1 | sed 's/.*: deferred/deferred/'
+	CHILDREN=$(awk '$1 == "child" { print $2 }' "$T/fx.out")
+	[ "$(echo "$CHILDREN" | wc -w)" -eq 20 ] || fail "fx_short_lived $1 did not name its 20 children"
+}
+
 # offcpu_export TYPE FILE: the stored TYPE profiles of fx_offcpu ($WL) merged into FILE.
 offcpu_export() {
 	"$EMBERCTL" --data-dir "$T/data" export --type "$1" --pid "$WL" -o "$2" ||

@@ -9,26 +9,13 @@
 # time must reach main, and the children's sleep must add up to about 20 x 100 ms.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/unwind_lib.sh"
+. "$(dirname "$0")/offcpu_lib.sh"
 require_bpf
 
-printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\n' >"$T/ember.conf"
-start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
-# a settled emberd, as on a host where it has been running: the host's libraries' tables are
-# built (at start-up it builds them all, and a child's own wait behind that queue)
-settled() {
-	intervals_at_least 2 &&
-		[ "$(awk '$1 == "unwind" && $2 == "tables_built" { print $3 }' "$T/run/status")" = 0 ]
-}
-wait_for settled || fail "emberd still builds unwind tables after 30 s"
-"$FX/fx_short_lived" -w 20 >"$T/fx.out" 2>&1 || fail "fx_short_lived -w failed: $(tail -3 "$T/fx.out")"
-kill -TERM "$EMBERD_PID" # stores the last interval on its way out
-wait_emberd
-grep "deferred walks since the start" "$T/emberd.log" | tail -1 | sed 's/.*: deferred/deferred/'
+offcpu_young_run -w
 # each child's sleeps, whole or cut (a frame-pointer walk keeps libc's clock_nanosleep)
-children=$(awk '$1 == "child" { print $2 }' "$T/fx.out")
-[ "$(echo "$children" | wc -w)" -eq 20 ] || fail "fx_short_lived -w did not name its 20 children"
 : >"$T/naps.folded"
-for c in $children; do
+for c in $CHILDREN; do
 	"$EMBERCTL" --data-dir "$T/data" folded --type offcpu --sample offcpu --pid "$c" \
 		-o "$T/child.folded" 2>"$T/folded.err" ||
 		fail "emberctl folded --type offcpu --pid $c failed: $(cat "$T/folded.err")"

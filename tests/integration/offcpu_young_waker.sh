@@ -9,27 +9,15 @@
 # in child_wait_input has a waker stack in parent_wake_child (before: those waits had no
 # waker at all).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/offcpu_lib.sh"
 require_bpf
 
-printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\n' >"$T/ember.conf"
-start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
-# a settled emberd (its start-up builds every library's table): as offcpu_young.sh
-settled() {
-	intervals_at_least 2 &&
-		[ "$(awk '$1 == "unwind" && $2 == "tables_built" { print $3 }' "$T/run/status")" = 0 ]
-}
-wait_for settled || fail "emberd still builds unwind tables after 30 s"
-"$FX/fx_short_lived" -p 20 >"$T/fx.out" 2>&1 || fail "fx_short_lived -p failed: $(tail -3 "$T/fx.out")"
-kill -TERM "$EMBERD_PID" # stores the last interval on its way out
-wait_emberd
-grep "deferred walks since the start" "$T/emberd.log" | tail -1 | sed 's/.*: deferred/deferred/'
+offcpu_young_run -p
 waits=$(sed -n 's/.*deferred walks since the start: .* of them \([0-9]*\) off-CPU waits.*/\1/p' \
 	"$T/emberd.log" | tail -1)
 [ "${waits:-0}" -gt 0 ] || fail "no off-CPU wait went to the deferred walks: the children were loaded before they waited"
-children=$(awk '$1 == "child" { print $2 }' "$T/fx.out")
-[ "$(echo "$children" | wc -w)" -eq 20 ] || fail "fx_short_lived -p did not name its 20 children"
 : >"$T/wakers.folded"
-for c in $children; do
+for c in $CHILDREN; do
 	if ! "$EMBERCTL" --data-dir "$T/data" folded --type offcpu_wakers --pid "$c" \
 		-o "$T/child.folded" 2>"$T/folded.err"; then
 		# a child none of whose waits has a waker is in no offcpu_wakers profile
