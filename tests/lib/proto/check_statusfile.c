@@ -36,6 +36,7 @@ static void sample(struct ember_status *st)
 	st->unwind[STATUS_UNWIND_FRAMES_TABLE] = (struct status_count){900, 81000};
 	st->unwind[STATUS_UNWIND_END_DEPTH] = (struct status_count){1, 2};
 	st->unwind[STATUS_UNWIND_END_EXITED] = (struct status_count){3, 4};
+	st->unwind[STATUS_UNWIND_EXIT_STACKS] = (struct status_count){5, 9};
 	st->caches[STATUS_CACHE_UNWIND_TABLES] = (struct status_cache_use){12, 360000, 1 << 26, 0};
 	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){45, 326420, 25165824, 3};
 	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){17, 0, 0, 0};
@@ -110,6 +111,7 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\nunwind frames_table 900 81000\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nunwind end_depth 1 2\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nunwind end_exited 3 4\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nunwind exit_stacks 5 9\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncache unwind_tables 12 360000 67108864 0\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nbpf_map cpu_bpf.rodata 1 8192\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.labels_dropped 3\n"));
