@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <search.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1084,9 +1085,18 @@ int deferred_epoll_fd(const struct deferred *d)
 	return ring_buffer__epoll_fd(d->rb);
 }
 
-int deferred_ring_fd(const struct deferred *d)
+int deferred_share_ring(const struct deferred *d, struct bpf_map *ring, char *err, size_t errlen)
 {
-	return d->ring_fd;
+	int rc;
+
+	if (!d) /* unused: one page */
+		return bpf_map__set_max_entries(ring, 4096);
+	if (!bpf_map__reuse_fd(ring, d->ring_fd))
+		return 0;
+	rc = -errno;
+	snprintf(err, errlen, "cannot share the deferred samples' ring buffer: %s",
+		 strerror(errno));
+	return rc;
 }
 
 void deferred_metrics(struct deferred *d, enum deferred_kind kind, uint64_t m[EMBER_CPU_M_NR])

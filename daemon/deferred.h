@@ -64,6 +64,7 @@ struct deferred_stats {
 };
 
 struct deferred;
+struct bpf_map;
 
 /*
  * Reads ring_fd (the cpu object's deferred ring) and walks its samples with
@@ -74,8 +75,12 @@ struct deferred *deferred_open(int ring_fd, struct unwinder *u);
 void deferred_close(struct deferred *d);
 /* Readable when records wait in the ring. */
 int deferred_epoll_fd(const struct deferred *d);
-/* The ring's map, for the other objects that send to it (the offcpu one). */
-int deferred_ring_fd(const struct deferred *d);
+/*
+ * Before its object is loaded, ring (another object's deferred map) becomes
+ * d's ring, or, d NULL (none read), one page left unused. 0, or a negative
+ * errno and a one-line cause in err.
+ */
+int deferred_share_ring(const struct deferred *d, struct bpf_map *ring, char *err, size_t errlen);
 /* Reads the ring: a record whose process is loaded is walked now, the others wait. */
 int deferred_consume(struct deferred *d);
 /*

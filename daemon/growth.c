@@ -43,20 +43,12 @@ static int share_deferred(struct growth *g, const struct growth_opts *o, char *e
 {
 #if defined(__x86_64__)
 	g->skel->rodata->defer_walks = o->defer != NULL;
-	if (!o->defer) { /* unused: one page */
-		bpf_map__set_max_entries(g->skel->maps.deferred, 4096);
-	} else if (bpf_map__reuse_fd(g->skel->maps.deferred, deferred_ring_fd(o->defer))) {
-		int rc = -errno;
-
-		snprintf(err, errlen, "cannot share the deferred samples' ring buffer: %s",
-			 strerror(errno));
-		return rc;
-	}
 	g->defer = o->defer;
+	return deferred_share_ring(o->defer, g->skel->maps.deferred, err, errlen);
 #else
 	(void)g, (void)o, (void)err, (void)errlen;
-#endif
 	return 0;
+#endif
 }
 
 static int load(struct growth *g, const struct growth_opts *o, char *err, size_t errlen)

@@ -133,14 +133,9 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o, char *err, size_
 #if defined(__x86_64__)
 	/* a wait of a process not loaded yet goes to the cpu sampler's deferred walks */
 	oc->skel->rodata->defer_walks = o->defer != NULL;
-	if (!o->defer) /* unused: one page */
-		bpf_map__set_max_entries(oc->skel->maps.deferred, 4096);
-	else if (bpf_map__reuse_fd(oc->skel->maps.deferred, deferred_ring_fd(o->defer))) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot share the deferred samples' ring buffer: %s",
-			 strerror(errno));
+	rc = deferred_share_ring(o->defer, oc->skel->maps.deferred, err, errlen);
+	if (rc)
 		return rc;
-	}
 	oc->defer = o->defer;
 #endif
 	rc = offcpu_bpf__load(oc->skel);
