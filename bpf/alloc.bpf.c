@@ -72,6 +72,7 @@ struct {
 /* The user stack at the probe, leaf first, in the per-CPU scratch; NULL if none. */
 static __always_inline struct ember_stack *walk(struct pt_regs *ctx, __u32 tgid)
 {
+	struct ember_uregs regs;
 	struct ember_stack *st;
 	struct uw_result res;
 
@@ -80,8 +81,8 @@ static __always_inline struct ember_stack *walk(struct pt_regs *ctx, __u32 tgid)
 		return NULL;
 #if defined(__TARGET_ARCH_x86)
 	/* a uprobe's context is the user registers themselves */
-	uw_walk(st, tgid, uw_proc(tgid), EMBER_CTX_REG(ctx, ip), EMBER_CTX_REG(ctx, sp),
-		EMBER_CTX_REG(ctx, bp), &res);
+	ember_ctx_uregs(ctx, &regs);
+	uw_walk(st, tgid, uw_proc(tgid), &regs, &res);
 #else
 	long bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
 

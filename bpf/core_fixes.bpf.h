@@ -7,6 +7,7 @@
 #define EMBER_CORE_FIXES_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
 /*
@@ -36,9 +37,9 @@ static __always_inline bool ember_user_mode(const struct bpf_perf_event_data *ct
 #endif
 }
 
-/* The user registers the stack walk starts from. */
+/* The user registers the stack walk starts from (rbx: the CFA of ld.so's trampolines). */
 struct ember_uregs {
-	__u64 ip, sp, bp;
+	__u64 ip, sp, bp, bx;
 };
 
 /* Reads one word of the perf context's registers (see ember_user_mode). */
@@ -46,11 +47,44 @@ struct ember_uregs {
 	(*(const __u64 *)((const char *)(ctx) + __builtin_offsetof(struct pt_regs, field)))
 
 /*
+ * The registers of a context that holds the user's own (a perf sample in user
+ * mode, a uprobe's): direct loads, which the verifier rewrites to the real regs.
+ */
+static __always_inline void ember_ctx_uregs(const void *ctx, struct ember_uregs *r)
+{
+#if defined(__TARGET_ARCH_x86)
+	r->ip = EMBER_CTX_REG(ctx, ip);
+	r->sp = EMBER_CTX_REG(ctx, sp);
+	r->bp = EMBER_CTX_REG(ctx, bp);
+	r->bx = EMBER_CTX_REG(ctx, bx);
+#endif
+}
+
+/*
+ * The user registers a task entered the kernel with (its saved pt_regs, from
+ * bpf_task_pt_regs()); false when there are none (a kernel thread's are zero).
+ */
+static __always_inline bool ember_saved_uregs(const struct pt_regs *regs, struct ember_uregs *r)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (!regs)
+		return false;
+	r->ip = BPF_CORE_READ(regs, ip);
+	r->sp = BPF_CORE_READ(regs, sp);
+	r->bp = BPF_CORE_READ(regs, bp);
+	r->bx = BPF_CORE_READ(regs, bx);
+	return r->ip && r->sp;
+#else
+	return false; /* the .eh_frame walk is x86-64 only: see user_stack() */
+#endif
+}
+
+/*
  * The interrupted user registers: the perf context's own when the sample hit
- * user mode (direct loads, which the verifier rewrites to the real regs), else
- * those the kernel saved at its entry (bpf_task_pt_regs, v5.15), read from
- * kernel memory. Fixed offsets of the x86 pt_regs, no CO-RE (see above). False
- * when there are none: a kernel thread's saved registers are zero.
+ * user mode, else those the kernel saved at its entry (bpf_task_pt_regs,
+ * v5.15), read from kernel memory: rbp and rbx, neighbours in the x86
+ * pt_regs, in one read. Fixed offsets of the x86 pt_regs, no CO-RE (see
+ * above). False when there are none: a kernel thread's saved registers are zero.
  */
 static __always_inline bool ember_user_regs(const struct bpf_perf_event_data *ctx,
 					    struct ember_uregs *r)
@@ -58,17 +92,21 @@ static __always_inline bool ember_user_regs(const struct bpf_perf_event_data *ct
 #if defined(__TARGET_ARCH_x86)
 	const char *regs;
 
+	_Static_assert(__builtin_offsetof(struct pt_regs, bx) ==
+			       __builtin_offsetof(struct pt_regs, bp) + 8,
+		       "pt_regs: bx follows bp");
+	_Static_assert(__builtin_offsetof(struct ember_uregs, bx) ==
+			       __builtin_offsetof(struct ember_uregs, bp) + 8,
+		       "ember_uregs: bx follows bp");
 	if (ember_user_mode(ctx)) {
-		r->ip = EMBER_CTX_REG(ctx, ip);
-		r->sp = EMBER_CTX_REG(ctx, sp);
-		r->bp = EMBER_CTX_REG(ctx, bp);
+		ember_ctx_uregs(ctx, r);
 		return true;
 	}
 	regs = (const char *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (!regs ||
 	    bpf_probe_read_kernel(&r->ip, 8, regs + __builtin_offsetof(struct pt_regs, ip)) ||
 	    bpf_probe_read_kernel(&r->sp, 8, regs + __builtin_offsetof(struct pt_regs, sp)) ||
-	    bpf_probe_read_kernel(&r->bp, 8, regs + __builtin_offsetof(struct pt_regs, bp)))
+	    bpf_probe_read_kernel(&r->bp, 16, regs + __builtin_offsetof(struct pt_regs, bp)))
 		return false;
 	return r->ip && r->sp;
 #else

@@ -102,7 +102,7 @@ int ember_cpu_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct mm_struct *mm = task->mm;
 	struct exit_stack *ex;
 	struct uw_result res;
-	struct pt_regs *regs;
+	struct ember_uregs regs;
 
 	if (!exit_stack_pages || !mm || (task->flags & PF_KTHREAD))
 		return 0;
@@ -119,11 +119,9 @@ int ember_cpu_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!proc || proc->pending)
 		return 0;
 	ex = bpf_task_storage_get(&exit_stacks, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!ex || !regs)
+	if (!ex || !ember_saved_uregs((const struct pt_regs *)bpf_task_pt_regs(task), &regs))
 		return 0;
-	uw_walk(&ex->st, tgid, proc, BPF_CORE_READ(regs, ip), BPF_CORE_READ(regs, sp),
-		BPF_CORE_READ(regs, bp), &res);
+	uw_walk(&ex->st, tgid, proc, &regs, &res);
 	ex->end = res.end;
 	return 0;
 }

@@ -190,7 +190,7 @@ static __always_inline struct ember_stack *walk_user_stack(void *ctx,
 #endif
 	if (!st || !regs)
 		return NULL;
-	uw_walk(st, tgid, proc, regs->ip, regs->sp, regs->bp, &res);
+	uw_walk(st, tgid, proc, regs, &res);
 #ifdef FOLD_EXIT_STACKS
 	if (res.end == UW_EXITED)
 		exit_stack_use(st, &res);
@@ -363,6 +363,7 @@ static __always_inline void defer_user_stack(struct ember_cpu_deferred *d,
 	d->ip = regs->ip;
 	d->sp = regs->sp;
 	d->bp = regs->bp;
+	d->bx = regs->bx;
 	bpf_get_current_comm(d->comm, sizeof(d->comm));
 	/* whole pages, so that each read has a constant place in the record */
 	base = d->sp & ~(__u64)(EMBER_DEFER_PAGE - 1);

@@ -199,10 +199,8 @@ int BPF_PROG(ember_growth_map, unsigned long addr)
 		return 0;
 #if defined(__TARGET_ARCH_x86)
 	/* the registers saved at system-call entry are the user's */
-	uregs.ip = BPF_CORE_READ(regs, ip);
-	uregs.sp = BPF_CORE_READ(regs, sp);
-	uregs.bp = BPF_CORE_READ(regs, bp);
-	ev.regs = &uregs;
+	if (ember_saved_uregs(regs, &uregs))
+		ev.regs = &uregs;
 #endif
 	fold(ctx, &ev);
 	return 0;

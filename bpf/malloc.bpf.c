@@ -48,6 +48,7 @@ struct {
 static __always_inline __u64 user_stack(struct pt_regs *ctx, __u32 tgid, bool *lost)
 {
 	struct ember_stack *st = scratch_stack();
+	struct ember_uregs regs;
 	struct uw_result res;
 
 	if (!st)
@@ -62,7 +63,8 @@ static __always_inline __u64 user_stack(struct pt_regs *ctx, __u32 tgid, bool *l
 	st->flags = 0;
 	return keep_stack_m(st, &stacks, EMBER_MALLOC_M_STACKS_FULL, lost);
 #endif
-	uw_walk(st, tgid, uw_proc(tgid), PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx), &res);
+	ember_ctx_uregs(ctx, &regs);
+	uw_walk(st, tgid, uw_proc(tgid), &regs, &res);
 	if (res.no_proc)
 		metric_inc(EMBER_MALLOC_M_NO_TABLES);
 	return keep_stack_m(st, &stacks, EMBER_MALLOC_M_STACKS_FULL, lost);

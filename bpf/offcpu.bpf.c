@@ -455,18 +455,7 @@ static __always_inline __u64 park_user_stack(void *ctx, const struct ember_uregs
 /* The user registers prev entered the kernel with: its user stack's start. */
 static __always_inline bool saved_uregs(struct task_struct *prev, struct ember_uregs *r)
 {
-#if defined(__TARGET_ARCH_x86)
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-
-	if (!regs)
-		return false;
-	r->ip = BPF_CORE_READ(regs, ip);
-	r->sp = BPF_CORE_READ(regs, sp);
-	r->bp = BPF_CORE_READ(regs, bp);
-	return r->ip && r->sp;
-#else
-	return false; /* the .eh_frame walk is x86-64 only: see user_stack() */
-#endif
+	return ember_saved_uregs((const struct pt_regs *)bpf_task_pt_regs(prev), r);
 }
 
 /* The stack of hash h where a thread away keeps it: parked, or held across a drain. */

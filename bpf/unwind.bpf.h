@@ -3,7 +3,8 @@
  * The user stack walk shared by every sampling program: .eh_frame tables
  * (include/ember/unwind.h, loaded by daemon/unwinder.c) where a binary has
  * them, frame pointers where it has none (JIT code, a process not loaded yet).
- * x86-64: the CFA is found from rsp or rbp, the return address is at CFA - 8.
+ * x86-64: the CFA is found from rsp, rbp or rbx (ld.so's trampolines), the
+ * return address is at CFA - 8.
  */
 #ifndef EMBER_UNWIND_BPF_H
 #define EMBER_UNWIND_BPF_H
@@ -11,6 +12,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
+#include "core_fixes.bpf.h"
 #include "ember/cpu.h"
 #include "ember/unwind.h"
 #include "unwind_procs.bpf.h"
@@ -121,10 +123,16 @@ enum uw_end {
 struct uw_state {
 	struct ember_stack *st;		      /* where frames go */
 	const struct ember_unwind_proc *proc; /* the process's mappings, or NULL */
-	__u64 ip, sp, bp;		      /* registers of the frame being unwound */
-	__u32 n;			      /* frames stored */
-	__u32 end;			      /* enum uw_end, once the walk ended */
-	__u32 by_table, by_fp, bad_rule;      /* frames by how they were unwound */
+	__u64 ip, sp, bp, bx;		      /* registers of the frame being unwound */
+	__u32 bx_lost;			      /* bx is not the frame's rbx (a rule not followed) */
+	/*
+	 * No hole in this struct, which bpf_loop() hands its steps: with one, 6.18's
+	 * verifier refuses the program ("verifier bug: stack slot 0, total slots 0").
+	 */
+	__u32 pad;
+	__u32 n;			 /* frames stored */
+	__u32 end;			 /* enum uw_end, once the walk ended */
+	__u32 by_table, by_fp, bad_rule; /* frames by how they were unwound */
 	__u32 stale;	   /* a frame outside every known mapping: EMBER_UNWIND_STALE_* */
 	__u32 interrupted; /* ip is where a signal hit, not a return address */
 	__u32 tgid;
@@ -289,6 +297,7 @@ static __always_inline __u32 uw_fp_step(struct uw_state *w, __u32 fail)
 	w->sp = w->bp + 16;
 	w->bp = bp;
 	w->ip = ra;
+	w->bx_lost = 1; /* the frame may have saved and used it: nothing says */
 	return UW_GO_ON;
 }
 
@@ -300,22 +309,46 @@ static __always_inline __u32 uw_fp_step(struct uw_state *w, __u32 fail)
  */
 #define UW_UC_MCONTEXT 40
 #define UW_SC_RBP 80
+#define UW_SC_RBX 88
 #define UW_SC_RSP 120
 #define UW_SC_RIP 128
 
 /* Steps over a signal frame: the interrupted code's registers, as the kernel saved them. */
 static __always_inline __u32 uw_signal_step(struct uw_state *w)
 {
-	__u64 sc = w->sp + UW_UC_MCONTEXT, ip, sp, bp;
+	__u64 sc = w->sp + UW_UC_MCONTEXT, ip, sp, bp, bx = 0;
 
 	if (!uw_read(w, &ip, sc + UW_SC_RIP) || !uw_read(w, &sp, sc + UW_SC_RSP) ||
 	    !uw_read(w, &bp, sc + UW_SC_RBP))
 		return UW_SIGNAL;
+	w->bx_lost = !uw_read(w, &bx, sc + UW_SC_RBX);
+	w->bx = bx;
 	w->ip = ip;
 	w->sp = sp;
 	w->bp = bp;
 	w->interrupted = 1;
 	return UW_GO_ON;
+}
+
+/*
+ * The caller's rbx, where a row says the frame saved it (read as rbp is;
+ * followed only for the rbx-based CFAs further out, so a save that cannot be
+ * read marks it lost rather than ending the walk).
+ */
+static __always_inline void uw_restore_rbx(struct uw_state *w, const struct ember_unwind_row *r,
+					   __u64 cfa)
+{
+	__u64 bx;
+
+	if (r->rbx_kind == EMBER_RBP_LOST) {
+		w->bx_lost = 1;
+	} else if (r->rbx_kind == EMBER_RBP_CFA) {
+		if (uw_read(w, &bx, cfa + r->rbx_off))
+			w->bx = bx;
+		else if (cfa + r->rbx_off >= w->sp)
+			w->bx_lost = 1;
+		/* else below sp, popped already: rbx holds it */
+	}
 }
 
 /* One table step: the caller of a frame whose row says where its CFA is. */
@@ -329,6 +362,11 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
 		break;
 	case EMBER_CFA_RBP:
 		cfa = w->bp + r->cfa_off;
+		break;
+	case EMBER_CFA_RBX:
+		if (w->bx_lost)
+			return UW_BAD_RULE;
+		cfa = w->bx + r->cfa_off;
 		break;
 	case EMBER_CFA_PLT:
 		cfa = w->sp + 8 + ((w->ip & 15) >= (__u64)r->cfa_off ? 8 : 0);
@@ -350,6 +388,7 @@ static __always_inline __u32 uw_table_step(struct uw_state *w, const struct embe
 			return UW_UNREADABLE;
 		/* else below sp, popped already (an epilogue's rule keeps the save): rbp holds it */
 	}
+	uw_restore_rbx(w, r, cfa);
 	w->sp = cfa;
 	w->ip = ra;
 	return UW_GO_ON;
@@ -493,18 +532,24 @@ static __always_inline const struct ember_unwind_proc *uw_proc(__u32 tgid)
 }
 
 /*
- * Walks the user stack whose registers are ip, sp and bp into st, leaf first,
- * with proc (uw_proc(tgid); NULL: frame pointers), and says in res how it went.
+ * Walks the user stack whose registers are regs into st, leaf first, with
+ * proc (uw_proc(tgid); NULL: frame pointers), and says in res how it went.
  * lib/symbols/uwalk.c walks a copy of a stack by the same rules.
  */
 static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
-				    const struct ember_unwind_proc *proc, __u64 ip, __u64 sp,
-				    __u64 bp, struct uw_result *res)
+				    const struct ember_unwind_proc *proc,
+				    const struct ember_uregs *regs, struct uw_result *res)
 {
-	struct uw_state w = {.st = st, .ip = ip, .sp = sp, .bp = bp, .tgid = tgid, .proc = proc};
+	struct uw_state w = {.st = st,
+			     .ip = regs->ip,
+			     .sp = regs->sp,
+			     .bp = regs->bp,
+			     .bx = regs->bx,
+			     .tgid = tgid,
+			     .proc = proc};
 	__u32 zero = 0;
 
-	st->ips[0] = ip;
+	st->ips[0] = regs->ip;
 	st->len = 1;
 	st->flags = 0;
 	/*

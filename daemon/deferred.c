@@ -112,7 +112,8 @@ struct waiting {
 	uint64_t wait_id;  /* 0: a cpu or growth sample; else an off-CPU wait */
 	uint64_t ktime_ns; /* CLOCK_MONOTONIC when taken (the kernel's) */
 	struct wait_end end;
-	uint64_t n, ip, sp, bp;
+	uint64_t n;
+	struct uwalk_regs regs; /* the user registers at the sample */
 	char comm[EMBER_COMM_LEN];
 	uint32_t kstack_len;
 	uint64_t stack_base; /* user address of stack[0]: sp, less the red zone the record holds */
@@ -142,9 +143,10 @@ static uint64_t sample_hash(const struct waiting *w)
 {
 	const uint8_t *p = (const uint8_t *)w->kips; /* the kernel stack, then the user stack */
 	size_t len = held_bytes(w), i;
-	uint64_t h = hash_mix(hash_mix(w->tgid, (uint64_t)w->kind << 32 | w->flags), w->ip), v;
+	uint64_t h = hash_mix(hash_mix(w->tgid, (uint64_t)w->kind << 32 | w->flags), w->regs.ip), v;
 
-	h = hash_mix(hash_mix(hash_mix(h, w->sp), w->bp), w->stack_base);
+	h = hash_mix(hash_mix(hash_mix(hash_mix(h, w->regs.sp), w->regs.bp), w->regs.bx),
+		     w->stack_base);
 	for (i = 0; i + sizeof(v) <= len; i += sizeof(v)) {
 		memcpy(&v, p + i, sizeof(v));
 		h = hash_mix(h, v);
@@ -158,9 +160,10 @@ static uint64_t sample_hash(const struct waiting *w)
 static bool same_sample(const struct waiting *a, const struct waiting *b)
 {
 	return a->hash == b->hash && !a->wait_id && !b->wait_id && a->tgid == b->tgid &&
-	       a->kind == b->kind && a->flags == b->flags && a->ip == b->ip && a->sp == b->sp &&
-	       a->bp == b->bp && a->stack_base == b->stack_base && a->stack_len == b->stack_len &&
-	       a->kstack_len == b->kstack_len && !memcmp(a->comm, b->comm, sizeof(a->comm)) &&
+	       a->kind == b->kind && a->flags == b->flags &&
+	       !memcmp(&a->regs, &b->regs, sizeof(a->regs)) && a->stack_base == b->stack_base &&
+	       a->stack_len == b->stack_len && a->kstack_len == b->kstack_len &&
+	       !memcmp(a->comm, b->comm, sizeof(a->comm)) &&
 	       !memcmp(a->kips, b->kips, held_bytes(a));
 }
 
@@ -465,7 +468,7 @@ static bool walk(struct deferred *d, struct waiting *w, enum walk_entry how)
 		return false;
 	}
 	pthread_mutex_lock(&d->walk_mu);
-	uwalk(loaded ? proc : NULL, &src, &stk, w->ip, w->sp, w->bp, res);
+	uwalk(loaded ? proc : NULL, &src, &stk, &w->regs, res);
 	pthread_mutex_unlock(&d->walk_mu);
 	s = malloc(sizeof(*s) + (res->n + w->kstack_len) * sizeof(uint64_t));
 	if (!s)
@@ -626,9 +629,7 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w->kind = kind_of(r->source, r->wait_id);
 	w->wait_id = r->wait_id;
 	w->n = r->n;
-	w->ip = r->ip;
-	w->sp = r->sp;
-	w->bp = r->bp;
+	w->regs = (struct uwalk_regs){.ip = r->ip, .sp = r->sp, .bp = r->bp, .bx = r->bx};
 	w->stack_base = r->stack_base + skip;
 	memcpy(w->comm, r->comm, sizeof(w->comm));
 	w->ktime_ns = r->ktime_ns;

@@ -113,7 +113,7 @@ struct ember_cpu_deferred {
 	__u64 n;		   /* what it adds to its stack's count */
 	__u64 wait_id;		   /* 0: a sample; else an off-CPU wait, whose end comes later */
 	__u64 ktime_ns;		   /* bpf_ktime_get_ns() when taken: before or after an exec */
-	__u64 ip, sp, bp;	   /* user registers at the sample */
+	__u64 ip, sp, bp, bx;	   /* user registers at the sample */
 	__u64 stack_base;	   /* user address of stack[0]: the page holding sp */
 	__u32 stack_len;	   /* bytes of stack read: whole pages until one failed */
 	__u32 kstack_len;	   /* frames in kips (0: none, or a sample in user mode) */
@@ -123,7 +123,7 @@ struct ember_cpu_deferred {
 	__u64 kips[EMBER_DEFER_KSTACK_MAX]; /* kernel stack, leaf first */
 	__u8 stack[];			    /* user memory from stack_base: the record's rest */
 };
-_Static_assert(sizeof(struct ember_cpu_deferred) == 96 + 8 * EMBER_DEFER_KSTACK_MAX,
+_Static_assert(sizeof(struct ember_cpu_deferred) == 104 + 8 * EMBER_DEFER_KSTACK_MAX,
 	       "ember_cpu_deferred is ABI");
 
 /*

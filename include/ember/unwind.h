@@ -32,12 +32,15 @@ enum ember_cfa_kind {
 	EMBER_CFA_SIGNAL = 4, /* a signal trampoline (__restore_rt): the walk ends here */
 	EMBER_CFA_FP = 5,     /* a rule the walk cannot evaluate: frame pointers here, counted */
 	EMBER_CFA_NONE = 6,   /* no FDE covers these addresses: frame pointers here */
+	/* CFA = rbx + cfa_off: ld.so's lazy-binding and TLS-descriptor trampolines */
+	EMBER_CFA_RBX = 7,
 };
 
-/* Where a row finds the caller's rbp. */
+/* Where a row finds the caller's rbp (rbp_kind) or rbx (rbx_kind). */
 enum ember_rbp_kind {
-	EMBER_RBP_SAME = 0, /* unchanged: the callee did not touch rbp (yet) */
-	EMBER_RBP_CFA = 1,  /* saved at CFA + rbp_off */
+	EMBER_RBP_SAME = 0, /* unchanged: the callee did not touch the register (yet) */
+	EMBER_RBP_CFA = 1,  /* saved at CFA + rbp_off (rbx: rbx_off) */
+	EMBER_RBP_LOST = 2, /* rbx only: a rule the walk cannot follow (an rbx CFA above fails) */
 };
 
 /*
@@ -45,18 +48,22 @@ enum ember_rbp_kind {
  * relative to the table's base (struct ember_unwind_table.base, an ELF virtual
  * address), so that one table serves every process that maps the file. The
  * return address is always at CFA - 8 (a CFI saying otherwise compiles to
- * EMBER_CFA_FP). Rows are sorted by pc, without two equal neighbours.
+ * EMBER_CFA_FP). Rows are sorted by pc, without two equal neighbours. The walk
+ * follows rbx (rbx_kind) for the frames whose CFA it gives (EMBER_CFA_RBX).
  */
 struct ember_unwind_row {
 	__u32 pc;      /* first address of the row, minus the table's base */
 	__u8 cfa_kind; /* enum ember_cfa_kind */
 	__u8 rbp_kind; /* enum ember_rbp_kind */
 	__s16 rbp_off; /* EMBER_RBP_CFA: rbp saved at CFA + rbp_off */
-	__s32 cfa_off; /* EMBER_CFA_RSP/RBP: offset added; EMBER_CFA_PLT: the threshold */
+	__s32 cfa_off; /* EMBER_CFA_RSP/RBP/RBX: offset added; EMBER_CFA_PLT: the threshold */
+	__u8 rbx_kind; /* enum ember_rbp_kind, for rbx */
+	__u8 pad;      /* explicit padding, always 0 */
+	__s16 rbx_off; /* EMBER_RBP_CFA: rbx saved at CFA + rbx_off */
 };
-_Static_assert(sizeof(struct ember_unwind_row) == 12, "ember_unwind_row is ABI");
+_Static_assert(sizeof(struct ember_unwind_row) == 16, "ember_unwind_row is ABI");
 
-/* Rows per element of the rows array (the walk's unwind_rows map): 4 x 12 bytes, no padding. */
+/* Rows per element of the rows array (the walk's unwind_rows map): 4 x 16 bytes, a cache line. */
 #define EMBER_ROWS_PER_BLOCK 4
 
 /*
@@ -106,7 +113,7 @@ _Static_assert(sizeof(struct ember_unwind_proc) == 16 + 32 * EMBER_UNWIND_MAPS_M
 #define EMBER_UNWIND_STALE_CALLER 1 /* a caller's address: maybe frame-pointer garbage */
 #define EMBER_UNWIND_STALE_LEAF 2   /* the interrupted instruction: code runs there */
 
-/* Rules the walk remembers per CPU (an address range and its row, by process): 80 KiB a CPU. */
+/* Rules the walk remembers per CPU (an address range and its row, by process): 96 KiB a CPU. */
 #define EMBER_UNWIND_CACHE_SLOTS 2048
 
 #endif /* EMBER_UNWIND_H */

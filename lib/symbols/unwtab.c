@@ -16,6 +16,7 @@
 #include "unwtab.h"
 
 /* x86-64 DWARF register numbers. */
+#define REG_RBX 3
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
@@ -108,7 +109,7 @@ const char *unwtab_cfa_name(unsigned int cfa_kind)
 	static const char *const names[] = {
 		[EMBER_CFA_RSP] = "rsp",   [EMBER_CFA_RBP] = "rbp",	  [EMBER_CFA_PLT] = "plt",
 		[EMBER_CFA_END] = "end",   [EMBER_CFA_SIGNAL] = "signal", [EMBER_CFA_FP] = "fp",
-		[EMBER_CFA_NONE] = "none",
+		[EMBER_CFA_NONE] = "none", [EMBER_CFA_RBX] = "rbx",
 	};
 
 	if (cfa_kind >= sizeof(names) / sizeof(names[0]))
@@ -916,15 +917,18 @@ static bool cfa_rule(Dwarf_Frame *f, struct ember_unwind_row *r)
 	if (o[0].atom == DW_OP_bregx) {
 		reg = (int64_t)o[0].number;
 		off = (int64_t)o[0].number2;
-	} else if (o[0].atom == DW_OP_breg6 || o[0].atom == DW_OP_breg7) {
+	} else if (o[0].atom == DW_OP_breg3 || o[0].atom == DW_OP_breg6 ||
+		   o[0].atom == DW_OP_breg7) {
 		reg = o[0].atom - DW_OP_breg0;
 		off = (int64_t)o[0].number;
 	} else {
 		return false;
 	}
-	if ((reg != REG_RSP && reg != REG_RBP) || !fits_s32(off))
+	if ((reg != REG_RSP && reg != REG_RBP && reg != REG_RBX) || !fits_s32(off))
 		return false;
-	r->cfa_kind = reg == REG_RSP ? EMBER_CFA_RSP : EMBER_CFA_RBP;
+	r->cfa_kind = reg == REG_RSP ? EMBER_CFA_RSP :
+		      reg == REG_RBP ? EMBER_CFA_RBP :
+				       EMBER_CFA_RBX;
 	r->cfa_off = (int32_t)off;
 	return true;
 }
@@ -958,6 +962,31 @@ static enum reg_rule reg_rule(Dwarf_Frame *f, int reg, int64_t *off)
 	return saved_at_cfa(o, n, off) ? RULE_CFA : RULE_OTHER;
 }
 
+/*
+ * Where frame f finds its caller's reg (rbp or rbx): unchanged (also where
+ * undefined) or saved at CFA + *off. False for any other rule.
+ */
+static bool saved_rule(Dwarf_Frame *f, int reg, __u8 *kind, __s16 *off)
+{
+	int64_t o;
+
+	switch (reg_rule(f, reg, &o)) {
+	case RULE_UNDEFINED:
+	case RULE_SAME:
+		*kind = EMBER_RBP_SAME;
+		*off = 0;
+		return true;
+	case RULE_CFA:
+		if (o < INT16_MIN || o > INT16_MAX)
+			return false;
+		*kind = EMBER_RBP_CFA;
+		*off = (int16_t)o;
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The row for the rule of frame f (its pc is the caller's). */
 static struct ember_unwind_row compile(Dwarf_Frame *f)
 {
@@ -984,21 +1013,14 @@ static struct ember_unwind_row compile(Dwarf_Frame *f)
 	default:
 		return r;
 	}
-	if (!cfa_rule(f, &r))
+	if (!cfa_rule(f, &r) || !saved_rule(f, REG_RBP, &r.rbp_kind, &r.rbp_off))
 		goto fp;
-	switch (reg_rule(f, REG_RBP, &off)) {
-	case RULE_UNDEFINED:
-	case RULE_SAME:
-		return r;
-	case RULE_CFA:
-		if (off < INT16_MIN || off > INT16_MAX)
-			goto fp;
-		r.rbp_kind = EMBER_RBP_CFA;
-		r.rbp_off = (int16_t)off;
-		return r;
-	default:
-		goto fp;
+	/* a rule for rbx the walk cannot follow spoils only an rbx-based CFA further out */
+	if (!saved_rule(f, REG_RBX, &r.rbx_kind, &r.rbx_off)) {
+		r.rbx_kind = EMBER_RBP_LOST;
+		r.rbx_off = 0;
 	}
+	return r;
 fp:
 	return (struct ember_unwind_row){.cfa_kind = EMBER_CFA_FP};
 }
@@ -1008,7 +1030,8 @@ fp:
 static bool same_rule(const struct ember_unwind_row *a, const struct ember_unwind_row *b)
 {
 	return a->cfa_kind == b->cfa_kind && a->rbp_kind == b->rbp_kind &&
-	       a->rbp_off == b->rbp_off && a->cfa_off == b->cfa_off;
+	       a->rbp_off == b->rbp_off && a->cfa_off == b->cfa_off && a->rbx_kind == b->rbx_kind &&
+	       a->rbx_off == b->rbx_off;
 }
 
 /* Appends the rule r from vaddr on, merged into an equal neighbour or one at the same pc. */

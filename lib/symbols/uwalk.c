@@ -18,6 +18,7 @@
 /* Offsets in the signal frame (UW_UC_MCONTEXT, UW_SC_*: asm/sigcontext.h, ucontext.h). */
 #define UC_MCONTEXT 40
 #define SC_RBP 80
+#define SC_RBX 88
 #define SC_RSP 120
 #define SC_RIP 128
 
@@ -26,7 +27,8 @@ struct walk {
 	const struct ember_unwind_proc *proc;
 	const struct uwalk_rows *src;
 	const struct uwalk_stack *stk;
-	uint64_t ip, sp, bp;
+	uint64_t ip, sp, bp, bx;
+	bool bx_lost; /* bx is not the frame's rbx (a rule not followed) */
 	uint32_t n;
 	bool interrupted; /* ip is where a signal hit, not a return address */
 	struct uwalk_result *out;
@@ -115,21 +117,39 @@ static uint32_t fp_step(struct walk *w, uint32_t fail)
 	w->sp = w->bp + 16;
 	w->bp = bp;
 	w->ip = ra;
+	w->bx_lost = true;
 	return 0;
 }
 
 static uint32_t signal_step(struct walk *w)
 {
-	uint64_t sc = w->sp + UC_MCONTEXT, ip, sp, bp;
+	uint64_t sc = w->sp + UC_MCONTEXT, ip, sp, bp, bx = 0;
 
 	if (!read_word(w, &ip, sc + SC_RIP) || !read_word(w, &sp, sc + SC_RSP) ||
 	    !read_word(w, &bp, sc + SC_RBP))
 		return EMBER_CPU_M_END_SIGNAL;
+	w->bx_lost = !read_word(w, &bx, sc + SC_RBX);
+	w->bx = bx;
 	w->ip = ip;
 	w->sp = sp;
 	w->bp = bp;
 	w->interrupted = true;
 	return 0;
+}
+
+/* The caller's rbx where the frame saved it (uw_restore_rbx). */
+static void restore_rbx(struct walk *w, const struct ember_unwind_row *r, uint64_t cfa)
+{
+	uint64_t bx;
+
+	if (r->rbx_kind == EMBER_RBP_LOST) {
+		w->bx_lost = true;
+	} else if (r->rbx_kind == EMBER_RBP_CFA) {
+		if (read_word(w, &bx, cfa + (int64_t)r->rbx_off))
+			w->bx = bx;
+		else if (cfa + (int64_t)r->rbx_off >= w->sp)
+			w->bx_lost = true;
+	}
 }
 
 static uint32_t table_step(struct walk *w, const struct ember_unwind_row *r)
@@ -142,6 +162,11 @@ static uint32_t table_step(struct walk *w, const struct ember_unwind_row *r)
 		break;
 	case EMBER_CFA_RBP:
 		cfa = w->bp + (int64_t)r->cfa_off;
+		break;
+	case EMBER_CFA_RBX:
+		if (w->bx_lost)
+			return EMBER_CPU_M_END_BAD_RULE;
+		cfa = w->bx + (int64_t)r->cfa_off;
 		break;
 	case EMBER_CFA_PLT:
 		cfa = w->sp + 8 + ((w->ip & 15) >= (uint64_t)(int64_t)r->cfa_off ? 8 : 0);
@@ -162,6 +187,7 @@ static uint32_t table_step(struct walk *w, const struct ember_unwind_row *r)
 			return EMBER_CPU_M_END_UNREADABLE;
 		/* else popped already (an epilogue's rule keeps the save): rbp holds it */
 	}
+	restore_rbx(w, r, cfa);
 	w->sp = cfa;
 	w->ip = ra;
 	return 0;
@@ -189,11 +215,16 @@ static uint32_t step(struct walk *w)
 }
 
 void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
-	   const struct uwalk_stack *stk, uint64_t ip, uint64_t sp, uint64_t bp,
-	   struct uwalk_result *out)
+	   const struct uwalk_stack *stk, const struct uwalk_regs *regs, struct uwalk_result *out)
 {
-	struct walk w = {
-		.proc = proc, .src = src, .stk = stk, .ip = ip, .sp = sp, .bp = bp, .out = out};
+	struct walk w = {.proc = proc,
+			 .src = src,
+			 .stk = stk,
+			 .ip = regs->ip,
+			 .sp = regs->sp,
+			 .bp = regs->bp,
+			 .bx = regs->bx,
+			 .out = out};
 	uint32_t end = 0;
 
 	memset(out, 0, sizeof(*out));

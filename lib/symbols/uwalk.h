@@ -62,13 +62,17 @@ struct uwalk_stack {
 	size_t len;
 };
 
+/* The user registers a walk starts from (rbx: the CFA of ld.so's trampolines). */
+struct uwalk_regs {
+	uint64_t ip, sp, bp, bx;
+};
+
 /*
- * Walks the stack whose registers are ip, sp and bp with proc's mappings
- * (NULL: frame pointers only) and the rows src reads; memory outside stk is
- * unreadable. Always ends: at most EMBER_MAX_STACK_DEPTH frames.
+ * Walks the stack whose registers are regs with proc's mappings (NULL: frame
+ * pointers only) and the rows src reads; memory outside stk is unreadable.
+ * Always ends: at most EMBER_MAX_STACK_DEPTH frames.
  */
 void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
-	   const struct uwalk_stack *stk, uint64_t ip, uint64_t sp, uint64_t bp,
-	   struct uwalk_result *out);
+	   const struct uwalk_stack *stk, const struct uwalk_regs *regs, struct uwalk_result *out);
 
 #endif

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct ember_unwind_proc proc;
 	static struct uwalk_result res;
 	struct input in = {0};
-	uint64_t regs[3];
+	uint64_t regs[4];
 	uint8_t n, m;
 	struct uwalk_rows src = {find, &in};
 	struct uwalk_stack stk;
@@ -84,7 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!take(&data, &size, &in.rows[in.nrows++], sizeof(in.rows[0])))
 			return 0;
 	stk = (struct uwalk_stack){data, regs[1] & ~4095ull, size};
-	uwalk(n & 0x80 ? NULL : &proc, &src, &stk, regs[0], regs[1], regs[2], &res);
+	uwalk(n & 0x80 ? NULL : &proc, &src, &stk,
+	      &(struct uwalk_regs){.ip = regs[0], .sp = regs[1], .bp = regs[2], .bx = regs[3]},
+	      &res);
 	if (res.n < 1 || res.n > EMBER_MAX_STACK_DEPTH || res.ips[0] != regs[0])
 		__builtin_trap();
 	if (res.end < EMBER_CPU_M_END_OUTERMOST || res.end > EMBER_CPU_M_END_DEPTH)

@@ -1,23 +1,23 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Writes the seed corpus of fuzz_uwalk (tests/fuzz/corpus/uwalk/): stacks walked by each rule
-# kind (rsp, rbp, PLT, signal frame, end), by frame pointers, and one that never ends.
+# kind (rsp, rbp, rbx, PLT, signal frame, end), by frame pointers, and one that never ends.
 # Layout: fuzz_uwalk.c's header. Run from anywhere: python3 tests/fuzz/mkcorpus_uwalk.py
 import os, struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "corpus", "uwalk")
 TEXT, STACK = 0x400000, 0x7FFC0000
-RSP, RBP, PLT, END, SIGNAL, FP = 0, 1, 2, 3, 4, 5
+RSP, RBP, PLT, END, SIGNAL, FP, NONE, RBX = 0, 1, 2, 3, 4, 5, 6, 7
 
 
-def row(pc, kind, off, rbp_kind=0, rbp_off=0):
-    return struct.pack("<IBBhi", pc, kind, rbp_kind, rbp_off, off)
+def row(pc, kind, off, rbp_kind=0, rbp_off=0, rbx_kind=0, rbx_off=0):
+    return struct.pack("<IBBhiBxh", pc, kind, rbp_kind, rbp_off, off, rbx_kind, rbx_off)
 
 
-def seed(ip, sp, bp, rows, words, with_map=True, table=0):
+def seed(ip, sp, bp, rows, words, with_map=True, table=0, bx=0):
     maps = struct.pack("<QQQI", TEXT, TEXT + 0x100000, TEXT, table) if with_map else b""
-    head = struct.pack("<QQQ", ip, sp, bp) + bytes([1 if with_map else 0x80]) + maps
+    head = struct.pack("<QQQQ", ip, sp, bp, bx) + bytes([1 if with_map else 0x80]) + maps
     stack = b"".join(struct.pack("<Q", w) for w in words)
     return head + bytes([len(rows)]) + b"".join(rows) + stack
 
@@ -38,6 +38,11 @@ def main():
                        [0] * 4 + [TEXT + 0x201]),
         "fp": seed(0x7F0000000010, sp, sp + 16, [], [0, 0, sp + 48, 0x7F0000001234, 0, 0,
                                                       0, 0x7F0000005678], with_map=False),
+        "rbx": seed(TEXT + 0x240, sp, 0,
+                    [row(0, RSP, 8), row(0x100, RBX, 32, 0, 0, 1, -32),
+                     row(0x200, RSP, 24, 0, 0, 1, -16), row(0x300, END, 0)],
+                    [0, sp + 0x60, TEXT + 0x151] + [0] * 9 + [0x1234, 0, 0, TEXT + 0x81,
+                                                               TEXT + 0x301], bx=0xBAD0),
         "forever": seed(TEXT + 0x10, sp, 0, [row(0, RSP, 8)], [TEXT + 0x11] * 300),
         "bad_rule": seed(TEXT + 0x10, sp, sp + 16, [row(0, FP, 0)], [0, 0, 0x10, 0x7F0000001234]),
     }

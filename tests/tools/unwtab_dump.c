@@ -22,6 +22,10 @@ static void print_row(const struct unwtab *t, const struct ember_unwind_row *r)
 	       r->cfa_off);
 	if (r->rbp_kind == EMBER_RBP_CFA)
 		printf(" rbp=c%+d", r->rbp_off);
+	if (r->rbx_kind == EMBER_RBP_CFA)
+		printf(" rbx=c%+d", r->rbx_off);
+	else if (r->rbx_kind == EMBER_RBP_LOST)
+		printf(" rbx=?");
 	printf("\n");
 }
 

@@ -24,6 +24,7 @@
 
 #define FX(name) FIXTURE_DIR "/" name
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LDSO "/lib64/ld-linux-x86-64.so.2"
 
 static void build(const char *file, struct unwtab *t)
 {
@@ -74,10 +75,13 @@ static void check_shape(const struct unwtab *t)
 
 		ck_assert_uint_lt(a->pc, b->pc);
 		ck_assert_msg(a->cfa_kind != b->cfa_kind || a->cfa_off != b->cfa_off ||
-				      a->rbp_kind != b->rbp_kind || a->rbp_off != b->rbp_off,
+				      a->rbp_kind != b->rbp_kind || a->rbp_off != b->rbp_off ||
+				      a->rbx_kind != b->rbx_kind || a->rbx_off != b->rbx_off,
 			      "equal neighbours at row %zu", i);
-		ck_assert_uint_le(b->cfa_kind, EMBER_CFA_NONE);
+		ck_assert_uint_le(b->cfa_kind, EMBER_CFA_RBX);
 		ck_assert_uint_le(b->rbp_kind, EMBER_RBP_CFA);
+		ck_assert_uint_le(b->rbx_kind, EMBER_RBP_LOST);
+		ck_assert_uint_eq(b->pad, 0);
 	}
 	ck_assert_uint_eq(t->st.rows, t->nrows);
 }
@@ -104,6 +108,13 @@ static void check_asm(const char *file)
 	a = nm_addr(file, "asm_undef", NULL);
 	expect(&t, a + 1, EMBER_CFA_END, 0, 0);
 	a = nm_addr(file, "asm_cfa_rbx", NULL);
+	expect(&t, a, EMBER_CFA_RSP, 8, 0);
+	expect(&t, a + 1, EMBER_CFA_RBX, 16, 0);
+	ck_assert_uint_eq(unwtab_find(&t, a + 1)->rbx_kind, EMBER_RBP_SAME);
+	expect(&t, a + 2, EMBER_CFA_RBX, 16, 0);
+	ck_assert_uint_eq(unwtab_find(&t, a + 2)->rbx_kind, EMBER_RBP_CFA);
+	ck_assert_int_eq(unwtab_find(&t, a + 2)->rbx_off, -24);
+	a = nm_addr(file, "asm_cfa_r12", NULL);
 	expect(&t, a, EMBER_CFA_RSP, 8, 0);
 	expect(&t, a + 1, EMBER_CFA_FP, 0, 0);
 	a = nm_addr(file, "asm_far_rbp", NULL);
@@ -316,8 +327,8 @@ struct cmp {
 	char sig_cies[256][16]; /* offsets of 'S' CIEs, as printed */
 	int nsig;
 	bool fde_signal;
-	int col_rbp, col_ra;	   /* token index in a row, or -1 */
-	unsigned long long lo, hi; /* the current FDE */
+	int col_rbx, col_rbp, col_ra; /* token index in a row, or -1 */
+	unsigned long long lo, hi;    /* the current FDE */
 	unsigned long long eh_lo[8192], eh_hi[8192];
 	int neh;
 	unsigned long checked;
@@ -363,13 +374,30 @@ static bool in_text(const struct unwtab *t, unsigned long long a)
 	return false;
 }
 
+/* The rule unwtab must give rbx for a readelf column ("u", "s", "c-16", "r9", "exp"...). */
+static void check_rbx(unsigned long long loc, const struct ember_unwind_row *r, const char *rbx)
+{
+	int k;
+
+	if (!strcmp(rbx, "u") || !strcmp(rbx, "s"))
+		ck_assert_msg(r->rbx_kind == EMBER_RBP_SAME, "%llx: rbx %s, got kind %u", loc, rbx,
+			      r->rbx_kind);
+	else if (sscanf(rbx, "c%d", &k) == 1 && k >= INT16_MIN && k <= INT16_MAX)
+		ck_assert_msg(r->rbx_kind == EMBER_RBP_CFA && r->rbx_off == k,
+			      "%llx: rbx %s, got kind %u off %d", loc, rbx, r->rbx_kind,
+			      r->rbx_off);
+	else
+		ck_assert_msg(r->rbx_kind == EMBER_RBP_LOST, "%llx: rbx %s, got kind %u", loc, rbx,
+			      r->rbx_kind);
+}
+
 /* What unwtab must make of one readelf row. */
 static void check_row(struct cmp *c, const char *line)
 {
 	char tok[24][32];
 	unsigned long long loc;
 	const struct ember_unwind_row *r;
-	const char *cfa, *ra, *rbp;
+	const char *cfa, *ra, *rbp, *rbx;
 	int n, off;
 
 	n = row_tokens(line, tok, 24);
@@ -382,6 +410,7 @@ static void check_row(struct cmp *c, const char *line)
 	cfa = tok[0];
 	ra = tok[c->col_ra];
 	rbp = c->col_rbp >= 0 && c->col_rbp < n ? tok[c->col_rbp] : "u";
+	rbx = c->col_rbx >= 0 && c->col_rbx < n ? tok[c->col_rbx] : "u";
 	c->checked++;
 	if (c->fde_signal) {
 		ck_assert_msg(r->cfa_kind == EMBER_CFA_SIGNAL, "%llx: want signal", loc);
@@ -400,7 +429,8 @@ static void check_row(struct cmp *c, const char *line)
 			      "%llx: cfa exp, got %s", loc, unwtab_cfa_name(r->cfa_kind));
 		return;
 	}
-	if (sscanf(cfa, "rsp+%d", &off) != 1 && sscanf(cfa, "rbp+%d", &off) != 1) {
+	if (sscanf(cfa, "rsp+%d", &off) != 1 && sscanf(cfa, "rbp+%d", &off) != 1 &&
+	    sscanf(cfa, "rbx+%d", &off) != 1) {
 		ck_assert_msg(r->cfa_kind == EMBER_CFA_FP, "%llx: cfa %s, want fp", loc, cfa);
 		return;
 	}
@@ -409,9 +439,13 @@ static void check_row(struct cmp *c, const char *line)
 		ck_assert_msg(r->cfa_kind == EMBER_CFA_FP, "%llx: rbp %s, want fp", loc, rbp);
 		return;
 	}
-	ck_assert_msg(
-		r->cfa_kind == (cfa[1] == 's' ? EMBER_CFA_RSP : EMBER_CFA_RBP) && r->cfa_off == off,
-		"%llx: cfa %s, got %s%+d", loc, cfa, unwtab_cfa_name(r->cfa_kind), r->cfa_off);
+	ck_assert_msg(r->cfa_kind == (cfa[1] == 's' ? EMBER_CFA_RSP :
+				      cfa[2] == 'p' ? EMBER_CFA_RBP :
+						      EMBER_CFA_RBX) &&
+			      r->cfa_off == off,
+		      "%llx: cfa %s, got %s%+d", loc, cfa, unwtab_cfa_name(r->cfa_kind),
+		      r->cfa_off);
+	check_rbx(loc, r, rbx);
 	if (rbp[0] == 'c') {
 		ck_assert_msg(r->rbp_kind == EMBER_RBP_CFA && r->rbp_off == n,
 			      "%llx: rbp %s, got kind %u off %d", loc, rbp, r->rbp_kind,
@@ -437,11 +471,13 @@ static void read_header(struct cmp *c, const char *line)
 	char tok[32];
 	int i = -1, used;
 
-	c->col_rbp = c->col_ra = -1;
+	c->col_rbx = c->col_rbp = c->col_ra = -1;
 	/* Skip LOC; CFA is token 0 of a row. */
 	for (line += strspn(line, " "); sscanf(line, "%31s%n", tok, &used) == 1; line += used) {
 		if (!strcmp(tok, "rbp"))
 			c->col_rbp = i;
+		else if (!strcmp(tok, "rbx"))
+			c->col_rbx = i;
 		else if (!strcmp(tok, "ra"))
 			c->col_ra = i;
 		i++;
@@ -513,6 +549,21 @@ END_TEST
 START_TEST(test_readelf_libc)
 {
 	compare_with_readelf(LIBC, 20000);
+}
+END_TEST
+
+/* ld.so: its lazy-binding and TLS-descriptor trampolines' CFA is rbx + N. */
+START_TEST(test_readelf_ldso)
+{
+	struct unwtab t;
+	size_t i, rbx = 0;
+
+	compare_with_readelf(LDSO, 1500);
+	build(LDSO, &t);
+	for (i = 0; i < t.nrows; i++)
+		rbx += t.rows[i].cfa_kind == EMBER_CFA_RBX;
+	ck_assert_uint_ge(rbx, 3); /* _dl_runtime_resolve_{fxsave,xsave,xsavec} at least */
+	unwtab_free(&t);
 }
 END_TEST
 
@@ -767,6 +818,7 @@ Suite *unwtab_suite(void)
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_readelf_fixtures);
 	tcase_add_test(tc, test_readelf_libc);
+	tcase_add_test(tc, test_readelf_ldso);
 	tcase_add_test(tc, test_refused);
 	tcase_add_loop_test(tc, test_fuzz_seeds, 0, sizeof(seeds) / sizeof(seeds[0]));
 	tcase_add_test(tc, test_no_cfi);

@@ -23,6 +23,7 @@ struct fixture {
 	bool fail_reads; /* the row source fails every read */
 	struct ember_unwind_proc proc;
 	uint8_t stack[16384];
+	uint64_t bx; /* rbx at the leaf */
 	struct uwalk_result res;
 };
 
@@ -72,8 +73,9 @@ static void walk(bool with_proc, size_t len, uint64_t ip, uint64_t sp, uint64_t 
 {
 	struct uwalk_rows src = {find, &fx};
 	struct uwalk_stack stk = {fx.stack, STACK, len};
+	struct uwalk_regs regs = {.ip = ip, .sp = sp, .bp = bp, .bx = fx.bx};
 
-	uwalk(with_proc ? &fx.proc : NULL, &src, &stk, ip, sp, bp, &fx.res);
+	uwalk(with_proc ? &fx.proc : NULL, &src, &stk, &regs, &fx.res);
 }
 
 /* A walk over the copy's bytes from user address base on (sp's, say: no red zone). */
@@ -82,8 +84,9 @@ static void walk_from(uint64_t base, uint64_t ip, uint64_t sp, uint64_t bp)
 	struct uwalk_rows src = {find, &fx};
 	struct uwalk_stack stk = {fx.stack + (base - STACK), base,
 				  sizeof(fx.stack) - (base - STACK)};
+	struct uwalk_regs regs = {.ip = ip, .sp = sp, .bp = bp, .bx = fx.bx};
 
-	uwalk(&fx.proc, &src, &stk, ip, sp, bp, &fx.res);
+	uwalk(&fx.proc, &src, &stk, &regs, &fx.res);
 }
 
 static void expect_ips(const uint64_t *want, uint32_t n)
@@ -161,6 +164,65 @@ START_TEST(test_epilogue_popped_rbp)
 	walk(true, 0x100 + 16, TEXT + 0x40, sp, caller_bp);
 	ck_assert_uint_eq(fx.res.n, 1);
 	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_UNREADABLE);
+}
+END_TEST
+
+/* The last row added saves the caller's rbx at CFA + off (or loses it: EMBER_RBP_LOST). */
+static void save_rbx(uint8_t kind, int16_t off)
+{
+	fx.rows[fx.nrows - 1].rbx_kind = kind;
+	fx.rows[fx.nrows - 1].rbx_off = off;
+}
+
+/*
+ * ld.so's lazy-binding trampoline (_dl_runtime_resolve): it saves rbx, keeps
+ * its entry rsp there and realigns rsp, so its CFA is rbx + 32; its callees
+ * save rbx in turn. The walk takes rbx from the registers, then from each save.
+ */
+START_TEST(test_rbx_rule)
+{
+	uint64_t sp = STACK + 0x100, cfa1 = sp + 0x200, tramp_bx = cfa1 - 32;
+	const uint64_t want[] = {TEXT + 0x240, TEXT + 0x151, TEXT + 0x81, TEXT + 0x301};
+
+	add_row(0x000, EMBER_CFA_RSP, 8, EMBER_RBP_SAME, 0);  /* the PLT call's caller */
+	add_row(0x100, EMBER_CFA_RBX, 32, EMBER_RBP_SAME, 0); /* the trampoline */
+	save_rbx(EMBER_RBP_CFA, -32);
+	add_row(0x200, EMBER_CFA_RSP, 24, EMBER_RBP_SAME, 0); /* _dl_fixup: pushed rbx */
+	save_rbx(EMBER_RBP_CFA, -16);
+	add_row(0x300, EMBER_CFA_END, 0, EMBER_RBP_SAME, 0);
+	put(sp + 16, TEXT + 0x151); /* the leaf's ra, into the trampoline */
+	put(sp + 8, tramp_bx);	    /* the trampoline's rbx, saved by the leaf */
+	put(cfa1 - 8, TEXT + 0x81); /* the trampoline's ra: the caller's */
+	put(cfa1 - 32, 0x1234);	    /* the caller's rbx */
+	put(cfa1, TEXT + 0x301);
+	fx.bx = 0xbad0; /* the leaf's own rbx: not the trampoline's */
+	walk(true, sizeof(fx.stack), TEXT + 0x240, sp, 0);
+	expect_ips(want, 4);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.by_table, 4);
+
+	/* the trampoline as the leaf: rbx from the registers */
+	fx.bx = tramp_bx;
+	walk(true, sizeof(fx.stack), TEXT + 0x150, cfa1 - 0x80, 0);
+	expect_ips((const uint64_t[]){TEXT + 0x150, TEXT + 0x81, TEXT + 0x301}, 3);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+
+	/* a callee whose rule for rbx the walk cannot follow: the trampoline's CFA is unknown */
+	fx.rows[2].rbx_kind = EMBER_RBP_LOST;
+	fx.bx = 0xbad0;
+	walk(true, sizeof(fx.stack), TEXT + 0x240, sp, 0);
+	expect_ips(want, 2);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_BAD_RULE);
+
+	/* nor after a frame-pointer frame, which may have used rbx */
+	fx.rows[2] = (struct ember_unwind_row){.pc = 0x200, .cfa_kind = EMBER_CFA_NONE};
+	put(sp + 0x40, 0);
+	put(sp + 0x48, TEXT + 0x151);
+	fx.bx = tramp_bx;
+	walk(true, sizeof(fx.stack), TEXT + 0x240, sp, sp + 0x40);
+	expect_ips(want, 2);
+	ck_assert_uint_eq(fx.res.by_fp, 1);
+	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_BAD_RULE);
 }
 END_TEST
 
@@ -333,6 +395,7 @@ Suite *uwalk_suite(void)
 	tcase_add_test(tc, test_rsp_rules);
 	tcase_add_test(tc, test_rbp_rule);
 	tcase_add_test(tc, test_epilogue_popped_rbp);
+	tcase_add_test(tc, test_rbx_rule);
 	tcase_add_test(tc, test_plt_rule);
 	tcase_add_test(tc, test_frame_pointers);
 	tcase_add_test(tc, test_bad_rule);
