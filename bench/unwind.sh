@@ -12,7 +12,7 @@
 #   -d  CPU seconds each workload runs                    (BENCH_DURATION, 12)
 #   -r  repetitions of each run; medians reported         (BENCH_REPEAT, 3)
 #   -w  comma-separated workloads                         (BENCH_WORKLOADS, all:
-#       qsort,memcpy,clock,mixed,node)
+#       qsort,memcpy,clock,mixed,lazy,node)
 #   -b  the build tree with the fixtures (tests/fx_*)     (EMBER_BUILD, build/)
 #   -e  the emberd binary                                 (EMBERD, BUILD/daemon/emberd)
 #   -o  also write the table to this file
@@ -24,7 +24,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/.." && pwd)
 DURATION=${BENCH_DURATION:-12}
 REPEAT=${BENCH_REPEAT:-3}
-WORKLOADS=${BENCH_WORKLOADS:-qsort,memcpy,clock,mixed,node}
+WORKLOADS=${BENCH_WORKLOADS:-qsort,memcpy,clock,mixed,lazy,node}
 BUILD=${EMBER_BUILD:-$SRC/build}
 EMBERD=${EMBERD:-}
 REPORT=
@@ -55,6 +55,8 @@ for w in ${WORKLOADS//,/ }; do
 	case $w in
 	qsort | memcpy | clock | mixed) [ -x "$BUILD/tests/fx_$w" ] ||
 		die "fixture $BUILD/tests/fx_$w not built (cmake --build $BUILD --target fx_$w)" ;;
+	lazy) [ -x "$BUILD/tests/fx_lazy_bind" ] ||
+		die "fixture $BUILD/tests/fx_lazy_bind not built (cmake --build $BUILD --target fx_lazy_bind)" ;;
 	node) need node "install nodejs for the node workload" ;;
 	*) die "unknown workload '$w'" ;;
 	esac
@@ -83,6 +85,8 @@ cp "$SRC/tests/integration/gc.js" "$T/gc.js"
 workload_cmd() {
 	case $1 in
 	node) echo node --perf-basic-prof "$T/gc.js" "$DURATION" ;;
+	# ld.so resolves every PLT call again (its lazy-binding trampoline: CFA from rbx)
+	lazy) echo env LD_BIND_NOT=1 "$BUILD/tests/fx_lazy_bind" "$DURATION" ;;
 	*) echo "$BUILD/tests/fx_$1" "$DURATION" ;;
 	esac
 }
@@ -100,6 +104,7 @@ known_of() {
 	clock) printf '%s\t%s\n' ";main;read_clock_loop;$clk;($vdso|clock_gettime);" \
 		";$clk;($vdso|clock_gettime);|;$vdso;" ;;
 	mixed) printf '%s\t%s\n' ';(main|start_thread;fp_thread);fp_driver;' '' ;;
+	lazy) printf '%s\t%s\n' ';main;resolve_loop;' '' ;;
 	esac # node: none (tests/integration/unwind_node.sh looks at V8's C++ single-threaded)
 }
 
