@@ -27,9 +27,13 @@ static void check(const struct unwtab *t)
 	for (i = 0; i < t->nrows; i++) {
 		const struct ember_unwind_row *r = &t->rows[i];
 
-		if (r->cfa_kind > EMBER_CFA_NONE || r->rbp_kind > EMBER_RBP_CFA)
+		if (r->cfa_kind > EMBER_CFA_RBX || r->rbp_kind > EMBER_RBP_CFA ||
+		    r->rbx_kind > EMBER_RBP_LOST || r->pad)
 			__builtin_trap();
-		if (i && (r->pc <= r[-1].pc || !memcmp(&r->cfa_kind, &r[-1].cfa_kind, 8)))
+		/* equal neighbours: every byte of the rule alike (the struct has no hole) */
+		if (i && (r->pc <= r[-1].pc ||
+			  !memcmp(&r->cfa_kind, &r[-1].cfa_kind,
+				  sizeof(*r) - offsetof(struct ember_unwind_row, cfa_kind))))
 			__builtin_trap();
 		/* The last row (a gap from end on) is past what unwtab_find answers. */
 		if (i + 1 < t->nrows && unwtab_find(t, t->base + r->pc) != r)
