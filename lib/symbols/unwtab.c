@@ -47,6 +47,9 @@ struct range {
 	uint32_t cost; /* bytes of CIE + FDE instructions libdw runs per lookup */
 	bool debug;    /* from .debug_frame */
 	bool unsafe;   /* instructions libdw must not run (see insns_safe) */
+	/* no FDE: an .init or .fini of crti/crtn's shape (unwtab_crt_shape), these its offsets */
+	bool crt;
+	uint32_t sub_end, add_end;
 };
 
 struct ranges {
@@ -205,6 +208,7 @@ struct cfi_scns {
 	Elf_Data *eh, *hdr;
 	Elf_Scn *debug;
 	uint64_t eh_addr, hdr_addr;
+	Elf_Scn *crt[2]; /* .init and .fini, which crti.o and crtn.o give no CFI */
 };
 
 static uint64_t add_sat(uint64_t a, uint64_t b)
@@ -309,6 +313,8 @@ static enum unwtab_err find_scns(Elf *elf, struct cfi_scns *s)
 		else if (strstr(name, "debug_frame")) {
 			ndebug++;
 			debug = strcmp(name, ".debug_frame") ? NULL : scn;
+		} else if (!strcmp(name, ".init") || !strcmp(name, ".fini")) {
+			s->crt[name[1] == 'f'] = scn;
 		}
 	}
 	if (ndebug == 1)
@@ -1058,6 +1064,18 @@ static enum unwtab_err push(struct build *b, uint64_t vaddr, struct ember_unwind
 }
 
 /* Every row of one FDE range. Instructions libdw refuses become one EMBER_CFA_FP row. */
+static enum unwtab_err walk_crt(struct build *b, const struct range *rg)
+{
+	const struct ember_unwind_row entry = {.cfa_kind = EMBER_CFA_RSP, .cfa_off = 8},
+				      body = {.cfa_kind = EMBER_CFA_RSP, .cfa_off = 16};
+	enum unwtab_err why;
+
+	b->t->st.crt++;
+	if ((why = push(b, rg->lo, entry)) || (why = push(b, rg->lo + rg->sub_end, body)))
+		return why;
+	return push(b, rg->lo + rg->add_end, entry);
+}
+
 static enum unwtab_err walk_range(struct build *b, const struct range *rg)
 {
 	Dwarf_CFI *cfi = rg->debug ? b->debug : b->eh;
@@ -1066,6 +1084,8 @@ static enum unwtab_err walk_range(struct build *b, const struct range *rg)
 	Dwarf_Addr start, end;
 	Dwarf_Frame *f;
 
+	if (rg->crt)
+		return walk_crt(b, rg);
 	if (rg->unsafe) {
 		b->t->st.fdes_bad++;
 		return push(b, addr, (struct ember_unwind_row){.cfa_kind = EMBER_CFA_FP});
@@ -1106,7 +1126,7 @@ static enum unwtab_err walk_all(struct build *b, const struct ranges *rr)
 		if ((why = walk_range(b, &rr->r[i])))
 			return why;
 		prev = rr->r[i].hi;
-		t->st.fdes++;
+		t->st.fdes += !rr->r[i].crt;
 		t->st.from_debug_frame += rr->r[i].debug;
 	}
 	return push(b, prev, none);
@@ -1172,6 +1192,94 @@ static Elf_Data *debug_frame(struct build *b, const struct cfi_scns *s, uint64_t
 	return elf_getdata(s->debug, NULL);
 }
 
+/*
+ * The instructions crti.o and crtn.o put between _init's (and _fini's) sub
+ * and add: none moves rsp. Their length at p, or 0 for anything else.
+ */
+static size_t crt_insn(const uint8_t *p, size_t n)
+{
+	if (n >= 7 && p[0] == 0x48 && p[1] == 0x8b && p[2] == 0x05)
+		return 7; /* mov X(%rip),%rax: the weak __gmon_start__ */
+	if (n >= 3 && p[0] == 0x48 && p[1] == 0x85 && p[2] == 0xc0)
+		return 3; /* test %rax,%rax */
+	if (n >= 2 && p[0] == 0x74)
+		return 2; /* je over the call */
+	if (n >= 2 && p[0] == 0xff && p[1] == 0xd0)
+		return 2; /* call *%rax */
+	if (n >= 5 && p[0] == 0xe8)
+		return 5; /* call rel32: code a library adds to .init */
+	if (n >= 1 && p[0] == 0x90)
+		return 1; /* nop */
+	return 0;
+}
+
+bool unwtab_crt_shape(const uint8_t *p, size_t n, uint32_t *sub_end, uint32_t *add_end)
+{
+	static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa},
+			     sub8[] = {0x48, 0x83, 0xec, 0x08},
+			     add8_ret[] = {0x48, 0x83, 0xc4, 0x08, 0xc3};
+	size_t i = 0, len;
+
+	if (n > UNWTAB_CRT_MAX)
+		return false;
+	if (n >= sizeof(endbr64) && !memcmp(p, endbr64, sizeof(endbr64)))
+		i = sizeof(endbr64);
+	if (n - i < sizeof(sub8) || memcmp(p + i, sub8, sizeof(sub8)))
+		return false;
+	*sub_end = (uint32_t)(i += sizeof(sub8));
+	while (n - i > sizeof(add8_ret)) {
+		if (!(len = crt_insn(p + i, n - i)))
+			return false;
+		i += len;
+	}
+	if (n - i != sizeof(add8_ret) || memcmp(p + i, add8_ret, sizeof(add8_ret)))
+		return false;
+	*add_end = (uint32_t)(n - 1);
+	return true;
+}
+
+/* Whether [lo, hi) overlaps a range of rr (sorted, disjoint). */
+static bool covered(const struct ranges *rr, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < rr->n; i++)
+		if (rr->r[i].lo < hi && lo < rr->r[i].hi)
+			return true;
+	return false;
+}
+
+/*
+ * .init and .fini where no FDE covers them (crti.o and crtn.o have no CFI) and
+ * their code has crti/crtn's shape: a range each, with those rules. A page
+ * fault on _init's first instruction (its library's first code run) is
+ * common in short processes; without rules there, its callers were lost.
+ */
+static enum unwtab_err add_crt(struct build *b, const struct cfi_scns *s)
+{
+	struct range r = {.crt = true};
+	Elf_Data *d;
+	GElf_Shdr sh;
+	bool added = false;
+
+	for (size_t i = 0; i < 2; i++) {
+		if (!s->crt[i] || !gelf_getshdr(s->crt[i], &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size || sh.sh_size > UNWTAB_CRT_MAX)
+			continue;
+		d = elf_getdata(s->crt[i], NULL);
+		r.lo = sh.sh_addr;
+		r.hi = sh.sh_addr + sh.sh_size;
+		if (!d || !d->d_buf || d->d_size != sh.sh_size || r.hi < r.lo ||
+		    !seg_of(b->t, r.lo, r.hi) || covered(&b->eh_r, r.lo, r.hi) ||
+		    !unwtab_crt_shape(d->d_buf, d->d_size, &r.sub_end, &r.add_end))
+			continue;
+		if (!append(&b->eh_r, &r))
+			return UNWTAB_E_NOMEM;
+		added = true;
+	}
+	if (added)
+		qsort(b->eh_r.r, b->eh_r.n, sizeof(*b->eh_r.r), range_cmp);
+	return UNWTAB_OK;
+}
+
 /* The CFI sections into ranges: sorted, disjoint, inside the text. */
 static enum unwtab_err collect(struct build *b)
 {
@@ -1201,7 +1309,9 @@ static enum unwtab_err collect(struct build *b)
 		if ((why = merge_debug(&b->eh_r, &b->debug_r, &b->t->st.fdes_dropped)))
 			return why;
 	}
-	return b->eh_r.n ? UNWTAB_OK : UNWTAB_E_NO_CFI;
+	if (!b->eh_r.n)
+		return UNWTAB_E_NO_CFI;
+	return add_crt(b, &s);
 }
 
 /* The table spans from the start of the segment holding the first FDE to the last FDE's end. */

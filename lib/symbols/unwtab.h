@@ -6,6 +6,7 @@
 #ifndef EMBER_UNWTAB_H
 #define EMBER_UNWTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,7 @@ struct unwtab_stats {
 	uint32_t rows_end;
 	uint32_t rows_signal;
 	uint32_t gaps; /* EMBER_CFA_NONE rows: addresses no FDE covers */
+	uint32_t crt;  /* .init and .fini without FDEs given crti/crtn's rules */
 };
 
 struct unwtab {
@@ -63,6 +65,18 @@ enum unwtab_err {
 };
 
 const char *unwtab_strerror(enum unwtab_err why);
+
+/* Longest .init or .fini read for its shape (glibc's crti/crtn make 23-28 bytes). */
+#define UNWTAB_CRT_MAX 256
+
+/*
+ * Whether the n bytes at p (an .init or .fini section) have the shape glibc's
+ * crti.o and crtn.o give them on x86-64 (sysdeps/x86_64/crti.S, crtn.S):
+ * [endbr64] sub $8,%rsp; the weak __gmon_start__ call, calls; add $8,%rsp; ret.
+ * Then CFA = rsp + 8 up to *sub_end, rsp + 16 up to *add_end (offsets in p),
+ * rsp + 8 after. Pure; any other byte refuses.
+ */
+bool unwtab_crt_shape(const uint8_t *p, size_t n, uint32_t *sub_end, uint32_t *add_end);
 
 /*
  * Compile the table of an ELF file. 0, or -errno with *why set (why may be NULL) and *out

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Writes the seed corpus of fuzz_unwtab (tests/fuzz/corpus/unwtab/): two tiny shared objects
-# (CFI in .eh_frame with a PLT, and in .debug_frame), and hostile copies of them: truncated
+# Writes the seed corpus of fuzz_unwtab (tests/fuzz/corpus/unwtab/): three tiny shared objects
+# (CFI in .eh_frame with a PLT, in .debug_frame, and .init and .fini without CFI as crti.o and
+# crtn.o make them), and hostile copies of the first two: truncated
 # CIEs/FDEs, bad augmentation strings, huge lengths, overlapping and huge FDE ranges.
 # Needs gcc; run from anywhere: python3 tests/fuzz/mkcorpus_unwtab.py
 import os, struct, subprocess, tempfile
@@ -38,6 +39,29 @@ f3: .cfi_startproc
  nop
  ret
  .cfi_endproc
+"""
+
+# .init and .fini as crti.o and crtn.o make them: no CFI, rules from their shape
+CRT_ASM = """
+.section .init,"ax",@progbits
+.globl _init
+_init:
+ sub $8,%rsp
+ mov ext@GOTPCREL(%rip),%rax
+ test %rax,%rax
+ je 1f
+ call *%rax
+1:
+ call f1
+ add $8,%rsp
+ ret
+.section .fini,"ax",@progbits
+.globl _fini
+_fini:
+ endbr64
+ sub $8,%rsp
+ add $8,%rsp
+ ret
 """
 
 
@@ -132,6 +156,7 @@ def main():
     dbg = build("dbg.so", True)
     write("eh.so", eh)
     write("debug_frame.so", dbg)
+    write("crt.so", build("crt.so", False, ASM + CRT_ASM))
     off, size = section(eh, ".eh_frame")
     ents = entries(eh, off, size)
     cie = [e for e in ents if e[2]][0]

@@ -130,6 +130,63 @@ START_TEST(test_asm_eh_frame)
 }
 END_TEST
 
+/* _init and _fini, from crti.o and crtn.o, have no FDE: their shape gives their rules. */
+START_TEST(test_crt_init)
+{
+	uint64_t init, fini;
+	struct unwtab t;
+
+	build(FX("fx_unwind"), &t);
+	init = nm_addr(FX("fx_unwind"), "_init", NULL);
+	expect(&t, init, EMBER_CFA_RSP, 8, 0);	    /* sub $8,%rsp */
+	expect(&t, init + 4, EMBER_CFA_RSP, 16, 0); /* after it, up to the ret */
+	fini = nm_addr(FX("fx_unwind"), "_fini", NULL);
+	expect(&t, fini, EMBER_CFA_RSP, 8, 0);
+	expect(&t, fini + 4, EMBER_CFA_RSP, 16, 0);
+	expect(&t, fini + 8, EMBER_CFA_RSP, 8, 0); /* the ret */
+	ck_assert_uint_eq(t.st.crt, 2);
+	unwtab_free(&t);
+}
+END_TEST
+
+/* The shapes unwtab_crt_shape knows, and what it refuses. */
+START_TEST(test_crt_shape)
+{
+	/* glibc's (Debian bookworm): the weak __gmon_start__ call */
+	static const uint8_t glibc[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x8b, 0x05, 0xc5,
+					0x2f, 0x00, 0x00, 0x48, 0x85, 0xc0, 0x74, 0x02,
+					0xff, 0xd0, 0x48, 0x83, 0xc4, 0x08, 0xc3};
+	/* with CET's endbr64, and a call a library adds (libcrypto's) */
+	static const uint8_t cet[] = {0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec, 0x08, 0xe8,
+				      0x09, 0xb6, 0x16, 0x00, 0x48, 0x83, 0xc4, 0x08, 0xc3};
+	/* _fini */
+	static const uint8_t fini[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x83, 0xc4, 0x08, 0xc3};
+	/* a push inside, a missing ret, padding after it, another frame size */
+	static const uint8_t push[] = {0x48, 0x83, 0xec, 0x08, 0x55, 0x48, 0x83, 0xc4, 0x08, 0xc3};
+	static const uint8_t noret[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x83, 0xc4, 0x08, 0x90};
+	static const uint8_t pad[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x83, 0xc4, 0x08, 0xc3, 0x90};
+	static const uint8_t sub16[] = {0x48, 0x83, 0xec, 0x10, 0x48, 0x83, 0xc4, 0x10, 0xc3};
+	uint32_t sub_end = 0, add_end = 0;
+
+	ck_assert(unwtab_crt_shape(glibc, sizeof(glibc), &sub_end, &add_end));
+	ck_assert_uint_eq(sub_end, 4);
+	ck_assert_uint_eq(add_end, sizeof(glibc) - 1);
+	ck_assert(unwtab_crt_shape(cet, sizeof(cet), &sub_end, &add_end));
+	ck_assert_uint_eq(sub_end, 8);
+	ck_assert_uint_eq(add_end, sizeof(cet) - 1);
+	ck_assert(unwtab_crt_shape(fini, sizeof(fini), &sub_end, &add_end));
+	ck_assert_uint_eq(sub_end, 4);
+	ck_assert_uint_eq(add_end, 8);
+	ck_assert(!unwtab_crt_shape(push, sizeof(push), &sub_end, &add_end));
+	ck_assert(!unwtab_crt_shape(noret, sizeof(noret), &sub_end, &add_end));
+	ck_assert(!unwtab_crt_shape(pad, sizeof(pad), &sub_end, &add_end));
+	ck_assert(!unwtab_crt_shape(sub16, sizeof(sub16), &sub_end, &add_end));
+	/* every truncation of a good one */
+	for (size_t n = 0; n < sizeof(glibc); n++)
+		ck_assert(!unwtab_crt_shape(glibc, n, &sub_end, &add_end));
+}
+END_TEST
+
 START_TEST(test_asm_debug_frame)
 {
 	struct unwtab t;
@@ -818,6 +875,8 @@ Suite *unwtab_suite(void)
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_readelf_fixtures);
 	tcase_add_test(tc, test_readelf_libc);
+	tcase_add_test(tc, test_crt_init);
+	tcase_add_test(tc, test_crt_shape);
 	tcase_add_test(tc, test_readelf_ldso);
 	tcase_add_test(tc, test_refused);
 	tcase_add_loop_test(tc, test_fuzz_seeds, 0, sizeof(seeds) / sizeof(seeds[0]));
