@@ -638,7 +638,7 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	memcpy(w->kips, r->kips, w->kstack_len * sizeof(uint64_t));
 	w->stack_len = len - skip;
 	memcpy(w->kips + w->kstack_len, r->stack + skip, len - skip);
-	w->hash = sample_hash(w);
+	w->hash = w->wait_id ? 0 : sample_hash(w); /* waits are never merged: no pass over them */
 	w->records = 1;
 	if (bad_stack || bad_kstack) {
 		pthread_mutex_lock(&d->mu);
@@ -932,6 +932,16 @@ static int wait_samples(struct walked *s, const struct sampler_stack *us,
 	return rc;
 }
 
+/* A walked sample's user and kernel stacks, as the drains' callbacks take them. */
+static void walked_stacks(const struct walked *s, struct sampler_stack *us,
+			  struct sampler_stack *ks)
+{
+	*us = (struct sampler_stack){.ips = s->ips, .n = s->ulen, .truncated = s->utrunc};
+	*ks = (struct sampler_stack){.ips = s->ips + s->ulen,
+				     .n = s->klen,
+				     .lost = s->key.flags & EMBER_KEY_KSTACK_LOST};
+}
+
 int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, void *arg)
 {
 	struct walked_vec all;
@@ -946,11 +956,9 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 	all = vec_take(d, &d->walked);
 	for (size_t i = 0; i < all.n; i++) {
 		struct walked *s = all.v[i];
-		struct sampler_stack us = {.ips = s->ips, .n = s->ulen, .truncated = s->utrunc};
-		struct sampler_stack ks = {.ips = s->ips + s->ulen,
-					   .n = s->klen,
-					   .lost = s->key.flags & EMBER_KEY_KSTACK_LOST};
+		struct sampler_stack us, ks;
 
+		walked_stacks(s, &us, &ks);
 		if (s->kind != kind) {
 			all.v[kept++] = s; /* the other drain's */
 			continue;
@@ -985,14 +993,13 @@ int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg)
 		struct walked *s = all.v[i];
 		const struct wait_end *e = &s->end;
 		struct sampler_stack st[4] = {
-			{.ips = s->ips, .n = s->ulen, .truncated = s->utrunc},
-			{.ips = s->ips + s->ulen,
-			 .n = s->klen,
-			 .lost = s->key.flags & EMBER_KEY_KSTACK_LOST},
-			{.ips = e->waker_ips, .n = e->waker_ulen, .truncated = e->waker_utrunc},
-			{.ips = e->waker_ips + e->waker_ulen, .n = e->waker_klen},
+			[2] = {.ips = e->waker_ips,
+			       .n = e->waker_ulen,
+			       .truncated = e->waker_utrunc},
+			[3] = {.ips = e->waker_ips + e->waker_ulen, .n = e->waker_klen},
 		};
 
+		walked_stacks(s, &st[0], &st[1]);
 		if (!rc)
 			rc = cb(&s->key, e->waker_tgid, e->wait_ns * s->n, s->n, st, arg);
 		free_walked(s);
