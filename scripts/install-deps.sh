@@ -15,6 +15,7 @@ PKGS=(
 	dpkg-dev systemd man-db
 	# tests
 	check golang-go binutils libmicrohttpd-dev curl nodejs strace
+	libc6-dbg		# ld.so's symbols: its lazy-binding trampoline named (unwind_lazy_bind.sh)
 	clang-format-14		# scripts/format.sh --check (CI)
 	chromium		# flame graphs opened headless (tests/integration/flamegraph_browser.sh)
 	# benchmarks (peers)
