@@ -2,7 +2,7 @@
 /*
  * The unwind table compiler. libdw interprets the CFI (dwarf_cfi_addrframe gives the rule in
  * force at an address and the range it holds for); this file enumerates the FDEs' ranges,
- * walks each range row by row and compiles every rule into a 12-byte struct ember_unwind_row.
+ * walks each range row by row and compiles every rule into a 16-byte struct ember_unwind_row.
  */
 #include <errno.h>
 #include <stdbool.h>

@@ -5,8 +5,8 @@
  * hold, the walk ends within EMBER_MAX_STACK_DEPTH frames, starts at ip, and
  * says why it ended.
  *
- * Input: ip, sp, bp (little-endian u64); a byte n, then n mappings (start, end,
- * bias: u64; table: u32); a byte m, then m rows of table 0 (12 bytes each, as
+ * Input: ip, sp, bp, bx (little-endian u64); a byte n, then n mappings (start, end,
+ * bias: u64; table: u32); a byte m, then m rows of table 0 (16 bytes each, as
  * include/ember/unwind.h); the rest is the stack, from sp's page.
  */
 #include <stddef.h>
