@@ -20,7 +20,9 @@ pid_alive() {
 	[ -n "$st" ] && [ "${st%% *}" != Z ]
 }
 cleanup() {
-	local p _
+	# p starts empty: with no PIDS the loop below leaves it unset, and set -u stopped the
+	# clean-up there (each such test left its directory in /tmp)
+	local p= _
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 	# what has not ended 10 s after SIGTERM (an emberd stuck in a system call, its SIGTERM
 	# blocked for its signalfd) is killed: never left running to skew the tests after
