@@ -86,19 +86,26 @@ struct {
 } stored SEC(".maps");
 
 /*
- * Stores the stack in scratch once in stacks0 or stacks1 (generation gen), in
- * parts: keep_stack_parts() for the cpu metrics, past this CPU's memo.
+ * Stores the stack in scratch once in the stacks map of generation gen
+ * (stacks0 or stacks1), in parts: keep_stack_parts() for the cpu metrics, past
+ * this CPU's memo. Only the store itself is written for each buffer: every
+ * path through the walk above it is checked by the verifier once, not twice.
  */
-static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, __u32 gen, bool *lost)
+static __always_inline __u64 keep_stack(struct ember_stack *st, __u32 gen, bool *lost)
 {
 	__u32 zero = 0;
 	struct stored_memo *m = bpf_map_lookup_elem(&stored, &zero);
 	__u64 h = stack_hash(st);
 	__u32 i = h % STORED_SLOTS;
+	bool kept;
 
 	if (m && m->hash[i] == h && m->gen[i] == gen)
 		return h;
-	if (!store_stack_parts(st, h, stacks, EMBER_CPU_M_STACKS_FULL)) {
+	if ((gen & 1) == 0)
+		kept = store_stack_parts(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
+	else
+		kept = store_stack_parts(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
+	if (!kept) {
 		*lost = true;
 		return 0;
 	}
@@ -110,7 +117,7 @@ static __always_inline __u64 keep_stack(struct ember_stack *st, void *stacks, __
 }
 
 /* The kernel stack, through the kernel's own walk (ORC or frame pointers). */
-static __always_inline __u64 kernel_stack(void *ctx, void *stacks, __u32 gen, bool *lost)
+static __always_inline __u64 kernel_stack(void *ctx, __u32 gen, bool *lost)
 {
 	struct ember_stack *st = scratch_stack();
 	long bytes;
@@ -125,7 +132,7 @@ static __always_inline __u64 kernel_stack(void *ctx, void *stacks, __u32 gen, bo
 	}
 	st->len = bytes / sizeof(__u64);
 	st->flags = 0;
-	return keep_stack(st, stacks, gen, lost);
+	return keep_stack(st, gen, lost);
 }
 
 #ifdef FOLD_EXIT_STACKS
@@ -203,14 +210,13 @@ static __always_inline struct ember_stack *walk_user_stack(void *ctx,
 	return st;
 }
 
-/* The user stack (walk_user_stack()) kept in stacks: its hash, 0 when none or lost. */
+/* The user stack (walk_user_stack()) kept in generation gen: its hash, 0 when none or lost. */
 static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
-					const struct ember_unwind_proc *proc, void *stacks,
-					__u32 gen, bool *lost)
+					const struct ember_unwind_proc *proc, __u32 gen, bool *lost)
 {
 	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, proc);
 
-	return st ? keep_stack(st, stacks, gen, lost) : 0;
+	return st ? keep_stack(st, gen, lost) : 0;
 }
 
 /* Adds n to the folded stack key (1 for a sample; bytes for a weighed event). */
@@ -308,56 +314,66 @@ static __always_inline __u32 defer_stack_pages(__u64 sp)
 	return pages < EMBER_DEFER_PAGES_MAX ? pages : EMBER_DEFER_PAGES_MAX;
 }
 
-/* A record of the deferred ring with room for pages pages of stack (a constant). */
-static __always_inline struct ember_cpu_deferred *defer_reserve_pages(__u32 pages)
-{
-	return bpf_ringbuf_reserve(&deferred,
-				   sizeof(struct ember_cpu_deferred) + pages * EMBER_DEFER_PAGE, 0);
-}
-
 /* Where a record's stack ends: pages it has room for, and pages to the stack's top (0: unknown). */
 struct defer_room {
 	__u32 room, top;
 };
 
 /*
- * A record of the deferred ring with room for the stack above regs' sp (the
- * least of 4, 8 or 16 pages that holds it: r says), or NULL when the ring is
- * full (counted).
+ * A record of the deferred ring being written: reserved as a dynptr, whose
+ * size need not be a constant (a plain reservation's must: one copy of
+ * everything that writes the record for each size, several times the
+ * verifier's work and the program's text), its header, and its room.
+ */
+struct defer_rec {
+	struct bpf_dynptr dp;
+	struct ember_cpu_deferred *d;
+	struct defer_room r;
+};
+
+/*
+ * Reserves a record of the deferred ring with room for the stack above regs'
+ * sp, to its top, at most EMBER_DEFER_PAGES_MAX pages (EMBER_DEFER_PAGES_MIN
+ * when its top is unknown): its header, or NULL when the ring is full
+ * (counted). A record reserved is submitted with defer_submit_rec().
  */
 static __always_inline struct ember_cpu_deferred *defer_reserve(const struct ember_uregs *regs,
-								struct defer_room *r)
+								struct defer_rec *rec)
 {
-	struct ember_cpu_deferred *d;
+	__u32 top = defer_stack_pages(regs->sp);
 
-	r->top = defer_stack_pages(regs->sp);
-	if (r->top <= EMBER_DEFER_PAGES_MIN) {
-		r->room = EMBER_DEFER_PAGES_MIN;
-		d = defer_reserve_pages(EMBER_DEFER_PAGES_MIN);
-	} else if (r->top <= 2 * EMBER_DEFER_PAGES_MIN) {
-		r->room = 2 * EMBER_DEFER_PAGES_MIN;
-		d = defer_reserve_pages(2 * EMBER_DEFER_PAGES_MIN);
-	} else {
-		r->room = EMBER_DEFER_PAGES_MAX;
-		d = defer_reserve_pages(EMBER_DEFER_PAGES_MAX);
-	}
-	if (!d)
+	rec->r.top = top;
+	if (!top)
+		rec->r.room = EMBER_DEFER_PAGES_MIN;
+	else
+		rec->r.room = top < EMBER_DEFER_PAGES_MAX ? top : EMBER_DEFER_PAGES_MAX;
+	rec->d = NULL;
+	/* the dynptr must be released even when the reservation failed */
+	if (bpf_ringbuf_reserve_dynptr(
+		    &deferred, sizeof(struct ember_cpu_deferred) + rec->r.room * EMBER_DEFER_PAGE,
+		    0, &rec->dp)) {
+		bpf_ringbuf_discard_dynptr(&rec->dp, 0);
 		metric_inc(EMBER_CPU_M_DEFER_FULL);
-	return d;
+		return NULL;
+	}
+	rec->d = bpf_dynptr_data(&rec->dp, 0, sizeof(struct ember_cpu_deferred));
+	if (!rec->d) /* never: the record holds its header */
+		bpf_ringbuf_discard_dynptr(&rec->dp, 0);
+	return rec->d;
 }
 
 /*
- * d's user registers and the user stack from sp's page on (the current task's
- * memory) up to the stack's top, as far as the record has room (r). A page
- * below the top that cannot be read was never touched (not present, and not
- * to be faulted in here): it holds no frame, and stays zeros (as
+ * The record's user registers and the user stack from sp's page on (the
+ * current task's memory) up to the stack's top, as far as the record has room.
+ * A page below the top that cannot be read was never touched (not present,
+ * and not to be faulted in here): it holds no frame, and stays zeros (as
  * bpf_probe_read_user() leaves it). Where the top is unknown, the first such
  * page ends the copy.
  */
-static __always_inline void defer_user_stack(struct ember_cpu_deferred *d,
-					     const struct ember_uregs *regs,
-					     const struct defer_room *r)
+static __always_inline void defer_user_stack(struct defer_rec *rec, const struct ember_uregs *regs)
 {
+	struct ember_cpu_deferred *d = rec->d;
+	void *page;
 	__u64 base;
 
 	d->ip = regs->ip;
@@ -365,34 +381,49 @@ static __always_inline void defer_user_stack(struct ember_cpu_deferred *d,
 	d->bp = regs->bp;
 	d->bx = regs->bx;
 	bpf_get_current_comm(d->comm, sizeof(d->comm));
-	/* whole pages, so that each read has a constant place in the record */
+	/* whole pages, so that each read has a constant size */
 	base = d->sp & ~(__u64)(EMBER_DEFER_PAGE - 1);
 	d->stack_base = base;
 	d->stack_len = 0;
-	for (__u32 i = 0; i < EMBER_DEFER_PAGES_MAX && i < r->room; i++) {
-		if (r->top && i >= r->top)
+	for (__u32 i = 0; i < EMBER_DEFER_PAGES_MAX && i < rec->r.room; i++) {
+		if (rec->r.top && i >= rec->r.top)
 			break;
-		if (bpf_probe_read_user(d->stack + i * EMBER_DEFER_PAGE, EMBER_DEFER_PAGE,
+		page = bpf_dynptr_data(&rec->dp, sizeof(*d) + i * EMBER_DEFER_PAGE,
+				       EMBER_DEFER_PAGE);
+		if (!page)
+			break;
+		if (bpf_probe_read_user(page, EMBER_DEFER_PAGE,
 					(const void *)(base + i * EMBER_DEFER_PAGE)) &&
-		    !r->top)
+		    !rec->r.top)
 			break;
 		d->stack_len += EMBER_DEFER_PAGE;
 	}
 }
 
 /*
- * Sends a record of the deferred ring (reserved by defer_reserve()), or one
- * that ends an off-CPU wait sent before (include/ember/offcpu.h). No wakeup of
- * its own: the process's events wake the daemon (its first sample's, unless it
- * is young; its exit), and the daemon reads this ring before them, so that an
- * exit never overtakes the samples taken before it. A ring half full
- * wakes it, so that none is lost to a full ring.
+ * How a record of the deferred ring is sent. No wakeup of its own: the
+ * process's events wake the daemon (its first sample's, unless it is young;
+ * its exit), and the daemon reads this ring before them, so that an exit never
+ * overtakes the samples taken before it. A ring half full wakes it, so that
+ * none is lost to a full ring.
  */
+static __always_inline __u64 defer_wake_flags(void)
+{
+	return bpf_ringbuf_query(&deferred, BPF_RB_AVAIL_DATA) > DEFER_WAKE_BYTES ?
+		       BPF_RB_FORCE_WAKEUP :
+		       BPF_RB_NO_WAKEUP;
+}
+
+/* Sends a fixed-size record of the deferred ring: the end of an off-CPU wait sent before. */
 static __always_inline void defer_submit(void *rec)
 {
-	bpf_ringbuf_submit(rec, bpf_ringbuf_query(&deferred, BPF_RB_AVAIL_DATA) > DEFER_WAKE_BYTES ?
-					BPF_RB_FORCE_WAKEUP :
-					BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(rec, defer_wake_flags());
+}
+
+/* Sends a record reserved by defer_reserve() (its header and slices go with it). */
+static __always_inline void defer_submit_rec(struct defer_rec *rec)
+{
+	bpf_ringbuf_submit_dynptr(&rec->dp, defer_wake_flags());
 }
 
 /*
@@ -401,8 +432,8 @@ static __always_inline void defer_submit(void *rec)
  */
 static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 {
-	struct defer_room room;
-	struct ember_cpu_deferred *d = defer_reserve(ev->regs, &room);
+	struct defer_rec rec;
+	struct ember_cpu_deferred *d = defer_reserve(ev->regs, &rec);
 	long bytes;
 
 	if (!d)
@@ -424,18 +455,22 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 			d->kstack_len = bytes / sizeof(__u64);
 		}
 	}
-	defer_user_stack(d, ev->regs, &room);
-	defer_submit(d);
+	defer_user_stack(&rec, ev->regs);
+	defer_submit_rec(&rec);
 	metric_inc(EMBER_CPU_M_DEFERRED);
 	return true;
 }
 #endif
 
-static __always_inline void fold_into(void *ctx, const struct fold_event *ev, void *counts,
-				      void *stacks, __u32 gen)
+/*
+ * Folds ev into the active buffer: generation gen = active_buf, read once, so
+ * that a flip while this runs cannot split one event across both buffers.
+ */
+static __always_inline void fold(void *ctx, const struct fold_event *ev)
 {
 	const struct ember_unwind_proc *proc = ev->regs ? uw_proc(ev->tgid) : NULL;
 	struct ember_cpu_key key = {};
+	__u32 gen = active_buf;
 	bool lost = false;
 
 #if defined(FOLD_DEFER) && defined(__TARGET_ARCH_x86)
@@ -453,27 +488,19 @@ static __always_inline void fold_into(void *ctx, const struct fold_event *ev, vo
 	key.tgid = ev->tgid;
 	key.flags = ev->flags;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.user_stack = user_stack(ctx, ev->regs, ev->tgid, proc, stacks, gen, &lost);
+	key.user_stack = user_stack(ctx, ev->regs, ev->tgid, proc, gen, &lost);
 	if (lost)
 		key.flags |= EMBER_KEY_USTACK_LOST;
 	if (ev->kstack) {
 		lost = false;
-		key.kern_stack = kernel_stack(ctx, stacks, gen, &lost);
+		key.kern_stack = kernel_stack(ctx, gen, &lost);
 		if (lost)
 			key.flags |= EMBER_KEY_KSTACK_LOST;
 	}
-	add_count(counts, &key, ev->n);
-}
-
-/* Folds ev into the active buffer. */
-static __always_inline void fold(void *ctx, const struct fold_event *ev)
-{
-	__u32 gen = active_buf;
-
 	if ((gen & 1) == 0)
-		fold_into(ctx, ev, &counts0, &stacks0, gen);
+		add_count(&counts0, &key, ev->n);
 	else
-		fold_into(ctx, ev, &counts1, &stacks1, gen);
+		add_count(&counts1, &key, ev->n);
 }
 
 #endif /* EMBER_FOLD_BPF_H */

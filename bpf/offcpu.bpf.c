@@ -485,15 +485,15 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 {
 	struct ember_cpu_deferred *d;
 	struct ember_stack *ks;
+	struct defer_rec rec;
 	bool lost = false;
-	struct defer_room room;
 	__u32 klen;
 
 	if (!defer_walks || bpf_get_current_task_btf()->flags & PF_EXITING)
 		return false;
 	if (proc && !proc->pending)
 		return false;
-	d = defer_reserve(regs, &room);
+	d = defer_reserve(regs, &rec);
 	if (!d)
 		return false;
 	d->tgid = s->tgid;
@@ -512,9 +512,9 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 	}
 	if (lost)
 		d->flags |= EMBER_KEY_KSTACK_LOST;
-	defer_user_stack(d, regs, &room);
+	defer_user_stack(&rec, regs);
 	s->defer_id = d->wait_id;
-	defer_submit(d);
+	defer_submit_rec(&rec);
 	metric_inc(EMBER_CPU_M_DEFERRED);
 	metric_add(EMBER_CPU_M_PROC_NO_TABLES, !proc);
 	return true;

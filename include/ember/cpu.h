@@ -92,10 +92,9 @@ struct ember_stack_part {
  * stack and the user stack's pages from sp's on through the deferred ring
  * buffer, and the daemon walks it with the tables once they are loaded
  * (lib/symbols/uwalk.c), as perf does with a stack copy. The pages up to the
- * end of the stack's mapping, in records of EMBER_DEFER_PAGES_MIN, twice or
- * four times as many pages (the ring's reservations are of constant sizes):
- * at most EMBER_DEFER_PAGES_MAX, 64 KiB (a compiler's deepest samples:
- * docs/benchmarks.md).
+ * end of the stack's mapping, at most EMBER_DEFER_PAGES_MAX, 64 KiB (a
+ * compiler's deepest samples: docs/benchmarks.md); EMBER_DEFER_PAGES_MIN
+ * where that end cannot be looked up.
  */
 #define EMBER_DEFER_PAGES_MIN 4
 #define EMBER_DEFER_PAGES_MAX 16
@@ -105,7 +104,7 @@ struct ember_stack_part {
 /*
  * One record of the deferred ring buffer (bpf/fold.bpf.h -> daemon/deferred.c),
  * from the cpu, growth or offcpu program: this header, then the user stack's
- * pages (4, 8 or 16 of them reserved).
+ * pages (1 to 16 of them reserved).
  */
 struct ember_cpu_deferred {
 	__u32 tgid;
