@@ -79,6 +79,12 @@ static __always_inline bool ember_saved_uregs(const struct pt_regs *regs, struct
 #endif
 }
 
+/* The user registers task entered the kernel with (ember_saved_uregs() of its pt_regs). */
+static __always_inline bool ember_task_uregs(struct task_struct *task, struct ember_uregs *r)
+{
+	return ember_saved_uregs((const struct pt_regs *)bpf_task_pt_regs(task), r);
+}
+
 /*
  * The interrupted user registers: the perf context's own when the sample hit
  * user mode, else those the kernel saved at its entry (bpf_task_pt_regs,

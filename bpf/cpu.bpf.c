@@ -119,7 +119,7 @@ int ember_cpu_exit(struct bpf_raw_tracepoint_args *ctx)
 	if (!proc || proc->pending)
 		return 0;
 	ex = bpf_task_storage_get(&exit_stacks, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ex || !ember_saved_uregs((const struct pt_regs *)bpf_task_pt_regs(task), &regs))
+	if (!ex || !ember_task_uregs(task, &regs))
 		return 0;
 	uw_walk(&ex->st, tgid, proc, &regs, &res);
 	ex->end = res.end;

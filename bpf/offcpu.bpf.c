@@ -452,12 +452,6 @@ static __always_inline __u64 park_user_stack(void *ctx, const struct ember_uregs
 	return st ? park_stack(st, lost) : 0;
 }
 
-/* The user registers prev entered the kernel with: its user stack's start. */
-static __always_inline bool saved_uregs(struct task_struct *prev, struct ember_uregs *r)
-{
-	return ember_saved_uregs((const struct pt_regs *)bpf_task_pt_regs(prev), r);
-}
-
 /* The stack of hash h where a thread away keeps it: parked, or held across a drain. */
 static __always_inline const struct ember_stack *parked_stack(__u64 h)
 {
@@ -654,7 +648,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	s->waker_user = s->waker_kern = 0;
 	s->waker_tgid = 0;
 	s->defer_id = 0;
-	if (saved_uregs(prev, &regs)) {
+	if (ember_task_uregs(prev, &regs)) {
 		proc = uw_proc(tgid);
 		if (defer_wait(ctx, s, &regs, proc))
 			goto open;
@@ -834,7 +828,7 @@ static __always_inline void note_waker(void *ctx, struct offcpu_task *s)
 		return;
 	s->waker_tgid = task->tgid;
 	note_process(s->waker_tgid);
-	if (saved_uregs(task, &regs))
+	if (ember_task_uregs(task, &regs))
 		s->waker_user =
 			park_user_stack(ctx, &regs, s->waker_tgid, uw_proc(s->waker_tgid), &lost);
 }
