@@ -72,6 +72,7 @@ struct {
 /* The user stack at the probe, leaf first, in the per-CPU scratch; NULL if none. */
 static __always_inline struct ember_stack *walk(struct pt_regs *ctx, __u32 tgid)
 {
+	const struct ember_unwind_proc *proc;
 	struct ember_uregs regs;
 	struct ember_stack *st;
 	struct uw_result res;
@@ -82,7 +83,10 @@ static __always_inline struct ember_stack *walk(struct pt_regs *ctx, __u32 tgid)
 #if defined(__TARGET_ARCH_x86)
 	/* a uprobe's context is the user registers themselves */
 	ember_ctx_uregs(ctx, &regs);
-	uw_walk(st, tgid, uw_proc(tgid), &regs, &res);
+	proc = uw_proc(tgid);
+	/* not loaded, or some of its tables still being compiled: frame pointers there */
+	metric_add(EMBER_ALLOC_M_NO_TABLES, !proc || proc->pending);
+	uw_walk(st, tgid, proc, &regs, &res);
 #else
 	long bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
 

@@ -68,7 +68,8 @@ struct allocs {
 	uint64_t *gc_prev; /* live stacks unreferenced at the last drain, sorted */
 	size_t gc_nprev;
 	struct allocs_stats st;
-	uint64_t logged[4]; /* the losses last logged (see log_losses) */
+	uint64_t logged[4];	   /* the losses last logged (see log_losses) */
+	uint64_t logged_no_tables; /* the allocs walked without tables last logged */
 };
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -557,13 +558,23 @@ out:
 	return rc;
 }
 
-/* Says what was lost or refused since the start, when it grew since the last drain. */
+/*
+ * Says what was lost or refused since the start, when it grew since the last
+ * drain; and, in the debug log, how many allocations were walked without tables.
+ */
 static void log_losses(struct allocs *a)
 {
 	struct allocs_stats s;
 	uint64_t now[4];
 
 	allocs_stats(a, &s);
+	if (s.m[EMBER_ALLOC_M_NO_TABLES] != a->logged_no_tables) {
+		a->logged_no_tables = s.m[EMBER_ALLOC_M_NO_TABLES];
+		log_debug("sampled allocations since the start: %lu of %lu walked before their "
+			  "process's unwind tables were all loaded (frame pointers there)",
+			  (unsigned long)s.m[EMBER_ALLOC_M_NO_TABLES],
+			  (unsigned long)s.m[EMBER_ALLOC_M_ALLOCS]);
+	}
 	now[0] = s.m[EMBER_ALLOC_M_LIVE_FULL];
 	now[1] = s.m[EMBER_ALLOC_M_LIVE_PROC_CAP];
 	now[2] = s.attach_failed + s.procs_over_cap;

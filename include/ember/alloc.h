@@ -50,6 +50,8 @@ enum ember_alloc_metric {
 	EMBER_ALLOC_M_LIVE_PROC_CAP, /* process at its per-process cap: pointer not recorded */
 	EMBER_ALLOC_M_LIVE_FREED,    /* frees that found their pointer */
 	EMBER_ALLOC_M_FREE_UNKNOWN,  /* frees of a pointer not recorded (not a loss) */
+	/* allocs of a process whose tables are not (all) loaded yet: frame pointers there */
+	EMBER_ALLOC_M_NO_TABLES,
 	EMBER_ALLOC_M_NR,
 };
 
