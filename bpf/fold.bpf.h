@@ -314,11 +314,6 @@ static __always_inline __u32 defer_stack_pages(__u64 sp)
 	return pages < EMBER_DEFER_PAGES_MAX ? pages : EMBER_DEFER_PAGES_MAX;
 }
 
-/* Where a record's stack ends: pages it has room for, and pages to the stack's top (0: unknown). */
-struct defer_room {
-	__u32 room, top;
-};
-
 /*
  * A record of the deferred ring being written: reserved as a dynptr, whose
  * size need not be a constant (a plain reservation's must: one copy of
@@ -328,7 +323,8 @@ struct defer_room {
 struct defer_rec {
 	struct bpf_dynptr dp;
 	struct ember_cpu_deferred *d;
-	struct defer_room r;
+	__u32 room; /* pages of stack it has room for */
+	__u32 top;  /* pages from sp's to the stack's top; 0: unknown */
 };
 
 /*
@@ -342,16 +338,15 @@ static __always_inline struct ember_cpu_deferred *defer_reserve(const struct emb
 {
 	__u32 top = defer_stack_pages(regs->sp);
 
-	rec->r.top = top;
+	rec->top = top;
 	if (!top)
-		rec->r.room = EMBER_DEFER_PAGES_MIN;
+		rec->room = EMBER_DEFER_PAGES_MIN;
 	else
-		rec->r.room = top < EMBER_DEFER_PAGES_MAX ? top : EMBER_DEFER_PAGES_MAX;
-	rec->d = NULL;
+		rec->room = top < EMBER_DEFER_PAGES_MAX ? top : EMBER_DEFER_PAGES_MAX;
 	/* the dynptr must be released even when the reservation failed */
 	if (bpf_ringbuf_reserve_dynptr(
-		    &deferred, sizeof(struct ember_cpu_deferred) + rec->r.room * EMBER_DEFER_PAGE,
-		    0, &rec->dp)) {
+		    &deferred, sizeof(struct ember_cpu_deferred) + rec->room * EMBER_DEFER_PAGE, 0,
+		    &rec->dp)) {
 		bpf_ringbuf_discard_dynptr(&rec->dp, 0);
 		metric_inc(EMBER_CPU_M_DEFER_FULL);
 		return NULL;
@@ -385,16 +380,15 @@ static __always_inline void defer_user_stack(struct defer_rec *rec, const struct
 	base = d->sp & ~(__u64)(EMBER_DEFER_PAGE - 1);
 	d->stack_base = base;
 	d->stack_len = 0;
-	for (__u32 i = 0; i < EMBER_DEFER_PAGES_MAX && i < rec->r.room; i++) {
-		if (rec->r.top && i >= rec->r.top)
-			break;
+	/* room is the pages to the top where it is known: the loop stops there */
+	for (__u32 i = 0; i < EMBER_DEFER_PAGES_MAX && i < rec->room; i++) {
 		page = bpf_dynptr_data(&rec->dp, sizeof(*d) + i * EMBER_DEFER_PAGE,
 				       EMBER_DEFER_PAGE);
 		if (!page)
 			break;
 		if (bpf_probe_read_user(page, EMBER_DEFER_PAGE,
 					(const void *)(base + i * EMBER_DEFER_PAGE)) &&
-		    !rec->r.top)
+		    !rec->top)
 			break;
 		d->stack_len += EMBER_DEFER_PAGE;
 	}
