@@ -86,10 +86,21 @@ struct {
 } stored SEC(".maps");
 
 /*
+ * Stores st under its hash h in the stacks map of generation gen, stacks0 or
+ * stacks1 (store_stack_parts() for the cpu metrics). Only this store is written
+ * for each buffer: every path through the walk before it is checked by the
+ * verifier once, not twice.
+ */
+static __always_inline bool store_stack_gen(const struct ember_stack *st, __u64 h, __u32 gen)
+{
+	if ((gen & 1) == 0)
+		return store_stack_parts(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
+	return store_stack_parts(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
+}
+
+/*
  * Stores the stack in scratch once in the stacks map of generation gen
- * (stacks0 or stacks1), in parts: keep_stack_parts() for the cpu metrics, past
- * this CPU's memo. Only the store itself is written for each buffer: every
- * path through the walk above it is checked by the verifier once, not twice.
+ * (store_stack_gen()), past this CPU's memo.
  */
 static __always_inline __u64 keep_stack(struct ember_stack *st, __u32 gen, bool *lost)
 {
@@ -97,15 +108,10 @@ static __always_inline __u64 keep_stack(struct ember_stack *st, __u32 gen, bool 
 	struct stored_memo *m = bpf_map_lookup_elem(&stored, &zero);
 	__u64 h = stack_hash(st);
 	__u32 i = h % STORED_SLOTS;
-	bool kept;
 
 	if (m && m->hash[i] == h && m->gen[i] == gen)
 		return h;
-	if ((gen & 1) == 0)
-		kept = store_stack_parts(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
-	else
-		kept = store_stack_parts(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
-	if (!kept) {
+	if (!store_stack_gen(st, h, gen)) {
 		*lost = true;
 		return 0;
 	}

@@ -574,12 +574,8 @@ static __always_inline void store_active(__u64 h)
 {
 	struct ember_stack *st = scratch_stack();
 
-	if (!h || !st)
-		return;
-	if ((active_buf & 1) == 0)
-		store_stack_parts(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
-	else
-		store_stack_parts(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
+	if (h && st)
+		store_stack_gen(st, h, active_buf);
 }
 
 /*
