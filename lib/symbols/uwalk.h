@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The user stack walk of bpf/unwind.bpf.h, in user space, over a copy of the
+ * The user stack walk of the BPF programs, in user space, over a copy of the
  * stack: for samples taken before a process's tables were loaded, which the
  * cpu program hands to the daemon with their registers and stack bytes
  * (struct ember_cpu_deferred) instead of walking them with frame pointers.
- * The same rules, step for step: a change to one walk is a change to both.
+ * The same code: uwalk.c compiles bpf/uwalk.bpf.h, the walk the kernel runs.
  * Pure: rows come through a callback, memory only from the copy. x86-64.
  */
 #ifndef EMBER_UWALK_H
 #define EMBER_UWALK_H
 
+#include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,7 +41,7 @@ bool uwalk_search(uint32_t nrows, uwalk_row_fn row, void *arg, uint64_t pc,
 
 /* What one walk gives: the frames, leaf first, and how it went (as struct uw_result). */
 struct uwalk_result {
-	uint64_t ips[EMBER_MAX_STACK_DEPTH];
+	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* as the BPF walk stores them */
 	uint32_t n;
 	uint32_t end; /* EMBER_CPU_M_END_*: why the stack ended */
 	uint32_t by_table, by_fp, bad_rule;
