@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "allocs.h"
+#include "bpfload.h"
 #include "clock.h"
 #include "fold.h"
 #include "log.h"
@@ -72,13 +73,6 @@ struct allocs {
 	uint64_t logged_no_tables; /* the allocs walked without tables last logged */
 };
 
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG || !log_enabled(LOG_LVL_DEBUG))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 int allocs_open(const struct allocs_opts *o, struct allocs **out, char *err, size_t errlen)
 {
 	/* the walk reads the unwinder's tables; the object has no other shared maps */
@@ -89,7 +83,6 @@ int allocs_open(const struct allocs_opts *o, struct allocs **out, char *err, siz
 
 	if (!a)
 		return -ENOMEM;
-	libbpf_set_print(libbpf_quiet);
 	a->skel = alloc_bpf__open();
 	if (!a->skel) {
 		rc = -errno;
@@ -111,14 +104,14 @@ int allocs_open(const struct allocs_opts *o, struct allocs **out, char *err, siz
 		allocs_close(a);
 		return rc;
 	}
+	bpfload_prepare(a->skel->obj, "alloc");
 	rc = alloc_bpf__load(a->skel);
 	if (rc) {
-		snprintf(err, errlen,
-			 "cannot load the allocation BPF programs: %s (-v: verifier log)",
-			 strerror(-rc));
+		bpfload_error(rc, "alloc", err, errlen);
 		allocs_close(a);
 		return rc;
 	}
+	bpfload_report(a->skel->obj, "alloc");
 	a->gen.active_buf = &a->skel->bss->active_buf;
 	*out = a;
 	return 0;

@@ -303,7 +303,7 @@ static void on_readable(struct control *c, struct client *cl)
 		ssize_t n = recv(cl->fd, cl->in + cl->in_len, sizeof(cl->in) - cl->in_len,
 				 MSG_DONTWAIT);
 		struct ctl_msg m;
-		char err[256];
+		char err[CTL_TEXT_MAX];
 		size_t need;
 		long flen;
 

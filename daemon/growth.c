@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfload.h"
 #include "deferred.h"
 #include "fold.h"
 #include "growth.h"
@@ -70,14 +71,11 @@ static int load(struct growth *g, const struct growth_opts *o, char *err, size_t
 		rc = share_deferred(g, o, err, errlen);
 	if (rc)
 		return rc;
+	bpfload_prepare(g->skel->obj, "growth");
 	rc = growth_bpf__load(g->skel);
-	if (rc) {
-		snprintf(err, errlen,
-			 "cannot load the growth BPF programs: %s (run with -v for the verifier's "
-			 "log)",
-			 strerror(-rc));
-		return rc;
-	}
+	if (rc)
+		return bpfload_error(rc, "growth", err, errlen);
+	bpfload_report(g->skel->obj, "growth");
 	/* drop_tgids is the cpu sampler's, which knows when it is first used: look it up */
 	g->skel->bss->drops_used = o->shared.drop_fd >= 0;
 	return 0;

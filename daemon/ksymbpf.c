@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfload.h"
 #include "ember/ksym.h"
 #include "ksymbpf.h"
 
@@ -30,12 +31,19 @@ int ksymbpf_open(struct ksymbpf **out)
 
 	if (!k)
 		return -ENOMEM;
-	k->skel = ksym_bpf__open_and_load();
+	k->skel = ksym_bpf__open();
 	if (!k->skel) {
 		rc = -errno;
 		free(k);
 		return rc ? rc : -EINVAL;
 	}
+	rc = ksym_bpf__load(k->skel);
+	if (rc) {
+		ksym_bpf__destroy(k->skel);
+		free(k);
+		return rc;
+	}
+	bpfload_report(k->skel->obj, "ksym");
 	k->prog_fd = bpf_program__fd(k->skel->progs.ember_ksym_names);
 	*out = k;
 	return 0;

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "args.h"
+#include "bpfload.h"
 #include "cgroupid.h"
 #include "config.h"
 #include "control.h"
@@ -411,7 +412,7 @@ static int open_bpf(struct daemon *d)
 				       .cfg = &d->cfg};
 	so.unw = d->unw; /* the main sampler walks what it samples before a process is loaded */
 	if (sampler_open(&so, &d->sampler, err, sizeof(err))) {
-		log_err("%s", err);
+		log_err("%s: without its CPU sampler emberd stops", err);
 		return 1;
 	}
 	so.unw = NULL;
@@ -513,6 +514,7 @@ int main(int argc, char **argv)
 	}
 	d.args = &a;
 	log_init("emberd", a.verbose ? LOG_LVL_DEBUG : LOG_LVL_INFO);
+	bpfload_init();
 	if (check_host())
 		return 1;
 	if (setup(&d, &a)) {

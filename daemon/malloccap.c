@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfload.h"
 #include "fold.h"
 #include "malloccap.h"
 #include "percpu.h"
@@ -106,11 +107,12 @@ static int load(struct malloccap *m, const struct malloccap_opts *o, char *err, 
 	rc = fold_share_maps(m->skel->obj, &sh, err, errlen);
 	if (rc)
 		return rc;
+	bpfload_prepare(m->skel->obj, "malloc");
 	rc = malloc_bpf__load(m->skel);
 	if (rc)
-		snprintf(err, errlen, "cannot load the malloc probes' BPF programs: %s%s",
-			 strerror(-rc), rc == -EPERM || rc == -EACCES ? " (needs root)" : "");
-	return rc;
+		return bpfload_error(rc, "malloc", err, errlen);
+	bpfload_report(m->skel->obj, "malloc");
+	return 0;
 }
 
 static int attach(struct malloccap *m, uint32_t pid, const char *libc, char *err, size_t errlen)

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfload.h"
 #include "clock.h"
 #include "config.h"
 #include "fold.h"
@@ -138,14 +139,11 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o, char *err, size_
 		return rc;
 	oc->defer = o->defer;
 #endif
+	bpfload_prepare(oc->skel->obj, "offcpu");
 	rc = offcpu_bpf__load(oc->skel);
-	if (rc) {
-		snprintf(err, errlen,
-			 "cannot load the offcpu BPF programs: %s (run with -v for the verifier's "
-			 "log)",
-			 strerror(-rc));
-		return rc;
-	}
+	if (rc)
+		return bpfload_error(rc, "offcpu", err, errlen);
+	bpfload_report(oc->skel->obj, "offcpu");
 	/* drop_tgids is the cpu sampler's, which knows when it is first used: look it up */
 	oc->skel->bss->drops_used = o->shared.drop_fd >= 0;
 	return 0;

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfload.h"
 #include "percpu.h"
 #include "proctrack.h"
 
@@ -72,13 +73,19 @@ int proctrack_open(proctrack_cb cb, void *arg, int unwind_procs_fd, int unwind_e
 	p->cb = cb;
 	p->arg = arg;
 	p->skel = proc_bpf__open();
-	if (!p->skel || share_unwind_maps(p->skel, unwind_procs_fd, unwind_execs_fd) ||
-	    proc_bpf__load(p->skel)) {
+	if (!p->skel || share_unwind_maps(p->skel, unwind_procs_fd, unwind_execs_fd)) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot load the process-event BPF programs: %s",
+		snprintf(err, errlen, "cannot open the process-event BPF object: %s",
 			 strerror(-rc));
 		goto fail;
 	}
+	bpfload_prepare(p->skel->obj, "process-event");
+	rc = proc_bpf__load(p->skel);
+	if (rc) {
+		bpfload_error(rc, "process-event", err, errlen);
+		goto fail;
+	}
+	bpfload_report(p->skel->obj, "process-event");
 	rc = proc_bpf__attach(p->skel);
 	if (rc) {
 		snprintf(err, errlen,

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpfload.h"
 #include "deferred.h"
 #include "fold.h"
 #include "log.h"
@@ -41,14 +42,6 @@ struct sampler {
  */
 #define EXIT_STACK_BYTES (32ll << 20)
 
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	/* libbpf's own chatter (verifier logs included) only with -v */
-	if (level == LIBBPF_DEBUG || !log_enabled(LOG_LVL_DEBUG))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
 bool sampler_fits(const struct sampler *s, unsigned int hz, int64_t interval_ns)
 {
 	struct map_sizes want;
@@ -57,8 +50,11 @@ bool sampler_fits(const struct sampler *s, unsigned int hz, int64_t interval_ns)
 	return want.counts <= s->size.counts && want.stack_parts <= s->size.stack_parts;
 }
 
-static int load(struct sampler *s, const struct sampler_opts *o, char *err, size_t errlen)
+static int load(struct sampler *s, const struct sampler_opts *o, bool exit_walk, char *err,
+		size_t errlen)
 {
+	/* the daemon's sampler, or an on-demand capture's */
+	const char *what = o->target_tgid || o->allow_list ? "capture" : "cpu";
 	int rc;
 
 	s->skel = cpu_bpf__open();
@@ -75,8 +71,9 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 		bpf_map__set_max_entries(s->skel->maps.allow_tgids, 1);
 #if defined(__x86_64__)
 	/* the main sampler's: a process's stack at its exit, for the teardown's samples */
-	s->skel->rodata->exit_stack_pages = o->unw ? EXIT_STACK_BYTES / sysconf(_SC_PAGESIZE) : 0;
-	bpf_program__set_autoload(s->skel->progs.ember_cpu_exit, o->unw != NULL);
+	s->skel->rodata->exit_stack_pages =
+		o->unw && exit_walk ? EXIT_STACK_BYTES / sysconf(_SC_PAGESIZE) : 0;
+	bpf_program__set_autoload(s->skel->progs.ember_cpu_exit, o->unw && exit_walk);
 	/* a process's samples before its tables are loaded: walked here, or by frame pointers */
 	s->skel->rodata->defer_walks = o->unw != NULL;
 	if (!o->unw) /* unused: one page */
@@ -93,20 +90,12 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err, size
 			     err, errlen);
 	if (rc)
 		return rc;
+	bpfload_prepare(s->skel->obj, what);
 	rc = cpu_bpf__load(s->skel);
-	if (rc) {
-		if (rc == -EPERM || rc == -EACCES)
-			snprintf(err, errlen,
-				 "the kernel refused to load BPF programs (%s): "
-				 "emberd needs root, or CAP_BPF and CAP_PERFMON",
-				 strerror(-rc));
-		else
-			snprintf(err, errlen,
-				 "cannot load the BPF programs: %s (run with -v for "
-				 "the verifier's log)",
-				 strerror(-rc));
-	}
-	return rc;
+	if (rc)
+		return bpfload_error(rc, what, err, errlen);
+	bpfload_report(s->skel->obj, what);
+	return 0;
 }
 
 int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, size_t errlen)
@@ -116,7 +105,6 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 
 	if (!s)
 		return -ENOMEM;
-	libbpf_set_print(libbpf_log);
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0) {
 		snprintf(err, errlen, "cannot count the possible CPUs");
@@ -125,7 +113,15 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 	}
 	s->ncpus_possible = ncpus;
 	s->unw = o->unw;
-	rc = load(s, o, err, errlen);
+	rc = load(s, o, true, err, errlen);
+	if (rc && o->unw && !strcmp(bpfload_refused(), "ember_cpu_exit")) {
+		/* the rest samples without it: a kernel that refuses one program keeps the others */
+		log_warnx("%s: samples of a process tearing down its memory keep their leaf alone",
+			  err);
+		cpu_bpf__destroy(s->skel);
+		s->skel = NULL;
+		rc = load(s, o, false, err, errlen);
+	}
 	if (!rc)
 		rc = fold_buffers_init(&s->buf, s->skel->obj, &s->skel->bss->active_buf,
 				       s->size.counts);
@@ -136,7 +132,8 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 		snprintf(err, errlen, "cannot read the deferred samples' ring buffer: %s",
 			 strerror(errno));
 	}
-	if (!rc && o->unw && !(s->exit_link = bpf_program__attach(s->skel->progs.ember_cpu_exit)))
+	if (!rc && o->unw && bpf_program__fd(s->skel->progs.ember_cpu_exit) >= 0 &&
+	    !(s->exit_link = bpf_program__attach(s->skel->progs.ember_cpu_exit)))
 		log_warnx("cannot attach to process exits (%s): samples of a process tearing down "
 			  "its memory keep their leaf alone",
 			  strerror(errno));

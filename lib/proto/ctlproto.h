@@ -24,8 +24,8 @@
 #define CTL_MAX_REQUEST 512
 /* Largest reply: a gzipped profile is smaller than the decompressed bound. */
 #define CTL_MAX_REPLY (EMBER_MAX_PROFILE_BYTES + 4096)
-/* Longest error text carried. */
-#define CTL_TEXT_MAX 256
+/* Longest error text carried: a refused BPF program's, with its verifier's last lines. */
+#define CTL_TEXT_MAX 768
 
 /* Bounds of a capture, checked on both sides. */
 #define CTL_DURATION_MIN_MS 1000
