@@ -317,8 +317,7 @@ static __always_inline __u32 uw_table_step(struct uw_frame *f, struct uw_env *en
  * verified once for every walk of the program; its pointers may be NULL to
  * the verifier.
  */
-UW_GLOBAL int uw_step(struct uw_frame *f, const struct ember_unwind_proc *proc,
-		      struct uw_env *env)
+UW_GLOBAL int uw_step(struct uw_frame *f, const struct ember_unwind_proc *proc, struct uw_env *env)
 {
 	struct ember_unwind_row row = {.cfa_kind = EMBER_CFA_NONE};
 	bool found;

@@ -140,9 +140,8 @@ void bpfload_prepare(struct bpf_object *obj, const char *what)
 	if (!want || !(slash = strchr(want, '/')) || strncmp(want, what, (size_t)(slash - want)) ||
 	    strlen(what) != (size_t)(slash - want))
 		return;
-	bpf_object__for_each_program(prog, obj)
-		if (!strcmp(bpf_program__name(prog), slash + 1))
-			bpf_program__set_flags(prog, bpf_program__flags(prog) | BPF_F_SLEEPABLE);
+	bpf_object__for_each_program(prog, obj) if (!strcmp(bpf_program__name(prog), slash + 1))
+		bpf_program__set_flags(prog, bpf_program__flags(prog) | BPF_F_SLEEPABLE);
 }
 
 int bpfload_error(int rc, const char *what, char *err, size_t errlen)

@@ -33,8 +33,7 @@ START_TEST(test_lines_trimmed_and_bounded)
 	bpfload_log_tail("  a\n\t b  \n\n  \n", 4, out, sizeof(out));
 	ck_assert_str_eq(out, "a | b");
 	/* more lines asked than there are, and an output too short: cut, terminated */
-	bpfload_log_tail("0123456789\n0123456789\n0123456789\n0123456789\n", 8, out,
-			 sizeof(out));
+	bpfload_log_tail("0123456789\n0123456789\n0123456789\n0123456789\n", 8, out, sizeof(out));
 	ck_assert_uint_lt(strlen(out), sizeof(out));
 	ck_assert(!strncmp(out, "0123456789 | 0123456789", 23));
 	bpfload_log_tail("", 4, out, sizeof(out));
