@@ -128,6 +128,19 @@ static size_t held_bytes(const struct waiting *w)
 	return w->stack_len + w->kstack_len * sizeof(uint64_t);
 }
 
+/* The bytes one process's waiting samples hold (DEFERRED_PROC_BYTES at most). */
+struct proc_held {
+	uint32_t tgid;
+	size_t bytes;
+};
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct proc_held *x = a, *y = b;
+
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
 /*
  * Samples (not waits) taken with the same registers, stack bytes and kernel
  * stack walk to the same frames: a repeat of one waiting adds its count to it
@@ -267,6 +280,7 @@ struct deferred {
 	struct waiting *head, **tail; /* arrival order */
 	uint32_t nwaiting;
 	size_t waiting_bytes; /* of stacks the waiting records hold (held_bytes()) */
+	void *held;	      /* tsearch tree of struct proc_held: those bytes by process */
 	struct waiting *repeats[REPEAT_SLOTS]; /* waiting samples by hash, direct-mapped */
 	void *loaded;			       /* tsearch set of pids the unwinder has loaded */
 	struct walked_vec walked;	       /* for the drains */
@@ -282,6 +296,54 @@ struct deferred {
 	struct exec_note execs[EXITED_MAX]; /* the last execs read, a ring */
 	uint32_t nexecs;		    /* execs noted since the start */
 };
+
+/* Under the lock: the bytes tgid's waiting samples hold. */
+static size_t held_by_locked(const struct deferred *d, uint32_t tgid)
+{
+	struct proc_held key = {.tgid = tgid}, **p = tfind(&key, &d->held, cmp_held);
+
+	return p ? (*p)->bytes : 0;
+}
+
+/* Under the lock: w's bytes join the waiting list's counts; false, none added, without memory. */
+static bool hold_locked(struct deferred *d, const struct waiting *w)
+{
+	struct proc_held key = {.tgid = w->tgid}, *n, **p = tfind(&key, &d->held, cmp_held);
+
+	if (!p) {
+		n = malloc(sizeof(*n));
+		if (!n)
+			return false;
+		*n = key;
+		p = tsearch(n, &d->held, cmp_held);
+		if (!p || *p != n) {
+			free(n);
+			return false;
+		}
+	}
+	(*p)->bytes += held_bytes(w);
+	d->nwaiting++;
+	d->waiting_bytes += held_bytes(w);
+	return true;
+}
+
+/* Under the lock: w's bytes leave the waiting list's counts. */
+static void release_locked(struct deferred *d, const struct waiting *w)
+{
+	struct proc_held key = {.tgid = w->tgid}, *n, **p = tfind(&key, &d->held, cmp_held);
+	size_t b = held_bytes(w);
+
+	d->nwaiting--;
+	d->waiting_bytes -= b;
+	if (!p)
+		return;
+	n = *p;
+	n->bytes -= b < n->bytes ? b : n->bytes;
+	if (!n->bytes) {
+		tdelete(&key, &d->held, cmp_held);
+		free(n);
+	}
+}
 
 /* One table's rows read from the map, block by block (the search reads neighbours). */
 struct table_reader {
@@ -555,8 +617,7 @@ static struct waiting *take_locked(struct deferred *d, uint32_t pid, uint64_t ta
 			w->next = NULL;
 			*otail = w;
 			otail = &w->next;
-			d->nwaiting--;
-			d->waiting_bytes -= held_bytes(w);
+			release_locked(d, w);
 		} else {
 			pp = &w->next;
 		}
@@ -691,8 +752,7 @@ static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_e
 			*pp = w->next;
 			if (!*pp)
 				d->tail = pp;
-			d->nwaiting--;
-			d->waiting_bytes -= held_bytes(w);
+			release_locked(d, w);
 			free_waiting(w);
 			end_free(end);
 		} else {
@@ -828,15 +888,15 @@ static int on_record(void *ctx, void *data, size_t size)
 		free_waiting(w);
 		return 0;
 	}
+	/* a process past its share of the bytes waits no more: it never makes the others wait less */
 	now = (!loaded && tfind(pid_key(w->tgid), &d->loaded, cmp_pid)) ||
 	      d->nwaiting >= DEFERRED_WAITING_MAX ||
 	      d->waiting_bytes + held_bytes(w) > DEFERRED_WAITING_BYTES ||
-	      exited_locked(d, w->tgid);
+	      held_by_locked(d, w->tgid) + held_bytes(w) > DEFERRED_PROC_BYTES ||
+	      exited_locked(d, w->tgid) || !hold_locked(d, w);
 	if (!now) {
 		*d->tail = w;
 		d->tail = &w->next;
-		d->nwaiting++;
-		d->waiting_bytes += held_bytes(w);
 		if (!w->wait_id)
 			*slot = w;
 	}
@@ -1081,6 +1141,7 @@ void deferred_close(struct deferred *d)
 		free_walked(s);
 	}
 	tdestroy(d->loaded, no_free);
+	tdestroy(d->held, free);
 	pthread_mutex_unlock(&d->mu);
 	free(d->cache);
 	pthread_mutex_destroy(&d->walk_mu);
