@@ -61,7 +61,7 @@ struct tab {
 
 struct key {
 	const char *name;
-	unsigned samples, equal, ember_main;
+	unsigned samples, equal, ember_main, syscall;
 };
 
 /* What both unwinders gave for one stopped moment. */
@@ -85,6 +85,12 @@ struct replay {
 	struct key keys[KEYS_MAX];
 	size_t nkeys;
 	unsigned samples, equal, dw_main, equal_dw_main, ember_main, shown;
+	/*
+	 * Samples stopped at a system call's exit (orig_rax set: a stop lands at the next
+	 * return to user mode), whose wall time a loaded host stretches: shares of user
+	 * code are taken without them.
+	 */
+	unsigned syscall;
 	unsigned show_max; /* samples shown in full */
 	bool verbose;	   /* -v: the first samples are shown, equal or not */
 };
@@ -449,7 +455,7 @@ static int sample(struct replay *r, struct sample *s)
 	struct proc_maps maps = {0};
 	char path[64], *text = NULL;
 	size_t len = 0, first;
-	bool equal, dmain, emain;
+	bool equal, dmain, emain, in_sys;
 	FILE *f;
 
 	if (ptrace(PTRACE_GETREGS, r->pid, NULL, &regs))
@@ -479,6 +485,8 @@ static int sample(struct replay *r, struct sample *s)
 	dw_walk(r, s);
 
 	r->samples++;
+	in_sys = (int64_t)regs.orig_rax >= 0;
+	r->syscall += in_sys;
 	for (first = 0; first < s->ember.n && first < s->ndw; first++)
 		if (s->ember.ips[first] != s->dw[first])
 			break;
@@ -498,6 +506,7 @@ static int sample(struct replay *r, struct sample *s)
 		key->samples++;
 		key->equal += equal;
 		key->ember_main += emain;
+		key->syscall += in_sys;
 	}
 	if ((!equal || r->verbose) && r->shown < r->show_max) {
 		r->shown++;
@@ -684,9 +693,10 @@ int main(int argc, char **argv)
 	printf("libdw_main %u\n", r.dw_main);
 	printf("equal_where_libdw_main %u\n", r.equal_dw_main);
 	printf("ember_main %u\n", r.ember_main);
+	printf("syscall %u\n", r.syscall);
 	for (size_t k = 0; k < r.nkeys; k++)
-		printf("key %s samples %u equal %u ember_main %u\n", r.keys[k].name,
-		       r.keys[k].samples, r.keys[k].equal, r.keys[k].ember_main);
+		printf("key %s samples %u equal %u ember_main %u syscall %u\n", r.keys[k].name,
+		       r.keys[k].samples, r.keys[k].equal, r.keys[k].ember_main, r.keys[k].syscall);
 	if (r.dwfl)
 		dwfl_end(r.dwfl);
 	for (size_t i = 0; i < r.ntabs; i++) {
