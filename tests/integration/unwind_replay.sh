@@ -16,11 +16,12 @@
 # still fails a systematic error in any path a fixture spends 5% of its time on. The share
 # of each fixture's hot path (the handler, the trampoline, the vDSO) is taken over its stops
 # in user code, the fixture's own at any load (check_key says why). Where the
-# two were seen to disagree, libdw was the one short of the stack: in fx_plt_lazy's _init and
-# _fini (crti/crtn code without FDEs, which unwtab's crt rules cover) it finds no CFI; with
-# the leaf in _dl_fixup's prologue, before it saves rbx (about 1 sample in 300), it ends at
-# the trampoline, where uwalk follows rbx to resolve_loop and main. Neither reaches main in
-# libdw's stack, so neither counts against the bands.
+# two were seen to disagree, libdw was the one wrong: in fx_plt_lazy's _init and _fini
+# (crti/crtn code without FDEs, which unwtab's crt rules cover) it finds no CFI and stops at
+# _init, or skips _dl_fini above _fini; with the leaf in _dl_fixup's prologue, before it
+# saves rbx (about 1 stop in 300), it ends at the trampoline, where uwalk follows rbx to
+# resolve_loop and main as in every other stop there. None reaches main in libdw's stack, so
+# none counts against the bands.
 . "$(dirname "$0")/lib.sh"
 
 REPLAY=$EMBER_BUILD/tests/tools/uwalk_replay
@@ -62,11 +63,12 @@ expect() {
 }
 
 # check_sampled NAME: the bands every stopped fixture shares. Stops do not fail (the fixture
-# outlives them): 90% of N leaves room for one the kernel refuses without hiding a pattern.
+# outlives them): 90% of N in user code leaves room for one the kernel refuses without hiding
+# a pattern (uwalk_replay takes N there, and those at system calls' exits besides).
 check_sampled() {
 	local n=$1 s
 	s=$(val "$n" samples)
-	expect "$n" "samples taken" "$s" "$N" 90 1
+	expect "$n" "stops in user code" $((s - $(val "$n" syscall))) "$N" 90 1
 	expect "$n" "libdw reaches main" "$(val "$n" libdw_main)" "$s" 95 $((N * 9 / 10))
 	expect "$n" "ember equals libdw where libdw reaches main" \
 		"$(val "$n" equal_where_libdw_main)" "$(val "$n" libdw_main)" 95 $((N * 8 / 10))
@@ -74,12 +76,15 @@ check_sampled() {
 }
 
 # check_key NAME KEY MIN_PERCENT [all]: at least MIN_PERCENT of the stops in user mode have a
-# KEY frame (the fixture does what it says), and ember equals libdw on 95% of those with one.
-# A stop lands at the thread's next return to user mode: often a system call's exit, whose
-# share (seen: 2% to 49% of the stops of one fixture from one run to the next) is the
-# kernel's, the host's and its load's; the user code's shares are the fixture's own. A
-# quarter of the stops at least are in user code. "all": of every stop, system calls too
-# (the vDSO's frames stay on the stack of its system-call fallback).
+# KEY frame (the fixture does what it says), and ember equals libdw on 95% of those with one
+# where libdw reaches main.
+# A stop lands where the thread last left user mode, on a busy host mostly where it was
+# preempted: often at the exit of a system call reading a CPU clock, which updates the
+# scheduler's accounting and so preempts the thread there once its slice is used up. That
+# share (seen: 2% to 49% of fx_qsort's stops from one run to the next, 67% with a CPU hog)
+# is the kernel's, the host's and its load's; the user code's shares are the fixture's own.
+# "all": of every stop, system calls too (the vDSO's frames stay on the stack of its
+# system-call fallback).
 check_key() {
 	local n=$1 k=$2 min=$3 ks all ksys=0 sys=0
 	ks=$(val "$n" "$k" samples)
@@ -88,13 +93,14 @@ check_key() {
 		ksys=$(val "$n" "$k" syscall)
 		sys=$(val "$n" syscall)
 	fi
-	expect "$n" "stops with $k${4:+ (all)}" $((ks - ksys)) $((all - sys)) "$min" $((N / 4))
-	expect "$n" "ember equals libdw with $k" "$(val "$n" "$k" equal)" "$ks" 95 1
+	expect "$n" "stops with $k${4:+ (all)}" $((ks - ksys)) $((all - sys)) "$min" $((N * 9 / 10))
+	expect "$n" "ember equals libdw with $k where libdw reaches main" \
+		"$(val "$n" "$k" equal_where_libdw_main)" "$(val "$n" "$k" libdw_main)" 95 1
 }
 
 # no frame pointers: cmp_records under libc's qsort (10% and 13% of the user-mode stops seen,
-# 10% of emberd's samples in unwind_qsort.sh; 3% is over 3 standard deviations below 10% at
-# 200 user-mode stops)
+# 10% of emberd's samples in unwind_qsort.sh; 3% is over 4 standard deviations below 10% at
+# 400 user-mode stops)
 replay qsort -n $N -i 5 -k cmp_records -- "$FX/fx_qsort" "$RUN"
 check_sampled qsort
 check_key qsort cmp_records 3
@@ -122,11 +128,11 @@ replay plt_lazy -s 37 -n 5000 -k '[plt]' -k _dl_runtime_resolve -- "$FX/fx_plt_l
 n=plt_lazy
 expect "$n" "ember equals libdw where libdw reaches main" \
 	"$(val $n equal_where_libdw_main)" "$(val $n libdw_main)" 95 50
-ks=$(val $n '[plt]' samples)
-expect "$n" "ember equals libdw in PLT stubs" "$(val $n '[plt]' equal)" "$ks" 95 5
-ks=$(val $n _dl_runtime_resolve samples)
-expect "$n" "ember equals libdw under the trampoline" "$(val $n _dl_runtime_resolve equal)" \
-	"$ks" 95 15
+expect "$n" "ember equals libdw in PLT stubs where libdw reaches main" \
+	"$(val $n '[plt]' equal_where_libdw_main)" "$(val $n '[plt]' libdw_main)" 95 5
+expect "$n" "ember equals libdw under the trampoline where libdw reaches main" \
+	"$(val $n _dl_runtime_resolve equal_where_libdw_main)" \
+	"$(val $n _dl_runtime_resolve libdw_main)" 95 15
 
 [ "${#FAILED[@]}" -eq 0 ] || fail "$(IFS=';'; echo "${FAILED[*]}")"
 pass "uwalk equals libdw on the fixtures' stopped stacks (no FP, signal, PLT, ld.so, vDSO)"

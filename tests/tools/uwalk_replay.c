@@ -7,7 +7,8 @@
  * stopped; the two are compared frame by frame. Prints counts for the integration test.
  *
  * uwalk_replay [-n SAMPLES] [-i MS] [-w MS] [-s K] [-v] [-d N] [-k KEY]... -- CMD [ARG...]
- *   -n  samples to take (default 200); -i  ms between them (10); -w  ms before the first (500)
+ *   -n  stops to take in user code (default 200; with those at system calls' exits, at most
+ *       8 times as many); -i  ms between them (10); -w  ms before the first (500)
  *   -s  single-step CMD from its exec instead: every instruction in the executable is a
  *       sample, and every K-th elsewhere once main was entered (for code that runs too briefly
  *       to be caught by stopping it, such as PLT stubs)
@@ -45,6 +46,8 @@
 #define STACK_MAX (64u << 10)
 /* Files whose tables are kept (one per binary a fixture maps: a handful). */
 #define TABS_MAX 64
+/* Stops taken at most for each one asked for in user code (-n) */
+#define STOPS_MAX 8
 /* Failed stops tolerated before giving up */
 #define FAILED_MAX 10
 /* -k keys */
@@ -62,6 +65,7 @@ struct tab {
 struct key {
 	const char *name;
 	unsigned samples, equal, ember_main, syscall;
+	unsigned dw_main, equal_dw_main; /* libdw reaches main; and ember equals it there */
 };
 
 /* What both unwinders gave for one stopped moment. */
@@ -86,9 +90,11 @@ struct replay {
 	size_t nkeys;
 	unsigned samples, equal, dw_main, equal_dw_main, ember_main, shown;
 	/*
-	 * Samples stopped at a system call's exit (orig_rax set: a stop lands at the next
-	 * return to user mode), whose wall time a loaded host stretches: shares of user
-	 * code are taken without them.
+	 * Samples stopped at a system call's exit (orig_rax set). A stop lands where the
+	 * thread last left user mode; on a busy host that is mostly where it was preempted,
+	 * and a system call that reads a CPU clock updates the scheduler's accounting, which
+	 * preempts it there once its slice is used up (EEVDF): shares of user code are taken
+	 * without them, and -n counts the others.
 	 */
 	unsigned syscall;
 	unsigned show_max; /* samples shown in full */
@@ -507,6 +513,8 @@ static int sample(struct replay *r, struct sample *s)
 		key->equal += equal;
 		key->ember_main += emain;
 		key->syscall += in_sys;
+		key->dw_main += dmain;
+		key->equal_dw_main += dmain && equal;
 	}
 	if ((!equal || r->verbose) && r->shown < r->show_max) {
 		r->shown++;
@@ -555,7 +563,8 @@ static int run_sampled(struct replay *r, struct sample *s, unsigned n, unsigned 
 	int st;
 
 	sleep_ms(warmup);
-	while (r->samples < n) {
+	/* n in user code: under load most stops can come at a system call's exit (struct replay) */
+	while (r->samples - r->syscall < n && r->samples < STOPS_MAX * n) {
 		int rc;
 
 		if (waitpid(r->pid, &st, WNOHANG) == r->pid)
@@ -695,8 +704,10 @@ int main(int argc, char **argv)
 	printf("ember_main %u\n", r.ember_main);
 	printf("syscall %u\n", r.syscall);
 	for (size_t k = 0; k < r.nkeys; k++)
-		printf("key %s samples %u equal %u ember_main %u syscall %u\n", r.keys[k].name,
-		       r.keys[k].samples, r.keys[k].equal, r.keys[k].ember_main, r.keys[k].syscall);
+		printf("key %s samples %u equal %u ember_main %u syscall %u libdw_main %u "
+		       "equal_where_libdw_main %u\n",
+		       r.keys[k].name, r.keys[k].samples, r.keys[k].equal, r.keys[k].ember_main,
+		       r.keys[k].syscall, r.keys[k].dw_main, r.keys[k].equal_dw_main);
 	if (r.dwfl)
 		dwfl_end(r.dwfl);
 	for (size_t i = 0; i < r.ntabs; i++) {
