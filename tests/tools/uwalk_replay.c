@@ -50,6 +50,8 @@
 #define STOPS_MAX 8
 /* Failed stops tolerated before giving up */
 #define FAILED_MAX 10
+/* Executable mappings of the program itself, under -s (ld.so maps its text once: 1) */
+#define EXE_MAPS_MAX 16
 /* -k keys */
 #define KEYS_MAX 8
 /* Disagreements printed in full, unless -d says */
@@ -91,10 +93,10 @@ struct replay {
 	unsigned samples, equal, dw_main, equal_dw_main, ember_main, shown;
 	/*
 	 * Samples stopped at a system call's exit (orig_rax set). A stop lands where the
-	 * thread last left user mode; on a busy host that is mostly where it was preempted,
-	 * and a system call that reads a CPU clock updates the scheduler's accounting, which
-	 * preempts it there once its slice is used up (EEVDF): shares of user code are taken
-	 * without them, and -n counts the others.
+	 * thread last left user mode, on a busy host mostly where it was preempted: often
+	 * at the exit of a system call reading a CPU clock, whose read brings the
+	 * scheduler's accounting up to date and so can end the thread's slice right there.
+	 * Shares of user code are taken without them, and -n counts the others.
 	 */
 	unsigned syscall;
 	unsigned show_max; /* samples shown in full */
@@ -191,7 +193,8 @@ static uint32_t table_of(struct replay *r, const struct proc_map *m)
 	t->ok = !rc && t->t.nrows && t->t.nrows <= EMBER_UNWIND_ROWS_PER_TABLE_MAX;
 	if (rc)
 		fprintf(stderr, "uwalk_replay: no table for %s: %s\n", key, unwtab_strerror(why));
-	return t->ok ? (uint32_t)r->ntabs++ : (r->ntabs++, EMBER_UNWIND_NO_TABLE);
+	r->ntabs++; /* a file without a table is remembered too: tried once */
+	return t->ok ? (uint32_t)(r->ntabs - 1) : EMBER_UNWIND_NO_TABLE;
 }
 
 /*
@@ -542,9 +545,13 @@ static int sample_live(struct replay *r, struct sample *s)
 {
 	int st, sig = 0, rc;
 
-	if (ptrace(PTRACE_SEIZE, r->pid, NULL, NULL) ||
-	    ptrace(PTRACE_INTERRUPT, r->pid, NULL, NULL))
+	if (ptrace(PTRACE_SEIZE, r->pid, NULL, NULL))
 		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, r->pid, NULL, NULL)) {
+		rc = -errno;
+		ptrace(PTRACE_DETACH, r->pid, NULL, NULL);
+		return rc;
+	}
 	if (waitpid(r->pid, &st, __WALL) < 0)
 		return -errno;
 	if (!WIFSTOPPED(st))
@@ -592,12 +599,12 @@ static int run_sampled(struct replay *r, struct sample *s, unsigned n, unsigned 
 static int run_stepped(struct replay *r, struct sample *s, unsigned n, unsigned every)
 {
 	struct proc_maps maps = {0};
-	uint64_t exe_lo[16], exe_hi[16], steps = 0;
+	uint64_t exe_lo[EXE_MAPS_MAX], exe_hi[EXE_MAPS_MAX], steps = 0;
 	char exe[4096], link[64];
 	size_t nexe = 0;
 	bool in_main_yet = false;
 	ssize_t len;
-	int st, sig = 0;
+	int st, sig = 0, rc;
 
 	if (waitpid(r->pid, &st, 0) < 0)
 		return -errno;
@@ -606,10 +613,13 @@ static int run_stepped(struct replay *r, struct sample *s, unsigned n, unsigned 
 	ptrace(PTRACE_SETOPTIONS, r->pid, NULL, (void *)(uintptr_t)PTRACE_O_EXITKILL);
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)r->pid);
 	len = readlink(link, exe, sizeof(exe) - 1);
-	if (len < 0 || procmaps_read(r->pid, &maps))
+	if (len < 0)
 		return -errno;
 	exe[len] = '\0';
-	for (size_t i = 0; i < maps.n && nexe < 16; i++) {
+	rc = procmaps_read(r->pid, &maps);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < maps.n && nexe < EXE_MAPS_MAX; i++) {
 		if ((maps.v[i].perms & PROCMAP_X) && maps.v[i].path &&
 		    !strcmp(maps.v[i].path, exe)) {
 			exe_lo[nexe] = maps.v[i].start;
