@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: MIT
 # The shared stack walk's host build (bpf/uwalk.bpf.h through lib/symbols/uwalk.c) against
 # libdw, the independent reader, on the unwinding fixtures' live stacks. uwalk_replay stops a
-# fixture 400 times with ptrace, walks the stopped thread from its registers and a copy of its
-# stack with uwalk() and the tables unwtab.c compiles from the files it maps (the vDSO's from
-# its image in the process), unwinds the same stopped thread with libdw, and compares the two
-# frame by frame (raw return addresses). fx_plt_lazy and fx_plt_ibt run too briefly to be
-# stopped at random: they are single-stepped instead, every instruction of their own (main,
-# the PLT stubs) a sample.
+# fixture with ptrace until 400 stops are in user code, walks the stopped thread from its
+# registers and a copy of its stack with uwalk() and the tables unwtab.c compiles from the
+# files it maps (the vDSO's from its image in the process), unwinds the same stopped thread
+# with libdw, and compares the two frame by frame (raw return addresses). fx_plt_lazy and
+# fx_plt_ibt run too briefly to be stopped at random: they are single-stepped instead, every
+# instruction of their own (main, the PLT stubs) a sample.
 #
 # The bands. Both unwinders read the same registers, the same memory and the same .eh_frame;
 # ember's rows are that CFI compiled. Where libdw completes a stack (reaches main), ember can
@@ -16,15 +16,20 @@
 # allows a rare instruction with such a rule to be caught a few times in 400 stops, and
 # still fails a systematic error in any path a fixture spends 5% of its time on. The share
 # of each fixture's hot path (the handler, the trampoline, the vDSO) is taken over its stops
-# in user code, the fixture's own at any load (check_key says why). Where the
-# two were seen to disagree, libdw was the one wrong: in fx_plt_lazy's _init and _fini
-# (crti/crtn code without FDEs, which unwtab's crt rules cover) it finds no CFI and stops at
-# _init, or skips _dl_fini above _fini; with the leaf in _dl_fixup's prologue, before it
-# saves rbx (about 1 stop in 300), it ends at the trampoline, where uwalk follows rbx to
-# resolve_loop and main as in every other stop there: elfutils' x86-64 ABI rules (0.188,
-# backends/x86_64_cfi.c) give "same value" to DWARF register 0, rax, where rbx is 3, so to
-# libdw a caller's rbx is unknown until a callee's CFI saves it, and the trampoline's CFA is
-# rbx-based. None reaches main in libdw's stack, so none counts against the bands.
+# in user code, the fixture's own at any load (check_key says why).
+#
+# Where the two were seen to disagree, libdw was the one wrong. In the fx_plt_* programs'
+# _init and _fini (crti/crtn code without FDEs, which unwtab's crt rules cover) it finds no
+# CFI and stops at _init, or skips _dl_fini above _fini. With the leaf in _dl_fixup's
+# prologue, before it saves rbx (about 1 stop in 300), it ends at the trampoline, where uwalk
+# follows rbx to resolve_loop and main as in every other stop there: elfutils' x86-64 ABI
+# rules (0.188, backends/x86_64_cfi.c) give "same value" to DWARF register 0, rax, where rbx
+# is 3, so to libdw a caller's rbx is unknown until a callee's CFI saves it, and the
+# trampoline's CFA is rbx-based. None reaches main in libdw's stack, so none counts against
+# the bands.
+#
+# No root needed: a parent may trace its own child (Yama's ptrace_scope 0 or 1). 77 only
+# where ptrace is refused outright.
 . "$(dirname "$0")/lib.sh"
 
 REPLAY=$EMBER_BUILD/tests/tools/uwalk_replay
