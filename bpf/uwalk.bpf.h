@@ -62,7 +62,9 @@ struct uw_frame {
 	__u32 interrupted; /* ip is where a signal hit, not a return address */
 	__u32 by_table, by_fp, bad_rule; /* frames by how they were unwound */
 	__u32 stale; /* a frame outside every known mapping: EMBER_UNWIND_STALE_* */
+	__u32 pad;   /* explicit: no hole, not even at the end */
 };
+_Static_assert(sizeof(struct uw_frame) == 4 * 8 + 12 * 4, "struct uw_frame has no hole");
 
 /*
  * Binary searches run as UW_LOOP steps: the verifier checks a step once,
