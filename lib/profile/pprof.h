@@ -151,11 +151,30 @@ int pprof_sample_type_index(const pprof_profile *p, const char *type);
 /* The name of sample type i (an index from pprof_sample_type_index), or "". */
 const char *pprof_sample_type_name(const pprof_profile *p, int i);
 
+/* Room for a name from pprof_unnamed_frame(), NUL included: a longer one is cut there. */
+#define PPROF_UNNAMED_MAX 512
+
+/*
+ * The name of a frame whose location has no Line, the one name every ember output gives
+ * it (emberctl's views, and the Line a push adds for it): "FILE+0xOFFSET", FILE the base
+ * name of its mapping m's file and OFFSET the address's offset in that file, or
+ * "0xADDRESS" when m is NULL, has no file or does not hold the address. p is the profile
+ * whose string table m's file name indexes.
+ */
+void pprof_unnamed_frame(const pprof_profile *p, const Perftools__Profiles__Mapping *m,
+			 uint64_t address, char *buf, size_t len);
+
 /* Which samples of a profile to merge. */
 struct pprof_filter {
 	bool by_pid;
 	int64_t pid;	  /* keep samples whose numeric label "pid" equals this */
 	bool drop_labels; /* merge without sample labels: what differed only by them sums */
+	/*
+	 * Give each location without Lines one, of a function named by pprof_unnamed_frame():
+	 * Pyroscope draws Lines only, and would leave the frame out. Its mapping is still
+	 * sent without has_functions, so that readers keep its address.
+	 */
+	bool name_unnamed;
 };
 
 /* Whether sample s of p passes f (NULL passes everything). */

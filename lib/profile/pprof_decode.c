@@ -4,6 +4,7 @@
  * every id and string index a reader follows is in range; the readers' indexes.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -476,6 +477,25 @@ const Perftools__Profiles__Mapping *pprof_reader_mapping(const struct pprof_read
 	size_t i = pprof_idmap_get(&r->ix.maps, id);
 
 	return i ? r->p->mapping[i - 1] : NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+void pprof_unnamed_frame(const pprof_profile *p, const Perftools__Profiles__Mapping *m,
+			 uint64_t address, char *buf, size_t len)
+{
+	const char *file = m ? pstr(p, m->filename) : "";
+
+	if (*file && address >= m->memory_start)
+		snprintf(buf, len, "%s+0x%" PRIx64, base_name(file),
+			 address - m->memory_start + m->file_offset);
+	else
+		snprintf(buf, len, "0x%" PRIx64, address);
 }
 
 int pprof_sample_type_index(const pprof_profile *p, const char *type)

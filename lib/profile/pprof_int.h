@@ -21,8 +21,9 @@ struct mapping {
 	uint32_t file, build_id; /* string indexes */
 	bool has_functions;
 	/*
-	 * A location of this mapping has no function: has_functions cannot be sent,
-	 * or Pyroscope clears the mapping's addresses and the frame vanishes.
+	 * A location of this mapping has no function, or only the name a merge gave it
+	 * (pprof_filter.name_unnamed): has_functions cannot be sent, or Pyroscope clears
+	 * the mapping's addresses and the frame vanishes or loses its address.
 	 */
 	bool unnamed;
 };

@@ -20,8 +20,9 @@ struct merge {
 	uint64_t *map_ids, *func_ids, *loc_ids;
 	uint64_t *scratch; /* function or location ids being translated */
 	size_t cap_scratch;
-	bool drop_labels; /* from the filter */
-	int64_t *lines;	  /* the line numbers of a location being translated */
+	bool drop_labels;  /* from the filter */
+	bool name_unnamed; /* from the filter */
+	int64_t *lines;	   /* the line numbers of a location being translated */
 	size_t cap_lines;
 };
 
@@ -67,6 +68,27 @@ static uint64_t merge_function(struct merge *m, size_t i)
 	return m->func_ids[i];
 }
 
+/* Location i, which has no Line, with one naming it as emberctl does (pprof_filter). */
+static uint64_t merge_unnamed(struct merge *m, size_t i, uint64_t map_id)
+{
+	const Perftools__Profiles__Location *l = m->p->location[i];
+	const Perftools__Profiles__Mapping *pm = NULL;
+	char name[PPROF_UNNAMED_MAX];
+	uint64_t func;
+
+	if (l->mapping_id)
+		pm = m->p->mapping[pprof_idmap_get(&m->ix.maps, l->mapping_id) - 1];
+	pprof_unnamed_frame(m->p, pm, l->address, name, sizeof(name));
+	func = pprof_function(m->b, name, name, "");
+	if (!func)
+		return 0;
+	m->loc_ids[i] = pprof_location(m->b, map_id, l->address, &func, 1);
+	/* the name is ours, not a symbol's: the mapping is not sent as symbolized */
+	if (m->loc_ids[i] && map_id)
+		m->b->maps[map_id - 1].unnamed = true;
+	return m->loc_ids[i];
+}
+
 static uint64_t merge_location(struct merge *m, size_t i)
 {
 	const Perftools__Profiles__Location *l = m->p->location[i];
@@ -81,6 +103,8 @@ static uint64_t merge_location(struct merge *m, size_t i)
 		if (!map_id)
 			return 0;
 	}
+	if (!l->n_line && m->name_unnamed)
+		return merge_unnamed(m, i, map_id);
 	ret = RESERVE(m->scratch, m->cap_scratch, 0, l->n_line);
 	if (!ret)
 		ret = RESERVE(m->lines, m->cap_lines, 0, l->n_line);
@@ -166,7 +190,10 @@ static void merge_time(struct pprof_builder *b, const pprof_profile *p)
 
 int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pprof_filter *f)
 {
-	struct merge m = {.b = b, .p = p, .drop_labels = f && f->drop_labels};
+	struct merge m = {.b = b,
+			  .p = p,
+			  .drop_labels = f && f->drop_labels,
+			  .name_unnamed = f && f->name_unnamed};
 	size_t i;
 	int ret;
 

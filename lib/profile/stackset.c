@@ -6,8 +6,6 @@
  * profile, the first time a wanted sample uses it.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,28 +179,6 @@ int stackset_add(struct stackset *s, const char *const *names, size_t n, int64_t
 	return add_ids(s, s->scratch, (uint32_t)n, value, slot);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
-/* "FILE+0xOFFSET" of an unnamed location, or "0xADDR" without a mapping. */
-static void unnamed(const pprof_profile *p, const struct pprof_reader *r,
-		    const Perftools__Profiles__Location *l, char *buf, size_t len)
-{
-	const Perftools__Profiles__Mapping *m =
-		l->mapping_id ? pprof_reader_mapping(r, l->mapping_id) : NULL;
-	const char *file = m ? p->string_table[m->filename] : "";
-
-	if (m && *file && l->address >= m->memory_start)
-		snprintf(buf, len, "%s+0x%" PRIx64, base_name(file),
-			 l->address - m->memory_start + m->file_offset);
-	else
-		snprintf(buf, len, "0x%" PRIx64, l->address);
-}
-
 /* The name of one line's function: its name, else its system name, else "[unknown]". */
 static const char *line_name(const pprof_profile *p, const struct pprof_reader *r,
 			     const Perftools__Profiles__Line *line)
@@ -221,7 +197,7 @@ static int name_location(struct stackset *s, struct loc_names *ln, const pprof_p
 {
 	const Perftools__Profiles__Location *l = p->location[i];
 	size_t n = l->n_line ? l->n_line : 1;
-	char buf[512];
+	char buf[PPROF_UNNAMED_MAX];
 	int64_t id;
 	int ret;
 
@@ -229,7 +205,9 @@ static int name_location(struct stackset *s, struct loc_names *ln, const pprof_p
 	if (ret)
 		return ret;
 	if (!l->n_line) {
-		unnamed(p, r, l, buf, sizeof(buf));
+		pprof_unnamed_frame(p,
+				    l->mapping_id ? pprof_reader_mapping(r, l->mapping_id) : NULL,
+				    l->address, buf, sizeof(buf));
 		id = intern(s, buf);
 		if (id < 0)
 			return (int)id;

@@ -33,7 +33,7 @@ void stackset_free(struct stackset *s);
  * Adds the samples of p that pass f (NULL: all), counting the value of the
  * sample type named value_type (e.g. "samples"), into slot. Frames are the
  * functions of each location's lines (inlined ones included), or, for a
- * location without lines, "FILE+0xOFFSET" from its mapping ("0xADDR" without).
+ * location without lines, pprof_unnamed_frame()'s "FILE+0xOFFSET" ("0xADDR").
  * 0; -ENOENT when p has no such sample type; -EBADMSG when p is invalid;
  * -ENOMEM.
  */

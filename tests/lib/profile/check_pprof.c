@@ -1071,6 +1071,119 @@ START_TEST(test_has_functions_merge)
 }
 END_TEST
 
+/*
+ * The name of a frame without Lines, the one emberctl shows and a push sends: the base
+ * name of its mapping's file and the address's offset in that file, else the address.
+ */
+START_TEST(test_unnamed_frame)
+{
+	static const char long_file[] =
+		"/opt/"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	const struct pprof_mapping_desc maps[] = {
+		/* rebased to its file offset, as the drain sends user mappings */
+		{.start = 0x1000, .limit = 0x9000, .offset = 0x1000, .file = "/opt/fx/fx_stripped"},
+		{.start = 0x7f0000000000,
+		 .limit = 0x7f0000010000,
+		 .offset = 0x2000,
+		 .file = "[anon:jit]"},
+		{.start = 0x5000, .limit = 0x6000, .offset = 0, .file = "/trailing/"},
+		{.start = 0x5000, .limit = 0x6000, .offset = 0, .file = ""},
+		{.start = 0x5000, .limit = 0x6000, .offset = 0, .file = long_file},
+	};
+	struct pprof_builder *b = new_cpu();
+	char buf[PPROF_UNNAMED_MAX], small[8];
+	pprof_profile *p;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		ck_assert_uint_eq(pprof_mapping(b, &maps[i]), i + 1);
+	p = round_trip(b);
+	pprof_unnamed_frame(p, p->mapping[0], 0x1234, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "fx_stripped+0x1234");
+	pprof_unnamed_frame(p, p->mapping[1], 0x7f0000000100, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "[anon:jit]+0x2100");
+	pprof_unnamed_frame(p, p->mapping[2], 0x5010, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "/trailing/+0x10");
+	/* no file, no mapping, or an address below the mapping: the address alone */
+	pprof_unnamed_frame(p, p->mapping[3], 0x5010, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "0x5010");
+	pprof_unnamed_frame(p, NULL, 0xdeadbeef, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "0xdeadbeef");
+	pprof_unnamed_frame(p, p->mapping[0], 0x10, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "0x10");
+	/* cut to the buffer, always terminated */
+	pprof_unnamed_frame(p, p->mapping[4], 0x5010, buf, sizeof(buf));
+	ck_assert_uint_eq(strlen(buf), PPROF_UNNAMED_MAX - 1);
+	ck_assert_int_eq(strncmp(buf, long_file + 5, 100), 0);
+	pprof_unnamed_frame(p, p->mapping[0], 0x1234, small, sizeof(small));
+	ck_assert_str_eq(small, "fx_stri");
+	pprof_profile_free(p);
+	pprof_builder_free(b);
+}
+END_TEST
+
+/*
+ * A merge with name_unnamed gives every location without Lines one Line, of the
+ * function pprof_unnamed_frame() names; the location keeps its address and mapping,
+ * and the mapping is still sent without has_functions (the name is not a symbol).
+ * Named locations are untouched.
+ */
+START_TEST(test_merge_name_unnamed)
+{
+	const struct pprof_mapping_desc lib = {.start = 0x2000,
+					       .limit = 0x9000,
+					       .offset = 0x2000,
+					       .file = "/usr/lib/libx.so",
+					       .build_id = "feed",
+					       .has_functions = true};
+	const struct pprof_filter f = {.name_unnamed = true};
+	struct pprof_builder *b = new_cpu(), *c;
+	uint64_t lm = pprof_mapping(b, &lib), stack[3];
+	const Perftools__Profiles__Mapping *m;
+	pprof_profile *p, *q;
+
+	stack[0] = pprof_location(b, lm, 0x2345, NULL, 0);
+	stack[1] = pprof_location(b, 0, 0xabc, NULL, 0);
+	stack[2] = loc_in(b, "main", 0x401000);
+	add(b, stack, 3, 2, 1);
+	p = round_trip(b);
+	c = pprof_builder_like(p);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(pprof_merge(c, p, &f), 0);
+	q = round_trip(c);
+	ck_assert_uint_eq(q->n_sample, 1);
+	ck_assert_uint_eq(q->sample[0]->n_location_id, 3);
+	for (size_t i = 0; i < 3; i++) {
+		const Perftools__Profiles__Location *l =
+			q->location[q->sample[0]->location_id[i] - 1];
+		const Perftools__Profiles__Function *fn;
+		static const char *const want[] = {"libx.so+0x2345", "0xabc", "main"};
+		static const uint64_t addr[] = {0x2345, 0xabc, 0x401000};
+
+		ck_assert_uint_eq(l->n_line, 1);
+		fn = q->function[l->line[0]->function_id - 1];
+		ck_assert_str_eq(q->string_table[fn->name], want[i]);
+		ck_assert_str_eq(q->string_table[fn->system_name], want[i]);
+		ck_assert_uint_eq(l->address, addr[i]);
+	}
+	m = mapping_of(q, "/usr/lib/libx.so");
+	ck_assert(!m->has_functions);
+	ck_assert_str_eq(q->string_table[m->build_id], "feed");
+	ck_assert(mapping_of(q, "/usr/bin/app")->has_functions);
+	pprof_profile_free(q);
+	pprof_profile_free(p);
+	pprof_builder_free(c);
+	pprof_builder_free(b);
+}
+END_TEST
+
 Suite *pprof_suite(void)
 {
 	Suite *s = suite_create("pprof");
@@ -1091,6 +1204,7 @@ Suite *pprof_suite(void)
 	tcase_add_test(build, test_scale);
 	tcase_add_test(build, test_has_functions);
 	tcase_add_test(build, test_has_functions_merge);
+	tcase_add_test(build, test_unnamed_frame);
 	tcase_add_test(dec, test_encode_decode);
 	tcase_add_test(dec, test_decode_gzip);
 	tcase_add_test(dec, test_decode_gzip_bomb);
@@ -1102,6 +1216,7 @@ Suite *pprof_suite(void)
 	tcase_add_test(merge, test_merge_identity);
 	tcase_add_test(merge, test_merge_types);
 	tcase_add_test(merge, test_merge_time);
+	tcase_add_test(merge, test_merge_name_unnamed);
 	suite_add_tcase(s, build);
 	suite_add_tcase(s, dec);
 	suite_add_tcase(s, merge);
