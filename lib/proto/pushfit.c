@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Fits a stored profile to a collector's limits: labels out, identical samples
- * merged, then the least significant stacks folded into "[truncated]".
+ * merged, unnamed frames named, then the least significant stacks folded into
+ * "[truncated]".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -135,11 +136,16 @@ static int fold(pprof_profile *p, const struct pushfit_limits *lim, uint8_t **ou
 	return ret;
 }
 
-/* Decodes, merges into a label-free builder and encodes: the first, lossless step. */
-static int strip_labels(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len,
-			struct pushfit_stats *st, char *err, size_t errlen)
+/*
+ * Decodes, merges into a label-free builder (naming the unnamed frames, unless the
+ * server does) and encodes: the first step, which loses no frame and no value.
+ */
+static int strip_labels(const uint8_t *in, size_t len, const struct pushfit_limits *lim,
+			uint8_t **out, size_t *out_len, struct pushfit_stats *st, char *err,
+			size_t errlen)
 {
-	const struct pprof_filter f = {.drop_labels = true};
+	const struct pprof_filter f = {.drop_labels = true,
+				       .name_unnamed = !lim->server_symbolization};
 	struct pprof_builder *b;
 	pprof_profile *p = NULL;
 	int ret;
@@ -183,7 +189,7 @@ int pushfit(const uint8_t *in, size_t len, const struct pushfit_limits *lim, uin
 	memset(st, 0, sizeof(*st));
 	st->bytes_in = len;
 	*out = NULL;
-	ret = strip_labels(in, len, &merged, &merged_len, st, err, errlen);
+	ret = strip_labels(in, len, lim, &merged, &merged_len, st, err, errlen);
 	if (ret)
 		return ret;
 	if (st->samples_in - st->samples_merged <= lim->max_samples &&

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A stored profile made into what a collector takes: sample labels left out
- * (one series per service), samples that became identical merged, and, past
- * the limits, the least significant stacks folded into one "[truncated]"
- * frame whose values are the sum of what it replaced. Pure.
+ * (one series per service), samples that became identical merged, every frame
+ * without a name given a Line named as emberctl names it (unless the server
+ * symbolizes), and, past the limits, the least significant stacks folded into
+ * one "[truncated]" frame whose values are the sum of what it replaced. Pure.
  */
 #ifndef EMBER_PUSHFIT_H
 #define EMBER_PUSHFIT_H
@@ -19,6 +20,13 @@
 struct pushfit_limits {
 	uint64_t max_bytes; /* uncompressed profile.proto */
 	uint64_t max_samples;
+	/*
+	 * [collector] server_symbolization: frames without a name are sent without a Line,
+	 * for a server that names them from their build-id. Otherwise each gets a Line of
+	 * pprof_unnamed_frame()'s name: Pyroscope draws Lines only, and without one the
+	 * frame vanishes and its time goes to its caller.
+	 */
+	bool server_symbolization;
 };
 
 /* What fitting did, for the log and `emberctl status`. */

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "pprof.h"
 #include "pushfit.h"
+#include "stackset.h"
 #include "suites.h"
 
 #define N_STACKS 50000
@@ -118,8 +119,8 @@ static const Perftools__Profiles__Sample *check_fitted(const pprof_profile *p, i
 START_TEST(test_labels_merged)
 {
 	struct pprof_builder *b = pprof_builder_new(&cpu_meta);
-	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES,
-					   CONFIG_DEFAULT_MAX_SAMPLES};
+	const struct pushfit_limits lim = {.max_bytes = CONFIG_DEFAULT_MAX_PROFILE_BYTES,
+					   .max_samples = CONFIG_DEFAULT_MAX_SAMPLES};
 	uint64_t f = pprof_function(b, "work", NULL, "w.c"), loc = pprof_location(b, 0, 0, &f, 1);
 	struct pushfit_stats st;
 	pprof_profile *p;
@@ -158,8 +159,8 @@ END_TEST
 /* 50000 stacks, 16000 samples at most: the 15999 heaviest stay, the rest is one frame. */
 START_TEST(test_fold_samples)
 {
-	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES,
-					   CONFIG_DEFAULT_MAX_SAMPLES};
+	const struct pushfit_limits lim = {.max_bytes = CONFIG_DEFAULT_MAX_PROFILE_BYTES,
+					   .max_samples = CONFIG_DEFAULT_MAX_SAMPLES};
 	const int64_t total = (int64_t)N_STACKS * (N_STACKS + 1) / 2;
 	const int64_t folded = (int64_t)(N_STACKS - 15999) * (N_STACKS - 15999 + 1) / 2;
 	const Perftools__Profiles__Sample *trunc;
@@ -201,8 +202,8 @@ END_TEST
 /* A byte limit tighter than the samples': folded further, still every value accounted for. */
 START_TEST(test_fold_bytes)
 {
-	const struct pushfit_limits lim = {CONFIG_MIN_MAX_PROFILE_BYTES,
-					   CONFIG_DEFAULT_MAX_SAMPLES};
+	const struct pushfit_limits lim = {.max_bytes = CONFIG_MIN_MAX_PROFILE_BYTES,
+					   .max_samples = CONFIG_DEFAULT_MAX_SAMPLES};
 	const int64_t total = (int64_t)N_STACKS * (N_STACKS + 1) / 2;
 	const Perftools__Profiles__Sample *trunc;
 	struct pushfit_stats st;
@@ -228,10 +229,94 @@ START_TEST(test_fold_bytes)
 }
 END_TEST
 
+/* Folded stacks of a profile as emberctl shows them, "a;b;c count" lines joined. */
+static char *folded_of(const uint8_t *buf, size_t len)
+{
+	struct stackset *set = stackset_new();
+	pprof_profile *p = decode(buf, len);
+	struct stackset_stack st;
+	char *text = NULL;
+	size_t text_len = 0;
+	FILE *f = open_memstream(&text, &text_len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(stackset_add_profile(set, p, NULL, "samples", 0), 0);
+	for (size_t i = 0; i < stackset_len(set); i++) {
+		stackset_get(set, i, &st);
+		for (uint32_t j = 0; j < st.n; j++)
+			fprintf(f, "%s%s", j ? ";" : "", stackset_name(set, st.frames[j]));
+		fprintf(f, " %lld\n", (long long)st.value[0]);
+	}
+	fclose(f);
+	stackset_free(set);
+	pprof_profile_free(p);
+	return text;
+}
+
+/*
+ * A stripped binary's frames and one without a mapping: pushed, each gets a Line of the
+ * name emberctl shows for it (Pyroscope draws only Lines), so the pushed profile's
+ * stacks equal the stored one's frame for frame; the address, mapping and build-id
+ * stay. With server_symbolization they stay without a Line, for the server to name.
+ */
+START_TEST(test_unnamed_frames)
+{
+	struct pprof_builder *b = pprof_builder_new(&cpu_meta);
+	const struct pprof_mapping_desc fx = {.start = 0x1000,
+					      .limit = 0x9000,
+					      .offset = 0x1000,
+					      .file = "/opt/fx/fx_stripped",
+					      .build_id = "0e3b1d",
+					      .has_functions = true};
+	struct pushfit_limits lim = {.max_bytes = CONFIG_DEFAULT_MAX_PROFILE_BYTES,
+				     .max_samples = CONFIG_DEFAULT_MAX_SAMPLES};
+	uint64_t m = pprof_mapping(b, &fx), fstart = pprof_function(b, "_start", NULL, ""), locs[4];
+	const int64_t v[2] = {3, 30 * MS};
+	struct pushfit_stats st;
+	char *want, *got, err[128];
+	uint8_t *in, *out;
+	size_t len, out_len;
+	pprof_profile *p;
+
+	locs[0] = pprof_location(b, m, 0x1234, NULL, 0);
+	locs[1] = pprof_location(b, 0, 0x7f00dead, NULL, 0);
+	locs[2] = pprof_location(b, m, 0x2000, NULL, 0);
+	locs[3] = pprof_location(b, m, 0x1010, &fstart, 1);
+	ck_assert_int_eq(pprof_add_sample(b, locs, 4, v, NULL, 0), 0);
+	in = encode(b, &len);
+	want = folded_of(in, len);
+	ck_assert_str_eq(want, "_start;fx_stripped+0x2000;0x7f00dead;fx_stripped+0x1234 3\n");
+	for (int server = 0; server <= 1; server++) {
+		lim.server_symbolization = server;
+		ck_assert_int_eq(pushfit(in, len, &lim, &out, &out_len, &st, err, sizeof(err)), 0);
+		got = folded_of(out, out_len);
+		ck_assert_str_eq(got, want);
+		p = decode(out, out_len);
+		ck_assert_uint_eq(p->n_location, 4);
+		for (size_t i = 0; i < p->n_location; i++) {
+			const Perftools__Profiles__Location *l = p->location[i];
+
+			/* with server_symbolization, only _start has a Line */
+			ck_assert_uint_eq(l->n_line, server && l->address != 0x1010 ? 0 : 1);
+			if (l->address != 0x7f00dead)
+				ck_assert_uint_eq(l->mapping_id, p->mapping[0]->id);
+		}
+		ck_assert_uint_eq(p->n_mapping, 1);
+		ck_assert(!p->mapping[0]->has_functions);
+		ck_assert_str_eq(p->string_table[p->mapping[0]->build_id], "0e3b1d");
+		pprof_profile_free(p);
+		free(got);
+		free(out);
+	}
+	free(want);
+	free(in);
+}
+END_TEST
+
 START_TEST(test_garbage)
 {
-	const struct pushfit_limits lim = {CONFIG_DEFAULT_MAX_PROFILE_BYTES,
-					   CONFIG_DEFAULT_MAX_SAMPLES};
+	const struct pushfit_limits lim = {.max_bytes = CONFIG_DEFAULT_MAX_PROFILE_BYTES,
+					   .max_samples = CONFIG_DEFAULT_MAX_SAMPLES};
 	const uint8_t junk[] = {0xff, 0xff, 0xff, 0x01};
 	struct pushfit_stats st;
 	uint8_t *out;
@@ -255,6 +340,7 @@ Suite *pushfit_suite(void)
 	tcase_add_test(tc, test_labels_merged);
 	tcase_add_test(tc, test_fold_samples);
 	tcase_add_test(tc, test_fold_bytes);
+	tcase_add_test(tc, test_unnamed_frames);
 	tcase_add_test(tc, test_garbage);
 	suite_add_tcase(s, tc);
 	return s;
