@@ -94,8 +94,10 @@ int reload_start_uploader(struct daemon *d)
 	if (rc)
 		log_err("collector: %s", err);
 	else
-		log_info("pushing profiles to %s (%s)", cc->url,
-			 cc->protocol == COLLECTOR_PUSH ? "push API" : "legacy ingest");
+		log_info("pushing profiles to %s (%s)%s", cc->url,
+			 cc->protocol == COLLECTOR_PUSH ? "push API" : "legacy ingest",
+			 cc->server_symbolization ? ", unnamed frames left for the server to name" :
+						    "");
 	return rc;
 }
 

@@ -967,6 +967,7 @@ int uploader_start_with(const struct collector_config *cc, const char *data_dir,
 	u->cc = *cc;
 	u->limits.max_bytes = cc->max_profile_bytes;
 	u->limits.max_samples = cc->max_samples;
+	u->limits.server_symbolization = cc->server_symbolization;
 	if (t)
 		u->transport = *t;
 	ret = setup(u, data_dir, err, errlen);

@@ -421,9 +421,11 @@ static int set_collector_key(struct collector_config *cc, const char *key, const
 	}
 	if (!strcmp(key, "ca_file"))
 		return set_path(cc->ca_file, sizeof(cc->ca_file), key, value, err, errlen);
-	if (!strcmp(key, "insecure_skip_verify")) {
-		if (parse_bool(value, &cc->insecure_skip_verify)) {
-			snprintf(err, errlen, "insecure_skip_verify: '%s' is not yes or no", value);
+	if (!strcmp(key, "insecure_skip_verify") || !strcmp(key, "server_symbolization")) {
+		bool *dst = key[0] == 'i' ? &cc->insecure_skip_verify : &cc->server_symbolization;
+
+		if (parse_bool(value, dst)) {
+			snprintf(err, errlen, "%s: '%s' is not yes or no", key, value);
 			return -EINVAL;
 		}
 		return 0;

@@ -155,6 +155,7 @@ struct collector_config {
 	int64_t reject_older_than_ns; /* the server's ingestion window */
 	uint64_t max_profile_bytes;   /* a pushed profile, uncompressed, is folded to fit */
 	uint64_t max_samples;	      /* and to hold at most this many samples */
+	bool server_symbolization;    /* unnamed frames pushed without a Line, for the server */
 	struct config_label external_labels[CONFIG_MAX_USER_LABELS]; /* external_labels.K */
 	size_t n_external_labels;
 };

@@ -440,7 +440,7 @@ START_TEST(test_collector)
 		 "[collector]\nurl = https://pyro.example:4040/\nprotocol = ingest\n"
 		 "tenant = team-a\nbasic_auth_user = 1234\nbasic_auth_password_file = %s\n"
 		 "header.X-Extra = yes\ntimeout = 5s\nmax_age = 2h\nreject_older_than = 3h\n"
-		 "max_profile_bytes = 1MiB\nmax_samples = 5000\n"
+		 "max_profile_bytes = 1MiB\nmax_samples = 5000\nserver_symbolization = yes\n"
 		 "external_labels.region = eu\nca_file = /etc/ssl/ca.pem\n",
 		 secret);
 	ck_assert_int_eq(parse(t, &c, &e), 0);
@@ -455,6 +455,7 @@ START_TEST(test_collector)
 	ck_assert_int_eq(c.collector.reject_older_than_ns, 3 * 3600000000000LL);
 	ck_assert_uint_eq(c.collector.max_profile_bytes, 1u << 20);
 	ck_assert_uint_eq(c.collector.max_samples, 5000);
+	ck_assert(c.collector.server_symbolization);
 	ck_assert_str_eq(c.collector.external_labels[0].name, "region");
 	config_free(&c);
 
@@ -469,6 +470,8 @@ START_TEST(test_collector)
 	ck_assert_int_eq(c.collector.reject_older_than_ns, 3600000000000LL);
 	ck_assert_uint_eq(c.collector.max_profile_bytes, 2u << 20);
 	ck_assert_uint_eq(c.collector.max_samples, 16000);
+	/* unnamed frames pushed with a Line: a default Pyroscope draws them */
+	ck_assert(!c.collector.server_symbolization);
 	ck_assert_int_eq(parse("[collector]\nurl = http://127.0.0.1:4040\n", &c, &e), 0);
 	unlink(secret);
 }
@@ -556,6 +559,9 @@ START_TEST(test_collector_window)
 	/* the size limits' bounds */
 	ck_assert_int_eq(parse("[collector]\nmax_profile_bytes = 1KiB\n", &c, &e), -EINVAL);
 	ck_assert_int_eq(parse("[collector]\nmax_samples = 3\n", &c, &e), -EINVAL);
+	ck_assert_int_eq(parse("[collector]\nserver_symbolization = maybe\n", &c, &e), -EINVAL);
+	ck_assert_msg(strstr(e.msg[0], "server_symbolization: 'maybe' is not yes or no") != NULL,
+		      "%s", e.msg[0]);
 	ck_assert_int_eq(parse("[collector]\nreject_older_than = 1m\n", &c, &e), -EINVAL);
 }
 END_TEST
