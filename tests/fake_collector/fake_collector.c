@@ -176,8 +176,9 @@ static const char usage_text[] =
 	"\n"
 	"Store (--store DIR), for every accepted profile: DIR/NNNNNN.pb (as received,\n"
 	"uncompressed), DIR/NNNNNN.norm.pb (normalized, what the server keeps), DIR/NNNNNN.folded\n"
-	"(its flame graph as the server draws it, from Line entries only, in the format of\n"
-	"'emberctl folded': root first, ';' joined, sorted, count of the samples type), a line\n"
+	"(its flame graph as the server draws it, from Line entries only: a location without\n"
+	"one shows no frame; in the format of 'emberctl folded': root first, ';' joined,\n"
+	"sorted, count of the samples type), a line\n"
 	"in DIR/index.tsv: seq, arrival (unix ms), request labels (sorted k=v joined by ','),\n"
 	"time_nanos, total of the first sample type, endpoint (push|ingest), series count; and\n"
 	"a line per series in DIR/series.tsv: seq, index, series labels, samples. The sequence\n"
@@ -834,13 +835,6 @@ struct fline {
 	int64_t value;
 };
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 /* Appends a frame name made safe as emberctl folded does (';' -> ',', controls -> '?'). */
 static void frame_add(char *buf, size_t cap, size_t *len, const char *name)
 {
@@ -854,46 +848,24 @@ static void frame_add(char *buf, size_t cap, size_t *len, const char *name)
 }
 
 /*
- * The frames of location l, innermost first, appended leaf-first to names[]. Pyroscope's
- * flame graph is built from Line entries only (pkg/phlaredb/symdb/resolver_tree.go
- * InsertStacktrace/resolveStack): a location without a Line shows nothing, so an unnamed
- * frame of a has_functions mapping vanishes and its time is its caller's self time. The
- * server-side symbolizer (pkg/symbolizer/symbolizer.go SymbolizePprof) gives Lines to
- * the unnamed locations of has_functions=false mappings; when it cannot symbolize, its
- * fallback names the frame by binary and address (createFallbackSymbol: "FILE!0xADDR").
- * Here that frame is named as emberctl names it (FILE+0xFILE_OFFSET), so the two flame
- * graphs can be diffed: what matters is that the frame stays, under its own name.
- * Without a mapping, the symbolizer refuses the profile: such frames vanish.
+ * The frames of location l, innermost first, appended leaf-first to names[]: the name of
+ * each of its Lines' functions, and nothing else. Pyroscope builds every flame graph so
+ * (pkg/phlaredb/symdb/resolver_tree.go: InsertStacktrace and resolveStack append
+ * Functions[line.FunctionId].Name for each entry of loc.Line, and nothing for a location
+ * without one), so an unnamed frame vanishes and its time is its caller's self time.
+ * Its server-side symbolizer, the one path that gives Lines to such locations, is off
+ * by default (validation symbolizer.enabled = false): not emulated here.
  */
 static size_t location_frames(const struct norm *nm, const Perftools__Profiles__Location *l,
-			      const char **names, char (*tmp)[600], size_t n)
+			      const char **names, size_t n)
 {
-	const pprof_profile *p = nm->src;
-	const Perftools__Profiles__Mapping *m;
-	size_t j;
-
-	for (j = 0; j < l->n_line; j++) {
+	for (size_t j = 0; j < l->n_line; j++) {
 		const Perftools__Profiles__Function *fn =
 			pprof_reader_function(nm->r, l->line[j]->function_id);
-		const char *name = fn ? p->string_table[fn->name] : "";
 
-		if (fn && !*name)
-			name = p->string_table[fn->system_name];
-		names[n++] = *name ? name : "[unknown]";
+		names[n++] = nm->src->string_table[fn->name]; /* validated: fn exists */
 	}
-	if (l->n_line)
-		return n;
-	m = pprof_reader_mapping(nm->r, l->mapping_id);
-	if (!m || m->has_functions)
-		return n;
-	if (*p->string_table[m->filename] && l->address >= m->memory_start)
-		snprintf(tmp[n], sizeof(tmp[n]), "%s+0x%" PRIx64,
-			 base_name(p->string_table[m->filename]),
-			 l->address - m->memory_start + m->file_offset);
-	else
-		snprintf(tmp[n], sizeof(tmp[n]), "0x%" PRIx64, l->address);
-	names[n] = tmp[n];
-	return n + 1;
+	return n;
 }
 
 static int fline_cmp(const void *a, const void *b)
@@ -919,7 +891,6 @@ static size_t shown_type(const pprof_profile *p)
 static int write_folded(FILE *f, const struct norm *n, size_t first, size_t count)
 {
 	static const char *names[MAX_FRAMES];
-	static char tmp[MAX_FRAMES][600];
 	const pprof_profile *p = n->src;
 	size_t vi = shown_type(p), k = 0, i, j, nf;
 	struct fline *lines = calloc(count + 1, sizeof(*lines));
@@ -939,7 +910,7 @@ static int write_folded(FILE *f, const struct norm *n, size_t first, size_t coun
 			int64_t q = pprof_reader_location_index(n->r, s->location_id[j]);
 
 			if (q >= 0 && p->location[q]->n_line < 64)
-				nf = location_frames(n, p->location[q], names, tmp, nf);
+				nf = location_frames(n, p->location[q], names, nf);
 		}
 		if (!nf || !s->value[vi])
 			continue; /* no frame left to show it under */
