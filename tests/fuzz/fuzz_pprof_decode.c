@@ -2,7 +2,9 @@
 /* libFuzzer: pprof_decode on arbitrary bytes; what it accepts must merge into a
  * builder and encode to a profile that decodes again. pprof_decode_arena (the
  * views' path, into a reused arena) must agree with it, and what it accepts
- * must fold into stacks with the same total. */
+ * must fold into stacks with the same total. Merged as a push merges it (labels
+ * out, unnamed frames named), every location has a Line and the total stays. */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "pprof.h"
@@ -42,6 +44,54 @@ static void reencode(const pprof_profile *p)
 		if (pprof_decode(buf, len, &again, err, sizeof(err)))
 			abort();
 		if (again->n_sample != pprof_sample_count(b))
+			abort();
+		pprof_profile_free(again);
+		free(buf);
+	}
+	pprof_builder_free(b);
+}
+
+static int64_t folded_total(const pprof_profile *p)
+{
+	struct stackset *s = stackset_new();
+	int64_t total;
+
+	if (!s)
+		abort();
+	total = stackset_add_profile(s, p, NULL, "samples", 0) ? -1 : stackset_total(s, 0);
+	stackset_free(s);
+	return total;
+}
+
+/* Whether no sum of p's values can overflow: the builder saturates, stacksets do not. */
+static bool small_values(const pprof_profile *p)
+{
+	for (size_t i = 0; i < p->n_sample; i++)
+		for (size_t t = 0; t < p->sample[i]->n_value; t++)
+			if (p->sample[i]->value[t] > (1LL << 40) ||
+			    p->sample[i]->value[t] < -(1LL << 40))
+				return false;
+	return p->n_sample < (1u << 20);
+}
+
+/* What pushfit sends: every location with a Line, the same folded total. */
+static void push_merge(const pprof_profile *p)
+{
+	const struct pprof_filter f = {.drop_labels = true, .name_unnamed = true};
+	struct pprof_builder *b = builder_like(p);
+	pprof_profile *again;
+	uint8_t *buf;
+	size_t len;
+
+	if (!b)
+		return;
+	if (!pprof_merge(b, p, &f) && !pprof_encode(b, &buf, &len)) {
+		if (pprof_decode(buf, len, &again, NULL, 0))
+			abort();
+		for (size_t i = 0; i < again->n_location; i++)
+			if (!again->location[i]->n_line)
+				abort();
+		if (small_values(p) && folded_total(again) != folded_total(p))
 			abort();
 		pprof_profile_free(again);
 		free(buf);
@@ -93,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	arena_path(data, size, p);
 	reencode(p);
+	push_merge(p);
 	pprof_profile_free(p);
 	return 0;
 }
