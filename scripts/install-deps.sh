@@ -17,6 +17,7 @@ PKGS=(
 	check golang-go binutils libmicrohttpd-dev curl nodejs strace
 	libc6-dbg		# ld.so's symbols: its lazy-binding trampoline named (unwind_lazy_bind.sh)
 	clang-format-14		# scripts/format.sh --check (CI)
+	libclang-rt-14-dev	# clang's libFuzzer and sanitizer runtimes: the fuzz targets (scripts/test.sh)
 	chromium		# flame graphs opened headless (tests/integration/flamegraph_browser.sh)
 	# benchmarks (peers)
 	linux-perf bpftrace
