@@ -888,7 +888,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		free_waiting(w);
 		return 0;
 	}
-	/* a process past its share of the bytes waits no more: it never makes the others wait less */
+	/* past its share of the bytes a process's samples are walked at once: no slow one fills the budget */
 	now = (!loaded && tfind(pid_key(w->tgid), &d->loaded, cmp_pid)) ||
 	      d->nwaiting >= DEFERRED_WAITING_MAX ||
 	      d->waiting_bytes + held_bytes(w) > DEFERRED_WAITING_BYTES ||
