@@ -11,11 +11,13 @@ require_bpf
 
 RUN=$T/run
 printf '[daemon]\noffcpu = on\n' >"$T/on.conf"
-VERDICT="last words: 'Only fentry/fexit"
+# the verifier's own words, whatever this kernel's wording of the refusal (6.18: "Only
+# fentry/fexit/fmod_ret, lsm, iter, uprobe, and struct_ops programs can be sleepable")
+VERDICT="its last words: '[^']+'"
 # said LOG PROGRAM AFTERMATH: the log names PROGRAM, the verifier's verdict, and AFTERMATH
 said() {
 	grep -q "the kernel's verifier refused $2 " "$1" || fail "$1 does not name $2"
-	grep -qF "$VERDICT" "$1" || fail "$1 does not quote the verifier"
+	grep -qE "$VERDICT" "$1" || fail "$1 does not quote the verifier"
 	grep -qF "$3" "$1" || fail "$1 does not say '$3'"
 }
 
