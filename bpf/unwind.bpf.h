@@ -157,13 +157,6 @@ static __always_inline bool uw_env_row(const uw_row_src *src, __u32 idx,
 	return true;
 }
 
-struct uw_frame;
-struct ember_unwind_proc;
-static __always_inline bool uw_env_table_rule(struct uw_env *env, __u32 table, __u64 pc,
-					      struct ember_unwind_row *out, __u64 *lo, __u64 *hi);
-static __always_inline bool uw_env_rule(struct uw_frame *f, const struct ember_unwind_proc *proc,
-					struct uw_env *env, __u64 at, struct ember_unwind_row *out);
-
 #include "uwalk.bpf.h"
 
 /* The row of table id in force at pc (uw_search_rows() over unwind_rows). */

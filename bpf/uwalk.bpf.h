@@ -14,7 +14,8 @@
  *                          struct ember_unwind_row *out, __u64 *lo, __u64 *hi);
  *   bool uw_env_rule(struct uw_frame *f, const struct ember_unwind_proc *proc,
  *                    struct uw_env *env, __u64 at, struct ember_unwind_row *out);
- *       (the two rule look-ups may cache, and call uw_search_rows(), uw_rule_at())
+ *       (the two rule look-ups may cache and call uw_search_rows(), uw_rule_at():
+ *       declared here, the includer defines them after including this file)
  *   UW_LOOP(n, fn, ctx): calls fn(i, ctx) for i < n until it returns non-zero;
  *   UW_GLOBAL: the attributes of uw_step(), a global subprogram in BPF (the
  *       verifier checks it once, whatever calls it), static on the host.
@@ -65,6 +66,12 @@ struct uw_frame {
 	__u32 pad;   /* explicit: no hole, not even at the end */
 };
 _Static_assert(sizeof(struct uw_frame) == 4 * 8 + 12 * 4, "struct uw_frame has no hole");
+
+/* The environment's rule look-ups (above), defined by the includer after this file. */
+static bool uw_env_table_rule(struct uw_env *env, __u32 table, __u64 pc,
+			      struct ember_unwind_row *out, __u64 *lo, __u64 *hi);
+static bool uw_env_rule(struct uw_frame *f, const struct ember_unwind_proc *proc,
+			struct uw_env *env, __u64 at, struct ember_unwind_row *out);
 
 /*
  * Binary searches run as UW_LOOP steps: the verifier checks a step once,

@@ -58,6 +58,8 @@ static bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *
 	return src->fn(src->arg, i, out);
 }
 
+#include "uwalk.bpf.h"
+
 /* The row of table in force at pc, from the caller's source: it holds for pc alone here. */
 static bool uw_env_table_rule(struct uw_env *env, __u32 table, __u64 pc,
 			      struct ember_unwind_row *out, __u64 *lo, __u64 *hi)
@@ -66,12 +68,6 @@ static bool uw_env_table_rule(struct uw_env *env, __u32 table, __u64 pc,
 	*hi = pc + 1;
 	return env->src->find(env->src->arg, table, pc, out);
 }
-
-struct uw_frame;
-static bool uw_env_rule(struct uw_frame *f, const struct ember_unwind_proc *proc,
-			struct uw_env *env, __u64 at, struct ember_unwind_row *out);
-
-#include "uwalk.bpf.h"
 
 static bool uw_env_rule(struct uw_frame *f, const struct ember_unwind_proc *proc,
 			struct uw_env *env, __u64 at, struct ember_unwind_row *out)
@@ -91,7 +87,7 @@ bool uwalk_search(uint32_t nrows, uwalk_row_fn row, void *arg, uint64_t pc,
 	if (!uw_search_rows(&src, 0, nrows, pc, out, &l, &h))
 		return false;
 	*lo = l;
-	*hi = h == ~0ull ? UINT64_MAX : h;
+	*hi = h; /* ~0 for the last row: UINT64_MAX */
 	return true;
 }
 
