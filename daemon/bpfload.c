@@ -28,6 +28,7 @@ static struct {
 
 static const char LOG_BEGIN[] = "-- BEGIN PROG LOAD LOG --";
 static const char LOG_END[] = "-- END PROG LOAD LOG --";
+static const char LOAD_FAILED[] = "load failed: ";
 
 void bpfload_log_tail(const char *log, int lines, char *out, size_t outlen)
 {
@@ -91,10 +92,12 @@ static void keep_refusal(const char *msg)
 	snprintf(refused.prog, sizeof(refused.prog), "%.*s", (int)(e - q), q);
 	if (!b) {
 		/* "prog 'X': BPF program load failed: WHY" */
-		q = strstr(e, "load failed: ");
-		if (q)
-			snprintf(refused.why, sizeof(refused.why), "%.*s",
-				 (int)strcspn(q + 13, "\n"), q + 13);
+		q = strstr(e, LOAD_FAILED);
+		if (q) {
+			q += strlen(LOAD_FAILED);
+			snprintf(refused.why, sizeof(refused.why), "%.*s", (int)strcspn(q, "\n"),
+				 q);
+		}
 		return;
 	}
 	b += strlen(LOG_BEGIN);
