@@ -179,6 +179,19 @@ static __always_inline void exit_stack_use(struct ember_stack *st, struct uw_res
 }
 #endif
 
+/* What the runtime walkers did in one walk (bpf/uwalk_rt.bpf.h), into the metrics. */
+static __always_inline void rt_metrics(const struct uw_result *res)
+{
+	metric_add(res->rt_kind == EMBER_RT_PYTHON ? EMBER_CPU_M_RT_PY_FRAMES :
+						     EMBER_CPU_M_RT_V8_FRAMES,
+		   res->rt_frames);
+	metric_add(EMBER_CPU_M_RT_UNSUPPORTED, res->rt_unsupported);
+	if (res->rt_miss == UW_RT_NO_THREAD)
+		metric_inc(EMBER_CPU_M_RT_NO_THREAD);
+	else if (res->rt_miss == UW_RT_BAD_FRAME)
+		metric_inc(EMBER_CPU_M_RT_BAD_FRAME);
+}
+
 /*
  * The user stack, walked with unwind tables (bpf/unwind.bpf.h) from regs into
  * the scratch stack; NULL when there is none (a kernel thread: regs NULL).
@@ -213,6 +226,8 @@ static __always_inline struct ember_stack *walk_user_stack(void *ctx,
 	metric_add(EMBER_CPU_M_FRAMES_TABLE, res.by_table);
 	metric_add(EMBER_CPU_M_FRAMES_FP, res.by_fp);
 	metric_add(EMBER_CPU_M_FRAMES_BAD_RULE, res.bad_rule);
+	if (res.rt_kind != EMBER_RT_NONE)
+		rt_metrics(&res);
 	return st;
 }
 

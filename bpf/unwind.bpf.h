@@ -105,6 +105,7 @@ struct uw_env {
 	__u64 base; /* user address of buf[0] */
 	__u32 len;  /* valid bytes in buf; 0: empty */
 	__u32 busy; /* a walk runs: one that interrupts it (an interrupt's) must not walk */
+	__u64 rt[EMBER_RT_SCRATCH_WORDS]; /* a runtime's frame record being read */
 	__u8 buf[UW_WINDOW];
 };
 
@@ -142,6 +143,13 @@ static __always_inline bool uw_env_read(struct uw_env *win, __u64 *v, __u64 addr
 		return false;
 	*v = *(const __u64 *)(win->buf + off);
 	return true;
+}
+
+/* Any user memory (a runtime's frames, away from the stack): read directly. */
+static __always_inline bool uw_env_read_mem(struct uw_env *win, void *dst, __u32 len, __u64 addr)
+{
+	(void)win;
+	return bpf_probe_read_user(dst, len, (const void *)addr) == 0;
 }
 
 /* Row idx of unwind_rows. */
@@ -231,6 +239,10 @@ struct uw_result {
 	__u32 end;     /* EMBER_CPU_M_END_*: why the stack ended */
 	__u32 no_proc; /* 1: the process's tables were not loaded (all frame pointers) */
 	__u32 by_table, by_fp, bad_rule; /* frames by how they were unwound */
+	__u32 rt_kind;			 /* the process's runtime (enum ember_rt_kind) */
+	__u32 rt_frames;		 /* its frames stored */
+	__u32 rt_miss;			 /* why they stopped short: enum uw_rt_miss */
+	__u32 rt_unsupported;		 /* honest frames of a version without a layout */
 };
 
 /* tgid's mappings and their tables, or NULL while the daemon has not loaded them. */
@@ -253,6 +265,7 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 					.bp = regs->bp,
 					.bx = regs->bx,
 					.tgid = tgid,
+					.tid = (__u32)bpf_get_current_pid_tgid(),
 					.gen = proc ? proc->gen : 0},
 				  .ips = st->ips,
 				  .proc = proc};
@@ -299,6 +312,10 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 	res->by_table = w.f.by_table;
 	res->by_fp = w.f.by_fp;
 	res->bad_rule = w.f.bad_rule;
+	res->rt_kind = proc ? proc->rt.kind : EMBER_RT_NONE;
+	res->rt_frames = w.rt.frames;
+	res->rt_miss = w.rt.miss;
+	res->rt_unsupported = w.rt.unsupported;
 }
 
 #endif /* EMBER_UNWIND_BPF_H */

@@ -7,8 +7,12 @@
  *
  * The includer gives the environment first (the BPF one in unwind.bpf.h, the
  * host one in uwalk.c): the fixed-width types and bool; struct uw_env, how
- * user memory is read, and uw_row_src, how a table's rows are read; and
+ * user memory is read (with room for a runtime's frame record, off the BPF
+ * stack: __u64 rt[EMBER_RT_SCRATCH_WORDS]), and uw_row_src, how a table's
+ * rows are read; and
  *   bool uw_env_read(struct uw_env *env, __u64 *v, __u64 addr);
+ *   bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr);
+ *       (any user memory, for the runtimes' frames: bpf/uwalk_rt.bpf.h)
  *   bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *out);
  *   bool uw_env_table_rule(struct uw_env *env, __u32 table, __u64 pc,
  *                          struct ember_unwind_row *out, __u64 *lo, __u64 *hi);
@@ -56,16 +60,19 @@ enum uw_end {
 struct uw_frame {
 	__u64 ip, sp, bp, bx; /* registers of the frame being unwound */
 	__u32 tgid;
-	__u32 gen;	   /* the process entry's gen when the walk began (the row cache's) */
-	__u32 n;	   /* frames stored */
-	__u32 end;	   /* enum uw_end, once the walk ended */
-	__u32 bx_lost;	   /* bx is not the frame's rbx (a rule not followed) */
-	__u32 interrupted; /* ip is where a signal hit, not a return address */
+	__u32 gen; /* the process entry's gen when the walk began (the row cache's) */
+	__u32 n;   /* frames stored */
+	__u32 end; /* enum uw_end, once the walk ended */
 	__u32 by_table, by_fp, bad_rule; /* frames by how they were unwound */
-	__u32 stale; /* a frame outside every known mapping: EMBER_UNWIND_STALE_* */
-	__u32 pad;   /* explicit: no hole, not even at the end */
+	__u32 steps;			 /* native frames unwound: 0 while at the leaf */
+	__u32 tid; /* the thread walked (the runtimes find their state by it) */
+	/* bytes, not words: the BPF stack holds the walk's state (512 bytes in all) */
+	__u8 bx_lost;	  /* bx is not the frame's rbx (a rule not followed) */
+	__u8 interrupted; /* ip is where a signal hit, not a return address */
+	__u8 stale;	  /* a frame outside every known mapping: EMBER_UNWIND_STALE_* */
+	__u8 pad;	  /* explicit: no hole, not even at the end */
 };
-_Static_assert(sizeof(struct uw_frame) == 4 * 8 + 12 * 4, "struct uw_frame has no hole");
+_Static_assert(sizeof(struct uw_frame) == 4 * 8 + 9 * 4 + 4, "struct uw_frame has no hole");
 
 /* The environment's rule look-ups (above), defined by the includer after this file. */
 static bool uw_env_table_rule(struct uw_env *env, __u32 table, __u64 pc,
@@ -174,7 +181,7 @@ static __always_inline bool uw_search_rows(const uw_row_src *src, __u32 first, _
  */
 static __always_inline void uw_mark_stale(struct uw_frame *f)
 {
-	__u32 how = f->n == 1 ? EMBER_UNWIND_STALE_LEAF : EMBER_UNWIND_STALE_CALLER;
+	__u32 how = f->steps == 0 ? EMBER_UNWIND_STALE_LEAF : EMBER_UNWIND_STALE_CALLER;
 
 	if (how > f->stale)
 		f->stale = how;
@@ -335,9 +342,10 @@ UW_GLOBAL int uw_step(struct uw_frame *f, const struct ember_unwind_proc *proc, 
 	if (!f)
 		return UW_BAD_RULE;
 	/* a return address is after its call: look the call itself up */
-	at = f->n > 1 && !f->interrupted ? f->ip - 1 : f->ip;
+	at = f->steps > 0 && !f->interrupted ? f->ip - 1 : f->ip;
 	found = proc && uw_env_rule(f, proc, env, at, &row);
 	f->interrupted = 0;
+	f->steps++;
 	if (found && row.cfa_kind != EMBER_CFA_FP && row.cfa_kind != EMBER_CFA_NONE) {
 		f->by_table++;
 		return uw_table_step(f, env, &row);
@@ -350,9 +358,12 @@ UW_GLOBAL int uw_step(struct uw_frame *f, const struct ember_unwind_proc *proc, 
 	return uw_fp_step(f, env, UW_NO_TABLE);
 }
 
+#include "uwalk_rt.bpf.h"
+
 /* One walk across UW_LOOP steps: the frame state, and where frames go. */
 struct uw_walk_state {
 	struct uw_frame f;		      /* first: uw_step() writes it, nothing else */
+	struct uw_rt rt;		      /* the runtime's frames (uw_rt_frame()) */
 	__u64 *ips;			      /* EMBER_MAX_STACK_DEPTH frames, leaf first */
 	const struct ember_unwind_proc *proc; /* the process's mappings, or NULL */
 	struct uw_env *env;		      /* how memory and rows are read */
@@ -361,15 +372,24 @@ struct uw_walk_state {
 static long uw_walk_step(__u32 i, void *arg)
 {
 	struct uw_walk_state *w = arg;
-	__u32 n = w->f.n, end;
+	__u32 n = w->f.n, end, say = UW_RT_NATIVE;
+	__u64 word = w->f.ip;
 
 	(void)i; /* the state counts the frames */
 	if (n >= EMBER_MAX_STACK_DEPTH) {
 		w->f.end = UW_DEPTH;
 		return 1;
 	}
-	w->ips[n & (EMBER_MAX_STACK_DEPTH - 1)] = w->f.ip;
-	w->f.n = n + 1;
+	if (w->proc && w->proc->rt.kind != EMBER_RT_NONE)
+		say = uw_rt_frame(&w->f, &w->rt, &w->proc->rt, w->env);
+	if (say == UW_RT_MORE || say == UW_RT_LAST)
+		word = w->rt.word;
+	if (say != UW_RT_DONE) {
+		w->ips[n & (EMBER_MAX_STACK_DEPTH - 1)] = word;
+		w->f.n = n + 1;
+	}
+	if (say == UW_RT_MORE)
+		return 0; /* the native frame stays: its runtime frames go on */
 	end = uw_step(&w->f, w->proc, w->env);
 	if (!end && w->f.ip < UW_MIN_IP)
 		end = UW_OUTERMOST; /* returns to 0: the end of a frame-pointer chain */
@@ -385,8 +405,11 @@ static long uw_walk_step(__u32 i, void *arg)
  */
 static __always_inline void uw_walk_frames(struct uw_walk_state *w)
 {
-	/* bound: the deepest stack kept, and one more step that notices the limit */
-	UW_LOOP(EMBER_MAX_STACK_DEPTH + 1, uw_walk_step, w);
+	/*
+	 * bound: the deepest stack kept, and one more step that notices the
+	 * limit; twice, for the steps that store nothing (a runtime's entry frame)
+	 */
+	UW_LOOP(2 * EMBER_MAX_STACK_DEPTH + 1, uw_walk_step, w);
 	if (!w->f.end)
 		w->f.end = UW_DEPTH;
 }

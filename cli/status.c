@@ -315,6 +315,12 @@ static void print_walk(const struct ember_status *st)
 	       "table\n",
 	       "unwind tables", u[STATUS_UNWIND_TABLES_BUILT].total,
 	       u[STATUS_UNWIND_TABLES_FAILED].total);
+	printf("  %-13s last interval: %" PRIu64 " Python frames, %" PRIu64 " JavaScript "
+	       "frames, %" PRIu64 " of unsupported versions; stacks without them: %" PRIu64
+	       " thread state not found, %" PRIu64 " at a bad frame\n",
+	       "runtimes", u[STATUS_UNWIND_RT_PY_FRAMES].interval,
+	       u[STATUS_UNWIND_RT_V8_FRAMES].interval, u[STATUS_UNWIND_RT_UNSUPPORTED].interval,
+	       u[STATUS_UNWIND_RT_NO_THREAD].interval, u[STATUS_UNWIND_RT_BAD_FRAME].interval);
 }
 
 static void print_memory(const struct ember_status *st, int64_t now)
@@ -684,7 +690,8 @@ static void prom_bpf(const struct ember_status *st)
 			   st->skips[i].total);
 	family("ember_unwind_total", "counter",
 	       "The user stack walk since emberd started: frames by how they were unwound "
-	       "(frames_*), stacks by why they ended (end_*), tables built and failed.");
+	       "(frames_*), stacks by why they ended (end_*), tables built and failed, "
+	       "runtime (Python, JavaScript) frames and why they stopped short (runtime_*).");
 	for (int i = 0; i < STATUS_UNWIND_NR; i++)
 		sample_u64("ember_unwind_total", "what", statusfile_unwind_name(i),
 			   st->unwind[i].total);

@@ -67,7 +67,8 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 	/* JIT frames know their source file and the line their function starts at. */
 	line = f.line;
 	if (f.function)
-		func = pprof_function_at(c->b, f.function, f.system_name, f.source_file, line);
+		func = pprof_function_at(c->b, f.function, f.system_name, f.source_file,
+					 f.start_line ? f.start_line : line);
 	if (!f.function && !f.file) {
 		/*
 		 * No mapping to look the address up in later: name the frame by its
@@ -185,7 +186,8 @@ static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_
 		return n;
 	}
 	for (size_t i = 0; i < st->n; i++) {
-		uint64_t addr = st->ips[i] - (n > 0 && !(i == 0 && leaf_exact) ? 1 : 0);
+		bool ret = n > 0 && !(i == 0 && leaf_exact) && !EMBER_RT_IS_WORD(st->ips[i]);
+		uint64_t addr = st->ips[i] - (ret ? 1 : 0);
 
 		locs[n++] = cached_location(c, pid, addr, kernel);
 	}

@@ -394,6 +394,8 @@ static int open_bpf(struct daemon *d)
 	d->unw = unwinder_open(d->cfg.unwind_memory, err, sizeof(err));
 	if (!d->unw)
 		log_warnx("%s: user stacks are walked with frame pointers only", err);
+	else
+		symbolizer_set_runtime(d->sym, unwinder_runtime, d->unw);
 	unwinder_fds(d->unw, &so.unwind);
 	if (proctrack_open(procevents_on_event, d, so.unwind.procs, so.unwind.execs, &d->proc, err,
 			   sizeof(err))) {

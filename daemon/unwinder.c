@@ -25,6 +25,7 @@
 #include "mapfile.h"
 #include "procmaps.h"
 #include "procsnap.h"
+#include "runtime.h"
 #include "unwinder.h"
 #include "util.h"
 #include "worker.h"
@@ -78,9 +79,10 @@ struct table {
 	uint64_t base;	       /* ELF vaddr of row pc 0 */
 	struct unwtab_seg segs[UNWTAB_MAX_SEGS];
 	size_t nsegs;
-	enum unwtab_err err; /* why there is no table */
-	uint32_t refs;	     /* processes whose mappings use it */
-	uint64_t used;	     /* tick of its last use, for the LRU */
+	enum unwtab_err err;	 /* why there is no table */
+	struct ember_rt_proc rt; /* the runtime the binary holds (ELF vaddrs), if any */
+	uint32_t refs;		 /* processes whose mappings use it */
+	uint64_t used;		 /* tick of its last use, for the LRU */
 };
 #define NO_ID UINT32_MAX
 
@@ -384,6 +386,18 @@ static int load_table(struct unwinder *u, struct table *t, const struct unwtab *
 	return 0;
 }
 
+/* The runtime fd's file holds (CPython's eval loop, V8), for the walk to read its frames. */
+static void table_runtime(struct table *t, int fd)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (elf && rt_detect(elf, fd, &t->rt))
+		log_debug("unwinder: a runtime in %" PRIu64 ":%" PRIu64 " (kind %u, version %#x%s)",
+			  (uint64_t)t->key.dev, (uint64_t)t->key.ino, t->rt.kind, t->rt.version,
+			  t->rt.flags & EMBER_RT_F_UNSUPPORTED ? ", not supported" : "");
+	elf_end(elf);
+}
+
 /* Compiles and loads the table of fd's file into t; on failure t is a negative entry. */
 static void build_table(struct unwinder *u, struct table *t, int fd, const void *image, size_t len)
 {
@@ -404,6 +418,8 @@ static void build_table(struct unwinder *u, struct table *t, int fd, const void 
 			why = UNWTAB_E_NR; /* not the file's fault: the cap is full */
 	}
 	t->err = rc ? why : UNWTAB_OK;
+	if (!rc && fd >= 0)
+		table_runtime(t, fd);
 	unwtab_free(&tab);
 	worker_lock(&u->worker);
 	u->st.build_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
@@ -724,6 +740,11 @@ static size_t fill_entry(struct unwinder *u, const struct proc_snap *snap, struc
 		if (t && t->id != NO_ID && map_bias(t, m, &bias)) {
 			em->bias = bias;
 			em->table = t->id;
+			if (t->rt.kind != EMBER_RT_NONE && e->rt.kind == EMBER_RT_NONE) {
+				/* ELF vaddr v is at v - base + bias in the process */
+				e->rt = t->rt;
+				rt_relocate(&e->rt, bias - t->base);
+			}
 			t->used = u->tick;
 			t->refs++;
 			used[(*nused)++] = t;
@@ -739,7 +760,9 @@ static size_t fill_entry(struct unwinder *u, const struct proc_snap *snap, struc
 static uint64_t entry_hash(const struct ember_unwind_proc *e)
 {
 	/* tables still to build: the walk hands its samples over until the entry says none */
-	uint64_t h = (0xcbf29ce484222325ULL ^ e->pending) * 0x100000001b3ULL;
+	uint64_t h =
+		(0xcbf29ce484222325ULL ^ e->pending ^ (uint64_t)e->rt.kind << 32 ^ e->rt.text[0]) *
+		0x100000001b3ULL;
 
 	for (uint32_t i = 0; i < e->nmaps && i < EMBER_UNWIND_MAPS_MAX; i++)
 		h = (h ^ e->maps[i].start ^ e->maps[i].end << 1 ^ e->maps[i].table) *
@@ -1265,6 +1288,24 @@ void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg)
 uint64_t unwinder_rows_gen(const struct unwinder *u)
 {
 	return __atomic_load_n(&u->rows_gen, __ATOMIC_SEQ_CST);
+}
+
+bool unwinder_runtime(void *arg, pid_t pid, struct ember_rt_proc *out)
+{
+	struct unwinder *u = arg;
+	struct ember_unwind_proc *e;
+	bool found;
+
+	if (!u || u->fds.procs < 0)
+		return false;
+	e = malloc(sizeof(*e)); /* 8 KiB: once per process that has runtime frames */
+	if (!e)
+		return false;
+	found = !bpf_map_lookup_elem(u->fds.procs, &pid, e) && e->rt.kind != EMBER_RT_NONE;
+	if (found)
+		*out = e->rt;
+	free(e);
+	return found;
 }
 
 void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out)

@@ -52,6 +52,12 @@ struct proc_snap;
 struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen);
 void unwinder_close(struct unwinder *u);
 void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out);
+struct ember_rt_proc;
+/*
+ * The runtime the walk reads in pid (its entry in the procs map): true with
+ * *out filled when it has one (symbolizer_runtime_fn; arg: the unwinder).
+ */
+bool unwinder_runtime(void *arg, pid_t pid, struct ember_rt_proc *out);
 
 /* Loads (or reloads: after an exec) the tables of pid's mappings, asynchronously. */
 void unwinder_add(struct unwinder *u, pid_t pid);

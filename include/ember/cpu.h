@@ -157,6 +157,12 @@ enum ember_cpu_metric {
 	EMBER_CPU_M_DEFER_FULL, /* the ring was full: walked with frame pointers instead */
 	/* Samples of a process tearing down its memory at exit, by its user stack read at exit: */
 	EMBER_CPU_M_EXIT_STACK, /* that stack instead of the leaf alone (counted by its own end) */
+	/* The runtimes' frames (bpf/uwalk_rt.bpf.h) in place of their native ones: */
+	EMBER_CPU_M_RT_PY_FRAMES,   /* CPython frames stored */
+	EMBER_CPU_M_RT_V8_FRAMES,   /* V8 (JavaScript) frames stored */
+	EMBER_CPU_M_RT_UNSUPPORTED, /* honest frames of a runtime version without a layout */
+	EMBER_CPU_M_RT_NO_THREAD,   /* walks whose thread's runtime state was not found */
+	EMBER_CPU_M_RT_BAD_FRAME,   /* walks whose runtime frames ended at one not the runtime's */
 	EMBER_CPU_M_NR,
 };
 

@@ -11,6 +11,8 @@
 #include <linux/types.h>
 #endif
 
+#include "ember/runtime.h"
+
 /* Executable mappings of one process the walk can see (more: frame pointers there). */
 #define EMBER_UNWIND_MAPS_MAX 256
 /* Tables loaded at once (one per distinct binary in use on the host). */
@@ -103,10 +105,12 @@ struct ember_unwind_proc {
 	 * not loaded yet (struct ember_cpu_deferred).
 	 */
 	__u32 pending;
-	__u32 pad; /* explicit padding, always 0 */
+	__u32 pad;		 /* explicit padding, always 0 */
+	struct ember_rt_proc rt; /* its interpreter or JIT, whose frames the walk reads */
 	struct ember_unwind_map maps[EMBER_UNWIND_MAPS_MAX];
 };
-_Static_assert(sizeof(struct ember_unwind_proc) == 16 + 32 * EMBER_UNWIND_MAPS_MAX,
+_Static_assert(sizeof(struct ember_unwind_proc) ==
+		       16 + sizeof(struct ember_rt_proc) + 32 * EMBER_UNWIND_MAPS_MAX,
 	       "ember_unwind_proc is ABI");
 
 /* Values of the unwind_stale map: how sure the walk is that a mapping is missing. */

@@ -160,6 +160,11 @@ static const char *const unwind_names[STATUS_UNWIND_NR] = {
 	[STATUS_UNWIND_EXIT_STACKS] = "exit_stacks",
 	[STATUS_UNWIND_TABLES_BUILT] = "tables_built",
 	[STATUS_UNWIND_TABLES_FAILED] = "tables_failed",
+	[STATUS_UNWIND_RT_PY_FRAMES] = "runtime_frames_python",
+	[STATUS_UNWIND_RT_V8_FRAMES] = "runtime_frames_v8",
+	[STATUS_UNWIND_RT_UNSUPPORTED] = "runtime_unsupported",
+	[STATUS_UNWIND_RT_NO_THREAD] = "runtime_end_no_thread",
+	[STATUS_UNWIND_RT_BAD_FRAME] = "runtime_end_bad_frame",
 };
 
 const char *statusfile_drop_name(enum status_drop d)

@@ -72,6 +72,11 @@ enum status_unwind {
 	STATUS_UNWIND_EXIT_STACKS,    /* exiting, its memory released: the stack read at its exit */
 	STATUS_UNWIND_TABLES_BUILT,   /* tables compiled */
 	STATUS_UNWIND_TABLES_FAILED,  /* binaries without a usable table (no or bad CFI) */
+	STATUS_UNWIND_RT_PY_FRAMES,   /* CPython frames read in place of the eval loop's */
+	STATUS_UNWIND_RT_V8_FRAMES,   /* JavaScript frames read in place of V8's native ones */
+	STATUS_UNWIND_RT_UNSUPPORTED, /* frames of a runtime version without a layout */
+	STATUS_UNWIND_RT_NO_THREAD,   /* stacks whose thread's runtime state was not found */
+	STATUS_UNWIND_RT_BAD_FRAME,   /* stacks whose runtime frames ended at a bad frame */
 	STATUS_UNWIND_NR,
 };
 

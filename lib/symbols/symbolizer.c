@@ -472,7 +472,9 @@ void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kerne
 		      struct sym_frame *out)
 {
 	*out = (struct sym_frame){.build_id = "", .address = addr};
-	if (kernel) {
+	if (!kernel && EMBER_RT_IS_WORD(addr)) {
+		runtime_frame(s, pid, addr, out);
+	} else if (kernel) {
 		kernel_frame(s, addr, out);
 	} else if (addr >= SYM_USER_LIMIT) {
 		s->st.kernel_in_user++;

@@ -25,7 +25,8 @@ struct sym_frame {
 	bool kernel;
 	const char *system_name; /* the mangled, versioned or runtime's raw name, else NULL */
 	const char *source_file; /* the function's source file when known (JIT code), else NULL */
-	uint32_t line;		 /* the function's first line in source_file, 0 when unknown */
+	uint32_t line;	     /* the line in source_file (JIT code: its function's first), or 0 */
+	uint32_t start_line; /* the function's first line, when line is another; else 0 */
 };
 
 struct symbolizer_stats {
@@ -45,6 +46,7 @@ struct symbolizer_stats {
 	uint64_t kernel_asked;	      /* kernel addresses the kernel namer was asked for */
 	uint64_t kernel_cached;	      /* kernel names held in the cache of the namer's answers */
 	struct perfmap_stats perfmap; /* JIT frames from /tmp/perf-PID.map */
+	uint64_t runtime_frames;      /* runtime frames (Python, JavaScript) named */
 };
 
 struct symbolizer;
@@ -64,6 +66,16 @@ typedef int (*symbolizer_kernel_namer)(void *arg, uint64_t addr, char *buf, size
  * when it cannot be).
  */
 void symbolizer_set_kernel_namer(struct symbolizer *s, symbolizer_kernel_namer fn, void *arg);
+struct ember_rt_proc;
+/*
+ * The runtime of process pid as the stack walk reads it (its unwind entry's):
+ * true with *out filled when it has one. A runtime frame of a stack
+ * (include/ember/runtime.h) is named from pid's memory with it; without a
+ * source, or for a process it knows nothing of, such frames are named as
+ * unresolved.
+ */
+typedef bool (*symbolizer_runtime_fn)(void *arg, pid_t pid, struct ember_rt_proc *out);
+void symbolizer_set_runtime(struct symbolizer *s, symbolizer_runtime_fn fn, void *arg);
 void symbolizer_free(struct symbolizer *s);
 /* Resolves addr of process pid (or of the kernel). Always fills out. */
 void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel,

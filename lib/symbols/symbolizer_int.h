@@ -20,6 +20,7 @@
 #include "perfmap.h"
 #include "procmaps.h"
 #include "procsnap.h"
+#include "runtime.h"
 #include "symbolizer.h"
 #include "worker.h"
 
@@ -85,6 +86,10 @@ struct pid_entry {
 	struct pid_entry *before_exec;
 	uint64_t exec_flip; /* its stamp (flips.h) when the exec that ended before_exec was noted */
 	uint64_t exec_id;   /* that exec's id (symbolizer_exec()) */
+	/* its runtime (symbolizer_set_runtime()), asked once, and the names of its frames */
+	bool rt_asked;
+	struct ember_rt_proc rt;
+	struct rt_cache *rt_names;
 };
 
 /* One cached answer of the kernel namer; addr 0 is a free slot. */
@@ -131,7 +136,12 @@ struct symbolizer {
 	struct worker loader; /* its lock guards the queue and every entry's loading */
 	bool loader_running;
 	struct file_entry *jobs, *jobs_tail;
+	symbolizer_runtime_fn runtime; /* the runtime of a process, for its frames' names */
+	void *runtime_arg;
+	struct rt_name rt_last; /* the strings of the last runtime frame named */
 };
+
+void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out);
 
 /* Marks a mapping whose file could not be opened or cached this interval. */
 extern struct file_entry no_file;

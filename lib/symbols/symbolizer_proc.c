@@ -25,6 +25,7 @@ void pid_entry_free(void *p)
 		pid_entry_free(pe->before_exec);
 	procmaps_free(&pe->maps);
 	free(pe->files);
+	rt_cache_free(pe->rt_names);
 	free(pe);
 }
 

@@ -35,6 +35,8 @@ typedef struct {
 struct uw_env {
 	const struct uwalk_stack *stk;
 	const struct uwalk_rows *src;
+	const struct uwalk_mem *mem;	  /* the process's memory, or NULL: none but the copy */
+	__u64 rt[EMBER_RT_SCRATCH_WORDS]; /* a runtime's frame record being read */
 	bool beyond; /* a read went past the copy's end: a deeper stack than it holds */
 };
 
@@ -51,6 +53,12 @@ static bool uw_env_read(struct uw_env *env, __u64 *v, __u64 addr)
 	}
 	memcpy(v, s->bytes + (addr - s->base), sizeof(*v));
 	return true;
+}
+
+/* Any user memory (a runtime's frames): through the caller's reader, if any. */
+static bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr)
+{
+	return env && env->mem && env->mem->read(env->mem->arg, dst, len, addr);
 }
 
 static bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *out)
@@ -94,11 +102,19 @@ bool uwalk_search(uint32_t nrows, uwalk_row_fn row, void *arg, uint64_t pc,
 void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 	   const struct uwalk_stack *stk, const struct uwalk_regs *regs, struct uwalk_result *out)
 {
-	struct uw_env env = {.stk = stk, .src = src};
+	uwalk_mem(proc, src, stk, NULL, regs, out);
+}
+
+void uwalk_mem(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
+	       const struct uwalk_stack *stk, const struct uwalk_mem *mem,
+	       const struct uwalk_regs *regs, struct uwalk_result *out)
+{
+	struct uw_env env = {.stk = stk, .src = src, .mem = mem};
 	struct uw_walk_state w = {.f = {.ip = regs->ip,
 					.sp = regs->sp,
 					.bp = regs->bp,
 					.bx = regs->bx,
+					.tid = regs->tid,
 					.gen = proc ? proc->gen : 0},
 				  .ips = out->ips,
 				  .proc = proc,
@@ -113,6 +129,9 @@ void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 	out->by_table = w.f.by_table;
 	out->by_fp = w.f.by_fp;
 	out->bad_rule = w.f.bad_rule;
+	out->rt_frames = w.rt.frames;
+	out->rt_miss = w.rt.miss;
+	out->rt_unsupported = w.rt.unsupported;
 	out->truncated = end == UW_DEPTH;
 	out->copy_short = env.beyond && end != UW_OUTERMOST && end != UW_DEPTH;
 }

@@ -45,7 +45,8 @@ struct uwalk_result {
 	uint32_t n;
 	uint32_t end; /* EMBER_CPU_M_END_*: why the stack ended */
 	uint32_t by_table, by_fp, bad_rule;
-	bool truncated;	 /* EMBER_MAX_STACK_DEPTH reached */
+	uint32_t rt_frames, rt_miss, rt_unsupported; /* the runtime's frames (uwalk_rt.bpf.h) */
+	bool truncated;				     /* EMBER_MAX_STACK_DEPTH reached */
 	bool copy_short; /* it ended reading past the copy: callers missing, not a bad stack */
 };
 
@@ -66,6 +67,13 @@ struct uwalk_stack {
 /* The user registers a walk starts from (rbx: the CFA of ld.so's trampolines). */
 struct uwalk_regs {
 	uint64_t ip, sp, bp, bx;
+	uint32_t tid; /* the thread's id: a runtime's state is found by it */
+};
+
+/* Reads len bytes of the process's memory at addr into dst: false when it cannot. */
+struct uwalk_mem {
+	bool (*read)(void *arg, void *dst, size_t len, uint64_t addr);
+	void *arg;
 };
 
 /*
@@ -75,5 +83,13 @@ struct uwalk_regs {
  */
 void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 	   const struct uwalk_stack *stk, const struct uwalk_regs *regs, struct uwalk_result *out);
+/*
+ * The same where the process's memory beyond the copy can be read (mem): the
+ * runtimes' frames are read too (bpf/uwalk_rt.bpf.h), as in the kernel. The
+ * deferred walk has no such memory (the process moved on since its sample).
+ */
+void uwalk_mem(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
+	       const struct uwalk_stack *stk, const struct uwalk_mem *mem,
+	       const struct uwalk_regs *regs, struct uwalk_result *out);
 
 #endif

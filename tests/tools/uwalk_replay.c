@@ -36,6 +36,7 @@
 #include <gelf.h>
 
 #include "procmaps.h"
+#include "runtime.h"
 #include "unwtab.h"
 #include "uwalk.h"
 
@@ -62,6 +63,7 @@ struct tab {
 	char *path;
 	bool ok;
 	struct unwtab t;
+	struct ember_rt_proc rt; /* the runtime the file holds, if any (ELF vaddrs) */
 };
 
 struct key {
@@ -100,7 +102,10 @@ struct replay {
 	 */
 	unsigned syscall;
 	unsigned show_max; /* samples shown in full */
-	bool verbose;	   /* -v: the first samples are shown, equal or not */
+	bool runtime;	   /* -R: walk the runtime's frames too (uwalk_mem) */
+	struct rt_cache *rt_names;
+	unsigned rt_frames, rt_samples, rt_shown;
+	bool verbose; /* -v: the first samples are shown, equal or not */
 };
 
 static const char *const end_names[] = {
@@ -179,6 +184,12 @@ static uint32_t table_of(struct replay *r, const struct proc_map *m)
 
 		if (fd >= 0) {
 			rc = unwtab_build_fd(fd, &t->t, &why);
+			if (!rc) {
+				Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+				rt_detect(elf, fd, &t->rt);
+				elf_end(elf);
+			}
 			close(fd);
 		}
 	} else {
@@ -241,10 +252,53 @@ static void fill_proc(struct replay *r, const struct proc_maps *maps)
 		if (id != EMBER_UNWIND_NO_TABLE && map_bias(&r->tabs[id].t, m, &bias)) {
 			em->bias = bias;
 			em->table = id;
+			if (r->tabs[id].rt.kind && !e->rt.kind) { /* as fill_entry */
+				e->rt = r->tabs[id].rt;
+				rt_relocate(&e->rt, bias - r->tabs[id].t.base);
+			}
 		}
 	}
 	e->nmaps = n;
 	e->gen = 1;
+}
+
+static bool read_rt(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	const struct replay *r = arg;
+
+	return read_mem(r->pid, addr, dst, len) == len;
+}
+
+/*
+ * -R: the walk again with the runtime's frames read from the process, as the
+ * BPF walk reads them; the first show_max printed, leaf first, named.
+ */
+static void runtime_walk(struct replay *r, const struct uwalk_rows *src,
+			 const struct uwalk_stack *stk, struct uwalk_regs *uregs)
+{
+	static struct uwalk_result res;
+	struct uwalk_mem mem = {read_rt, r};
+	struct rt_mem rmem = {read_rt, r};
+	struct rt_name name;
+
+	uregs->tid = (uint32_t)r->pid;
+	uwalk_mem(&r->proc, src, stk, &mem, uregs, &res);
+	r->rt_frames += res.rt_frames;
+	r->rt_samples += res.rt_frames > 0;
+	if (r->rt_shown >= r->show_max)
+		return;
+	r->rt_shown++;
+	printf("runtime walk: %u frames (%u runtime), end %s, miss %u:", res.n, res.rt_frames,
+	       end_name(res.end), res.rt_miss);
+	for (uint32_t i = 0; i < res.n; i++) {
+		if (!EMBER_RT_IS_WORD(res.ips[i])) {
+			printf(" 0x%llx", (unsigned long long)res.ips[i]);
+			continue;
+		}
+		rt_cache_name(r->rt_names, &rmem, &r->proc.rt, res.ips[i], &name);
+		printf(" %s(%s:%u)", name.function, name.file, name.line);
+	}
+	printf("\n");
 }
 
 /*
@@ -266,6 +320,8 @@ static void ember_walk(struct replay *r, const struct user_regs_struct *regs,
 	stk.len = read_mem(r->pid, base, r->stack, end - base);
 	fill_proc(r, maps);
 	uwalk(&r->proc, &src, &stk, &uregs, out);
+	if (r->runtime && r->proc.rt.kind)
+		runtime_walk(r, &src, &stk, &uregs);
 }
 
 /* --- libdw's side ------------------------------------------------------------------------ */
@@ -660,7 +716,7 @@ int main(int argc, char **argv)
 	int opt, st, rc;
 
 	r.show_max = SHOW_MAX;
-	while ((opt = getopt(argc, argv, "+n:i:w:s:k:vd:")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:i:w:s:k:vd:R")) != -1) {
 		switch (opt) {
 		case 'n':
 			n = (unsigned)atoi(optarg);
@@ -676,6 +732,10 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			r.verbose = true;
+			break;
+		case 'R':
+			r.runtime = true;
+			r.rt_names = rt_cache_new();
 			break;
 		case 'd':
 			r.show_max = (unsigned)atoi(optarg);
@@ -713,6 +773,8 @@ int main(int argc, char **argv)
 	printf("equal_where_libdw_main %u\n", r.equal_dw_main);
 	printf("ember_main %u\n", r.ember_main);
 	printf("syscall %u\n", r.syscall);
+	if (r.runtime)
+		printf("runtime_frames %u runtime_samples %u\n", r.rt_frames, r.rt_samples);
 	for (size_t k = 0; k < r.nkeys; k++)
 		printf("key %s samples %u equal %u ember_main %u syscall %u libdw_main %u "
 		       "equal_where_libdw_main %u\n",
@@ -727,7 +789,7 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr,
-		"usage: uwalk_replay [-n SAMPLES] [-i MS] [-w MS] [-s K] [-v] [-d N] [-k KEY]... -- "
+		"usage: uwalk_replay [-n SAMPLES] [-i MS] [-w MS] [-s K] [-v] [-R] [-d N] [-k KEY]... -- "
 		"CMD [ARG...]\n");
 	return 2;
 }

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The runtime walkers, part of the one walk (bpf/uwalk.bpf.h, which includes
+ * this file): where the native walk stands in a runtime's own code (CPython's
+ * eval loop), the runtime's frames (include/ember/runtime.h: tagged words of
+ * a code object and an instruction) are stored in place of that native
+ * frame, so that native code called from the runtime and back keeps its
+ * order. The layout of a runtime's structures comes from the daemon
+ * (struct ember_rt_proc), found in the binaries' own symbols. Every read of
+ * the runtime's memory may fail or lie: a chain that does not look like the
+ * runtime's ends the runtime's frames (counted), never the walk.
+ */
+#ifndef EMBER_UWALK_RT_BPF_H
+#define EMBER_UWALK_RT_BPF_H
+
+#include "ember/runtime.h"
+
+/* What the runtime step says about the native frame at f->ip. */
+enum uw_rt_say {
+	UW_RT_NATIVE = 0, /* not a runtime's (or not readable): its own address is stored */
+	UW_RT_MORE,	  /* a runtime frame in rt->word, more follow for this native frame */
+	UW_RT_LAST,	  /* a runtime frame in rt->word, its last: the native frame is unwound */
+	UW_RT_DONE,	  /* no more for it: the native frame is unwound, nothing stored */
+};
+
+/* Why a walk's runtime frames stopped short (the first reason), for the metrics. */
+enum uw_rt_miss {
+	UW_RT_OK = 0,
+	UW_RT_NO_THREAD = 1, /* the thread's state was not found (not a runtime's thread yet) */
+	UW_RT_BAD_FRAME = 2, /* a frame that is not the runtime's (a corrupt or moving chain) */
+};
+
+/* The runtime walk's state within one stack walk: pointer-free, as struct uw_frame. */
+struct uw_rt {
+	__u64 cur;	   /* CPython: the next interpreter frame to give, 0: none */
+	__u64 word;	   /* the frame the last step gave */
+	__u16 in_run;	   /* frames given for the native frame at hand */
+	__u16 frames;	   /* runtime frames given in this walk */
+	__u16 unsupported; /* honest frames of a version without a layout */
+	__u8 started;	   /* the thread's state was looked up: cur is its innermost frame */
+	__u8 miss;	   /* enum uw_rt_miss */
+};
+_Static_assert(sizeof(struct uw_rt) == 24, "struct uw_rt has no hole");
+
+/* Threads of one interpreter looked at for the sampled one: beyond, no Python frames. */
+#define UW_PY_THREADS_MAX 256
+/* Words of an interpreter frame read at once: its fixed fields, every version's. */
+#define UW_PY_FRAME_WORDS EMBER_RT_SCRATCH_WORDS
+/* _PyInterpreterFrame.owner of a C stack's entry frame (3.12+: FRAME_OWNED_BY_CSTACK). */
+#define UW_PY_OWNED_BY_CSTACK 3
+/* PyObject.ob_type: the same in every version ember knows. */
+#define UW_PY_OB_TYPE 8
+
+/* The search of an interpreter's threads for the sampled one, across UW_LOOP steps. */
+struct uw_py_threads {
+	struct uw_env *env;
+	__u64 ts;  /* the thread state looked at; 0: none left */
+	__u64 off_tid, off_next;
+	__u32 tid; /* the sampled thread's */
+	__u32 found;
+};
+
+static long uw_py_thread_step(__u32 i, void *arg)
+{
+	struct uw_py_threads *q = arg;
+	__u64 tid = 0, next = 0;
+
+	(void)i;
+	if (!q->ts || !uw_env_read_mem(q->env, &tid, sizeof(tid), q->ts + q->off_tid))
+		return 1;
+	if (tid == q->tid) {
+		q->found = 1;
+		return 1;
+	}
+	if (!uw_env_read_mem(q->env, &next, sizeof(next), q->ts + q->off_next) || next == q->ts)
+		next = 0;
+	q->ts = next;
+	return 0;
+}
+
+/* The innermost interpreter frame of thread tid, or 0. */
+static __always_inline __u64 uw_py_thread_frame(const struct ember_rt_proc *rt, struct uw_env *env,
+						__u32 tid)
+{
+	struct uw_py_threads q = {.env = env,
+				  .tid = tid,
+				  .off_tid = rt->off[EMBER_PY_TSTATE_TID],
+				  .off_next = rt->off[EMBER_PY_TSTATE_NEXT]};
+	__u64 interp = 0, at, frame = 0;
+
+	if (!rt->addr[0] ||
+	    !uw_env_read_mem(env, &interp, sizeof(interp), rt->addr[0] + rt->off[EMBER_PY_RUNTIME_INTERP_HEAD]) ||
+	    !interp ||
+	    !uw_env_read_mem(env, &q.ts, sizeof(q.ts), interp + rt->off[EMBER_PY_INTERP_THREADS_HEAD]))
+		return 0;
+	/* bound: the threads of one interpreter looked at */
+	UW_LOOP(UW_PY_THREADS_MAX, uw_py_thread_step, &q);
+	if (!q.found)
+		return 0;
+	at = q.ts;
+	if (rt->off[EMBER_PY_TSTATE_CFRAME] != EMBER_RT_OFF_NONE &&
+	    (!uw_env_read_mem(env, &at, sizeof(at), q.ts + rt->off[EMBER_PY_TSTATE_CFRAME]) || !at))
+		return 0;
+	if (!uw_env_read_mem(env, &frame, sizeof(frame), at + rt->off[EMBER_PY_FRAME_CURRENT]))
+		return 0;
+	return frame;
+}
+
+/*
+ * The field at byte offset off of a frame read as words (fr): the offsets are
+ * the version's, known only at run time, and the BPF stack is indexed by
+ * constants (one comparison per word, verified once).
+ */
+static __always_inline __u64 uw_py_word(const __u64 *fr, __u32 off)
+{
+	__u64 v = 0;
+
+	for (__u32 j = 0; j < UW_PY_FRAME_WORDS; j++)
+		if ((off & ~7u) == j * 8)
+			v = fr[j];
+	return v;
+}
+
+static __always_inline __u32 uw_py_byte(const __u64 *fr, __u32 off)
+{
+	return (uw_py_word(fr, off) >> ((off & 7) * 8)) & 0xff;
+}
+
+/* The end of the frames of one run of the eval loop: what its native frame gets. */
+static __always_inline __u32 uw_py_run_over(struct uw_rt *rt)
+{
+	__u32 had = rt->in_run;
+
+	rt->in_run = 0;
+	return had ? UW_RT_DONE : UW_RT_NATIVE;
+}
+
+/*
+ * The next Python frame of the native eval frame at hand, into rt->word.
+ * 3.11 marks the first frame an eval loop ran with is_entry; 3.12 on put a
+ * frame owned by the C stack below it, which is not the program's.
+ */
+static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_proc *info,
+					struct uw_env *env)
+{
+	__u64 *fr, code, type = 0, instr, start, idx = 0, prev;
+	__u32 entry = 0;
+
+	if (!rt->cur || !env)
+		return uw_py_run_over(rt);
+	fr = env->rt; /* off the BPF stack */
+	if (!uw_env_read_mem(env, fr, sizeof(env->rt), rt->cur)) {
+		rt->cur = 0;
+		rt->miss = rt->miss ? rt->miss : UW_RT_BAD_FRAME;
+		return uw_py_run_over(rt);
+	}
+	prev = uw_py_word(fr, info->off[EMBER_PY_FRAME_PREVIOUS]);
+	if (info->off[EMBER_PY_FRAME_OWNER] != EMBER_RT_OFF_NONE &&
+	    info->off[EMBER_PY_FRAME_IS_ENTRY] == EMBER_RT_OFF_NONE &&
+	    uw_py_byte(fr, info->off[EMBER_PY_FRAME_OWNER]) == UW_PY_OWNED_BY_CSTACK) {
+		/* the entry of this eval loop's run: the frames past it are an outer run's */
+		rt->cur = prev != rt->cur ? prev : 0;
+		return uw_py_run_over(rt);
+	}
+	code = uw_py_word(fr, info->off[EMBER_PY_FRAME_CODE]);
+	if (!code || !uw_env_read_mem(env, &type, sizeof(type), code + UW_PY_OB_TYPE) ||
+	    type != info->addr[1]) {
+		/* not a code object: garbage, or a frame being torn down */
+		rt->cur = 0;
+		rt->miss = rt->miss ? rt->miss : UW_RT_BAD_FRAME;
+		return uw_py_run_over(rt);
+	}
+	instr = uw_py_word(fr, info->off[EMBER_PY_FRAME_INSTR]);
+	start = code + info->off[EMBER_PY_CODE_ADAPTIVE];
+	if (instr > start)
+		idx = (instr - start) / 2; /* code units of 2 bytes; before the first: 0 */
+	if (idx > EMBER_RT_AUX_MAX)
+		idx = EMBER_RT_AUX_MAX; /* the host names the function, without its line */
+	rt->word = EMBER_RT_WORD(EMBER_RT_PYTHON, idx, code);
+	if (info->off[EMBER_PY_FRAME_IS_ENTRY] != EMBER_RT_OFF_NONE)
+		entry = uw_py_byte(fr, info->off[EMBER_PY_FRAME_IS_ENTRY]);
+	rt->cur = prev != rt->cur ? prev : 0;
+	rt->frames++;
+	if (entry) {
+		rt->in_run = 0;
+		return UW_RT_LAST;
+	}
+	rt->in_run++;
+	return UW_RT_MORE;
+}
+
+/* Whether the code at f lies in one of the runtime's ranges (its eval loop, for CPython). */
+static __always_inline bool uw_rt_text(const struct uw_frame *f, const struct ember_rt_proc *info)
+{
+	__u64 at = f->steps > 0 && !f->interrupted ? f->ip - 1 : f->ip;
+
+	return (at >= info->text[0] && at < info->text[1]) ||
+	       (at >= info->text[2] && at < info->text[3]);
+}
+
+/*
+ * What to store for the native frame at f of a process whose runtime is info:
+ * enum uw_rt_say, the runtime frame (if any) in rt->word. A global subprogram
+ * in BPF, verified once; its pointers may be NULL to the verifier.
+ */
+UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt, const struct ember_rt_proc *info,
+			  struct uw_env *env)
+{
+	if (!f || !rt || !info || info->kind != EMBER_RT_PYTHON)
+		return UW_RT_NATIVE;
+	if (!rt->in_run && !uw_rt_text(f, info))
+		return UW_RT_NATIVE;
+	if (info->flags & EMBER_RT_F_UNSUPPORTED) {
+		rt->word = EMBER_RT_WORD(EMBER_RT_PYTHON, (info->version >> 8) & 0xffff, 0);
+		rt->unsupported++;
+		return UW_RT_LAST;
+	}
+	if (!rt->started) {
+		rt->started = 1;
+		rt->cur = uw_py_thread_frame(info, env, f->tid);
+		if (!rt->cur)
+			rt->miss = UW_RT_NO_THREAD;
+	}
+	return uw_py_next(rt, info, env);
+}
+
+#endif /* EMBER_UWALK_RT_BPF_H */

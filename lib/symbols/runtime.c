@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Finding a runtime in a binary, and naming its frames from a process's
+ * memory, cached per process (runtime.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "python.h"
+#include "runtime.h"
+
+/* A dynamic symbol table larger than this is no runtime's: not read. */
+#define DYNSYM_MAX_BYTES (64u << 20)
+
+/* The CPython symbols found in one binary's dynamic symbol table (ELF vaddrs). */
+struct py_syms {
+	uint64_t runtime, eval, eval_size, code_type, version;
+	bool has_version;
+};
+
+static void py_sym(const char *name, const GElf_Sym *sym, struct py_syms *p)
+{
+	if (!strcmp(name, "_PyRuntime")) {
+		p->runtime = sym->st_value;
+	} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
+		p->eval = sym->st_value;
+		p->eval_size = sym->st_size;
+	} else if (!strcmp(name, "PyCode_Type")) {
+		p->code_type = sym->st_value;
+	} else if (!strcmp(name, "Py_Version")) {
+		p->version = sym->st_value;
+		/* an int in 3.11's headers, an unsigned long in its binaries: the low word */
+		p->has_version = sym->st_size == 4 || sym->st_size == 8;
+	}
+}
+
+/* Reads the 4-byte value at ELF vaddr from the PROGBITS section holding it. */
+static bool read_u32_at(Elf *elf, int fd, uint64_t vaddr, uint32_t *v)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || vaddr < sh.sh_addr ||
+		    vaddr - sh.sh_addr > sh.sh_size || sh.sh_size - (vaddr - sh.sh_addr) < 4)
+			continue;
+		return pread(fd, v, 4, (off_t)(sh.sh_offset + (vaddr - sh.sh_addr))) == 4;
+	}
+	return false;
+}
+
+/* The CPython symbols of elf's .dynsym into *p: false when it has none. */
+static bool py_scan(Elf *elf, struct py_syms *p)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	memset(p, 0, sizeof(*p));
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		if (sh.sh_size > DYNSYM_MAX_BYTES || sh.sh_entsize != sizeof(Elf64_Sym))
+			return false;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			return false;
+		n = d->d_size / sizeof(Elf64_Sym);
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value || sym.st_name == 0)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name)
+				py_sym(name, &sym, p);
+		}
+		break;
+	}
+	return p->runtime && p->eval && p->eval_size && p->code_type;
+}
+
+static bool py_detect(Elf *elf, int fd, struct ember_rt_proc *out)
+{
+	const struct py_layout *l;
+	struct py_syms p;
+	uint32_t v = 0;
+
+	if (!py_scan(elf, &p))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->kind = EMBER_RT_PYTHON;
+	/* Py_Version (3.11 on): PY_VERSION_HEX, 0xMMmmuu.. */
+	if (p.has_version && read_u32_at(elf, fd, p.version, &v))
+		out->version = (v >> 24) << 16 | ((v >> 16) & 0xff) << 8 | ((v >> 8) & 0xff);
+	out->text[0] = p.eval;
+	out->text[1] = p.eval + p.eval_size;
+	out->addr[0] = p.runtime;
+	out->addr[1] = p.code_type;
+	l = out->version >> 16 == 3 ? py_layout((out->version >> 8) & 0xff) : NULL;
+	if (!l) {
+		out->flags |= EMBER_RT_F_UNSUPPORTED;
+		return true;
+	}
+	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
+		out->off[i] = i < EMBER_PY_OFF_NR ? l->walk[i] : EMBER_RT_OFF_NONE;
+	return true;
+}
+
+bool rt_detect(Elf *elf, int fd, struct ember_rt_proc *out)
+{
+	memset(out, 0, sizeof(*out));
+	return elf && py_detect(elf, fd, out);
+}
+
+void rt_relocate(struct ember_rt_proc *rt, uint64_t bias)
+{
+	for (int i = 0; i < 4; i++) {
+		if (rt->text[i])
+			rt->text[i] += bias;
+		if (rt->addr[i])
+			rt->addr[i] += bias;
+	}
+}
+
+/* --- names of one process's frames ------------------------------------------------------------- */
+
+/* Objects named at once in one process: beyond, the cache starts over. */
+#define RT_CACHE_MAX 16384
+
+struct rt_entry {
+	uint64_t obj; /* 0: free */
+	int rc;	      /* reading it: 0, or why it failed */
+	struct py_code code;
+};
+
+struct rt_cache {
+	struct rt_entry *v;
+	size_t n, cap;
+	size_t bytes;
+};
+
+struct rt_cache *rt_cache_new(void)
+{
+	return calloc(1, sizeof(struct rt_cache));
+}
+
+static void entries_free(struct rt_cache *c)
+{
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->v[i].obj)
+			py_code_release(&c->v[i].code);
+	free(c->v);
+	c->v = NULL;
+	c->n = c->cap = c->bytes = 0;
+}
+
+void rt_cache_free(struct rt_cache *c)
+{
+	if (!c)
+		return;
+	entries_free(c);
+	free(c);
+}
+
+size_t rt_cache_bytes(const struct rt_cache *c)
+{
+	return c ? c->bytes + c->cap * sizeof(struct rt_entry) : 0;
+}
+
+static size_t slot_of(const struct rt_cache *c, uint64_t obj)
+{
+	size_t i = (size_t)((obj >> 3) * 0x9e3779b97f4a7c15ULL >> 20) & (c->cap - 1);
+
+	while (c->v[i].obj && c->v[i].obj != obj)
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+/* The entry of obj, new (obj 0 in it, for the caller to fill) or found; NULL on ENOMEM. */
+static struct rt_entry *entry_for(struct rt_cache *c, uint64_t obj)
+{
+	size_t i;
+
+	if (c->n >= RT_CACHE_MAX)
+		entries_free(c);
+	if (2 * (c->n + 1) > c->cap) {
+		struct rt_cache bigger = {.cap = c->cap ? 2 * c->cap : 256};
+
+		bigger.v = calloc(bigger.cap, sizeof(*bigger.v));
+		if (!bigger.v)
+			return NULL;
+		for (size_t j = 0; j < c->cap; j++)
+			if (c->v[j].obj)
+				bigger.v[slot_of(&bigger, c->v[j].obj)] = c->v[j];
+		free(c->v);
+		c->v = bigger.v;
+		c->cap = bigger.cap;
+	}
+	i = slot_of(c, obj);
+	return &c->v[i];
+}
+
+static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
+		   uint64_t word, struct rt_name *out)
+{
+	const struct py_layout *l = py_layout((rt->version >> 8) & 0xff);
+	uint64_t obj = EMBER_RT_WORD_PTR(word);
+	uint32_t idx = EMBER_RT_WORD_AUX(word);
+	struct rt_entry *e;
+
+	if (!obj || !l || rt->version >> 16 != 3) {
+		if (!obj && idx)
+			snprintf(out->function, sizeof(out->function),
+				 "[python %u.%u: not supported]", idx >> 8, idx & 0xff);
+		else
+			snprintf(out->function, sizeof(out->function),
+				 "[python < 3.11: not supported]");
+		return -ENOENT;
+	}
+	e = entry_for(c, obj);
+	if (!e)
+		return -ENOMEM;
+	if (!e->obj) {
+		e->obj = obj;
+		e->rc = py_code_read(mem, l, rt->addr[1], obj, &e->code);
+		c->n++;
+		c->bytes += e->code.linetable_len;
+	}
+	if (e->rc) {
+		snprintf(out->function, sizeof(out->function), "[python code 0x%" PRIx64 "]", obj);
+		return -ENOENT;
+	}
+	snprintf(out->function, sizeof(out->function), "%s", e->code.qualname);
+	snprintf(out->file, sizeof(out->file), "%s", e->code.filename);
+	out->start_line = e->code.firstlineno > 0 ? (uint32_t)e->code.firstlineno : 0;
+	out->line = idx == EMBER_RT_AUX_MAX
+			    ? 0
+			    : py_line_at(e->code.linetable, e->code.linetable_len,
+					 e->code.firstlineno, idx);
+	return 0;
+}
+
+int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
+		  uint64_t word, struct rt_name *out)
+{
+	memset(out, 0, sizeof(*out));
+	switch (EMBER_RT_WORD_KIND(word)) {
+	case EMBER_RT_PYTHON:
+		if (rt->kind == EMBER_RT_PYTHON)
+			return py_name(c, mem, rt, word, out);
+		break;
+	default:
+		break;
+	}
+	snprintf(out->function, sizeof(out->function), "[runtime frame 0x%" PRIx64 "]",
+		 (uint64_t)EMBER_RT_WORD_PTR(word));
+	return -ENOENT;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtimes whose frames the stack walk reads (bpf/uwalk_rt.bpf.h): how a
+ * runtime is found in a binary (the symbols it exports about itself), and
+ * how a frame word (include/ember/runtime.h) is named from the live
+ * process's memory, cached per process. Every byte read from a process is
+ * hostile: bounded, checked, and a bad one an error, never a crash.
+ */
+#ifndef EMBER_RUNTIME_SYMBOLS_H
+#define EMBER_RUNTIME_SYMBOLS_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ember/runtime.h>
+
+/* Reads len bytes of a process's memory at addr into dst: false when it cannot. */
+struct rt_mem {
+	bool (*read)(void *arg, void *dst, size_t len, uint64_t addr);
+	void *arg;
+};
+
+/* A runtime frame's names. */
+struct rt_name {
+	char function[256];
+	char file[512];
+	uint32_t line;	     /* the line executing, 0 when unknown */
+	uint32_t start_line; /* the function's first line, 0 when unknown */
+};
+
+/*
+ * The runtime a binary holds, if any, into *out with the ELF virtual
+ * addresses of its symbols (the unwinder adds the mapping's load bias): true
+ * when found (kind set; EMBER_RT_F_UNSUPPORTED for a version without a
+ * layout). fd: the file elf reads, for a value a symbol holds.
+ */
+bool rt_detect(Elf *elf, int fd, struct ember_rt_proc *out);
+/* rt's text and addresses moved by bias (a mapping's load bias). */
+void rt_relocate(struct ember_rt_proc *rt, uint64_t bias);
+
+/* Runtime frames named in one process: names by object, until the process goes. */
+struct rt_cache;
+
+struct rt_cache *rt_cache_new(void);
+void rt_cache_free(struct rt_cache *c);
+/* Bytes the cache holds. */
+size_t rt_cache_bytes(const struct rt_cache *c);
+/*
+ * Names frame word (EMBER_RT_IS_WORD) of a process whose runtime is rt,
+ * reading its memory through mem once per object: 0, or -ENOENT (the object
+ * is not what it should be, or could not be read) with a name saying so in out.
+ */
+int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
+		  uint64_t word, struct rt_name *out);
+
+#endif /* EMBER_RUNTIME_SYMBOLS_H */

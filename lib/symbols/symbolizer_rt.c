@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Runtime frames (include/ember/runtime.h): named from the live process's
+ * memory with the runtime's layout the walk used, cached per process
+ * (runtime.h) until the process is dropped.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "symbolizer_int.h"
+
+void symbolizer_set_runtime(struct symbolizer *s, symbolizer_runtime_fn fn, void *arg)
+{
+	s->runtime = fn;
+	s->runtime_arg = arg;
+}
+
+/* Reads a process's memory: one process_vm_readv() (root or CAP_SYS_PTRACE). */
+static bool read_pid(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	pid_t pid = (pid_t)(intptr_t)arg;
+	struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)addr, len};
+
+	return len && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out)
+{
+	struct pid_entry *pe = pid_maps(s, pid);
+	struct rt_mem mem = {read_pid, (void *)(intptr_t)pid};
+	struct rt_name *n = &s->rt_last;
+	struct ember_rt_proc none = {0};
+
+	if (pe && !pe->rt_asked) {
+		pe->rt_asked = true;
+		if (!s->runtime || !s->runtime(s->runtime_arg, pid, &pe->rt))
+			memset(&pe->rt, 0, sizeof(pe->rt));
+	}
+	if (pe && !pe->rt_names)
+		pe->rt_names = rt_cache_new();
+	if (!pe || !pe->rt_names) {
+		memset(n, 0, sizeof(*n));
+		snprintf(n->function, sizeof(n->function), "[runtime frame 0x%" PRIx64 "]",
+			 (uint64_t)EMBER_RT_WORD_PTR(word));
+	} else {
+		rt_cache_name(pe->rt_names, &mem, pe->rt.kind ? &pe->rt : &none, word, n);
+	}
+	out->function = n->function;
+	out->file = NULL;
+	out->address = word;
+	out->source_file = n->file[0] ? n->file : NULL;
+	out->line = n->line;
+	out->start_line = n->start_line;
+	s->st.runtime_frames++;
+}
