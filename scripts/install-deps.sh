@@ -15,6 +15,7 @@ PKGS=(
 	dpkg-dev systemd man-db
 	# tests
 	check golang-go binutils libmicrohttpd-dev curl nodejs strace
+	python3.11 python3-venv	# Debian's stripped CPython, and a venv for py-spy (below)
 	libc6-dbg		# ld.so's symbols: its lazy-binding trampoline named (unwind_lazy_bind.sh)
 	clang-format-14		# scripts/format.sh --check (CI)
 	libclang-rt-14-dev	# clang's libFuzzer and sanitizer runtimes: the fuzz targets (scripts/test.sh)
@@ -28,15 +29,23 @@ for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
-if [ "${#missing[@]}" -eq 0 ]; then
-	echo "install-deps: all ${#PKGS[@]} packages present"
-	exit 0
-fi
-
 SUDO=
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "install-deps: all ${#PKGS[@]} packages present"
+else
+	echo "install-deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# py-spy (PyPI, not packaged by Debian): the ground truth of the Python stack tests
+# (tests/integration/symbols_python.sh), in a venv of Debian's python3 of its own
+PYSPY_VENV=/usr/local/lib/ember-tools
+if [ ! -x "$PYSPY_VENV/bin/py-spy" ]; then
+	echo "install-deps: installing py-spy into $PYSPY_VENV"
+	$SUDO /usr/bin/python3 -m venv "$PYSPY_VENV"
+	$SUDO "$PYSPY_VENV/bin/pip" install --quiet py-spy==0.4.3
+fi
 echo "install-deps: done"
