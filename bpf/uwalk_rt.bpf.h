@@ -54,7 +54,7 @@ _Static_assert(sizeof(struct uw_rt) == 24, "struct uw_rt has no hole");
 /* The search of an interpreter's threads for the sampled one, across UW_LOOP steps. */
 struct uw_py_threads {
 	struct uw_env *env;
-	__u64 ts;  /* the thread state looked at; 0: none left */
+	__u64 ts; /* the thread state looked at; 0: none left */
 	__u64 off_tid, off_next;
 	__u32 tid; /* the sampled thread's */
 	__u32 found;
@@ -89,9 +89,11 @@ static __always_inline __u64 uw_py_thread_frame(const struct ember_rt_proc *rt, 
 	__u64 interp = 0, at, frame = 0;
 
 	if (!rt->addr[0] ||
-	    !uw_env_read_mem(env, &interp, sizeof(interp), rt->addr[0] + rt->off[EMBER_PY_RUNTIME_INTERP_HEAD]) ||
+	    !uw_env_read_mem(env, &interp, sizeof(interp),
+			     rt->addr[0] + rt->off[EMBER_PY_RUNTIME_INTERP_HEAD]) ||
 	    !interp ||
-	    !uw_env_read_mem(env, &q.ts, sizeof(q.ts), interp + rt->off[EMBER_PY_INTERP_THREADS_HEAD]))
+	    !uw_env_read_mem(env, &q.ts, sizeof(q.ts),
+			     interp + rt->off[EMBER_PY_INTERP_THREADS_HEAD]))
 		return 0;
 	/* bound: the threads of one interpreter looked at */
 	UW_LOOP(UW_PY_THREADS_MAX, uw_py_thread_step, &q);

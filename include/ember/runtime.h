@@ -33,16 +33,16 @@ enum ember_rt_kind {
 #define EMBER_RT_AUX_SHIFT 44
 #define EMBER_RT_AUX_MAX 0xffffull
 #define EMBER_RT_PTR_MASK ((1ull << EMBER_RT_AUX_SHIFT) - 1)
-#define EMBER_RT_WORD(kind, aux, ptr)                                              \
-	(EMBER_RT_TAG | ((__u64)(kind) << EMBER_RT_KIND_SHIFT) |                   \
-	 (((__u64)(aux) & EMBER_RT_AUX_MAX) << EMBER_RT_AUX_SHIFT) |               \
+#define EMBER_RT_WORD(kind, aux, ptr)                              \
+	(EMBER_RT_TAG | ((__u64)(kind) << EMBER_RT_KIND_SHIFT) |   \
+	 (((__u64)(aux)&EMBER_RT_AUX_MAX) << EMBER_RT_AUX_SHIFT) | \
 	 (((__u64)(ptr) >> 3) & EMBER_RT_PTR_MASK))
 #define EMBER_RT_WORD_KIND(w) ((__u32)(((w) >> EMBER_RT_KIND_SHIFT) & 7))
 #define EMBER_RT_WORD_AUX(w) ((__u32)(((w) >> EMBER_RT_AUX_SHIFT) & EMBER_RT_AUX_MAX))
-#define EMBER_RT_WORD_PTR(w) (((w) & EMBER_RT_PTR_MASK) << 3)
+#define EMBER_RT_WORD_PTR(w) (((w)&EMBER_RT_PTR_MASK) << 3)
 /* Whether stack word w is a runtime's frame (else an address, user or kernel). */
 #define EMBER_RT_IS_WORD(w) \
-	(((w) & EMBER_RT_TAG) && EMBER_RT_WORD_KIND(w) != 0 && EMBER_RT_WORD_KIND(w) != 7)
+	(((w)&EMBER_RT_TAG) && EMBER_RT_WORD_KIND(w) != 0 && EMBER_RT_WORD_KIND(w) != 7)
 
 /* Flags of ember_rt_proc. */
 #define EMBER_RT_F_UNSUPPORTED 0x1 /* a version ember has no layout for: one honest frame */

@@ -269,11 +269,11 @@ static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_
 			      addr + (PY_STR_ASCII(state) ? l->ascii_size : l->compact_size)))
 		return -EFAULT;
 	for (size_t i = 0; i < len; i++) {
-		uint32_t c = kind == 1 ? buf[i]
-				       : kind == 2 ? (uint32_t)buf[2 * i] | (uint32_t)buf[2 * i + 1] << 8
-						   : (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 |
-							     (uint32_t)buf[4 * i + 2] << 16 |
-							     (uint32_t)buf[4 * i + 3] << 24;
+		uint32_t c = kind == 1 ? buf[i] :
+			     kind == 2 ? (uint32_t)buf[2 * i] | (uint32_t)buf[2 * i + 1] << 8 :
+					 (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 |
+						 (uint32_t)buf[4 * i + 2] << 16 |
+						 (uint32_t)buf[4 * i + 3] << 24;
 
 		if (PY_STR_ASCII(state) && c >= 0x80)
 			return -EINVAL;

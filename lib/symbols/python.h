@@ -56,7 +56,7 @@ int py_code_read(const struct rt_mem *mem, const struct py_layout *l, uint64_t c
 void py_code_release(struct py_code *c);
 
 /* Bounds of what is read from a process: longer is refused (strings: cut). */
-#define PY_STR_MAX 255	       /* characters of a name read */
+#define PY_STR_MAX 255		    /* characters of a name read */
 #define PY_LINETABLE_MAX (1u << 20) /* bytes of a location table */
 
 #endif /* EMBER_PYTHON_H */

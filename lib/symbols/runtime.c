@@ -241,10 +241,9 @@ static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct em
 	snprintf(out->function, sizeof(out->function), "%s", e->code.qualname);
 	snprintf(out->file, sizeof(out->file), "%s", e->code.filename);
 	out->start_line = e->code.firstlineno > 0 ? (uint32_t)e->code.firstlineno : 0;
-	out->line = idx == EMBER_RT_AUX_MAX
-			    ? 0
-			    : py_line_at(e->code.linetable, e->code.linetable_len,
-					 e->code.firstlineno, idx);
+	out->line = idx == EMBER_RT_AUX_MAX ? 0 :
+					      py_line_at(e->code.linetable, e->code.linetable_len,
+							 e->code.firstlineno, idx);
 	return 0;
 }
 
