@@ -45,7 +45,11 @@ _Static_assert(sizeof(struct uw_rt) == 24, "struct uw_rt has no hole");
 /* Threads of one interpreter looked at for the sampled one: beyond, no Python frames. */
 #define UW_PY_THREADS_MAX 256
 /* Words of an interpreter frame read at once: its fixed fields, every version's. */
-#define UW_PY_FRAME_WORDS EMBER_RT_SCRATCH_WORDS
+#define UW_PY_FRAME_WORDS 10
+/* The scratch's words after the frame: the cycle check's (uw_py_cycle()). */
+#define UW_PY_TORTOISE 10
+#define UW_PY_POWER_STEPS 11
+_Static_assert(UW_PY_POWER_STEPS < EMBER_RT_SCRATCH_WORDS, "the scratch holds the cycle check");
 /* _PyInterpreterFrame.owner of a C stack's entry frame (3.12+: FRAME_OWNED_BY_CSTACK). */
 #define UW_PY_OWNED_BY_CSTACK 3
 /* PyObject.ob_type: the same in every version ember knows. */
@@ -138,6 +142,38 @@ static __always_inline __u32 uw_py_run_over(struct uw_rt *rt)
 }
 
 /*
+ * Whether next closes a loop of the frame chain (Brent's algorithm: the
+ * frame last saved is compared with each next one, saved again after 1, 2,
+ * 4, ... steps): a garbage or moving chain ends, counted, long before the
+ * depth limit, and no bogus frame is repeated.
+ */
+static __always_inline bool uw_py_cycle(struct uw_env *env, __u64 next)
+{
+	__u64 steps = env->rt[UW_PY_POWER_STEPS] & 0xffffffff;
+	__u64 power = env->rt[UW_PY_POWER_STEPS] >> 32;
+
+	if (next == env->rt[UW_PY_TORTOISE])
+		return true;
+	if (++steps >= power) {
+		env->rt[UW_PY_TORTOISE] = next;
+		power = power ? power * 2 : 1;
+		steps = 0;
+	}
+	env->rt[UW_PY_POWER_STEPS] = power << 32 | steps;
+	return false;
+}
+
+/* The frame after the one read: prev, or 0 where the chain loops (counted). */
+static __always_inline __u64 uw_py_prev(struct uw_rt *rt, struct uw_env *env, __u64 prev)
+{
+	if (prev && uw_py_cycle(env, prev)) {
+		rt->miss = rt->miss ? rt->miss : UW_RT_BAD_FRAME;
+		return 0;
+	}
+	return prev;
+}
+
+/*
  * The next Python frame of the native eval frame at hand, into rt->word.
  * 3.11 marks the first frame an eval loop ran with is_entry; 3.12 on put a
  * frame owned by the C stack below it, which is not the program's.
@@ -151,7 +187,7 @@ static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_
 	if (!rt->cur || !env)
 		return uw_py_run_over(rt);
 	fr = env->rt; /* off the BPF stack */
-	if (!uw_env_read_mem(env, fr, sizeof(env->rt), rt->cur)) {
+	if (!uw_env_read_mem(env, fr, UW_PY_FRAME_WORDS * sizeof(*fr), rt->cur)) {
 		rt->cur = 0;
 		rt->miss = rt->miss ? rt->miss : UW_RT_BAD_FRAME;
 		return uw_py_run_over(rt);
@@ -161,7 +197,7 @@ static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_
 	    info->off[EMBER_PY_FRAME_IS_ENTRY] == EMBER_RT_OFF_NONE &&
 	    uw_py_byte(fr, info->off[EMBER_PY_FRAME_OWNER]) == UW_PY_OWNED_BY_CSTACK) {
 		/* the entry of this eval loop's run: the frames past it are an outer run's */
-		rt->cur = prev != rt->cur ? prev : 0;
+		rt->cur = uw_py_prev(rt, env, prev);
 		return uw_py_run_over(rt);
 	}
 	code = uw_py_word(fr, info->off[EMBER_PY_FRAME_CODE]);
@@ -181,7 +217,7 @@ static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_
 	rt->word = EMBER_RT_WORD(EMBER_RT_PYTHON, idx, code);
 	if (info->off[EMBER_PY_FRAME_IS_ENTRY] != EMBER_RT_OFF_NONE)
 		entry = uw_py_byte(fr, info->off[EMBER_PY_FRAME_IS_ENTRY]);
-	rt->cur = prev != rt->cur ? prev : 0;
+	rt->cur = uw_py_prev(rt, env, prev);
 	rt->frames++;
 	if (entry) {
 		rt->in_run = 0;
@@ -222,6 +258,10 @@ UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt, const struct emb
 		rt->cur = uw_py_thread_frame(info, env, f->tid);
 		if (!rt->cur)
 			rt->miss = UW_RT_NO_THREAD;
+		if (env) { /* the cycle check starts at the innermost frame */
+			env->rt[UW_PY_TORTOISE] = rt->cur;
+			env->rt[UW_PY_POWER_STEPS] = 1ull << 32;
+		}
 	}
 	return uw_py_next(rt, info, env);
 }

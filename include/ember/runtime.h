@@ -65,7 +65,7 @@ enum ember_py_off {
 };
 #define EMBER_RT_OFF_MAX 32
 /* Words of a runtime's frame record the walk reads at once (the walk's environment holds them). */
-#define EMBER_RT_SCRATCH_WORDS 10
+#define EMBER_RT_SCRATCH_WORDS 12
 #define EMBER_RT_OFF_NONE 0xffff
 
 /*
