@@ -12,7 +12,9 @@
 #   -d  CPU seconds each workload runs                    (BENCH_DURATION, 12)
 #   -r  repetitions of each run; medians reported         (BENCH_REPEAT, 3)
 #   -w  comma-separated workloads                         (BENCH_WORKLOADS, all:
-#       qsort,memcpy,clock,mixed,lazy,node)
+#       qsort,memcpy,clock,mixed,lazy,node; also python, pynative: a Python
+#       stack 33 Python frames deep, and a native one as deep, for the runtime
+#       walk's cost per sample)
 #   -b  the build tree with the fixtures (tests/fx_*)     (EMBER_BUILD, build/)
 #   -e  the emberd binary                                 (EMBERD, BUILD/daemon/emberd)
 #   -o  also write the table to this file
@@ -58,6 +60,9 @@ for w in ${WORKLOADS//,/ }; do
 	lazy) [ -x "$BUILD/tests/fx_lazy_bind" ] ||
 		die "fixture $BUILD/tests/fx_lazy_bind not built (cmake --build $BUILD --target fx_lazy_bind)" ;;
 	node) need node "install nodejs for the node workload" ;;
+	python) [ -x /usr/bin/python3.11 ] || die "install python3.11 for the python workload" ;;
+	pynative) [ -x "$BUILD/tests/fx_deep" ] ||
+		die "fixture $BUILD/tests/fx_deep not built (cmake --build $BUILD --target fx_deep)" ;;
 	*) die "unknown workload '$w'" ;;
 	esac
 done
@@ -80,11 +85,37 @@ trap 'exit 130' INT TERM
 # Node.js under GC pressure: the unwind_node test's workload
 cp "$SRC/tests/integration/gc.js" "$T/gc.js"
 
+# Python: <module> -> descend x 31 -> spin, 33 Python frames on ~11 of the interpreter's
+cat >"$T/deep.py" <<'PY'
+import sys
+import time
+
+
+def spin(end):
+    x = 0
+    while time.process_time() < end:
+        for i in range(10000):
+            x += i
+    return x
+
+
+def descend(d, end):
+    if d == 0:
+        return spin(end)
+    return descend(d - 1, end) + 1
+
+
+descend(30, time.process_time() + float(sys.argv[1]))
+PY
+
 # workload_cmd W: the command line of workload W, using $DURATION s of CPU (not wall:
 # on a busy machine it gets as many samples, later)
 workload_cmd() {
 	case $1 in
 	node) echo node --perf-basic-prof "$T/gc.js" "$DURATION" ;;
+	python) echo /usr/bin/python3.11 "$T/deep.py" "$DURATION" ;;
+	# as many frames as the python workload's stacks: main, descend x 39, spin, libc's
+	pynative) echo "$BUILD/tests/fx_deep" "$DURATION" 38 ;;
 	# ld.so resolves every PLT call again (its lazy-binding trampoline: CFA from rbx)
 	lazy) echo env LD_BIND_NOT=1 "$BUILD/tests/fx_lazy_bind" "$DURATION" ;;
 	*) echo "$BUILD/tests/fx_$1" "$DURATION" ;;
@@ -94,7 +125,7 @@ workload_cmd() {
 # The same shapes as tests/integration/unwind_*.sh, as EREs over ";root;...;leaf;".
 # complete: the stack reaches the process's start (main; node::Start, which Debian's
 # node's main tail-calls) or a thread's (start_thread).
-COMPLETE=';(main|node::Start(\([^;]*\))?|start_thread);'
+COMPLETE=';(main|Py_BytesMain|node::Start(\([^;]*\))?|start_thread);'
 # known WANT OF: of the samples matching OF, those with the fixture's known stack
 known_of() {
 	local vdso='(\[vdso\][^;]*|__vdso_[^;]*|__cvdso_[^;]*)' clk='(__)?clock_gettime(64)?(@[^;]*)?'
@@ -105,6 +136,9 @@ known_of() {
 		";$clk;($vdso|clock_gettime);|;$vdso;" ;;
 	mixed) printf '%s\t%s\n' ';(main|start_thread;fp_thread);fp_driver;' '' ;;
 	lazy) printf '%s\t%s\n' ';main;resolve_loop;' '' ;;
+	# spelt out: mawk's EREs have no {n}
+	python) printf '%s\t%s\n' ";<module>;$(printf 'descend;%.0s' $(seq 31))spin;" '' ;;
+	pynative) printf '%s\t%s\n' ";main;$(printf 'descend;%.0s' $(seq 39))spin;" '' ;;
 	esac # node: none (tests/integration/unwind_node.sh looks at V8's C++ single-threaded)
 }
 
@@ -240,7 +274,7 @@ pct3() {
 		"/ $(fmt %.1f "$(med "$1" perf-fp "$2")")"
 }
 
-KNOWN_WHAT="qsort: cmp_records under qsort, sort_rounds, main; memcpy: copy_buffers directly above memcpy (of the samples in memcpy); clock: read_clock_loop above clock_gettime and the vDSO (of the samples in the vDSO); mixed: through fp_driver to main or start_thread; node: none (see tests/integration/unwind_node.sh)"
+KNOWN_WHAT="python: <module>, descend x 31, spin (Python frames); pynative: main, descend x 39, spin; qsort: cmp_records under qsort, sort_rounds, main; memcpy: copy_buffers directly above memcpy (of the samples in memcpy); clock: read_clock_loop above clock_gettime and the vDSO (of the samples in the vDSO); mixed: through fp_driver to main or start_thread; node: none (see tests/integration/unwind_node.sh)"
 TABLE=$T/table.md
 {
 	echo "| workload | complete % ember / perf dwarf / perf fp | known stack % ember / dwarf / fp | samples ember / dwarf / fp | ember ÷ dwarf (complete) | BPF ns/sample 99 Hz | BPF ns/sample 19 Hz | emberd % of one CPU 99 Hz | 19 Hz |"
