@@ -175,14 +175,23 @@ uint32_t py_line_at(const uint8_t *tab, size_t len, int32_t firstlineno, uint32_
 	while (r.p < r.end) {
 		uint32_t b = loc_byte(&r), code = (b >> 3) & 15, n = (b & 7) + 1;
 		bool none = code == LOC_NONE;
+		int64_t d;
 
 		if (!(b & 0x80))
 			return 0; /* not the start of an entry: a malformed table */
-		line += loc_delta(&r, code);
-		if (r.bad)
+		d = loc_delta(&r, code);
+		/*
+		 * CPython's lines are C ints: a delta or a line past them is no
+		 * table's (and deltas of 2^63 overflowed the sum, wrapping to a
+		 * plausible line: check_python's malformed tables).
+		 */
+		if (r.bad || d > (int64_t)UINT32_MAX || d < -(int64_t)UINT32_MAX)
+			return 0;
+		line += d;
+		if (line < INT32_MIN || line > INT32_MAX)
 			return 0;
 		if (idx < at + n)
-			return none || line <= 0 || line > INT32_MAX ? 0 : (uint32_t)line;
+			return none || line <= 0 ? 0 : (uint32_t)line;
 		at += n;
 	}
 	return 0;
