@@ -215,7 +215,7 @@ static bool mem_u64(const struct rt_mem *mem, uint64_t addr, uint64_t *v)
 	return mem->read(mem->arg, v, sizeof(*v), addr);
 }
 
-/* Appends code point c to out (room for PY_STR_MAX bytes + NUL) as UTF-8. */
+/* Appends code point c to out[n..] as UTF-8 (cap: a NUL still fits): the new n, n if it cannot. */
 static size_t put_utf8(char *out, size_t n, size_t cap, uint32_t c)
 {
 	char b[4];
@@ -283,10 +283,14 @@ static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_
 					 (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 |
 						 (uint32_t)buf[4 * i + 2] << 16 |
 						 (uint32_t)buf[4 * i + 3] << 24;
+		size_t m;
 
 		if (PY_STR_ASCII(state) && c >= 0x80)
 			return -EINVAL;
-		n = put_utf8(out, n, cap, c);
+		m = put_utf8(out, n, cap, c);
+		if (m == n)
+			break; /* cut before the first that does not fit: a prefix, not a gap */
+		n = m;
 	}
 	out[n] = '\0';
 	return 0;
