@@ -132,6 +132,7 @@ int main(void)
 	srunner_add_suite(sr, statusfile_suite());
 	srunner_add_suite(sr, unwtab_suite());
 	srunner_add_suite(sr, uwalk_suite());
+	srunner_add_suite(sr, python_suite());
 	srunner_add_suite(sr, utf8_suite());
 	srunner_add_suite(sr, pushfit_suite());
 	srunner_add_suite(sr, drain_suite());

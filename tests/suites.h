@@ -62,6 +62,7 @@ Suite *flamegraph_suite(void);
 Suite *statusfile_suite(void);
 Suite *unwtab_suite(void);
 Suite *uwalk_suite(void);
+Suite *python_suite(void);
 Suite *utf8_suite(void);
 Suite *pushfit_suite(void);
 Suite *drain_suite(void);
