@@ -134,6 +134,12 @@ void rt_relocate(struct ember_rt_proc *rt, uint64_t bias)
 
 /* Objects named at once in one process: beyond, the cache starts over. */
 #define RT_CACHE_MAX 16384
+/*
+ * Bytes of location tables kept for one process: beyond, the cache starts
+ * over. The count alone let a process whose code objects share one table of
+ * PY_LINETABLE_MAX bytes make it keep 16 GiB (check_python).
+ */
+#define RT_CACHE_TABLE_BYTES (16u << 20)
 
 struct rt_entry {
 	uint64_t obj; /* 0: free */
@@ -189,7 +195,7 @@ static struct rt_entry *entry_for(struct rt_cache *c, uint64_t obj)
 {
 	size_t i;
 
-	if (c->n >= RT_CACHE_MAX)
+	if (c->n >= RT_CACHE_MAX || c->bytes >= RT_CACHE_TABLE_BYTES)
 		entries_free(c);
 	if (2 * (c->n + 1) > c->cap) {
 		struct rt_cache bigger = {.cap = c->cap ? 2 * c->cap : 256};

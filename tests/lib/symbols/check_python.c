@@ -482,6 +482,77 @@ START_TEST(test_cache_bounded)
 }
 END_TEST
 
+/*
+ * A process whose code objects (any number, 0x100 apart from SYN_CODE on)
+ * all share one name and one location table of PY_LINETABLE_MAX bytes.
+ */
+#define SYN_CODE 0x7f0000000000ull
+#define SYN_STR 0x7e0000000000ull
+#define SYN_TAB 0x7d0000000000ull
+
+static bool syn_read(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	const struct py_layout *l = arg;
+	uint8_t code[0x100] = {0}, str[64] = {0}, tab[32] = {0};
+	const uint8_t *from;
+	uint64_t off;
+
+	put_u64(code + OB_TYPE, 0x1000);
+	put_u64(code + l->co_qualname, SYN_STR);
+	put_u64(code + l->co_filename, SYN_STR);
+	put_u64(code + l->co_linetable, SYN_TAB);
+	put_u64(str + STR_LENGTH, 1);
+	put_u64(str + STR_STATE, 1 << 2 | 1 << 5 | 1 << 6); /* compact ASCII */
+	str[l->ascii_size] = 'f';
+	put_u64(tab + BYTES_SIZE, PY_LINETABLE_MAX);
+	if (addr >= SYN_CODE && addr < SYN_CODE + (1ull << 32)) {
+		off = (addr - SYN_CODE) % sizeof(code);
+		from = code;
+		if (len > sizeof(code) - off)
+			return false;
+	} else if (addr >= SYN_STR && addr - SYN_STR <= sizeof(str) &&
+		   len <= sizeof(str) - (addr - SYN_STR)) {
+		off = addr - SYN_STR;
+		from = str;
+	} else if (addr >= SYN_TAB && addr - SYN_TAB < sizeof(tab)) {
+		off = addr - SYN_TAB;
+		from = tab;
+		if (len > sizeof(tab) - off)
+			return false;
+	} else if (addr >= SYN_TAB + sizeof(tab) &&
+		   addr - SYN_TAB - sizeof(tab) <= PY_LINETABLE_MAX &&
+		   len <= PY_LINETABLE_MAX - (addr - SYN_TAB - sizeof(tab))) {
+		memset(dst, 0x80 | 15 << 3, len); /* entries of no location */
+		return true;
+	} else {
+		return false;
+	}
+	memcpy(dst, from + off, len);
+	return true;
+}
+
+/* Code objects sharing a table as large as a table may be: the cache's bytes stay bounded. */
+START_TEST(test_cache_bounded_tables)
+{
+	const struct py_layout *l = py_layout(12);
+	struct ember_rt_proc rt = rt_of(12, 0x1000);
+	struct rt_cache *cache = rt_cache_new();
+	struct rt_name n;
+
+	ck_assert_ptr_nonnull(cache);
+	for (uint64_t i = 0; i < 200; i++) {
+		ck_assert_int_eq(
+			rt_cache_name(cache, &(struct rt_mem){syn_read, (void *)l}, &rt,
+				      EMBER_RT_WORD(EMBER_RT_PYTHON, 1, SYN_CODE + 0x100 * i), &n),
+			0);
+		ck_assert_str_eq(n.function, "f");
+		ck_assert_uint_eq(n.line, 0);
+		ck_assert_uint_le(rt_cache_bytes(cache), 64u << 20);
+	}
+	rt_cache_free(cache);
+}
+END_TEST
+
 /* --- the walk: Python frames in place of the eval loop's, over a fabricated process ---------- */
 
 #define TEXT 0x400000ull
@@ -877,6 +948,7 @@ Suite *python_suite(void)
 	tcase_add_test(code, test_code_hostile);
 	tcase_add_test(code, test_name_hostile);
 	tcase_add_test(code, test_cache_bounded);
+	tcase_add_test(code, test_cache_bounded_tables);
 	tcase_add_test(walk, test_walk_runs);
 	tcase_add_test(walk, test_walk_no_thread);
 	tcase_add_test(walk, test_walk_bad_code);
