@@ -135,16 +135,16 @@ void rt_relocate(struct ember_rt_proc *rt, uint64_t bias)
 /* Objects named at once in one process: beyond, the cache starts over. */
 #define RT_CACHE_MAX 16384
 /*
- * Bytes of location tables kept for one process: beyond, the cache starts
+ * Bytes of names and location tables kept for one process: beyond, the cache starts
  * over. The count alone let a process whose code objects share one table of
  * PY_LINETABLE_MAX bytes make it keep 16 GiB (check_python).
  */
 #define RT_CACHE_TABLE_BYTES (16u << 20)
 
+/* A slot: small, so that the table of slots costs 16 bytes an object, not a name's room. */
 struct rt_entry {
-	uint64_t obj; /* 0: free */
-	int rc;	      /* reading it: 0, or why it failed */
-	struct py_code code;
+	uint64_t obj;	      /* 0: free */
+	struct py_code *code; /* its names, or NULL: reading it failed */
 };
 
 struct rt_cache {
@@ -161,8 +161,10 @@ struct rt_cache *rt_cache_new(void)
 static void entries_free(struct rt_cache *c)
 {
 	for (size_t i = 0; i < c->cap; i++)
-		if (c->v[i].obj)
-			py_code_release(&c->v[i].code);
+		if (c->v[i].code) {
+			py_code_release(c->v[i].code);
+			free(c->v[i].code);
+		}
 	free(c->v);
 	c->v = NULL;
 	c->n = c->cap = c->bytes = 0;
@@ -178,7 +180,7 @@ void rt_cache_free(struct rt_cache *c)
 
 size_t rt_cache_bytes(const struct rt_cache *c)
 {
-	return c ? c->bytes + c->cap * sizeof(struct rt_entry) : 0;
+	return c ? c->bytes + c->cap * sizeof(struct rt_entry) : 0; /* bytes: tables and names */
 }
 
 static size_t slot_of(const struct rt_cache *c, uint64_t obj)
@@ -221,6 +223,7 @@ static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct em
 	uint64_t obj = EMBER_RT_WORD_PTR(word);
 	uint32_t idx = EMBER_RT_WORD_AUX(word);
 	struct rt_entry *e;
+	struct py_code *pc;
 
 	if (!obj || !l || rt->version >> 16 != 3) {
 		if (!obj && idx)
@@ -235,21 +238,29 @@ static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct em
 	if (!e)
 		return -ENOMEM;
 	if (!e->obj) {
+		pc = malloc(sizeof(*pc));
+		if (!pc)
+			return -ENOMEM;
 		e->obj = obj;
-		e->rc = py_code_read(mem, l, rt->addr[1], obj, &e->code);
 		c->n++;
-		c->bytes += e->code.linetable_len;
+		if (py_code_read(mem, l, rt->addr[1], obj, pc)) {
+			free(pc); /* remembered as unreadable: not read again */
+		} else {
+			e->code = pc;
+			c->bytes += sizeof(*pc) + pc->linetable_len;
+		}
 	}
-	if (e->rc) {
+	pc = e->code;
+	if (!pc) {
 		snprintf(out->function, sizeof(out->function), "[python code 0x%" PRIx64 "]", obj);
 		return -ENOENT;
 	}
-	snprintf(out->function, sizeof(out->function), "%s", e->code.qualname);
-	snprintf(out->file, sizeof(out->file), "%s", e->code.filename);
-	out->start_line = e->code.firstlineno > 0 ? (uint32_t)e->code.firstlineno : 0;
-	out->line = idx == EMBER_RT_AUX_MAX ? 0 :
-					      py_line_at(e->code.linetable, e->code.linetable_len,
-							 e->code.firstlineno, idx);
+	snprintf(out->function, sizeof(out->function), "%s", pc->qualname);
+	snprintf(out->file, sizeof(out->file), "%s", pc->filename);
+	out->start_line = pc->firstlineno > 0 ? (uint32_t)pc->firstlineno : 0;
+	out->line = idx == EMBER_RT_AUX_MAX ?
+			    0 :
+			    py_line_at(pc->linetable, pc->linetable_len, pc->firstlineno, idx);
 	return 0;
 }
 
