@@ -8,7 +8,9 @@
 #   (go tool pprof -lines reads the profile);
 # - a py_default stack has json's C code between iterencode and py_default: the true order;
 # - py-spy (PyPI), dumping the same process, sees the same Python functions in the same
-#   order on the thread: every stack it dumps is one of ember's, Python frames alone.
+#   order on the thread: every stack it dumps begins one of ember's, Python frames alone
+#   (begins: a state py-spy caught for an instant, a C call's, ember may have sampled
+#   only deeper).
 # A Python ember has no layout for (pyenv's 3.10) gets one honest frame, counted.
 # The first Python starts before emberd: a process running at start is read too, >= 75%
 # (its samples before its tables are loaded are walked natively: issue 45).
@@ -163,10 +165,11 @@ for i in $(seq 0 $((${#PYS[@]} - 1))); do
 		for (k = 1; k <= n; k++) if (f[k] ~ re) s = (s == "") ? f[k] : s ";" f[k]
 		print s }' "$T/folded.$i" | sort -u >"$T/ember_py.$i"
 	while read -r st; do
-		grep -qxF "$st" "$T/ember_py.$i" ||
+		awk -v s="$st" '$0 == s || index($0, s ";") == 1 { found = 1 } END { exit !found }' \
+			"$T/ember_py.$i" ||
 			fail "$py: py-spy saw '$st', a Python stack ember never shows; ember's: $(head -5 "$T/ember_py.$i" | paste -sd' ')"
 	done <"$T/spy.$i"
-	echo "  py-spy's $(wc -l <"$T/spy.$i") stacks are all ember's; json's C code between iterencode and py_default"
+	echo "  py-spy's $(wc -l <"$T/spy.$i") stacks begin ember's; json's C code between iterencode and py_default"
 done
 
 if [ -n "$OLD" ]; then
