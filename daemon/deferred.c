@@ -231,37 +231,6 @@ static bool vec_push(struct walked_vec *a, struct walked *s)
 	return true;
 }
 
-/* --- rows from the unwinder's maps ------------------------------------------------------- */
-
-/*
- * Rules found before, by table and address range, as the BPF walk's row cache
- * (bpf/unwind.bpf.h): a row read from the map costs a system call, a search
- * fifteen of them in libc, and the deferred walks of a host's new processes
- * return to the same addresses of the same libraries (every stack's
- * __libc_start_main, _start, main) again and again. Direct-mapped by the
- * address's 16-byte block; emptied whenever the unwinder publishes or drops a
- * table (unwinder_rows_gen()).
- */
-#define ROW_CACHE_SLOTS 4096
-
-struct row_slot {
-	uint64_t lo, hi; /* the pcs [lo, hi) the row holds for; hi 0: empty */
-	uint32_t table;
-	struct ember_unwind_row row;
-};
-
-/* A table's place in the rows array, as the tables map said under gen. */
-struct table_slot {
-	uint32_t first, nrows;
-	bool known;
-};
-
-struct row_cache {
-	uint64_t gen; /* unwinder_rows_gen() the slots were found under */
-	struct row_slot rows[ROW_CACHE_SLOTS];
-	struct table_slot tables[EMBER_UNWIND_TABLES_MAX];
-};
-
 /* An exec read: pid's samples taken before ktime_ns are of its old program. */
 struct exec_note {
 	uint32_t pid;
@@ -273,9 +242,6 @@ struct deferred {
 	int ring_fd;
 	struct unwinder *unw;
 	struct unwinder_fds fds;
-	/* one walk at a time (the main thread's or the unwinder's): it owns the cache */
-	pthread_mutex_t walk_mu;
-	struct row_cache *cache;
 	pthread_mutex_t mu;
 	struct waiting *head, **tail; /* arrival order */
 	uint32_t nwaiting;
@@ -345,62 +311,12 @@ static void release_locked(struct deferred *d, const struct waiting *w)
 	}
 }
 
-/* One table's rows read from the map, block by block (the search reads neighbours). */
-struct table_reader {
-	int fd;
-	uint32_t first;
-	uint32_t block; /* index of blk, or UINT32_MAX */
-	struct ember_unwind_row blk[EMBER_ROWS_PER_BLOCK];
-};
-
-static bool read_row(void *arg, uint32_t i, struct ember_unwind_row *out)
-{
-	struct table_reader *t = arg;
-	uint32_t idx = t->first + i, block = idx / EMBER_ROWS_PER_BLOCK;
-
-	if (block != t->block) {
-		if (bpf_map_lookup_elem(t->fd, &block, t->blk))
-			return false;
-		t->block = block;
-	}
-	*out = t->blk[idx % EMBER_ROWS_PER_BLOCK];
-	return true;
-}
-
-/* uwalk's row source: the cache, else the maps (under walk_mu). */
+/* uwalk's row source: the unwinder's tables, as the host holds them (unwinder_find_rule()). */
 static bool find_rule(void *arg, uint32_t table, uint64_t pc, struct ember_unwind_row *out)
 {
 	struct deferred *d = arg;
-	struct row_cache *c = d->cache;
-	uint64_t gen = unwinder_rows_gen(d->unw), lo, hi;
-	struct row_slot *s = &c->rows[((pc >> 4) + table * 0x9e3779b1u) % ROW_CACHE_SLOTS];
-	struct table_slot *t = &c->tables[table % EMBER_UNWIND_TABLES_MAX];
-	struct table_reader rd = {.fd = d->fds.rows, .block = UINT32_MAX};
 
-	if (gen != c->gen) {
-		memset(c, 0, sizeof(*c));
-		c->gen = gen;
-	}
-	if (s->hi && s->table == table && s->lo <= pc && pc < s->hi) {
-		*out = s->row;
-		return true;
-	}
-	if (table >= EMBER_UNWIND_TABLES_MAX)
-		return false;
-	if (!t->known) {
-		struct ember_unwind_table v;
-
-		if (bpf_map_lookup_elem(d->fds.tables, &table, &v))
-			return false;
-		t->first = v.first;
-		t->nrows = v.nrows;
-		t->known = true;
-	}
-	rd.first = t->first;
-	if (!uwalk_search(t->nrows, read_row, &rd, pc, out, &lo, &hi))
-		return false;
-	*s = (struct row_slot){.lo = lo, .hi = hi, .table = table, .row = *out};
-	return true;
+	return unwinder_find_rule(d->unw, table, pc, out);
 }
 
 /* --- walking ------------------------------------------------------------------------------ */
@@ -529,9 +445,7 @@ static bool walk(struct deferred *d, struct waiting *w, enum walk_entry how)
 		free(proc);
 		return false;
 	}
-	pthread_mutex_lock(&d->walk_mu);
 	uwalk(loaded ? proc : NULL, &src, &stk, &w->regs, res);
-	pthread_mutex_unlock(&d->walk_mu);
 	s = malloc(sizeof(*s) + (res->n + w->kstack_len) * sizeof(uint64_t));
 	if (!s)
 		goto fail;
@@ -1080,20 +994,9 @@ struct deferred *deferred_open(int ring_fd, struct unwinder *u)
 	d->tail = &d->head;
 	d->unw = u;
 	d->ring_fd = ring_fd;
-	d->cache = calloc(1, sizeof(*d->cache));
-	if (!d->cache) {
-		free(d);
-		return NULL;
-	}
 	unwinder_fds(u, &d->fds);
 	rc = pthread_mutex_init(&d->mu, NULL);
-	if (!rc) {
-		rc = pthread_mutex_init(&d->walk_mu, NULL);
-		if (rc)
-			pthread_mutex_destroy(&d->mu);
-	}
 	if (rc) {
-		free(d->cache);
 		free(d);
 		errno = rc;
 		return NULL;
@@ -1101,9 +1004,7 @@ struct deferred *deferred_open(int ring_fd, struct unwinder *u)
 	d->rb = ring_buffer__new(ring_fd, on_record, d, NULL);
 	if (!d->rb) {
 		rc = errno;
-		pthread_mutex_destroy(&d->walk_mu);
 		pthread_mutex_destroy(&d->mu);
-		free(d->cache);
 		free(d);
 		errno = rc;
 		return NULL;
@@ -1143,8 +1044,6 @@ void deferred_close(struct deferred *d)
 	tdestroy(d->loaded, no_free);
 	tdestroy(d->held, free);
 	pthread_mutex_unlock(&d->mu);
-	free(d->cache);
-	pthread_mutex_destroy(&d->walk_mu);
 	pthread_mutex_destroy(&d->mu);
 	free(d);
 }

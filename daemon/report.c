@@ -609,5 +609,10 @@ void report_log(const struct interval_report *r)
 				r->defer.walk_ns / 1e3 / (r->defer.walked + r->defer.unloaded) :
 				0.0,
 			r->defer.waits, r->defer.waits_open, r->defer.waits_lost);
+	if (r->unw.host_finds)
+		log_debug(
+			"deferred walks' rules since the start: %lu searches, %lu blocks read from "
+			"the rows map; %lu KiB of indexes and blocks held",
+			r->unw.host_finds, r->unw.host_reads, r->unw.host_bytes >> 10);
 	log_symbols(r);
 }

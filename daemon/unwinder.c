@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "ember/unwind.h"
+#include "hostrows.h"
 #include "log.h"
 #include "mapfile.h"
 #include "procmaps.h"
@@ -119,7 +120,8 @@ struct proc {
 
 struct unwinder {
 	struct unwinder_fds fds;
-	size_t rows_cap; /* rows the rows map holds */
+	size_t rows_cap;       /* rows the rows map holds */
+	struct hostrows *host; /* the deferred walks' view of the rows map */
 
 	/* the thread's own state: nobody else touches it */
 	void *tables; /* tsearch tree of struct table by key */
@@ -156,7 +158,6 @@ struct unwinder {
 	/* when marks the thread keeps for their backoff fall due (its timer), or -1 */
 	int64_t stale_due;
 	struct unwinder_stats st;
-	uint64_t rows_gen; /* tables published or dropped (atomic: unwinder_rows_gen()) */
 	/*
 	 * Called on the thread (unwinder_set_hook()), under hook_mu: a hook
 	 * removed is never running once unwinder_set_hook() has returned.
@@ -228,7 +229,6 @@ static void publish_table(struct unwinder *u, uint32_t id, uint32_t first, uint3
 	struct ember_unwind_table v = {.first = first, .nrows = nrows};
 
 	bpf_map_update_elem(u->fds.tables, &id, &v, BPF_ANY);
-	__atomic_add_fetch(&u->rows_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 /* --- row space: first fit among the loaded tables' extents ------------------------------- */
@@ -275,6 +275,7 @@ static int64_t free_id(struct unwinder *u)
 static void evict(struct unwinder *u, struct table *t)
 {
 	publish_table(u, t->id, 0, 0);
+	hostrows_drop(u->host, t->id);
 	u->by_id[t->id] = NULL;
 	tdelete(t, &u->tables, cmp_table);
 	worker_lock(&u->worker);
@@ -371,6 +372,8 @@ static int load_table(struct unwinder *u, struct table *t, const struct unwtab *
 		rc = write_rows(u, first, tab->rows, tab->nrows);
 	if (rc)
 		return rc;
+	if (hostrows_add(u->host, id, first, tab->rows, tab->nrows))
+		log_debug("unwinder: out of memory: table %u not walked on the host", id);
 	t->id = id;
 	t->first = first;
 	t->nrows = tab->nrows;
@@ -1268,6 +1271,8 @@ void unwinder_settle(struct unwinder *u)
 
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
 {
+	struct hostrows_stats hs;
+
 	if (!u) {
 		memset(out, 0, sizeof(*out));
 		return;
@@ -1275,6 +1280,10 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
 	worker_lock(&u->worker);
 	*out = u->st;
 	worker_unlock(&u->worker);
+	hostrows_stats(u->host, &hs);
+	out->host_finds = hs.finds;
+	out->host_reads = hs.reads;
+	out->host_bytes = hs.bytes;
 }
 
 void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg)
@@ -1285,9 +1294,18 @@ void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg)
 	pthread_mutex_unlock(&u->hook_mu);
 }
 
-uint64_t unwinder_rows_gen(const struct unwinder *u)
+bool unwinder_find_rule(struct unwinder *u, uint32_t table, uint64_t pc,
+			struct ember_unwind_row *out)
 {
-	return __atomic_load_n(&u->rows_gen, __ATOMIC_SEQ_CST);
+	return hostrows_find(u->host, table, pc, out);
+}
+
+/* hostrows' reader: one block of the rows map, one system call. */
+static bool read_block(void *arg, uint32_t block, struct ember_unwind_row *rows)
+{
+	const struct unwinder *u = arg;
+
+	return !bpf_map_lookup_elem(u->fds.rows, &block, rows);
 }
 
 bool unwinder_runtime(void *arg, pid_t pid, struct ember_rt_proc *out)
@@ -1338,6 +1356,10 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 					      errlen) :
 				  -ENOMEM;
 	if (!rc) {
+		u->host = hostrows_new(read_block, u);
+		rc = u->host ? 0 : -ENOMEM;
+	}
+	if (!rc) {
 		vdso_build(u);
 		rc = worker_start(&u->worker, "ember-unwind", unwinder_main, u);
 		if (rc)
@@ -1384,6 +1406,7 @@ void unwinder_close(struct unwinder *u)
 		if (*fd >= 0)
 			close(*fd);
 	free(u->scratch);
+	hostrows_free(u->host);
 	pthread_mutex_destroy(&u->hook_mu);
 	free(u);
 }

@@ -40,6 +40,9 @@ struct unwinder_stats {
 	uint64_t maps_over;	      /* mappings beyond EMBER_UNWIND_MAPS_MAX (frame pointers) */
 	uint64_t queue_full;	      /* requests dropped: the queue was full */
 	uint64_t rescans; /* processes read again after a frame outside their mappings */
+	/* the deferred walks' searches (unwinder_find_rule()) */
+	uint64_t host_finds, host_reads; /* searches, and blocks they read from the map */
+	uint64_t host_bytes;		 /* what their indexes and cached blocks hold */
 };
 
 struct unwinder;
@@ -96,8 +99,13 @@ typedef void (*unwinder_hook)(void *arg, pid_t pid, enum unwinder_event ev);
 /* Sets the hook (NULL: none); a hook replaced is not running once this returns. */
 void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg);
 
-/* Changes whenever a table is published or dropped: rows read before may be stale. */
-uint64_t unwinder_rows_gen(const struct unwinder *u);
+/*
+ * The row of table in force at pc, for the host's walks (any thread): from
+ * the table's index in memory and one block of the rows map, read once while
+ * it stays cached. False where none covers pc.
+ */
+bool unwinder_find_rule(struct unwinder *u, uint32_t table, uint64_t pc,
+			struct ember_unwind_row *out);
 
 /* Blocks until every request made so far has been handled (tests, capture start). */
 void unwinder_settle(struct unwinder *u);

@@ -69,6 +69,7 @@ Suite *drain_suite(void);
 Suite *membound_suite(void);
 Suite *geometric_suite(void);
 Suite *mapsize_suite(void);
+Suite *hostrows_suite(void);
 Suite *bpfload_suite(void);
 Suite *stackparts_suite(void);
 Suite *clock_suite(void);
