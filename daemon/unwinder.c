@@ -199,8 +199,9 @@ static int create_maps(struct unwinder *u, uint64_t cap_bytes, char *err, size_t
 		blocks = 1;
 	if (blocks > UINT32_MAX / ROWS_PER_BLOCK)
 		blocks = UINT32_MAX / ROWS_PER_BLOCK;
-	u->fds.rows =
-		bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", 4, BLOCK_BYTES, blocks, NULL);
+	/* elements allocated as tables are written: the cap bounds them, nothing is taken at start */
+	u->fds.rows = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_rows", 4, BLOCK_BYTES, blocks,
+				     &noprealloc);
 	u->fds.tables =
 		bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_tables", 4,
 			       sizeof(struct ember_unwind_table), EMBER_UNWIND_TABLES_MAX, NULL);
@@ -271,11 +272,33 @@ static int64_t free_id(struct unwinder *u)
 	return -1;
 }
 
-/* Drops a loaded table nobody uses: the walk stops using it before its rows are reused. */
+/* Blocks deleted by one system call. */
+#define DELETE_BATCH 256
+
+/* Deletes the blocks of rows [first, first + nrows): their memory goes back to the kernel. */
+static void delete_rows(struct unwinder *u, uint32_t first, uint32_t nrows)
+{
+	uint32_t keys[DELETE_BATCH], b = first / ROWS_PER_BLOCK,
+				     end = b + (nrows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
+
+	while (b < end) {
+		uint32_t count = 0;
+
+		for (; count < DELETE_BATCH && b < end; count++)
+			keys[count] = b++;
+		bpf_map_delete_batch(u->fds.rows, keys, &count, NULL);
+	}
+}
+
+/*
+ * Drops a loaded table nobody uses: the walk stops using it before its rows
+ * are deleted (a walk still in them finds none: it ends there).
+ */
 static void evict(struct unwinder *u, struct table *t)
 {
 	publish_table(u, t->id, 0, 0);
 	hostrows_drop(u->host, t->id);
+	delete_rows(u, t->first, t->nrows);
 	u->by_id[t->id] = NULL;
 	tdelete(t, &u->tables, cmp_table);
 	worker_lock(&u->worker);
@@ -324,8 +347,8 @@ static int make_room(struct unwinder *u, size_t n, uint32_t *id, uint32_t *first
 
 /* --- tables ------------------------------------------------------------------------------ */
 
-/* Blocks written by one system call. */
-#define WRITE_BATCH 1024
+/* Blocks written by one system call: 62 KiB, a buffer the heap reuses (no mmap each time). */
+#define WRITE_BATCH 16
 
 /*
  * Writes rows into the rows map from row first (a block boundary) on, block by

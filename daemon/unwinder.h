@@ -15,7 +15,7 @@
 
 #include "unwtab.h"
 
-/* Default bytes of table rows the kernel holds (the cap; preallocated by the kernel). */
+/* Default bytes of table rows the kernel may hold (the cap: taken as tables load). */
 #define UNWINDER_DEFAULT_CAP (64ull << 20)
 
 /* The maps every sampling BPF object reuses (bpf_map__reuse_fd), by fd. */
@@ -26,7 +26,7 @@ struct unwinder_fds {
 
 /* What the unwinder holds and did since it started, for status and the log. */
 struct unwinder_stats {
-	uint64_t cap_bytes;	      /* bytes of rows the kernel map holds */
+	uint64_t cap_bytes;	      /* bytes of rows the kernel map may hold */
 	uint64_t used_bytes;	      /* of which tables use */
 	uint32_t tables;	      /* tables loaded */
 	uint32_t procs;		      /* processes whose mappings the walk sees */

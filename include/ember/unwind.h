@@ -65,15 +65,21 @@ struct ember_unwind_row {
 };
 _Static_assert(sizeof(struct ember_unwind_row) == 16, "ember_unwind_row is ABI");
 
-/* Rows per element of the rows array (the walk's unwind_rows map): 4 x 16 bytes, a cache line. */
-#define EMBER_ROWS_PER_BLOCK 4
+/*
+ * Rows per element of the walk's unwind_rows map, a hash map that allocates an
+ * element when a table's rows are written (not the whole cap at start): 248 x
+ * 16 bytes, which with the kernel's 64 bytes of element header fill a 4 KiB
+ * slab object to 98%; and the block the host's walks read in one system call.
+ */
+#define EMBER_ROWS_PER_BLOCK 248
 
 /*
  * Value of the tables array (index: table id): where a table's rows lie in the
- * rows array. nrows == 0: free, or being replaced (the walk uses frame pointers).
+ * rows map (row i: element i / EMBER_ROWS_PER_BLOCK). nrows == 0: free, or
+ * being replaced (the walk uses frame pointers).
  */
 struct ember_unwind_table {
-	__u32 first; /* index of the table's first row in the rows array */
+	__u32 first; /* index of the table's first row in the rows map (a block's first) */
 	__u32 nrows; /* rows in use, at most EMBER_UNWIND_ROWS_PER_TABLE_MAX */
 };
 _Static_assert(sizeof(struct ember_unwind_table) == 8, "ember_unwind_table is ABI");
