@@ -1391,6 +1391,49 @@ int unwtab_build_mem(const void *image, size_t len, struct unwtab *out, enum unw
 	return build_and_end(elf_memory((char *)image, len), out, why);
 }
 
+/* Whether the FDE e (in .eh_frame data d at vaddr) covers pc: its range in *r. */
+static bool fde_covers(const Dwarf_CFI_Entry *e, const struct cies *cs, const Elf_Data *d,
+		       uint64_t vaddr, uint64_t pc, struct range *r)
+{
+	uint64_t field = vaddr + (uint64_t)(e->fde.start - (const uint8_t *)d->d_buf);
+	const struct cie *c = cie_find(cs, e->fde.CIE_pointer);
+
+	return c && fde_range(&e->fde, c, field, true, r) && r->lo <= pc && pc < r->hi;
+}
+
+int unwtab_fde_at(Elf *elf, uint64_t pc, uint64_t *lo, uint64_t *hi)
+{
+	const unsigned char *ident;
+	struct cfi_scns scns;
+	struct cies cs = {0};
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	struct range r;
+	int rc = -ENOENT;
+
+	if (check_elf(elf) || find_scns(elf, &scns) || !scns.eh)
+		return -ENOENT;
+	ident = (const unsigned char *)elf_getident(elf, NULL);
+	while (rc == -ENOENT && !dwarf_next_cfi(ident, scns.eh, true, off, &next, &e) &&
+	       next > off) {
+		if (e.CIE_id != LIBDW_CIE_ID) {
+			if (fde_covers(&e, &cs, scns.eh, scns.eh_addr, pc, &r)) {
+				*lo = r.lo;
+				*hi = r.hi;
+				rc = 0;
+			}
+		} else if (grow((void **)&cs.c, &cs.cap, cs.n + 1, sizeof(*cs.c))) {
+			cs.c[cs.n].off = off;
+			parse_cie(&e.cie, &cs.c[cs.n++]);
+		} else {
+			rc = -ENOMEM;
+		}
+		off = next;
+	}
+	free(cs.c);
+	return rc;
+}
+
 void unwtab_free(struct unwtab *t)
 {
 	if (!t)

@@ -85,6 +85,12 @@ bool unwtab_crt_shape(const uint8_t *p, size_t n, uint32_t *sub_end, uint32_t *a
 int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why);
 int unwtab_build_fd(int fd, struct unwtab *out, enum unwtab_err *why);
 int unwtab_build_mem(const void *image, size_t len, struct unwtab *out, enum unwtab_err *why);
+/*
+ * The range [*lo, *hi) of the .eh_frame FDE that covers pc, decoded as the table compiler
+ * decodes FDEs: no CFI instruction is run (libdw sizes its frame state by the registers they
+ * name). 0, or -ENOENT when none covers it, the file has no such CFI or is not x86-64.
+ */
+int unwtab_fde_at(Elf *elf, uint64_t pc, uint64_t *lo, uint64_t *hi);
 /* Releases the rows; accepts NULL and a zeroed or already freed table. */
 void unwtab_free(struct unwtab *t);
 
