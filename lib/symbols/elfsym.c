@@ -12,11 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <elfutils/libdw.h>
 #include <gelf.h>
 
 #include "elfsym.h"
+#include "unwtab.h"
 #include "util.h"
 
 /* Bounds on hostile files beyond those of the header. */
@@ -28,6 +29,19 @@
 #define ELFSYM_MAX_ARENA (256u << 20)
 /* PLT relocations read; a large program imports a few thousand functions. */
 #define ELFSYM_MAX_PLT (1u << 16)
+/*
+ * Section bytes read whole, by kind. libelf mallocs a section's claimed size when it
+ * is read (ELF_C_READ), bounded only by the file's size, and a sparse file makes any
+ * size cheap to claim: a .symtab of 1 GiB over a hole cost 1 GiB. Symbol tables and
+ * relocations are read in chunks instead (ELFSYM_CHUNK); the rest must fit these.
+ */
+#define ELFSYM_MAX_SECTIONS 65536 /* real files have ~40; -ffunction-sections objects more */
+#define ELFSYM_MAX_NOTE_BYTES (64u << 10) /* a build-id note is 36 bytes */
+#define ELFSYM_MAX_STRTAB (64u << 20)	  /* node 20's .dynstr: 5 MB; as unwtab's CFI bound */
+#define ELFSYM_MAX_DYNAMIC (64u << 10)	  /* ELFSYM_MAX_DYN entries of 16 bytes */
+#define ELFSYM_MAX_PLT_BYTES (ELFSYM_MAX_PLT * 16u) /* stubs are 16 bytes */
+#define ELFSYM_MAX_RELA (ELFSYM_MAX_SYMBOLS)	    /* relocation entries looked at */
+#define ELFSYM_CHUNK 2048			    /* entries read and converted at a time */
 /* x86-64 relocation types naming a GOT slot a PLT stub jumps through. */
 #define ELFSYM_R_GLOB_DAT 6
 #define ELFSYM_R_JUMP_SLOT 7
@@ -59,10 +73,129 @@ struct elf_syms {
 	uint32_t debuglink_crc;
 };
 
+/*
+ * The file being read: through libelf for headers and small sections, and
+ * directly (pread, or the image) for what is read in chunks.
+ */
+struct elf_src {
+	Elf *elf;
+	int fd; /* -1: the file is the image mem */
+	const char *mem;
+	size_t size;	  /* the file's */
+	size_t max_bytes; /* bound on the symbols kept (elf_syms_memory) */
+	size_t shstrndx;  /* SHN_UNDEF when section names cannot be read */
+	int cls;	  /* ELFCLASS32 or ELFCLASS64 */
+};
+
 /* True when [off, off + size) lies inside a file of file_size bytes. */
 static bool in_file(uint64_t off, uint64_t size, size_t file_size)
 {
 	return off <= file_size && size <= file_size - off;
+}
+
+/* A section's data read whole, when it lies in the file and is at most cap bytes. */
+static Elf_Data *section_data(const struct elf_src *src, Elf_Scn *scn, const GElf_Shdr *sh,
+			      uint64_t cap)
+{
+	if ((sh->sh_flags & SHF_COMPRESSED) || sh->sh_type == SHT_NOBITS || sh->sh_size > cap ||
+	    !in_file(sh->sh_offset, sh->sh_size, src->size))
+		return NULL;
+	return elf_getdata(scn, NULL);
+}
+
+/* A section's name; NULL when the file's section names are not readable within bounds. */
+static const char *section_name(const struct elf_src *src, const GElf_Shdr *sh)
+{
+	return src->shstrndx != SHN_UNDEF ? elf_strptr(src->elf, src->shstrndx, sh->sh_name) : NULL;
+}
+
+/* Whether section ndx is a string table elf_strptr may read whole (it reads it all). */
+static bool strtab_ok(const struct elf_src *src, size_t ndx, uint64_t cap)
+{
+	Elf_Scn *scn = elf_getscn(src->elf, ndx);
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_type == SHT_STRTAB &&
+	       !(sh.sh_flags & SHF_COMPRESSED) && sh.sh_size <= cap &&
+	       in_file(sh.sh_offset, sh.sh_size, src->size);
+}
+
+/* len bytes of the file at off into buf; false when short. */
+static bool read_raw(const struct elf_src *src, uint64_t off, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	if (!in_file(off, len, src->size))
+		return false;
+	if (src->fd < 0) {
+		memcpy(buf, src->mem + off, len);
+		return true;
+	}
+	while (got < len) {
+		ssize_t r = pread(src->fd, (char *)buf + got, len - got, (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
+/*
+ * Entries [first, first + n) of a table section (symbols, relocations) into buf, in
+ * memory form: the table is read a chunk at a time, never whole. False when short.
+ */
+static bool read_entries(const struct elf_src *src, const GElf_Shdr *sh, Elf_Type type,
+			 size_t first, size_t n, void *buf)
+{
+	size_t ent = gelf_fsize(src->elf, type, 1, EV_CURRENT);
+	Elf_Data d = {.d_buf = buf, .d_type = type, .d_size = n * ent, .d_version = EV_CURRENT};
+	Elf_Data m = d;
+
+	if (!ent || sh->sh_entsize != ent ||
+	    !read_raw(src, sh->sh_offset + first * ent, buf, n * ent))
+		return false;
+	/* file and memory forms have one size for these types: converted in place */
+	return gelf_xlatetom(src->elf, &m, &d, elf_getident(src->elf, NULL)[EI_DATA]) != NULL;
+}
+
+/* Entry i of symbols read by read_entries. */
+static void sym_at(const struct elf_src *src, const void *buf, size_t i, GElf_Sym *out)
+{
+	const Elf32_Sym *e;
+
+	if (src->cls == ELFCLASS64) {
+		*out = ((const Elf64_Sym *)buf)[i];
+		return;
+	}
+	e = (const Elf32_Sym *)buf + i;
+	*out = (GElf_Sym){
+		.st_name = e->st_name,
+		.st_info = e->st_info,
+		.st_other = e->st_other,
+		.st_shndx = e->st_shndx,
+		.st_value = e->st_value,
+		.st_size = e->st_size,
+	};
+}
+
+/* Entry i of relocations read by read_entries. */
+static void rela_at(const struct elf_src *src, const void *buf, size_t i, GElf_Rela *out)
+{
+	const Elf32_Rela *e;
+
+	if (src->cls == ELFCLASS64) {
+		*out = ((const Elf64_Rela *)buf)[i];
+		return;
+	}
+	e = (const Elf32_Rela *)buf + i;
+	*out = (GElf_Rela){
+		.r_offset = e->r_offset,
+		.r_info = GELF_R_INFO(ELF32_R_SYM(e->r_info), ELF32_R_TYPE(e->r_info)),
+		.r_addend = e->r_addend,
+	};
 }
 
 static void read_loads(Elf *elf, struct elf_syms *s, size_t file_size)
@@ -116,8 +249,9 @@ static bool build_id_from_notes(Elf_Data *data, struct elf_syms *s)
 }
 
 /* The build-id from PT_NOTE segments, or from SHT_NOTE sections when none has it. */
-static void read_build_id(Elf *elf, struct elf_syms *s, size_t file_size)
+static void read_build_id(const struct elf_src *src, struct elf_syms *s)
 {
+	Elf *elf = src->elf;
 	size_t i, n, seen = 0;
 	Elf_Scn *scn = NULL;
 	Elf_Data *data;
@@ -129,7 +263,8 @@ static void read_build_id(Elf *elf, struct elf_syms *s, size_t file_size)
 	for (i = 0; i < n && i < ELFSYM_MAX_PHDRS && seen < ELFSYM_MAX_NOTES; i++) {
 		if (!gelf_getphdr(elf, (int)i, &ph))
 			break;
-		if (ph.p_type != PT_NOTE || !in_file(ph.p_offset, ph.p_filesz, file_size))
+		if (ph.p_type != PT_NOTE || ph.p_filesz > ELFSYM_MAX_NOTE_BYTES ||
+		    !in_file(ph.p_offset, ph.p_filesz, src->size))
 			continue;
 		seen++;
 		data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
@@ -138,11 +273,12 @@ static void read_build_id(Elf *elf, struct elf_syms *s, size_t file_size)
 			return;
 	}
 	while ((scn = elf_nextscn(elf, scn)) && seen < ELFSYM_MAX_NOTES) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-		    (sh.sh_flags & SHF_COMPRESSED) || !in_file(sh.sh_offset, sh.sh_size, file_size))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = section_data(src, scn, &sh, ELFSYM_MAX_NOTE_BYTES);
+		if (!data)
 			continue;
 		seen++;
-		data = elf_getdata(scn, NULL);
 		if (data && build_id_from_notes(data, s))
 			return;
 	}
@@ -152,26 +288,24 @@ static void read_build_id(Elf *elf, struct elf_syms *s, size_t file_size)
  * .gnu_debuglink: a NUL-terminated file name padded to 4 bytes, then the CRC32
  * of the debug file in the file's byte order. Names with a '/' are refused.
  */
-static void read_debuglink(Elf *elf, struct elf_syms *s, size_t file_size, bool msb)
+static void read_debuglink(const struct elf_src *src, struct elf_syms *s, bool msb)
 {
 	Elf_Scn *scn = NULL;
 	const unsigned char *p;
-	size_t shstrndx, len, crc_off;
+	size_t len, crc_off;
 	Elf_Data *data;
 	const char *name;
 	GElf_Shdr sh;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    (sh.sh_flags & SHF_COMPRESSED) || !in_file(sh.sh_offset, sh.sh_size, file_size))
+	while ((scn = elf_nextscn(src->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		name = section_name(src, &sh);
 		if (name && !strcmp(name, ".gnu_debuglink"))
 			break;
 	}
-	data = scn ? elf_getdata(scn, NULL) : NULL;
+	/* a name of ELFSYM_MAX_DEBUGLINK, its padding and the CRC */
+	data = scn ? section_data(src, scn, &sh, ELFSYM_MAX_DEBUGLINK + 8) : NULL;
 	if (!data || !data->d_buf)
 		return;
 	p = data->d_buf;
@@ -188,14 +322,15 @@ static void read_debuglink(Elf *elf, struct elf_syms *s, size_t file_size, bool 
 }
 
 /* .symtab when there is one, else .dynsym; NULL when neither is usable. */
-static Elf_Scn *find_symbols(Elf *elf, size_t file_size, enum elf_syms_source *src)
+static Elf_Scn *find_symbols(const struct elf_src *f, enum elf_syms_source *src)
 {
 	Elf_Scn *scn = NULL, *dyn = NULL;
 	GElf_Shdr sh;
 
-	while ((scn = elf_nextscn(elf, scn))) {
+	while ((scn = elf_nextscn(f->elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_flags & SHF_COMPRESSED) ||
-		    !in_file(sh.sh_offset, sh.sh_size, file_size))
+		    !in_file(sh.sh_offset, sh.sh_size, f->size) ||
+		    !strtab_ok(f, sh.sh_link, ELFSYM_MAX_STRTAB))
 			continue;
 		if (sh.sh_type == SHT_SYMTAB) {
 			*src = ELF_SYMS_SYMTAB;
@@ -224,8 +359,8 @@ static size_t unversioned_len(const char *name, size_t len)
  * Adds a symbol; a versioned name is kept as its plain name, then the full
  * text. limit bounds a symbol without size (its section's end; 0: unknown).
  */
-static int add_symbol(struct elf_syms *s, const char *name, uint64_t addr, uint64_t size,
-		      uint64_t limit, uint8_t bind, bool strip_version)
+static int add_symbol(struct elf_syms *s, size_t max_bytes, const char *name, uint64_t addr,
+		      uint64_t size, uint64_t limit, uint8_t bind, bool strip_version)
 {
 	size_t len = strnlen(name, ELFSYM_MAX_NAME + 1), plain, need;
 	struct elf_sym *e;
@@ -235,7 +370,9 @@ static int add_symbol(struct elf_syms *s, const char *name, uint64_t addr, uint6
 		return 0;
 	plain = strip_version ? unversioned_len(name, len) : len;
 	need = plain + 1 + (plain < len ? len + 1 : 0);
-	if (s->arena_len + need > ELFSYM_MAX_ARENA)
+	/* what is kept once finish_symbols() trims the arrays; growing may take twice */
+	if (s->arena_len + need > ELFSYM_MAX_ARENA ||
+	    sizeof(*s) + (s->n + 1) * sizeof(*s->v) + s->arena_len + need > max_bytes)
 		return -E2BIG;
 	err = array_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 256);
 	if (!err)
@@ -289,59 +426,73 @@ static uint64_t section_end(Elf *elf, size_t ndx, uint64_t addr)
 	return sh.sh_addr + sh.sh_size;
 }
 
-static int read_symbols(Elf *elf, struct elf_syms *s, size_t file_size, bool thumb)
+/* Symbol sym of a table whose strings are in section strndx: added when it names code. */
+static int add_elf_symbol(const struct elf_src *src, struct elf_syms *s, size_t strndx,
+			  const GElf_Sym *sym, bool thumb)
 {
-	enum elf_syms_source src;
-	Elf_Scn *scn = find_symbols(elf, file_size, &src);
-	size_t i, count, entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	Elf_Data *data;
+	int type = GELF_ST_TYPE(sym->st_info), err;
+	const char *name;
+	uint64_t addr, limit;
+	size_t n = s->n;
+	bool label;
+
+	/* assembly without .type (ld.so's _start): a label in code, not data's */
+	label = type == STT_NOTYPE && code_section(src->elf, sym->st_shndx);
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) || sym->st_value == 0 ||
+	    sym->st_shndx == SHN_UNDEF)
+		return 0;
+	name = elf_strptr(src->elf, strndx, sym->st_name);
+	addr = thumb ? sym->st_value & ~1ull : sym->st_value;
+	limit = sym->st_size ? 0 : section_end(src->elf, sym->st_shndx, addr);
+	/*
+	 * Labels that name no function: ARM's mapping symbols ($x, $d), tools'
+	 * markers (.annobin_*), and a section's end (_etext).
+	 */
+	if (!name || (label && (name[0] == '$' || name[0] == '.' || !limit)))
+		return 0;
+	/* A symbol without size (_init, hand-written assembly) ends with its section
+	 * at the latest: it must not name the PLT that follows .init. */
+	err = add_symbol(s, src->max_bytes, name, addr, sym->st_size, limit,
+			 GELF_ST_BIND(sym->st_info), true);
+	if (!err && s->n > n)
+		s->v[n].label = label;
+	return err;
+}
+
+/*
+ * The symbol table, ELFSYM_CHUNK entries at a time: its claimed size is no
+ * allocation, and at most ELFSYM_MAX_SYMBOLS entries are looked at.
+ */
+static int read_symbols(const struct elf_src *src, struct elf_syms *s, bool thumb)
+{
+	enum elf_syms_source kind;
+	Elf_Scn *scn = find_symbols(src, &kind);
+	size_t i, j, n, count, entsize = gelf_fsize(src->elf, ELF_T_SYM, 1, EV_CURRENT);
 	GElf_Shdr sh;
 	GElf_Sym sym;
-	int err;
+	void *buf;
+	int err = 0;
 
 	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_entsize != entsize || entsize == 0)
 		return 0;
-	data = elf_getdata(scn, NULL);
-	if (!data)
-		return 0;
-	count = data->d_size / entsize;
+	count = sh.sh_size / entsize;
 	if (count > ELFSYM_MAX_SYMBOLS)
 		count = ELFSYM_MAX_SYMBOLS;
-	s->source = src;
-	for (i = 0; i < count; i++) {
-		const char *name;
-		uint64_t addr, limit;
-		size_t n = s->n;
-		bool label;
-		int type;
-
-		if (!gelf_getsym(data, (int)i, &sym))
+	buf = malloc(ELFSYM_CHUNK * sizeof(GElf_Sym));
+	if (!buf)
+		return -ENOMEM;
+	s->source = kind;
+	for (i = 0; i < count && !err; i += n) {
+		n = count - i < ELFSYM_CHUNK ? count - i : ELFSYM_CHUNK;
+		if (!read_entries(src, &sh, ELF_T_SYM, i, n, buf))
 			break;
-		type = GELF_ST_TYPE(sym.st_info);
-		/* assembly without .type (ld.so's _start): a label in code, not data's */
-		label = type == STT_NOTYPE && code_section(elf, sym.st_shndx);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) || sym.st_value == 0 ||
-		    sym.st_shndx == SHN_UNDEF)
-			continue;
-		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		addr = thumb ? sym.st_value & ~1ull : sym.st_value;
-		limit = sym.st_size ? 0 : section_end(elf, sym.st_shndx, addr);
-		/*
-		 * Labels that name no function: ARM's mapping symbols ($x, $d), tools'
-		 * markers (.annobin_*), and a section's end (_etext).
-		 */
-		if (!name || (label && (name[0] == '$' || name[0] == '.' || !limit)))
-			continue;
-		/* A symbol without size (_init, hand-written assembly) ends with its section
-		 * at the latest: it must not name the PLT that follows .init. */
-		err = add_symbol(s, name, addr, sym.st_size, limit, GELF_ST_BIND(sym.st_info),
-				 true);
-		if (err)
-			return err;
-		if (s->n > n)
-			s->v[n].label = label;
+		for (j = 0; j < n && !err; j++) {
+			sym_at(src, buf, j, &sym);
+			err = add_elf_symbol(src, s, sh.sh_link, &sym, thumb);
+		}
 	}
-	return 0;
+	free(buf);
+	return err;
 }
 
 /* --- PLT stubs ------------------------------------------------------------------------ */
@@ -389,25 +540,28 @@ static size_t find_symbol(const struct elf_syms *s, size_t n, uint64_t vaddr)
 }
 
 /* The name of a relocation's symbol, from the symbol table its section links to. */
-static const char *reloc_symbol(Elf *elf, const GElf_Shdr *rel_sh, const GElf_Rela *r)
+static const char *reloc_symbol(const struct elf_src *src, const GElf_Shdr *rel_sh,
+				const GElf_Rela *r)
 {
-	Elf_Scn *symscn = elf_getscn(elf, rel_sh->sh_link);
+	Elf_Scn *symscn = elf_getscn(src->elf, rel_sh->sh_link);
 	size_t ndx = GELF_R_SYM(r->r_info);
-	Elf_Data *data;
+	GElf_Sym sym, raw[1];
 	GElf_Shdr sh;
-	GElf_Sym sym;
 
-	if (!ndx || !symscn || !gelf_getshdr(symscn, &sh) || sh.sh_type != SHT_DYNSYM)
+	if (!ndx || !symscn || !gelf_getshdr(symscn, &sh) || sh.sh_type != SHT_DYNSYM ||
+	    !sh.sh_entsize || ndx >= sh.sh_size / sh.sh_entsize ||
+	    !strtab_ok(src, sh.sh_link, ELFSYM_MAX_STRTAB) ||
+	    !read_entries(src, &sh, ELF_T_SYM, ndx, 1, raw))
 		return NULL;
-	data = elf_getdata(symscn, NULL);
-	if (!data || !gelf_getsym(data, (int)ndx, &sym) || GELF_ST_TYPE(sym.st_info) == STT_SECTION)
+	sym_at(src, raw, 0, &sym);
+	if (GELF_ST_TYPE(sym.st_info) == STT_SECTION)
 		return NULL;
-	return elf_strptr(elf, sh.sh_link, sym.st_name);
+	return elf_strptr(src->elf, sh.sh_link, sym.st_name);
 }
 
 /* The slot one relocation fills, when it names a function: false for other types. */
-static bool reloc_slot(Elf *elf, const GElf_Shdr *sh, const GElf_Rela *rela, bool is_plt,
-		       struct got_slot *out)
+static bool reloc_slot(const struct elf_src *src, const GElf_Shdr *sh, const GElf_Rela *rela,
+		       bool is_plt, struct got_slot *out)
 {
 	uint32_t type = (uint32_t)GELF_R_TYPE(rela->r_info);
 
@@ -415,47 +569,74 @@ static bool reloc_slot(Elf *elf, const GElf_Shdr *sh, const GElf_Rela *rela, boo
 	if (is_plt && type == ELFSYM_R_IRELATIVE)
 		out->resolver = (uint64_t)rela->r_addend;
 	else if (type == (is_plt ? ELFSYM_R_JUMP_SLOT : ELFSYM_R_GLOB_DAT))
-		out->name = reloc_symbol(elf, sh, rela);
+		out->name = reloc_symbol(src, sh, rela);
 	if (out->name && !*out->name)
 		out->name = NULL;
 	return out->name || out->resolver;
 }
 
-/* JUMP_SLOT and IRELATIVE relocations (.rela.plt), GLOB_DAT ones (.rela.dyn, for .plt.got). */
-static int read_relocs(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, bool is_plt,
-		       struct plt_relocs *r)
+/* One relocation into r: every .rela.plt entry keeps its place, named ones are slots. */
+static int add_reloc(const struct elf_src *src, const GElf_Shdr *sh, const GElf_Rela *rela,
+		     bool is_plt, struct plt_relocs *r)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t i, count;
-	GElf_Rela rela;
+	struct got_slot slot;
+	bool named = reloc_slot(src, sh, rela, is_plt, &slot);
 	int err;
 
-	if (!data || !data->d_buf || sh->sh_entsize != gelf_fsize(elf, ELF_T_RELA, 1, EV_CURRENT))
-		return 0;
-	count = data->d_size / sh->sh_entsize;
-	for (i = 0; i < count && r->n < ELFSYM_MAX_PLT && r->n_jump < ELFSYM_MAX_PLT; i++) {
-		struct got_slot slot;
-		bool named;
-
-		if (!gelf_getrela(data, (int)i, &rela))
-			break;
-		named = reloc_slot(elf, sh, &rela, is_plt, &slot);
-		if (is_plt) {
-			/* Every entry keeps its place: a lazy stub pushes its index. */
-			err = array_grow((void **)&r->jump, &r->cap_jump, r->n_jump + 1,
-					 sizeof(*r->jump), 64);
-			if (err)
-				return err;
-			r->jump[r->n_jump++] = slot;
-		}
-		if (!named)
-			continue;
-		err = array_grow((void **)&r->slots, &r->cap, r->n + 1, sizeof(*r->slots), 64);
+	if (is_plt) {
+		/* a lazy stub pushes its index */
+		err = array_grow((void **)&r->jump, &r->cap_jump, r->n_jump + 1, sizeof(*r->jump),
+				 64);
 		if (err)
 			return err;
-		r->slots[r->n++] = slot;
+		r->jump[r->n_jump++] = slot;
 	}
+	if (!named)
+		return 0;
+	err = array_grow((void **)&r->slots, &r->cap, r->n + 1, sizeof(*r->slots), 64);
+	if (err)
+		return err;
+	r->slots[r->n++] = slot;
 	return 0;
+}
+
+/* Whether r holds all the relocations looked at. */
+static bool relocs_full(const struct plt_relocs *r)
+{
+	return r->n >= ELFSYM_MAX_PLT || r->n_jump >= ELFSYM_MAX_PLT;
+}
+
+/*
+ * JUMP_SLOT and IRELATIVE relocations (.rela.plt), GLOB_DAT ones (.rela.dyn, for
+ * .plt.got), read ELFSYM_CHUNK at a time: .rela.dyn is large in large libraries.
+ */
+static int read_relocs(const struct elf_src *src, const GElf_Shdr *sh, bool is_plt,
+		       struct plt_relocs *r)
+{
+	size_t i, j, n, count, ent = gelf_fsize(src->elf, ELF_T_RELA, 1, EV_CURRENT);
+	GElf_Rela rela;
+	void *buf;
+	int err = 0;
+
+	if (!ent || sh->sh_entsize != ent)
+		return 0;
+	count = sh->sh_size / ent;
+	if (count > ELFSYM_MAX_RELA)
+		count = ELFSYM_MAX_RELA;
+	buf = malloc(ELFSYM_CHUNK * sizeof(GElf_Rela));
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < count && !err && !relocs_full(r); i += n) {
+		n = count - i < ELFSYM_CHUNK ? count - i : ELFSYM_CHUNK;
+		if (!read_entries(src, sh, ELF_T_RELA, i, n, buf))
+			break;
+		for (j = 0; j < n && !err && !relocs_full(r); j++) {
+			rela_at(src, buf, j, &rela);
+			err = add_reloc(src, sh, &rela, is_plt, r);
+		}
+	}
+	free(buf);
+	return err;
 }
 
 static uint32_t le32(const unsigned char *p)
@@ -507,11 +688,11 @@ static bool stub_name(const struct elf_syms *s, size_t n_sorted, const struct go
 }
 
 /* Names each stub of one PLT section "name@plt"; the count added, or -errno. */
-static int name_stubs(struct elf_syms *s, size_t n_sorted, Elf_Scn *scn, const GElf_Shdr *sh,
-		      const struct plt_relocs *r)
+static int name_stubs(const struct elf_src *src, struct elf_syms *s, size_t n_sorted, Elf_Scn *scn,
+		      const GElf_Shdr *sh, const struct plt_relocs *r)
 {
 	uint64_t ent = sh->sh_entsize == 8 || sh->sh_entsize == 16 ? sh->sh_entsize : 16;
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data = section_data(src, scn, sh, ELFSYM_MAX_PLT_BYTES);
 	char name[ELFSYM_MAX_NAME + 1];
 	uint64_t off;
 	int err, added = 0;
@@ -524,7 +705,8 @@ static int name_stubs(struct elf_syms *s, size_t n_sorted, Elf_Scn *scn, const G
 
 		if (!stub_name(s, n_sorted, slot, name, sizeof(name)))
 			continue;
-		err = add_symbol(s, name, sh->sh_addr + off, ent, 0, STB_LOCAL, false);
+		err = add_symbol(s, src->max_bytes, name, sh->sh_addr + off, ent, 0, STB_LOCAL,
+				 false);
 		if (err)
 			return err;
 		added++;
@@ -538,36 +720,35 @@ static int name_stubs(struct elf_syms *s, size_t n_sorted, Elf_Scn *scn, const G
  * Runs on sorted symbols, and appends the stubs: the count added, or -errno.
  * Other machines' stubs stay unnamed: their section bounds the symbol before.
  */
-static int read_plt(Elf *elf, struct elf_syms *s, size_t file_size, const GElf_Ehdr *eh)
+static int read_plt(const struct elf_src *src, struct elf_syms *s, const GElf_Ehdr *eh)
 {
 	struct plt_relocs r = {0};
-	size_t shstrndx, n_sorted = s->n;
+	size_t n_sorted = s->n;
 	Elf_Scn *scn = NULL;
 	const char *name;
 	GElf_Shdr sh;
 	int ret = 0, added = 0;
 
-	if (eh->e_machine != EM_X86_64 || elf_getshdrstrndx(elf, &shstrndx))
+	if (eh->e_machine != EM_X86_64)
 		return 0;
-	while (!ret && (scn = elf_nextscn(elf, scn))) {
+	while (!ret && (scn = elf_nextscn(src->elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    (sh.sh_flags & SHF_COMPRESSED) || !in_file(sh.sh_offset, sh.sh_size, file_size))
+		    (sh.sh_flags & SHF_COMPRESSED) || !in_file(sh.sh_offset, sh.sh_size, src->size))
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		name = section_name(src, &sh);
 		if (name && (!strcmp(name, ".rela.plt") || !strcmp(name, ".rela.dyn")))
-			ret = read_relocs(elf, scn, &sh, !strcmp(name, ".rela.plt"), &r);
+			ret = read_relocs(src, &sh, !strcmp(name, ".rela.plt"), &r);
 	}
 	if (r.n > 1)
 		qsort(r.slots, r.n, sizeof(*r.slots), cmp_slot);
-	while (ret >= 0 && (r.n || r.n_jump) && (scn = elf_nextscn(elf, scn))) {
+	while (ret >= 0 && (r.n || r.n_jump) && (scn = elf_nextscn(src->elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || (sh.sh_flags & SHF_COMPRESSED) ||
-		    !in_file(sh.sh_offset, sh.sh_size, file_size))
+		    !(sh.sh_flags & SHF_EXECINSTR))
 			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		name = section_name(src, &sh);
 		if (name && (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") ||
 			     !strcmp(name, ".plt.got"))) {
-			ret = name_stubs(s, n_sorted, scn, &sh, &r);
+			ret = name_stubs(src, s, n_sorted, scn, &sh, &r);
 			added += ret > 0 ? ret : 0;
 		}
 	}
@@ -720,7 +901,7 @@ static void finish_symbols(struct elf_syms *s)
  * DF_1_PIE. A library's entry (libc.so.6's, which prints its version) is no
  * _start; ld.so's is named where its debug file is installed (libc6-dbg).
  */
-static bool is_program(Elf *elf, const GElf_Ehdr *eh, size_t file_size)
+static bool is_program(const struct elf_src *src, const GElf_Ehdr *eh)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -730,13 +911,12 @@ static bool is_program(Elf *elf, const GElf_Ehdr *eh, size_t file_size)
 		return true;
 	if (eh->e_type != ET_DYN)
 		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
+	while ((scn = elf_nextscn(src->elf, scn))) {
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
-		    !in_file(sh.sh_offset, sh.sh_size, file_size))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
 			continue;
-		data = elf_getdata(scn, NULL);
+		data = section_data(src, scn, &sh, ELFSYM_MAX_DYNAMIC);
 		for (int i = 0; data && i < ELFSYM_MAX_DYN && gelf_getdyn(data, i, &dyn); i++) {
 			if (dyn.d_tag == DT_NULL)
 				break;
@@ -751,61 +931,61 @@ static bool is_program(Elf *elf, const GElf_Ehdr *eh, size_t file_size)
 /*
  * Names a program's entry function _start where no symbol covers it (stripped:
  * crt1's _start is the root of every main thread's stack). Its extent is the
- * CFI's description that starts at the entry (crt1's _start has one: it marks
- * the outermost frame); none, or one that starts elsewhere: not named. 1 when
- * added, 0 when not, < 0 on error. s is sorted.
+ * FDE that starts at the entry (crt1's _start has one: it marks the outermost
+ * frame); none, or one that starts elsewhere: not named. The FDE is found as
+ * the unwind table compiler finds it, without running its instructions:
+ * libdw's interpreter (dwarf_cfi_addrframe) grows its state to the largest
+ * register a rule names, 2 GiB for a register of 2^28. 1 when added, 0 when
+ * not, < 0 on error. s is sorted.
  */
-static int name_entry(Elf *elf, struct elf_syms *s, const GElf_Ehdr *eh, size_t file_size)
+static int name_entry(const struct elf_src *src, struct elf_syms *s, const GElf_Ehdr *eh)
 {
-	Dwarf_Addr start, end;
-	Dwarf_Frame *frame;
-	Dwarf_CFI *cfi;
+	uint64_t start, end;
 	size_t n = s->n;
-	int err = 0;
+	int err;
 
 	if (!eh->e_entry || find_symbol(s, s->n, eh->e_entry) || !load_of_vaddr(s, eh->e_entry) ||
-	    !is_program(elf, eh, file_size))
+	    !is_program(src, eh))
 		return 0;
-	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
+	if (unwtab_fde_at(src->elf, eh->e_entry, &start, &end) || start != eh->e_entry ||
+	    end - start > ELFSYM_MAX_ENTRY)
 		return 0;
-	if (!dwarf_cfi_addrframe(cfi, eh->e_entry, &frame)) {
-		if (dwarf_frame_info(frame, &start, &end, NULL) >= 0 && start == eh->e_entry &&
-		    end > start && end - start <= ELFSYM_MAX_ENTRY)
-			err = add_symbol(s, "_start", start, end - start, 0, STB_GLOBAL, false);
-		free(frame);
-	}
-	dwarf_cfi_end(cfi);
+	err = add_symbol(s, src->max_bytes, "_start", start, end - start, 0, STB_GLOBAL, false);
 	return err ? err : s->n > n;
 }
 
-static struct elf_syms *load_elf(Elf *elf, size_t file_size)
+static struct elf_syms *load_elf(struct elf_src *src)
 {
 	struct elf_syms *s;
 	GElf_Ehdr eh;
 	int err;
 
-	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+	if (elf_kind(src->elf) != ELF_K_ELF || !gelf_getehdr(src->elf, &eh)) {
 		errno = ENOEXEC;
 		return NULL;
 	}
+	src->cls = eh.e_ident[EI_CLASS];
+	/* elf_strptr reads the whole table of section names */
+	if (elf_getshdrstrndx(src->elf, &src->shstrndx) ||
+	    !strtab_ok(src, src->shstrndx, ELFSYM_MAX_NOTE_BYTES))
+		src->shstrndx = SHN_UNDEF;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	read_loads(elf, s, file_size);
-	read_build_id(elf, s, file_size);
-	read_debuglink(elf, s, file_size, eh.e_ident[EI_DATA] == ELFDATA2MSB);
+	read_loads(src->elf, s, src->size);
+	read_build_id(src, s);
+	read_debuglink(src, s, eh.e_ident[EI_DATA] == ELFDATA2MSB);
 	/* The low bit of an ARM function address selects Thumb mode. */
-	err = read_symbols(elf, s, file_size, eh.e_machine == EM_ARM);
+	err = read_symbols(src, s, eh.e_machine == EM_ARM);
 	if (!err) {
 		finish_symbols(s);
-		err = name_entry(elf, s, &eh, file_size);
+		err = name_entry(src, s, &eh);
 	}
 	if (err > 0)
 		finish_symbols(s);
 	if (err >= 0) {
 		/* PLT stubs are named from the sorted symbols, then sorted in. */
-		err = read_plt(elf, s, file_size, &eh);
+		err = read_plt(src, s, &eh);
 	}
 	if (err < 0) {
 		elf_syms_free(s);
@@ -817,11 +997,64 @@ static struct elf_syms *load_elf(Elf *elf, size_t file_size)
 	return s;
 }
 
-struct elf_syms *elf_syms_load_fd(int fd)
+/* A header field of n bytes at off, in the file's byte order. */
+static uint64_t hdr_field(const unsigned char *h, size_t off, size_t n, bool msb)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | h[msb ? off + i : off + n - 1 - i];
+	return v;
+}
+
+/*
+ * Whether the ELF header's counts are within bounds, read before libelf sees
+ * the file: elf_begin sizes its section array by the header's count and reads
+ * all section headers at the first gelf_getshdr. Extended numbering (a count
+ * in section 0) is refused: real programs do not need it. Not an ELF file:
+ * true, elf_begin refuses it.
+ */
+static bool header_ok(const struct elf_src *src)
+{
+	unsigned char h[64];
+	bool c64, msb;
+	uint64_t shnum, phnum, shentsize, phentsize, shoff;
+
+	if (!read_raw(src, 0, h, 52) || memcmp(h, ELFMAG, SELFMAG))
+		return true;
+	c64 = h[EI_CLASS] == ELFCLASS64;
+	msb = h[EI_DATA] == ELFDATA2MSB;
+	if (c64 && !read_raw(src, 0, h, 64))
+		return false;
+	shoff = hdr_field(h, c64 ? 40 : 32, c64 ? 8 : 4, msb);
+	phentsize = hdr_field(h, c64 ? 54 : 42, 2, msb);
+	phnum = hdr_field(h, c64 ? 56 : 44, 2, msb);
+	shentsize = hdr_field(h, c64 ? 58 : 46, 2, msb);
+	shnum = hdr_field(h, c64 ? 60 : 48, 2, msb);
+	if ((shoff && (!shnum || shnum > ELFSYM_MAX_SECTIONS)) || phnum == PN_XNUM ||
+	    phnum > ELFSYM_MAX_PHDRS)
+		return false;
+	return (!shnum || in_file(shoff, shnum * shentsize, src->size)) && (!phnum || phentsize);
+}
+
+static struct elf_syms *load(struct elf_src *src, Elf *elf)
 {
 	struct elf_syms *s;
+
+	if (!elf) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	src->elf = elf;
+	s = load_elf(src);
+	elf_end(elf);
+	return s;
+}
+
+struct elf_syms *elf_syms_load_fd_max(int fd, size_t max_bytes)
+{
+	struct elf_src src = {.fd = fd, .max_bytes = max_bytes};
 	struct stat st;
-	Elf *elf;
 
 	if (fstat(fd, &st))
 		return NULL;
@@ -829,39 +1062,38 @@ struct elf_syms *elf_syms_load_fd(int fd)
 		errno = EINVAL;
 		return NULL;
 	}
+	src.size = (size_t)st.st_size;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		errno = ENOSYS;
 		return NULL;
 	}
-	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf) {
-		errno = ENOEXEC;
+	if (!header_ok(&src)) {
+		errno = E2BIG;
 		return NULL;
 	}
-	s = load_elf(elf, (size_t)st.st_size);
-	elf_end(elf);
-	return s;
+	/* ELF_C_READ, not mmap: a file truncated under us must not SIGBUS. */
+	return load(&src, elf_begin(fd, ELF_C_READ, NULL));
+}
+
+struct elf_syms *elf_syms_load_fd(int fd)
+{
+	return elf_syms_load_fd_max(fd, ELFSYM_MAX_MEMORY);
 }
 
 struct elf_syms *elf_syms_load_mem(const void *buf, size_t len)
 {
-	struct elf_syms *s;
-	Elf *elf;
+	struct elf_src src = {.fd = -1, .mem = buf, .size = len, .max_bytes = ELFSYM_MAX_MEMORY};
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		errno = ENOSYS;
 		return NULL;
 	}
-	/* libelf only reads the image (foreign byte order is converted in copies). */
-	elf = elf_memory((char *)buf, len);
-	if (!elf) {
-		errno = ENOEXEC;
+	if (!header_ok(&src)) {
+		errno = E2BIG;
 		return NULL;
 	}
-	s = load_elf(elf, len);
-	elf_end(elf);
-	return s;
+	/* libelf only reads the image (foreign byte order is converted in copies). */
+	return load(&src, elf_memory((char *)buf, len));
 }
 
 void elf_syms_free(struct elf_syms *s)

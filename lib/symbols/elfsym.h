@@ -10,6 +10,11 @@
 /* Bounds on hostile files: symbols kept per file, bytes per symbol name. */
 #define ELFSYM_MAX_SYMBOLS (4u << 20)
 #define ELFSYM_MAX_NAME 4096
+/*
+ * Bound on what one file's symbols hold (elf_syms_memory) when the caller gives
+ * none: names are copied per symbol, so 4M aliases of one long name add up.
+ */
+#define ELFSYM_MAX_MEMORY (256u << 20)
 /* Bytes of a .gnu_debuglink file name. */
 #define ELFSYM_MAX_DEBUGLINK 256
 
@@ -19,6 +24,11 @@ struct elf_syms;
 
 /* Loads from an open fd (not closed) or from memory. NULL with errno set. */
 struct elf_syms *elf_syms_load_fd(int fd);
+/*
+ * The same, refused (E2BIG) when the symbols kept would hold more than
+ * max_bytes: a cache gives no file more than its share.
+ */
+struct elf_syms *elf_syms_load_fd_max(int fd, size_t max_bytes);
 struct elf_syms *elf_syms_load_mem(const void *buf, size_t len);
 void elf_syms_free(struct elf_syms *s);
 
