@@ -22,7 +22,11 @@
 /* Bytes read at a time for the CRC. */
 #define CRC_CHUNK (1u << 20)
 
-/* Opens path (relative) inside root, symlinks confined to it; a regular file, size bounded. */
+/*
+ * Opens path (relative) inside root, symlinks confined to it; a regular file, size
+ * bounded. Without openat2 (ENOSYS, or EPERM from a seccomp filter) nothing is
+ * opened: a plain openat would follow an absolute symlink out of the root.
+ */
 static int open_in_root(int root, const char *path)
 {
 	struct open_how how = {
@@ -32,8 +36,6 @@ static int open_in_root(int root, const char *path)
 	struct stat st;
 	long fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
 
-	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
-		fd = openat(root, path, (int)how.flags);
 	if (fd < 0)
 		return -errno;
 	if (fstat((int)fd, &st) || !S_ISREG(st.st_mode) ||
@@ -42,44 +44,6 @@ static int open_in_root(int root, const char *path)
 		return -EINVAL;
 	}
 	return (int)fd;
-}
-
-/* Symbols of the file at path in root when it has a .symtab; NULL otherwise. */
-static struct elf_syms *load_symtab(int root, const char *path, int *fd_out)
-{
-	struct elf_syms *syms;
-	int fd = open_in_root(root, path);
-
-	if (fd < 0)
-		return NULL;
-	syms = elf_syms_load_fd(fd);
-	if (syms && elf_syms_source(syms) != ELF_SYMS_SYMTAB) {
-		elf_syms_free(syms);
-		syms = NULL;
-	}
-	if (syms && fd_out) {
-		*fd_out = fd;
-		return syms;
-	}
-	close(fd);
-	return syms;
-}
-
-static struct elf_syms *by_build_id(int root, const struct elf_syms *bin)
-{
-	const char *id = elf_syms_build_id(bin);
-	struct elf_syms *syms;
-	char path[256];
-
-	if (strlen(id) < 4)
-		return NULL;
-	snprintf(path, sizeof(path), DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
-	syms = load_symtab(root, path, NULL);
-	if (syms && strcmp(elf_syms_build_id(syms), id)) {
-		elf_syms_free(syms);
-		syms = NULL;
-	}
-	return syms;
 }
 
 static bool crc_matches(int fd, uint32_t want)
@@ -99,14 +63,55 @@ static bool crc_matches(int fd, uint32_t want)
 	return r == 0 && (uint32_t)crc == want;
 }
 
-static struct elf_syms *by_debuglink(int root, const char *path, const struct elf_syms *bin)
+/*
+ * Symbols of the file at path in root when it has a .symtab; NULL otherwise.
+ * With crc, the file's CRC32 must be *crc before it is parsed: a file beside a
+ * binary is anyone's, and parsing is what costs.
+ */
+static struct elf_syms *load_symtab(int root, const char *path, const uint32_t *crc,
+				    size_t max_bytes)
+{
+	struct elf_syms *syms = NULL;
+	int fd = open_in_root(root, path);
+
+	if (fd < 0)
+		return NULL;
+	if (!crc || crc_matches(fd, *crc))
+		syms = elf_syms_load_fd_max(fd, max_bytes);
+	if (syms && elf_syms_source(syms) != ELF_SYMS_SYMTAB) {
+		elf_syms_free(syms);
+		syms = NULL;
+	}
+	close(fd);
+	return syms;
+}
+
+static struct elf_syms *by_build_id(int root, const struct elf_syms *bin, size_t max_bytes)
+{
+	const char *id = elf_syms_build_id(bin);
+	struct elf_syms *syms;
+	char path[256];
+
+	if (strlen(id) < 4)
+		return NULL;
+	snprintf(path, sizeof(path), DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
+	syms = load_symtab(root, path, NULL, max_bytes);
+	if (syms && strcmp(elf_syms_build_id(syms), id)) {
+		elf_syms_free(syms);
+		syms = NULL;
+	}
+	return syms;
+}
+
+static struct elf_syms *by_debuglink(int root, const char *path, const struct elf_syms *bin,
+				     size_t max_bytes)
 {
 	static const char *const forms[] = {"%.*s/%s", "%.*s/.debug/%s", DEBUG_DIR "%.*s/%s"};
 	const char *slash = strrchr(path, '/'), *name;
 	struct elf_syms *syms;
 	char cand[4096 + 512];
 	uint32_t crc;
-	int fd, dir_len;
+	int dir_len;
 
 	name = elf_syms_debuglink(bin, &crc);
 	if (!name || path[0] != '/' || !slash || slash - path > 4096)
@@ -119,21 +124,21 @@ static struct elf_syms *by_debuglink(int root, const char *path, const struct el
 			continue;
 		if (!strcmp(cand, path))
 			continue;
-		syms = load_symtab(root, cand[0] == '/' ? cand + 1 : cand, &fd);
-		if (!syms)
-			continue;
-		if (crc_matches(fd, crc)) {
-			close(fd);
+		syms = load_symtab(root, cand[0] == '/' ? cand + 1 : cand, &crc, max_bytes);
+		if (syms)
 			return syms;
-		}
-		close(fd);
-		elf_syms_free(syms);
 	}
 	return NULL;
 }
 
 struct elf_syms *debugfile_load(pid_t pid, const char *path, const struct elf_syms *bin,
 				enum debugfile_via *via)
+{
+	return debugfile_load_max(pid, path, bin, via, ELFSYM_MAX_MEMORY);
+}
+
+struct elf_syms *debugfile_load_max(pid_t pid, const char *path, const struct elf_syms *bin,
+				    enum debugfile_via *via, size_t max_bytes)
 {
 	struct elf_syms *syms;
 	char root_path[64];
@@ -150,11 +155,11 @@ struct elf_syms *debugfile_load(pid_t pid, const char *path, const struct elf_sy
 		root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return NULL;
-	syms = by_build_id(root, bin);
+	syms = by_build_id(root, bin, max_bytes);
 	if (syms) {
 		*via = DEBUGFILE_BUILD_ID;
 	} else {
-		syms = by_debuglink(root, path, bin);
+		syms = by_debuglink(root, path, bin, max_bytes);
 		if (syms)
 			*via = DEBUGFILE_DEBUGLINK;
 	}

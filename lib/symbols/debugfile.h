@@ -23,4 +23,8 @@ enum debugfile_via { DEBUGFILE_NONE = 0, DEBUGFILE_BUILD_ID, DEBUGFILE_DEBUGLINK
 struct elf_syms *debugfile_load(pid_t pid, const char *path, const struct elf_syms *bin,
 				enum debugfile_via *via);
 
+/* The same, the debug file's symbols bounded by max_bytes (elf_syms_load_fd_max). */
+struct elf_syms *debugfile_load_max(pid_t pid, const char *path, const struct elf_syms *bin,
+				    enum debugfile_via *via, size_t max_bytes);
+
 #endif
