@@ -29,6 +29,14 @@
 #define PM_RETRY_MS 1000
 /* Lines of /proc/PID/status looked at for Uid and NStgid (they are near the top). */
 #define PM_STATUS_LINES 64
+/*
+ * Shares of the cache's bound: one process's map at most a quarter, one user's maps at
+ * most half, so that no writer of perf maps leaves the others' JIT code unnamed.
+ */
+#define PM_PROC_SHARE 4
+#define PM_USER_SHARE 2
+/* Bytes of a file read and parsed at a time. */
+#define PM_READ_CHUNK (256u << 10)
 
 /* Offsets of the split parts after an entry's raw name; PM_NO_SPLIT when it did not split. */
 #define PM_NO_SPLIT UINT16_MAX
@@ -58,6 +66,7 @@ struct perf_map {
 	bool sorted;
 	bool skip_line; /* inside an over-long line: drop up to its newline */
 	uint64_t bad_lines;
+	size_t limit; /* bound on perfmap_memory(); 0: none */
 };
 
 struct perf_map *perfmap_new(void)
@@ -83,13 +92,21 @@ void perfmap_free(struct perf_map *m)
 	free(m);
 }
 
-/* len bytes of chunk space that never move; NULL on ENOMEM. len <= PM_CHUNK. */
+/* Whether the map may grow by more bytes within its limit. */
+static bool within_limit(const struct perf_map *m, size_t more)
+{
+	return !m->limit || perfmap_memory(m) + more <= m->limit;
+}
+
+/* len bytes of chunk space that never move; NULL on ENOMEM or over the limit. len <= PM_CHUNK. */
 static char *chunk_alloc(struct perf_map *m, size_t len)
 {
 	struct pm_chunk *c = m->chunks;
 	char *p;
 
 	if (!c || PM_CHUNK - c->used < len) {
+		if (!within_limit(m, sizeof(*c)))
+			return NULL;
 		c = malloc(sizeof(*c));
 		if (!c)
 			return NULL;
@@ -123,7 +140,7 @@ static int store_name(struct perf_map *m, struct pm_sym *e, const char *name, si
 
 	p = chunk_alloc(m, len + 1 + (split ? func_len + 1 + sp.file_len + 1 : 0));
 	if (!p)
-		return -ENOMEM;
+		return within_limit(m, sizeof(struct pm_chunk)) ? -ENOMEM : -ENOSPC;
 	e->name = p;
 	e->func_off = e->file_off = PM_NO_SPLIT;
 	e->line = 0;
@@ -319,12 +336,13 @@ static bool name_ok(const char *s, size_t len)
 	return len > 0;
 }
 
-/* One line without its newline: 1 when added, 0 when malformed, -ENOMEM. */
+/* One line without its newline: 1 when added, 0 when malformed, -ENOMEM, -ENOSPC at the limit. */
 static int parse_line(struct perf_map *m, const char *s, size_t len)
 {
 	const char *p = s, *end = s + len;
 	uint64_t start, size;
 	struct pm_sym *e;
+	int ret;
 
 	while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
 		end--;
@@ -336,8 +354,11 @@ static int parse_line(struct perf_map *m, const char *s, size_t len)
 		return 0;
 	if (m->n == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 256;
-		struct pm_sym *v = reallocarray(m->v, cap, sizeof(*v));
+		struct pm_sym *v;
 
+		if (!within_limit(m, (cap - m->cap) * sizeof(*v)))
+			return -ENOSPC;
+		v = reallocarray(m->v, cap, sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		m->v = v;
@@ -345,8 +366,9 @@ static int parse_line(struct perf_map *m, const char *s, size_t len)
 	}
 	e = &m->v[m->n];
 	*e = (struct pm_sym){.start = start, .end = start + size, .seq = m->seq};
-	if (store_name(m, e, p, (size_t)(end - p)))
-		return -ENOMEM;
+	ret = store_name(m, e, p, (size_t)(end - p));
+	if (ret)
+		return ret;
 	m->n++;
 	m->seq++;
 	m->sorted = false;
@@ -446,6 +468,11 @@ uint64_t perfmap_bad_lines(const struct perf_map *m)
 	return m->bad_lines;
 }
 
+void perfmap_set_limit(struct perf_map *m, size_t bytes)
+{
+	m->limit = bytes;
+}
+
 size_t perfmap_memory(const struct perf_map *m)
 {
 	return sizeof(*m) + m->cap * sizeof(*m->v) + m->n_chunks * sizeof(struct pm_chunk);
@@ -465,6 +492,7 @@ struct pm_proc {
 	int64_t next_try_ms;	  /* a miss before this does not re-read */
 	uint64_t used;		  /* interval of the last lookup */
 	enum pm_refusal refused;  /* the refusal last counted */
+	uid_t uid;		  /* the process's real user, whose share it counts in */
 	bool gone;		  /* the process exited: dropped at the next interval */
 };
 
@@ -653,8 +681,9 @@ static int read_ids(pid_t pid, struct pm_ids *ids)
 
 /*
  * Opens path under root without following any symlink, and with the process's
- * root as "/" (openat2); where openat2 is missing, O_NOFOLLOW still refuses a
- * symlink as the last component.
+ * root as "/" (openat2). Without openat2 (ENOSYS, or EPERM from a seccomp
+ * filter) nothing is opened: openat's O_NOFOLLOW checks the last component
+ * only, and /tmp itself may be a link in a container's root.
  */
 static int open_in_root(int root, const char *path)
 {
@@ -664,8 +693,6 @@ static int open_in_root(int root, const char *path)
 	};
 	long fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
 
-	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
-		fd = openat(root, path, (int)how.flags);
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -702,6 +729,7 @@ static int open_checked(struct perfmap_cache *c, struct pm_proc *p, int *fd, str
 	err = read_ids(p->pid, &ids);
 	if (err)
 		return err;
+	p->uid = ids.ruid;
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)p->pid);
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -771,13 +799,111 @@ static int restart_map(struct perfmap_cache *c, struct pm_proc *p, const struct 
 	return 0;
 }
 
+/* Bytes held by the maps of user uid's processes other than skip. */
+static size_t user_bytes(const struct perfmap_cache *c, uid_t uid, const struct pm_proc *skip)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pm_proc *q = c->v[i];
+
+		if (q != skip && q->uid == uid)
+			n += (q->map ? perfmap_memory(q->map) : 0) +
+			     (q->retired ? perfmap_memory(q->retired) : 0);
+	}
+	return n;
+}
+
+static size_t proc_drop_maps(struct perfmap_cache *c, struct pm_proc *p);
+
+/*
+ * Frees other processes' maps not used this interval, least recently used
+ * first, until need more bytes fit under the bound. Whether they fit.
+ */
+static bool make_room(struct perfmap_cache *c, const struct pm_proc *keep, size_t need)
+{
+	while (c->bytes + need > c->max_bytes) {
+		struct pm_proc *victim = NULL;
+
+		for (size_t i = 0; i < c->n; i++) {
+			struct pm_proc *q = c->v[i];
+
+			if (q != keep && (q->map || q->retired) && q->used != c->interval &&
+			    (!victim || q->used < victim->used))
+				victim = q;
+		}
+		if (!victim)
+			return false;
+		proc_drop_maps(c, victim);
+	}
+	return true;
+}
+
+/*
+ * The most p's map may hold: its process's share, within what its user's other
+ * maps leave of the user's share, and what the cache can make room for.
+ */
+static size_t map_limit(struct perfmap_cache *c, const struct pm_proc *p)
+{
+	size_t proc = c->max_bytes / PM_PROC_SHARE, user = c->max_bytes / PM_USER_SHARE;
+	size_t others = user_bytes(c, p->uid, p), held = perfmap_memory(p->map), lim;
+
+	lim = others < user ? user - others : 0;
+	if (lim > proc)
+		lim = proc;
+	if (lim <= held)
+		return held;
+	/* what the cache has beside this map, once idle maps of others are dropped */
+	make_room(c, p, lim - held);
+	if (c->bytes + (lim - held) > c->max_bytes) {
+		c->st.cache_full++;
+		lim = c->max_bytes > c->bytes ? held + (c->max_bytes - c->bytes) : held;
+	}
+	return lim;
+}
+
+/*
+ * Parses [p->off, p->off + len) of fd, PM_READ_CHUNK at a time: what the file
+ * claims is no allocation. A map that reaches its limit is cut there, the rest
+ * of the file passed over and counted.
+ */
+static void parse_file(struct perfmap_cache *c, struct pm_proc *p, int fd, uint64_t len)
+{
+	uint64_t end = p->off + len, bad_before = perfmap_bad_lines(p->map);
+	size_t got, used, before = perfmap_memory(p->map);
+	char *buf = malloc(PM_READ_CHUNK);
+	int rc = 0;
+
+	if (!buf)
+		return;
+	perfmap_set_limit(p->map, map_limit(c, p));
+	while (p->off < end && !rc) {
+		size_t want = end - p->off < PM_READ_CHUNK ? end - p->off : PM_READ_CHUNK;
+
+		got = read_at(fd, buf, want, p->off);
+		if (!got)
+			break;
+		rc = perfmap_parse(p->map, buf, got, &used);
+		c->st.bytes_read += got;
+		/* an unfinished last line waits for its end (a chunk holds a whole line) */
+		p->off += used;
+		if (got < want || !used)
+			break;
+	}
+	if (rc == -ENOSPC) {
+		c->st.over_share++;
+		p->off = end;
+	}
+	free(buf);
+	c->bytes += perfmap_memory(p->map) - before;
+	c->st.reads++;
+	c->st.bad_lines += perfmap_bad_lines(p->map) - bad_before;
+}
+
 /* Parses what was appended to the process's perf map since the last read. */
 static void refresh(struct perfmap_cache *c, struct pm_proc *p)
 {
-	uint64_t bad_before, len;
-	size_t got, used, before;
 	struct stat st;
-	char *buf;
 	int fd = -1;
 
 	if (open_checked(c, p, &fd, &st))
@@ -788,30 +914,8 @@ static void refresh(struct perfmap_cache *c, struct pm_proc *p)
 		if (restart_map(c, p, &st))
 			goto out;
 	}
-	len = (uint64_t)st.st_size - p->off;
-	/*
-	 * Parsed maps take up to about twice the file's size (a JS name is kept
-	 * whole and split into function and file): stay within the cache's bound.
-	 */
-	if (len == 0)
-		goto out;
-	if (c->bytes + 2 * len > c->max_bytes) {
-		c->st.cache_full++;
-		goto out;
-	}
-	buf = malloc(len);
-	if (!buf)
-		goto out;
-	got = read_at(fd, buf, len, p->off);
-	before = perfmap_memory(p->map);
-	bad_before = perfmap_bad_lines(p->map);
-	perfmap_parse(p->map, buf, got, &used);
-	free(buf);
-	p->off += used;
-	c->bytes += perfmap_memory(p->map) - before;
-	c->st.reads++;
-	c->st.bytes_read += got;
-	c->st.bad_lines += perfmap_bad_lines(p->map) - bad_before;
+	if ((uint64_t)st.st_size > p->off)
+		parse_file(c, p, fd, (uint64_t)st.st_size - p->off);
 out:
 	close(fd);
 }

@@ -58,14 +58,17 @@ void perfmap_free(struct perf_map *m);
  * Pure: parses the complete lines of text[0..len) into m, after what earlier
  * calls parsed. *used is set to the bytes consumed: an unfinished last line is
  * left for the next call (whose text must start there). Malformed lines are
- * skipped and counted. 0, or -ENOMEM.
+ * skipped and counted. 0, -ENOMEM, or -ENOSPC when the map reached its limit
+ * (*used then stops before the line that did not fit).
  */
 int perfmap_parse(struct perf_map *m, const char *text, size_t len, size_t *used);
 /* Names addr from the symbol containing it (the latest one at its start); false when none. */
 bool perfmap_lookup(struct perf_map *m, uint64_t addr, struct perfmap_name *out);
 size_t perfmap_count(struct perf_map *m);
 uint64_t perfmap_bad_lines(const struct perf_map *m);
-/* Approximate heap bytes held. */
+/* Bounds what m holds (perfmap_memory) from now on; 0: no bound. */
+void perfmap_set_limit(struct perf_map *m, size_t bytes);
+/* Heap bytes held: the entries' array as allocated and every chunk of names. */
 size_t perfmap_memory(const struct perf_map *m);
 
 /* What reading the perf maps of live processes did and refused, since the start. */
@@ -81,6 +84,7 @@ struct perfmap_stats {
 	uint64_t maps, memory;	  /* processes whose map is held, and its bytes */
 	uint64_t max_bytes;	  /* the cache's bound on memory */
 	uint64_t cache_full;	  /* reads skipped: the cache was at its bound */
+	uint64_t over_share;	  /* maps cut short at their process's or user's share */
 };
 
 /* The perf maps of the processes seen, by pid, with a bound on their total bytes. */
