@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -43,22 +44,34 @@ int file_key_cmp(const struct file_key *a, const struct file_key *b)
 	return cmp_s64(a->mtime_nsec, b->mtime_nsec);
 }
 
+/*
+ * Opens path once (O_PATH: no device's open() runs, no FIFO blocks), checks the
+ * opened file, then reopens that same file through its descriptor: a path
+ * swapped between a check and an open cannot substitute another file.
+ */
 int mapfile_open_regular(const char *path, struct stat *st)
 {
-	struct stat pre;
-	int fd;
+	char self[64];
+	struct stat now;
+	int pfd, fd;
 
-	if (stat(path, &pre))
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
 		return -errno;
-	if (!S_ISREG(pre.st_mode))
+	if (fstat(pfd, st) || !S_ISREG(st->st_mode)) {
+		close(pfd);
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	close(pfd);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, st) || st->st_dev != pre.st_dev || st->st_ino != pre.st_ino) {
+	if (fstat(fd, &now) || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
 		close(fd);
 		return -ESTALE;
 	}
+	*st = now;
 	return fd;
 }
 
