@@ -139,3 +139,10 @@ void worker_wait_done(struct worker *w)
 {
 	pthread_cond_wait(&w->done, &w->lock);
 }
+
+bool worker_wait_done_until(struct worker *w, int64_t until_ns)
+{
+	struct timespec until = ns_to_timespec(until_ns);
+
+	return pthread_cond_timedwait(&w->done, &w->lock, &until) != ETIMEDOUT;
+}

@@ -66,5 +66,7 @@ bool worker_stopping(struct worker *w);
 /* With the lock held: the worker tells its owner of progress; the owner waits for it. */
 void worker_done(struct worker *w);
 void worker_wait_done(struct worker *w);
+/* The same until until_ns (mono_ns()); false when that time came first. */
+bool worker_wait_done_until(struct worker *w, int64_t until_ns);
 
 #endif

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "debugfile.h"
 #include "demangle.h"
 #include "elfsym.h"
@@ -109,6 +110,18 @@ static bool file_make_room(struct symbolizer *s)
 	return true;
 }
 
+/* Parses f: its symbols, and its debug file's when it has no .symtab. */
+static void load_file(struct file_entry *f)
+{
+	f->syms = elf_syms_load_fd_max(f->load_fd, f->load_max);
+	f->too_big = !f->syms && errno == E2BIG;
+	close(f->load_fd);
+	f->load_fd = -1;
+	if (f->syms && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB && f->load_path)
+		f->dbg = debugfile_load_max(f->load_pid, f->load_path, f->syms, &f->dbg_via,
+					    f->load_max);
+}
+
 /* The loader: parses queued files, then looks for their debug files. */
 static void loader_main(struct worker *w, void *arg)
 {
@@ -129,11 +142,7 @@ static void loader_main(struct worker *w, void *arg)
 			s->jobs_tail = NULL;
 		worker_unlock(w);
 		/* only this thread touches the entry's symbols while it is loading */
-		f->syms = elf_syms_load_fd(f->load_fd);
-		close(f->load_fd);
-		f->load_fd = -1;
-		if (f->syms && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB && f->load_path)
-			f->dbg = debugfile_load(f->load_pid, f->load_path, f->syms, &f->dbg_via);
+		load_file(f);
 		worker_lock(w);
 		f->loading = false;
 		worker_done(w);
@@ -144,27 +153,37 @@ static void loader_main(struct worker *w, void *arg)
 /* Parses f now, in this thread: when the loader could not be started. */
 static void load_inline(struct file_entry *f)
 {
-	f->syms = elf_syms_load_fd(f->load_fd);
-	close(f->load_fd);
-	f->load_fd = -1;
-	if (f->syms && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB && f->load_path)
-		f->dbg = debugfile_load(f->load_pid, f->load_path, f->syms, &f->dbg_via);
+	load_file(f);
 	f->loading = false;
 }
 
 /*
- * Waits until f is parsed, then accounts for it once. Its symbols are only
- * read after this (the lock orders them after the loader's writes).
+ * Waits until f is parsed, within what is left of the interval's budget
+ * (SYM_WAIT_BUDGET_NS), then accounts for it once: false when it is still
+ * being parsed. Its symbols are only read after this (the lock orders them
+ * after the loader's writes).
  */
-static void file_wait(struct symbolizer *s, struct file_entry *f)
+static bool file_wait(struct symbolizer *s, struct file_entry *f)
 {
+	int64_t start, until;
+	bool loading;
+
 	if (f->settled)
-		return;
+		return true;
+	start = mono_ns();
+	until = start + (SYM_WAIT_BUDGET_NS > s->waited_ns ? SYM_WAIT_BUDGET_NS - s->waited_ns : 0);
 	worker_lock(&s->loader);
-	while (f->loading)
-		worker_wait_done(&s->loader);
+	while (f->loading && worker_wait_done_until(&s->loader, until))
+		;
+	loading = f->loading;
 	worker_unlock(&s->loader);
+	s->waited_ns += mono_ns() - start;
+	if (loading) {
+		s->st.loader_waits_cut++;
+		return false;
+	}
 	f->settled = true;
+	s->st.files_too_big += f->too_big;
 	f->bytes = sizeof(*f) + (f->syms ? elf_syms_memory(f->syms) : 0) +
 		   (f->dbg ? elf_syms_memory(f->dbg) : 0);
 	s->file_bytes += f->bytes;
@@ -172,6 +191,7 @@ static void file_wait(struct symbolizer *s, struct file_entry *f)
 		s->st.debug_build_id++;
 	else if (f->dbg)
 		s->st.debug_link++;
+	return true;
 }
 
 /*
@@ -193,6 +213,7 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 		return NULL;
 	f->key = *key;
 	f->load_pid = pid;
+	f->load_max = s->file_cap / SYM_FILE_SHARE;
 	f->load_path = path ? strdup(path) : NULL;
 	f->load_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (f->load_fd < 0) {
@@ -321,10 +342,7 @@ static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct 
 	if (m->path[0] != '/' || !m->inode || !strncmp(m->path, "/memfd:", 7))
 		return false;
 	f = mapping_file(s, pe, (size_t)(m - pe->maps.v));
-	if (f == &no_file)
-		return false;
-	file_wait(s, f);
-	if (!f->syms)
+	if (f == &no_file || !file_wait(s, f) || !f->syms)
 		return false;
 	out->build_id = elf_syms_build_id(f->syms);
 	syms = file_symbols(f);
@@ -495,6 +513,7 @@ void symbolizer_end_interval(struct symbolizer *s)
 	pid_expire(s);
 	s->last_pid = NULL;
 	s->interval++;
+	s->waited_ns = 0;
 }
 
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)

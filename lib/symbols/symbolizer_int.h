@@ -27,6 +27,18 @@
 /* Binaries whose symbols are kept, and the bytes they may hold together by default. */
 #define SYM_MAX_FILES 4096
 #define SYM_MAX_CACHE_BYTES (1ull << 30)
+/*
+ * One binary's symbols hold at most this share of the file cache: a file that
+ * would take more is refused (counted), so one binary kept busy cannot leave
+ * every other binary on the host unnamed. node 20's symbols take 8 MB.
+ */
+#define SYM_FILE_SHARE 2
+/*
+ * Time an interval's drain may spend waiting for the loader, in all: a frame
+ * left unnamed this interval is better than a main loop blocked past the
+ * watchdog by a slow or hostile file.
+ */
+#define SYM_WAIT_BUDGET_NS (1000ll * 1000 * 1000)
 /* Processes whose mappings are held during one interval. */
 #define SYM_MAX_PIDS 16384
 /*
@@ -61,6 +73,8 @@ struct file_entry {
 	int load_fd;	/* for the loader: the file, opened while reachable */
 	pid_t load_pid; /* for the loader: whose root holds its debug file */
 	char *load_path;
+	size_t load_max; /* for the loader: the file's share of the cache (SYM_FILE_SHARE) */
+	bool too_big;	 /* its symbols were over load_max: refused */
 	struct file_entry *next_job; /* the loader's queue */
 	size_t bytes;
 	uint64_t used;			/* interval in which it was last used */
@@ -139,6 +153,7 @@ struct symbolizer {
 	symbolizer_runtime_fn runtime; /* the runtime of a process, for its frames' names */
 	void *runtime_arg;
 	struct rt_name rt_last; /* the strings of the last runtime frame named */
+	int64_t waited_ns; /* this interval's waits for the loader (SYM_WAIT_BUDGET_NS) */
 };
 
 void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out);
