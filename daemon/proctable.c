@@ -25,6 +25,7 @@ struct proctable {
 	struct proc_class scratch;  /* answer when the table is full */
 	proctable_cgroup_fn cgroup; /* names a gone process's cgroup; NULL: none */
 	void *cgroup_arg;
+	uint64_t names_sanitized; /* service names that were no valid label value */
 };
 
 static int cmp_pid(const void *a, const void *b)
@@ -79,6 +80,11 @@ void proctable_free(struct proctable *t)
 		return;
 	tdestroy(t->root, entry_free);
 	free(t);
+}
+
+uint64_t proctable_names_sanitized(const struct proctable *t)
+{
+	return t->names_sanitized;
 }
 
 size_t proctable_size(const struct proctable *t)
@@ -167,6 +173,7 @@ static void classify(struct proctable *t, struct proc_class *pc, const struct em
 		classify_by_comm(t, pc, cfg, comm);
 		pc->dead_flip = t->flips.n;
 	}
+	t->names_sanitized += pc->match.sanitized;
 	pc->used_interval = t->interval;
 }
 

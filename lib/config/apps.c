@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "apps.h"
+#include "utf8.h"
 
 /* A process's facts, read on demand when fill is set (else pi holds them all). */
 struct facts {
@@ -88,6 +89,31 @@ static bool app_matches(const struct app_config *a, struct facts *f)
 	return a->n_rules > 0;
 }
 
+bool apps_label_value_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
+	return utf8_valid(s, len);
+}
+
+bool apps_label_value_sanitize(char *s, size_t size)
+{
+	char tmp[CONFIG_VALUE_MAX];
+	size_t n;
+
+	if (apps_label_value_ok(s))
+		return false;
+	n = utf8_sanitize(s, strlen(s), tmp, sizeof(tmp) < size ? sizeof(tmp) : size, 0);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)tmp[i] < 0x20 || tmp[i] == 0x7f)
+			tmp[i] = '_';
+	memcpy(s, tmp, n + 1);
+	return true;
+}
+
 /* apps_infer_service, reading each fact only when the ones before it said nothing. */
 static void infer_service(struct facts *f, char *out, size_t len)
 {
@@ -122,6 +148,7 @@ void apps_infer_service(const struct proc_info *pi, char *out, size_t len)
 	struct facts f = {.pi = (struct proc_info *)pi};
 
 	infer_service(&f, out, len);
+	apps_label_value_sanitize(out, len);
 }
 
 static int classify(const struct ember_config *c, struct facts *f, struct app_match *out)
@@ -140,6 +167,8 @@ static int classify(const struct ember_config *c, struct facts *f, struct app_ma
 		infer_service(f, out->service, sizeof(out->service));
 		out->excluded = c->profile_matched;
 	}
+	/* a file name or comm is anyone's: data, never a second label line */
+	out->sanitized = apps_label_value_sanitize(out->service, sizeof(out->service));
 	return f->err;
 }
 
@@ -189,7 +218,11 @@ int apps_labels_text(const struct ember_config *c, int app, const char *service,
 		v[n++] = a->labels[j];
 	qsort(v, n, sizeof(v[0]), cmp_label);
 	for (size_t i = 0; i < n; i++) {
-		int w = snprintf(out + off, len - off, "%s=%s\n", v[i].name, v[i].value);
+		int w;
+
+		/* one line per label: a value cannot start another (the hostname is root's) */
+		apps_label_value_sanitize(v[i].value, sizeof(v[i].value));
+		w = snprintf(out + off, len - off, "%s=%s\n", v[i].name, v[i].value);
 
 		if (w < 0 || (size_t)w >= len - off)
 			return -ENOSPC;

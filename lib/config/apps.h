@@ -17,6 +17,7 @@ struct app_match {
 	int app;		       /* index in cfg->apps, or -1 when none matched */
 	bool excluded;		       /* exclude = yes, or profile = matched and no app */
 	char service[CONFIG_NAME_MAX]; /* service_name of its profiles */
+	bool sanitized; /* service was not a valid label value (apps_label_value_ok) */
 };
 
 /* Reads environment variable name of the process into out; 0 or -errno. */
@@ -45,6 +46,18 @@ int apps_classify_lazy(const struct ember_config *c, struct proc_info *pi, app_f
  * else its executable's base name, else its comm; "kernel" for kernel threads.
  */
 void apps_infer_service(const struct proc_info *pi, char *out, size_t len);
+
+/*
+ * Whether s is a label value ember stores and sends: valid UTF-8 without
+ * control characters, so that it cannot end a "k=v" line or reach a terminal
+ * as an escape sequence.
+ */
+bool apps_label_value_ok(const char *s);
+/*
+ * Makes s (a string in size bytes) such a value: invalid UTF-8 becomes U+FFFD,
+ * control characters '_'. Whether it had to change.
+ */
+bool apps_label_value_sanitize(char *s, size_t size);
 
 /*
  * The labels of a profile series as stored in the history: "k=v" lines sorted
