@@ -408,6 +408,22 @@ static void print_allocs(const struct ember_status *st)
 	       a->not_attached, a->notes_malformed);
 }
 
+/* Hostile or broken input refused, when there was any: who wrote it is worth a look. */
+static void print_refused(const struct ember_status *st)
+{
+	const struct status_refused *r = &st->refused;
+
+	if (!r->perfmap_symlink && !r->perfmap_owner && !r->perfmap_size && !r->perfmap_type &&
+	    !r->perfmap_over_share && !r->binaries_too_big && !r->names_sanitized)
+		return;
+	printf("  %-13s since start: perf maps %" PRIu64 " symlink, %" PRIu64
+	       " wrong owner, %" PRIu64 " too big, %" PRIu64 " not a file, %" PRIu64
+	       " cut at their share; binaries %" PRIu64
+	       " over their share; names sanitized %" PRIu64 "\n",
+	       "refused", r->perfmap_symlink, r->perfmap_owner, r->perfmap_size, r->perfmap_type,
+	       r->perfmap_over_share, r->binaries_too_big, r->names_sanitized);
+}
+
 static void print_daemon(const struct daemon_view *v)
 {
 	const struct ember_status *st = &v->st;
@@ -456,6 +472,7 @@ static void print_daemon(const struct daemon_view *v)
 	print_runq(st);
 	print_walk(st);
 	print_allocs(st);
+	print_refused(st);
 	print_caches(st);
 	print_memory(st, v->now);
 	print_store(st, v->now);
@@ -758,6 +775,22 @@ static void prom_memory(const struct ember_status *st)
 		   "When emberd last shrank its caches (Unix time).", m->last_shrink_ns);
 }
 
+static void prom_refused(const struct ember_status *st)
+{
+	const struct status_refused *r = &st->refused;
+	static const char *const what[] = {
+		"perf_map_symlink",    "perf_map_owner", "perf_map_size", "perf_map_type",
+		"perf_map_over_share", "binary_too_big", "name_sanitized"};
+	const uint64_t v[] = {r->perfmap_symlink, r->perfmap_owner,	 r->perfmap_size,
+			      r->perfmap_type,	  r->perfmap_over_share, r->binaries_too_big,
+			      r->names_sanitized};
+
+	family("ember_refused_total", "counter",
+	       "Hostile or broken input refused or cut short since emberd started, by kind.");
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		sample_u64("ember_refused_total", "what", what[i], v[i]);
+}
+
 static void prom_allocs(const struct ember_status *st)
 {
 	const struct status_allocs *a = &st->allocs;
@@ -870,6 +903,7 @@ static void prom_daemon(const struct daemon_view *v)
 	prom_caches(st);
 	prom_memory(st);
 	prom_allocs(st);
+	prom_refused(st);
 	prom_runq(st);
 	if (!st->collector.configured)
 		return;

@@ -212,8 +212,17 @@ static void gather_symbols(struct interval_report *r, const struct report_source
 
 	symbolizer_stats(src->sym, &r->sym);
 	r->perfmaps_refused_before = r->perfmaps_refused;
-	r->perfmaps_refused =
-		p->refused_symlink + p->refused_owner + p->refused_size + p->refused_type;
+	r->perfmaps_refused = p->refused_symlink + p->refused_owner + p->refused_size +
+			      p->refused_type + p->over_share;
+	r->st.refused = (struct status_refused){
+		.perfmap_symlink = p->refused_symlink,
+		.perfmap_owner = p->refused_owner,
+		.perfmap_size = p->refused_size,
+		.perfmap_type = p->refused_type,
+		.perfmap_over_share = p->over_share,
+		.binaries_too_big = r->sym.files_too_big,
+		.names_sanitized = proctable_names_sanitized(src->procs),
+	};
 	caches_from_stats(r, src);
 }
 
@@ -514,9 +523,11 @@ static void log_symbols(const struct interval_report *r)
 
 	if (r->perfmaps_refused != r->perfmaps_refused_before)
 		log_info("perf maps refused: symlink %lu, wrong owner %lu, too big %lu, "
-			 "not a regular file %lu (malformed lines skipped %lu)",
+			 "not a regular file %lu, cut at their share %lu (malformed lines "
+			 "skipped %lu)",
 			 s->perfmap.refused_symlink, s->perfmap.refused_owner,
-			 s->perfmap.refused_size, s->perfmap.refused_type, s->perfmap.bad_lines);
+			 s->perfmap.refused_size, s->perfmap.refused_type, s->perfmap.over_share,
+			 s->perfmap.bad_lines);
 	log_debug("symbols: %lu of %lu frames named, %lu demangled; file cache %lu binaries, "
 		  "%lu of %lu MiB (%lu named from a debug file); perf maps %lu, %lu KiB, "
 		  "%lu frames named, %lu malformed lines; kernel names asked %lu, cached %lu",

@@ -115,6 +115,13 @@ static const struct sf_key keys[] = {
 	K("allocs.stack_map_full", SF_U64, allocs.stack_map_full),
 	K("allocs.not_attached", SF_U64, allocs.not_attached),
 	K("allocs.notes_malformed", SF_U64, allocs.notes_malformed),
+	K("refused.perf_map_symlink", SF_U64, refused.perfmap_symlink),
+	K("refused.perf_map_owner", SF_U64, refused.perfmap_owner),
+	K("refused.perf_map_size", SF_U64, refused.perfmap_size),
+	K("refused.perf_map_type", SF_U64, refused.perfmap_type),
+	K("refused.perf_map_over_share", SF_U64, refused.perfmap_over_share),
+	K("refused.binaries_too_big", SF_U64, refused.binaries_too_big),
+	K("refused.names_sanitized", SF_U64, refused.names_sanitized),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

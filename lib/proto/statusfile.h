@@ -164,6 +164,14 @@ struct status_allocs {
 };
 
 /* The whole file. Strings are always terminated. */
+/* Hostile or broken input refused or cut short, since the start. */
+struct status_refused {
+	uint64_t perfmap_symlink, perfmap_owner, perfmap_size, perfmap_type;
+	uint64_t perfmap_over_share; /* maps cut at their process's or user's share */
+	uint64_t binaries_too_big;   /* symbol tables over a file's share of the cache */
+	uint64_t names_sanitized;    /* service names that were no valid label value */
+};
+
 struct ember_status {
 	unsigned int format; /* STATUSFILE_VERSION */
 	char version[32];    /* emberd's */
@@ -196,6 +204,7 @@ struct ember_status {
 	int64_t cpu_user_ns, cpu_system_ns; /* emberd's own, since the start */
 	struct status_memory mem;
 	struct status_allocs allocs;
+	struct status_refused refused;
 	struct status_map maps[STATUSFILE_MAX_MAPS];
 	size_t n_maps;
 	struct status_runq runq[STATUSFILE_MAX_RUNQ];
