@@ -87,6 +87,12 @@ void show(const char *text) __attribute__((noreturn));
 /* "between A and B", "since A", "before B" or "in the history". */
 void format_window(const struct selection *sel, char *buf, size_t len);
 void format_ago(int64_t ns, int64_t now, char *buf, size_t len); /* "3 min ago" */
+/*
+ * s for a terminal: control characters (an escape sequence's ESC above all) as
+ * \xNN, so that a name another user chose cannot drive the administrator's
+ * terminal. Cut to fit buf; returns buf.
+ */
+const char *term_safe(const char *s, char *buf, size_t len);
 
 int64_t parse_time_arg(const char *opt, const char *arg, int64_t now);
 int64_t parse_pid_arg(const char *arg);

@@ -251,6 +251,22 @@ int write_profile(const struct pprof_builder *b, const char *path)
 
 /* Says why nothing came out: no rows, only corrupt ones, or none of the pid. */
 /* "12 s ago", "3 min ago", "2 h ago": how long since ns. */
+const char *term_safe(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 void format_ago(int64_t ns, int64_t now, char *buf, size_t len)
 {
 	int64_t s = (now - ns) / NS_PER_SEC;

@@ -59,15 +59,17 @@ struct list_totals {
 static int print_row(const struct history_row *row, void *arg)
 {
 	struct list_totals *t = arg;
-	char start[40], dur[32];
+	char start[40], dur[32], app[512];
 
 	if (t->profiles++ == 0)
 		printf("%-24s %8s %-5s %-20s %10s %9s\n", "START", "DURATION", "TYPE", "APP",
 		       "SAMPLES", "PROCESSES");
 	format_time(row->meta.start_ns, start, sizeof(start));
 	format_duration(row->meta.end_ns - row->meta.start_ns, dur, sizeof(dur));
+	/* the history may hold names written before emberd sanitized them */
 	printf("%-24s %8s %-5s %-20s %10" PRIu64 " %9" PRIu32 "\n", start, dur, row->meta.type,
-	       *row->meta.app ? row->meta.app : "-", row->meta.samples, row->meta.processes);
+	       *row->meta.app ? term_safe(row->meta.app, app, sizeof(app)) : "-", row->meta.samples,
+	       row->meta.processes);
 	t->samples += row->meta.samples;
 	return 0;
 }

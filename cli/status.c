@@ -270,12 +270,14 @@ static double pct(uint64_t part, uint64_t whole)
 /* Off-CPU profiling's run-queue latency, per application: the mean wait for a CPU. */
 static void print_runq(const struct ember_status *st)
 {
+	char app[512];
+
 	for (size_t i = 0; i < st->n_runq; i++) {
 		const struct status_runq *r = &st->runq[i];
 
 		printf("  %-13s %s: %.1f us mean over %" PRIu64 " waits (%.1f ms in all)\n",
-		       i ? "" : "run queue", r->app, r->waits ? r->ns / 1e3 / r->waits : 0.0,
-		       r->waits, r->ns / 1e6);
+		       i ? "" : "run queue", term_safe(r->app, app, sizeof(app)),
+		       r->waits ? r->ns / 1e3 / r->waits : 0.0, r->waits, r->ns / 1e6);
 	}
 }
 
