@@ -3,7 +3,10 @@
  * libFuzzer: perf map text through the parser, fed in two pieces as a growing
  * file is, then lookups at every parsed start and around it; and the input
  * as one runtime's name through the splitter, whose parts must lie inside it.
+ * The map parses under a limit the input's second byte sets, as the cache gives
+ * each process a share: what it holds never goes over it.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -38,6 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct perf_map *m = perfmap_new();
 	size_t split = size ? data[0] % (size + 1) : 0, used, off;
+	size_t limit = size > 1 ? (size_t)data[1] << 10 : 0; /* 0: none, up to 255 KiB */
+	int rc;
 	const char *text = (const char *)data;
 	struct perfmap_name n;
 	uint64_t addr = 0;
@@ -45,11 +50,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_split(text, size);
 	if (!m)
 		return 0;
+	perfmap_set_limit(m, limit);
 	/* The first piece stops anywhere, as a read of a file being written does. */
-	if (perfmap_parse(m, text, split, &used) || used > split)
+	rc = perfmap_parse(m, text, split, &used);
+	if ((rc && rc != -ENOSPC) || used > split)
 		__builtin_trap();
 	off = used;
-	if (perfmap_parse(m, text + off, size - off, &used) || used > size - off)
+	/* a map at its limit takes nothing more */
+	if (!rc) {
+		rc = perfmap_parse(m, text + off, size - off, &used);
+		if ((rc && rc != -ENOSPC) || used > size - off)
+			__builtin_trap();
+	}
+	if (limit && perfmap_memory(m) > limit)
 		__builtin_trap();
 	perfmap_count(m);
 	for (size_t i = 0; i + 8 <= size && i < 256; i += 8) {

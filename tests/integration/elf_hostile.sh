@@ -22,14 +22,17 @@ for t in objcopy strip cc; do command -v $t >/dev/null || fail "$t not installed
 INTERVAL_MS=2000
 HWM_MAX_KIB=$((96 * 1024)) # emberd's memory_limit (64 MiB) and its transient parses
 
+# 1 GiB of whole symbols: libelf refuses a table that is not a multiple of its entries
+SYMTAB_GIB=$((24 * ((1 << 30) / 24)))
+
 hostile_dir
 B=$T/bin
-"$FX/tools/mkhostile" hole "$FX/fx_busy" "$B/symhole" .symtab $((1 << 30))
+"$FX/tools/mkhostile" hole "$FX/fx_busy" "$B/symhole" .symtab $SYMTAB_GIB
 "$FX/tools/mkhostile" hole "$FX/fx_busy" "$B/strhole" .strtab $((1 << 30))
 objcopy --only-keep-debug "$FX/fx_busy" "$B/dl.debug"
 strip --strip-all -o "$B/dlprog" "$FX/fx_busy"
 objcopy --add-gnu-debuglink="$B/dl.debug" "$B/dlprog"
-"$FX/tools/mkhostile" hole "$B/dl.debug" "$B/dl.hostile" .symtab $((1 << 30))
+"$FX/tools/mkhostile" hole "$B/dl.debug" "$B/dl.hostile" .symtab $SYMTAB_GIB
 mv "$B/dl.hostile" "$B/dl.debug"
 cp "$FX/fx_cfi_bigreg" "$B/bigreg"
 cp "$FX/fx_busy" "$B/control"
