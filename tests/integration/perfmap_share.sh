@@ -51,7 +51,7 @@ intervals_after 2 # early's map is cached
 start_jit flood nobody 4
 {
 	printf '%s 1000 flood_own_function\n' "${ADDR[flood]}"
-	awk 'BEGIN { for (i = 0; i < (4 * 1024 * 1024) / 6; i++) print "1 1 a" }'
+	awk 'BEGIN { for (i = 0; i < 4000000 / 6; i++) print "1 1 a" }'
 } | write_map flood nobody
 intervals_after 2 # the flood was read, and cut
 
