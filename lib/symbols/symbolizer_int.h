@@ -153,7 +153,7 @@ struct symbolizer {
 	symbolizer_runtime_fn runtime; /* the runtime of a process, for its frames' names */
 	void *runtime_arg;
 	struct rt_name rt_last; /* the strings of the last runtime frame named */
-	int64_t waited_ns; /* this interval's waits for the loader (SYM_WAIT_BUDGET_NS) */
+	int64_t waited_ns;	/* this interval's waits for the loader (SYM_WAIT_BUDGET_NS) */
 };
 
 void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out);
