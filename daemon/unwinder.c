@@ -59,8 +59,14 @@
 
 /* Tables waiting to be compiled: beyond, a process is merely scanned again later. */
 #define JOBS_MAX 1024
-/* Processes refreshed as soon as the table they wait for is built (the rest: later). */
-#define JOB_WAITERS 8
+/*
+ * Processes refreshed as soon as the table they wait for is built (the rest:
+ * once every job is done). Every process the procs map holds: at start-up a
+ * hundred processes wait for libc's table, and one beyond the first eight
+ * waited for the last job (a compiler's, seconds later), its samples walked
+ * without libc's table meanwhile (measured: fx_qsort's first 2 s of samples).
+ */
+#define JOB_WAITERS EMBER_UNWIND_PROCS_MAX
 
 enum req_op { REQ_ADD, REQ_EXIT, REQ_EXEC };
 
@@ -93,10 +99,10 @@ struct table {
  * smallest file first, so that one large binary delays no other process.
  */
 struct job {
-	struct proc_map m;	 /* path owned */
-	struct file_key key;	 /* from a stat() of the mapping; size 0 if unknown */
-	pid_t pids[JOB_WAITERS]; /* who maps it (pids[0] opens it, or the next one alive) */
-	size_t npids;
+	struct proc_map m;   /* path owned */
+	struct file_key key; /* from a stat() of the mapping; size 0 if unknown */
+	pid_t *pids;	     /* who maps it (pids[0] opens it, or the next one alive); owned */
+	size_t npids, cap;
 };
 
 /* One loaded process: the tables its entry in the procs map refers to. */
@@ -500,6 +506,28 @@ static struct table *table_cached(struct unwinder *u, pid_t pid, const struct pr
 	return found ? *found : NULL;
 }
 
+/* Adds pid to the processes j refreshes once built; false past JOB_WAITERS or on ENOMEM. */
+static bool job_wait(struct job *j, pid_t pid)
+{
+	if (j->npids == j->cap) {
+		size_t cap = j->cap ? 2 * j->cap : 8;
+		pid_t *v = cap <= JOB_WAITERS ? realloc(j->pids, cap * sizeof(*v)) : NULL;
+
+		if (!v)
+			return false; /* refreshed once every job is done */
+		j->pids = v;
+		j->cap = cap;
+	}
+	j->pids[j->npids++] = pid;
+	return true;
+}
+
+static void job_free(struct job *j)
+{
+	free(j->m.path);
+	free(j->pids);
+}
+
 /* Asks for mapping m's table to be compiled for pid. false when the queue is full. */
 static bool job_add(struct unwinder *u, pid_t pid, const struct proc_map *m,
 		    const struct file_key *key)
@@ -512,8 +540,7 @@ static bool job_add(struct unwinder *u, pid_t pid, const struct proc_map *m,
 			for (size_t k = 0; k < j->npids; k++)
 				if (j->pids[k] == pid)
 					return true;
-			if (j->npids < JOB_WAITERS)
-				j->pids[j->npids++] = pid;
+			job_wait(j, pid);
 			return true;
 		}
 	}
@@ -523,10 +550,11 @@ static bool job_add(struct unwinder *u, pid_t pid, const struct proc_map *m,
 	memset(j, 0, sizeof(*j));
 	j->m = *m;
 	j->m.path = strdup(m->path);
-	if (!j->m.path)
+	if (!j->m.path || !job_wait(j, pid)) {
+		job_free(j);
 		return false;
+	}
 	j->key = *key;
-	j->pids[j->npids++] = pid;
 	u->njobs++;
 	return true;
 }
@@ -1062,10 +1090,10 @@ static void run_job(struct unwinder *u)
 	t = table_build(u, &j);
 	for (size_t i = 0; i < j.npids; i++)
 		rescan_or_drop(u, j.pids[i], t != NULL);
-	free(j.m.path);
+	job_free(&j);
 }
 
-/* Once every job is done: loads again whoever still waits (beyond JOB_WAITERS). */
+/* Once every job is done: loads again whoever still waits (beyond JOB_WAITERS, or a failed job). */
 static void gather_waiting(const void *node, VISIT which, void *arg)
 {
 	struct proc *p = *(struct proc *const *)node;
@@ -1141,7 +1169,7 @@ static void unwinder_main(struct worker *w, void *arg)
 	worker_done(w);
 	worker_unlock(w);
 	for (size_t i = 0; i < u->njobs; i++)
-		free(u->jobs[i].m.path);
+		job_free(&u->jobs[i]);
 }
 
 static int cmp_asked(const void *a, const void *b)
@@ -1290,6 +1318,18 @@ void unwinder_settle(struct unwinder *u)
 	while ((u->qn || u->busy) && !worker_stopping(&u->worker))
 		worker_wait_done(&u->worker);
 	worker_unlock(&u->worker);
+}
+
+bool unwinder_idle(struct unwinder *u)
+{
+	bool idle;
+
+	if (!u)
+		return true;
+	worker_lock(&u->worker);
+	idle = !u->qn && !u->busy;
+	worker_unlock(&u->worker);
+	return idle;
 }
 
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)

@@ -109,6 +109,8 @@ bool unwinder_find_rule(struct unwinder *u, uint32_t table, uint64_t pc,
 
 /* Blocks until every request made so far has been handled (tests, capture start). */
 void unwinder_settle(struct unwinder *u);
+/* Whether every request made so far has been handled (unwinder_settle() would not block). */
+bool unwinder_idle(struct unwinder *u);
 
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *out);
 
