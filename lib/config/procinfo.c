@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -459,6 +460,65 @@ bool procinfo_parse_stat_exiting(const char *text, size_t len)
 	num[n] = '\0';
 	flags = strtoul(num, NULL, 10);
 	return (flags & PROC_PF_EXITING) != 0;
+}
+
+/* The decimal at *p (its end bounded by end) into *v, *p past it and one space. */
+static bool stat_number(const char **p, const char *end, uint64_t *v)
+{
+	const char *q = *p;
+	uint64_t x = 0;
+
+	if (q >= end || *q < '0' || *q > '9')
+		return false;
+	for (; q < end && *q >= '0' && *q <= '9'; q++) {
+		if (x > (UINT64_MAX - 9) / 10)
+			return false;
+		x = x * 10 + (uint64_t)(*q - '0');
+	}
+	*v = x;
+	*p = q < end && *q == ' ' ? q + 1 : q;
+	return true;
+}
+
+/* Past n space-separated fields from *p (any text: tty_nr may be negative). */
+static bool stat_skip(const char **p, const char *end, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const char *sp = memchr(*p, ' ', (size_t)(end - *p));
+
+		if (!sp)
+			return false;
+		*p = sp + 1;
+	}
+	return true;
+}
+
+int procinfo_parse_stat(const char *text, size_t len, struct proc_stat *out)
+{
+	const char *p = NULL, *end = text + len;
+	uint64_t flags, utime, stime;
+
+	/* the comm, in parentheses, may hold anything: the fields follow its last ')' */
+	for (const char *q = text; q < end; q++)
+		if (*q == ')')
+			p = q;
+	if (!p || end - p < 4 || p[1] != ' ')
+		return -EINVAL;
+	p += 2;
+	out->state = *p;
+	/* state ppid pgrp session tty_nr tpgid, then flags (field 9 of the man page) */
+	if (!stat_skip(&p, end, 6) || !stat_number(&p, end, &flags))
+		return -EINVAL;
+	/* minflt cminflt majflt cmajflt, then utime stime (14, 15) */
+	if (!stat_skip(&p, end, 4) || !stat_number(&p, end, &utime) ||
+	    !stat_number(&p, end, &stime) || utime > UINT64_MAX - stime)
+		return -EINVAL;
+	/* cutime cstime priority nice num_threads itrealvalue, then starttime (22) */
+	if (!stat_skip(&p, end, 6) || !stat_number(&p, end, &out->start_ticks))
+		return -EINVAL;
+	out->flags = (unsigned long)flags;
+	out->cpu_ticks = utime + stime;
+	return 0;
 }
 
 bool procinfo_exiting(int dirfd)

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Bytes of a 64-hex container id, without its NUL. */
@@ -109,6 +110,20 @@ int procinfo_parse_environ(const char *buf, size_t len, const char *name, char *
  * Malformed text: false.
  */
 bool procinfo_parse_stat_exiting(const char *text, size_t len);
+
+/* What /proc/PID/stat says of a process that emberd's start-up looks at. */
+struct proc_stat {
+	char state;	      /* R, S, D, Z, ... */
+	unsigned long flags;  /* PF_* */
+	uint64_t cpu_ticks;   /* utime + stime, in clock ticks */
+	uint64_t start_ticks; /* starttime: clock ticks after boot (tells a reused pid) */
+};
+
+/*
+ * Pure: the fields of struct proc_stat from /proc/PID/stat text. 0, or
+ * -EINVAL when the text is cut or malformed.
+ */
+int procinfo_parse_stat(const char *text, size_t len, struct proc_stat *out);
 
 /*
  * Whether the process whose /proc directory is dirfd is on its way out (or

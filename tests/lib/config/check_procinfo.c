@@ -663,6 +663,37 @@ START_TEST(test_cgroupid_live)
 }
 END_TEST
 
+static int parse_stat(const char *text, struct proc_stat *st)
+{
+	return procinfo_parse_stat(text, strlen(text), st);
+}
+
+START_TEST(test_stat_parse)
+{
+	/* a real line of a busy process (fields past starttime cut) */
+	static const char busy[] = "4242 (fx (a) b) R 1 4242 4242 34816 4242 4194304 120 0 0 0 "
+				   "731 12 0 0 20 0 1 0 98765 2207744 87";
+	struct proc_stat st;
+
+	ck_assert_int_eq(procinfo_parse_stat(busy, strlen(busy), &st), 0);
+	ck_assert_int_eq(st.state, 'R');
+	ck_assert_uint_eq(st.flags, 4194304);
+	ck_assert_uint_eq(st.cpu_ticks, 743);
+	ck_assert_uint_eq(st.start_ticks, 98765);
+	/* tty_nr may be negative; starttime may end the text */
+	ck_assert_int_eq(parse_stat("1 (k) I 2 0 0 -1 -1 69238880 0 0 0 0 5 6 0 0 20 0 1 0 7", &st),
+			 0);
+	ck_assert_uint_eq(st.cpu_ticks, 11);
+	ck_assert_uint_eq(st.start_ticks, 7);
+	/* cut before starttime, before utime, garbage numbers, no comm */
+	ck_assert_int_eq(procinfo_parse_stat(busy, 60, &st), -EINVAL);
+	ck_assert_int_eq(parse_stat("1 (k) R 1 2 3 0 -1 4 1 2 3 4 x 5", &st), -EINVAL);
+	ck_assert_int_eq(parse_stat("1 (k) R 1 2 3 0 -1 99999999999999999999999 1", &st), -EINVAL);
+	ck_assert_int_eq(parse_stat("1 (k", &st), -EINVAL);
+	ck_assert_int_eq(parse_stat("", &st), -EINVAL);
+}
+END_TEST
+
 Suite *procinfo_suite(void)
 {
 	Suite *s = suite_create("procinfo");
@@ -679,6 +710,7 @@ Suite *procinfo_suite(void)
 	tcase_add_test(tc, test_cgroup_garbage);
 	tcase_add_test(tc, test_cgroup_overlong);
 	tcase_add_test(tc, test_stat_exiting);
+	tcase_add_test(tc, test_stat_parse);
 	tcase_add_test(tc, test_environ);
 	tcase_add_test(tc, test_environ_bounds);
 	tcase_add_loop_test(tc, test_cgroupid_under, 0,
