@@ -181,6 +181,8 @@ int capture_start(const struct capture_env *env, const struct ctl_msg *req, stru
 		rc = start_malloc(c, err, errlen);
 	else
 		rc = sampler_open(&so, &c->sampler, err, errlen);
+	if (!rc && c->sampler)
+		rc = sampler_start(c->sampler, err, errlen);
 	if (!rc && req->target == CTL_TARGET_APP && !allow_app(c)) {
 		snprintf(err, errlen,
 			 "no running process belongs to app %s (the service name "

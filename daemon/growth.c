@@ -34,6 +34,7 @@ struct growth {
 	struct growth_bpf *skel;
 	struct fold_perf perf;	   /* one page-faults event per online CPU */
 	struct bpf_link *map_link; /* the mmap raw tracepoint */
+	unsigned int fault_period; /* 1 page fault sampled in this many (growth_start()) */
 	int64_t fault_bytes;	   /* fault_period pages */
 	struct deferred *defer;	   /* samples of processes not loaded walked there, or NULL */
 	struct fold_buffers buf;
@@ -81,13 +82,13 @@ static int load(struct growth *g, const struct growth_opts *o, char *err, size_t
 	return 0;
 }
 
-static int attach(struct growth *g, const struct growth_opts *o, char *err, size_t errlen)
+int growth_start(struct growth *g, char *err, size_t errlen)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_PAGE_FAULTS,
-		.sample_period = o->fault_period,
+		.sample_period = g->fault_period,
 		.exclude_kernel = 0, /* faults taken in kernel mode (copy_to_user) are growth too */
 	};
 	int rc = fold_perf_open(&g->perf, g->skel->progs.ember_growth_fault, &attr, "page-faults",
@@ -110,13 +111,12 @@ int growth_open(const struct growth_opts *o, struct growth **out, char *err, siz
 
 	if (!g)
 		return -ENOMEM;
+	g->fault_period = o->fault_period;
 	g->fault_bytes = (int64_t)o->fault_period * sysconf(_SC_PAGESIZE);
 	rc = load(g, o, err, errlen);
 	if (!rc)
 		rc = fold_buffers_init(&g->buf, g->skel->obj, &g->skel->bss->active_buf,
 				       GROWTH_COUNTS);
-	if (!rc)
-		rc = attach(g, o, err, errlen);
 	if (rc) {
 		growth_close(g);
 		return rc;

@@ -24,8 +24,10 @@ struct growth_opts {
 
 struct growth;
 
-/* Loads and attaches. On failure a negative errno and a one-line cause in err. */
+/* Loads. On failure a negative errno and a one-line cause in err. */
 int growth_open(const struct growth_opts *o, struct growth **out, char *err, size_t errlen);
+/* Attaches: sampling begins (with the cpu sampler's, once emberd is set up). As growth_open(). */
+int growth_start(struct growth *g, char *err, size_t errlen);
 void growth_close(struct growth *g);
 
 /*

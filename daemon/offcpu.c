@@ -149,7 +149,7 @@ static int load(struct offcpu *oc, const struct offcpu_opts *o, char *err, size_
 	return 0;
 }
 
-static int attach(struct offcpu *oc, char *err, size_t errlen)
+int offcpu_start(struct offcpu *oc, char *err, size_t errlen)
 {
 	int rc;
 
@@ -203,8 +203,6 @@ int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char *err, siz
 		if (!oc->wkeys || !oc->wvals || !oc->wstk || !oc->hkeys || !oc->hpids)
 			rc = -ENOMEM;
 	}
-	if (!rc)
-		rc = attach(oc, err, errlen);
 	if (rc) {
 		offcpu_close(oc);
 		return rc;
@@ -375,7 +373,7 @@ static void parked_stack(struct offcpu *oc, uint64_t h, bool lost, struct ember_
 	}
 	out->ips = (const uint64_t *)st->ips;
 	out->n = st->len < EMBER_MAX_STACK_DEPTH ? st->len : EMBER_MAX_STACK_DEPTH;
-	out->truncated = st->flags & EMBER_STACK_TRUNCATED;
+	sampler_stack_flags(out, st->flags);
 }
 
 /* The waiter's cb, for the wakers of the waits the daemon walked (deferred_waker_cb). */

@@ -44,8 +44,10 @@ struct offcpu_opts {
 
 struct offcpu;
 
-/* Loads and attaches. On failure a negative errno and a one-line cause in err. */
+/* Loads. On failure a negative errno and a one-line cause in err. */
 int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char *err, size_t errlen);
+/* Attaches: sampling begins (with the cpu sampler's, once emberd is set up). As offcpu_open(). */
+int offcpu_start(struct offcpu *oc, char *err, size_t errlen);
 void offcpu_close(struct offcpu *oc);
 
 /*

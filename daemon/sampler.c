@@ -33,6 +33,7 @@ struct sampler {
 	struct deferred *defer;	    /* samples of processes not loaded yet; NULL: none sent */
 	struct unwinder *unw;	    /* whose hook defer is */
 	struct bpf_link *exit_link; /* ember_cpu_exit, or NULL */
+	unsigned int hz;	    /* of the perf events sampler_start() opens */
 };
 
 /*
@@ -138,21 +139,24 @@ int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, 
 			  "its memory keep their leaf alone",
 			  strerror(errno));
 #endif
-	if (!rc)
-		rc = fold_perf_open(
-			&s->perf, s->skel->progs.ember_cpu_sample,
-			&(struct perf_event_attr){.type = PERF_TYPE_SOFTWARE,
-						  .size = sizeof(struct perf_event_attr),
-						  .config = PERF_COUNT_SW_CPU_CLOCK,
-						  .sample_freq = o->hz,
-						  .freq = 1},
-			"cpu-clock", err, errlen);
 	if (rc) {
 		sampler_close(s);
 		return rc;
 	}
+	s->hz = o->hz;
 	*out = s;
 	return 0;
+}
+
+int sampler_start(struct sampler *s, char *err, size_t errlen)
+{
+	return fold_perf_open(&s->perf, s->skel->progs.ember_cpu_sample,
+			      &(struct perf_event_attr){.type = PERF_TYPE_SOFTWARE,
+							.size = sizeof(struct perf_event_attr),
+							.config = PERF_COUNT_SW_CPU_CLOCK,
+							.sample_freq = s->hz,
+							.freq = 1},
+			      "cpu-clock", err, errlen);
 }
 
 void sampler_close(struct sampler *s)

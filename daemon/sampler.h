@@ -30,9 +30,15 @@ struct sampler_opts {
 
 struct sampler;
 
-/* Loads, sizes and attaches the BPF program. On failure returns a negative
- * errno and a one-line cause in err (what is missing: privileges, BTF, perf). */
+/* Loads and sizes the BPF program. On failure returns a negative errno and a
+ * one-line cause in err (what is missing: privileges, BTF). */
 int sampler_open(const struct sampler_opts *o, struct sampler **out, char *err, size_t errlen);
+/*
+ * Attaches the program to one cpu-clock perf event per online CPU: sampling
+ * begins (apart from sampler_open(), so that emberd's own set-up is not
+ * sampled). A negative errno and a one-line cause in err.
+ */
+int sampler_start(struct sampler *s, char *err, size_t errlen);
 void sampler_close(struct sampler *s);
 unsigned int sampler_ncpus(const struct sampler *s);
 /*
