@@ -120,4 +120,24 @@ static __always_inline bool ember_user_regs(const struct bpf_perf_event_data *ct
 #endif
 }
 
+/*
+ * Whether the current task, sampled in the kernel, is inside an execve or
+ * execveat system call: the number it entered with, in its saved registers
+ * (x86-64's; its ia32 compat calls are not looked for).
+ */
+static __always_inline bool ember_in_exec_syscall(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	const char *regs = (const char *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u64 nr;
+
+	if (!regs ||
+	    bpf_probe_read_kernel(&nr, 8, regs + __builtin_offsetof(struct pt_regs, orig_ax)))
+		return false;
+	return nr == 59 || nr == 322; /* __NR_execve, __NR_execveat */
+#else
+	return false;
+#endif
+}
+
 #endif /* EMBER_CORE_FIXES_BPF_H */

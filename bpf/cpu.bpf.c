@@ -13,6 +13,8 @@
 #define FOLD_DEFER
 /* samples of a process tearing down its memory take the stack it had at its exit */
 #define FOLD_EXIT_STACKS
+/* samples in an execve system call before it replaces the program are "[execve]" too */
+#define FOLD_EXEC_SYSCALL
 #include "fold.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

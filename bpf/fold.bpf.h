@@ -280,6 +280,28 @@ static __always_inline bool fold_dropped(__u32 tgid)
 	return false;
 }
 
+/*
+ * Whether the current task is in an execve: replacing its program
+ * (stack.bpf.h's exec_over()), or, with FOLD_EXEC_SYSCALL and sampled in the
+ * kernel, in the system call before that (opening the file, copying the
+ * arguments), where a forked child never read has no tables nor names for
+ * the old program: a bare address. (The growth programs' faults in an exec
+ * come after: the new stack's. The check cost ember_growth_fault half again
+ * its verification.)
+ */
+static __always_inline bool fold_in_execve(bool kernel)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (!exec_over(task, (__u64)task->mm))
+		return true;
+#ifdef FOLD_EXEC_SYSCALL
+	return kernel && ember_in_exec_syscall();
+#else
+	return false;
+#endif
+}
+
 /* One event to fold: whose, what it weighs, and where its stacks start. */
 struct fold_event {
 	__u32 tgid;
@@ -483,7 +505,13 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
  */
 static __always_inline void fold(void *ctx, const struct fold_event *ev)
 {
-	const struct ember_unwind_proc *proc = ev->regs ? uw_proc(ev->tgid) : NULL;
+	/*
+	 * A task in execve: its user registers are the old program's while its
+	 * memory becomes the new one's; walked, they gave a bare address. No user
+	 * stack then: its kernel stack says what the exec does.
+	 */
+	bool in_exec = ev->regs && fold_in_execve(ev->kstack);
+	const struct ember_unwind_proc *proc = ev->regs && !in_exec ? uw_proc(ev->tgid) : NULL;
 	struct ember_cpu_key key = {};
 	__u32 gen = active_buf;
 	bool lost = false;
@@ -494,7 +522,7 @@ static __always_inline void fold(void *ctx, const struct fold_event *ev)
 	 * a thread on its way out: its process's exit event may be read before
 	 * the copy, and its tables are never loaded (the walk here keeps the leaf).
 	 */
-	if (defer_walks && ev->regs && (!proc || proc->pending) &&
+	if (defer_walks && ev->regs && !in_exec && (!proc || proc->pending) &&
 	    !(bpf_get_current_task_btf()->flags & PF_EXITING) && defer_sample(ctx, ev)) {
 		metric_add(EMBER_CPU_M_PROC_NO_TABLES, !proc);
 		return;
@@ -503,7 +531,10 @@ static __always_inline void fold(void *ctx, const struct fold_event *ev)
 	key.tgid = ev->tgid;
 	key.flags = ev->flags;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	key.user_stack = user_stack(ctx, ev->regs, ev->tgid, proc, gen, &lost);
+	if (in_exec)
+		key.flags |= EMBER_KEY_EXECVE;
+	else
+		key.user_stack = user_stack(ctx, ev->regs, ev->tgid, proc, gen, &lost);
 	if (lost)
 		key.flags |= EMBER_KEY_USTACK_LOST;
 	if (ev->kstack) {

@@ -318,6 +318,9 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 		uw_note_stale(tgid, w.f.stale);
 	st->len = w.f.n;
 	st->flags = w.f.end == UW_DEPTH ? EMBER_STACK_TRUNCATED : 0;
+	/* frame pointers where a table is missing or still being built: not known complete */
+	if (!proc || (proc->pending && w.f.by_fp))
+		st->flags |= EMBER_STACK_NO_TABLES;
 	res->end = w.f.end;
 	res->no_proc = !proc;
 	res->by_table = w.f.by_table;

@@ -375,7 +375,7 @@ static void to_sampler_stack(const struct ember_stack *st, bool lost, struct sam
 		return;
 	out->ips = (const uint64_t *)st->ips;
 	out->n = st->len < EMBER_MAX_STACK_DEPTH ? st->len : EMBER_MAX_STACK_DEPTH;
-	out->truncated = st->flags & EMBER_STACK_TRUNCATED;
+	sampler_stack_flags(out, st->flags);
 }
 
 /* The old buffer's counts with their stacks, as alloc values. */

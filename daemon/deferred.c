@@ -50,7 +50,7 @@ struct wait_end {
 	bool ended;
 	uint64_t wait_ns, runq_ns;
 	uint32_t waker_tgid, waker_ulen, waker_klen;
-	bool waker_utrunc;
+	uint32_t waker_uflags; /* EMBER_STACK_* of the waker's user stack */
 	uint64_t *waker_ips;
 };
 
@@ -199,8 +199,8 @@ struct walked {
 	struct ember_cpu_key key;
 	uint64_t n;
 	uint32_t ulen, klen;
-	bool utrunc;
-	uint64_t ips[]; /* ulen user frames, then klen kernel frames */
+	uint32_t uflags; /* EMBER_STACK_* of the user stack */
+	uint64_t ips[];	 /* ulen user frames, then klen kernel frames */
 };
 
 static void free_walked(struct walked *s)
@@ -461,7 +461,10 @@ static bool walk(struct deferred *d, struct waiting *w, enum walk_entry how)
 	s->n = w->n;
 	s->ulen = res->n;
 	s->klen = w->kstack_len;
-	s->utrunc = res->truncated || res->copy_short; /* callers missing: [truncated] */
+	/* callers missing: [truncated]; frame pointers where its tables were not in */
+	s->uflags = res->truncated || res->copy_short ? EMBER_STACK_TRUNCATED : 0;
+	if (!loaded || (proc->pending && res->by_fp))
+		s->uflags |= EMBER_STACK_NO_TABLES;
 	memcpy(s->ips, res->ips, res->n * sizeof(uint64_t));
 	memcpy(s->ips + res->n, w->kips, w->kstack_len * sizeof(uint64_t));
 	pthread_mutex_lock(&d->mu);
@@ -714,7 +717,7 @@ static bool waker_of(const struct ember_offcpu_wait_end *e, struct wait_end *end
 	end->waker_tgid = e->waker_tgid;
 	end->waker_ulen = ulen;
 	end->waker_klen = klen;
-	end->waker_utrunc = e->waker_user.flags & EMBER_STACK_TRUNCATED;
+	end->waker_uflags = e->waker_user.flags;
 	return true;
 }
 
@@ -910,7 +913,8 @@ static int wait_samples(struct walked *s, const struct sampler_stack *us,
 static void walked_stacks(const struct walked *s, struct sampler_stack *us,
 			  struct sampler_stack *ks)
 {
-	*us = (struct sampler_stack){.ips = s->ips, .n = s->ulen, .truncated = s->utrunc};
+	*us = (struct sampler_stack){.ips = s->ips, .n = s->ulen};
+	sampler_stack_flags(us, s->uflags);
 	*ks = (struct sampler_stack){.ips = s->ips + s->ulen,
 				     .n = s->klen,
 				     .lost = s->key.flags & EMBER_KEY_KSTACK_LOST};
@@ -967,12 +971,11 @@ int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg)
 		struct walked *s = all.v[i];
 		const struct wait_end *e = &s->end;
 		struct sampler_stack st[4] = {
-			[2] = {.ips = e->waker_ips,
-			       .n = e->waker_ulen,
-			       .truncated = e->waker_utrunc},
+			[2] = {.ips = e->waker_ips, .n = e->waker_ulen},
 			[3] = {.ips = e->waker_ips + e->waker_ulen, .n = e->waker_klen},
 		};
 
+		sampler_stack_flags(&st[2], e->waker_uflags);
 		walked_stacks(s, &st[0], &st[1]);
 		if (!rc)
 			rc = cb(&s->key, e->waker_tgid, e->wait_ns * s->n, s->n, st, arg);

@@ -194,6 +194,9 @@ static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_
 	/* the callers the walk could not reach: the stack must not look complete */
 	if (st->truncated)
 		locs[n++] = named_location(c, "[truncated]");
+	/* nor one walked without its tables, whose frame-pointer steps may have skipped some */
+	if (st->no_tables)
+		locs[n++] = named_location(c, DRAIN_NO_TABLES_FRAME);
 	return n;
 }
 
@@ -282,6 +285,8 @@ static int on_stack(const struct profile_sample *s, void *arg)
 		locs[n++] = named_location(c, s->leaf);
 	n = add_stack(c, key->tgid, s->kern, true, false, locs, n, &lost);
 	n = add_stack(c, key->tgid, s->user, false, user_leaf_exact(c, s->kern), locs, n, &lost);
+	if (key->flags & EMBER_KEY_EXECVE) /* no user stack of either program: the exec's own */
+		locs[n++] = named_location(c, DRAIN_EXECVE_FRAME);
 	if (n == 0)
 		locs[n++] = named_location(c, "[no stack]");
 	for (size_t i = 0; i < n; i++)

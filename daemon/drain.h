@@ -15,6 +15,14 @@
 #include "sampler.h"
 #include "symbolizer.h"
 
+/*
+ * Root frames saying why a stack is not whole: one walked without its
+ * process's unwind tables (EMBER_STACK_NO_TABLES), and a sample of a task in
+ * execve (EMBER_KEY_EXECVE), whose user registers belong to no program.
+ */
+#define DRAIN_NO_TABLES_FRAME "[incomplete: no unwind tables]"
+#define DRAIN_EXECVE_FRAME "[execve]"
+
 /* What a drain found, per profile and in total (the interval report reads it). */
 struct drain_stats {
 	uint64_t samples;     /* samples drained */

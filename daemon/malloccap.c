@@ -194,7 +194,7 @@ static void get_stack(int fd, uint64_t hash, bool lost, struct ember_stack *buf,
 	}
 	st->ips = (const uint64_t *)buf->ips;
 	st->n = buf->len < EMBER_MAX_STACK_DEPTH ? buf->len : EMBER_MAX_STACK_DEPTH;
-	st->truncated = buf->flags & EMBER_STACK_TRUNCATED;
+	sampler_stack_flags(st, buf->flags);
 }
 
 /*

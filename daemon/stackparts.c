@@ -110,7 +110,7 @@ void stack_parts_find(const struct stack_parts *d, uint64_t hash, bool lost,
 	out->ips = NULL;
 	out->n = 0;
 	out->lost = lost;
-	out->truncated = false;
+	sampler_stack_flags(out, 0);
 	if (!hash)
 		return;
 	p0 = part_of(d, hash, 0);
@@ -130,5 +130,5 @@ void stack_parts_find(const struct stack_parts *d, uint64_t hash, bool lost,
 		return;
 	}
 	out->n = len;
-	out->truncated = head.flags & EMBER_STACK_TRUNCATED;
+	sampler_stack_flags(out, head.flags);
 }

@@ -19,7 +19,15 @@ struct sampler_stack {
 	size_t n;
 	bool lost;	/* the stack existed but could not be read or kept */
 	bool truncated; /* deeper than EMBER_MAX_STACK_DEPTH: callers missing */
+	bool no_tables; /* walked without its process's unwind tables: callers may be missing */
 };
+
+/* The EMBER_STACK_* flags of a stack into out's. */
+static inline void sampler_stack_flags(struct sampler_stack *out, uint32_t flags)
+{
+	out->truncated = flags & EMBER_STACK_TRUNCATED;
+	out->no_tables = flags & EMBER_STACK_NO_TABLES;
+}
 
 /* Parts read in one pass (keys[i] names parts[i]), with an index by key. */
 struct stack_parts {

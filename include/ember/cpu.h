@@ -28,6 +28,8 @@
 /* Flags of ember_cpu_key: the stack existed but could not be read or stored. */
 #define EMBER_KEY_USTACK_LOST 0x1
 #define EMBER_KEY_KSTACK_LOST 0x2
+/* The task was in execve: no user stack of either program to walk (shown as "[execve]"). */
+#define EMBER_KEY_EXECVE 0x4
 
 /*
  * Key of the counts maps: one folded stack of one process. Stacks are stored
@@ -46,6 +48,8 @@ _Static_assert(sizeof(struct ember_cpu_key) == 40, "ember_cpu_key is ABI");
 
 /* Flags of ember_stack: the walk stopped at EMBER_MAX_STACK_DEPTH, callers are missing. */
 #define EMBER_STACK_TRUNCATED 0x1
+/* Walked without the process's unwind tables (not loaded yet): callers may be missing. */
+#define EMBER_STACK_NO_TABLES 0x2
 
 /* Value of the stacks maps: one stack, leaf first. */
 struct ember_stack {
