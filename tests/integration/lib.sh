@@ -11,7 +11,9 @@ EMBERCTL=$EMBER_BUILD/cli/emberctl
 FX=$EMBER_BUILD/tests
 
 T=$(mktemp -d /tmp/ember-test.XXXXXX)
-export HOME=$T GOCACHE=$T/gocache PPROF_TMPDIR=$T
+# go 1.26 builds `go tool pprof` into GOCACHE at its first use: minutes on a loaded host.
+# EMBER_TEST_GOCACHE names a cache kept across tests (by default each test builds it again).
+export HOME=$T GOCACHE=${EMBER_TEST_GOCACHE:-$T/gocache} PPROF_TMPDIR=$T
 PIDS=()
 # pid_alive PID: PID runs (a zombie, exited but not yet waited for, does not).
 pid_alive() {

@@ -80,3 +80,64 @@ finish() {
 	[ "${#FAILED[@]}" -eq 0 ] || fail "$(IFS=';'; echo "${FAILED[*]}")"
 	pass "$1"
 }
+
+# --- the first interval against the steady state (unwind_startup*.sh) ---
+
+# spawn_in CGROUP_DIR CMD...: runs CMD in that cgroup, in the background ($! is its pid)
+spawn_in() {
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$@" >>"$T/fx.out" 2>&1 &
+	PIDS+=("$!")
+}
+
+# app_windows APP: exports APP's cpu profiles of emberd's first interval to $T/first.pb.gz
+# and of the whole ones after it (from 0.5 s into the second, the listed times being
+# rounded, to the start of the last, which the stop cuts) to $T/steady.pb.gz
+app_windows() {
+	local starts s1
+	"$EMBERCTL" --data-dir "$T/data" list --type cpu --app "$1" >"$T/list" 2>&1 ||
+		fail "emberctl list failed: $(cat "$T/list")"
+	mapfile -t starts < <(awk '$1 ~ /^20[0-9][0-9]-/ { print $1 }' "$T/list" | sort -u)
+	[ "${#starts[@]}" -ge 3 ] || fail "only ${#starts[@]} intervals of $1: $(cat "$T/list")"
+	s1=$(date -u -d "${starts[1]}" +%s%3N)
+	s1=$(date -u -d "@$(((s1 + 500) / 1000)).$(printf %03d $(((s1 + 500) % 1000)))" \
+		+%Y-%m-%dT%H:%M:%S.%3NZ)
+	app_export "$1" first "${starts[0]}" "${starts[1]}"
+	app_export "$1" steady "$s1" "${starts[-1]}"
+}
+app_export() { # APP NAME SINCE UNTIL
+	"$EMBERCTL" --data-dir "$T/data" export --type cpu --app "$1" --since "$3" --until "$4" \
+		-o "$T/$2.pb.gz" 2>"$T/export.err" || fail "emberctl export failed: $(cat "$T/export.err")"
+}
+
+# pprof_folded PROFILE OUT [PID]: the samples (of PID) as go tool pprof -traces reads
+# them, one "root;...;leaf count" line per sample (kernel frames below the user leaf)
+pprof_folded() {
+	go tool pprof -traces -symbolize=none -sample_index=samples ${3:+-tagfocus="pid=$3"} "$1" \
+		2>"$T/pprof.err" >"$T/traces" || fail "go tool pprof rejected $1: $(cat "$T/pprof.err")"
+	awk '
+		function flush() { if (n) { s = f[n]; for (i = n - 1; i >= 1; i--) s = s ";" f[i]; print s, c }; n = 0 }
+		/^-+\+/ { flush(); next }
+		!n && /^ +[0-9]+ +[^ ]/ { c = $1; sub(/^ +[0-9]+ +/, ""); f[++n] = $0; next }
+		n && substr($0, 1, 13) == "             " && substr($0, 14, 1) != " " {
+			f[++n] = substr($0, 14)
+		}
+		END { flush() }' "$T/traces" >"$2"
+}
+
+# The root frames that say why a stack is not whole (daemon/drain.h).
+MARKED='^\[(incomplete: no unwind tables|execve|truncated|lost user stack)\](;| [0-9]+$)'
+
+# wait_intervals N: emberd's status counts N intervals, polled for 2 min (a starved host
+# stretches an interval: 38 s for 4 s seen beside soak tests)
+wait_intervals() {
+	for _ in $(seq 1 240); do
+		intervals_at_least "$1" && return 0
+		sleep 0.5
+	done
+	fail "fewer than $1 intervals within 2 min"
+}
+
+# tables_at_start: emberd loaded the tables of every process running at its start before
+# it sampled (else, on a host too starved to build them within its bound, their first
+# samples say they were walked without)
+tables_at_start() { grep -q "processes running at start loaded in" "$T/emberd.log"; }
