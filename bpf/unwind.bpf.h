@@ -293,6 +293,8 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 	 * end of the chain); the walk and its tables are not at fault.
 	 */
 	if (!bpf_get_current_task_btf()->mm) {
+		st->flags =
+			EMBER_STACK_EXITED; /* unless its stack at exit replaces it (fold.bpf.h) */
 		*res = (struct uw_result){.end = UW_EXITED, .no_proc = !proc};
 		return;
 	}

@@ -197,6 +197,8 @@ static size_t add_stack(struct drain_ctx *c, uint32_t pid, const struct sampler_
 	/* nor one walked without its tables, whose frame-pointer steps may have skipped some */
 	if (st->no_tables)
 		locs[n++] = named_location(c, DRAIN_NO_TABLES_FRAME);
+	if (st->exited)
+		locs[n++] = named_location(c, DRAIN_EXITED_FRAME);
 	return n;
 }
 

@@ -22,6 +22,8 @@
  */
 #define DRAIN_NO_TABLES_FRAME "[incomplete: no unwind tables]"
 #define DRAIN_EXECVE_FRAME "[execve]"
+/* and one taken while its process tore down its memory at exit (EMBER_STACK_EXITED) */
+#define DRAIN_EXITED_FRAME "[incomplete: memory released at exit]"
 
 /* What a drain found, per profile and in total (the interval report reads it). */
 struct drain_stats {

@@ -20,6 +20,7 @@ struct sampler_stack {
 	bool lost;	/* the stack existed but could not be read or kept */
 	bool truncated; /* deeper than EMBER_MAX_STACK_DEPTH: callers missing */
 	bool no_tables; /* walked without its process's unwind tables: callers may be missing */
+	bool exited;	/* its process's memory was gone: the interrupted instruction alone */
 };
 
 /* The EMBER_STACK_* flags of a stack into out's. */
@@ -27,6 +28,7 @@ static inline void sampler_stack_flags(struct sampler_stack *out, uint32_t flags
 {
 	out->truncated = flags & EMBER_STACK_TRUNCATED;
 	out->no_tables = flags & EMBER_STACK_NO_TABLES;
+	out->exited = flags & EMBER_STACK_EXITED;
 }
 
 /* Parts read in one pass (keys[i] names parts[i]), with an index by key. */

@@ -50,6 +50,8 @@ _Static_assert(sizeof(struct ember_cpu_key) == 40, "ember_cpu_key is ABI");
 #define EMBER_STACK_TRUNCATED 0x1
 /* Walked without the process's unwind tables (not loaded yet): callers may be missing. */
 #define EMBER_STACK_NO_TABLES 0x2
+/* Taken while its process tore down its memory at exit: the interrupted instruction alone. */
+#define EMBER_STACK_EXITED 0x4
 
 /* Value of the stacks maps: one stack, leaf first. */
 struct ember_stack {
