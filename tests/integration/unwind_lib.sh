@@ -125,7 +125,7 @@ pprof_folded() {
 }
 
 # The root frames that say why a stack is not whole (daemon/drain.h).
-MARKED='^\[(incomplete: no unwind tables|execve|truncated|lost user stack)\](;| [0-9]+$)'
+MARKED='^\[(incomplete: [a-z ]+|execve|truncated|lost user stack)\](;| [0-9]+$)'
 
 # wait_intervals N: emberd's status counts N intervals, polled for 2 min (a starved host
 # stretches an interval: 38 s for 4 s seen beside soak tests)

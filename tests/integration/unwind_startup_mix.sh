@@ -65,10 +65,15 @@ for w in first steady; do
 	C=$COMPLETE M=$MARKED awk '$0 !~ ENVIRON["C"] && $0 !~ ENVIRON["M"] { print $NF "\t" $0 }' \
 		"$T/$w.folded" | sort -nr | head -5 | cut -f2- | cut -c1-200 | sed 's/^/    /' || true
 done
-awk -v s="$PCT_steady" 'BEGIN { exit !(s >= 95) }' ||
+# on a host too starved for emberd to build the tables within its bound, they are still
+# being built in the steady state too (50.9% complete seen at a load average of 18 on 2
+# CPUs): completeness is not this test's to judge there, only that stacks say so
+[ -z "$loaded" ] || awk -v s="$PCT_steady" 'BEGIN { exit !(s >= 95) }' ||
 	FAILED+=("steady state $PCT_steady% complete: want >= 95%")
 [ -z "$loaded" ] || awk -v f="$PCT_first" -v s="$PCT_steady" 'BEGIN { exit !(f >= 95 && f >= s - 3) }' ||
 	FAILED+=("first interval $PCT_first% complete, steady $PCT_steady%: want >= 95% and within 3 points")
+awk -v x="$SILENT_steady" 'BEGIN { exit !(x <= 1) }' ||
+	FAILED+=("steady state: $SILENT_steady% of samples incomplete without saying so, want <= 1%")
 awk -v x="$SILENT_first" 'BEGIN { exit !(x <= 1) }' ||
 	FAILED+=("first interval: $SILENT_first% of samples incomplete without saying so, want <= 1%")
 # an exec's samples: "[execve]" then the kernel's exec, or the old program's whole stack
