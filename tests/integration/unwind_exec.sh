@@ -11,9 +11,12 @@
 . "$(dirname "$0")/unwind_lib.sh"
 require_bpf
 
-# the shell spins until emberd loaded its tables (after its first sample), then execs
+# the shell spins until emberd loaded its tables (after its first sample), and 2 s at least
+# (bash's table, built at emberd's start for the shells running then, is loaded within
+# 0.1 s: a dozen samples before the exec, too few to judge by), then execs
 start_emberd --hz 99 --interval 5s -v
-bash -c 'while [ ! -e "$1" ]; do :; done; exec "$2" 8' spin "$T/go" "$FX/fx_qsort" \
+bash -c 'while [ ! -e "$1" ] || [ "$SECONDS" -lt 2 ]; do :; done; exec "$2" 8' spin "$T/go" \
+	"$FX/fx_qsort" \
 	>"$T/exec.out" 2>&1 &
 WL=$!
 PIDS+=("$WL")
