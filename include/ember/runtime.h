@@ -69,6 +69,54 @@ enum ember_py_off {
 #define EMBER_RT_OFF_NONE 0xffff
 
 /*
+ * V8 (Node.js): indexes of ember_rt_proc.off, from the v8dbg_* symbols node
+ * exports (lib/symbols/v8.c). Frame slots are distances below the frame
+ * pointer; fields are byte offsets in an untagged object; types are
+ * Map.instance_type values. text[0..1]: the embedded builtins (the
+ * interpreter's trampoline and handlers among them); text[2..3]: the binary's
+ * text holding them (its C++ frames are never JavaScript's); addr[]: unused.
+ * A frame word's object: a SharedFunctionInfo (aux: the bytecode offset of an
+ * interpreted frame, EMBER_RT_AUX_MAX when unknown) or an optimised Code
+ * (aux: the pc's offset in its instructions).
+ */
+enum ember_v8_off {
+	EMBER_V8_FP_CONTEXT = 0,     /* fp - this: the context, or a typed frame's marker (a Smi) */
+	EMBER_V8_FP_FUNCTION,	     /* fp - this: a JavaScript frame's JSFunction */
+	EMBER_V8_FP_BYTECODE_OFFSET, /* fp - this: an interpreted frame's bytecode offset (a Smi) */
+	EMBER_V8_MAP_TYPE,	     /* Map.instance_type (u16) */
+	EMBER_V8_JSFUNC_SHARED,	     /* JSFunction.shared */
+	EMBER_V8_JSFUNC_CODE,	     /* JSFunction.code */
+	EMBER_V8_CODE_START,	     /* Code: its instructions' address (a pointer) */
+	EMBER_V8_CODE_SIZE,	     /* Code: their size (u32) */
+	EMBER_V8_CODE_FLAGS,	     /* Code.flags (u32): its kind, masked and shifted */
+	EMBER_V8_CODE_KIND,	     /* the kind in Code.flags: its mask, and shift << 8 */
+	EMBER_V8_KIND_BASELINE, /* CodeKind::BASELINE (Sparkplug: no way back to its function) */
+	EMBER_V8_TYPE_JSFUNC_FIRST,  /* JSFunction and its subclasses' types: first */
+	EMBER_V8_TYPE_JSFUNC_LAST,   /* ... and last */
+	EMBER_V8_TYPE_SFI,	     /* SHARED_FUNCTION_INFO_TYPE */
+	EMBER_V8_TYPE_CODE,	     /* CODE_TYPE */
+	EMBER_V8_TYPE_BYTECODE,	     /* BYTECODE_ARRAY_TYPE */
+	EMBER_V8_TYPE_SCRIPT,	     /* SCRIPT_TYPE */
+	EMBER_V8_TYPE_SCOPE_INFO,    /* SCOPE_INFO_TYPE */
+	EMBER_V8_TYPE_FIXED_ARRAY,   /* FIXED_ARRAY_TYPE */
+	EMBER_V8_TYPE_BYTE_ARRAY,    /* BYTE_ARRAY_TYPE */
+	EMBER_V8_SFI_NAME,	     /* SharedFunctionInfo.name_or_scope_info */
+	EMBER_V8_SFI_DATA,	     /* SharedFunctionInfo.function_data */
+	EMBER_V8_SFI_SCRIPT,	     /* SharedFunctionInfo.script_or_debug_info */
+	EMBER_V8_SCRIPT_NAME,	     /* Script.name */
+	EMBER_V8_SCRIPT_SOURCE,	     /* Script.source */
+	EMBER_V8_BYTECODE_POSITIONS, /* BytecodeArray.source_position_table */
+	EMBER_V8_BYTECODE_DATA,	     /* BytecodeArray: its first bytecode */
+	EMBER_V8_CODE_POSITIONS,     /* Code.source_position_table */
+	EMBER_V8_CODE_DEOPT,	     /* Code.deoptimization_data (baseline: its BytecodeArray) */
+	EMBER_V8_DEOPT_SFI,	     /* index of the function's SharedFunctionInfo in it */
+	EMBER_V8_DEOPT_INLINING,     /* index of its inlined calls' positions (a ByteArray) */
+	EMBER_V8_SCOPE_FIRST_VARS,   /* ScopeInfo: slot of its first variable part */
+	EMBER_V8_OFF_NR,
+};
+_Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");
+
+/*
  * A process's runtime, as the daemon found it in its mappings (the symbols a
  * runtime exports about itself): part of its unwind entry (struct
  * ember_unwind_proc). Addresses are the process's own.

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * V8's JavaScript frames on the one walk (bpf/uwalk.bpf.h): V8 keeps rbp
+ * frame chains in its JIT code and builtins, and every JavaScript frame holds
+ * its JSFunction below its frame pointer. Where the frame at (ip, bp) is one,
+ * a word naming its function (include/ember/runtime.h: a SharedFunctionInfo
+ * and bytecode offset, or an optimised Code and pc offset) replaces the
+ * native frame's address; the native step goes on as for any frame. The
+ * layout comes from the binary's v8dbg_* symbols (lib/symbols/v8.c); every
+ * object is type-checked, and one that is not what it should be leaves the
+ * native address in place. Names are read on the host (v8_name()).
+ */
+#ifndef EMBER_UWALK_V8_BPF_H
+#define EMBER_UWALK_V8_BPF_H
+
+#include "ember/runtime.h"
+
+/* A tagged pointer to a heap object: low bits 01 (no pointer compression). */
+#define UW_V8_HEAP_TAG 1
+#define UW_V8_HEAP_TAG_MASK 3
+/* A Smi: low bit 0, its value in the upper half. */
+#define UW_V8_SMI_SHIFT 32
+
+static __always_inline bool uw_v8_is_obj(__u64 t)
+{
+	return (t & UW_V8_HEAP_TAG_MASK) == UW_V8_HEAP_TAG && t > 4096;
+}
+
+/* The instance type of tagged object t, or 0 (no type is 0... but a string's: never asked). */
+static __always_inline __u16 uw_v8_type(const struct ember_rt_proc *rt, struct uw_env *env, __u64 t)
+{
+	__u64 map = 0;
+	__u16 type = 0;
+
+	if (!uw_v8_is_obj(t) || !uw_env_read_mem(env, &map, sizeof(map), t - 1) ||
+	    !uw_v8_is_obj(map) ||
+	    !uw_env_read_mem(env, &type, sizeof(type), map - 1 + rt->off[EMBER_V8_MAP_TYPE]))
+		return 0;
+	return type;
+}
+
+/*
+ * The word of an interpreted frame (the interpreter runs in the embedded
+ * builtins): its function and the bytecode offset V8 keeps in the frame (a
+ * Smi: the offset from the BytecodeArray's tagged address). Other frames
+ * of the builtins are the builtins' own, named as native code.
+ */
+static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
+					      const struct ember_rt_proc *rt, struct uw_env *env,
+					      __u64 sfi, __u64 *word)
+{
+	__u64 off = 0, bca = 0;
+	__s64 bc;
+
+	if (!uw_env_read(env, &off, f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET]) || (off & 1) ||
+	    !uw_env_read(env, &bca, f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET] + 8) ||
+	    uw_v8_type(rt, env, bca) != rt->off[EMBER_V8_TYPE_BYTECODE])
+		return false;
+	bc = (__s64)off >> UW_V8_SMI_SHIFT;
+	bc -= rt->off[EMBER_V8_BYTECODE_DATA] - UW_V8_HEAP_TAG;
+	if (bc < 0)
+		bc = 0; /* the function's entry (kFunctionEntryBytecodeOffset) */
+	if (bc > (__s64)EMBER_RT_AUX_MAX)
+		bc = EMBER_RT_AUX_MAX;
+	*word = EMBER_RT_WORD(EMBER_RT_V8, (__u64)bc, sfi - 1);
+	return true;
+}
+
+/*
+ * The word of a frame in JIT code: its function's optimised Code and the
+ * pc's offset in it, when the pc lies there; else (baseline code, which has
+ * no way back to its function, or code replaced since: on-stack replacement,
+ * deoptimisation) the function alone.
+ */
+static __always_inline void uw_v8_jit(const struct uw_frame *f, const struct ember_rt_proc *rt,
+				      struct uw_env *env, __u64 func, __u64 sfi, __u64 *word)
+{
+	__u64 code = 0, start = 0;
+	__u32 flags = 0, size = 0, kind_bits = rt->off[EMBER_V8_CODE_KIND];
+
+	*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
+	if (!uw_env_read_mem(env, &code, sizeof(code), func - 1 + rt->off[EMBER_V8_JSFUNC_CODE]) ||
+	    !uw_v8_is_obj(code) ||
+	    !uw_env_read_mem(env, &start, sizeof(start), code - 1 + rt->off[EMBER_V8_CODE_START]) ||
+	    !uw_env_read_mem(env, &flags, sizeof(flags), code - 1 + rt->off[EMBER_V8_CODE_FLAGS]) ||
+	    !uw_env_read_mem(env, &size, sizeof(size), code - 1 + rt->off[EMBER_V8_CODE_SIZE]))
+		return;
+	if (((flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff)) ==
+		    rt->off[EMBER_V8_KIND_BASELINE] ||
+	    f->ip < start || f->ip - start >= size || f->ip - start >= EMBER_RT_AUX_MAX)
+		return;
+	*word = EMBER_RT_WORD(EMBER_RT_V8, f->ip - start, code - 1);
+}
+
+/*
+ * Whether the frame at (f->ip, f->bp) is a JavaScript frame of V8 rt, and
+ * then its word. A typed frame (entry, exit, stub, builtin frames) holds a
+ * Smi marker where a JavaScript frame holds its context; the node binary's
+ * own C++ code (rt->text[2..3], but for the builtins in text[0..1]) holds
+ * none.
+ */
+static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct ember_rt_proc *rt,
+					struct uw_env *env, __u64 *word)
+{
+	__u64 ctx = 0, func = 0, sfi = 0;
+	bool builtins = f->ip >= rt->text[0] && f->ip < rt->text[1];
+	__u16 type;
+
+	if (rt->flags & EMBER_RT_F_UNSUPPORTED)
+		return false;
+	if (!builtins && f->ip >= rt->text[2] && f->ip < rt->text[3])
+		return false;
+	if (f->bp < f->sp || !uw_env_read(env, &ctx, f->bp - rt->off[EMBER_V8_FP_CONTEXT]) ||
+	    !uw_v8_is_obj(ctx) || !uw_env_read(env, &func, f->bp - rt->off[EMBER_V8_FP_FUNCTION]))
+		return false;
+	type = uw_v8_type(rt, env, func);
+	if (type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
+	    type > rt->off[EMBER_V8_TYPE_JSFUNC_LAST] ||
+	    !uw_env_read_mem(env, &sfi, sizeof(sfi), func - 1 + rt->off[EMBER_V8_JSFUNC_SHARED]) ||
+	    !uw_v8_is_obj(sfi))
+		return false;
+	if (builtins)
+		return uw_v8_interpreted(f, rt, env, sfi, word);
+	uw_v8_jit(f, rt, env, func, sfi, word);
+	return true;
+}
+
+#endif /* EMBER_UWALK_V8_BPF_H */

@@ -1,0 +1,947 @@
+// SPDX-License-Identifier: MIT
+/*
+ * V8 (Node.js): its layout from the v8dbg_* symbols of a binary, and the
+ * names of JavaScript frames read from a live process (v8.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "v8.h"
+
+/* A symbol table larger than this is no node's: not read. */
+#define V8_SYMTAB_MAX_BYTES (256u << 20)
+
+/*
+ * What v8_detect() reads: the v8dbg_* constants and a few symbols' values.
+ * Several names may give one item: V8 renamed fields over the versions.
+ */
+enum v8d {
+	D_FP_CONTEXT,
+	D_FP_FUNCTION,
+	D_FP_BC_OFFSET,
+	D_HEAP_MAP,
+	D_MAP_TYPE,
+	D_JSF_SHARED,
+	D_JSF_CODE,
+	D_CODE_SPT,
+	D_CODE_DEOPT,
+	D_CODE_START,
+	D_CODE_SIZE,
+	D_CODE_FLAGS,
+	D_KIND_MASK,
+	D_KIND_SHIFT,
+	D_KIND_BASELINE,
+	D_T_JSF,
+	D_T_SFI,
+	D_T_CODE,
+	D_T_BCA,
+	D_T_SCRIPT,
+	D_T_SCOPE,
+	D_T_FA,
+	D_T_BA,
+	D_SFI_NAME,
+	D_SFI_DATA,
+	D_SFI_SCRIPT,
+	D_SCRIPT_NAME,
+	D_SCRIPT_SOURCE,
+	D_BCA_SPT,
+	D_BCA_DATA,
+	D_FA_LENGTH,
+	D_FA_DATA,
+	D_DEOPT_SFI,
+	D_DEOPT_INL,
+	D_SCOPE_FIRST,
+	D_SCOPE_NCTX,
+	D_STR_LEN,
+	D_SEQ1_CHARS,
+	D_SEQ2_CHARS,
+	D_CONS_FIRST,
+	D_CONS_SECOND,
+	D_THIN_ACTUAL,
+	D_SLICED_PARENT,
+	D_SLICED_OFFSET,
+	D_REP_MASK,
+	D_ENC_MASK,
+	D_CONS_TAG,
+	D_SLICED_TAG,
+	D_THIN_TAG,
+	D_ONE_BYTE_TAG,
+	D_FIRST_NONSTRING,
+	D_HEAP_TAG,
+	D_HEAP_TAG_MASK,
+	D_SMI_TAG_MASK,
+	D_SMI_SHIFT,
+	D_TAGGED_SIZE,
+	D_VER_MAJOR,
+	D_VER_MINOR,
+	D_VER_BUILD,
+	D_BLOB,	     /* v8_Default_embedded_blob_code_: the symbol's address */
+	D_BLOB_SIZE, /* v8_Default_embedded_blob_code_size_ */
+	D_NR,
+};
+
+static const struct {
+	const char *name;
+	enum v8d d;
+} v8_syms[] = {
+	{"v8dbg_off_fp_context_or_frame_type", D_FP_CONTEXT},
+	{"v8dbg_off_fp_context", D_FP_CONTEXT},
+	{"v8dbg_off_fp_function", D_FP_FUNCTION},
+	{"v8dbg_off_fp_bytecode_offset", D_FP_BC_OFFSET},
+	{"v8dbg_class_HeapObject__map__Map", D_HEAP_MAP},
+	{"v8dbg_class_Map__instance_type__uint16_t", D_MAP_TYPE},
+	{"v8dbg_class_JSFunction__shared__SharedFunctionInfo", D_JSF_SHARED},
+	{"v8dbg_class_JSFunction__shared__Tagged_SharedFunctionInfo_", D_JSF_SHARED},
+	{"v8dbg_class_JSFunction__code__Code", D_JSF_CODE},
+	{"v8dbg_class_JSFunction__code__Tagged_Code_", D_JSF_CODE},
+	{"v8dbg_class_Code__source_position_table__ByteArray", D_CODE_SPT},
+	{"v8dbg_class_Code__source_position_table__Tagged_ByteArray_", D_CODE_SPT},
+	{"v8dbg_class_Code__deoptimization_data__FixedArray", D_CODE_DEOPT},
+	{"v8dbg_class_Code__deoptimization_data__Tagged_FixedArray_", D_CODE_DEOPT},
+	{"v8dbg_class_Code__instruction_start__uintptr_t", D_CODE_START},
+	{"v8dbg_class_Code__instruction_start__Address", D_CODE_START},
+	{"v8dbg_class_Code__instruction_size__int", D_CODE_SIZE},
+	{"v8dbg_class_Code__flags__uint32_t", D_CODE_FLAGS},
+	{"v8dbg_CodeKindFieldMask", D_KIND_MASK},
+	{"v8dbg_CodeKindFieldShift", D_KIND_SHIFT},
+	{"v8dbg_CodeKindBaseline", D_KIND_BASELINE},
+	{"v8dbg_type_JSFunction__JS_FUNCTION_TYPE", D_T_JSF},
+	{"v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE", D_T_SFI},
+	{"v8dbg_type_Code__CODE_TYPE", D_T_CODE},
+	{"v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE", D_T_BCA},
+	{"v8dbg_type_Script__SCRIPT_TYPE", D_T_SCRIPT},
+	{"v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE", D_T_SCOPE},
+	{"v8dbg_type_FixedArray__FIXED_ARRAY_TYPE", D_T_FA},
+	{"v8dbg_type_ByteArray__BYTE_ARRAY_TYPE", D_T_BA},
+	{"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object", D_SFI_NAME},
+	{"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_", D_SFI_NAME},
+	{"v8dbg_class_SharedFunctionInfo__function_data__Object", D_SFI_DATA},
+	{"v8dbg_class_SharedFunctionInfo__function_data__Tagged_Object_", D_SFI_DATA},
+	{"v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject", D_SFI_SCRIPT},
+	{"v8dbg_class_SharedFunctionInfo__script_or_debug_info__Object", D_SFI_SCRIPT},
+	{"v8dbg_class_SharedFunctionInfo__script__Tagged_HeapObject_", D_SFI_SCRIPT},
+	{"v8dbg_class_Script__name__Object", D_SCRIPT_NAME},
+	{"v8dbg_class_Script__source__Object", D_SCRIPT_SOURCE},
+	{"v8dbg_class_BytecodeArray__source_position_table__Object", D_BCA_SPT},
+	{"v8dbg_class_BytecodeArray__data__uintptr_t", D_BCA_DATA},
+	{"v8dbg_class_FixedArrayBase__length__SMI", D_FA_LENGTH},
+	{"v8dbg_class_FixedArray__data__uintptr_t", D_FA_DATA},
+	{"v8dbg_DeoptimizationDataSharedFunctionInfoIndex", D_DEOPT_SFI},
+	{"v8dbg_DeoptimizationDataInliningPositionsIndex", D_DEOPT_INL},
+	{"v8dbg_scopeinfo_idx_first_vars", D_SCOPE_FIRST},
+	{"v8dbg_scopeinfo_idx_ncontextlocals", D_SCOPE_NCTX},
+	{"v8dbg_class_String__length__int32_t", D_STR_LEN},
+	{"v8dbg_class_SeqOneByteString__chars__char", D_SEQ1_CHARS},
+	{"v8dbg_class_SeqTwoByteString__chars__char", D_SEQ2_CHARS},
+	{"v8dbg_class_ConsString__first__String", D_CONS_FIRST},
+	{"v8dbg_class_ConsString__second__String", D_CONS_SECOND},
+	{"v8dbg_class_ThinString__actual__String", D_THIN_ACTUAL},
+	{"v8dbg_class_SlicedString__parent__String", D_SLICED_PARENT},
+	{"v8dbg_class_SlicedString__offset__SMI", D_SLICED_OFFSET},
+	{"v8dbg_StringRepresentationMask", D_REP_MASK},
+	{"v8dbg_StringEncodingMask", D_ENC_MASK},
+	{"v8dbg_ConsStringTag", D_CONS_TAG},
+	{"v8dbg_SlicedStringTag", D_SLICED_TAG},
+	{"v8dbg_ThinStringTag", D_THIN_TAG},
+	{"v8dbg_OneByteStringTag", D_ONE_BYTE_TAG},
+	{"v8dbg_FirstNonstringType", D_FIRST_NONSTRING},
+	{"v8dbg_HeapObjectTag", D_HEAP_TAG},
+	{"v8dbg_HeapObjectTagMask", D_HEAP_TAG_MASK},
+	{"v8dbg_SmiTagMask", D_SMI_TAG_MASK},
+	{"v8dbg_SmiShiftSize", D_SMI_SHIFT},
+	{"v8dbg_TaggedSize", D_TAGGED_SIZE},
+	{"_ZN2v88internal7Version6major_E", D_VER_MAJOR},
+	{"_ZN2v88internal7Version6minor_E", D_VER_MINOR},
+	{"_ZN2v88internal7Version6build_E", D_VER_BUILD},
+	{"v8_Default_embedded_blob_code_", D_BLOB},
+	{"v8_Default_embedded_blob_code_size_", D_BLOB_SIZE},
+};
+
+/*
+ * Constants ember reads objects by without carrying them in the process's
+ * entry: a 64-bit heap without pointer compression (node's builds), and the
+ * string layout every version from Node 12 on shares. A binary whose
+ * v8dbg_* say otherwise is flagged unsupported.
+ */
+#define V8_HEAP_TAG 1ull      /* a tagged pointer: low bits 01 */
+#define V8_HEAP_TAG_MASK 3ull /* ... of these */
+#define V8_SMI_SHIFT 32	      /* a Smi: its value in the upper half, low bit 0 */
+#define V8_STR_LEN 12	      /* String.length (u32) */
+#define V8_STR_CHARS 16	      /* SeqOne/TwoByteString's characters */
+#define V8_CONS_FIRST 16      /* ConsString.first, .second after it */
+#define V8_THIN_ACTUAL 16     /* ThinString.actual */
+#define V8_SLICED_PARENT 16   /* SlicedString.parent, .offset (a Smi) after it */
+#define V8_REP_MASK 7	      /* a string type's representation bits */
+#define V8_REP_SEQ 0
+#define V8_REP_CONS 1
+#define V8_REP_SLICED 3
+#define V8_REP_THIN 5
+#define V8_ONE_BYTE 8	       /* a string type's encoding bit: one byte */
+#define V8_FIRST_NONSTRING 128 /* types below are strings */
+#define V8_FA_LENGTH 8	       /* FixedArrayBase.length (a Smi) */
+#define V8_FA_DATA 16	       /* FixedArray's and ByteArray's first element */
+
+static const struct {
+	enum v8d d;
+	int64_t v;
+} v8_fixed[] = {
+	{D_HEAP_MAP, 0},
+	{D_HEAP_TAG, V8_HEAP_TAG},
+	{D_HEAP_TAG_MASK, V8_HEAP_TAG_MASK},
+	{D_SMI_TAG_MASK, 1},
+	{D_SMI_SHIFT, V8_SMI_SHIFT - 1},
+	{D_TAGGED_SIZE, 8},
+	{D_STR_LEN, V8_STR_LEN},
+	{D_SEQ1_CHARS, V8_STR_CHARS},
+	{D_SEQ2_CHARS, V8_STR_CHARS},
+	{D_CONS_FIRST, V8_CONS_FIRST},
+	{D_CONS_SECOND, V8_CONS_FIRST + 8},
+	{D_THIN_ACTUAL, V8_THIN_ACTUAL},
+	{D_SLICED_PARENT, V8_SLICED_PARENT},
+	{D_SLICED_OFFSET, V8_SLICED_PARENT + 8},
+	{D_REP_MASK, V8_REP_MASK},
+	{D_ENC_MASK, V8_ONE_BYTE},
+	{D_CONS_TAG, V8_REP_CONS},
+	{D_SLICED_TAG, V8_REP_SLICED},
+	{D_THIN_TAG, V8_REP_THIN},
+	{D_ONE_BYTE_TAG, V8_ONE_BYTE},
+	{D_FIRST_NONSTRING, V8_FIRST_NONSTRING},
+	{D_FA_LENGTH, V8_FA_LENGTH},
+	{D_FA_DATA, V8_FA_DATA},
+};
+
+/* The values read, and which were found. */
+struct v8_dbg {
+	int64_t v[D_NR];
+	bool have[D_NR];
+	uint64_t blob; /* the embedded builtins' address, 0: unknown */
+};
+
+/* The value a symbol holds: up to 4 bytes (v8dbg_* are ints), signed. */
+static bool sym_value(Elf *elf, const GElf_Sym *sym, int64_t *v)
+{
+	Elf_Scn *scn = elf_getscn(elf, sym->st_shndx);
+	size_t size = sym->st_size && sym->st_size < 4 ? sym->st_size : 4;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	int32_t x = 0;
+	uint64_t at;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sym->st_value < sh.sh_addr)
+		return false;
+	at = sym->st_value - sh.sh_addr;
+	if (sh.sh_type == SHT_NOBITS) {
+		*v = 0;
+		return true;
+	}
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || at > d->d_size || d->d_size - at < size)
+		return false;
+	memcpy(&x, (const char *)d->d_buf + at, size);
+	*v = size == 4 ? x : (int64_t)(uint32_t)x;
+	return true;
+}
+
+static void take_sym(Elf *elf, const char *name, const GElf_Sym *sym, struct v8_dbg *g)
+{
+	for (size_t i = 0; i < sizeof(v8_syms) / sizeof(v8_syms[0]); i++) {
+		enum v8d d = v8_syms[i].d;
+
+		if (strcmp(name, v8_syms[i].name) || g->have[d])
+			continue;
+		if (d == D_BLOB) {
+			g->blob = sym->st_value;
+			g->have[d] = sym->st_value != 0;
+		} else {
+			g->have[d] = sym_value(elf, sym, &g->v[d]);
+		}
+		return;
+	}
+}
+
+/* Reads the wanted symbols of one symbol table section into *g. */
+static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct v8_dbg *g)
+{
+	Elf_Data *d;
+	size_t n;
+
+	if (sh->sh_size > V8_SYMTAB_MAX_BYTES || sh->sh_entsize != sizeof(Elf64_Sym))
+		return;
+	d = elf_getdata(scn, NULL);
+	if (!d)
+		return;
+	n = d->d_size / sizeof(Elf64_Sym);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_name == 0 ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		/* the cheap test first: a node has some 75k symbols, 600 of them ours */
+		if (name && (name[0] == 'v' || name[0] == '_') &&
+		    (!strncmp(name, "v8", 2) || !strncmp(name, "_ZN2v88internal7Version", 23)))
+			take_sym(elf, name, &sym, g);
+	}
+}
+
+/* The v8dbg_* of both symbol tables into *g: false when elf has none (no V8). */
+static bool scan_syms(Elf *elf, struct v8_dbg *g)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	memset(g, 0, sizeof(*g));
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) &&
+		    (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
+			scan_symtab(elf, scn, &sh, g);
+	return g->have[D_FP_FUNCTION] && g->have[D_T_JSF] && g->have[D_JSF_SHARED];
+}
+
+static uint32_t v8_ver(uint32_t major, uint32_t minor, uint32_t build)
+{
+	return major << 24 | minor << 16 | build;
+}
+
+/*
+ * Fields that some versions' v8dbg_* lack (V8 11 lost Code's), from the
+ * layout those versions share (checked against Node 20's objects, and the
+ * OpenTelemetry profiler's history of them).
+ */
+static void derive(struct v8_dbg *g, uint32_t ver)
+{
+	int64_t *v = g->v;
+
+	if (!g->have[D_JSF_CODE]) {
+		v[D_JSF_CODE] =
+			ver >= v8_ver(11, 7, 368) ? v[D_JSF_SHARED] - 8 : v[D_JSF_SHARED] + 24;
+		g->have[D_JSF_CODE] = true;
+	}
+	if (g->have[D_CODE_SPT] && !g->have[D_CODE_DEOPT]) {
+		v[D_CODE_DEOPT] = v[D_CODE_SPT] - 8;
+		g->have[D_CODE_DEOPT] = true;
+	}
+	if (g->have[D_CODE_SPT] && !g->have[D_CODE_START]) {
+		v[D_CODE_START] = v[D_CODE_SPT] + 16;
+		g->have[D_CODE_START] = true;
+	}
+	if (g->have[D_CODE_START] && !g->have[D_CODE_FLAGS]) {
+		v[D_CODE_FLAGS] = v[D_CODE_START] + 8;
+		g->have[D_CODE_FLAGS] = true;
+	}
+	if (g->have[D_CODE_FLAGS] && !g->have[D_CODE_SIZE]) {
+		/* 11.1 to 11.4.59 keep a builtin id and kind flags between them */
+		v[D_CODE_SIZE] = v[D_CODE_FLAGS] + 4 + (ver < v8_ver(11, 4, 59) ? 4 : 0);
+		g->have[D_CODE_SIZE] = true;
+	}
+	if (!g->have[D_BCA_SPT]) {
+		v[D_BCA_SPT] =
+			V8_FA_LENGTH + 24; /* lost in 9.4: after the constant pool, handlers */
+		g->have[D_BCA_SPT] = true;
+	}
+	if (!g->have[D_SFI_DATA]) {
+		v[D_SFI_DATA] = 8;
+		g->have[D_SFI_DATA] = true;
+	}
+	if (!g->have[D_KIND_SHIFT]) {
+		v[D_KIND_SHIFT] = 0;
+		g->have[D_KIND_SHIFT] = true;
+	}
+}
+
+/* The off[] slots, from the items; false when one is missing or out of range. */
+static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
+{
+	static const struct {
+		enum ember_v8_off o;
+		enum v8d d;
+		int sign; /* -1: a distance below fp, given as a negative offset */
+	} map[] = {
+		{EMBER_V8_FP_CONTEXT, D_FP_CONTEXT, -1},
+		{EMBER_V8_FP_FUNCTION, D_FP_FUNCTION, -1},
+		{EMBER_V8_FP_BYTECODE_OFFSET, D_FP_BC_OFFSET, -1},
+		{EMBER_V8_MAP_TYPE, D_MAP_TYPE, 1},
+		{EMBER_V8_JSFUNC_SHARED, D_JSF_SHARED, 1},
+		{EMBER_V8_JSFUNC_CODE, D_JSF_CODE, 1},
+		{EMBER_V8_CODE_START, D_CODE_START, 1},
+		{EMBER_V8_CODE_SIZE, D_CODE_SIZE, 1},
+		{EMBER_V8_CODE_FLAGS, D_CODE_FLAGS, 1},
+		{EMBER_V8_KIND_BASELINE, D_KIND_BASELINE, 1},
+		{EMBER_V8_TYPE_JSFUNC_FIRST, D_T_JSF, 1},
+		{EMBER_V8_TYPE_SFI, D_T_SFI, 1},
+		{EMBER_V8_TYPE_CODE, D_T_CODE, 1},
+		{EMBER_V8_TYPE_BYTECODE, D_T_BCA, 1},
+		{EMBER_V8_TYPE_SCRIPT, D_T_SCRIPT, 1},
+		{EMBER_V8_TYPE_SCOPE_INFO, D_T_SCOPE, 1},
+		{EMBER_V8_TYPE_FIXED_ARRAY, D_T_FA, 1},
+		{EMBER_V8_TYPE_BYTE_ARRAY, D_T_BA, 1},
+		{EMBER_V8_SFI_NAME, D_SFI_NAME, 1},
+		{EMBER_V8_SFI_DATA, D_SFI_DATA, 1},
+		{EMBER_V8_SFI_SCRIPT, D_SFI_SCRIPT, 1},
+		{EMBER_V8_SCRIPT_NAME, D_SCRIPT_NAME, 1},
+		{EMBER_V8_SCRIPT_SOURCE, D_SCRIPT_SOURCE, 1},
+		{EMBER_V8_BYTECODE_POSITIONS, D_BCA_SPT, 1},
+		{EMBER_V8_BYTECODE_DATA, D_BCA_DATA, 1},
+		{EMBER_V8_CODE_POSITIONS, D_CODE_SPT, 1},
+		{EMBER_V8_CODE_DEOPT, D_CODE_DEOPT, 1},
+		{EMBER_V8_DEOPT_SFI, D_DEOPT_SFI, 1},
+		{EMBER_V8_DEOPT_INLINING, D_DEOPT_INL, 1},
+		{EMBER_V8_SCOPE_FIRST_VARS, D_SCOPE_FIRST, 1},
+	};
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		int64_t v = g->v[map[i].d] * map[i].sign;
+
+		if (!g->have[map[i].d] || v < 0 || v >= EMBER_RT_OFF_NONE)
+			return false;
+		out->off[map[i].o] = (__u16)v;
+	}
+	if (g->v[D_KIND_MASK] <= 0 || g->v[D_KIND_MASK] > 0xff || g->v[D_KIND_SHIFT] < 0 ||
+	    g->v[D_KIND_SHIFT] > 31)
+		return false;
+	out->off[EMBER_V8_CODE_KIND] = (__u16)(g->v[D_KIND_MASK] | g->v[D_KIND_SHIFT] << 8);
+	/*
+	 * JSFunction's subclasses (class, promise, array... constructors) follow
+	 * JS_FUNCTION_TYPE: 15 types since V8 9.6, none exported.
+	 */
+	out->off[EMBER_V8_TYPE_JSFUNC_LAST] = out->off[EMBER_V8_TYPE_JSFUNC_FIRST] + 14;
+	return true;
+}
+
+/* Constants ember does not carry but relies on: false when one differs (or is missing). */
+static bool fixed_ok(const struct v8_dbg *g)
+{
+	for (size_t i = 0; i < sizeof(v8_fixed) / sizeof(v8_fixed[0]); i++)
+		if (!g->have[v8_fixed[i].d] || g->v[v8_fixed[i].d] != v8_fixed[i].v)
+			return false;
+	/* the first variable slot of a ScopeInfo follows its context locals' count */
+	return g->have[D_SCOPE_NCTX] && g->v[D_SCOPE_NCTX] + 1 == g->v[D_SCOPE_FIRST];
+}
+
+/* The embedded builtins, and the executable segment holding them, into text[]. */
+static void find_text(Elf *elf, const struct v8_dbg *g, struct ember_rt_proc *out)
+{
+	size_t n = 0;
+
+	if (!g->blob || !g->have[D_BLOB_SIZE] || g->v[D_BLOB_SIZE] <= 0 || elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || g->blob < ph.p_vaddr ||
+		    g->blob - ph.p_vaddr >= ph.p_memsz)
+			continue;
+		out->text[0] = g->blob;
+		out->text[1] = g->blob + (uint64_t)g->v[D_BLOB_SIZE];
+		out->text[2] = ph.p_vaddr;
+		out->text[3] = ph.p_vaddr + ph.p_memsz;
+		return;
+	}
+}
+
+bool v8_detect(Elf *elf, struct ember_rt_proc *out)
+{
+	struct v8_dbg *g = calloc(1, sizeof(*g));
+	uint32_t ver;
+
+	memset(out, 0, sizeof(*out));
+	if (!elf || !g || !scan_syms(elf, g)) {
+		free(g);
+		return false;
+	}
+	out->kind = EMBER_RT_V8;
+	ver = v8_ver((uint32_t)g->v[D_VER_MAJOR] & 0xff, (uint32_t)g->v[D_VER_MINOR] & 0xff,
+		     (uint32_t)g->v[D_VER_BUILD] & 0xffff);
+	out->version = (ver >> 24) << 16 | ((ver >> 16) & 0xff) << 8 |
+		       ((ver & 0xffff) > 0xff ? 0xff : (ver & 0xff));
+	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
+		out->off[i] = EMBER_RT_OFF_NONE;
+	derive(g, ver);
+	/* 11.1.204 made Code's instruction start a pointer: before, ember has no layout */
+	if (!g->have[D_VER_MAJOR] || ver < v8_ver(11, 1, 204) || !fixed_ok(g) ||
+	    !fill_off(g, out)) {
+		out->flags |= EMBER_RT_F_UNSUPPORTED;
+		free(g);
+		return true;
+	}
+	find_text(elf, g, out);
+	free(g);
+	return true;
+}
+
+/* --- naming a frame from the process's memory ---------------------------------------------------- */
+
+/* One naming: the process's memory and its V8's layout. */
+struct v8_ctx {
+	const struct rt_mem *mem;
+	const struct ember_rt_proc *rt;
+	uint64_t budget; /* characters of strings still to scan */
+};
+
+static bool rd(struct v8_ctx *c, void *dst, size_t len, uint64_t addr)
+{
+	return addr && c->mem->read(c->mem->arg, dst, len, addr);
+}
+
+static bool rd64(struct v8_ctx *c, uint64_t addr, uint64_t *v)
+{
+	return rd(c, v, sizeof(*v), addr);
+}
+
+static bool is_obj(uint64_t tagged)
+{
+	return (tagged & V8_HEAP_TAG_MASK) == V8_HEAP_TAG && tagged > 4096;
+}
+
+static bool is_smi(uint64_t v)
+{
+	return (v & 1) == 0;
+}
+
+static int32_t smi(uint64_t v)
+{
+	return (int32_t)(v >> V8_SMI_SHIFT);
+}
+
+/* The instance type of tagged object t into *type: false when t is none. */
+static bool obj_type(struct v8_ctx *c, uint64_t t, uint16_t *type)
+{
+	uint64_t map;
+
+	return is_obj(t) && rd64(c, t - 1, &map) && is_obj(map) &&
+	       rd(c, type, sizeof(*type), map - 1 + c->rt->off[EMBER_V8_MAP_TYPE]);
+}
+
+/* Tagged field off of tagged object t, which must be of type want, into *v. */
+static bool field_of(struct v8_ctx *c, uint64_t t, uint16_t want, enum ember_v8_off off,
+		     uint64_t *v)
+{
+	uint16_t type;
+
+	return obj_type(c, t, &type) && type == c->rt->off[want] &&
+	       rd64(c, t - 1 + c->rt->off[off], v);
+}
+
+/* What a string's characters are given to, a chunk at a time (one byte each). */
+struct v8_sink {
+	char *buf; /* names: the characters, cut at cap */
+	size_t len, cap;
+	uint32_t newlines; /* lines: '\n' seen */
+};
+
+static void sink_put(struct v8_sink *s, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\n')
+			s->newlines++;
+		if (s->buf && s->len < s->cap)
+			s->buf[s->len++] = p[i] >= 0x20 && p[i] < 0x7f ? (char)p[i] : '?';
+	}
+}
+
+/* Copies n characters from a sequential string's data at addr (width 1 or 2) into s. */
+static bool seq_chars(struct v8_ctx *c, uint64_t addr, uint32_t from, uint32_t n, int width,
+		      struct v8_sink *s)
+{
+	uint8_t chunk[4096];
+
+	if (n > c->budget)
+		return false;
+	c->budget -= n;
+	while (n) {
+		uint32_t k = n > sizeof(chunk) / 2 ? (uint32_t)(sizeof(chunk) / 2) : n;
+
+		if (!rd(c, chunk, (size_t)k * width, addr + (uint64_t)from * width))
+			return false;
+		if (width == 2) /* UTF-16: the low bytes, '?' for what is not ASCII */
+			for (uint32_t i = 0; i < k; i++)
+				chunk[i] = chunk[2 * i + 1] ? '?' : chunk[2 * i];
+		sink_put(s, chunk, k);
+		from += k;
+		n -= k;
+	}
+	return true;
+}
+
+/* Characters [from, from + n) of tagged string t into s, following up to depth links. */
+static bool str_chars(struct v8_ctx *c, uint64_t t, uint32_t from, uint32_t n, struct v8_sink *s,
+		      int depth)
+{
+	uint64_t a, b, off;
+	uint32_t len, first, second;
+	uint16_t type;
+
+	if (depth <= 0 || !obj_type(c, t, &type) || type >= V8_FIRST_NONSTRING ||
+	    !rd(c, &len, sizeof(len), t - 1 + V8_STR_LEN) || from > len || n > len - from)
+		return false;
+	switch (type & V8_REP_MASK) {
+	case V8_REP_SEQ:
+		return seq_chars(c, t - 1 + V8_STR_CHARS, from, n, type & V8_ONE_BYTE ? 1 : 2, s);
+	case V8_REP_CONS:
+		/* halves whose lengths do not add up (a cycle, a moved object) are refused */
+		if (!rd64(c, t - 1 + V8_CONS_FIRST, &a) ||
+		    !rd64(c, t - 1 + V8_CONS_FIRST + 8, &b) || !is_obj(a) || !is_obj(b) ||
+		    !rd(c, &first, sizeof(first), a - 1 + V8_STR_LEN) ||
+		    !rd(c, &second, sizeof(second), b - 1 + V8_STR_LEN) || first > len ||
+		    second != len - first)
+			return false;
+		if (from < first &&
+		    !str_chars(c, a, from, n < first - from ? n : first - from, s, depth - 1))
+			return false;
+		if (from + n <= first)
+			return true;
+		return str_chars(c, b, from > first ? from - first : 0,
+				 from > first ? n : n - (first - from), s, depth - 1);
+	case V8_REP_SLICED:
+		if (!rd64(c, t - 1 + V8_SLICED_PARENT, &a) ||
+		    !rd64(c, t - 1 + V8_SLICED_PARENT + 8, &off) || !is_smi(off) || smi(off) < 0)
+			return false;
+		return str_chars(c, a, from + (uint32_t)smi(off), n, s, depth - 1);
+	case V8_REP_THIN:
+		return rd64(c, t - 1 + V8_THIN_ACTUAL, &a) &&
+		       str_chars(c, a, from, n, s, depth - 1);
+	default: /* external: the embedder's memory, not read */
+		return false;
+	}
+}
+
+/* The length of tagged string t, or -1. */
+static int64_t str_len(struct v8_ctx *c, uint64_t t)
+{
+	uint16_t type;
+	uint32_t len;
+
+	if (!obj_type(c, t, &type) || type >= V8_FIRST_NONSTRING ||
+	    !rd(c, &len, sizeof(len), t - 1 + V8_STR_LEN))
+		return -1;
+	return len;
+}
+
+/* Tagged string t into buf (cap bytes, NUL-terminated, cut): false when not a string. */
+static bool str_copy(struct v8_ctx *c, uint64_t t, char *buf, size_t cap)
+{
+	int64_t len = str_len(c, t);
+	struct v8_sink s = {.buf = buf, .cap = cap - 1};
+	uint32_t n;
+
+	if (len < 0)
+		return false;
+	n = (uint64_t)len > cap - 1 ? (uint32_t)(cap - 1) : (uint32_t)len;
+	c->budget += n; /* names are bounded by cap: they do not eat the source's budget */
+	if (!str_chars(c, t, 0, n, &s, V8_STRING_DEPTH))
+		return false;
+	buf[s.len] = '\0';
+	return true;
+}
+
+/* The 1-based line of script offset pos in tagged source string src, or 0. */
+static uint32_t line_of(struct v8_ctx *c, uint64_t src, uint32_t pos)
+{
+	int64_t len = str_len(c, src);
+	struct v8_sink s = {0};
+
+	if (len < 0 || pos > len || pos > V8_SOURCE_MAX)
+		return 0;
+	if (!str_chars(c, src, 0, pos, &s, V8_STRING_DEPTH))
+		return 0;
+	return s.newlines + 1;
+}
+
+/* A ByteArray's bytes (tagged t, of type BYTE_ARRAY), malloc'd into *buf: its length, or -1. */
+static int64_t byte_array(struct v8_ctx *c, uint64_t t, uint8_t **buf)
+{
+	uint64_t lw;
+	uint16_t type;
+	int32_t n;
+
+	*buf = NULL;
+	if (!obj_type(c, t, &type) || type != c->rt->off[EMBER_V8_TYPE_BYTE_ARRAY] ||
+	    !rd64(c, t - 1 + V8_FA_LENGTH, &lw) || !is_smi(lw))
+		return -1;
+	n = smi(lw);
+	if (n <= 0 || (uint32_t)n > V8_TABLE_MAX)
+		return -1;
+	*buf = malloc((size_t)n);
+	if (!*buf)
+		return -1;
+	if (!rd(c, *buf, (size_t)n, t - 1 + V8_FA_DATA)) {
+		free(*buf);
+		*buf = NULL;
+		return -1;
+	}
+	return n;
+}
+
+/* One base-128 varint from tab[*i] on (V8's base/vlq.h): false past the end. */
+static bool vlq(const uint8_t *tab, size_t len, size_t *i, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (*i >= len)
+			return false;
+		b = tab[(*i)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+bool v8_position_at(const uint8_t *tab, size_t len, int64_t off, uint64_t *pos)
+{
+	/* entries are deltas from (kFunctionEntryBytecodeOffset, 0) */
+	int64_t code = -1, src = 0;
+	bool found = false;
+	size_t i = 0;
+
+	while (i < len) {
+		uint64_t a, b;
+		int64_t d;
+
+		if (!vlq(tab, len, &i, &a) || !vlq(tab, len, &i, &b))
+			return false;
+		d = unzigzag(a);
+		/* a statement's delta is stored as is, an expression's as -(delta + 1) */
+		code += d >= 0 ? d : -(d + 1);
+		if (code > off)
+			break;
+		src += unzigzag(b);
+		found = true;
+	}
+	*pos = (uint64_t)src;
+	return found;
+}
+
+/* SourcePosition's fields (V8's codegen/source-position.h). */
+static uint32_t pos_script_offset(uint64_t pos)
+{
+	return (pos & 1) ? 0 : (uint32_t)((pos >> 1) & ((1u << 30) - 1));
+}
+
+static uint32_t pos_inlining_id(uint64_t pos)
+{
+	return (uint32_t)((pos >> 31) & 0xffff);
+}
+
+/* Bytes of one InliningPosition: its SourcePosition, the inlined function's index, padding. */
+#define V8_INLINING_POSITION_SIZE 16
+/* Inlined calls followed out to the function's own position. */
+#define V8_INLINING_DEPTH 16
+
+/* Element idx of FixedArray t (of type FIXED_ARRAY) into *v. */
+static bool fixed_elem(struct v8_ctx *c, uint64_t t, uint32_t idx, uint64_t *v)
+{
+	uint64_t lw;
+	uint16_t type;
+
+	return obj_type(c, t, &type) && type == c->rt->off[EMBER_V8_TYPE_FIXED_ARRAY] &&
+	       rd64(c, t - 1 + V8_FA_LENGTH, &lw) && is_smi(lw) && smi(lw) > 0 &&
+	       idx < (uint32_t)smi(lw) && rd64(c, t - 1 + V8_FA_DATA + 8ull * idx, v);
+}
+
+/*
+ * The position of code offset off in the outer function of an optimised
+ * Code's table: an inlined function's position is replaced by its call's,
+ * out to the function the Code is of.
+ */
+static bool code_position(struct v8_ctx *c, uint64_t deopt, const uint8_t *tab, size_t len,
+			  int64_t off, uint64_t *pos)
+{
+	uint64_t inl_t = 0;
+	uint8_t *inl = NULL;
+	int64_t n = -1;
+	bool ok;
+
+	if (!v8_position_at(tab, len, off, pos))
+		return false;
+	if (!pos_inlining_id(*pos))
+		return true;
+	if (fixed_elem(c, deopt, c->rt->off[EMBER_V8_DEOPT_INLINING], &inl_t))
+		n = byte_array(c, inl_t, &inl);
+	ok = n > 0;
+	for (int i = 0; ok && i < V8_INLINING_DEPTH && pos_inlining_id(*pos); i++) {
+		uint64_t at = (uint64_t)(pos_inlining_id(*pos) - 1) * V8_INLINING_POSITION_SIZE;
+
+		ok = at + 8 <= (uint64_t)n;
+		if (ok)
+			memcpy(pos, inl + at, 8);
+	}
+	free(inl);
+	return ok && !pos_inlining_id(*pos);
+}
+
+/* A function's name, file and first position, from its SharedFunctionInfo. */
+struct v8_fn {
+	uint64_t source;   /* its script's source string (tagged), 0: none */
+	int64_t start;	   /* its first character's script offset, -1: unknown */
+	uint64_t bytecode; /* its BytecodeArray (tagged), 0: none */
+};
+
+/*
+ * A ScopeInfo's function name and start position: their slots move with the
+ * scope's flags from version to version, and V8 exports no index for them.
+ * After the context locals (two slots each), the first string is the name,
+ * and the first two Smis in a row, start < end, the function's position.
+ */
+#define V8_SCOPE_SLOTS 16
+static void scope_info(struct v8_ctx *c, uint64_t si, char *name, size_t cap, int64_t *start)
+{
+	uint64_t w[V8_SCOPE_SLOTS];
+	uint32_t first = c->rt->off[EMBER_V8_SCOPE_FIRST_VARS], i;
+	bool named = false;
+
+	if (first < 1 || first >= V8_SCOPE_SLOTS || !rd(c, w, sizeof(w), si - 1 + 8))
+		return;
+	if (is_smi(w[first - 1]) && smi(w[first - 1]) >= 0 && smi(w[first - 1]) < V8_SCOPE_SLOTS)
+		first += 2 * (uint32_t)smi(w[first - 1]);
+	for (i = first; i < V8_SCOPE_SLOTS; i++) {
+		if (!named && is_obj(w[i]) && str_copy(c, w[i], name, cap) && name[0])
+			named = true;
+		if (named && i > first && is_smi(w[i - 1]) && is_smi(w[i]) && smi(w[i - 1]) >= 0 &&
+		    smi(w[i - 1]) < smi(w[i])) {
+			*start = smi(w[i - 1]);
+			return;
+		}
+	}
+}
+
+/* The names of SharedFunctionInfo sfi (tagged) into out and *fn: false when it is none. */
+static bool sfi_names(struct v8_ctx *c, uint64_t sfi, struct rt_name *out, struct v8_fn *fn)
+{
+	uint64_t nos, script, data, name, bca;
+	uint16_t type;
+
+	memset(fn, 0, sizeof(*fn));
+	fn->start = -1;
+	if (!field_of(c, sfi, EMBER_V8_TYPE_SFI, EMBER_V8_SFI_NAME, &nos))
+		return false;
+	if (obj_type(c, nos, &type) && type < V8_FIRST_NONSTRING)
+		str_copy(c, nos, out->function, sizeof(out->function));
+	else if (obj_type(c, nos, &type) && type == c->rt->off[EMBER_V8_TYPE_SCOPE_INFO])
+		scope_info(c, nos, out->function, sizeof(out->function), &fn->start);
+	if (!out->function[0])
+		snprintf(out->function, sizeof(out->function), "(anonymous)");
+	if (rd64(c, sfi - 1 + c->rt->off[EMBER_V8_SFI_SCRIPT], &script) &&
+	    field_of(c, script, EMBER_V8_TYPE_SCRIPT, EMBER_V8_SCRIPT_NAME, &name)) {
+		str_copy(c, name, out->file, sizeof(out->file));
+		if (rd64(c, script - 1 + c->rt->off[EMBER_V8_SCRIPT_SOURCE], &fn->source) &&
+		    str_len(c, fn->source) < 0)
+			fn->source = 0;
+	}
+	/* its bytecode: function_data, or a baseline Code's (kept where deopt data goes) */
+	if (rd64(c, sfi - 1 + c->rt->off[EMBER_V8_SFI_DATA], &data) && obj_type(c, data, &type)) {
+		if (type == c->rt->off[EMBER_V8_TYPE_BYTECODE])
+			fn->bytecode = data;
+		else if (type == c->rt->off[EMBER_V8_TYPE_CODE] &&
+			 rd64(c, data - 1 + c->rt->off[EMBER_V8_CODE_DEOPT], &bca) &&
+			 obj_type(c, bca, &type) && type == c->rt->off[EMBER_V8_TYPE_BYTECODE])
+			fn->bytecode = bca;
+	}
+	return true;
+}
+
+/* The line of source position pos (SourcePosition) in fn's script, or 0. */
+static uint32_t pos_line(struct v8_ctx *c, const struct v8_fn *fn, uint64_t pos)
+{
+	uint32_t off = pos_script_offset(pos);
+
+	return off && fn->source ? line_of(c, fn->source, off - 1) : 0;
+}
+
+/* The line of bytecode offset bc in fn, or 0. */
+static uint32_t bytecode_line(struct v8_ctx *c, const struct v8_fn *fn, uint32_t bc)
+{
+	uint64_t spt, pos;
+	uint8_t *tab;
+	int64_t n;
+	uint32_t line = 0;
+
+	if (!fn->bytecode ||
+	    !rd64(c, fn->bytecode - 1 + c->rt->off[EMBER_V8_BYTECODE_POSITIONS], &spt))
+		return 0;
+	n = byte_array(c, spt, &tab); /* undefined until V8 needs them (lazy positions) */
+	if (n > 0 && v8_position_at(tab, (size_t)n, bc, &pos) && !pos_inlining_id(pos))
+		line = pos_line(c, fn, pos);
+	free(tab);
+	return line;
+}
+
+/* The line of pc offset off in optimised Code code (deopt: its deoptimization data), or 0. */
+static uint32_t code_line(struct v8_ctx *c, const struct v8_fn *fn, uint64_t code, uint64_t deopt,
+			  uint32_t off)
+{
+	uint64_t spt, pos;
+	uint8_t *tab;
+	int64_t n;
+	uint32_t line = 0;
+
+	if (!rd64(c, code - 1 + c->rt->off[EMBER_V8_CODE_POSITIONS], &spt))
+		return 0;
+	n = byte_array(c, spt, &tab);
+	if (n > 0 && code_position(c, deopt, tab, (size_t)n, off, &pos))
+		line = pos_line(c, fn, pos);
+	free(tab);
+	return line;
+}
+
+static int v8_fail(struct rt_name *out, const char *what, uint64_t obj)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->function, sizeof(out->function), "[v8 %s 0x%" PRIx64 "]", what, obj);
+	return -ENOENT;
+}
+
+int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t word,
+	    struct rt_name *out)
+{
+	struct v8_ctx c = {.mem = mem, .rt = rt, .budget = V8_SOURCE_MAX};
+	uint64_t obj = EMBER_RT_WORD_PTR(word), t = obj | V8_HEAP_TAG, sfi = t, deopt = 0;
+	uint32_t aux = EMBER_RT_WORD_AUX(word);
+	struct v8_fn fn;
+	uint16_t type;
+
+	memset(out, 0, sizeof(*out));
+	if (!obj || rt->kind != EMBER_RT_V8 || (rt->flags & EMBER_RT_F_UNSUPPORTED)) {
+		snprintf(out->function, sizeof(out->function), "[v8 %u.%u: not supported]",
+			 (rt->version >> 16) & 0xff, (rt->version >> 8) & 0xff);
+		return -ENOENT;
+	}
+	if (!obj_type(&c, t, &type))
+		return v8_fail(out, "unreadable object", obj);
+	if (type == rt->off[EMBER_V8_TYPE_CODE] &&
+	    (!rd64(&c, obj + rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
+	     !fixed_elem(&c, deopt, rt->off[EMBER_V8_DEOPT_SFI], &sfi)))
+		return v8_fail(out, "code", obj);
+	else if (type != rt->off[EMBER_V8_TYPE_CODE] && type != rt->off[EMBER_V8_TYPE_SFI]) {
+		v8_fail(out, "object", obj);
+		snprintf(out->function + strlen(out->function) - 1, 32, " type %u]", type);
+		return -ENOENT;
+	}
+	if (!sfi_names(&c, sfi, out, &fn))
+		return v8_fail(out, "function", obj);
+	if (fn.start >= 0 && fn.source)
+		out->start_line = line_of(&c, fn.source, (uint32_t)fn.start);
+	if (aux != EMBER_RT_AUX_MAX)
+		out->line = type == rt->off[EMBER_V8_TYPE_CODE] ?
+				    code_line(&c, &fn, t, deopt, aux) :
+				    bytecode_line(&c, &fn, aux);
+	if (!out->line)
+		out->line = out->start_line;
+	return 0;
+}

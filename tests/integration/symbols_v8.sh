@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# JavaScript frames named without flags: `node app.js` (no --perf-basic-prof) runs an async
+# handler that calls hotJsLoop, which calls innerJs; TurboFan optimises them, inlining innerJs
+# into hotJsLoop and, at times, hotJsLoop into asyncHandler (whose line then stands for it, as
+# in V8's own profiler). ember reads V8's frames in the kernel and names them on the host: at
+# least 90% of the samples of the process's work (those under asyncHandler, from its first
+# await on: the main thread's) name asyncHandler, the outer function, with script and line.
+# The ground truth is V8's own sampler: a second run under node --cpu-prof, sampled by ember
+# too, where the self share of each top JavaScript function must be within 5 points of V8's.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+require_go
+command -v node >/dev/null || fail "node not installed (scripts/install-deps.sh installs nodejs)"
+NODE=${EMBER_TEST_NODE:-$(command -v node)}
+
+cat >"$T/app.js" <<'JS'
+'use strict';
+function innerJs(i) {
+	let s = 0;
+	for (let k = 0; k < 200; k++)
+		s += (i * k) % 7;
+	return s;
+}
+function hotJsLoop(n) {
+	let x = 0;
+	for (let i = 0; i < n; i++)
+		x += innerJs(i);
+	return x;
+}
+// runs for ms of the process's CPU time: a known number of samples on a loaded host
+function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
+async function asyncHandler(ms) {
+	const end = cpuMs() + ms;
+	let x = 0;
+	while (cpuMs() < end) {
+		x += hotJsLoop(2000);
+		await null;
+	}
+	return x;
+}
+// up for argv[3] ms once its work is done, as a service is: its frames are named from its
+// memory at the end of emberd's interval
+asyncHandler(Number(process.argv[2])).then((x) => {
+	console.log(x);
+	setTimeout(() => {}, Number(process.argv[3] || 0));
+});
+JS
+
+start_emberd --hz 99 --interval 2s -v
+# node's own unwind table (a 100 MB binary) is built once per host: until it is, a node
+# process's samples wait for it, and those that wait too long are walked without it (the
+# deferred walk's concern, not V8's). A node started first has it built for the workload.
+"$NODE" -e 'setInterval(() => {}, 1000)' &
+WARM=$!
+PIDS+=("$WARM")
+wait_for grep -q "unwinder: pid $WARM: .* (0 to build)" "$T/emberd.log" ||
+	fail "emberd did not load node's tables"
+"$NODE" "$T/app.js" 5000 4000 >"$T/node.out" &
+WL=$!
+PIDS+=("$WL")
+wait "$WL" || fail "node app.js failed"
+# the ground truth: V8's own sampler in a second run, sampled by emberd as well
+"$NODE" --cpu-prof --cpu-prof-dir="$T/prof" "$T/app.js" 5000 4000 >"$T/node2.out" &
+WL2=$!
+PIDS+=("$WL2")
+wait "$WL2" || fail "node --cpu-prof app.js failed"
+kill "$EMBERD_PID" "$WARM" # SIGTERM: emberd stores the last interval, then exits 0
+wait_emberd
+"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
+	fail "export failed"
+"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL2" -o "$T/cpu2.pb.gz" ||
+	fail "export failed"
+prof=$(ls "$T"/prof/*.cpuprofile 2>/dev/null | head -1)
+[ -n "$prof" ] || fail "node --cpu-prof wrote no profile"
+# self shares of the samples under asyncHandler, per function: "NAME SHARE"
+python3 - "$prof" >"$T/truth.txt" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+nodes = {n['id']: n for n in p['nodes']}
+parent = {c: n['id'] for n in p['nodes'] for c in n.get('children', [])}
+def under(i):
+	while i in nodes:
+		if nodes[i]['callFrame']['functionName'] == 'asyncHandler':
+			return True
+		i = parent.get(i)
+	return False
+hits = {}
+total = 0
+for s in p['samples']:
+	if not under(s):
+		continue
+	total += 1
+	f = nodes[s]['callFrame']['functionName'] or '(anonymous)'
+	hits[f] = hits.get(f, 0) + 1
+for f, h in sorted(hits.items(), key=lambda x: -x[1]):
+	print(f, '%.1f' % (100.0 * h / total))
+PY
+
+pprof_top "$T/cpu.pb.gz" -sample_index=samples >"$T/top.txt"
+pprof_top "$T/cpu.pb.gz" -sample_index=samples -focus='^asyncHandler$' -lines >"$T/lines.txt"
+pprof_top "$T/cpu2.pb.gz" -sample_index=samples -focus='^asyncHandler$' >"$T/focus2.txt"
+total=$(total_of "$T/top.txt")
+under=$(shown_of "$T/lines.txt")
+under2=$(shown_of "$T/focus2.txt")
+echo "ember: $total samples of node app.js, $under under asyncHandler:"
+sed -n '/flat%/,$p' "$T/lines.txt" | head -6
+[ "${under:-0}" -gt 50 ] || { head -30 "$T/top.txt"; fail "asyncHandler is on too few stacks"; }
+
+# the outer function named with script and line on >= 90% of the process's work
+cum=$(awk -v file="$T/app.js" '$6 == "asyncHandler" && index($7, file ":") == 1 &&
+	$7 ~ /:[1-9][0-9]*$/ { s += $4 } END { print s + 0 }' "$T/lines.txt")
+share=$(awk -v c="$cum" -v t="$under" 'BEGIN { printf "%.1f", 100 * c / t }')
+echo "asyncHandler with app.js:LINE on $share% of the $under samples under it"
+awk -v s="$share" 'BEGIN { exit !(s >= 90) }' ||
+	{ grep -E ' asyncHandler ' "$T/lines.txt" | head; fail "asyncHandler named with app.js:LINE on $share% only"; }
+for fn in hotJsLoop innerJs; do
+	c=$(awk -v f="$fn" -v file="$T/app.js" '$6 == f && index($7, file ":") == 1 { s += $4 }
+		END { print s + 0 }' "$T/lines.txt")
+	echo "$fn (with app.js:LINE) on $c samples (where not inlined into its caller)"
+done
+
+# the ground truth's top JavaScript functions (1% or more): ember's self share within 5 points
+echo "node --cpu-prof run: ember $under2 samples under asyncHandler; self shares:"
+ok=1
+while read -r fn truth; do
+	case $fn in \(*) continue ;; esac
+	awk -v t="$truth" 'BEGIN { exit !(t >= 1) }' || continue
+	flat=$(flat_of "$T/focus2.txt" "$fn")
+	mine=$(awk -v f="$flat" -v t="$under2" 'BEGIN { printf "%.1f", 100 * f / t }')
+	echo "  $fn: $mine% in ember, $truth% in V8's --cpu-prof"
+	awk -v a="$mine" -v b="$truth" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }' || ok=0
+done <"$T/truth.txt"
+[ "$ok" = 1 ] || fail "a top JavaScript function's self share is more than 5 points off --cpu-prof"
+pass "asyncHandler named with app.js:LINE on $share%; self shares within 5 points of --cpu-prof"

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT
+/*
+ * v8: source position tables (known encodings), frame words named from a
+ * recorded heap laid out as Node 20's V8 lays it (interpreted, optimised
+ * with an inlined call, unsupported), hostile objects refused without a
+ * crash, and detection from the machine's node binary when there is one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suites.h"
+#include "v8.h"
+
+/* --- a recorded heap ------------------------------------------------------------------------------ */
+
+#define HEAP_BASE 0x100000ull
+#define HEAP_SIZE 0x10000u
+
+/* A process's memory: one region of bytes, the rest unreadable. */
+struct heap {
+	uint8_t b[HEAP_SIZE];
+	uint32_t used;
+	uint64_t maps[512]; /* map object of each instance type used, tagged */
+};
+
+static bool heap_read(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	struct heap *h = arg;
+
+	if (addr < HEAP_BASE || addr - HEAP_BASE > HEAP_SIZE ||
+	    len > HEAP_SIZE - (addr - HEAP_BASE))
+		return false;
+	memcpy(dst, h->b + (addr - HEAP_BASE), len);
+	return true;
+}
+
+/* Room for size bytes, 8-aligned: its address. */
+static uint64_t alloc(struct heap *h, uint32_t size)
+{
+	uint64_t a = HEAP_BASE + h->used;
+
+	h->used += (size + 7) & ~7u;
+	ck_assert_uint_le(h->used, HEAP_SIZE);
+	return a;
+}
+
+static void put64(struct heap *h, uint64_t addr, uint64_t v)
+{
+	memcpy(h->b + (addr - HEAP_BASE), &v, 8);
+}
+
+static void put32(struct heap *h, uint64_t addr, uint32_t v)
+{
+	memcpy(h->b + (addr - HEAP_BASE), &v, 4);
+}
+
+static uint64_t smi(int32_t v)
+{
+	return (uint64_t)(uint32_t)v << 32;
+}
+
+/* A heap object of instance type type, size bytes: its tagged address. */
+static uint64_t object(struct heap *h, uint16_t type, uint32_t size)
+{
+	uint64_t a = alloc(h, size);
+
+	if (!h->maps[type % 512]) {
+		uint64_t m = alloc(h, 16);
+
+		memcpy(h->b + (m - HEAP_BASE) + 12, &type, 2);
+		h->maps[type % 512] = m | 1;
+	}
+	put64(h, a, h->maps[type % 512]);
+	return a | 1;
+}
+
+/* Node 20's (V8 11.3) layout, as v8_detect() finds it in its binary. */
+static void layout(struct ember_rt_proc *rt)
+{
+	static const uint16_t off[EMBER_V8_OFF_NR] = {
+		[EMBER_V8_FP_CONTEXT] = 8,	    [EMBER_V8_FP_FUNCTION] = 16,
+		[EMBER_V8_FP_BYTECODE_OFFSET] = 40, [EMBER_V8_MAP_TYPE] = 12,
+		[EMBER_V8_JSFUNC_SHARED] = 24,	    [EMBER_V8_JSFUNC_CODE] = 48,
+		[EMBER_V8_CODE_START] = 40,	    [EMBER_V8_CODE_SIZE] = 56,
+		[EMBER_V8_CODE_FLAGS] = 48,	    [EMBER_V8_CODE_KIND] = 15,
+		[EMBER_V8_KIND_BASELINE] = 11,	    [EMBER_V8_TYPE_JSFUNC_FIRST] = 2066,
+		[EMBER_V8_TYPE_JSFUNC_LAST] = 2080, [EMBER_V8_TYPE_SFI] = 262,
+		[EMBER_V8_TYPE_CODE] = 245,	    [EMBER_V8_TYPE_BYTECODE] = 191,
+		[EMBER_V8_TYPE_SCRIPT] = 167,	    [EMBER_V8_TYPE_SCOPE_INFO] = 261,
+		[EMBER_V8_TYPE_FIXED_ARRAY] = 175,  [EMBER_V8_TYPE_BYTE_ARRAY] = 190,
+		[EMBER_V8_SFI_NAME] = 16,	    [EMBER_V8_SFI_DATA] = 8,
+		[EMBER_V8_SFI_SCRIPT] = 32,	    [EMBER_V8_SCRIPT_NAME] = 16,
+		[EMBER_V8_SCRIPT_SOURCE] = 8,	    [EMBER_V8_BYTECODE_POSITIONS] = 32,
+		[EMBER_V8_BYTECODE_DATA] = 54,	    [EMBER_V8_CODE_POSITIONS] = 24,
+		[EMBER_V8_CODE_DEOPT] = 16,	    [EMBER_V8_DEOPT_SFI] = 6,
+		[EMBER_V8_DEOPT_INLINING] = 7,	    [EMBER_V8_SCOPE_FIRST_VARS] = 3,
+	};
+
+	memset(rt, 0, sizeof(*rt));
+	rt->kind = EMBER_RT_V8;
+	rt->version = 11 << 16 | 3 << 8 | 0xff;
+	memcpy(rt->off, off, sizeof(off));
+}
+
+#define T_ONE_BYTE 40 /* ONE_BYTE_STRING_TYPE: sequential, one byte */
+#define T_TWO_BYTE 32 /* STRING_TYPE: sequential, two bytes */
+#define T_CONS 41     /* CONS_ONE_BYTE_STRING_TYPE */
+#define T_ODDBALL 131 /* undefined, ... */
+
+static uint64_t str(struct heap *h, const char *s)
+{
+	uint32_t n = (uint32_t)strlen(s);
+	uint64_t t = object(h, T_ONE_BYTE, 16 + n);
+
+	put32(h, t - 1 + 12, n);
+	memcpy(h->b + (t - 1 - HEAP_BASE) + 16, s, n);
+	return t;
+}
+
+static uint64_t cons(struct heap *h, uint64_t a, uint64_t b, uint32_t len)
+{
+	uint64_t t = object(h, T_CONS, 32);
+
+	put32(h, t - 1 + 12, len);
+	put64(h, t - 1 + 16, a);
+	put64(h, t - 1 + 24, b);
+	return t;
+}
+
+static uint64_t byte_array(struct heap *h, const uint8_t *p, uint32_t n)
+{
+	uint64_t t = object(h, 190, 16 + n);
+
+	put64(h, t - 1 + 8, smi((int32_t)n));
+	memcpy(h->b + (t - 1 - HEAP_BASE) + 16, p, n);
+	return t;
+}
+
+/* V8's table encoding: a statement's code delta as is, source delta zigzag, both base-128. */
+static size_t vlq(uint8_t *p, int64_t v)
+{
+	uint64_t u = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	size_t n = 0;
+
+	do {
+		p[n] = (u & 0x7f) | (u > 0x7f ? 0x80 : 0);
+		u >>= 7;
+		n++;
+	} while (u);
+	return n;
+}
+
+/* A table of n (code offset, SourcePosition) entries, ascending code offsets. */
+static size_t table(uint8_t *p, const int64_t (*e)[2], size_t n)
+{
+	int64_t code = -1, src = 0;
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		len += vlq(p + len, e[i][0] - code);
+		len += vlq(p + len, e[i][1] - src);
+		code = e[i][0];
+		src = e[i][1];
+	}
+	return len;
+}
+
+/* SourcePosition of script offset off, inlined call id (-1: not inlined). */
+static int64_t position(int64_t off, int64_t inlined)
+{
+	return (off + 1) << 1 | (inlined + 1) << 31;
+}
+
+#define SOURCE                            \
+	"'use strict';\n"                 \
+	"function inner(i) {\n"           \
+	"\treturn i * 3;\n"               \
+	"}\n"                             \
+	"function hot(n) {\n"             \
+	"\tlet x = 0;\n"                  \
+	"\tfor (let i = 0; i < n; i++)\n" \
+	"\t\tx += inner(i);\n"            \
+	"\treturn x;\n"                   \
+	"}\n"
+
+/* Offsets in SOURCE: where each function starts, and a few expressions. */
+static int64_t at(const char *what)
+{
+	const char *p = strstr(SOURCE, what);
+
+	ck_assert_ptr_nonnull(p);
+	return p - SOURCE;
+}
+
+/* The function "hot" of SOURCE, interpreted and optimised (inner inlined in it). */
+struct fixture {
+	struct heap h;
+	struct ember_rt_proc rt;
+	struct rt_mem mem;
+	uint64_t sfi_hot, sfi_inner, code, script, scope;
+};
+
+static uint64_t scope_info(struct heap *h, const char *name, int64_t start, int64_t end)
+{
+	uint64_t t = object(h, 261, 8 + 8 * 10), undef = object(h, T_ODDBALL, 16);
+	const uint64_t slots[] = {smi(0x4288994),
+				  smi(1),
+				  smi(0),
+				  str(h, name),
+				  smi(-1),
+				  undef,
+				  smi((int32_t)start),
+				  smi((int32_t)end),
+				  undef,
+				  undef};
+
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
+		put64(h, t - 1 + 8 + 8 * i, slots[i]);
+	return t;
+}
+
+static uint64_t sfi(struct fixture *x, const char *name, int64_t start, int64_t end,
+		    uint64_t bytecode)
+{
+	uint64_t t = object(&x->h, 262, 56);
+
+	put64(&x->h, t - 1 + 8, bytecode);
+	put64(&x->h, t - 1 + 16, scope_info(&x->h, name, start, end));
+	put64(&x->h, t - 1 + 32, x->script);
+	return t;
+}
+
+static void fixture_init(struct fixture *x)
+{
+	uint8_t tab[256];
+	/* hot's bytecode: offset 0 at its loop, 7 at the call of inner */
+	const int64_t bc[][2] = {{0, position(at("let x"), -1)},
+				 {7, position(at("x += inner"), -1)},
+				 {12, position(at("return x"), -1)}};
+	/* hot's optimised code: inner's body inlined (id 0) at pcs 0x40..0x60 */
+	const int64_t pc[][2] = {{0x10, position(at("let x"), -1)},
+				 {0x40, position(at("i * 3"), 0)},
+				 {0x60, position(at("return x"), -1)}};
+	uint8_t inl[16] = {0};
+	int64_t call = position(at("inner(i);"), -1);
+	uint64_t bca, deopt;
+
+	memset(x, 0, sizeof(*x));
+	layout(&x->rt);
+	x->mem = (struct rt_mem){heap_read, &x->h};
+	x->script = object(&x->h, 167, 64);
+	put64(&x->h, x->script - 1 + 8, str(&x->h, SOURCE));
+	put64(&x->h, x->script - 1 + 16, str(&x->h, "/srv/app.js"));
+	bca = object(&x->h, 191, 64);
+	put64(&x->h, bca - 1 + 32, byte_array(&x->h, tab, (uint32_t)table(tab, bc, 3)));
+	x->sfi_hot = sfi(x, "hot", at("function hot"), at("}\n") + 40, bca);
+	x->sfi_inner = sfi(x, "inner", at("function inner"), at("}\n"), 0);
+	memcpy(inl, &call, 8);
+	deopt = object(&x->h, 175, 16 + 8 * 8);
+	put64(&x->h, deopt - 1 + 8, smi(8));
+	put64(&x->h, deopt - 1 + 16 + 8 * 6, x->sfi_hot);
+	put64(&x->h, deopt - 1 + 16 + 8 * 7, byte_array(&x->h, inl, sizeof(inl)));
+	x->code = object(&x->h, 245, 64);
+	put64(&x->h, x->code - 1 + 16, deopt);
+	put64(&x->h, x->code - 1 + 24, byte_array(&x->h, tab, (uint32_t)table(tab, pc, 3)));
+	put32(&x->h, x->code - 1 + 48, 13); /* TURBOFAN */
+}
+
+static uint64_t word(uint32_t aux, uint64_t tagged)
+{
+	return EMBER_RT_WORD(EMBER_RT_V8, aux, tagged - 1);
+}
+
+/* --- tests -------------------------------------------------------------------------------------- */
+
+START_TEST(test_position_table)
+{
+	const int64_t e[][2] = {{0, 10}, {5, 3}, {300, 7000}, {301, -1 + 2}};
+	uint8_t tab[64];
+	size_t n = table(tab, e, 4);
+	uint64_t pos;
+
+	ck_assert(v8_position_at(tab, n, 0, &pos));
+	ck_assert_uint_eq(pos, 10);
+	ck_assert(v8_position_at(tab, n, 4, &pos));
+	ck_assert_uint_eq(pos, 10);
+	ck_assert(v8_position_at(tab, n, 5, &pos));
+	ck_assert_uint_eq(pos, 3);
+	ck_assert(v8_position_at(tab, n, 299, &pos));
+	ck_assert_uint_eq(pos, 3);
+	ck_assert(v8_position_at(tab, n, 300, &pos));
+	ck_assert_uint_eq(pos, 7000);
+	ck_assert(v8_position_at(tab, n, 100000, &pos));
+	ck_assert_uint_eq(pos, 1);
+	/* before the first entry (the function's entry, -1): none */
+	ck_assert(!v8_position_at(tab, n, -2, &pos));
+	/* a table cut inside a varint is malformed */
+	tab[n - 1] |= 0x80;
+	ck_assert(!v8_position_at(tab, n, 100000, &pos));
+	ck_assert(!v8_position_at(tab, 0, 0, &pos));
+}
+END_TEST
+
+START_TEST(test_interpreted)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	struct rt_name n;
+
+	fixture_init(x);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(8, x->sfi_hot), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_str_eq(n.file, "/srv/app.js");
+	ck_assert_uint_eq(n.start_line, 5);
+	ck_assert_uint_eq(n.line, 8); /* bytecode 8: the call of inner */
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0, x->sfi_hot), &n), 0);
+	ck_assert_uint_eq(n.line, 6);
+	/* no offset (baseline code): the function's first line */
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(EMBER_RT_AUX_MAX, x->sfi_hot), &n), 0);
+	ck_assert_uint_eq(n.line, 5);
+	/* a function without bytecode (lazy): its first line */
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(3, x->sfi_inner), &n), 0);
+	ck_assert_str_eq(n.function, "inner");
+	ck_assert_uint_eq(n.line, 2);
+	free(x);
+}
+END_TEST
+
+START_TEST(test_optimised_inlined)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	struct rt_name n;
+
+	fixture_init(x);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x20, x->code), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_uint_eq(n.line, 6);
+	/* inside inner's inlined body: the line of hot's call of it */
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x48, x->code), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_str_eq(n.file, "/srv/app.js");
+	ck_assert_uint_eq(n.line, 8);
+	ck_assert_uint_eq(n.start_line, 5);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x70, x->code), &n), 0);
+	ck_assert_uint_eq(n.line, 9);
+	free(x);
+}
+END_TEST
+
+START_TEST(test_cons_source)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	const char *cut = strstr(SOURCE, "function hot");
+	char head[256];
+	struct rt_name n;
+	uint64_t c;
+
+	snprintf(head, sizeof(head), "%.*s", (int)(cut - SOURCE), SOURCE);
+	fixture_init(x);
+	c = cons(&x->h, str(&x->h, head), str(&x->h, cut), (uint32_t)strlen(SOURCE));
+	put64(&x->h, x->script - 1 + 8, c);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(7, x->sfi_hot), &n), 0);
+	ck_assert_uint_eq(n.line, 8);
+	ck_assert_uint_eq(n.start_line, 5);
+	/* a cons string that holds itself: its lengths do not add up, no line */
+	put64(&x->h, c - 1 + 24, c);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(7, x->sfi_hot), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_uint_eq(n.line, 0);
+	ck_assert_uint_eq(n.start_line, 0);
+	free(x);
+}
+END_TEST
+
+START_TEST(test_hostile)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	struct rt_name n;
+	uint64_t spt;
+
+	fixture_init(x);
+	/* not an object of ours: a string, an unreadable address, a Smi's */
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0, x->script), &n), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(n.function, "[v8 object"));
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0, 0x7f0000000001ull), &n), -ENOENT);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, EMBER_RT_WORD(EMBER_RT_V8, 0, HEAP_BASE + 8), &n),
+			 -ENOENT);
+	/* a code whose deoptimization data is not a FixedArray */
+	put64(&x->h, x->code - 1 + 16, x->sfi_hot);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x20, x->code), &n), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(n.function, "[v8 code"));
+	/* a script name out of reach, a source claiming 2 GiB: named, no file; only the
+	 * characters before the position are read */
+	fixture_init(x);
+	put64(&x->h, x->script - 1 + 16, 0x7f0000000001ull);
+	{
+		uint64_t src;
+
+		memcpy(&src, x->h.b + (x->script - 1 + 8 - HEAP_BASE), 8);
+		put32(&x->h, src - 1 + 12, 0x7fffffff);
+	}
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(8, x->sfi_hot), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_str_eq(n.file, "");
+	ck_assert_uint_eq(n.line, 8);
+	/* a position table with a huge length: refused, the function's line kept */
+	fixture_init(x);
+	memcpy(&spt, x->h.b + (x->code - 1 + 24 - HEAP_BASE), 8);
+	put64(&x->h, spt - 1 + 8, smi(0x7fffffff));
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x20, x->code), &n), 0);
+	ck_assert_uint_eq(n.line, 5);
+	free(x);
+}
+END_TEST
+
+START_TEST(test_unsupported)
+{
+	struct ember_rt_proc rt;
+	struct heap *h = calloc(1, sizeof(*h));
+	struct rt_mem mem = {heap_read, h};
+	struct rt_name n;
+
+	layout(&rt);
+	rt.version = 10 << 16 | 2 << 8 | 154;
+	rt.flags = EMBER_RT_F_UNSUPPORTED;
+	ck_assert_int_eq(v8_name(&mem, &rt, EMBER_RT_WORD(EMBER_RT_V8, 0x0a02, 0), &n), -ENOENT);
+	ck_assert_str_eq(n.function, "[v8 10.2: not supported]");
+	free(h);
+}
+END_TEST
+
+/* Node's binary on this machine, when it has one: its layout is the one the fixtures use. */
+START_TEST(test_detect_node)
+{
+	const char *path = getenv("EMBER_TEST_NODE") ? getenv("EMBER_TEST_NODE") : "/usr/bin/node";
+	struct ember_rt_proc rt, want;
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+
+	if (fd < 0)
+		return; /* no node here: the recorded layout stands alone */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ck_assert(v8_detect(elf, &rt));
+	ck_assert_uint_eq(rt.kind, EMBER_RT_V8);
+	if ((rt.version >> 8) == (11 << 8 | 3)) {
+		layout(&want);
+		ck_assert_uint_eq(rt.flags, 0);
+		for (int i = 0; i < EMBER_V8_OFF_NR; i++)
+			ck_assert_msg(rt.off[i] == want.off[i], "off[%d] %u, not %u", i, rt.off[i],
+				      want.off[i]);
+		ck_assert_uint_lt(rt.text[0], rt.text[1]);
+		ck_assert_uint_le(rt.text[2], rt.text[0]);
+		ck_assert_uint_le(rt.text[1], rt.text[3]);
+	}
+	elf_end(elf);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_detect_not_node)
+{
+	struct ember_rt_proc rt;
+	int fd = open("/proc/self/exe", O_RDONLY);
+	Elf *elf;
+
+	ck_assert_int_ge(fd, 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ck_assert(!v8_detect(elf, &rt));
+	ck_assert_uint_eq(rt.kind, EMBER_RT_NONE);
+	ck_assert(!v8_detect(NULL, &rt));
+	elf_end(elf);
+	close(fd);
+}
+END_TEST
+
+Suite *v8_suite(void)
+{
+	Suite *s = suite_create("v8");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_position_table);
+	tcase_add_test(tc, test_interpreted);
+	tcase_add_test(tc, test_optimised_inlined);
+	tcase_add_test(tc, test_cons_source);
+	tcase_add_test(tc, test_hostile);
+	tcase_add_test(tc, test_unsupported);
+	tcase_add_test(tc, test_detect_node);
+	tcase_add_test(tc, test_detect_not_node);
+	suite_add_tcase(s, tc);
+	return s;
+}
