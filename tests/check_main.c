@@ -121,6 +121,7 @@ int main(void)
 	srunner_add_suite(sr, config_suite());
 	srunner_add_suite(sr, apps_suite());
 	srunner_add_suite(sr, perfmap_suite());
+	srunner_add_suite(sr, v8_suite());
 	srunner_add_suite(sr, demangle_suite());
 	srunner_add_suite(sr, debugfile_suite());
 	srunner_add_suite(sr, procinfo_suite());

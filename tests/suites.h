@@ -51,6 +51,7 @@ Suite *symbolizer_suite(void);
 Suite *config_suite(void);
 Suite *apps_suite(void);
 Suite *perfmap_suite(void);
+Suite *v8_suite(void);
 Suite *demangle_suite(void);
 Suite *debugfile_suite(void);
 Suite *procinfo_suite(void);
