@@ -14,6 +14,7 @@
 #define EMBER_UWALK_RT_BPF_H
 
 #include "ember/runtime.h"
+#include "uwalk_v8.bpf.h"
 
 /* What the runtime step says about the native frame at f->ip. */
 enum uw_rt_say {
@@ -244,7 +245,16 @@ static __always_inline bool uw_rt_text(const struct uw_frame *f, const struct em
 UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt, const struct ember_rt_proc *info,
 			  struct uw_env *env)
 {
-	if (!f || !rt || !info || info->kind != EMBER_RT_PYTHON)
+	if (!f || !rt || !info)
+		return UW_RT_NATIVE;
+	if (info->kind == EMBER_RT_V8) {
+		/* V8 keeps frame pointers: one word for its frame, then the native step */
+		if (!uw_v8_frame(f, info, env, &rt->word))
+			return UW_RT_NATIVE;
+		rt->frames++;
+		return UW_RT_LAST;
+	}
+	if (info->kind != EMBER_RT_PYTHON)
 		return UW_RT_NATIVE;
 	if (!rt->in_run && !uw_rt_text(f, info))
 		return UW_RT_NATIVE;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "python.h"
+#include "v8.h"
 #include "runtime.h"
 
 /* A dynamic symbol table larger than this is no runtime's: not read. */
@@ -117,7 +118,7 @@ static bool py_detect(Elf *elf, int fd, struct ember_rt_proc *out)
 bool rt_detect(Elf *elf, int fd, struct ember_rt_proc *out)
 {
 	memset(out, 0, sizeof(*out));
-	return elf && py_detect(elf, fd, out);
+	return elf && (py_detect(elf, fd, out) || v8_detect(elf, out));
 }
 
 void rt_relocate(struct ember_rt_proc *rt, uint64_t bias)
@@ -272,6 +273,10 @@ int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct emb
 	case EMBER_RT_PYTHON:
 		if (rt->kind == EMBER_RT_PYTHON)
 			return py_name(c, mem, rt, word, out);
+		break;
+	case EMBER_RT_V8:
+		if (rt->kind == EMBER_RT_V8)
+			return v8_name(mem, rt, word, out);
 		break;
 	default:
 		break;
