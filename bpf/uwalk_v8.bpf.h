@@ -42,21 +42,22 @@ static __always_inline __u16 uw_v8_type(const struct ember_rt_proc *rt, struct u
 /*
  * The word of an interpreted frame (the interpreter runs in the embedded
  * builtins): its function and the bytecode offset V8 keeps in the frame (a
- * Smi: the offset from the BytecodeArray's tagged address). Other frames
- * of the builtins are the builtins' own, named as native code.
+ * Smi: the offset from the BytecodeArray's tagged address), the
+ * BytecodeArray in the slot above it. Other frames of the builtins are the
+ * builtins' own, named as native code.
  */
 static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
 					      const struct ember_rt_proc *rt, struct uw_env *env,
 					      __u64 sfi, __u64 *word)
 {
-	__u64 off = 0, bca = 0;
+	__u64 slot[2] = {}; /* the bytecode offset, the BytecodeArray */
 	__s64 bc;
 
-	if (!uw_env_read(env, &off, f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET]) || (off & 1) ||
-	    !uw_env_read(env, &bca, f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET] + 8) ||
-	    uw_v8_type(rt, env, bca) != rt->off[EMBER_V8_TYPE_BYTECODE])
+	if (!uw_env_read_mem(env, slot, sizeof(slot),
+			     f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET]) ||
+	    (slot[0] & 1) || uw_v8_type(rt, env, slot[1]) != rt->off[EMBER_V8_TYPE_BYTECODE])
 		return false;
-	bc = (__s64)off >> UW_V8_SMI_SHIFT;
+	bc = (__s64)slot[0] >> UW_V8_SMI_SHIFT;
 	bc -= rt->off[EMBER_V8_BYTECODE_DATA] - UW_V8_HEAP_TAG;
 	if (bc < 0)
 		bc = 0; /* the function's entry (kFunctionEntryBytecodeOffset) */
@@ -70,21 +71,26 @@ static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
  * The word of a frame in JIT code: its function's optimised Code and the
  * pc's offset in it, when the pc lies there; else (baseline code, which has
  * no way back to its function, or code replaced since: on-stack replacement,
- * deoptimisation) the function alone.
+ * deoptimisation) the function alone. Code's instruction start, flags and
+ * size lie within 24 bytes, read at once (v8_detect() checks).
  */
 static __always_inline void uw_v8_jit(const struct uw_frame *f, const struct ember_rt_proc *rt,
 				      struct uw_env *env, __u64 func, __u64 sfi, __u64 *word)
 {
-	__u64 code = 0, start = 0;
-	__u32 flags = 0, size = 0, kind_bits = rt->off[EMBER_V8_CODE_KIND];
+	__u64 code = 0, cw[3] = {}, start;
+	__u32 kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size;
 
 	*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
 	if (!uw_env_read_mem(env, &code, sizeof(code), func - 1 + rt->off[EMBER_V8_JSFUNC_CODE]) ||
 	    !uw_v8_is_obj(code) ||
-	    !uw_env_read_mem(env, &start, sizeof(start), code - 1 + rt->off[EMBER_V8_CODE_START]) ||
-	    !uw_env_read_mem(env, &flags, sizeof(flags), code - 1 + rt->off[EMBER_V8_CODE_FLAGS]) ||
-	    !uw_env_read_mem(env, &size, sizeof(size), code - 1 + rt->off[EMBER_V8_CODE_SIZE]))
+	    !uw_env_read_mem(env, cw, sizeof(cw), code - 1 + rt->off[EMBER_V8_CODE_START]))
 		return;
+	start = cw[0];
+	/* flags at start + 8; size at + 16, or + 12 where V8 packed them (11.4.59 on) */
+	flags = (__u32)cw[1];
+	size = rt->off[EMBER_V8_CODE_SIZE] - rt->off[EMBER_V8_CODE_START] == 16 ?
+		       (__u32)cw[2] :
+		       (__u32)(cw[1] >> 32);
 	if (((flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff)) ==
 		    rt->off[EMBER_V8_KIND_BASELINE] ||
 	    f->ip < start || f->ip - start >= size || f->ip - start >= EMBER_RT_AUX_MAX)
@@ -95,14 +101,14 @@ static __always_inline void uw_v8_jit(const struct uw_frame *f, const struct emb
 /*
  * Whether the frame at (f->ip, f->bp) is a JavaScript frame of V8 rt, and
  * then its word. A typed frame (entry, exit, stub, builtin frames) holds a
- * Smi marker where a JavaScript frame holds its context; the node binary's
- * own C++ code (rt->text[2..3], but for the builtins in text[0..1]) holds
- * none.
+ * Smi marker where a JavaScript frame holds its context, the JSFunction in
+ * the slot below (v8_detect() checks); the node binary's own C++ code
+ * (rt->text[2..3], but for the builtins in text[0..1]) holds none.
  */
 static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct ember_rt_proc *rt,
 					struct uw_env *env, __u64 *word)
 {
-	__u64 ctx = 0, func = 0, sfi = 0;
+	__u64 slot[2] = {}, sfi = 0; /* the JSFunction, the context */
 	bool builtins = f->ip >= rt->text[0] && f->ip < rt->text[1];
 	__u16 type;
 
@@ -110,18 +116,20 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct e
 		return false;
 	if (!builtins && f->ip >= rt->text[2] && f->ip < rt->text[3])
 		return false;
-	if (f->bp < f->sp || !uw_env_read(env, &ctx, f->bp - rt->off[EMBER_V8_FP_CONTEXT]) ||
-	    !uw_v8_is_obj(ctx) || !uw_env_read(env, &func, f->bp - rt->off[EMBER_V8_FP_FUNCTION]))
+	if (f->bp < f->sp ||
+	    !uw_env_read_mem(env, slot, sizeof(slot), f->bp - rt->off[EMBER_V8_FP_FUNCTION]) ||
+	    !uw_v8_is_obj(slot[1]))
 		return false;
-	type = uw_v8_type(rt, env, func);
+	type = uw_v8_type(rt, env, slot[0]);
 	if (type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
 	    type > rt->off[EMBER_V8_TYPE_JSFUNC_LAST] ||
-	    !uw_env_read_mem(env, &sfi, sizeof(sfi), func - 1 + rt->off[EMBER_V8_JSFUNC_SHARED]) ||
+	    !uw_env_read_mem(env, &sfi, sizeof(sfi),
+			     slot[0] - 1 + rt->off[EMBER_V8_JSFUNC_SHARED]) ||
 	    !uw_v8_is_obj(sfi))
 		return false;
 	if (builtins)
 		return uw_v8_interpreted(f, rt, env, sfi, word);
-	uw_v8_jit(f, rt, env, func, sfi, word);
+	uw_v8_jit(f, rt, env, slot[0], sfi, word);
 	return true;
 }
 

@@ -413,9 +413,18 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 	return true;
 }
 
-/* Constants ember does not carry but relies on: false when one differs (or is missing). */
+/*
+ * Constants ember does not carry but relies on: false when one differs (or is
+ * missing). The walk reads two frame slots at once (the JSFunction below the
+ * context), and Code's instruction start, flags and size in 24 bytes.
+ */
 static bool fixed_ok(const struct v8_dbg *g)
 {
+	const int64_t *v = g->v;
+
+	if (v[D_FP_FUNCTION] != v[D_FP_CONTEXT] - 8 || v[D_CODE_FLAGS] != v[D_CODE_START] + 8 ||
+	    (v[D_CODE_SIZE] != v[D_CODE_START] + 12 && v[D_CODE_SIZE] != v[D_CODE_START] + 16))
+		return false;
 	for (size_t i = 0; i < sizeof(v8_fixed) / sizeof(v8_fixed[0]); i++)
 		if (!g->have[v8_fixed[i].d] || g->v[v8_fixed[i].d] != v8_fixed[i].v)
 			return false;
