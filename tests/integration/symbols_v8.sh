@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # JavaScript frames named without flags: `node app.js` (no --perf-basic-prof) runs an async
-# handler that calls hotJsLoop, which calls innerJs; TurboFan optimises them, inlining innerJs
+# handler that calls hotJsLoop (which calls innerJs) and sideJs; TurboFan optimises them, inlining innerJs
 # into hotJsLoop and, at times, hotJsLoop into asyncHandler (whose line then stands for it, as
 # in V8's own profiler). ember reads V8's frames in the kernel and names them on the host: at
 # least 90% of the samples of the process's work (those under asyncHandler, from its first
@@ -28,13 +28,20 @@ function hotJsLoop(n) {
 		x += innerJs(i);
 	return x;
 }
+// a second hot function, a third of hotJsLoop's time: two shares to compare
+function sideJs(n) {
+	let y = 1;
+	for (let i = 0; i < n * 60; i++)
+		y = (y * 31 + i) % 1000003;
+	return y;
+}
 // runs for ms of the process's CPU time: a known number of samples on a loaded host
 function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
 async function asyncHandler(ms) {
 	const end = cpuMs() + ms;
 	let x = 0;
 	while (cpuMs() < end) {
-		x += hotJsLoop(20000);
+		x += hotJsLoop(20000) + sideJs(20000);
 		await null;
 	}
 	return x;
