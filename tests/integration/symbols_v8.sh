@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # JavaScript frames named without flags: `node app.js` (no --perf-basic-prof) runs an async
-# handler that calls hotJsLoop (which calls innerJs) and sideJs; TurboFan optimises them, inlining innerJs
-# into hotJsLoop and, at times, hotJsLoop into asyncHandler (whose line then stands for it, as
-# in V8's own profiler). ember reads V8's frames in the kernel and names them on the host: at
-# least 90% of the samples of the process's work (those under asyncHandler, from its first
-# await on: the main thread's) name asyncHandler, the outer function, with script and line.
+# handler that calls hotJsLoop (which calls innerJs) and sideJs; TurboFan optimises them,
+# inlining innerJs into hotJsLoop and, at times, hotJsLoop into asyncHandler (whose line
+# then stands for it, as in V8's own profiler). ember reads V8's frames in the kernel and
+# names them on the host: at least 90% of the samples of the process's work (those under
+# asyncHandler, from its first await on: the main thread's) name asyncHandler, the outer
+# function, with script and line.
 # The ground truth is V8's own sampler: a second run under node --cpu-prof, sampled by ember
 # too, where the self share of each top JavaScript function must be within 5 points of V8's.
 . "$(dirname "$0")/lib.sh"
@@ -119,8 +120,10 @@ cum=$(awk -v file="$T/app.js" '$6 == "asyncHandler" && index($7, file ":") == 1 
 	$7 ~ /:[1-9][0-9]*$/ { s += $4 } END { print s + 0 }' "$T/lines.txt")
 share=$(awk -v c="$cum" -v t="$under" 'BEGIN { printf "%.1f", 100 * c / t }')
 echo "asyncHandler with app.js:LINE on $share% of the $under samples under it"
-awk -v s="$share" 'BEGIN { exit !(s >= 90) }' ||
-	{ grep -E ' asyncHandler ' "$T/lines.txt" | head; fail "asyncHandler named with app.js:LINE on $share% only"; }
+if ! awk -v s="$share" 'BEGIN { exit !(s >= 90) }'; then
+	grep -E ' asyncHandler ' "$T/lines.txt" | head
+	fail "asyncHandler named with app.js:LINE on $share% only"
+fi
 for fn in hotJsLoop innerJs; do
 	c=$(awk -v f="$fn" -v file="$T/app.js" '$6 == f && index($7, file ":") == 1 { s += $4 }
 		END { print s + 0 }' "$T/lines.txt")
