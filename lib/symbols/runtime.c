@@ -271,7 +271,8 @@ int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct emb
 	memset(out, 0, sizeof(*out));
 	switch (EMBER_RT_WORD_KIND(word)) {
 	case EMBER_RT_PYTHON:
-		if (rt->kind == EMBER_RT_PYTHON)
+		/* a version without a layout: the word says all, the process may be gone */
+		if (rt->kind == EMBER_RT_PYTHON || !EMBER_RT_WORD_PTR(word))
 			return py_name(c, mem, rt, word, out);
 		break;
 	case EMBER_RT_V8:

@@ -118,7 +118,7 @@ for i in $(seq 1 $((${#PYS[@]} - 1))); do
 	wait "${PID_OF[$i]}"
 done
 if [ -n "$OLD" ]; then
-	"$OLD" "$T/app.py" 1 "$T/ready.old" >/dev/null &
+	"$OLD" "$T/app.py" 3 "$T/ready.old" >/dev/null &
 	OLD_PID=$!
 	PIDS+=("$OLD_PID")
 	wait "$OLD_PID"
