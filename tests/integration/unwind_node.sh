@@ -89,8 +89,9 @@ echo "samples inside V8's C++ (single-threaded): $(share "$T/cxx.folded" . | cut
 # start-up builds the context, with no JS above them). 98%, not the issue's 95%:
 # today's frame-pointer walk, which loses only libc's callers here, reaches 90-95%.
 expect_share "$T/cxx.folded" "V8's C++ reaches the process's start" 98 50 ";$START;"
-# and the walk crosses JIT code: JS frames (named by the perf map, or the
-# interpreter's) stand between the start and most of V8's C++
+# and the walk crosses JIT code: JS frames (named by the perf map, the interpreter's, or
+# read by the walk itself: gc.js's churn and makeGarbage) stand between the start and
+# most of V8's C++
 expect_share "$T/cxx.folded" "V8's C++ under JS frames, down to the process's start" 80 50 \
-	";$START;([^;]*;)*(JS:|Builtins_InterpreterEntryTrampoline)"
+	";$START;([^;]*;)*(JS:|Builtins_InterpreterEntryTrampoline|churn;|makeGarbage;)"
 finish "node: complete stacks under GC pressure, V8's C++ under its JS frames"
