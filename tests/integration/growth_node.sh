@@ -7,7 +7,8 @@
 # making garbage alongside) until the process holds 256 MiB. In its memory_growth profile
 # (emberctl top --sample resident), leakyCache leads: >= 80% of the resident bytes in
 # total (under it, V8's C++ that fills the arrays), more than every other JS function
-# of the script but its caller grow. Seen: 93-96%.
+# of the script but its callers grow and waitForGo (which calls grow once told to go:
+# the walk that reads V8's frames shows it above, as it is). Seen: 93-96%.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 command -v node >/dev/null || fail "node not installed (scripts/install-deps.sh installs nodejs)"
@@ -44,7 +45,7 @@ total_pct() {
 	awk -v fn="$1" '$5 == fn { sub("%", "", $4); v = int($4) } END { print v + 0 }' "$T/top.txt"
 }
 leaky=$(total_pct leakyCache)
-for f in churn waitForGo; do
+for f in churn; do
 	[ "$leaky" -gt "$(total_pct "$f")" ] ||
 		fail "$f holds $(total_pct "$f")% of the resident growth, leakyCache $leaky%"
 done
