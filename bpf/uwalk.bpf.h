@@ -328,6 +328,15 @@ static __always_inline __u32 uw_table_step(struct uw_frame *f, struct uw_env *en
 }
 
 /*
+ * The address that stands for the frame at f: a return address is after its
+ * call, so the call itself (ip - 1); the leaf, or where a signal hit, as is.
+ */
+static __always_inline __u64 uw_frame_pc(const struct uw_frame *f)
+{
+	return f->steps > 0 && !f->interrupted ? f->ip - 1 : f->ip;
+}
+
+/*
  * The rule for the frame at f->ip, then one step to its caller: UW_GO_ON, or
  * why the stack ends. proc NULL: frame pointers. A global subprogram in BPF,
  * verified once for every walk of the program; its pointers may be NULL to
@@ -341,8 +350,7 @@ UW_GLOBAL int uw_step(struct uw_frame *f, const struct ember_unwind_proc *proc, 
 
 	if (!f)
 		return UW_BAD_RULE;
-	/* a return address is after its call: look the call itself up */
-	at = f->steps > 0 && !f->interrupted ? f->ip - 1 : f->ip;
+	at = uw_frame_pc(f);
 	found = proc && uw_env_rule(f, proc, env, at, &row);
 	f->interrupted = 0;
 	f->steps++;

@@ -231,7 +231,7 @@ static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_
 /* Whether the code at f lies in one of the runtime's ranges (its eval loop, for CPython). */
 static __always_inline bool uw_rt_text(const struct uw_frame *f, const struct ember_rt_proc *info)
 {
-	__u64 at = f->steps > 0 && !f->interrupted ? f->ip - 1 : f->ip;
+	__u64 at = uw_frame_pc(f);
 
 	return (at >= info->text[0] && at < info->text[1]) ||
 	       (at >= info->text[2] && at < info->text[3]);
