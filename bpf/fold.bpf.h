@@ -21,6 +21,10 @@
  */
 __u32 active_buf = 0;
 
+#ifndef FOLD_PROC_SOURCE
+#define FOLD_PROC_SOURCE EMBER_PROC_SRC_CPU /* the object's sampler, for the log */
+#endif
+
 /*
  * Set to 1 by the daemon before it adds the first process to drop_tgids: until
  * then (no exclusion configured) each sample skips that map's lookup.
@@ -196,10 +200,9 @@ static __always_inline void rt_metrics(const struct uw_result *res)
  * The user stack, walked with unwind tables (bpf/unwind.bpf.h) from regs into
  * the scratch stack; NULL when there is none (a kernel thread: regs NULL).
  */
-static __always_inline struct ember_stack *walk_user_stack(void *ctx,
-							   const struct ember_uregs *regs,
-							   __u32 tgid,
-							   const struct ember_unwind_proc *proc)
+static __always_inline struct ember_stack *
+walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
+		const struct ember_unwind_proc *proc, __u32 *rt)
 {
 	struct ember_stack *st = scratch_stack();
 	struct uw_result res;
@@ -228,16 +231,114 @@ static __always_inline struct ember_stack *walk_user_stack(void *ctx,
 	metric_add(EMBER_CPU_M_FRAMES_BAD_RULE, res.bad_rule);
 	if (res.rt_kind != EMBER_RT_NONE)
 		rt_metrics(&res);
+	*rt = res.rt_frames;
 	return st;
+}
+
+/* Key of rt_seen: a process and the hash of a user stack of it. */
+struct rt_seen_key {
+	__u32 tgid;
+	__u32 zero;
+	__u64 hash;
+};
+
+/*
+ * The user stacks with runtime frames announced to the daemon (rt_announce()),
+ * each with the generation (active_buf) it was announced in; the least recently
+ * used forgotten first (then merely announced again).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct rt_seen_key);
+	__type(value, __u32);
+} rt_seen SEC(".maps");
+
+/*
+ * Per CPU: when an EMBER_PROC_RT_FRAMES record last woke the daemon. Records
+ * sent without a wakeup wait behind others (a young process's, a lazy exec's)
+ * for the daemon's next one, and the process may be gone by then; a wakeup
+ * per record would be one per sample of a Python loop (its lines differ).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rt_woken SEC(".maps");
+
+/* At most one wakeup per CPU this often (ns) for runtime frames: their reading waits no more. */
+#define RT_WAKE_NS (50ull * 1000 * 1000)
+
+/* The head of an EMBER_PROC_RT_FRAMES record (struct ember_proc_rt_event without its words). */
+struct rt_event_head {
+	struct ember_proc_event e;
+	__u32 n, zero;
+};
+
+/*
+ * Sends st, a user stack of tgid with rt_frames runtime frames (none: nothing
+ * to do), stored under hash h, to the daemon (EMBER_PROC_RT_FRAMES) the first
+ * time this generation: their names live in the process's memory, gone at its
+ * exit, which may come before the drain; the daemon woken for it at most every
+ * RT_WAKE_NS per CPU. Not when the events ring is filling (process events
+ * come first); then its next sample tries again.
+ */
+_Static_assert((EMBER_MAX_STACK_DEPTH & (EMBER_MAX_STACK_DEPTH - 1)) == 0,
+	       "rt_announce() bounds a stack's words with a mask");
+__noinline int rt_announce(__u32 tgid, const struct ember_stack *st, __u64 h, __u32 gen,
+			   __u32 rt_frames)
+{
+	struct rt_seen_key k = {.tgid = tgid, .hash = h};
+	__u32 *seen, n = st ? st->len : 0;
+	struct rt_event_head head = {
+		.e = {.type = EMBER_PROC_RT_FRAMES, .source = FOLD_PROC_SOURCE, .tgid = tgid},
+		.n = n};
+	struct bpf_dynptr dp;
+	__u32 bytes, zero = 0;
+	__u64 *woken, wake = 0;
+
+	if (!rt_frames || !n || n > EMBER_MAX_STACK_DEPTH || proc_ring_filling())
+		return 0;
+	seen = bpf_map_lookup_elem(&rt_seen, &k);
+	if (seen && *seen == gen)
+		return 0;
+	/* 1 to EMBER_MAX_STACK_DEPTH words, in a form the verifier bounds (a power of 2) */
+	bytes = (((n - 1) & (EMBER_MAX_STACK_DEPTH - 1)) + 1) * sizeof(__u64);
+	/* the dynptr must be released even when the reservation failed */
+	if (bpf_ringbuf_reserve_dynptr(&events, sizeof(head) + bytes, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		return 0;
+	}
+	head.e.ktime_ns = bpf_ktime_get_ns();
+	head.e.cgroup_id = bpf_get_current_cgroup_id();
+	woken = bpf_map_lookup_elem(&rt_woken, &zero);
+	if (woken && head.e.ktime_ns - *woken >= RT_WAKE_NS) {
+		*woken = head.e.ktime_ns;
+		wake = BPF_RB_FORCE_WAKEUP;
+	}
+	if (bpf_dynptr_write(&dp, 0, &head, sizeof(head), 0) ||
+	    bpf_dynptr_write(&dp, sizeof(head), (void *)st->ips, bytes, 0)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		return 0;
+	}
+	bpf_ringbuf_submit_dynptr(&dp, wake);
+	bpf_map_update_elem(&rt_seen, &k, &gen, BPF_ANY);
+	return 0;
 }
 
 /* The user stack (walk_user_stack()) kept in generation gen: its hash, 0 when none or lost. */
 static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
 					const struct ember_unwind_proc *proc, __u32 gen, bool *lost)
 {
-	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, proc);
+	__u32 rt = 0;
+	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, proc, &rt);
+	__u64 h = st ? keep_stack(st, gen, lost) : 0;
 
-	return st ? keep_stack(st, gen, lost) : 0;
+	/* called whatever rt is: a branch on it here would double the verifier's paths after */
+	if (h)
+		rt_announce(tgid, st, h, gen, rt);
+	return h;
 }
 
 /* Adds n to the folded stack key (1 for a sample; bytes for a weighed event). */
@@ -261,9 +362,6 @@ static __always_inline void add_count(void *counts, const struct ember_cpu_key *
 	metric_inc(EMBER_CPU_M_COUNTED);
 }
 
-#ifndef FOLD_PROC_SOURCE
-#define FOLD_PROC_SOURCE EMBER_PROC_SRC_CPU /* the object's sampler, for the log */
-#endif
 /* Reports the first sample of a process: note_process_m() for the cpu metrics. */
 static __always_inline void note_process(__u32 tgid)
 {

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -481,6 +482,22 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 }
 
 /*
+ * A user stack with runtime frames, sampled moments ago (EMBER_PROC_RT_FRAMES):
+ * its frames named now from the process's memory, which its exit may take
+ * before the drain. A record shorter than the words it claims is dropped.
+ */
+static void on_rt_event(struct daemon *d, const struct ember_proc_event *e, size_t size)
+{
+	const struct ember_proc_rt_event *r = (const struct ember_proc_rt_event *)e;
+	size_t head = offsetof(struct ember_proc_rt_event, words);
+
+	if (size < head || !r->n || r->n > EMBER_PROC_RT_WORDS ||
+	    (size - head) / sizeof(r->words[0]) < r->n)
+		return;
+	symbolizer_runtime_seen(d->sym, (pid_t)e->tgid, (const uint64_t *)r->words, r->n);
+}
+
+/*
  * Captures a process while it lives and classifies it into an application;
  * forgets it after the drain that follows its exit. An exec or the exit of a
  * process never sampled costs nothing beyond reading its event; nor does one
@@ -506,6 +523,8 @@ void procevents_on_event(const struct ember_proc_event *e, size_t size, void *ar
 	} else if (e->type == EMBER_PROC_STALE) {
 		symbolizer_maps_stale(d->sym, e->tgid);
 		unwinder_stale(d->unw);
+	} else if (e->type == EMBER_PROC_RT_FRAMES) {
+		on_rt_event(d, e, size);
 	} else if (e->type == EMBER_PROC_WAKE) {
 		log_debug("pid %d: sampled again, older: woke emberd", e->tgid);
 	} else if (e->type == EMBER_PROC_EXEC) {

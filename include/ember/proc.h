@@ -40,6 +40,14 @@ enum ember_proc_event_type {
 	 * ember_proc_maps_event, sent just before its EXIT event.
 	 */
 	EMBER_PROC_MAPS = 8,
+	/*
+	 * A user stack holding runtime frames (include/ember/runtime.h), the
+	 * first time a process was sampled in it this generation of the buffers:
+	 * a struct ember_proc_rt_event, for the daemon to name those frames from
+	 * the process's memory while it lives (a short-lived one is gone by the
+	 * drain). Sent with a wakeup at most every 50 ms per CPU, never when the ring is filling.
+	 */
+	EMBER_PROC_RT_FRAMES = 9,
 };
 
 /*
@@ -139,6 +147,19 @@ _Static_assert(sizeof(struct ember_proc_maps_event) == 32 + EMBER_PROC_MAPS_MAX 
 	       "ember_proc_maps_event is ABI");
 
 /* Index of proc.bpf.c's per-CPU metrics array. */
+/* Words of a stack a struct ember_proc_rt_event carries at most (EMBER_MAX_STACK_DEPTH). */
+#define EMBER_PROC_RT_WORDS 256
+
+/* EMBER_PROC_RT_FRAMES: a user stack's words, leaf first (n of them; the record ends there). */
+struct ember_proc_rt_event {
+	struct ember_proc_event e;
+	__u32 n;    /* words in words, 1 to EMBER_PROC_RT_WORDS */
+	__u32 zero; /* 0 */
+	__u64 words[EMBER_PROC_RT_WORDS];
+};
+_Static_assert(sizeof(struct ember_proc_rt_event) == 32 + 8 * EMBER_PROC_RT_WORDS,
+	       "ember_proc_rt_event is ABI");
+
 enum ember_proc_metric {
 	EMBER_PROC_M_EXEC = 0,	       /* exec events seen */
 	EMBER_PROC_M_EXIT,	       /* process exits seen */

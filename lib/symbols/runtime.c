@@ -144,8 +144,19 @@ void rt_relocate(struct ember_rt_proc *rt, uint64_t bias)
 
 /* A slot: small, so that the table of slots costs 16 bytes an object, not a name's room. */
 struct rt_entry {
-	uint64_t obj;	      /* 0: free */
-	struct py_code *code; /* its names, or NULL: reading it failed */
+	uint64_t obj; /* 0: free; a Python code object, or a V8 frame's whole word (tagged) */
+	union {
+		struct py_code *code;	/* Python: its names, or NULL: reading it failed */
+		struct rt_named *named; /* V8: its names when last read */
+	};
+};
+
+/* A V8 frame's names as last read, in one block. */
+struct rt_named {
+	uint32_t line, start_line;
+	size_t bytes; /* of the block */
+	char *file;   /* after function */
+	char function[];
 };
 
 struct rt_cache {
@@ -161,11 +172,14 @@ struct rt_cache *rt_cache_new(void)
 
 static void entries_free(struct rt_cache *c)
 {
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->v[i].code) {
+	for (size_t i = 0; i < c->cap; i++) {
+		if (EMBER_RT_IS_WORD(c->v[i].obj)) {
+			free(c->v[i].named);
+		} else if (c->v[i].code) {
 			py_code_release(c->v[i].code);
 			free(c->v[i].code);
 		}
+	}
 	free(c->v);
 	c->v = NULL;
 	c->n = c->cap = c->bytes = 0;
@@ -265,6 +279,71 @@ static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct em
 	return 0;
 }
 
+/* A copy of n's names, or NULL on ENOMEM. */
+static struct rt_named *named_new(const struct rt_name *n)
+{
+	size_t fl = strlen(n->function) + 1, sl = strlen(n->file) + 1;
+	struct rt_named *nm = malloc(sizeof(*nm) + fl + sl);
+
+	if (!nm)
+		return NULL;
+	nm->line = n->line;
+	nm->start_line = n->start_line;
+	nm->bytes = sizeof(*nm) + fl + sl;
+	memcpy(nm->function, n->function, fl);
+	nm->file = nm->function + fl;
+	memcpy(nm->file, n->file, sl);
+	return nm;
+}
+
+static bool named_same(const struct rt_named *nm, const struct rt_name *n)
+{
+	return nm->line == n->line && nm->start_line == n->start_line &&
+	       !strcmp(nm->function, n->function) && !strcmp(nm->file, n->file);
+}
+
+/*
+ * A V8 frame: read now (objects move and die: the word names what is there
+ * while the process runs), remembered by its word; when it cannot be read
+ * now (the process exited after the sample), what it named when last read.
+ */
+static int v8_cached(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
+		     uint64_t word, struct rt_name *out)
+{
+	int rc = v8_name(mem, rt, word, out);
+	struct rt_entry *e = entry_for(c, word);
+	struct rt_named *nm;
+
+	if (!e)
+		return rc;
+	if (rc) {
+		if (!e->obj)
+			return rc;
+		nm = e->named;
+		memset(out, 0, sizeof(*out));
+		snprintf(out->function, sizeof(out->function), "%s", nm->function);
+		snprintf(out->file, sizeof(out->file), "%s", nm->file);
+		out->line = nm->line;
+		out->start_line = nm->start_line;
+		return 0;
+	}
+	if (e->obj && named_same(e->named, out))
+		return 0;
+	nm = named_new(out);
+	if (!nm)
+		return 0;
+	if (e->obj) {
+		c->bytes -= e->named->bytes;
+		free(e->named);
+	} else {
+		e->obj = word;
+		c->n++;
+	}
+	e->named = nm;
+	c->bytes += nm->bytes;
+	return 0;
+}
+
 int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
 		  uint64_t word, struct rt_name *out)
 {
@@ -277,7 +356,7 @@ int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct emb
 		break;
 	case EMBER_RT_V8:
 		if (rt->kind == EMBER_RT_V8)
-			return v8_name(mem, rt, word, out);
+			return v8_cached(c, mem, rt, word, out);
 		break;
 	default:
 		break;

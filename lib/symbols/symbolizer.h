@@ -49,6 +49,8 @@ struct symbolizer_stats {
 	uint64_t kernel_cached;	      /* kernel names held in the cache of the namer's answers */
 	struct perfmap_stats perfmap; /* JIT frames from /tmp/perf-PID.map */
 	uint64_t runtime_frames;      /* runtime frames (Python, JavaScript) named */
+	uint64_t runtime_seen;	      /* runtime frames named moments after their sample */
+	uint64_t runtime_seen_unread; /* of them, those that could not be read then */
 };
 
 struct symbolizer;
@@ -78,6 +80,12 @@ struct ember_rt_proc;
  */
 typedef bool (*symbolizer_runtime_fn)(void *arg, pid_t pid, struct ember_rt_proc *out);
 void symbolizer_set_runtime(struct symbolizer *s, symbolizer_runtime_fn fn, void *arg);
+/*
+ * Names the runtime frames (include/ember/runtime.h) among the n words of a
+ * user stack of pid sampled moments ago, into the process's cache: what the
+ * drain names them from when the process is gone by then.
+ */
+void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n);
 void symbolizer_free(struct symbolizer *s);
 /* Resolves addr of process pid (or of the kernel). Always fills out. */
 void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel,

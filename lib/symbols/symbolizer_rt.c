@@ -27,11 +27,11 @@ static bool read_pid(void *arg, void *dst, size_t len, uint64_t addr)
 	return len && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
-void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out)
+/* Names runtime frame word of pid into *n (its cache, else a name saying why not): 0 when named. */
+static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, struct rt_name *n)
 {
 	struct pid_entry *pe = pid_maps(s, pid);
 	struct rt_mem mem = {read_pid, (void *)(intptr_t)pid};
-	struct rt_name *n = &s->rt_last;
 	struct ember_rt_proc none = {0};
 
 	if (pe && !pe->rt_asked) {
@@ -45,9 +45,16 @@ void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_fr
 		memset(n, 0, sizeof(*n));
 		snprintf(n->function, sizeof(n->function), "[runtime frame 0x%" PRIx64 "]",
 			 (uint64_t)EMBER_RT_WORD_PTR(word));
-	} else {
-		rt_cache_name(pe->rt_names, &mem, pe->rt.kind ? &pe->rt : &none, word, n);
+		return -ENOMEM;
 	}
+	return rt_cache_name(pe->rt_names, &mem, pe->rt.kind ? &pe->rt : &none, word, n);
+}
+
+void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out)
+{
+	struct rt_name *n = &s->rt_last;
+
+	rt_name_into(s, pid, word, n);
 	out->function = n->function;
 	out->file = NULL;
 	out->address = word;
@@ -55,4 +62,16 @@ void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_fr
 	out->line = n->line;
 	out->start_line = n->start_line;
 	s->st.runtime_frames++;
+}
+
+void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n)
+{
+	struct rt_name scratch;
+
+	for (size_t i = 0; i < n; i++)
+		if (EMBER_RT_IS_WORD(words[i])) {
+			s->st.runtime_seen++;
+			if (rt_name_into(s, pid, words[i], &scratch))
+				s->st.runtime_seen_unread++;
+		}
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime.h"
 #include "suites.h"
 #include "v8.h"
 
@@ -416,6 +417,51 @@ START_TEST(test_hostile)
 }
 END_TEST
 
+/* The memory of a process gone: nothing can be read. */
+static bool gone_read(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	(void)arg;
+	(void)dst;
+	(void)len;
+	(void)addr;
+	return false;
+}
+
+/*
+ * A frame read while its process ran is named by the cache once the process is gone
+ * (symbolizer_runtime_seen() reads it as sampled); read now while it runs, since V8
+ * objects move: the newest reading wins.
+ */
+START_TEST(test_cache_after_exit)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	struct rt_cache *cache = rt_cache_new();
+	struct rt_mem gone = {gone_read, NULL};
+	struct rt_name n;
+
+	fixture_init(x);
+	ck_assert_int_eq(rt_cache_name(cache, &x->mem, &x->rt, word(8, x->sfi_hot), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_uint_gt(rt_cache_bytes(cache), 0);
+	ck_assert_int_eq(rt_cache_name(cache, &gone, &x->rt, word(8, x->sfi_hot), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_str_eq(n.file, "/srv/app.js");
+	ck_assert_uint_eq(n.line, 8);
+	ck_assert_uint_eq(n.start_line, 5);
+	/* another offset is another frame word: never read, it says so */
+	ck_assert_int_eq(rt_cache_name(cache, &gone, &x->rt, word(0, x->sfi_hot), &n), -ENOENT);
+	ck_assert(!strncmp(n.function, "[v8 ", 4));
+	/* another function at the same address since: read again, remembered anew */
+	put64(&x->h, x->sfi_hot - 1 + 16, scope_info(&x->h, "moved", at("function hot"), 200));
+	ck_assert_int_eq(rt_cache_name(cache, &x->mem, &x->rt, word(8, x->sfi_hot), &n), 0);
+	ck_assert_str_eq(n.function, "moved");
+	ck_assert_int_eq(rt_cache_name(cache, &gone, &x->rt, word(8, x->sfi_hot), &n), 0);
+	ck_assert_str_eq(n.function, "moved");
+	rt_cache_free(cache);
+	free(x);
+}
+END_TEST
+
 START_TEST(test_unsupported)
 {
 	struct ember_rt_proc rt;
@@ -489,6 +535,7 @@ Suite *v8_suite(void)
 	tcase_add_test(tc, test_cons_source);
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_unsupported);
+	tcase_add_test(tc, test_cache_after_exit);
 	tcase_add_test(tc, test_detect_node);
 	tcase_add_test(tc, test_detect_not_node);
 	suite_add_tcase(s, tc);
