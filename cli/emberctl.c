@@ -15,7 +15,10 @@
 static const char main_help[] =
 	"Usage: emberctl [--data-dir DIR] COMMAND [OPTIONS]\n"
 	"\n"
-	"Reads the CPU profiles that emberd keeps in its local history.\n"
+	"Reads the profiles that emberd keeps in its local history: on-CPU stacks\n"
+	"(--type cpu, the default), memory growth (memory_growth), sampled allocations\n"
+	"(memory), off-CPU waits with their reason and waker (offcpu, offcpu_wakers,\n"
+	"wall), with Python and Node.js functions named among native frames.\n"
 	"\n"
 	"Commands:\n"
 	"  list     one line per stored profile: start, duration, type, app, samples,\n"

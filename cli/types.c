@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * --type: a type the history does not hold is an error that names the types
- * it holds (cpu today; memory and off-CPU profiles are stored by type too).
+ * it holds (cpu, memory_growth, memory, offcpu, offcpu_wakers: whatever was stored).
  */
 #include <stdio.h>
 #include <string.h>

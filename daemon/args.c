@@ -17,9 +17,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: emberd [OPTIONS]\n"
 		"\n"
-		"Samples the on-CPU stacks of every process on this host with eBPF and writes\n"
-		"one pprof CPU profile per interval into the local history, where emberctl\n"
-		"reads it.\n"
+		"Profiles every process on this host with eBPF: on-CPU stacks, memory growth,\n"
+		"and as configured sampled allocations and off-CPU waits (reason and waker),\n"
+		"Python and Node.js functions named without flags. Every interval it writes\n"
+		"one pprof profile per application and type into the local history, where\n"
+		"emberctl reads it, and pushes it to a collector (Pyroscope) if one is set.\n"
 		"\n"
 		"Options:\n"
 		"  -c, --config FILE      configuration file (default " EMBER_DEFAULT_CONFIG
