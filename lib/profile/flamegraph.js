@@ -185,7 +185,18 @@
 			zoom(null);
 		}
 	});
-	/* The root is at the bottom: a graph taller than the window opens on it, not on its tips. */
-	if (document.documentElement.scrollHeight > window.innerHeight)
-		window.scrollTo(0, document.documentElement.scrollHeight);
+	/*
+	 * The root is at the bottom: a graph taller than the window opens on it, not on
+	 * its tips. A reload (the file written again) would otherwise get the scroll
+	 * position the browser kept, put back after this script ran: the top of the
+	 * page, the root out of view.
+	 */
+	function showRoot() {
+		if (document.documentElement.scrollHeight > window.innerHeight)
+			window.scrollTo(0, document.documentElement.scrollHeight);
+	}
+	if (window.history && "scrollRestoration" in window.history)
+		window.history.scrollRestoration = "manual";
+	showRoot();
+	window.addEventListener("load", showRoot);
 })();

@@ -3,17 +3,19 @@
  * Drives headless Chromium over the DevTools protocol on a pipe (no npm, no
  * port): opens a flame graph that tests/tools/mkflame wrote, checks its
  * rectangles through the DOM, hovers, clicks to zoom and back, searches, and
- * checks that the page made no request and threw nothing.
- * usage: node flamegraph_browser.js CHROMIUM PROFILE_DIR FILE [--diff]
+ * checks that the page made no request and threw nothing. With --deep, FILE is
+ * mkflame --deep's graph, taller than a 1366x768 window: it must open, and
+ * reload, with its root row in view.
+ * usage: node flamegraph_browser.js CHROMIUM PROFILE_DIR FILE [--diff | --deep]
  */
 "use strict";
 const { spawn } = require("child_process");
 const path = require("path");
 
 const [chromium, profileDir, file, mode] = process.argv.slice(2);
-const diff = mode === "--diff";
+const diff = mode === "--diff", deep = mode === "--deep";
 const url = "file://" + path.resolve(file);
-const kind = path.extname(file).slice(1) + (diff ? " diff" : "");
+const kind = path.extname(file).slice(1) + (diff ? " diff" : deep ? " deep" : "");
 /* mkflame's hostile frame name, as it must read back: two bad bytes, two U+FFFD */
 const HOSTILE = 'std::vector<int>::push_back</script><img src="http://127.0.0.1:9/x"> & \ufffd\ufffd';
 
@@ -106,6 +108,16 @@ async function main() {
 	const ready = `document.URL === ${JSON.stringify(url)} && document.readyState === "complete"`;
 	while (!(await evaluate(ready)))
 		await new Promise((r) => setTimeout(r, 50));
+	/* Where the root frame's rectangle is in the window, and the page's scroll. */
+	const rootBox = () => evaluate(`(() => {
+		const g = Array.from(document.querySelectorAll("g.f")).find(
+			(g) => g.getAttribute("data-d") === "0");
+		const b = g.querySelector("rect").getBoundingClientRect();
+		return { top: b.top, bottom: b.bottom, h: window.innerHeight, y: window.scrollY };
+	})()`);
+	const inView = (r) => r.top >= 0 && r.bottom <= r.h && r.y > 0;
+	if (deep)
+		return deepChecks(s, evaluate, ready, rootBox, inView);
 	const frames = () => evaluate(`Array.from(document.querySelectorAll("g.f")).map((g) => {
 		const r = g.querySelector("rect");
 		return { name: g.getAttribute("data-name"), x: r.getAttribute("x"),
@@ -216,14 +228,35 @@ async function main() {
 	await new Promise((r) => setTimeout(r, 200));
 	while (!(await evaluate(ready)))
 		await new Promise((r) => setTimeout(r, 50));
-	const root = await evaluate(`(() => {
-		const g = Array.from(document.querySelectorAll("g.f")).find(
-			(g) => g.getAttribute("data-d") === "0");
-		const b = g.querySelector("rect").getBoundingClientRect();
-		return { top: b.top, bottom: b.bottom, h: window.innerHeight, y: window.scrollY };
-	})()`);
-	check(root.top >= 0 && root.bottom <= root.h && root.y > 0,
-	      "opens scrolled to the root frame", root);
+	const root = await rootBox();
+	check(inView(root), "opens scrolled to the root frame", root);
+}
+
+/*
+ * A graph taller than a common laptop window (1366x768) opens with its root row
+ * in view, and so does a reload from the top of the page (the file written
+ * again): the browser must not put its kept scroll position back over it.
+ */
+async function deepChecks(s, evaluate, ready, rootBox, inView) {
+	await s("Emulation.setDeviceMetricsOverride",
+		{ width: 1366, height: 768, deviceScaleFactor: 1, mobile: false });
+	await s("Page.navigate", { url: "about:blank" });
+	await s("Page.navigate", { url });
+	await new Promise((r) => setTimeout(r, 200));
+	while (!(await evaluate(ready)))
+		await new Promise((r) => setTimeout(r, 50));
+	const tall = await evaluate(`document.documentElement.scrollHeight > 1.5 * window.innerHeight`);
+	check(tall, "the graph is taller than 1.5 windows of 768 px");
+	const root = await rootBox();
+	check(inView(root), "opens at 1366x768 with the root row in view", root);
+	await evaluate(`window.scrollTo(0, 0)`);
+	await new Promise((r) => setTimeout(r, 200));
+	await s("Page.reload", {});
+	await new Promise((r) => setTimeout(r, 200));
+	while (!(await evaluate(`document.readyState === "complete"`)))
+		await new Promise((r) => setTimeout(r, 50));
+	const again = await rootBox();
+	check(inView(again), "a reload from the top shows the root row again", again);
 }
 
 main().catch((err) => {
