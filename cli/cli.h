@@ -110,6 +110,11 @@ struct history_query selection_query(const struct selection *sel);
 void bad_option(int c, char **argv) __attribute__((noreturn));
 void no_operands(int argc, char **argv);
 
+/*
+ * dir, or a relative dir made absolute once at start (file.h's path_absolute()),
+ * so that every message names the same place; exits 1 after a note when it cannot be.
+ */
+const char *absolute_data_dir(const char *dir);
 /* Read-only; NULL after a one-line note that says why. */
 struct history *open_history(const char *data_dir);
 /*

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -172,6 +173,27 @@ void no_operands(int argc, char **argv)
 {
 	if (optind < argc)
 		usage_error("unexpected argument \"%s\"", argv[optind]);
+}
+
+const char *absolute_data_dir(const char *dir)
+{
+	char buf[PATH_MAX], *abs;
+	int ret;
+
+	if (dir[0] == '/')
+		return dir;
+	ret = path_absolute(dir, buf, sizeof(buf));
+	if (ret) {
+		note("--data-dir: cannot make \"%s\" absolute from the working directory: %s", dir,
+		     strerror(-ret));
+		exit(EXIT_RUNTIME);
+	}
+	abs = strdup(buf);
+	if (!abs) {
+		note("--data-dir: %s", strerror(errno));
+		exit(EXIT_RUNTIME);
+	}
+	return abs;
 }
 
 struct history *open_history(const char *data_dir)

@@ -43,8 +43,8 @@ static const char main_help[] =
 	"Run \"emberctl COMMAND --help\" for a command's options.\n"
 	"\n"
 	"Options:\n"
-	"  -d, --data-dir DIR  where emberd keeps history.db; default $EMBER_DATA_DIR,\n"
-	"                      else " DEFAULT_DATA_DIR "\n"
+	"  -d, --data-dir DIR  where emberd keeps history.db (relative: to the working\n"
+	"                      directory); default $EMBER_DATA_DIR, else " DEFAULT_DATA_DIR "\n"
 	"  -h, --help          show this help\n"
 	"  -V, --version       show the version\n"
 	"\n"
@@ -129,7 +129,7 @@ static const char *parse_global(int argc, char **argv)
 	}
 	if (optind >= argc)
 		usage_error("no command given: %s", command_names());
-	return data_dir;
+	return absolute_data_dir(data_dir);
 }
 
 static const struct command *find_command(const char *name)

@@ -94,7 +94,7 @@ static bool view_option(struct view_opts *o, int c, const char *arg)
 	else if (c == OPT_SAMPLE)
 		o->sample = arg;
 	else if (c == 'd')
-		o->data_dir = arg;
+		o->data_dir = absolute_data_dir(arg);
 	else
 		return false;
 	return true;

@@ -3,9 +3,11 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "args.h"
 #include "config.h"
+#include "file.h"
 #include "timeparse.h"
 
 #ifndef EMBER_VERSION
@@ -28,7 +30,8 @@ static void usage(FILE *f)
 		" if it\n"
 		"                         exists, else built-in defaults)\n"
 		"  -d, --data-dir DIR     where the history lives (default " EMBER_DEFAULT_DATA_DIR
-		")\n"
+		"; a\n"
+		"                         relative DIR is below the working directory at start)\n"
 		"      --runtime-dir DIR  where the control socket and the status file live (default\n"
 		"                         " EMBER_DEFAULT_RUNTIME_DIR
 		"); emberctl --runtime-dir DIR finds them\n"
@@ -56,6 +59,29 @@ static void usage(FILE *f)
 		"  emberctl --data-dir DIR export --type cpu --since -15m -o cpu.pb.gz\n"
 		"  go tool pprof -top cpu.pb.gz\n",
 		EMBER_HZ_MIN, EMBER_HZ_MAX);
+}
+
+/*
+ * A relative --data-dir names a directory below the one emberd started in: made
+ * absolute now, as the configuration's data_dir must be, and as later reads
+ * (a reload, the rollup and upload threads) need whatever the working directory.
+ */
+static int resolve_data_dir(struct args *a)
+{
+	int ret;
+
+	if (!a->data_dir || a->data_dir[0] == '/')
+		return 0;
+	ret = path_absolute(a->data_dir, a->data_dir_buf, sizeof(a->data_dir_buf));
+	if (ret) {
+		fprintf(stderr,
+			"emberd: --data-dir: cannot make '%s' absolute from the working "
+			"directory: %s\n",
+			a->data_dir, strerror(-ret));
+		return 2;
+	}
+	a->data_dir = a->data_dir_buf;
+	return 0;
 }
 
 int args_parse(int argc, char **argv, struct args *a)
@@ -123,5 +149,5 @@ int args_parse(int argc, char **argv, struct args *a)
 		fprintf(stderr, "emberd: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return 2;
 	}
-	return 0;
+	return resolve_data_dir(a);
 }

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* Whole-file writes: a temporary file in the same directory, renamed over the old one. */
+/*
+ * Whole-file writes: a temporary file in the same directory, renamed over the old one.
+ * And the one path helper the command lines share.
+ */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "file.h"
@@ -58,4 +63,31 @@ int file_write_atomic(const char *path, const void *buf, size_t len, unsigned in
 out_free:
 	free(tmp);
 	return ret;
+}
+
+int path_absolute(const char *path, char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *dir = "";
+	int n;
+
+	if (!*path)
+		return -EINVAL;
+	if (path[0] != '/') {
+		if (realpath(path, buf))
+			return snprintf(out, len, "%s", buf) >= (int)len ? -ENAMETOOLONG : 0;
+		if (errno != ENOENT)
+			return -errno;
+		/* not there yet (emberd creates its data directory): below the working one */
+		if (!getcwd(buf, sizeof(buf)))
+			return -errno;
+		if (strcmp(buf, "/"))
+			dir = buf;
+		while (path[0] == '.' && path[1] == '/') {
+			for (path++; *path == '/'; path++)
+				;
+		}
+	}
+	n = snprintf(out, len, "%s%s%s", dir, path[0] == '/' ? "" : "/", path);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Whole-file writes that readers never see half done. */
+/* Whole-file writes that readers never see half done, and paths made absolute. */
 #ifndef EMBER_FILE_H
 #define EMBER_FILE_H
 
@@ -22,5 +22,15 @@ int file_write_atomic(const char *path, const void *buf, size_t len, unsigned in
 
 /* Writes all of buf to fd, across short writes and EINTR. 0 or a negative errno. */
 int write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Makes path absolute into out (len bytes), as the daemon and the CLI do with
+ * a --data-dir once at start: an absolute path is copied as it is; a relative
+ * one that exists is resolved by realpath(3), one that does not (yet) is put
+ * after the working directory, leading "./" left out. 0, -EINVAL for an empty
+ * path, -ENAMETOOLONG, or the negative errno of realpath or getcwd (-ENOENT:
+ * the working directory was removed).
+ */
+int path_absolute(const char *path, char *out, size_t len);
 
 #endif

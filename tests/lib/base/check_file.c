@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* file.c: the atomic writer leaves the old file or the new one, never a planted link's target. */
+/*
+ * file.c: the atomic writer leaves the old file or the new one, never a planted link's target;
+ * a relative --data-dir is made absolute, whether it exists yet or not.
+ */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +142,45 @@ START_TEST(write_all_pipe)
 }
 END_TEST
 
+/* path_absolute() from a working directory of our own (the test runs in its own fork). */
+START_TEST(absolute_paths)
+{
+	char real[PATH_MAX], want[PATH_MAX + 16], out[PATH_MAX], tiny[8], sub[96];
+
+	make_dir();
+	ck_assert_ptr_nonnull(realpath(dir, real)); /* /tmp may be a link */
+	snprintf(sub, sizeof(sub), "%s/hist", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(chdir(dir), 0);
+
+	/* absolute: as given, not resolved (what an absolute --data-dir always did) */
+	ck_assert_int_eq(path_absolute("/var/lib/../lib/ember", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "/var/lib/../lib/ember");
+	/* relative and there: realpath */
+	snprintf(want, sizeof(want), "%s/hist", real);
+	ck_assert_int_eq(path_absolute("hist", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(path_absolute("./hist/../hist/", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(path_absolute(".", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, real);
+	/* relative and not there yet: below the working directory, "./" left out */
+	snprintf(want, sizeof(want), "%s/new/data", real);
+	ck_assert_int_eq(path_absolute(".//./new/data", out, sizeof(out)), 0);
+	ck_assert_str_eq(out, want);
+	/* refusals */
+	ck_assert_int_eq(path_absolute("", out, sizeof(out)), -EINVAL);
+	ck_assert_int_eq(path_absolute("/var/lib/ember", tiny, sizeof(tiny)), -ENAMETOOLONG);
+	ck_assert_int_eq(path_absolute("hist", tiny, sizeof(tiny)), -ENAMETOOLONG);
+	/* a working directory removed under us: no way to say where "new" is */
+	ck_assert_int_eq(chdir(sub), 0);
+	ck_assert_int_eq(rmdir(sub), 0);
+	ck_assert_int_eq(path_absolute("new", out, sizeof(out)), -ENOENT);
+	ck_assert_int_eq(chdir("/"), 0);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 Suite *file_suite(void)
 {
 	Suite *s = suite_create("file");
@@ -147,6 +190,7 @@ Suite *file_suite(void)
 	tcase_add_test(tc, planted_link);
 	tcase_add_test(tc, failure_keeps_old);
 	tcase_add_test(tc, write_all_pipe);
+	tcase_add_test(tc, absolute_paths);
 	suite_add_tcase(s, tc);
 	return s;
 }
