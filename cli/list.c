@@ -15,7 +15,7 @@ static const char list_help[] =
 	"interval it covers, its type, its application (\"-\" for host-wide), its\n"
 	"samples and distinct processes; then the totals and the history's size.\n"
 	"Raw profiles only: the hourly rollups emberd builds for the views (see\n"
-	"README.md, \"History\") are not listed; \"emberctl status\" counts them.\n"
+	"docs/history.md, \"Hourly rollups\") are not listed; \"emberctl status\" counts them.\n"
 	"\n"
 	"  -s, --since T    first time of the window (default: the oldest profile)\n"
 	"  -u, --until T    end of the window, excluded (default: open)\n"
