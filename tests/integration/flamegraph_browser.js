@@ -221,15 +221,20 @@ async function main() {
 	check(errors.length === 0, "no script error", errors.map((e) => JSON.stringify(e.params).slice(0, 300)));
 
 	/* 7. a graph taller than the window opens on its root (at the bottom), not its tips */
+	await reopen(s, evaluate, ready, 1220, 90);
+	const root = await rootBox();
+	check(inView(root), "opens scrolled to the root frame", root);
+}
+
+/* Opens the file afresh in a window of width x height. */
+async function reopen(s, evaluate, ready, width, height) {
 	await s("Emulation.setDeviceMetricsOverride",
-		{ width: 1220, height: 90, deviceScaleFactor: 1, mobile: false });
+		{ width, height, deviceScaleFactor: 1, mobile: false });
 	await s("Page.navigate", { url: "about:blank" });
 	await s("Page.navigate", { url });
 	await new Promise((r) => setTimeout(r, 200));
 	while (!(await evaluate(ready)))
 		await new Promise((r) => setTimeout(r, 50));
-	const root = await rootBox();
-	check(inView(root), "opens scrolled to the root frame", root);
 }
 
 /*
@@ -238,13 +243,7 @@ async function main() {
  * again): the browser must not put its kept scroll position back over it.
  */
 async function deepChecks(s, evaluate, ready, rootBox, inView) {
-	await s("Emulation.setDeviceMetricsOverride",
-		{ width: 1366, height: 768, deviceScaleFactor: 1, mobile: false });
-	await s("Page.navigate", { url: "about:blank" });
-	await s("Page.navigate", { url });
-	await new Promise((r) => setTimeout(r, 200));
-	while (!(await evaluate(ready)))
-		await new Promise((r) => setTimeout(r, 50));
+	await reopen(s, evaluate, ready, 1366, 768);
 	const tall = await evaluate(`document.documentElement.scrollHeight > 1.5 * window.innerHeight`);
 	check(tall, "the graph is taller than 1.5 windows of 768 px");
 	const root = await rootBox();
