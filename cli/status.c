@@ -222,19 +222,37 @@ static bool print_not_running(const struct daemon_view *v)
 	return false;
 }
 
+/* Appends "NAME N" to a list of counts in buf, ", "-separated; nothing for 0. */
+static void append_count(char *buf, size_t len, size_t *off, const char *name, uint64_t n)
+{
+	if (n && *off < len)
+		*off += snprintf(buf + *off, len - *off, "%s%s %" PRIu64, *off ? ", " : "", name,
+				 n);
+}
+
 /* "none" or "stack_map_full 3, counts_map_full 1" for the interval or the total. */
 static void format_drops(const struct ember_status *st, bool total, char *buf, size_t len)
 {
 	size_t off = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < STATUS_DROP_NR && off < len; i++) {
-		uint64_t n = total ? st->drops[i].total : st->drops[i].interval;
+	for (int i = 0; i < STATUS_DROP_NR; i++)
+		append_count(buf, len, &off, statusfile_drop_name(i),
+			     total ? st->drops[i].total : st->drops[i].interval);
+	if (!off)
+		snprintf(buf, len, "none");
+}
 
-		if (n)
-			off += snprintf(buf + off, len - off, "%s%s %" PRIu64, off ? ", " : "",
-					statusfile_drop_name(i), n);
-	}
+/* The same for off-CPU time's losses. */
+static void format_offcpu_losses(const struct ember_status *st, bool total, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
+		if (statusfile_offcpu_loss(i))
+			append_count(buf, len, &off, statusfile_offcpu_name(i),
+				     total ? st->offcpu[i].total : st->offcpu[i].interval);
 	if (!off)
 		snprintf(buf, len, "none");
 }
@@ -279,6 +297,32 @@ static void print_runq(const struct ember_status *st)
 		       i ? "" : "run queue", term_safe(r->app, app, sizeof(app)),
 		       r->waits ? r->ns / 1e3 / r->waits : 0.0, r->waits, r->ns / 1e6);
 	}
+}
+
+/* Off-CPU time's sampler, when it ran: what it sampled, folded and held, and what it lost. */
+static void print_offcpu(const struct ember_status *st)
+{
+	const struct status_count *o = st->offcpu;
+	char lost[256];
+	bool ran = false;
+
+	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
+		ran |= o[i].total != 0;
+	if (!ran)
+		return;
+	printf("  %-13s last interval: ~%" PRIu64 " switch-outs; %" PRIu64 " sampled (%" PRIu64
+	       " at a period a storm raised), %" PRIu64 " walked with weight 1; %" PRIu64
+	       " folded, %" PRIu64 " short, %" PRIu64 " wakeups; %" PRIu64
+	       " stacks of threads away held (%" PRIu64 " held map full)\n",
+	       "off-CPU", o[STATUS_OFFCPU_SWITCHES].interval, o[STATUS_OFFCPU_SAMPLED].interval,
+	       o[STATUS_OFFCPU_RAISED].interval, o[STATUS_OFFCPU_FORCED].interval,
+	       o[STATUS_OFFCPU_FOLDED].interval, o[STATUS_OFFCPU_SHORT].interval,
+	       o[STATUS_OFFCPU_WAKEUPS].interval, o[STATUS_OFFCPU_HELD].interval,
+	       o[STATUS_OFFCPU_HELD_MAP_FULL].interval);
+	format_offcpu_losses(st, false, lost, sizeof(lost));
+	printf("  %-13s last interval: %s\n", "off-CPU lost", lost);
+	format_offcpu_losses(st, true, lost, sizeof(lost));
+	printf("  %-13s since start: %s\n", "", lost);
 }
 
 /* How the last interval's user stacks were walked: complete, or why they were cut. */
@@ -472,6 +516,7 @@ static void print_daemon(const struct daemon_view *v)
 	       "skipped", st->skips[STATUS_SKIP_IDLE].interval,
 	       st->skips[STATUS_SKIP_FILTERED].interval, st->skips[STATUS_SKIP_EXCLUDED].interval);
 	print_runq(st);
+	print_offcpu(st);
 	print_walk(st);
 	print_allocs(st);
 	print_refused(st);
@@ -726,6 +771,30 @@ static void prom_bpf(const struct ember_status *st)
 			   st->maps[i].max_entries);
 }
 
+/* Off-CPU time's sampler: what it saw, and apart what it lost, as the BPF drops are. */
+static void prom_offcpu(const struct ember_status *st)
+{
+	family("ember_offcpu_total", "counter",
+	       "Off-CPU time's sampler since emberd started: switch-outs (estimated), sampled "
+	       "and walked, intervals folded or left out as short, wakeups, stacks held.");
+	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
+		if (!statusfile_offcpu_loss(i))
+			sample_u64("ember_offcpu_total", "what", statusfile_offcpu_name(i),
+				   st->offcpu[i].total);
+	family("ember_offcpu_losses_total", "counter",
+	       "Off-CPU intervals, stacks or wakers lost since emberd started, by cause.");
+	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
+		if (statusfile_offcpu_loss(i))
+			sample_u64("ember_offcpu_losses_total", "cause", statusfile_offcpu_name(i),
+				   st->offcpu[i].total);
+	family("ember_last_interval_offcpu_losses", "gauge",
+	       "Off-CPU intervals, stacks or wakers lost in the last interval, by cause.");
+	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
+		if (statusfile_offcpu_loss(i))
+			sample_u64("ember_last_interval_offcpu_losses", "cause",
+				   statusfile_offcpu_name(i), st->offcpu[i].interval);
+}
+
 static void prom_caches(const struct ember_status *st)
 {
 	family("ember_cache_entries", "gauge", "Entries held by one of emberd's caches.");
@@ -907,6 +976,7 @@ static void prom_daemon(const struct daemon_view *v)
 	prom_allocs(st);
 	prom_refused(st);
 	prom_runq(st);
+	prom_offcpu(st);
 	if (!st->collector.configured)
 		return;
 	family("ember_collector_pushes_total", "counter",

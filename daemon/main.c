@@ -433,6 +433,7 @@ static int open_interval(struct daemon *d)
 		&(struct interval_deps){.src = {.cfg = &d->cfg,
 						.sampler = d->sampler,
 						.growth = d->growth,
+						.offcpu = d->offcpu,
 						.allocs = d->allocs,
 						.proc = d->proc,
 						.procs = d->procs,

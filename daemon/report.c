@@ -24,6 +24,7 @@
 #include "growth.h"
 #include "history.h"
 #include "log.h"
+#include "offcpu.h"
 #include "proctable.h"
 #include "proctrack.h"
 #include "report.h"
@@ -134,6 +135,44 @@ static void gather_growth(struct interval_report *r, const struct report_sources
 	count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_CPU_M_PROC_EVENT_LOST]);
 }
 
+/*
+ * Off-CPU time's metric totals into the status file's interval and total
+ * counts; offcpu.c's own line logs the same deltas.
+ */
+static void gather_offcpu(struct interval_report *r, const struct report_sources *src)
+{
+	static const struct {
+		enum status_offcpu to;
+		int from; /* enum ember_offcpu_metric, or ember_cpu_metric below it */
+	} m[] = {
+		{STATUS_OFFCPU_SWITCHES, EMBER_OFFCPU_M_SWITCHES},
+		{STATUS_OFFCPU_SAMPLED, EMBER_OFFCPU_M_SAMPLED},
+		{STATUS_OFFCPU_RAISED, EMBER_OFFCPU_M_RAISED},
+		{STATUS_OFFCPU_FORCED, EMBER_OFFCPU_M_FORCED},
+		{STATUS_OFFCPU_FOLDED, EMBER_CPU_M_COUNTED},
+		{STATUS_OFFCPU_SHORT, EMBER_OFFCPU_M_SHORT},
+		{STATUS_OFFCPU_WAKEUPS, EMBER_OFFCPU_M_WAKEUPS},
+		{STATUS_OFFCPU_HELD, EMBER_OFFCPU_M_HELD},
+		{STATUS_OFFCPU_HELD_MAP_FULL, EMBER_OFFCPU_M_HELD_FULL},
+		{STATUS_OFFCPU_PARKED_EVICTED, EMBER_OFFCPU_M_PARKED_LOST},
+		{STATUS_OFFCPU_NO_STORAGE, EMBER_OFFCPU_M_NO_STORAGE},
+		{STATUS_OFFCPU_COUNTS_MAP_FULL, EMBER_CPU_M_COUNTS_FULL},
+		{STATUS_OFFCPU_STACK_MAP_FULL, EMBER_CPU_M_STACKS_FULL},
+		{STATUS_OFFCPU_WAKERS_MAP_FULL, EMBER_OFFCPU_M_WAKERS_FULL},
+	};
+	_Static_assert(sizeof(m) / sizeof(m[0]) == STATUS_OFFCPU_NR, "every count has a source");
+	uint64_t o[EMBER_OFFCPU_M_NR] = {};
+	struct ember_status *st = &r->st;
+
+	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
+		st->offcpu[i].interval = 0;
+	if (!src->offcpu || offcpu_metrics(src->offcpu, o))
+		return;
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		count(&st->offcpu[m[i].to], o[m[i].from] - r->last_offcpu[m[i].from]);
+	memcpy(r->last_offcpu, o, sizeof(o));
+}
+
 /* Sampled allocations: what is attached, and what was lost or refused since the start. */
 static void gather_allocs(struct ember_status *st, const struct report_sources *src)
 {
@@ -179,6 +218,7 @@ static void gather_bpf(struct interval_report *r, const struct report_sources *s
 		gather_walk(st, d);
 	}
 	gather_growth(r, src);
+	gather_offcpu(r, src);
 	gather_allocs(st, src);
 	if (!proctrack_metrics(src->proc, proc)) {
 		for (int m = 0; m < EMBER_PROC_M_NR; m++)
@@ -453,6 +493,8 @@ void report_init(struct interval_report *r, const struct report_sources *src)
 	proctrack_metrics(src->proc, r->last_proc);
 	if (src->growth)
 		growth_metrics(src->growth, r->last_growth);
+	if (src->offcpu)
+		offcpu_metrics(src->offcpu, r->last_offcpu);
 }
 
 /* What the heap holds, SQLite's part apart: where RSS growth comes from (bench/soak.sh). */

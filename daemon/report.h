@@ -14,6 +14,7 @@
 #include "drain.h"
 #include "ember/cpu.h"
 #include "ember/growth.h"
+#include "ember/offcpu.h"
 #include "ember/proc.h"
 #include "statusfile.h"
 #include "symbolizer.h"
@@ -21,6 +22,7 @@
 
 struct allocs;
 struct growth;
+struct offcpu;
 struct history;
 struct proctrack;
 struct rollups;
@@ -33,6 +35,7 @@ struct report_sources {
 	const struct ember_config *cfg; /* the running configuration (reloads in place) */
 	struct sampler *sampler;	/* the cpu type's BPF metrics */
 	struct growth *growth;		/* memory growth's; NULL when off */
+	struct offcpu *offcpu;		/* off-CPU time's; NULL when off */
 	struct allocs *allocs;		/* sampled allocations'; NULL when no app asks */
 	struct proctrack *proc;		/* the process events' BPF metrics */
 	struct proctable *procs;
@@ -58,6 +61,7 @@ struct interval_report {
 	/* totals at the previous gather, to turn totals into interval deltas */
 	uint64_t last_cpu[EMBER_CPU_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
 	uint64_t last_growth[EMBER_GROWTH_M_NR];
+	uint64_t last_offcpu[EMBER_OFFCPU_M_NR];
 	struct unwinder_stats unw;   /* the unwinder's since the start (zero without one) */
 	struct deferred_stats defer; /* the deferred walks' since the start ... */
 	bool has_defer;		     /* ... when the sampler sends any */

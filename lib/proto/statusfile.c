@@ -174,6 +174,23 @@ static const char *const unwind_names[STATUS_UNWIND_NR] = {
 	[STATUS_UNWIND_RT_BAD_FRAME] = "runtime_end_bad_frame",
 };
 
+static const char *const offcpu_names[STATUS_OFFCPU_NR] = {
+	[STATUS_OFFCPU_SWITCHES] = "switches",
+	[STATUS_OFFCPU_SAMPLED] = "sampled",
+	[STATUS_OFFCPU_RAISED] = "sampled_raised",
+	[STATUS_OFFCPU_FORCED] = "walked_weight_one",
+	[STATUS_OFFCPU_FOLDED] = "folded",
+	[STATUS_OFFCPU_SHORT] = "short",
+	[STATUS_OFFCPU_WAKEUPS] = "wakeups",
+	[STATUS_OFFCPU_HELD] = "held",
+	[STATUS_OFFCPU_HELD_MAP_FULL] = "held_map_full",
+	[STATUS_OFFCPU_PARKED_EVICTED] = "parked_evicted",
+	[STATUS_OFFCPU_NO_STORAGE] = "no_storage",
+	[STATUS_OFFCPU_COUNTS_MAP_FULL] = "counts_map_full",
+	[STATUS_OFFCPU_STACK_MAP_FULL] = "stack_map_full",
+	[STATUS_OFFCPU_WAKERS_MAP_FULL] = "wakers_map_full",
+};
+
 const char *statusfile_drop_name(enum status_drop d)
 {
 	return d < STATUS_DROP_NR ? drop_names[d] : "?";
@@ -192,6 +209,16 @@ const char *statusfile_cache_name(enum status_cache c)
 const char *statusfile_unwind_name(enum status_unwind u)
 {
 	return u < STATUS_UNWIND_NR ? unwind_names[u] : "?";
+}
+
+const char *statusfile_offcpu_name(enum status_offcpu o)
+{
+	return o < STATUS_OFFCPU_NR ? offcpu_names[o] : "?";
+}
+
+bool statusfile_offcpu_loss(enum status_offcpu o)
+{
+	return o >= STATUS_OFFCPU_PARKED_EVICTED && o < STATUS_OFFCPU_NR;
 }
 
 /* --- formatting ----------------------------------------------------------------- */
@@ -300,6 +327,9 @@ int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 	for (i = 0; i < STATUS_UNWIND_NR; i++)
 		put(&o, "unwind %s %" PRIu64 " %" PRIu64 "\n", unwind_names[i],
 		    st->unwind[i].interval, st->unwind[i].total);
+	for (i = 0; i < STATUS_OFFCPU_NR; i++)
+		put(&o, "offcpu %s %" PRIu64 " %" PRIu64 "\n", offcpu_names[i],
+		    st->offcpu[i].interval, st->offcpu[i].total);
 	for (i = 0; i < STATUS_CACHE_NR; i++)
 		put(&o, "cache %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 		    cache_names[i], st->caches[i].entries, st->caches[i].bytes, st->caches[i].cap,
@@ -528,6 +558,8 @@ static void parse_line(struct ember_status *st, char *line, unsigned int no,
 		ok = set_named_count(st->skips, skip_names, STATUS_SKIP_NR, value);
 	} else if (!strcmp(line, "unwind")) {
 		ok = set_named_count(st->unwind, unwind_names, STATUS_UNWIND_NR, value);
+	} else if (!strcmp(line, "offcpu")) {
+		ok = set_named_count(st->offcpu, offcpu_names, STATUS_OFFCPU_NR, value);
 	} else if (!strcmp(line, "cache")) {
 		ok = set_cache(st, value);
 	} else if (!strcmp(line, "bpf_map")) {

@@ -80,6 +80,29 @@ enum status_unwind {
 	STATUS_UNWIND_NR,
 };
 
+/*
+ * Off-CPU time's sampler (include/ember/offcpu.h's EMBER_OFFCPU_M_*, and the
+ * folding's counts of its object): what it sampled and folded, then what it
+ * lost (statusfile_offcpu_loss()).
+ */
+enum status_offcpu {
+	STATUS_OFFCPU_SWITCHES = 0,   /* switch-outs of user threads, estimated (weights' sum) */
+	STATUS_OFFCPU_SAMPLED,	      /* switch-outs sampled by chance (weight: the period) */
+	STATUS_OFFCPU_RAISED,	      /* of them, at a period a storm raised */
+	STATUS_OFFCPU_FORCED,	      /* switch-outs walked with weight 1 (budget, or a while) */
+	STATUS_OFFCPU_FOLDED,	      /* intervals folded into the counts */
+	STATUS_OFFCPU_SHORT,	      /* intervals under offcpu_min_block left out */
+	STATUS_OFFCPU_WAKEUPS,	      /* wakeups of sampled intervals seen (run-queue split) */
+	STATUS_OFFCPU_HELD,	      /* stacks of threads away at a drain, held for their return */
+	STATUS_OFFCPU_HELD_MAP_FULL,  /* held map full: that stack left to the parked LRU */
+	STATUS_OFFCPU_PARKED_EVICTED, /* lost: a parked stack evicted before its thread returned */
+	STATUS_OFFCPU_NO_STORAGE,     /* lost: no per-thread storage for the interval */
+	STATUS_OFFCPU_COUNTS_MAP_FULL, /* lost: the interval, its counts map full */
+	STATUS_OFFCPU_STACK_MAP_FULL,  /* lost: a stack, its stacks map full */
+	STATUS_OFFCPU_WAKERS_MAP_FULL, /* lost: a waker, its wakers map full */
+	STATUS_OFFCPU_NR,
+};
+
 /* An interval's figure and its sum since the start. */
 struct status_count {
 	uint64_t interval, total;
@@ -197,6 +220,7 @@ struct ember_status {
 	struct status_count drops[STATUS_DROP_NR];
 	struct status_count skips[STATUS_SKIP_NR];
 	struct status_count unwind[STATUS_UNWIND_NR];
+	struct status_count offcpu[STATUS_OFFCPU_NR]; /* all 0 while off-CPU time is off */
 	struct status_cache_use caches[STATUS_CACHE_NR];
 	uint64_t history_bytes; /* history.db + its WAL */
 	struct status_collector collector;
@@ -222,6 +246,9 @@ const char *statusfile_drop_name(enum status_drop d);
 const char *statusfile_skip_name(enum status_skip s);
 const char *statusfile_cache_name(enum status_cache c);
 const char *statusfile_unwind_name(enum status_unwind u);
+const char *statusfile_offcpu_name(enum status_offcpu o);
+/* Whether an off-CPU count is a loss (an interval, a stack or a waker not counted). */
+bool statusfile_offcpu_loss(enum status_offcpu o);
 
 /*
  * Writes st as text into buf (always terminated). The length, or -ENOSPC when

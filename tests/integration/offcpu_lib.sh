@@ -5,8 +5,9 @@
 # offcpu_run MODE [ARG]: runs fx_offcpu MODE once its unwind tables are loaded, then
 # stops emberd (which stores the last interval) and exports the process's offcpu and cpu
 # profiles to $T/off.pb.gz and $T/cpu.pb.gz; fx_offcpu's own figures are in $T/fx.out.
-# OFFCPU_STATUS: also wait for its run-queue line in the status file; emberctl status then
-# goes to $T/status.txt, and its --format prometheus (checked by promcheck) to $T/prom.
+# OFFCPU_STATUS: also wait for its run-queue line in the status file, copied then to
+# $T/snap/status; emberctl status of that copy goes to $T/status.txt, and its --format
+# prometheus (checked by promcheck) to $T/prom: the three hold the same figures.
 # OFFCPU_PERIOD: offcpu_sample_period (1, every switch-out: exact answers; "default": the
 # daemon's default).
 offcpu_run() {
@@ -28,9 +29,11 @@ offcpu_run() {
 	if [ -n "${OFFCPU_STATUS:-}" ]; then
 		wait_for grep -Eq '^runq fx_offcpu [1-9][0-9]* [1-9]' "$T/run/status" ||
 			fail "no run-queue delay of fx_offcpu in the status file: $(grep ^runq "$T/run/status")"
-		"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" >"$T/status.txt" 2>&1 ||
+		mkdir -p "$T/snap"
+		cp "$T/run/status" "$T/snap/status"
+		"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/status.txt" 2>&1 ||
 			fail "emberctl status failed: $(cat "$T/status.txt")"
-		"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" --format prometheus \
+		"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" --format prometheus \
 			>"$T/prom" 2>"$T/prom.err" || fail "emberctl status --format prometheus failed: $(cat "$T/prom.err")"
 		"$EMBER_BUILD/tests/tools/promcheck" -m "$T/prom" >"$T/promcheck" 2>&1 ||
 			fail "not Prometheus text: $(cat "$T/promcheck")"

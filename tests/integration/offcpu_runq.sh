@@ -8,7 +8,8 @@
 # is within 10 points of the share of their wall time they measured off the CPU (about
 # 2/3: more when other work shares CPU 0), and that share is at least 2/3 - 10 points.
 # While they run, the status file, emberctl status and its Prometheus text give fx_offcpu's
-# run-queue latency (there a mean in seconds: > 0 and under the interval).
+# run-queue latency (there a mean in seconds: > 0 and under the interval), and the off-CPU
+# sampler's counts and losses, each under its name with the same value in all three.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/offcpu_lib.sh"
 require_bpf
@@ -38,4 +39,33 @@ awk -v v="${lat:-x}" 'BEGIN { exit !(v ~ /^[0-9.e+-]+$/ && v + 0 > 0 && v + 0 < 
 	fail "fx_offcpu's run-queue latency in the Prometheus text is '${lat}', want 0 < s < 2:" \
 		"$(grep run_queue "$T/prom")"
 echo "prometheus: fx_offcpu run-queue latency ${lat} s"
+# the off-CPU sampler's counts: each in the status file, in emberctl status's lines and, with
+# the same total, in the Prometheus text; switch-outs were seen and folded
+counts="switches sampled sampled_raised walked_weight_one folded short wakeups held held_map_full"
+losses="parked_evicted no_storage counts_map_full stack_map_full wakers_map_full"
+offcpu_total() { awk -v n="$1" '$1 == "offcpu" && $2 == n { print $4 }' "$T/snap/status"; }
+for n in $counts $losses; do
+	total=$(offcpu_total "$n")
+	[ -n "$total" ] || fail "no off-CPU count $n in the status file: $(grep ^offcpu "$T/snap/status")"
+	case " $losses " in
+	*" $n "*) series="ember_offcpu_losses_total{cause=\"$n\"}" ;;
+	*) series="ember_offcpu_total{what=\"$n\"}" ;;
+	esac
+	prom=$(awk -v s="$series" '$1 == s { print $2 }' "$T/prom")
+	[ "$prom" = "$total" ] ||
+		fail "$series is '$prom' in the Prometheus text, $total in the status file"
+done
+for n in $losses; do
+	grep -q "^ember_last_interval_offcpu_losses{cause=\"$n\"} [0-9]" "$T/prom" ||
+		fail "no last-interval off-CPU loss $n in the Prometheus text"
+done
+[ "$(offcpu_total switches)" -gt 0 ] && [ "$(offcpu_total folded)" -gt 0 ] ||
+	fail "no off-CPU switch-outs seen or folded: $(grep ^offcpu "$T/snap/status")"
+switches=$(awk '$1 == "offcpu" && $2 == "switches" { print $3 }' "$T/snap/status")
+grep -Eq "^  off-CPU +last interval: ~$switches switch-outs; [0-9]+ sampled" "$T/status.txt" ||
+	fail "emberctl status does not show the off-CPU counts: $(cat "$T/status.txt")"
+grep -Eq '^  off-CPU lost +last interval: ' "$T/status.txt" &&
+	grep -A1 '^  off-CPU lost' "$T/status.txt" | grep -Eq '^ +since start: ' ||
+	fail "emberctl status does not show the off-CPU losses: $(cat "$T/status.txt")"
+grep -E '^  off-CPU|^ +since start' "$T/status.txt"
 pass "run-queue delay $(pct "$runq" "$wall")% of the threads' wall time (measured ${want}%)"

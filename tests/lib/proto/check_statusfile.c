@@ -37,6 +37,8 @@ static void sample(struct ember_status *st)
 	st->unwind[STATUS_UNWIND_END_DEPTH] = (struct status_count){1, 2};
 	st->unwind[STATUS_UNWIND_END_EXITED] = (struct status_count){3, 4};
 	st->unwind[STATUS_UNWIND_EXIT_STACKS] = (struct status_count){5, 9};
+	st->offcpu[STATUS_OFFCPU_SWITCHES] = (struct status_count){640, 64000};
+	st->offcpu[STATUS_OFFCPU_PARKED_EVICTED] = (struct status_count){2, 11};
 	st->caches[STATUS_CACHE_UNWIND_TABLES] = (struct status_cache_use){12, 360000, 1 << 26, 0};
 	st->caches[STATUS_CACHE_BINARIES] = (struct status_cache_use){45, 326420, 25165824, 3};
 	st->caches[STATUS_CACHE_PROCESSES] = (struct status_cache_use){17, 0, 0, 0};
@@ -112,6 +114,9 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\nunwind end_depth 1 2\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nunwind end_exited 3 4\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nunwind exit_stacks 5 9\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\noffcpu switches 640 64000\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\noffcpu parked_evicted 2 11\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\noffcpu wakers_map_full 0 0\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncache unwind_tables 12 360000 67108864 0\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nbpf_map cpu_bpf.rodata 1 8192\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\ncollector.labels_dropped 3\n"));
@@ -329,6 +334,15 @@ START_TEST(test_names)
 	ck_assert_str_eq(statusfile_drop_name(STATUS_DROP_NR), "?");
 	ck_assert_str_eq(statusfile_unwind_name(STATUS_UNWIND_END_NO_TABLE), "end_no_table");
 	ck_assert_str_eq(statusfile_unwind_name(STATUS_UNWIND_NR), "?");
+	ck_assert_str_eq(statusfile_offcpu_name(STATUS_OFFCPU_NO_STORAGE), "no_storage");
+	ck_assert_str_eq(statusfile_offcpu_name(STATUS_OFFCPU_NR), "?");
+	/* every name once, and the losses apart from what is counted on the way */
+	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
+		for (int j = 0; j < i; j++)
+			ck_assert_str_ne(statusfile_offcpu_name(i), statusfile_offcpu_name(j));
+	ck_assert(statusfile_offcpu_loss(STATUS_OFFCPU_COUNTS_MAP_FULL));
+	ck_assert(!statusfile_offcpu_loss(STATUS_OFFCPU_HELD_MAP_FULL));
+	ck_assert(!statusfile_offcpu_loss(STATUS_OFFCPU_NR));
 }
 END_TEST
 
