@@ -119,6 +119,7 @@ int main(void)
 	srunner_add_suite(sr, ksyms_suite());
 	srunner_add_suite(sr, symbolizer_suite());
 	srunner_add_suite(sr, config_suite());
+	srunner_add_suite(sr, keys_suite());
 	srunner_add_suite(sr, apps_suite());
 	srunner_add_suite(sr, perfmap_suite());
 	srunner_add_suite(sr, v8_suite());

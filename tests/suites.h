@@ -49,6 +49,7 @@ Suite *stapsdt_suite(void);
 Suite *ksyms_suite(void);
 Suite *symbolizer_suite(void);
 Suite *config_suite(void);
+Suite *keys_suite(void);
 Suite *apps_suite(void);
 Suite *perfmap_suite(void);
 Suite *v8_suite(void);

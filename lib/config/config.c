@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Parses emberd's INI configuration with libinih. inih does not report line
- * numbers to handlers, so the reader below counts lines itself.
+ * Parses emberd's INI configuration with libinih: the [daemon] and [collector]
+ * keys through their table (keys.c), the [app] sections, and what only the
+ * whole file tells. inih does not report line numbers to handlers, so the
+ * reader below counts lines itself.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,8 +20,8 @@
 #include <ini.h>
 
 #include "config.h"
+#include "keys.h"
 #include "timeparse.h"
-#include "util.h"
 
 /* State of one parse: the text being read and where we are in it. */
 struct parse_ctx {
@@ -87,65 +89,16 @@ void config_free(struct ember_config *c)
 	c->n_apps = 0;
 }
 
+/* The table's defaults, read as the file would give them (the bounds test checks each). */
 void config_defaults(struct ember_config *c)
 {
+	char err[200];
+
 	memset(c, 0, sizeof(*c));
-	c->hz = 19;
-	c->interval_ns = 10LL * 1000000000LL;
-	snprintf(c->data_dir, sizeof(c->data_dir), "%s", EMBER_DEFAULT_DATA_DIR);
-	snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", EMBER_DEFAULT_RUNTIME_DIR);
-	c->retention_ns = CONFIG_DEFAULT_RETENTION_NS;
-	c->max_size = CONFIG_DEFAULT_MAX_SIZE;
-	c->memory_limit = CONFIG_DEFAULT_MEMORY_LIMIT;
-	c->store_backlog = CONFIG_DEFAULT_STORE_BACKLOG;
-	c->unwind_memory = CONFIG_DEFAULT_UNWIND_MEMORY;
-	c->include_idle = false;
-	c->live_allocs = CONFIG_DEFAULT_LIVE_ALLOCS;
-	c->live_allocs_per_process = CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS;
-	c->growth_fault_period = EMBER_GROWTH_PERIOD_DEFAULT;
-	c->growth_min_age_ns = EMBER_GROWTH_MIN_AGE_DEFAULT_NS;
-	c->offcpu = false;
-	c->offcpu_sample_period = EMBER_OFFCPU_PERIOD_DEFAULT;
-	c->offcpu_min_block_ns = 0;
-	c->offcpu_parked = EMBER_OFFCPU_PARKED_DEFAULT;
-	c->collector.timeout_ns = CONFIG_DEFAULT_PUSH_TIMEOUT_NS;
-	c->collector.max_age_ns = CONFIG_DEFAULT_MAX_AGE_NS;
-	c->collector.reject_older_than_ns = CONFIG_DEFAULT_REJECT_OLDER_THAN_NS;
-	c->collector.max_profile_bytes = CONFIG_DEFAULT_MAX_PROFILE_BYTES;
-	c->collector.max_samples = CONFIG_DEFAULT_MAX_SAMPLES;
-}
-
-static int parse_bool(const char *v, bool *out)
-{
-	static const char *const yes[] = {"yes", "true", "on", "1"};
-	static const char *const no[] = {"no", "false", "off", "0"};
-
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcasecmp(v, yes[i])) {
-			*out = true;
-			return 0;
-		}
-		if (!strcasecmp(v, no[i])) {
-			*out = false;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-static int parse_uint(const char *v, unsigned long min, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long n;
-
-	if (!isdigit((unsigned char)v[0]))
-		return -EINVAL;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || n < min || n > max)
-		return -EINVAL;
-	*out = n;
-	return 0;
+	for (size_t i = 0; i < config_keys_n; i++)
+		if (config_keys[i].def)
+			config_key_set(c, &config_keys[i], config_keys[i].name, config_keys[i].def,
+				       err, sizeof(err));
 }
 
 bool config_label_name_ok(const char *name)
@@ -158,43 +111,6 @@ bool config_label_name_ok(const char *name)
 		if (!isalnum((unsigned char)*p) && *p != '_')
 			return false;
 	return true;
-}
-
-/* Labels ember sets itself; configuration may not. */
-static bool label_reserved(const char *name)
-{
-	return !strcmp(name, "service_name") || !strcmp(name, "hostname");
-}
-
-static int add_label(struct config_label *v, size_t *n, const char *name, const char *value,
-		     char *err, size_t errlen)
-{
-	if (!config_label_name_ok(name) || label_reserved(name)) {
-		snprintf(err, errlen,
-			 "label '%s': names are [a-zA-Z_][a-zA-Z0-9_]*, not "
-			 "__-prefixed, and not service_name or hostname (set by ember)",
-			 name);
-		return -EINVAL;
-	}
-	if (!value[0] || strlen(value) >= CONFIG_VALUE_MAX) {
-		snprintf(err, errlen, "label '%s': the value must be 1 to %d bytes", name,
-			 CONFIG_VALUE_MAX - 1);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < *n; i++) {
-		if (!strcmp(v[i].name, name)) {
-			snprintf(err, errlen, "label '%s' set twice", name);
-			return -EINVAL;
-		}
-	}
-	if (*n >= CONFIG_MAX_USER_LABELS) {
-		snprintf(err, errlen, "more than %d labels", CONFIG_MAX_USER_LABELS);
-		return -E2BIG;
-	}
-	snprintf(v[*n].name, sizeof(v[*n].name), "%s", name);
-	snprintf(v[*n].value, sizeof(v[*n].value), "%s", value);
-	(*n)++;
-	return 0;
 }
 
 /* A glob fnmatch() can use as meant: non-empty, brackets closed, no dangling '\'. */
@@ -284,9 +200,9 @@ static int set_app_key(struct app_config *a, const char *key, const char *value,
 		return add_rule(a, RULE_ENV, var, value, err, errlen);
 	}
 	if (!strncmp(key, "label.", 6))
-		return add_label(a->labels, &a->n_labels, key + 6, value, err, errlen);
+		return config_add_label(a->labels, &a->n_labels, key + 6, value, err, errlen);
 	if (!strcmp(key, "exclude")) {
-		if (parse_bool(value, &a->exclude)) {
+		if (config_parse_bool(value, &a->exclude)) {
 			snprintf(err, errlen, "exclude: '%s' is not yes or no", value);
 			return -EINVAL;
 		}
@@ -295,186 +211,6 @@ static int set_app_key(struct app_config *a, const char *key, const char *value,
 	if (!strcmp(key, "memory"))
 		return parse_app_memory(value, &a->memory, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [app \"%s\"]", key, a->name);
-	return -ENOENT;
-}
-
-/*
- * A file holding a secret: absolute, a regular file, and readable by its owner
- * only (a password readable by other users is refused, not warned about).
- */
-static int check_secret_file(const char *key, const char *path, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (path[0] != '/') {
-		snprintf(err, errlen, "%s: '%s' must be an absolute path", key, path);
-		return -EINVAL;
-	}
-	if (stat(path, &st)) {
-		snprintf(err, errlen, "%s: %s: %s", key, path, strerror(errno));
-		return -errno;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: %s is not a regular file", key, path);
-		return -EINVAL;
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		snprintf(err, errlen,
-			 "%s: %s is accessible to other users (mode %03o): "
-			 "chmod 600 it",
-			 key, path, st.st_mode & 0777);
-		return -EPERM;
-	}
-	return 0;
-}
-
-static int set_path(char *dst, size_t len, const char *key, const char *value, char *err,
-		    size_t errlen)
-{
-	if (value[0] != '/' || strlen(value) >= len) {
-		snprintf(err, errlen, "%s: '%s' must be an absolute path", key, value);
-		return -EINVAL;
-	}
-	snprintf(dst, len, "%s", value);
-	return 0;
-}
-
-static int set_duration(int64_t *dst, const char *key, const char *value, int64_t min, int64_t max,
-			const char *range, char *err, size_t errlen)
-{
-	int64_t ns;
-
-	if (parse_duration(value, &ns) || ns < min || ns > max) {
-		snprintf(err, errlen, "%s: '%s' is not a duration from %s", key, value, range);
-		return -EINVAL;
-	}
-	*dst = ns;
-	return 0;
-}
-
-/* An HTTP header name: a token (RFC 9110), not one ember sets itself. */
-static bool header_name_ok(const char *name)
-{
-	static const char *const own[] = {
-		"content-type", "content-length", "content-encoding", "connect-protocol-version",
-		"host",		"authorization",  "x-scope-orgid",    "expect"};
-
-	if (!name[0] || strlen(name) >= CONFIG_NAME_MAX)
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!isalnum((unsigned char)*p) && !strchr("!#$%&'*+-.^_`|~", *p))
-			return false;
-	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		if (!strcasecmp(name, own[i]))
-			return false;
-	return true;
-}
-
-static int set_url(struct collector_config *cc, const char *value, char *err, size_t errlen)
-{
-	size_t n = strlen(value);
-
-	if ((strncmp(value, "http://", 7) && strncmp(value, "https://", 8)) ||
-	    n >= sizeof(cc->url) || strpbrk(value, " \t\r\n") || n <= 8) {
-		snprintf(err, errlen, "url: '%.120s' is not an http:// or https:// URL", value);
-		return -EINVAL;
-	}
-	snprintf(cc->url, sizeof(cc->url), "%s", value);
-	while (n > 8 && cc->url[n - 1] == '/') /* the API paths are appended */
-		cc->url[--n] = '\0';
-	return 0;
-}
-
-static int set_size(uint64_t *out, const char *key, const char *value, uint64_t min,
-		    const char *min_text, char *err, size_t errlen);
-
-/* Applies one [collector] key. */
-static int set_collector_key(struct collector_config *cc, const char *key, const char *value,
-			     char *err, size_t errlen)
-{
-	if (!strcmp(key, "url"))
-		return set_url(cc, value, err, errlen);
-	if (!strcmp(key, "protocol")) {
-		if (strcmp(value, "push") && strcmp(value, "ingest")) {
-			snprintf(err, errlen, "protocol: '%s' is not push or ingest", value);
-			return -EINVAL;
-		}
-		cc->protocol = !strcmp(value, "push") ? COLLECTOR_PUSH : COLLECTOR_INGEST;
-		return 0;
-	}
-	if (!strcmp(key, "tenant") || !strcmp(key, "basic_auth_user")) {
-		char *dst = key[0] == 't' ? cc->tenant : cc->basic_auth_user;
-
-		if (strlen(value) >= CONFIG_VALUE_MAX || strpbrk(value, "\r\n|:")) {
-			snprintf(err, errlen, "%s: '%s' is not a valid value", key, value);
-			return -EINVAL;
-		}
-		snprintf(dst, CONFIG_VALUE_MAX, "%s", value);
-		return 0;
-	}
-	if (!strcmp(key, "basic_auth_password_file") || !strcmp(key, "bearer_token_file")) {
-		char *dst = key[0] == 'b' && key[1] == 'a' ? cc->basic_auth_password_file :
-							     cc->bearer_token_file;
-		int rc = check_secret_file(key, value, err, errlen);
-
-		return rc ? rc : set_path(dst, PATH_MAX, key, value, err, errlen);
-	}
-	if (!strcmp(key, "ca_file"))
-		return set_path(cc->ca_file, sizeof(cc->ca_file), key, value, err, errlen);
-	if (!strcmp(key, "insecure_skip_verify") || !strcmp(key, "server_symbolization")) {
-		bool *dst = key[0] == 'i' ? &cc->insecure_skip_verify : &cc->server_symbolization;
-
-		if (parse_bool(value, dst)) {
-			snprintf(err, errlen, "%s: '%s' is not yes or no", key, value);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (!strcmp(key, "timeout"))
-		return set_duration(&cc->timeout_ns, key, value, 100000000LL, 300LL * 1000000000LL,
-				    "100ms to 5m", err, errlen);
-	if (!strcmp(key, "max_age"))
-		return set_duration(&cc->max_age_ns, key, value, 60LL * 1000000000LL,
-				    30LL * 86400 * 1000000000LL, "1m to 30d", err, errlen);
-	if (!strcmp(key, "reject_older_than"))
-		return set_duration(&cc->reject_older_than_ns, key, value, 15LL * 60 * 1000000000LL,
-				    366LL * 86400 * 1000000000LL, "15m to 366d", err, errlen);
-	if (!strcmp(key, "max_profile_bytes"))
-		return set_size(&cc->max_profile_bytes, key, value, CONFIG_MIN_MAX_PROFILE_BYTES,
-				"64KiB", err, errlen);
-	if (!strcmp(key, "max_samples")) {
-		unsigned long n;
-
-		if (parse_uint(value, CONFIG_MIN_MAX_SAMPLES, 10000000, &n)) {
-			snprintf(err, errlen,
-				 "max_samples: '%s' is not a whole number from %d to "
-				 "10000000",
-				 value, CONFIG_MIN_MAX_SAMPLES);
-			return -EINVAL;
-		}
-		cc->max_samples = n;
-		return 0;
-	}
-	if (!strncmp(key, "external_labels.", 16))
-		return add_label(cc->external_labels, &cc->n_external_labels, key + 16, value, err,
-				 errlen);
-	if (!strncmp(key, "header.", 7)) {
-		if (!header_name_ok(key + 7) || strpbrk(value, "\r\n")) {
-			snprintf(err, errlen,
-				 "header.%s: not a header name ember lets you set, or "
-				 "a value with a line break",
-				 key + 7);
-			return -EINVAL;
-		}
-		if (cc->n_headers >= CONFIG_MAX_HEADERS) {
-			snprintf(err, errlen, "more than %d headers", CONFIG_MAX_HEADERS);
-			return -E2BIG;
-		}
-		snprintf(cc->headers[cc->n_headers].name, CONFIG_NAME_MAX, "%s", key + 7);
-		snprintf(cc->headers[cc->n_headers++].value, CONFIG_VALUE_MAX, "%s", value);
-		return 0;
-	}
-	snprintf(err, errlen, "unknown key '%s' in [collector]", key);
 	return -ENOENT;
 }
 
@@ -536,177 +272,23 @@ static struct app_config *begin_app(struct parse_ctx *ctx, const char *section)
 	return a;
 }
 
-/* A byte size of at least min ("64MiB", "1GiB", "500MB", "65536"). */
-static int set_size(uint64_t *out, const char *key, const char *value, uint64_t min,
-		    const char *min_text, char *err, size_t errlen)
+/* Applies one key of the table's section; writes a message into err on failure. */
+static int set_key(struct ember_config *c, enum config_section section, const char *key,
+		   const char *value, char *err, size_t errlen)
 {
-	uint64_t n;
+	const struct config_key *k = config_key_find(section, key);
 
-	if (parse_size(value, &n) || n < min) {
-		snprintf(err, errlen, "%s: '%s' is not a size of at least %s (e.g. 64MiB, 1GiB)",
-			 key, value, min_text);
-		return -EINVAL;
-	}
-	*out = n;
-	return 0;
-}
-
-/* Applies one [daemon] offcpu* key; writes a message into err on failure. */
-static int set_offcpu_key(struct ember_config *c, const char *key, const char *value, char *err,
-			  size_t errlen)
-{
-	unsigned long n;
-	int64_t ns;
-
-	if (!strcmp(key, "offcpu")) {
-		if (parse_bool(value, &c->offcpu)) {
-			snprintf(err, errlen, "offcpu: '%s' is not on or off", value);
-			return -EINVAL;
-		}
-	} else if (!strcmp(key, "offcpu_sample_period")) {
-		if (parse_uint(value, 1, EMBER_OFFCPU_PERIOD_MAX, &n)) {
-			snprintf(err, errlen,
-				 "offcpu_sample_period: '%s' is not a whole number from 1 to %d",
-				 value, EMBER_OFFCPU_PERIOD_MAX);
-			return -EINVAL;
-		}
-		c->offcpu_sample_period = n;
-	} else if (!strcmp(key, "offcpu_min_block")) {
-		if (parse_duration(value, &ns) || ns > EMBER_OFFCPU_MIN_BLOCK_MAX_NS) {
-			snprintf(err, errlen,
-				 "offcpu_min_block: '%s' is not a duration from 0 to 1s (e.g. 1ms)",
-				 value);
-			return -EINVAL;
-		}
-		c->offcpu_min_block_ns = ns;
-	} else if (!strcmp(key, "offcpu_parked_stacks")) {
-		if (parse_uint(value, EMBER_OFFCPU_PARKED_MIN, EMBER_OFFCPU_PARKED_LIMIT, &n)) {
-			snprintf(err, errlen,
-				 "offcpu_parked_stacks: '%s' is not a whole number from %d to %d",
-				 value, EMBER_OFFCPU_PARKED_MIN, EMBER_OFFCPU_PARKED_LIMIT);
-			return -EINVAL;
-		}
-		c->offcpu_parked = n;
-	} else {
-		snprintf(err, errlen, "unknown key '%s' in [daemon]", key);
+	if (!k) {
+		snprintf(err, errlen, "unknown key '%s' in [%s]", key,
+			 config_section_name(section));
 		return -ENOENT;
 	}
-	return 0;
-}
-
-/* Applies one [daemon] key; writes a message into err on failure. */
-static int set_daemon_key(struct ember_config *c, const char *key, const char *value, char *err,
-			  size_t errlen)
-{
-	unsigned long n;
-	int64_t ns;
-
-	if (!strcmp(key, "hz")) {
-		if (parse_uint(value, EMBER_HZ_MIN, EMBER_HZ_MAX, &n)) {
-			snprintf(err, errlen, "hz: '%s' is not a whole number from %d to %d", value,
-				 EMBER_HZ_MIN, EMBER_HZ_MAX);
-			return -EINVAL;
-		}
-		c->hz = n;
-	} else if (!strcmp(key, "interval")) {
-		if (parse_duration(value, &ns) || ns < EMBER_INTERVAL_MIN_NS ||
-		    ns > EMBER_INTERVAL_MAX_NS) {
-			snprintf(err, errlen,
-				 "interval: '%s' is not a duration from 1s to 1h (e.g. 10s, 1m)",
-				 value);
-			return -EINVAL;
-		}
-		c->interval_ns = ns;
-	} else if (!strcmp(key, "data_dir")) {
-		if (value[0] != '/' || strlen(value) >= sizeof(c->data_dir)) {
-			snprintf(err, errlen, "data_dir: '%s' must be an absolute path", value);
-			return -EINVAL;
-		}
-		snprintf(c->data_dir, sizeof(c->data_dir), "%s", value);
-	} else if (!strcmp(key, "runtime_dir")) {
-		if (value[0] != '/' || strlen(value) >= sizeof(c->runtime_dir) - 16) {
-			snprintf(err, errlen, "runtime_dir: '%s' must be an absolute path", value);
-			return -EINVAL;
-		}
-		snprintf(c->runtime_dir, sizeof(c->runtime_dir), "%s", value);
-	} else if (!strcmp(key, "retention")) {
-		if (parse_duration(value, &ns) || ns < CONFIG_MIN_RETENTION_NS) {
-			snprintf(err, errlen,
-				 "retention: '%s' is not a duration of at least 1m (e.g. 7d, 12h)",
-				 value);
-			return -EINVAL;
-		}
-		c->retention_ns = ns;
-	} else if (!strcmp(key, "max_size")) {
-		return set_size(&c->max_size, key, value, CONFIG_MIN_MAX_SIZE, "64KiB", err,
-				errlen);
-	} else if (!strcmp(key, "store_backlog")) {
-		return set_size(&c->store_backlog, key, value, 0, "0", err, errlen);
-	} else if (!strcmp(key, "memory_limit")) {
-		return set_size(&c->memory_limit, key, value, CONFIG_MIN_MEMORY_LIMIT, "16MiB", err,
-				errlen);
-	} else if (!strcmp(key, "unwind_memory")) {
-		uint64_t bytes;
-
-		if (parse_size(value, &bytes) || bytes < CONFIG_MIN_UNWIND_MEMORY ||
-		    bytes > CONFIG_MAX_UNWIND_MEMORY) {
-			snprintf(err, errlen,
-				 "unwind_memory: '%s' is not a size from 1MiB to 4GiB "
-				 "(e.g. 64MiB)",
-				 value);
-			return -EINVAL;
-		}
-		c->unwind_memory = bytes;
-	} else if (!strcmp(key, "live_allocs") || !strcmp(key, "live_allocs_per_process")) {
-		if (parse_uint(value, CONFIG_LIVE_ALLOCS_MIN, CONFIG_LIVE_ALLOCS_MAX, &n)) {
-			snprintf(err, errlen, "%s: '%s' is not a whole number from %u to %u", key,
-				 value, CONFIG_LIVE_ALLOCS_MIN, CONFIG_LIVE_ALLOCS_MAX);
-			return -EINVAL;
-		}
-		*(key[11] ? &c->live_allocs_per_process : &c->live_allocs) = n;
-	} else if (!strcmp(key, "include_idle")) {
-		if (parse_bool(value, &c->include_idle)) {
-			snprintf(err, errlen, "include_idle: '%s' is not yes or no", value);
-			return -EINVAL;
-		}
-	} else if (!strcmp(key, "growth_fault_period")) {
-		if (parse_uint(value, 0, EMBER_GROWTH_PERIOD_MAX, &n)) {
-			snprintf(
-				err, errlen,
-				"growth_fault_period: '%s' is not a whole number from 0 (off) to %d",
-				value, EMBER_GROWTH_PERIOD_MAX);
-			return -EINVAL;
-		}
-		c->growth_fault_period = n;
-	} else if (!strcmp(key, "growth_min_age")) {
-		if (parse_duration(value, &ns) || ns > EMBER_GROWTH_MIN_AGE_MAX_NS) {
-			snprintf(
-				err, errlen,
-				"growth_min_age: '%s' is not a duration from 0 to 10s (e.g. 100ms)",
-				value);
-			return -EINVAL;
-		}
-		c->growth_min_age_ns = ns;
-	} else if (!strcmp(key, "profile")) {
-		if (strcmp(value, "all") && strcmp(value, "matched")) {
-			snprintf(err, errlen, "profile: '%s' is not all or matched", value);
-			return -EINVAL;
-		}
-		c->profile_matched = !strcmp(value, "matched");
-	} else if (!strncmp(key, "offcpu", 6)) {
-		return set_offcpu_key(c, key, value, err, errlen);
-	} else if (!strncmp(key, "labels.", 7)) {
-		return add_label(c->labels, &c->n_labels, key + 7, value, err, errlen);
-	} else {
-		snprintf(err, errlen, "unknown key '%s' in [daemon]", key);
-		return -ENOENT;
-	}
-	return 0;
+	return config_key_set(c, k, key, value, err, errlen);
 }
 
 int config_set(struct ember_config *c, const char *key, const char *value, char *err, size_t errlen)
 {
-	return set_daemon_key(c, key, value, err, errlen);
+	return set_key(c, CONFIG_SECTION_DAEMON, key, value, err, errlen);
 }
 
 /* inih keeps '#' inside values; cut "value   # comment" at the comment. */
@@ -759,7 +341,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		return 1;
 	}
 	if (!strcmp(section, "collector")) {
-		if (set_collector_key(&ctx->cfg->collector, name, val, err, sizeof(err)))
+		if (set_key(ctx->cfg, CONFIG_SECTION_COLLECTOR, name, val, err, sizeof(err)))
 			add_error(ctx->errs, ctx->filename, ctx->line, "%s", err);
 		else
 			note_line(ctx, name);
@@ -769,7 +351,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		add_error(ctx->errs, ctx->filename, ctx->line, "unknown section [%s]", section);
 		return 1;
 	}
-	if (set_daemon_key(ctx->cfg, name, val, err, sizeof(err)))
+	if (set_key(ctx->cfg, CONFIG_SECTION_DAEMON, name, val, err, sizeof(err)))
 		add_error(ctx->errs, ctx->filename, ctx->line, "%s", err);
 	else if (!strcmp(name, "interval"))
 		ctx->interval_line = ctx->line;

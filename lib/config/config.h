@@ -15,36 +15,31 @@
 #define EMBER_DEFAULT_DATA_DIR "/var/lib/ember"
 #define EMBER_DEFAULT_RUNTIME_DIR "/run/ember"
 
-/* Bounds of user-settable values. */
+/*
+ * Bounds of user-settable values, shared with their other users; the keys'
+ * table (keys.c) holds the defaults, but for those used elsewhere too.
+ */
 #define EMBER_HZ_MIN 1
 #define EMBER_HZ_MAX 999
 /* growth_fault_period: sampled page faults, 1 in N (0: memory growth off). */
-#define EMBER_GROWTH_PERIOD_DEFAULT 100
 #define EMBER_GROWTH_PERIOD_MAX 1000000
 /* growth_min_age: a process's growth before this age is left out (0 to 10 s). */
-#define EMBER_GROWTH_MIN_AGE_DEFAULT_NS 100000000LL
 #define EMBER_GROWTH_MIN_AGE_MAX_NS 10000000000LL
 /* offcpu_sample_period: sampled switch-outs, 1 in N; offcpu_min_block: up to 1 s. */
-#define EMBER_OFFCPU_PERIOD_DEFAULT 64
 #define EMBER_OFFCPU_PERIOD_MAX 65536
 #define EMBER_OFFCPU_MIN_BLOCK_MAX_NS (1000000000LL)
 /* offcpu_parked_stacks: stacks of threads away kept in the kernel, 2.3 KiB each. */
 #define EMBER_OFFCPU_PARKED_DEFAULT 4096
 #define EMBER_OFFCPU_PARKED_MIN 256
 #define EMBER_OFFCPU_PARKED_LIMIT 65536
-#define EMBER_INTERVAL_MIN_NS (1000000000LL)			 /* 1 s */
-#define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL)		 /* 1 h */
-#define CONFIG_DEFAULT_RETENTION_NS (7LL * 86400 * 1000000000LL) /* 7d */
-#define CONFIG_MIN_RETENTION_NS (60LL * 1000000000LL)		 /* 1m */
-#define CONFIG_DEFAULT_MAX_SIZE (1ULL << 30)			 /* 1 GiB */
-#define CONFIG_MIN_MAX_SIZE (64ULL << 10)			 /* 64 KiB */
-#define CONFIG_DEFAULT_MEMORY_LIMIT (64ULL << 20)		 /* 64 MiB */
-#define CONFIG_MIN_MEMORY_LIMIT (16ULL << 20)			 /* 16 MiB */
-#define CONFIG_DEFAULT_STORE_BACKLOG (16ULL << 20)		 /* 16 MiB */
+#define EMBER_INTERVAL_MIN_NS (1000000000LL)	      /* 1 s */
+#define EMBER_INTERVAL_MAX_NS (3600LL * 1000000000LL) /* 1 h */
+#define CONFIG_MIN_RETENTION_NS (60LL * 1000000000LL) /* 1m */
+#define CONFIG_MIN_MAX_SIZE (64ULL << 10)	      /* 64 KiB */
+#define CONFIG_MIN_MEMORY_LIMIT (16ULL << 20)	      /* 16 MiB */
 /* Kernel memory for the .eh_frame unwind tables (a BPF map, preallocated). */
-#define CONFIG_DEFAULT_UNWIND_MEMORY (64ULL << 20) /* 64 MiB */
-#define CONFIG_MIN_UNWIND_MEMORY (1ULL << 20)	   /* 1 MiB */
-#define CONFIG_MAX_UNWIND_MEMORY (4ULL << 30)	   /* 4 GiB: rows stay 32-bit */
+#define CONFIG_MIN_UNWIND_MEMORY (1ULL << 20) /* 1 MiB */
+#define CONFIG_MAX_UNWIND_MEMORY (4ULL << 30) /* 4 GiB: rows stay 32-bit */
 #define CONFIG_MAX_ERRORS 64
 #define CONFIG_MAX_BYTES (1u << 20)
 #define CONFIG_MAX_APPS 256
@@ -81,11 +76,9 @@ struct config_label {
 	char value[CONFIG_VALUE_MAX];
 };
 
-/* Bounds and defaults of [daemon] live_allocs and live_allocs_per_process. */
+/* Bounds of [daemon] live_allocs and live_allocs_per_process. */
 #define CONFIG_LIVE_ALLOCS_MIN 16
 #define CONFIG_LIVE_ALLOCS_MAX (1U << 20)
-#define CONFIG_DEFAULT_LIVE_ALLOCS 65536
-#define CONFIG_DEFAULT_LIVE_ALLOCS_PER_PROCESS 16384
 
 /* memory = off|alloc|inuse of an [app]: which sampled-allocation values it gets. */
 enum app_memory {
@@ -108,17 +101,15 @@ struct app_config {
 };
 
 #define CONFIG_MAX_HEADERS 16
-#define CONFIG_DEFAULT_PUSH_TIMEOUT_NS (10LL * 1000000000LL)
 /*
  * Pyroscope refuses a profile whose time is before now - validation.reject-older-than
  * (1h by default). max_age must stay under that window by CONFIG_CLOCK_MARGIN_NS
  * (the host's and the server's clocks differ), and a profile, written when its
- * interval ends, needs CONFIG_PUSH_SLACK_NS left to be pushed and retried.
+ * interval ends, needs CONFIG_PUSH_SLACK_NS left to be pushed and retried
+ * (hence max_age's default, 50m).
  */
-#define CONFIG_DEFAULT_REJECT_OLDER_THAN_NS (3600LL * 1000000000LL)
 #define CONFIG_CLOCK_MARGIN_NS (5LL * 60 * 1000000000LL)
 #define CONFIG_PUSH_SLACK_NS (5LL * 60 * 1000000000LL)
-#define CONFIG_DEFAULT_MAX_AGE_NS (50LL * 60 * 1000000000LL)
 /* Pyroscope's defaults: the distributor's 2 MiB ingestion burst and 16000 samples. */
 #define CONFIG_DEFAULT_MAX_PROFILE_BYTES (2ULL << 20)
 #define CONFIG_MIN_MAX_PROFILE_BYTES (64ULL << 10)
