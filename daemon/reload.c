@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * Loading the configuration, and reloading it on SIGHUP: a valid file takes
- * effect after the next interval is stored; what needs a restart (hz, paths,
- * a longer interval than the BPF maps were sized for) keeps its running value.
+ * effect after the next interval is stored; each key that needs a restart
+ * (config_keys' reload class: hz, paths, BPF map sizes) keeps its running
+ * value, said by name, and a longer interval than the BPF maps were sized for
+ * is refused.
  */
-#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "keys.h"
 #include "log.h"
 #include "notify.h"
 #include "proctable.h"
@@ -101,52 +104,6 @@ int reload_start_uploader(struct daemon *d)
 	return rc;
 }
 
-/* What the BPF programs, the history and the control socket were opened with. */
-static void keep_restart_only(const struct ember_config *cur, struct ember_config *n)
-{
-	if (n->hz == cur->hz && !strcmp(n->data_dir, cur->data_dir) &&
-	    n->include_idle == cur->include_idle && !strcmp(n->runtime_dir, cur->runtime_dir) &&
-	    n->unwind_memory == cur->unwind_memory)
-		return;
-	log_warnx("hz, data_dir, include_idle, runtime_dir and unwind_memory change only "
-		  "with a restart: keeping %u Hz, %s, include_idle=%s, %s, %" PRIu64 " MiB",
-		  cur->hz, cur->data_dir, cur->include_idle ? "yes" : "no", cur->runtime_dir,
-		  cur->unwind_memory >> 20);
-	n->unwind_memory = cur->unwind_memory;
-	n->hz = cur->hz;
-	snprintf(n->data_dir, sizeof(n->data_dir), "%s", cur->data_dir);
-	snprintf(n->runtime_dir, sizeof(n->runtime_dir), "%s", cur->runtime_dir);
-	n->include_idle = cur->include_idle;
-}
-
-/* The growth sampler's period and minimum age are set at load. */
-static void keep_growth_period(const struct ember_config *cur, struct ember_config *n)
-{
-	if (n->growth_fault_period != cur->growth_fault_period)
-		log_warnx("growth_fault_period changes only with a restart: keeping %u",
-			  cur->growth_fault_period);
-	if (n->growth_min_age_ns != cur->growth_min_age_ns)
-		log_warnx("growth_min_age changes only with a restart: keeping %lld ms",
-			  (long long)(cur->growth_min_age_ns / 1000000));
-	n->growth_fault_period = cur->growth_fault_period;
-	n->growth_min_age_ns = cur->growth_min_age_ns;
-}
-
-/* The off-CPU sampler's switches are set at load. */
-static void keep_offcpu(const struct ember_config *cur, struct ember_config *n)
-{
-	if (n->offcpu == cur->offcpu && n->offcpu_sample_period == cur->offcpu_sample_period &&
-	    n->offcpu_min_block_ns == cur->offcpu_min_block_ns &&
-	    n->offcpu_parked == cur->offcpu_parked)
-		return;
-	log_warnx("offcpu, offcpu_sample_period, offcpu_min_block and offcpu_parked_stacks change "
-		  "only with a restart: keeping them");
-	n->offcpu = cur->offcpu;
-	n->offcpu_sample_period = cur->offcpu_sample_period;
-	n->offcpu_min_block_ns = cur->offcpu_min_block_ns;
-	n->offcpu_parked = cur->offcpu_parked;
-}
-
 /*
  * A new interval takes effect only where the BPF maps, sized at load for the
  * first one, hold its samples as well as maps sized for it would
@@ -160,8 +117,6 @@ static void keep_offcpu(const struct ember_config *cur, struct ember_config *n)
  */
 static void apply_interval(struct daemon *d, struct ember_config *n)
 {
-	if (n->interval_ns == d->cfg.interval_ns)
-		return;
 	if (!sampler_fits(d->sampler, d->cfg.hz, n->interval_ns)) {
 		log_warnx("interval %gs needs bigger BPF maps than emberd sized at start: it "
 			  "changes only with a restart; keeping %gs",
@@ -171,6 +126,40 @@ static void apply_interval(struct daemon *d, struct ember_config *n)
 	}
 	timer_arm(d->ev[EV_TICK].fd, n->interval_ns, n->interval_ns);
 	log_info("one profile every %gs from now on", n->interval_ns / 1e9);
+}
+
+/* What weighs a new value of a key a reload may refuse (CONFIG_RELOAD_REFUSED); NULL: none. */
+static void (*weigher(const char *key))(struct daemon *d, struct ember_config *n)
+{
+	return !strcmp(key, "interval") ? apply_interval : NULL;
+}
+
+/*
+ * Every changed key the table says a reload cannot simply apply: one the
+ * running daemon may refuse is weighed; one that needs a restart keeps its
+ * running value, and the log names it. No change goes unsaid.
+ */
+static void apply_keys(struct daemon *d, struct ember_config *n)
+{
+	char run[PATH_MAX], want[PATH_MAX];
+
+	for (size_t i = 0; i < config_keys_n; i++) {
+		const struct config_key *k = &config_keys[i];
+		void (*weigh)(struct daemon *, struct ember_config *) = weigher(k->name);
+
+		if (k->reload == CONFIG_RELOAD_LIVE || config_key_equal(k, &d->cfg, n))
+			continue;
+		if (k->reload == CONFIG_RELOAD_REFUSED && weigh) {
+			weigh(d, n);
+			continue;
+		}
+		/* a restart key, or a refusable one nothing weighs: kept all the same */
+		config_key_format(k, &d->cfg, run, sizeof(run));
+		config_key_format(k, n, want, sizeof(want));
+		log_warnx("[%s] %s = %s needs a restart: keeping %s until then",
+			  config_section_name(k->section), k->name, want, run);
+		config_key_copy(k, n, &d->cfg);
+	}
 }
 
 static void apply_collector(struct daemon *d, bool changed)
@@ -188,10 +177,7 @@ void apply_reload(struct daemon *d)
 	struct ember_config *n = &d->next_cfg;
 	bool collector_changed;
 
-	keep_restart_only(&d->cfg, n);
-	keep_growth_period(&d->cfg, n);
-	keep_offcpu(&d->cfg, n);
-	apply_interval(d, n);
+	apply_keys(d, n);
 	collector_changed = memcmp(&n->collector, &d->cfg.collector, sizeof(n->collector));
 	config_free(&d->cfg);
 	d->cfg = *n;

@@ -3,7 +3,8 @@
 # SIGHUP changing `interval`: a shorter one takes effect (the BPF maps, sized at
 # start for the longer one, hold its samples); one that would need bigger maps
 # (1s -> 1h) is refused as needing a restart, logged, and the daemon keeps its
-# interval with no sample dropped for a full counts map.
+# interval with no sample dropped for a full counts map. A key only a restart applies
+# (live_allocs) keeps its running value, and the reload's log names it.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 RUN=$T/run
@@ -51,6 +52,13 @@ interval_is 1000000000 || fail "interval_ns is $(status_key interval_ns) after a
 [ "$(counts_map_full_total)" = 0 ] ||
 	fail "samples dropped for a full counts map: $(counts_map_full_total)"
 pass "1s -> 1h refused as needing a restart; interval kept at 1 s, no counts_map_full drop"
+
+# --- a key only a restart applies: kept, and said with its name ------------------------
+printf '[daemon]\ninterval = 1s\nlive_allocs = 1024\n' >"$T/ember.conf"
+kill -HUP "$EMBERD_PID"
+wait_for grep -qF "[daemon] live_allocs = 1024 needs a restart: keeping 65536 until then" \
+	"$T/emberd.log" || fail "a reload changing live_allocs did not say that it needs a restart"
+pass "live_allocs changed by a reload: kept at 65536 until a restart, and said"
 
 kill -TERM "$EMBERD_PID"
 wait_emberd
