@@ -771,28 +771,28 @@ static void prom_bpf(const struct ember_status *st)
 			   st->maps[i].max_entries);
 }
 
+/* One family of off-CPU counts: its losses or the rest, their totals or the last interval's. */
+static void offcpu_family(const struct ember_status *st, const char *name, bool losses, bool total,
+			  const char *help)
+{
+	family(name, total ? "counter" : "gauge", help);
+	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
+		if (statusfile_offcpu_loss(i) == losses)
+			sample_u64(name, losses ? "cause" : "what", statusfile_offcpu_name(i),
+				   total ? st->offcpu[i].total : st->offcpu[i].interval);
+}
+
 /* Off-CPU time's sampler: what it saw, and apart what it lost, as the BPF drops are. */
 static void prom_offcpu(const struct ember_status *st)
 {
-	family("ember_offcpu_total", "counter",
-	       "Off-CPU time's sampler since emberd started: switch-outs (estimated), sampled "
-	       "and walked, intervals folded or left out as short, wakeups, stacks held.");
-	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
-		if (!statusfile_offcpu_loss(i))
-			sample_u64("ember_offcpu_total", "what", statusfile_offcpu_name(i),
-				   st->offcpu[i].total);
-	family("ember_offcpu_losses_total", "counter",
-	       "Off-CPU intervals, stacks or wakers lost since emberd started, by cause.");
-	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
-		if (statusfile_offcpu_loss(i))
-			sample_u64("ember_offcpu_losses_total", "cause", statusfile_offcpu_name(i),
-				   st->offcpu[i].total);
-	family("ember_last_interval_offcpu_losses", "gauge",
-	       "Off-CPU intervals, stacks or wakers lost in the last interval, by cause.");
-	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
-		if (statusfile_offcpu_loss(i))
-			sample_u64("ember_last_interval_offcpu_losses", "cause",
-				   statusfile_offcpu_name(i), st->offcpu[i].interval);
+	offcpu_family(st, "ember_offcpu_total", false, true,
+		      "Off-CPU time's sampler since emberd started: switch-outs (estimated), "
+		      "sampled and walked, intervals folded or left out as short, wakeups, "
+		      "stacks held.");
+	offcpu_family(st, "ember_offcpu_losses_total", true, true,
+		      "Off-CPU intervals, stacks or wakers lost since emberd started, by cause.");
+	offcpu_family(st, "ember_last_interval_offcpu_losses", true, false,
+		      "Off-CPU intervals, stacks or wakers lost in the last interval, by cause.");
 }
 
 static void prom_caches(const struct ember_status *st)
