@@ -41,14 +41,14 @@ const volatile __u64 map_sample_bytes = 0;
 
 /*
  * Set by the daemon before load: a process's faults and mmaps in its first
- * this many ns (since its fork) are left out, counted: the start-up of a
- * short-lived process (ld.so, libc, a shell's fork before exec) would
- * otherwise report nearly every new process as sampled, and its capture
- * costs far more than the few pages it stands for. 0 keeps them all.
+ * this many ns (since its fork) are counted without a stack (fold_startup()):
+ * the start-up of a short-lived process (ld.so, libc, a shell's fork before
+ * exec) would otherwise report nearly every new process as sampled, and its
+ * capture costs far more than the few pages it stands for. 0: all walked.
  */
 const volatile __u64 min_age_ns = 0;
 
-/* Whether task's process is younger than min_age_ns (counted when so). */
+/* Whether task's process is younger than min_age_ns (counted when so: fold_startup()). */
 static __always_inline bool too_young(struct task_struct *task)
 {
 	__u64 start;
@@ -91,8 +91,6 @@ static __always_inline bool fault_counts(struct task_struct *task, __u64 addr)
 		metric_inc(EMBER_CPU_M_FILTERED);
 		return false;
 	}
-	if (too_young(task))
-		return false;
 	if (bpf_find_vma(task, addr, vma_is_file, &file, 0)) {
 		metric_inc(EMBER_GROWTH_M_VMA_UNKNOWN);
 		return true;
@@ -102,6 +100,24 @@ static __always_inline bool fault_counts(struct task_struct *task, __u64 addr)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * Growth of a young process (too_young()): n counted under its process and
+ * thread name without a stack walk (EMBER_GROWTH_KEY_STARTUP | flags), and
+ * without reporting the process: its start-up is what growth_min_age spares.
+ */
+static __always_inline void fold_startup(__u32 tgid, __u32 flags, __u64 n)
+{
+	struct ember_cpu_key key = {.tgid = tgid, .flags = flags | EMBER_GROWTH_KEY_STARTUP};
+
+	if (fold_dropped(tgid))
+		return;
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	if ((active_buf & 1) == 0)
+		add_count(&counts0, &key, n);
+	else
+		add_count(&counts1, &key, n);
 }
 
 SEC("perf_event")
@@ -115,6 +131,10 @@ int ember_growth_fault(struct bpf_perf_event_data *ctx)
 	metric_inc(EMBER_CPU_M_SAMPLES);
 	if (!fault_counts(task, ctx->addr))
 		return 0;
+	if (too_young(task)) {
+		fold_startup(tgid, 0, 1);
+		return 0;
+	}
 	note_process(tgid);
 	if (fold_dropped(tgid))
 		return 0;
@@ -191,8 +211,12 @@ int BPF_PROG(ember_growth_map, unsigned long addr)
 		return 0;
 	metric_inc(EMBER_GROWTH_M_MAP_CALLS);
 	ev.n = map_sample(len);
-	if (!ev.n || too_young(task))
+	if (!ev.n)
 		return 0;
+	if (too_young(task)) {
+		fold_startup(tgid, EMBER_GROWTH_KEY_MAPPED, ev.n);
+		return 0;
+	}
 	metric_inc(EMBER_GROWTH_M_MAP_SAMPLED);
 	note_process(tgid);
 	if (fold_dropped(tgid))

@@ -285,6 +285,17 @@ static double pct(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
+/* Memory growth in processes' first growth_min_age, per application (counted, no stack). */
+static void print_startup(const struct ember_status *st)
+{
+	char app[512];
+
+	for (size_t i = 0; i < st->n_startup; i++)
+		printf("  %-13s %s: %.1f MiB resident in its processes' first growth_min_age\n",
+		       i ? "" : "start-ups", term_safe(st->startup[i].app, app, sizeof(app)),
+		       st->startup[i].bytes / 1048576.0);
+}
+
 /* Off-CPU profiling's run-queue latency, per application: the mean wait for a CPU. */
 static void print_runq(const struct ember_status *st)
 {
@@ -516,6 +527,7 @@ static void print_daemon(const struct daemon_view *v)
 	       "skipped", st->skips[STATUS_SKIP_IDLE].interval,
 	       st->skips[STATUS_SKIP_FILTERED].interval, st->skips[STATUS_SKIP_EXCLUDED].interval);
 	print_runq(st);
+	print_startup(st);
 	print_offcpu(st);
 	print_walk(st);
 	print_allocs(st);
@@ -909,6 +921,32 @@ static void prom_runq(const struct ember_status *st)
 	}
 }
 
+/*
+ * Memory growth in processes' first growth_min_age per application (the status
+ * file's startup lines), in the last interval; an application whose name
+ * escapes like an earlier one's is left out (a series appears once).
+ */
+static void prom_startup(const struct ember_status *st)
+{
+	static const char name[] = "ember_last_interval_startup_growth_bytes";
+	char esc[256], prev[256];
+
+	family(name, "gauge",
+	       "Resident memory growth of the application's processes in their first "
+	       "growth_min_age, counted without a stack, in the last interval.");
+	for (size_t i = 0; i < st->n_startup && i < STATUSFILE_MAX_RUNQ; i++) {
+		bool dup = false;
+
+		escape_value(st->startup[i].app, esc, sizeof(esc));
+		for (size_t j = 0; j < i && !dup; j++) {
+			escape_value(st->startup[j].app, prev, sizeof(prev));
+			dup = !strcmp(esc, prev);
+		}
+		if (!dup)
+			printf("%s{app=\"%s\"} %" PRIu64 "\n", name, esc, st->startup[i].bytes);
+	}
+}
+
 static void prom_daemon(const struct daemon_view *v)
 {
 	const struct ember_status *st = &v->st;
@@ -976,6 +1014,7 @@ static void prom_daemon(const struct daemon_view *v)
 	prom_allocs(st);
 	prom_refused(st);
 	prom_runq(st);
+	prom_startup(st);
 	prom_offcpu(st);
 	if (!st->collector.configured)
 		return;

@@ -304,6 +304,7 @@ static int on_stack(const struct profile_sample *s, void *arg)
 	p->st.stacks++;
 	p->st.runq_ns += s->runq_ns;
 	p->st.runq_waits += s->runq_waits;
+	p->st.startup_bytes += s->startup_bytes;
 	if (lost)
 		p->st.lost_stacks += s->events;
 	if (remember_pid(p, key->tgid))

@@ -27,12 +27,13 @@
 
 /* What a drain found, per profile and in total (the interval report reads it). */
 struct drain_stats {
-	uint64_t samples;     /* samples drained */
-	uint64_t stacks;      /* distinct folded stacks (map entries) */
-	uint32_t processes;   /* distinct processes */
-	uint64_t lost_stacks; /* samples whose user or kernel stack was lost */
-	int64_t runq_ns;      /* off-CPU: run-queue delay ... */
-	uint64_t runq_waits;  /* ... and the waits it is made of */
+	uint64_t samples;      /* samples drained */
+	uint64_t stacks;       /* distinct folded stacks (map entries) */
+	uint32_t processes;    /* distinct processes */
+	uint64_t lost_stacks;  /* samples whose user or kernel stack was lost */
+	int64_t runq_ns;       /* off-CPU: run-queue delay ... */
+	uint64_t runq_waits;   /* ... and the waits it is made of */
+	int64_t startup_bytes; /* resident growth in processes' first growth_min_age */
 };
 
 /* A frame already turned into a location of one builder. */

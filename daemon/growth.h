@@ -14,6 +14,12 @@
 #include "deferred.h"
 #include "fold.h"
 
+/*
+ * The one frame of growth in a process's first growth_min_age (counted without
+ * a stack: EMBER_GROWTH_KEY_STARTUP).
+ */
+#define GROWTH_STARTUP_FRAME "[process start-up]"
+
 /* How to load the growth sampler. */
 struct growth_opts {
 	unsigned int fault_period; /* sample 1 page fault in this many (> 0) */

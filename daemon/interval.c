@@ -83,6 +83,8 @@ struct interval_totals {
 	size_t apps;
 	struct status_runq runq[STATUSFILE_MAX_RUNQ]; /* off-CPU: run-queue delay per app */
 	size_t n_runq;
+	struct status_startup startup[STATUSFILE_MAX_RUNQ]; /* growth in start-ups per app */
+	size_t n_startup;
 };
 
 /* The run-queue delay of each application of an offcpu drain, for the status file. */
@@ -94,6 +96,20 @@ static void note_runq(const struct drain_result *r, struct interval_totals *tot)
 		snprintf(q->app, sizeof(q->app), "%s", r->v[i].service);
 		q->ns = r->v[i].st.runq_ns;
 		q->waits = r->v[i].st.runq_waits;
+	}
+}
+
+/* The growth in its processes' start-ups of each application of a growth drain that had some. */
+static void note_startup(const struct drain_result *r, struct interval_totals *tot)
+{
+	for (size_t i = 0; i < r->n && tot->n_startup < STATUSFILE_MAX_RUNQ; i++) {
+		struct status_startup *q = &tot->startup[tot->n_startup];
+
+		if (r->v[i].st.startup_bytes <= 0)
+			continue;
+		snprintf(q->app, sizeof(q->app), "%s", r->v[i].service);
+		q->bytes = (uint64_t)r->v[i].st.startup_bytes;
+		tot->n_startup++;
 	}
 }
 
@@ -173,6 +189,8 @@ static int store_type(struct interval *iv, struct drain_result *r, int64_t start
 	}
 	if (r->type == &profile_types[PROFILE_OFFCPU])
 		note_runq(r, tot);
+	if (r->type == &profile_types[PROFILE_MEMORY_GROWTH])
+		note_startup(r, tot);
 	drain_result_free(r);
 	return failed;
 }
@@ -230,6 +248,8 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 	rep->st.late_last_end_ns = iv->late_last_end_ns;
 	memcpy(rep->st.runq, tot->runq, sizeof(tot->runq));
 	rep->st.n_runq = tot->n_runq;
+	memcpy(rep->st.startup, tot->startup, sizeof(tot->startup));
+	rep->st.n_startup = tot->n_startup;
 	store_status(iv->store, &rep->st.store);
 	snprintf(rep->st.state, sizeof(rep->st.state), "%s",
 		 rep->st.store.failing ? "store-failing" : "running");

@@ -26,9 +26,10 @@ struct profile_sample {
 	const int64_t *values;		 /* the type's n_values, each in its unit */
 	uint64_t events;		 /* samples or events it stands for (the report's count) */
 	const struct sampler_stack *user, *kern;
-	const char *leaf;    /* a pseudo-frame below the stack (why it waited), or NULL */
-	int64_t runq_ns;     /* of values, run-queue delay: the status' latency per app */
-	uint64_t runq_waits; /* and the waits it stands for */
+	const char *leaf;      /* a pseudo-frame below the stack (why it waited), or NULL */
+	int64_t runq_ns;       /* of values, run-queue delay: the status' latency per app */
+	uint64_t runq_waits;   /* and the waits it stands for */
+	int64_t startup_bytes; /* memory growth: of values, resident bytes of a start-up */
 	/* the thread that ended the wait, above it past a "[woken by]" frame; NULL: none */
 	const struct sampler_stack *waker_user, *waker_kern;
 	uint32_t waker_pid; /* whose addresses waker_user's are */

@@ -107,16 +107,22 @@ static int growth_stack(const struct ember_cpu_key *key, uint64_t count,
 	int64_t values[3] = {(int64_t)count, (int64_t)count * c->fault_bytes, 0};
 	uint64_t events = count;
 
+	bool startup = key->flags & EMBER_GROWTH_KEY_STARTUP;
+
 	if (key->flags & EMBER_GROWTH_KEY_MAPPED) {
 		values[0] = values[1] = 0;
 		values[2] = (int64_t)count;
 		/* the samples it stands for: one per fault_bytes, at least one */
 		events = (count + c->fault_bytes - 1) / c->fault_bytes;
 	}
-	return c->cb(
-		&(struct profile_sample){
-			.key = key, .values = values, .events = events, .user = user, .kern = kern},
-		c->arg);
+	return c->cb(&(struct profile_sample){.key = key,
+					      .values = values,
+					      .events = events,
+					      .user = user,
+					      .kern = kern,
+					      .leaf = startup ? GROWTH_STARTUP_FRAME : NULL,
+					      .startup_bytes = startup ? values[1] : 0},
+		     c->arg);
 }
 
 static int growth_drain_type(void *src, int64_t period, profile_sample_cb cb, void *arg)

@@ -14,6 +14,12 @@
  * mmap growth (sampled by bytes); without it, a number of sampled page faults.
  */
 #define EMBER_GROWTH_KEY_MAPPED 0x100
+/*
+ * Flag of ember_cpu_key in the growth object: growth of a process younger than
+ * growth_min_age, counted without a stack (under its process, for the
+ * daemon's "[process start-up]" frame), so that the totals stay whole.
+ */
+#define EMBER_GROWTH_KEY_STARTUP 0x200
 
 /*
  * Index of the growth object's per-CPU metrics array: the first

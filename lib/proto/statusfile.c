@@ -295,16 +295,30 @@ static void put_key(struct out *o, const struct ember_status *st, const struct s
 	}
 }
 
-/* "runq APP NS WAITS": the name one word, whatever the daemon was given. */
+/* An application's name as one word of a line, whatever the daemon was given. */
+static const char *app_word(const char *name, char app[STATUSFILE_APP_NAME])
+{
+	snprintf(app, STATUSFILE_APP_NAME, "%s", name);
+	for (char *c = app; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f)
+			*c = '_';
+	return app[0] ? app : "_";
+}
+
+/* "runq APP NS WAITS" */
 static void put_runq(struct out *o, const struct status_runq *r)
 {
 	char app[STATUSFILE_APP_NAME];
 
-	snprintf(app, sizeof(app), "%s", r->app);
-	for (char *c = app; *c; c++)
-		if ((unsigned char)*c <= ' ' || *c == 0x7f)
-			*c = '_';
-	put(o, "runq %s %" PRIu64 " %" PRIu64 "\n", app[0] ? app : "_", r->ns, r->waits);
+	put(o, "runq %s %" PRIu64 " %" PRIu64 "\n", app_word(r->app, app), r->ns, r->waits);
+}
+
+/* "startup APP BYTES" */
+static void put_startup(struct out *o, const struct status_startup *r)
+{
+	char app[STATUSFILE_APP_NAME];
+
+	put(o, "startup %s %" PRIu64 "\n", app_word(r->app, app), r->bytes);
 }
 
 int statusfile_format(const struct ember_status *st, char *buf, size_t len)
@@ -348,6 +362,8 @@ int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 	}
 	for (i = 0; i < st->n_runq && i < STATUSFILE_MAX_RUNQ; i++)
 		put_runq(&o, &st->runq[i]);
+	for (i = 0; i < st->n_startup && i < STATUSFILE_MAX_RUNQ; i++)
+		put_startup(&o, &st->startup[i]);
 	return o.full ? -ENOSPC : (int)o.off;
 }
 
@@ -537,6 +553,20 @@ static bool set_runq(struct ember_status *st, char *value)
 	return true;
 }
 
+static bool set_startup(struct ember_status *st, char *value)
+{
+	struct status_startup r = {};
+	char *w[2];
+
+	if (!split_words(value, w, 2) || !parse_u64(w[1], &r.bytes) || has_control(w[0]))
+		return false;
+	if (st->n_startup == STATUSFILE_MAX_RUNQ)
+		return true; /* a newer writer's longer list */
+	utf8_sanitize(w[0], strlen(w[0]), r.app, sizeof(r.app), 0);
+	st->startup[st->n_startup++] = r;
+	return true;
+}
+
 /* One line (terminated, without its newline). */
 static void parse_line(struct ember_status *st, char *line, unsigned int no,
 		       struct statusfile_errors *errs)
@@ -566,6 +596,8 @@ static void parse_line(struct ember_status *st, char *line, unsigned int no,
 		ok = set_map(st, value);
 	} else if (!strcmp(line, "runq")) {
 		ok = set_runq(st, value);
+	} else if (!strcmp(line, "startup")) {
+		ok = set_startup(st, value);
 	} else {
 		for (i = 0; i < N_KEYS && strcmp(keys[i].key, line); i++)
 			;

@@ -121,6 +121,15 @@ struct status_map {
 	uint64_t max_entries, bytes;
 };
 
+/*
+ * One application's memory growth in its processes' first growth_min_age, in
+ * the last interval: counted without stacks ("[process start-up]").
+ */
+struct status_startup {
+	char app[STATUSFILE_APP_NAME]; /* one word: spaces and controls written as '_' */
+	uint64_t bytes;		       /* resident bytes (sampled faults), not mappings */
+};
+
 /* One application's run-queue delay in the last interval (off-CPU profiling on). */
 struct status_runq {
 	char app[STATUSFILE_APP_NAME]; /* one word: spaces and controls written as '_' */
@@ -233,6 +242,8 @@ struct ember_status {
 	size_t n_maps;
 	struct status_runq runq[STATUSFILE_MAX_RUNQ];
 	size_t n_runq;
+	struct status_startup startup[STATUSFILE_MAX_RUNQ]; /* growth: per application */
+	size_t n_startup;
 };
 
 /* What parsing found wrong: the first message ("line N: ...") and how many. */

@@ -89,6 +89,8 @@ static void sample(struct ember_status *st)
 	st->maps[1] = (struct status_map){"cpu_bpf.rodata", 1, 8192};
 	st->n_runq = 1;
 	st->runq[0] = (struct status_runq){"checkout", 1234567, 89};
+	st->n_startup = 1;
+	st->startup[0] = (struct status_startup){"cron", 5 << 20};
 }
 
 static int parse_text(const char *text, struct ember_status *st, struct statusfile_errors *e)
@@ -126,6 +128,7 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(
 		strstr(buf, "\nprocesses_seen 123\nprocesses_unread 45\nprocesses_at_exit 41\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nrunq checkout 1234567 89\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nstartup cron 5242880\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.pruned 40\nstore.pruned_bytes 123456\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
@@ -233,6 +236,30 @@ START_TEST(test_runq)
 	ck_assert_str_eq(out.runq[0].app, "c");
 	ck_assert_uint_eq(out.runq[0].ns, 3);
 	ck_assert_uint_eq(out.runq[0].waits, 4);
+}
+END_TEST
+
+/* Start-up growth lines: the same rules as the run queue's. */
+START_TEST(test_startup)
+{
+	static char buf[STATUSFILE_MAX_BYTES];
+	struct ember_status in = {}, out;
+	struct statusfile_errors e;
+	int n;
+
+	in.n_startup = 1;
+	in.startup[0] = (struct status_startup){"my\tapp", 4096};
+	n = statusfile_format(&in, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	ck_assert_ptr_nonnull(strstr(buf, "\nstartup my_app 4096\n"));
+	ck_assert_int_eq(
+		parse_text("ember-status 1\nstartup a\nstartup b x\nstartup c -1\nstartup d 7\n",
+			   &out, &e),
+		0);
+	ck_assert_uint_eq(e.n, 3);
+	ck_assert_uint_eq(out.n_startup, 1);
+	ck_assert_str_eq(out.startup[0].app, "d");
+	ck_assert_uint_eq(out.startup[0].bytes, 7);
 }
 END_TEST
 
@@ -358,6 +385,7 @@ Suite *statusfile_suite(void)
 	tcase_add_test(tc, test_header);
 	tcase_add_test(tc, test_bad_values);
 	tcase_add_test(tc, test_runq);
+	tcase_add_test(tc, test_startup);
 	tcase_add_test(tc, test_unknown_ignored);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_names);
