@@ -129,6 +129,15 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct e
 		return false;
 	if (builtins)
 		return uw_v8_interpreted(f, rt, env, sfi, word);
+	/*
+	 * Out of the builtins, the interpreter still runs in a copy of its entry
+	 * trampoline under --interpreted-frames-native-stack (and --perf-basic-prof's
+	 * users add it): the frame holds a BytecodeArray and its offset as the
+	 * builtins' do, where baseline frames hold the feedback vector (not a Smi)
+	 * and optimised code its spill slots.
+	 */
+	if (uw_v8_interpreted(f, rt, env, sfi, word))
+		return true;
 	uw_v8_jit(f, rt, env, slot[0], sfi, word);
 	return true;
 }

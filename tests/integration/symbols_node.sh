@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # JIT frames from perf maps: node --perf-basic-prof spends its time in a recursive
 # JS fib called from hotLoop. Both names must appear, fib with the highest flat
-# count among JavaScript frames and more than half of all samples. Node writes
+# count among JavaScript frames and more than half of all samples, hotLoop under half
+# of all at least (the V8 walk names the frames of the interpreter's trampoline copies
+# as interpreted frames: it had put Code objects it could not name in their place). Node writes
 # "JS:*fib /path/app.js:1:13": the profile names the function fib, in app.js, at
 # line 1 (go tool pprof -lines), with the runtime's text as its system name (-raw).
 . "$(dirname "$0")/lib.sh"
@@ -54,6 +56,11 @@ echo "fib flat $fib at $fib_at, hotLoop flat $hot cum $hot_cum at $hot_at, top J
 	"of $total samples"
 grep -E ' (fib|hotLoop) ' "$T/lines.txt" | head -5
 [ "${fib:-0}" -gt 0 ] || { head -30 "$T/top.txt"; fail "fib is not named"; }
+# the interpreter's trampoline copied per function (--interpreted-frames-native-stack): its
+# frames are interpreted frames, named as such, never a Code object the walk cannot name
+if grep -q '\[v8 code ' "$T/top.txt"; then
+	fail "a JS frame is a bare Code object: $(grep -m3 '\[v8 code ' "$T/top.txt" | paste -sd' ')"
+fi
 grep -qw 'hotLoop' "$T/top.txt" || { head -30 "$T/top.txt"; fail "hotLoop is not named"; }
 if grep -qE 'JS:[*~^+]?fib' "$T/top.txt"; then
 	fail "a JS frame is named with V8's raw text, not split: $(grep -m1 'JS:' "$T/top.txt")"
