@@ -68,34 +68,42 @@ static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
 }
 
 /*
- * The word of a frame in JIT code: its function's optimised Code and the
- * pc's offset in it, when the pc lies there; else (baseline code, which has
- * no way back to its function, or code replaced since: on-stack replacement,
- * deoptimisation) the function alone. Code's instruction start, flags and
- * size lie within 24 bytes, read at once (v8_detect() checks).
+ * The word of a frame outside the binary's builtins: its function's
+ * optimised Code and the pc's offset in it, when the pc lies there; else
+ * (baseline code, which has no way back to its function, or code replaced
+ * since: on-stack replacement, deoptimisation) the function alone. Code's
+ * instruction start, flags and size lie within 24 bytes, read at once
+ * (v8_detect() checks). True when the function's code is a builtin (kinds
+ * below BASELINE): an interpreted function's is the interpreter's entry,
+ * which V8 12 runs from a copy of the builtins beside its JIT code (short
+ * builtin calls), outside text[0..1]; the caller tells such frames by their
+ * slots.
  */
-static __always_inline void uw_v8_jit(const struct uw_frame *f, const struct ember_rt_proc *rt,
+static __always_inline bool uw_v8_jit(const struct uw_frame *f, const struct ember_rt_proc *rt,
 				      struct uw_env *env, __u64 func, __u64 sfi, __u64 *word)
 {
 	__u64 code = 0, cw[3] = {}, start;
-	__u32 kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size;
+	__u32 kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size, kind;
 
 	*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
 	if (!uw_env_read_mem(env, &code, sizeof(code), func - 1 + rt->off[EMBER_V8_JSFUNC_CODE]) ||
 	    !uw_v8_is_obj(code) ||
 	    !uw_env_read_mem(env, cw, sizeof(cw), code - 1 + rt->off[EMBER_V8_CODE_START]))
-		return;
+		return false;
 	start = cw[0];
 	/* flags at start + 8; size at + 16, or + 12 where V8 packed them (11.4.59 on) */
 	flags = (__u32)cw[1];
 	size = rt->off[EMBER_V8_CODE_SIZE] - rt->off[EMBER_V8_CODE_START] == 16 ?
 		       (__u32)cw[2] :
 		       (__u32)(cw[1] >> 32);
-	if (((flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff)) ==
-		    rt->off[EMBER_V8_KIND_BASELINE] ||
-	    f->ip < start || f->ip - start >= size || f->ip - start >= EMBER_RT_AUX_MAX)
-		return;
+	kind = (flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff);
+	if (kind < rt->off[EMBER_V8_KIND_BASELINE])
+		return true;
+	if (kind == rt->off[EMBER_V8_KIND_BASELINE] || f->ip < start || f->ip - start >= size ||
+	    f->ip - start >= EMBER_RT_AUX_MAX)
+		return false;
 	*word = EMBER_RT_WORD(EMBER_RT_V8, f->ip - start, code - 1);
+	return false;
 }
 
 /*
@@ -127,19 +135,14 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct e
 			     slot[0] - 1 + rt->off[EMBER_V8_JSFUNC_SHARED]) ||
 	    !uw_v8_is_obj(sfi))
 		return false;
-	if (builtins)
-		return uw_v8_interpreted(f, rt, env, sfi, word);
 	/*
-	 * Out of the builtins, the interpreter still runs in a copy of its entry
-	 * trampoline under --interpreted-frames-native-stack (and --perf-basic-prof's
-	 * users add it): the frame holds a BytecodeArray and its offset as the
-	 * builtins' do, where baseline frames hold the feedback vector (not a Smi)
-	 * and optimised code its spill slots.
+	 * In the binary's builtins, a frame that is not interpreted is a
+	 * builtin's own (named as native code); elsewhere, a function whose code
+	 * is a builtin but whose frame is not interpreted keeps its own word.
 	 */
-	if (uw_v8_interpreted(f, rt, env, sfi, word))
+	if (!builtins && !uw_v8_jit(f, rt, env, slot[0], sfi, word))
 		return true;
-	uw_v8_jit(f, rt, env, slot[0], sfi, word);
-	return true;
+	return uw_v8_interpreted(f, rt, env, sfi, word) || !builtins;
 }
 
 #endif /* EMBER_UWALK_V8_BPF_H */
