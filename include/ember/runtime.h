@@ -63,7 +63,7 @@ enum ember_py_off {
 	EMBER_PY_CODE_ADAPTIVE,		  /* PyCodeObject.co_code_adaptive: instruction 0 */
 	EMBER_PY_OFF_NR,
 };
-#define EMBER_RT_OFF_MAX 32
+#define EMBER_RT_OFF_MAX 40
 /* Words of a runtime's frame record the walk reads at once (the walk's environment holds them). */
 #define EMBER_RT_SCRATCH_WORDS 12
 #define EMBER_RT_OFF_NONE 0xffff
@@ -112,6 +112,13 @@ enum ember_v8_off {
 	EMBER_V8_DEOPT_SFI,	     /* index of the function's SharedFunctionInfo in it */
 	EMBER_V8_DEOPT_INLINING,     /* index of its inlined calls' positions (a ByteArray) */
 	EMBER_V8_SCOPE_FIRST_VARS,   /* ScopeInfo: slot of its first variable part */
+	/*
+	 * Trusted space's arrays (V8 12: code metadata moved there), laid out as
+	 * FixedArray and ByteArray; EMBER_RT_OFF_NONE before. A table or the
+	 * deoptimization data is either kind (12.3 moved one, 12.4 the other).
+	 */
+	EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY, /* TRUSTED_FIXED_ARRAY_TYPE */
+	EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY,  /* TRUSTED_BYTE_ARRAY_TYPE */
 	EMBER_V8_OFF_NR,
 };
 _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");

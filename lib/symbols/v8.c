@@ -31,6 +31,7 @@ enum v8d {
 	D_CODE_START,
 	D_CODE_SIZE,
 	D_CODE_FLAGS,
+	D_CODE_WRAPPER, /* V8 12: Code's wrapper, after its deoptimization data and positions */
 	D_KIND_MASK,
 	D_KIND_SHIFT,
 	D_KIND_BASELINE,
@@ -42,6 +43,8 @@ enum v8d {
 	D_T_SCOPE,
 	D_T_FA,
 	D_T_BA,
+	D_T_TFA, /* TrustedFixedArray (V8 12) */
+	D_T_TBA, /* TrustedByteArray (V8 12) */
 	D_SFI_NAME,
 	D_SFI_DATA,
 	D_SFI_SCRIPT,
@@ -49,6 +52,7 @@ enum v8d {
 	D_SCRIPT_SOURCE,
 	D_BCA_SPT,
 	D_BCA_DATA,
+	D_BCA_WRAPPER, /* V8 12: BytecodeArray's wrapper, before its source positions */
 	D_FA_LENGTH,
 	D_FA_DATA,
 	D_DEOPT_SFI,
@@ -105,6 +109,7 @@ static const struct {
 	{"v8dbg_class_Code__instruction_start__Address", D_CODE_START},
 	{"v8dbg_class_Code__instruction_size__int", D_CODE_SIZE},
 	{"v8dbg_class_Code__flags__uint32_t", D_CODE_FLAGS},
+	{"v8dbg_class_Code__wrapper__Tagged_CodeWrapper_", D_CODE_WRAPPER},
 	{"v8dbg_CodeKindFieldMask", D_KIND_MASK},
 	{"v8dbg_CodeKindFieldShift", D_KIND_SHIFT},
 	{"v8dbg_CodeKindBaseline", D_KIND_BASELINE},
@@ -116,6 +121,8 @@ static const struct {
 	{"v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE", D_T_SCOPE},
 	{"v8dbg_type_FixedArray__FIXED_ARRAY_TYPE", D_T_FA},
 	{"v8dbg_type_ByteArray__BYTE_ARRAY_TYPE", D_T_BA},
+	{"v8dbg_type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE", D_T_TFA},
+	{"v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE", D_T_TBA},
 	{"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object", D_SFI_NAME},
 	{"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_", D_SFI_NAME},
 	{"v8dbg_class_SharedFunctionInfo__function_data__Object", D_SFI_DATA},
@@ -127,6 +134,7 @@ static const struct {
 	{"v8dbg_class_Script__source__Object", D_SCRIPT_SOURCE},
 	{"v8dbg_class_BytecodeArray__source_position_table__Object", D_BCA_SPT},
 	{"v8dbg_class_BytecodeArray__data__uintptr_t", D_BCA_DATA},
+	{"v8dbg_class_BytecodeArray__wrapper__Tagged_BytecodeWrapper_", D_BCA_WRAPPER},
 	{"v8dbg_class_FixedArrayBase__length__SMI", D_FA_LENGTH},
 	{"v8dbg_class_FixedArray__data__uintptr_t", D_FA_DATA},
 	{"v8dbg_DeoptimizationDataSharedFunctionInfoIndex", D_DEOPT_SFI},
@@ -322,6 +330,11 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 			ver >= v8_ver(11, 7, 368) ? v[D_JSF_SHARED] - 8 : v[D_JSF_SHARED] + 24;
 		g->have[D_JSF_CODE] = true;
 	}
+	/* V8 12's Code: deoptimization data, position table, wrapper (its code.h) */
+	if (g->have[D_CODE_WRAPPER] && !g->have[D_CODE_SPT]) {
+		v[D_CODE_SPT] = v[D_CODE_WRAPPER] - 8;
+		g->have[D_CODE_SPT] = true;
+	}
 	if (g->have[D_CODE_SPT] && !g->have[D_CODE_DEOPT]) {
 		v[D_CODE_DEOPT] = v[D_CODE_SPT] - 8;
 		g->have[D_CODE_DEOPT] = true;
@@ -340,8 +353,8 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 		g->have[D_CODE_SIZE] = true;
 	}
 	if (!g->have[D_BCA_SPT]) {
-		v[D_BCA_SPT] =
-			V8_FA_LENGTH + 24; /* lost in 9.4: after the constant pool, handlers */
+		/* lost in 9.4: after the constant pool and handlers; V8 12: after the wrapper */
+		v[D_BCA_SPT] = g->have[D_BCA_WRAPPER] ? v[D_BCA_WRAPPER] + 8 : V8_FA_LENGTH + 24;
 		g->have[D_BCA_SPT] = true;
 	}
 	if (!g->have[D_SFI_DATA]) {
@@ -393,6 +406,14 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_DEOPT_INLINING, D_DEOPT_INL, 1},
 		{EMBER_V8_SCOPE_FIRST_VARS, D_SCOPE_FIRST, 1},
 	};
+	/* types that versions before V8 12 have none of: EMBER_RT_OFF_NONE there */
+	static const struct {
+		enum ember_v8_off o;
+		enum v8d d;
+	} opt[] = {
+		{EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY, D_T_TFA},
+		{EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY, D_T_TBA},
+	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
 		int64_t v = g->v[map[i].d] * map[i].sign;
@@ -400,6 +421,13 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		if (!g->have[map[i].d] || v < 0 || v >= EMBER_RT_OFF_NONE)
 			return false;
 		out->off[map[i].o] = (__u16)v;
+	}
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
+		if (!g->have[opt[i].d])
+			continue;
+		if (g->v[opt[i].d] < 0 || g->v[opt[i].d] >= EMBER_RT_OFF_NONE)
+			return false;
+		out->off[opt[i].o] = (__u16)g->v[opt[i].d];
 	}
 	if (g->v[D_KIND_MASK] <= 0 || g->v[D_KIND_MASK] > 0xff || g->v[D_KIND_SHIFT] < 0 ||
 	    g->v[D_KIND_SHIFT] > 31)
@@ -472,9 +500,14 @@ bool v8_detect(Elf *elf, struct ember_rt_proc *out)
 	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
 		out->off[i] = EMBER_RT_OFF_NONE;
 	derive(g, ver);
-	/* 11.1.204 made Code's instruction start a pointer: before, ember has no layout */
-	if (!g->have[D_VER_MAJOR] || ver < v8_ver(11, 1, 204) || !fixed_ok(g) ||
-	    !fill_off(g, out)) {
+	/*
+	 * 11.1.204 made Code's instruction start a pointer: before, ember has no
+	 * layout. 12.5 made the deoptimization data a ProtectedFixedArray holding a
+	 * SharedFunctionInfoWrapper, not the function (V8's deoptimization-data.h):
+	 * from there on, none either. Node 20 (11.3) and 22 (12.4) are checked.
+	 */
+	if (!g->have[D_VER_MAJOR] || ver < v8_ver(11, 1, 204) || ver >= v8_ver(12, 5, 0) ||
+	    !fixed_ok(g) || !fill_off(g, out)) {
 		out->flags |= EMBER_RT_F_UNSUPPORTED;
 		free(g);
 		return true;
@@ -662,7 +695,18 @@ static uint32_t line_of(struct v8_ctx *c, uint64_t src, uint32_t pos)
 	return s.newlines + 1;
 }
 
-/* A ByteArray's bytes (tagged t, of type BYTE_ARRAY), malloc'd into *buf: its length, or -1. */
+/*
+ * Whether type is an array's of kind plain or of its trusted twin (V8 12),
+ * which is laid out alike: a length (a Smi), then the elements.
+ */
+static bool array_type(const struct v8_ctx *c, uint16_t type, enum ember_v8_off plain,
+		       enum ember_v8_off trusted)
+{
+	return type == c->rt->off[plain] ||
+	       (c->rt->off[trusted] != EMBER_RT_OFF_NONE && type == c->rt->off[trusted]);
+}
+
+/* A ByteArray's bytes (tagged t, trusted or not), malloc'd into *buf: its length, or -1. */
 static int64_t byte_array(struct v8_ctx *c, uint64_t t, uint8_t **buf)
 {
 	uint64_t lw;
@@ -670,7 +714,8 @@ static int64_t byte_array(struct v8_ctx *c, uint64_t t, uint8_t **buf)
 	int32_t n;
 
 	*buf = NULL;
-	if (!obj_type(c, t, &type) || type != c->rt->off[EMBER_V8_TYPE_BYTE_ARRAY] ||
+	if (!obj_type(c, t, &type) ||
+	    !array_type(c, type, EMBER_V8_TYPE_BYTE_ARRAY, EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY) ||
 	    !rd64(c, t - 1 + V8_FA_LENGTH, &lw) || !is_smi(lw))
 		return -1;
 	n = smi(lw);
@@ -753,13 +798,14 @@ static uint32_t pos_inlining_id(uint64_t pos)
 /* Inlined calls followed out to the function's own position. */
 #define V8_INLINING_DEPTH 16
 
-/* Element idx of FixedArray t (of type FIXED_ARRAY) into *v. */
+/* Element idx of FixedArray t (trusted or not) into *v. */
 static bool fixed_elem(struct v8_ctx *c, uint64_t t, uint32_t idx, uint64_t *v)
 {
 	uint64_t lw;
 	uint16_t type;
 
-	return obj_type(c, t, &type) && type == c->rt->off[EMBER_V8_TYPE_FIXED_ARRAY] &&
+	return obj_type(c, t, &type) &&
+	       array_type(c, type, EMBER_V8_TYPE_FIXED_ARRAY, EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY) &&
 	       rd64(c, t - 1 + V8_FA_LENGTH, &lw) && is_smi(lw) && smi(lw) > 0 &&
 	       idx < (uint32_t)smi(lw) && rd64(c, t - 1 + V8_FA_DATA + 8ull * idx, v);
 }

@@ -42,6 +42,8 @@ static void layout(struct ember_rt_proc *rt)
 	rt->kind = EMBER_RT_V8;
 	rt->version = 11 << 16 | 3 << 8 | 0xff;
 	memcpy(rt->off, off, sizeof(off));
+	rt->off[EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY] = EMBER_RT_OFF_NONE; /* Node 20: none */
+	rt->off[EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY] = EMBER_RT_OFF_NONE;
 }
 
 static void check_name(const struct rt_name *n)
