@@ -362,6 +362,15 @@ static __always_inline void add_count(void *counts, const struct ember_cpu_key *
 	metric_inc(EMBER_CPU_M_COUNTED);
 }
 
+/* Adds n to the folded stack key in the counts map of generation gen: counts0 or counts1. */
+static __always_inline void add_count_gen(const struct ember_cpu_key *key, __u64 n, __u32 gen)
+{
+	if ((gen & 1) == 0)
+		add_count(&counts0, key, n);
+	else
+		add_count(&counts1, key, n);
+}
+
 /* Reports the first sample of a process: note_process_m() for the cpu metrics. */
 static __always_inline void note_process(__u32 tgid)
 {
@@ -641,10 +650,7 @@ static __always_inline void fold(void *ctx, const struct fold_event *ev)
 		if (lost)
 			key.flags |= EMBER_KEY_KSTACK_LOST;
 	}
-	if ((gen & 1) == 0)
-		add_count(&counts0, &key, ev->n);
-	else
-		add_count(&counts1, &key, ev->n);
+	add_count_gen(&key, ev->n, gen);
 }
 
 #endif /* EMBER_FOLD_BPF_H */

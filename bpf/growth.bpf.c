@@ -114,10 +114,7 @@ static __always_inline void fold_startup(__u32 tgid, __u32 flags, __u64 n)
 	if (fold_dropped(tgid))
 		return;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	if ((active_buf & 1) == 0)
-		add_count(&counts0, &key, n);
-	else
-		add_count(&counts1, &key, n);
+	add_count_gen(&key, n, active_buf);
 }
 
 SEC("perf_event")
