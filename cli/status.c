@@ -892,59 +892,69 @@ static void prom_allocs(const struct ember_status *st)
 }
 
 /*
- * Off-CPU profiling's run-queue latency per application (the status file's runq
- * lines): the mean wait for a CPU in the last interval. An application whose
- * name escapes like an earlier one's is left out (a series appears once).
+ * Writes application i's value of a per-application gauge into val and
+ * returns the application's name; NULL: it has none this interval (no series).
  */
-static void prom_runq(const struct ember_status *st)
-{
-	static const char name[] = "ember_last_interval_run_queue_latency_seconds";
-	char esc[256], prev[256];
-
-	family(name, "gauge",
-	       "Mean time the application's threads waited for a CPU once runnable, in the "
-	       "last interval (off-CPU profiling).");
-	for (size_t i = 0; i < st->n_runq && i < STATUSFILE_MAX_RUNQ; i++) {
-		const struct status_runq *r = &st->runq[i];
-		bool dup = false;
-
-		if (!r->waits)
-			continue;
-		escape_value(r->app, esc, sizeof(esc));
-		for (size_t j = 0; j < i && !dup; j++) {
-			escape_value(st->runq[j].app, prev, sizeof(prev));
-			dup = st->runq[j].waits && !strcmp(esc, prev);
-		}
-		if (!dup)
-			printf("%s{app=\"%s\"} %.9g\n", name, esc,
-			       (double)r->ns / r->waits / NS_PER_SEC);
-	}
-}
+typedef const char *(*app_value_fn)(const struct ember_status *st, size_t i, char *val, size_t len);
 
 /*
- * Memory growth in processes' first growth_min_age per application (the status
- * file's startup lines), in the last interval; an application whose name
- * escapes like an earlier one's is left out (a series appears once).
+ * One gauge with a series per application of the status file's n entries. An
+ * application whose name escapes like an earlier one's is left out (a series
+ * appears once).
  */
-static void prom_startup(const struct ember_status *st)
+static void prom_per_app(const struct ember_status *st, size_t n, const char *name,
+			 const char *help, app_value_fn value)
 {
-	static const char name[] = "ember_last_interval_startup_growth_bytes";
-	char esc[256], prev[256];
+	char esc[256], prev[256], val[64], other[64];
+	const char *app, *earlier;
 
-	family(name, "gauge",
-	       "Resident memory growth of the application's processes in their first "
-	       "growth_min_age, counted without a stack, in the last interval.");
-	for (size_t i = 0; i < st->n_startup && i < STATUSFILE_MAX_RUNQ; i++) {
+	family(name, "gauge", help);
+	for (size_t i = 0; i < n && i < STATUSFILE_MAX_RUNQ; i++) {
 		bool dup = false;
 
-		escape_value(st->startup[i].app, esc, sizeof(esc));
+		if (!(app = value(st, i, val, sizeof(val))))
+			continue;
+		escape_value(app, esc, sizeof(esc));
 		for (size_t j = 0; j < i && !dup; j++) {
-			escape_value(st->startup[j].app, prev, sizeof(prev));
+			if (!(earlier = value(st, j, other, sizeof(other))))
+				continue;
+			escape_value(earlier, prev, sizeof(prev));
 			dup = !strcmp(esc, prev);
 		}
 		if (!dup)
-			printf("%s{app=\"%s\"} %" PRIu64 "\n", name, esc, st->startup[i].bytes);
+			printf("%s{app=\"%s\"} %s\n", name, esc, val);
 	}
+}
+
+/* Off-CPU's mean run-queue wait of application i (the status file's runq lines). */
+static const char *runq_latency(const struct ember_status *st, size_t i, char *val, size_t len)
+{
+	const struct status_runq *r = &st->runq[i];
+
+	if (!r->waits)
+		return NULL;
+	snprintf(val, len, "%.9g", (double)r->ns / r->waits / NS_PER_SEC);
+	return r->app;
+}
+
+/* Memory growth of application i's start-ups (the status file's startup lines). */
+static const char *startup_bytes(const struct ember_status *st, size_t i, char *val, size_t len)
+{
+	snprintf(val, len, "%" PRIu64, st->startup[i].bytes);
+	return st->startup[i].app;
+}
+
+/* The gauges per application: run-queue latency and start-up growth. */
+static void prom_apps(const struct ember_status *st)
+{
+	prom_per_app(st, st->n_runq, "ember_last_interval_run_queue_latency_seconds",
+		     "Mean time the application's threads waited for a CPU once runnable, in the "
+		     "last interval (off-CPU profiling).",
+		     runq_latency);
+	prom_per_app(st, st->n_startup, "ember_last_interval_startup_growth_bytes",
+		     "Resident memory growth of the application's processes in their first "
+		     "growth_min_age, counted without a stack, in the last interval.",
+		     startup_bytes);
 }
 
 static void prom_daemon(const struct daemon_view *v)
@@ -1013,8 +1023,7 @@ static void prom_daemon(const struct daemon_view *v)
 	prom_memory(st);
 	prom_allocs(st);
 	prom_refused(st);
-	prom_runq(st);
-	prom_startup(st);
+	prom_apps(st);
 	prom_offcpu(st);
 	if (!st->collector.configured)
 		return;
