@@ -36,30 +36,7 @@ bench_emberd_setup
 need cc "install gcc: the reader of the programs' verifier counts is compiled here"
 [ -z "$BASE" ] || [ -x "$BASE" ] || die "-b: no emberd at $BASE"
 
-# prints "NAME VERIFIED_INSNS XLATED_BYTES JITED_BYTES" of each BPF program id given
-cat >"$T/proginfo.c" <<'EOF2'
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
-int main(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		struct bpf_prog_info info = {0};
-		__u32 len = sizeof(info);
-		int fd = bpf_prog_get_fd_by_id((__u32)strtoul(argv[i], NULL, 10));
-
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-			printf("%s %u %u %u\n", info.name, info.verified_insns, info.xlated_prog_len,
-			       info.jited_prog_len);
-		close(fd);
-	}
-	return 0;
-}
-EOF2
-cc -O2 -o "$T/proginfo" "$T/proginfo.c" -lbpf || die "cannot build the reader (libbpf-dev?)"
+cc -O2 -o "$T/proginfo" "$HERE/proginfo.c" -lbpf || die "cannot build the reader (libbpf-dev?)"
 printf '[daemon]\noffcpu = on\n' >"$T/offcpu.conf"
 : >"$T/empty.conf"
 
