@@ -22,6 +22,7 @@ PKGS=(
 	chromium		# flame graphs opened headless (tests/integration/flamegraph_browser.sh)
 	# benchmarks (peers)
 	linux-perf bpftrace
+	libseccomp-dev		# bench/memlock_ok.c: starts the OpenTelemetry profiler (bench/peer.sh)
 )
 
 missing=()
