@@ -23,8 +23,7 @@
 # adds nothing; "loop" adds issue 46's command loop: python3 -c, gcc -c and
 # git --version one after the other, 0.3 s apart (~8 new processes a second).
 # The peer is bpftrace's `profile:hz:HZ` keeping user and kernel stacks in a
-# map (named at exit): the OpenTelemetry profiler does not start where the hard
-# RLIMIT_MEMLOCK is 8 MiB and cannot be raised, as on the machines measured so far.
+# map (named at exit); the OpenTelemetry profiler is measured by bench/peer.sh.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +38,7 @@ EMBERD2=
 REPORT=
 RAWOUT=
 
-usage() { sed -n '11,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '11,26p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=cost
 . "$HERE/lib.sh"
 while getopts 'w:d:r:z:e:b:p:o:k:h' opt; do
