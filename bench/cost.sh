@@ -4,8 +4,9 @@
 # come and go, next to a peer measured in the same run: the CPU of the
 # profiler's threads and of its BPF programs, its RSS and BPF map memory, and,
 # so that figures compare across machines, its system calls, bpf() calls and
-# page faults per 10 s interval; then the cost of one new process. Start-up
-# CPU and the instructions the verifier went through are printed per emberd run.
+# page faults per 10 s interval, the CPU per process forked on the host and the
+# unwind tables emberd built (from its -v log); then the cost of one new process.
+# Start-up CPU and the instructions the verifier went through are printed per emberd run.
 # It prints figures and ratios; it never asserts on timings.
 #
 # usage: bench/cost.sh [-w WARMUP] [-d WINDOW] [-r REPEATS] [-z HZ] [-e EMBERD]
@@ -41,17 +42,16 @@ RAWOUT=
 usage() { sed -n '11,26p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=cost
 . "$HERE/lib.sh"
-while getopts 'w:d:r:z:e:b:p:o:k:h' opt; do
-	bench_opt "$opt" "${OPTARG:-}" && continue
-	case $opt in
-	w) WARMUP=$OPTARG ;;
-	z) HZ=$OPTARG ;;
-	b) EMBERD2=$OPTARG ;;
-	p) PEERS=$OPTARG ;;
-	h) usage 0 ;;
-	*) usage ;;
+cost_opt() {
+	case $1 in
+	w) WARMUP=$2 ;;
+	z) HZ=$2 ;;
+	b) EMBERD2=$2 ;;
+	p) PEERS=$2 ;;
+	*) return 1 ;;
 	esac
-done
+}
+bench_getopts 'w:d:r:z:e:b:p:o:k:h' cost_opt "$@"
 bench_check_counts
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "-w wants whole seconds"
 [[ $HZ =~ ^[0-9]+$ && $HZ -ge 1 && $HZ -le 999 ]] || die "-z wants 1..999"
@@ -134,11 +134,30 @@ map_bytes() {
 }
 # processes forked on the host since boot
 forks() { awk '/^processes/ { print $2 }' /proc/stat; }
+# "BUILT MS" of the unwind tables emberd (-v) built since its start, as its last interval
+# logged them (0 0 for another profiler)
+builds() {
+	awk '/unwinder since the start: [0-9]+ tables built in/ {
+		for (i = 1; i < NF; i++) if ($i == "built" && $(i + 1) == "in") { b = $(i - 2); ms = $(i + 2) }
+	} END { print b + 0, ms + 0 }' "$T/log.$1" 2>/dev/null || echo 0 0
+}
 
 # --- one run ----------------------------------------------------------------------
+# ready PROFILER WORD: waits (at most 60 s) until PROFILER (PID) logs WORD, as it does once
+# it samples; dies if it exits first or never does
+ready() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q "$2" "$T/log.$1" && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	die "$1 did not start: $(tail -3 "$T/log.$1")"
+}
+
 # start PROFILER: sets PID (the profiler) and waits until it samples
 start() {
-	local log=$T/log.$1 i
+	local log=$T/log.$1
 	case $1 in
 	emberd | emberd-b)
 		local bin=$EMBERD
@@ -147,29 +166,19 @@ start() {
 		"$bin" -v --hz "$HZ" --data-dir "$T/data" --runtime-dir "$T/run" >"$log" 2>&1 &
 		PID=$!
 		EPID=$PID
-		for ((i = 0; i < 600; i++)); do
-			grep -q 'sampling' "$log" && return 0
-			kill -0 "$PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		die "$1 did not start: $(tail -3 "$log")"
+		ready "$1" sampling
 		;;
 	bpftrace)
 		bpftrace -e "profile:hz:$HZ { @[ustack, kstack, comm, pid] = count(); }" >"$log" 2>&1 &
 		PID=$!
-		for ((i = 0; i < 600; i++)); do
-			grep -q 'Attaching' "$log" && return 0
-			kill -0 "$PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		die "bpftrace did not start: $(tail -3 "$log")"
+		ready "$1" Attaching
 		;;
 	esac
 }
 
 # run REP SCENARIO PROFILER: one measured run, one raw row
 run() {
-	local rep=$1 scen=$2 prof=$3 c0 c1 b0 b1 f0 f1 k0 k1 st rss mb sys bpfc verified
+	local rep=$1 scen=$2 prof=$3 c0 c1 b0 b1 f0 f1 k0 k1 st rss mb sys bpfc verified t0 t1 m0 m1
 	[ "$scen" = quiet ] || { "$T/loop.sh" >/dev/null 2>&1 & LOOP=$!; }
 	start "$prof"
 	st=$(cpu_ns "$PID")
@@ -180,12 +189,14 @@ run() {
 	read -r _ _ b0 _ <<<"$(bpf_stats "$PID")"
 	f0=$(faults "$PID")
 	k0=$(forks)
+	read -r t0 m0 <<<"$(builds "$prof")"
 	perf stat -x, -e raw_syscalls:sys_enter,syscalls:sys_enter_bpf -p "$PID" -o "$T/pstat" \
 		-- sleep "$DURATION" 2>/dev/null
 	c1=$(cpu_ns "$PID")
 	read -r _ _ b1 _ <<<"$(bpf_stats "$PID")"
 	f1=$(faults "$PID")
 	k1=$(forks)
+	read -r t1 m1 <<<"$(builds "$prof")"
 	rss=$(rss_kib "$PID")
 	mb=$(map_bytes "$PID")
 	sys=$(awk -F, '$3 == "raw_syscalls:sys_enter" { print $1 }' "$T/pstat")
@@ -199,10 +210,11 @@ run() {
 		sed 's/.*debug: bpf //' >"$T/verified.$prof" || true
 	stop_load
 	# rep scenario profiler proc_ns bpf_ns window_s rss_kib map_bytes syscalls bpf_calls
-	# faults forks start_ns verified
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$scen" "$prof" \
-		$((c1 - c0)) $((b1 - b0)) "$DURATION" "$rss" "$mb" "${sys:-0}" "${bpfc:-0}" \
-		$((f1 - f0)) $((k1 - k0)) "$st" "$verified" >>"$T/raw"
+	# faults forks start_ns verified tables_built build_ms
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$scen" \
+		"$prof" $((c1 - c0)) $((b1 - b0)) "$DURATION" "$rss" "$mb" "${sys:-0}" "${bpfc:-0}" \
+		$((f1 - f0)) $((k1 - k0)) "$st" "$verified" $((t1 - t0)) "$(awk -v a="$m0" -v b="$m1" \
+		'BEGIN { print b - a }')" >>"$T/raw"
 	log "run $rep $scen $prof: process $(((c1 - c0) / 1000000)) ms, BPF $(((b1 - b0) / 1000000)) ms"
 }
 
@@ -232,21 +244,25 @@ med() {
 PCT_PROC='$4 / (w * 1e7)'
 PCT_BPF='$5 / (w * 1e7)'
 PCT_ALL='($4 + $5) / (w * 1e7)'
+PER_FORK='($4 + $5) / ($12 > 0 ? $12 : 1) / 1e3'
 {
 	echo "kernel $(uname -r), $(nproc) CPUs, $HZ Hz, ${WARMUP} s warm-up, ${DURATION} s windows," \
 		"$REPEAT interleaved runs; medians (min-max). Two CPU-bound processes throughout."
 	echo
 	echo "| host | profiler | process % of one CPU | BPF % | total % | RSS MB | BPF maps MiB |" \
-		"syscalls / 10 s | bpf() / 10 s | faults / 10 s | host forks / s |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+		"syscalls / 10 s | bpf() / 10 s | faults / 10 s | host forks / s | us / host fork |" \
+		"tables built / 10 s | their build % |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	for scen in quiet loop; do
 		for prof in $PROFILERS; do
-			printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$scen" "$prof" \
-				"$(med $scen $prof "$PCT_PROC" %.3f)" "$(med $scen $prof "$PCT_BPF" %.3f)" \
-				"$(med $scen $prof "$PCT_ALL" %.3f)" \
+			printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+				"$scen" "$prof" "$(med $scen $prof "$PCT_PROC" %.3f)" \
+				"$(med $scen $prof "$PCT_BPF" %.3f)" "$(med $scen $prof "$PCT_ALL" %.3f)" \
 				"$(med $scen $prof '$7 / 1024' %.1f)" "$(med $scen $prof '$8 / 1048576' %.1f)" \
 				"$(med $scen $prof '$9 * 10 / w' %.0f)" "$(med $scen $prof '$10 * 10 / w' %.0f)" \
-				"$(med $scen $prof '$11 * 10 / w' %.0f)" "$(med $scen $prof '$12 / w' %.1f)"
+				"$(med $scen $prof '$11 * 10 / w' %.0f)" "$(med $scen $prof '$12 / w' %.1f)" \
+				"$(med $scen $prof "$PER_FORK" %.0f)" "$(med $scen $prof '$15 * 10 / w' %.1f)" \
+				"$(med $scen $prof '$16 / (w * 1e4)' %.3f)"
 		done
 	done
 	echo

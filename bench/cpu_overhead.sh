@@ -40,15 +40,14 @@ RAWOUT=
 usage() { sed -n '11,27p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=cpu_overhead
 . "$HERE/lib.sh"
-while getopts 'd:r:c:i:e:o:k:h' opt; do
-	bench_opt "$opt" "${OPTARG:-}" && continue
-	case $opt in
-	c) CONFIGS=$OPTARG ;;
-	i) INTERVAL=$OPTARG ;;
-	h) usage 0 ;;
-	*) usage ;;
+overhead_opt() {
+	case $1 in
+	c) CONFIGS=$2 ;;
+	i) INTERVAL=$2 ;;
+	*) return 1 ;;
 	esac
-done
+}
+bench_getopts 'd:r:c:i:e:o:k:h' overhead_opt "$@"
 bench_check_counts
 
 # --- prerequisites ----------------------------------------------------------------

@@ -20,6 +20,21 @@ bench_opt() {
 	esac
 }
 
+# bench_getopts SPEC OWN ARGS...: parses a benchmark's command line by getopts SPEC: the
+# options every benchmark takes (bench_opt), -h (usage 0), and the script's own through
+# OWN OPT ARG, which returns 1 for an option it does not take (usage)
+bench_getopts() {
+	local spec=$1 own=$2 opt OPTARG OPTIND=1
+	shift 2
+	while getopts "$spec" opt; do
+		bench_opt "$opt" "${OPTARG:-}" && continue
+		case $opt in
+		h) usage 0 ;;
+		*) "$own" "$opt" "${OPTARG:-}" || usage ;;
+		esac
+	done
+}
+
 # bench_check_counts: -d and -r are whole numbers in range
 bench_check_counts() {
 	[[ $DURATION =~ ^[0-9]+$ && $DURATION -ge 2 ]] || die "-d wants whole seconds >= 2, not '$DURATION'"
