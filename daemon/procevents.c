@@ -71,7 +71,10 @@ static bool slot_take(pid_t *table, pid_t pid)
 	return true;
 }
 
-/* Arms the timer for the earliest entry still queued (disarms it if none). */
+/*
+ * Arms the timer for the earliest entry still queued (disarms it if none);
+ * no system call when it is armed for that already (a push of a later one).
+ */
 static void recapture_arm(struct daemon *d)
 {
 	struct recapture *r = &d->recap;
@@ -83,6 +86,9 @@ static void recapture_arm(struct daemon *d)
 		if (r->q[k].pid && r->q[k].due_ns < due)
 			due = r->q[k].due_ns;
 	}
+	if (due == r->armed_ns)
+		return;
+	r->armed_ns = due;
 	if (due != INT64_MAX) {
 		wait = due - mono_ns();
 		if (wait < 1000)
@@ -206,8 +212,12 @@ int procevents_recapture_due(struct daemon *d)
 	int64_t now = mono_ns();
 	uint64_t ticks;
 
-	if (read(d->ev[EV_RECAPTURE].fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-		return 0;
+	if (read(d->ev[EV_RECAPTURE].fd, &ticks, sizeof(ticks)) < 0) {
+		if (errno != EAGAIN)
+			return 0;
+	} else {
+		r->armed_ns = 0; /* expired: armed for nothing now */
+	}
 	/* in order of arrival, but every one due: delays of 20 and 250 ms interleave */
 	for (size_t i = 0; i < r->n; i++) {
 		size_t k = (r->head + i) % RECAPTURE_MAX;

@@ -37,6 +37,8 @@ struct recapture {
 					   what a recapture need not stat again */
 	} q[RECAPTURE_MAX];
 	size_t head, n;
+	/* the due the timer is armed for (INT64_MAX: disarmed; 0: not known) */
+	int64_t armed_ns;
 	uint64_t dropped; /* queue full: captured once only */
 	struct {
 		pid_t pid;
