@@ -262,7 +262,7 @@ PER_FORK='($4 + $5) / ($12 > 0 ? $12 : 1) / 1e3'
 				"$(med $scen $prof '$9 * 10 / w' %.0f)" "$(med $scen $prof '$10 * 10 / w' %.0f)" \
 				"$(med $scen $prof '$11 * 10 / w' %.0f)" "$(med $scen $prof '$12 / w' %.1f)" \
 				"$(med $scen $prof "$PER_FORK" %.0f)" "$(med $scen $prof '$15 * 10 / w' %.1f)" \
-				"$(med $scen $prof '$16 / (w * 1e4)' %.3f)"
+				"$(med $scen $prof '$16 / (w * 10)' %.2f)"
 		done
 	done
 	echo
