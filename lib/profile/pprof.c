@@ -143,6 +143,9 @@ struct pprof_builder *pprof_builder_new(const struct pprof_meta *meta)
 			goto err_free;
 		b->meta.default_sample_type = b->strs[d];
 	}
+	b->meta.comment = NULL; /* the caller's: kept as the builder's own comment */
+	if (meta->comment && pprof_add_comment(b, meta->comment))
+		goto err_free;
 	for (i = 0; i < meta->n_sample_types; i++) {
 		if (intern_type(b, &b->meta.sample_types[i]))
 			goto err_free;
@@ -153,6 +156,20 @@ err_free:
 	pprof_builder_free(b);
 	errno = ENOMEM;
 	return NULL;
+}
+
+int pprof_add_comment(struct pprof_builder *b, const char *s)
+{
+	uint32_t c;
+
+	if (intern(b, s, &c))
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n_comments; i++)
+		if (b->comments[i] == c)
+			return 0;
+	if (b->n_comments < PPROF_MAX_COMMENTS)
+		b->comments[b->n_comments++] = c;
+	return 0;
 }
 
 void pprof_builder_free(struct pprof_builder *b)

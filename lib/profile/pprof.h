@@ -32,6 +32,7 @@ struct pprof_meta {
 	int64_t time_nanos;
 	int64_t duration_nanos;
 	const char *default_sample_type; /* NULL: none (readers take the last type) */
+	const char *comment;		 /* a line for the reader (Profile.comment); NULL: none */
 };
 
 /*
@@ -62,12 +63,17 @@ struct pprof_label {
 
 struct pprof_builder;
 
+/* Distinct comments a builder keeps (a merge adds its profiles'); past it they are left out. */
+#define PPROF_MAX_COMMENTS 8
+
 struct pprof_builder *pprof_builder_new(const struct pprof_meta *meta);
 void pprof_builder_free(struct pprof_builder *b);
 /* A builder with p's sample types and period: what merging p (and its kind) needs.
  * NULL with errno set: E2BIG for more than PPROF_MAX_SAMPLE_TYPES, ENOMEM. */
 struct pprof_builder *pprof_builder_like(const pprof_profile *p);
 const struct pprof_meta *pprof_builder_meta(const struct pprof_builder *b);
+/* Adds a comment (Profile.comment), once however often added. 0 or -ENOMEM. */
+int pprof_add_comment(struct pprof_builder *b, const char *s);
 void pprof_builder_set_time(struct pprof_builder *b, int64_t time_nanos, int64_t duration_nanos);
 
 /* Interning; each returns an id >= 1, or 0 with errno set (ENOMEM). */

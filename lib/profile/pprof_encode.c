@@ -23,6 +23,7 @@ struct enc {
 	Perftools__Profiles__Line *lines, **linep;
 	Perftools__Profiles__Sample *samples, **samplep;
 	Perftools__Profiles__Label *labels, **labelp;
+	int64_t comments[PPROF_MAX_COMMENTS]; /* string indexes */
 };
 
 /* n copies of the initialized message tmpl (sz bytes), and an array pointing at each. */
@@ -119,6 +120,10 @@ static void enc_header(struct enc *e, const struct pprof_builder *b, pprof_profi
 		p->default_sample_type = str_index(b, m->default_sample_type);
 	p->time_nanos = m->time_nanos;
 	p->duration_nanos = m->duration_nanos;
+	for (i = 0; i < b->n_comments; i++)
+		e->comments[i] = b->comments[i];
+	p->n_comment = b->n_comments;
+	p->comment = b->n_comments ? e->comments : NULL;
 	p->n_string_table = b->n_strs;
 	p->string_table = b->strs;
 }

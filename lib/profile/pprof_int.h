@@ -75,6 +75,8 @@ struct pprof_builder {
 	size_t n_ids, cap_ids;
 	struct ilabel *labels; /* pool: labels of samples */
 	size_t n_labels, cap_labels;
+	uint32_t comments[PPROF_MAX_COMMENTS]; /* distinct, as string indexes */
+	size_t n_comments;
 };
 
 /* Line j of a location, 0 when it has none. */

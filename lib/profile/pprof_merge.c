@@ -213,6 +213,9 @@ int pprof_merge(struct pprof_builder *b, const pprof_profile *p, const struct pp
 		if (pprof_sample_wanted(p, p->sample[i], f))
 			ret = merge_sample(&m, p->sample[i]);
 	}
+	for (i = 0; !ret && i < p->n_comment; i++)
+		if (p->comment[i] > 0 && (size_t)p->comment[i] < p->n_string_table)
+			ret = pprof_add_comment(b, p->string_table[p->comment[i]]);
 	if (!ret)
 		merge_time(b, p);
 	free(m.map_ids);

@@ -883,6 +883,45 @@ START_TEST(test_merge_sum)
 }
 END_TEST
 
+/* Comments: written as given, kept once each through a merge, at most PPROF_MAX_COMMENTS. */
+START_TEST(test_comments)
+{
+	struct pprof_meta m = cpu_meta;
+	struct pprof_builder *b, *all = new_cpu();
+	pprof_profile *out, *again;
+	char text[32];
+
+	m.comment = "duty 1/4";
+	b = pprof_builder_new(&m);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pprof_add_comment(b, "duty 1/8"), 0);
+	ck_assert_int_eq(pprof_add_comment(b, "duty 1/4"), 0);
+	out = round_trip(b);
+	ck_assert_uint_eq(out->n_comment, 2);
+	ck_assert_str_eq(out->string_table[out->comment[0]], "duty 1/4");
+	ck_assert_str_eq(out->string_table[out->comment[1]], "duty 1/8");
+	ck_assert_int_eq(pprof_merge(all, out, NULL), 0);
+	ck_assert_int_eq(pprof_merge(all, out, NULL), 0);
+	for (int i = 0; i < PPROF_MAX_COMMENTS + 2; i++) {
+		snprintf(text, sizeof(text), "c%d", i);
+		ck_assert_int_eq(pprof_add_comment(all, text), 0);
+	}
+	again = round_trip(all);
+	ck_assert_uint_eq(again->n_comment, PPROF_MAX_COMMENTS);
+	ck_assert_str_eq(again->string_table[again->comment[1]], "duty 1/8");
+	/* without any: none written */
+	pprof_profile_free(out);
+	pprof_builder_free(b);
+	b = new_cpu();
+	out = round_trip(b);
+	ck_assert_uint_eq(out->n_comment, 0);
+	pprof_profile_free(out);
+	pprof_profile_free(again);
+	pprof_builder_free(b);
+	pprof_builder_free(all);
+}
+END_TEST
+
 START_TEST(test_merge_pid)
 {
 	pprof_profile *one = profile_one(), *two = profile_two(), *out;
@@ -1216,6 +1255,7 @@ Suite *pprof_suite(void)
 	tcase_add_test(merge, test_merge_identity);
 	tcase_add_test(merge, test_merge_types);
 	tcase_add_test(merge, test_merge_time);
+	tcase_add_test(merge, test_comments);
 	tcase_add_test(merge, test_merge_name_unnamed);
 	suite_add_tcase(s, build);
 	suite_add_tcase(s, dec);
