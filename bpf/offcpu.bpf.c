@@ -97,6 +97,9 @@ struct offcpu_task {
 /* The last wait id given to a copy in the deferred ring (0: none). */
 __u64 defer_seq;
 
+/* The duty cycle cpu_budget sets, written by the daemon at any time (daemon/offcpu.c). */
+struct ember_offcpu_duty duty;
+
 /*
  * Per slot of thread ids (the id modulo OPEN_SLOTS), kept in the program's
  * global data: how many of its threads have a sampled interval open, and the
@@ -211,15 +214,18 @@ struct {
 	__type(value, struct cpu_sampling);
 } cpu_sampling SEC(".maps");
 
-/* Takes one walk from the CPU's budget: false when it is spent. */
-static __always_inline bool take_budget(struct cpu_sampling *c, __u64 now, __u64 hz)
+/*
+ * Takes one walk from the CPU's budget of rate a second (cpu_walks_per_sec,
+ * over the duty cycle's 2^shift): false when it is spent.
+ */
+static __always_inline bool take_budget(struct cpu_sampling *c, __u64 now, __u64 hz, __u32 rate)
 {
-	__u64 cap = (__u64)cpu_walks_per_sec * hz;
+	__u64 cap = (__u64)rate * hz;
 
-	if (!cpu_walks_per_sec)
+	if (!rate)
 		return false;
 	if (now != c->at) {
-		__u64 add = now - c->at < hz ? (now - c->at) * cpu_walks_per_sec : cap;
+		__u64 add = now - c->at < hz ? (now - c->at) * rate : cap;
 
 		c->tokens = add > cap - c->tokens ? cap : c->tokens + add;
 		c->at = now;
@@ -286,20 +292,20 @@ static __always_inline void draw_gap(struct cpu_sampling *c, __u32 p)
  * law of a 1-in-period draw at each switch-out, with one random number per
  * sampled switch-out instead of one per switch-out.
  */
-static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now)
+static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now, __u32 shift)
 {
 	__u64 hz = CONFIG_HZ ? CONFIG_HZ : 250;
 	struct cpu_sampling *c;
 	__u32 zero = 0, period, weight;
 
-	if (forced_ms && (__u64)((__u32)now - last_walk) * 1000 >= forced_ms * hz) {
+	if (forced_ms && (__u64)((__u32)now - last_walk) * 1000 >= (forced_ms << shift) * hz) {
 		metric_inc(EMBER_OFFCPU_M_FORCED);
 		return 1;
 	}
 	c = bpf_map_lookup_elem(&cpu_sampling, &zero);
 	if (!c)
 		return 0;
-	if (take_budget(c, now, hz)) {
+	if (take_budget(c, now, hz, cpu_walks_per_sec >> shift)) {
 		metric_inc(EMBER_OFFCPU_M_FORCED);
 		return 1;
 	}
@@ -594,7 +600,7 @@ static __always_inline void store_active(__u64 h)
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       __u32 state)
 {
-	__u32 tgid, reason, weight;
+	__u32 tgid, reason, weight, shift;
 	const struct ember_unwind_proc *proc;
 	struct offcpu_task *s = NULL;
 	struct ember_uregs regs;
@@ -622,7 +628,20 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			__sync_fetch_and_add(&open_waits[slot], -1);
 		}
 	}
-	weight = sample_weight(walked_at[slot], now);
+	/*
+	 * The duty cycle: outside its window no new wait is sampled (those open
+	 * still end above and at their switch-in), inside every weight is 2^shift
+	 * times more. The window's offset is uniform and drawn apart from the
+	 * workload, so a switch-out is in it with probability 1/2^shift whatever
+	 * came before, and the weighed sums stay unbiased.
+	 */
+	shift = duty.shift;
+	if (shift > EMBER_OFFCPU_DUTY_SHIFT_MAX)
+		shift = EMBER_OFFCPU_DUTY_SHIFT_MAX;
+	if (shift && (((__u32)now - duty.offset) & (EMBER_OFFCPU_DUTY_CYCLE - 1)) >=
+			     (EMBER_OFFCPU_DUTY_CYCLE >> shift))
+		return;
+	weight = sample_weight(walked_at[slot], now, shift) << shift;
 	if (!weight)
 		return;
 	/* storage is created at a thread's first sampled switch-out */

@@ -336,6 +336,39 @@ static void print_offcpu(const struct ember_status *st)
 	printf("  %-13s since start: %s\n", "", lost);
 }
 
+/* A share of one CPU, in percent, of ns over wall ns. */
+static double cpu_pct(int64_t ns, int64_t wall_ns)
+{
+	return wall_ns > 0 ? 100.0 * (double)ns / (double)wall_ns : 0.0;
+}
+
+/* cpu_budget: the budget, what the last interval cost, and what it lowered. */
+static void print_budget(const struct ember_status *st)
+{
+	const struct status_budget *b = &st->budget;
+	char bpf[64];
+
+	if (!b->ns_per_s) {
+		printf("  %-13s none\n", "cpu budget");
+		return;
+	}
+	if (b->bpf_measured)
+		snprintf(bpf, sizeof(bpf), "%.3f%% (off-CPU's %.3f%%)",
+			 cpu_pct(b->bpf_ns, b->wall_ns), cpu_pct(b->offcpu_bpf_ns, b->wall_ns));
+	else
+		snprintf(bpf, sizeof(bpf), "not measured");
+	printf("  %-13s %.3f%% of one CPU; last interval %.3f%%: its threads %.3f%%, its BPF "
+	       "programs %s\n",
+	       "cpu budget", cpu_pct(b->ns_per_s, NS_PER_SEC),
+	       cpu_pct(b->self_ns + b->bpf_ns, b->wall_ns), cpu_pct(b->self_ns, b->wall_ns), bpf);
+	printf("  %-13s off-CPU duty cycle 1/%u%s; since start %" PRIu64 " steps lowered, %" PRIu64
+	       " restored%s\n",
+	       "", 1u << (b->offcpu_duty_shift < 31 ? b->offcpu_duty_shift : 31),
+	       b->offcpu_duty_shift ? " (LOWERED: new waits sampled part of the time, weighed up)" :
+				      "",
+	       b->lowered, b->restored, b->over ? "; OVER budget, nothing left to lower" : "");
+}
+
 /* How the last interval's user stacks were walked: complete, or why they were cut. */
 static void print_walk(const struct ember_status *st)
 {
@@ -529,6 +562,7 @@ static void print_daemon(const struct daemon_view *v)
 	print_runq(st);
 	print_startup(st);
 	print_offcpu(st);
+	print_budget(st);
 	print_walk(st);
 	print_allocs(st);
 	print_refused(st);
@@ -807,6 +841,44 @@ static void prom_offcpu(const struct ember_status *st)
 		      "Off-CPU intervals, stacks or wakers lost in the last interval, by cause.");
 }
 
+/* cpu_budget: the budget, the last interval's cost by part, and what it lowered. */
+static void prom_budget(const struct ember_status *st)
+{
+	const struct status_budget *b = &st->budget;
+	const struct {
+		const char *part;
+		int64_t ns;
+		bool known;
+	} cost[] = {
+		{"threads", b->self_ns, true},
+		{"bpf", b->bpf_ns, b->bpf_measured},
+		{"bpf_offcpu", b->offcpu_bpf_ns, b->bpf_measured},
+	};
+
+	family("ember_cpu_budget_ratio", "gauge",
+	       "[daemon] cpu_budget: the share of one CPU emberd may cost (0: none).");
+	sample_f("ember_cpu_budget_ratio", (double)b->ns_per_s / NS_PER_SEC);
+	family("ember_last_interval_cpu_cost_ratio", "gauge",
+	       "What emberd cost in the last interval, in shares of one CPU: its threads, and its "
+	       "BPF programs' run time (when the kernel counted it), off-CPU's of which apart.");
+	for (size_t i = 0; i < sizeof(cost) / sizeof(cost[0]); i++)
+		if (b->wall_ns > 0 && cost[i].known)
+			printf("ember_last_interval_cpu_cost_ratio{part=\"%s\"} %.9g\n",
+			       cost[i].part, (double)cost[i].ns / b->wall_ns);
+	family("ember_offcpu_duty_ratio", "gauge",
+	       "The share of the time off-CPU profiling samples new waits (1: always; lowered by "
+	       "cpu_budget, each wait then weighed by its inverse).");
+	sample_f("ember_offcpu_duty_ratio",
+		 1.0 / (double)(1u << (b->offcpu_duty_shift < 31 ? b->offcpu_duty_shift : 31)));
+	family("ember_cpu_budget_steps_total", "counter",
+	       "Steps cpu_budget lowered (off-CPU's duty cycle halved) or restored since emberd "
+	       "started.");
+	sample_u64("ember_cpu_budget_steps_total", "change", "lowered", b->lowered);
+	sample_u64("ember_cpu_budget_steps_total", "change", "restored", b->restored);
+	gauge("ember_cpu_budget_over",
+	      "1 while emberd is over cpu_budget with nothing left that it may lower.", b->over);
+}
+
 static void prom_caches(const struct ember_status *st)
 {
 	family("ember_cache_entries", "gauge", "Entries held by one of emberd's caches.");
@@ -1025,6 +1097,7 @@ static void prom_daemon(const struct daemon_view *v)
 	prom_refused(st);
 	prom_apps(st);
 	prom_offcpu(st);
+	prom_budget(st);
 	if (!st->collector.configured)
 		return;
 	family("ember_collector_pushes_total", "counter",

@@ -610,3 +610,8 @@ void allocs_stats(struct allocs *a, struct allocs_stats *out)
 	*out = a->st;
 	percpu_array_sum(bpf_map__fd(a->skel->maps.metrics), EMBER_ALLOC_M_NR, out->m);
 }
+
+int64_t allocs_run_ns(const struct allocs *a)
+{
+	return bpfload_run_ns(a->skel->obj);
+}

@@ -70,4 +70,7 @@ void allocs_flip(struct allocs *a);
 
 void allocs_stats(struct allocs *a, struct allocs_stats *out);
 
+/* Its programs' run time since load, ns (bpfload_run_ns()). */
+int64_t allocs_run_ns(const struct allocs *a);
+
 #endif

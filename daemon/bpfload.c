@@ -175,6 +175,23 @@ const char *bpfload_refused(void)
 	return refused.prog;
 }
 
+int64_t bpfload_run_ns(const struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	int64_t ns = 0;
+
+	bpf_object__for_each_program(prog, obj)
+	{
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			ns += (int64_t)info.run_time_ns;
+	}
+	return ns;
+}
+
 void bpfload_report(const struct bpf_object *obj, const char *what)
 {
 	char line[1024];

@@ -9,6 +9,7 @@
 #define EMBER_BPFLOAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct bpf_object;
 
@@ -32,6 +33,13 @@ int bpfload_error(int rc, const char *what, char *err, size_t errlen);
 
 /* The program the last load refused ("" when none): a loader may go on without it. */
 const char *bpfload_refused(void);
+
+/*
+ * The run time of obj's loaded programs since their load, summed (ns): one
+ * system call a program. 0 while the kernel counts none (kernel.bpf_stats_enabled
+ * off and no BPF_ENABLE_STATS fd held).
+ */
+int64_t bpfload_run_ns(const struct bpf_object *obj);
 
 /* Logs (debug) the instructions the verifier processed for each program of obj loaded. */
 void bpfload_report(const struct bpf_object *obj, const char *what);

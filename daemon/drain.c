@@ -355,6 +355,7 @@ int drain_more(const struct drain_request *q, struct drain_result *out)
 				.period = t->period(q->hz),
 				.time_nanos = q->start_ns,
 				.duration_nanos = q->end_ns - q->start_ns,
+				.comment = q->comment,
 			},
 		.classify = q->classify,
 		.arg = q->arg,

@@ -81,7 +81,8 @@ struct drain_request {
 	unsigned int hz;	  /* the source's rate, for type->period */
 	int64_t start_ns, end_ns; /* the profiles' window, CLOCK_REALTIME */
 	drain_classify_fn classify;
-	void *arg; /* classify's */
+	void *arg;	     /* classify's */
+	const char *comment; /* the profiles' comment (Profile.comment), or NULL */
 };
 
 /*

@@ -165,3 +165,8 @@ int growth_metrics(struct growth *g, uint64_t out[EMBER_GROWTH_M_NR])
 				 out); /* its walks count as the program's */
 	return rc;
 }
+
+int64_t growth_run_ns(const struct growth *g)
+{
+	return bpfload_run_ns(g->skel->obj);
+}

@@ -51,4 +51,7 @@ int64_t growth_fault_bytes(const struct growth *g);
 /* Metrics summed over CPUs since load, indexed by enum ember_growth_metric. */
 int growth_metrics(struct growth *g, uint64_t out[EMBER_GROWTH_M_NR]);
 
+/* Its programs' run time since load, ns (bpfload_run_ns()). */
+int64_t growth_run_ns(const struct growth *g);
+
 #endif

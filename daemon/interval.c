@@ -24,6 +24,7 @@
 #include "proctrack.h"
 #include "retention.h"
 #include "rollups.h"
+#include "selfcost.h"
 #include "status.h"
 #include "store.h"
 #include "unwinder.h"
@@ -74,6 +75,7 @@ struct interval {
 	struct interval_report rep;
 	struct membound mb;
 	struct status *status; /* <runtime_dir>/status */
+	struct selfcost *cost; /* cpu_budget: what emberd cost, and what it lowered */
 };
 
 /* The drains' totals over every type, and what they dropped. */
@@ -158,6 +160,7 @@ static void drain_type(struct interval *iv, const struct interval_type *t, int64
 		.end_ns = end,
 		.classify = iv->d.classify,
 		.arg = iv->d.classify_arg,
+		.comment = t->type->comment ? t->type->comment(t->src) : NULL,
 	};
 	int rc = drain_profiles(&q, r);
 
@@ -251,6 +254,7 @@ static void report(struct interval *iv, const struct interval_totals *tot)
 	memcpy(rep->st.startup, tot->startup, sizeof(tot->startup));
 	rep->st.n_startup = tot->n_startup;
 	store_status(iv->store, &rep->st.store);
+	selfcost_interval(iv->cost, &iv->d.src, &rep->st.budget);
 	snprintf(rep->st.state, sizeof(rep->st.state), "%s",
 		 rep->st.store.failing ? "store-failing" : "running");
 	report_log(rep);
@@ -386,7 +390,9 @@ struct interval *interval_open(const struct interval_deps *deps)
 			.set_caps = set_caps, .shrink = shrink, .measure = measure, .arg = iv},
 		deps->src.cfg->memory_limit);
 	iv->store = store_open(deps->src.hist, deps->src.cfg);
-	if (!iv->store) {
+	iv->cost = iv->store ? selfcost_open(&deps->src) : NULL;
+	if (!iv->cost) {
+		store_close(iv->store);
 		free(iv);
 		return NULL;
 	}
@@ -419,5 +425,6 @@ void interval_close(struct interval *iv)
 	report_gather_common(&iv->rep, &iv->d.src);
 	status_write(iv->status, &iv->rep.st);
 	status_close(iv->status);
+	selfcost_close(iv->cost);
 	free(iv);
 }

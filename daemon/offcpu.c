@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -55,6 +56,9 @@ struct offcpu {
 	struct ember_offcpu_waker_key *wkeys; /* drain scratch: OFFCPU_WAKERS each */
 	struct ember_offcpu_waker_val *wvals;
 	struct ember_offcpu_parked *wstk; /* drain scratch: the 4 stacks of one waker entry */
+	unsigned int duty_lo, duty_hi;	  /* the duty cycle's shifts since the last drain */
+	uint64_t rng;			  /* draws the duty window's offsets (splitmix64) */
+	char comment[160];		  /* the duty cycle, for the profiles (offcpu_comment()) */
 };
 
 /* A kernel function's addresses, found in /proc/kallsyms. */
@@ -185,6 +189,8 @@ int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char *err, siz
 	if (!oc)
 		return -ENOMEM;
 	oc->parked = o->parked ? o->parked : EMBER_OFFCPU_PARKED_DEFAULT;
+	if (getrandom(&oc->rng, sizeof(oc->rng), GRND_NONBLOCK) != sizeof(oc->rng))
+		oc->rng = (uint64_t)mono_ns() ^ ((uint64_t)getpid() << 32);
 	rc = load(oc, o, err, errlen);
 	if (!rc)
 		rc = fold_buffers_init(&oc->buf, oc->skel->obj, &oc->skel->bss->active_buf,
@@ -261,9 +267,12 @@ static void log_metrics(struct offcpu *oc)
 		 d[EMBER_OFFCPU_M_HELD_FULL]);
 }
 
+static void note_duty(struct offcpu *oc);
+
 void offcpu_flip(struct offcpu *oc)
 {
 	fold_gen_flip(&oc->buf.gen);
+	note_duty(oc); /* the interval that ends, for the drains that follow */
 }
 
 /* Empties map fd, whose keys are stack hashes: at most oc->parked of them. */
@@ -338,6 +347,69 @@ void offcpu_held_pids(struct offcpu *oc, void (*keep)(void *arg, pid_t pid), voi
 		keep(arg, (pid_t)oc->hpids[i]);
 }
 
+/* A number from oc's generator (splitmix64): the duty window's offsets, apart from any workload. */
+static uint64_t next_random(struct offcpu *oc)
+{
+	uint64_t z = (oc->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* A new offset for the duty window: uniform in the cycle, so that no wait is sampled more. */
+static void draw_duty_offset(struct offcpu *oc)
+{
+	oc->skel->bss->duty.offset = (uint32_t)(next_random(oc) % EMBER_OFFCPU_DUTY_CYCLE);
+}
+
+void offcpu_set_duty(struct offcpu *oc, unsigned int shift)
+{
+	if (shift > EMBER_OFFCPU_DUTY_SHIFT_MAX)
+		shift = EMBER_OFFCPU_DUTY_SHIFT_MAX;
+	draw_duty_offset(oc);
+	oc->skel->bss->duty.shift = shift;
+	if (shift < oc->duty_lo)
+		oc->duty_lo = shift;
+	if (shift > oc->duty_hi)
+		oc->duty_hi = shift;
+}
+
+unsigned int offcpu_duty(const struct offcpu *oc)
+{
+	return oc->skel->bss->duty.shift;
+}
+
+int64_t offcpu_run_ns(const struct offcpu *oc)
+{
+	return bpfload_run_ns(oc->skel->obj);
+}
+
+/* The duty cycle of the interval that ends, in words, for its profiles' comment. */
+static void note_duty(struct offcpu *oc)
+{
+	unsigned int lo = oc->duty_lo, hi = oc->duty_hi;
+
+	if (!hi)
+		oc->comment[0] = '\0';
+	else if (lo == hi)
+		snprintf(oc->comment, sizeof(oc->comment),
+			 "off-CPU duty cycle 1/%u (cpu_budget): waits sampled 1/%u of the time, "
+			 "each weighed %u times more",
+			 1u << hi, 1u << hi, 1u << hi);
+	else
+		snprintf(oc->comment, sizeof(oc->comment),
+			 "off-CPU duty cycle 1/%u to 1/%u (cpu_budget): each wait weighed by the "
+			 "inverse of the duty it was sampled at",
+			 1u << lo, 1u << hi);
+	oc->duty_lo = oc->duty_hi = offcpu_duty(oc);
+}
+
+const char *offcpu_comment(const struct offcpu *oc)
+{
+	return oc->comment[0] ? oc->comment : NULL;
+}
+
 int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
 {
 	int rc = fold_drain(&oc->buf, cb, arg);
@@ -347,6 +419,8 @@ int offcpu_drain(struct offcpu *oc, sampler_cb cb, void *arg)
 		rc = deferred_drain(oc->defer, DEFERRED_OFFCPU, cb, arg);
 	hold_sleepers(oc);
 	log_metrics(oc);
+	/* a new window every interval: a workload in step with the cycle is not always left out */
+	draw_duty_offset(oc);
 	return rc;
 }
 

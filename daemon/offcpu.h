@@ -81,6 +81,23 @@ int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg);
 /* Metrics summed over CPUs since load, indexed by enum ember_offcpu_metric. */
 int offcpu_metrics(struct offcpu *oc, uint64_t out[EMBER_OFFCPU_M_NR]);
 
+/*
+ * The duty cycle cpu_budget sets (daemon/selfcost.c): new waits are sampled
+ * during 1/2^shift of the time (0: always; at most EMBER_OFFCPU_DUTY_SHIFT_MAX)
+ * in a window at a random offset drawn again at every drain, and weigh 2^shift
+ * times more, so that totals stay unbiased. No system call.
+ */
+void offcpu_set_duty(struct offcpu *oc, unsigned int shift);
+/* The duty cycle's shift now. */
+unsigned int offcpu_duty(const struct offcpu *oc);
+/*
+ * The duty cycle of the interval the last flip ended, in words, for its
+ * profiles' comment; NULL when whole.
+ */
+const char *offcpu_comment(const struct offcpu *oc);
+/* Its programs' run time since load, ns (bpfload_run_ns()). */
+int64_t offcpu_run_ns(const struct offcpu *oc);
+
 /* The pseudo-frame naming a reason, at the leaf of its stacks ("[off-CPU: I/O]"). */
 const char *offcpu_reason_frame(unsigned int reason);
 

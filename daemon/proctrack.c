@@ -180,3 +180,8 @@ int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR])
 {
 	return percpu_array_sum(bpf_map__fd(p->skel->maps.proc_metrics), EMBER_PROC_M_NR, out);
 }
+
+int64_t proctrack_run_ns(const struct proctrack *p)
+{
+	return bpfload_run_ns(p->skel->obj);
+}

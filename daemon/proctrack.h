@@ -59,4 +59,7 @@ int proctrack_mark_done(struct proctrack *p, uint32_t pid);
 /* Metrics summed over CPUs since load, indexed by enum ember_proc_metric. */
 int proctrack_metrics(struct proctrack *p, uint64_t out[EMBER_PROC_M_NR]);
 
+/* Its programs' run time since load, ns (bpfload_run_ns()). */
+int64_t proctrack_run_ns(const struct proctrack *p);
+
 #endif

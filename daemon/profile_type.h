@@ -67,6 +67,8 @@ struct profile_type {
 	profile_drain_fn drain;		    /* its maps, given the object that owns them */
 	profile_flip_fn flip; /* NULL: its drain flips (or reads what another drain flipped) */
 	profile_keep_fn keep; /* NULL: no frames named after the interval they were taken in */
+	/* one line for the drained profiles' comment (how they were sampled), or NULL */
+	const char *(*comment)(void *src);
 };
 
 /* Every type emberd knows, indexed by enum profile_type_id (profile_types.c). */

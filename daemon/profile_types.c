@@ -234,6 +234,11 @@ static void flip_offcpu(void *src)
 	offcpu_flip(src);
 }
 
+static const char *comment_offcpu(void *src)
+{
+	return offcpu_comment(src);
+}
+
 static void keep_offcpu(void *src, void (*keep)(void *arg, pid_t pid), void *arg)
 {
 	offcpu_held_pids(src, keep, arg);
@@ -306,6 +311,7 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.drain = offcpu_drain_type,
 			.flip = flip_offcpu,
 			.keep = keep_offcpu,
+			.comment = comment_offcpu,
 		},
 	/* who ended the sampled waits of offcpu: the wait, "[woken by]", the waker's stack */
 	[PROFILE_OFFCPU_WAKERS] =
@@ -317,5 +323,6 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.default_sample = "offcpu",
 			.period = offcpu_period,
 			.drain = wakers_drain_type,
+			.comment = comment_offcpu,
 		},
 };

@@ -281,3 +281,8 @@ int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR])
 				 out); /* the daemon's walks count as the program's */
 	return rc;
 }
+
+int64_t sampler_run_ns(const struct sampler *s)
+{
+	return bpfload_run_ns(s->skel->obj);
+}

@@ -95,4 +95,7 @@ int sampler_allow(struct sampler *s, uint32_t tgid, bool allow);
 /* Metrics summed over CPUs since load, indexed by enum ember_cpu_metric. */
 int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR]);
 
+/* Its programs' run time since load, ns (bpfload_run_ns()). */
+int64_t sampler_run_ns(const struct sampler *s);
+
 #endif

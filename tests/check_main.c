@@ -139,6 +139,7 @@ int main(void)
 	srunner_add_suite(sr, pushfit_suite());
 	srunner_add_suite(sr, drain_suite());
 	srunner_add_suite(sr, membound_suite());
+	srunner_add_suite(sr, budget_suite());
 	srunner_add_suite(sr, mapsize_suite());
 	srunner_add_suite(sr, hostrows_suite());
 	srunner_add_suite(sr, bpfload_suite());

@@ -69,6 +69,7 @@ Suite *utf8_suite(void);
 Suite *pushfit_suite(void);
 Suite *drain_suite(void);
 Suite *membound_suite(void);
+Suite *budget_suite(void);
 Suite *geometric_suite(void);
 Suite *mapsize_suite(void);
 Suite *hostrows_suite(void);

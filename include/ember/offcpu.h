@@ -50,6 +50,26 @@ _Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KE
 #define EMBER_OFFCPU_PERIOD_MAX 65536
 
 /*
+ * The off-CPU duty cycle that cpu_budget lowers (daemon/budget.c): new waits
+ * are sampled during 1/2^shift of each cycle of this many jiffies (a power of
+ * 2), in a window at an offset the daemon draws at random every interval, and
+ * weigh 2^shift times more. At most EMBER_OFFCPU_DUTY_SHIFT_MAX (1/16).
+ */
+#define EMBER_OFFCPU_DUTY_CYCLE 256
+#define EMBER_OFFCPU_DUTY_SHIFT_MAX 4
+
+/*
+ * The duty cycle in the program's global data (.bss), written by the daemon
+ * through the mapped object at any time (no system call) and read once per
+ * switch-out: shift 0 samples all the time.
+ */
+struct ember_offcpu_duty {
+	__u32 shift;  /* sampling during 1/2^shift of each cycle; weights times 2^shift */
+	__u32 offset; /* the window's start in the cycle, in jiffies (< EMBER_OFFCPU_DUTY_CYCLE) */
+};
+_Static_assert(sizeof(struct ember_offcpu_duty) == 8, "ember_offcpu_duty is ABI");
+
+/*
  * Key of the wakers maps: one kind of sampled wait, and the thread that ended
  * it. Every stack is a hash in the same buffer's stacks map (copied there when
  * the wait is folded), else in the parked or held maps.

@@ -28,6 +28,8 @@
 /* offcpu_sample_period: sampled switch-outs, 1 in N; offcpu_min_block: up to 1 s. */
 #define EMBER_OFFCPU_PERIOD_MAX 65536
 #define EMBER_OFFCPU_MIN_BLOCK_MAX_NS (1000000000LL)
+/* cpu_budget: CPU time a second, up to the whole of one CPU. */
+#define EMBER_CPU_BUDGET_MAX_NS (1000000000LL)
 /* offcpu_parked_stacks: stacks of threads away kept in the kernel, 2.3 KiB each. */
 #define EMBER_OFFCPU_PARKED_DEFAULT 4096
 #define EMBER_OFFCPU_PARKED_MIN 256
@@ -170,6 +172,7 @@ struct ember_config {
 	unsigned int offcpu_sample_period;
 	int64_t offcpu_min_block_ns;
 	unsigned int offcpu_parked; /* stacks of threads away across a drain kept in the kernel */
+	int64_t cpu_budget_ns;	    /* emberd's CPU a second, its programs' included; 0: none */
 	bool profile_matched;	    /* profile = matched: only processes an [app] matches */
 	struct config_label labels[CONFIG_MAX_USER_LABELS]; /* labels.K: on every profile */
 	size_t n_labels;

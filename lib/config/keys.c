@@ -91,6 +91,8 @@ const struct config_key config_keys[] = {
 	KEY(DAEMON, "offcpu_parked_stacks", UINT, RESTART, EMBER_OFFCPU_PARKED_MIN,
 	    EMBER_OFFCPU_PARKED_LIMIT, "4096", offcpu_parked,
 	    "off-CPU time: stacks of threads away kept in the kernel"),
+	KEY(DAEMON, "cpu_budget", DURATION, LIVE, 0, EMBER_CPU_BUDGET_MAX_NS, "10ms", cpu_budget_ns,
+	    "emberd's CPU a second, its programs' included (10ms: 1% of one CPU); 0: none"),
 	CHOICE(DAEMON, "profile", LIVE, profile_words, "all", profile_matched,
 	       "every process, or only those an [app] matches"),
 	PAIRS(DAEMON, "labels.", LABEL, labels, n_labels, "a label of every profile"),

@@ -122,6 +122,16 @@ static const struct sf_key keys[] = {
 	K("refused.perf_map_over_share", SF_U64, refused.perfmap_over_share),
 	K("refused.binaries_too_big", SF_U64, refused.binaries_too_big),
 	K("refused.names_sanitized", SF_U64, refused.names_sanitized),
+	K("budget.ns_per_s", SF_I64, budget.ns_per_s),
+	K("budget.wall_ns", SF_I64, budget.wall_ns),
+	K("budget.self_ns", SF_I64, budget.self_ns),
+	K("budget.bpf_ns", SF_I64, budget.bpf_ns),
+	K("budget.offcpu_bpf_ns", SF_I64, budget.offcpu_bpf_ns),
+	K("budget.bpf_measured", SF_BOOL, budget.bpf_measured),
+	K("budget.offcpu_duty_shift", SF_U32, budget.offcpu_duty_shift),
+	K("budget.lowered", SF_U64, budget.lowered),
+	K("budget.restored", SF_U64, budget.restored),
+	K("budget.over", SF_BOOL, budget.over),
 };
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))

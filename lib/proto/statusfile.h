@@ -195,6 +195,22 @@ struct status_allocs {
 	uint64_t notes_malformed; /* files whose .note.stapsdt is malformed: skipped */
 };
 
+/*
+ * cpu_budget at work ([daemon] cpu_budget, daemon/selfcost.c): the budget,
+ * what the last interval cost, and what was lowered to keep to it.
+ */
+struct status_budget {
+	int64_t ns_per_s;	    /* the budget: CPU a second of wall-clock time; 0: none */
+	int64_t wall_ns;	    /* the last interval's length */
+	int64_t self_ns;	    /* emberd's threads' CPU in it */
+	int64_t bpf_ns;		    /* its BPF programs' run time in it */
+	int64_t offcpu_bpf_ns;	    /* of that, the off-CPU programs' */
+	bool bpf_measured;	    /* the kernel counted run time (else bpf_ns is 0) */
+	uint32_t offcpu_duty_shift; /* off-CPU samples new waits 1/2^shift of the time */
+	uint64_t lowered, restored; /* steps since the start */
+	bool over; /* over budget at the last interval with nothing left to lower */
+};
+
 /* The whole file. Strings are always terminated. */
 /* Hostile or broken input refused or cut short, since the start. */
 struct status_refused {
@@ -238,6 +254,7 @@ struct ember_status {
 	struct status_memory mem;
 	struct status_allocs allocs;
 	struct status_refused refused;
+	struct status_budget budget;
 	struct status_map maps[STATUSFILE_MAX_MAPS];
 	size_t n_maps;
 	struct status_runq runq[STATUSFILE_MAX_RUNQ];

@@ -29,20 +29,26 @@ offcpu_run() {
 	if [ -n "${OFFCPU_STATUS:-}" ]; then
 		wait_for grep -Eq '^runq fx_offcpu [1-9][0-9]* [1-9]' "$T/run/status" ||
 			fail "no run-queue delay of fx_offcpu in the status file: $(grep ^runq "$T/run/status")"
-		mkdir -p "$T/snap"
-		cp "$T/run/status" "$T/snap/status"
-		"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/status.txt" 2>&1 ||
-			fail "emberctl status failed: $(cat "$T/status.txt")"
-		"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" --format prometheus \
-			>"$T/prom" 2>"$T/prom.err" || fail "emberctl status --format prometheus failed: $(cat "$T/prom.err")"
-		"$EMBER_BUILD/tests/tools/promcheck" -m "$T/prom" >"$T/promcheck" 2>&1 ||
-			fail "not Prometheus text: $(cat "$T/promcheck")"
+		offcpu_status_snap
 	fi
 	wait "$WL" || fail "fx_offcpu $1 exited with status $?"
 	kill "$EMBERD_PID"
 	wait_emberd
 	offcpu_export offcpu "$T/off.pb.gz"
 	offcpu_export cpu "$T/cpu.pb.gz"
+}
+
+# offcpu_status_snap: emberd's status file now copied to $T/snap/status; emberctl status of
+# that copy in $T/status.txt, and its --format prometheus (checked by promcheck) in $T/prom.
+offcpu_status_snap() {
+	mkdir -p "$T/snap"
+	cp "$T/run/status" "$T/snap/status"
+	"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" >"$T/status.txt" 2>&1 ||
+		fail "emberctl status failed: $(cat "$T/status.txt")"
+	"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/snap" --format prometheus \
+		>"$T/prom" 2>"$T/prom.err" || fail "emberctl status --format prometheus failed: $(cat "$T/prom.err")"
+	"$EMBER_BUILD/tests/tools/promcheck" -m "$T/prom" >"$T/promcheck" 2>&1 ||
+		fail "not Prometheus text: $(cat "$T/promcheck")"
 }
 
 # offcpu_young_run FLAG: fx_short_lived FLAG 20 (20 young children, one after another, that

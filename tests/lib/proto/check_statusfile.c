@@ -91,6 +91,16 @@ static void sample(struct ember_status *st)
 	st->runq[0] = (struct status_runq){"checkout", 1234567, 89};
 	st->n_startup = 1;
 	st->startup[0] = (struct status_startup){"cron", 5 << 20};
+	st->budget = (struct status_budget){.ns_per_s = 10000000,
+					    .wall_ns = 10000000000LL,
+					    .self_ns = 23000000,
+					    .bpf_ns = 140000000,
+					    .offcpu_bpf_ns = 131000000,
+					    .bpf_measured = true,
+					    .offcpu_duty_shift = 3,
+					    .lowered = 4,
+					    .restored = 1,
+					    .over = true};
 }
 
 static int parse_text(const char *text, struct ember_status *st, struct statusfile_errors *e)
@@ -130,6 +140,7 @@ START_TEST(test_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "\nrunq checkout 1234567 89\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstartup cron 5242880\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nstore.pruned 40\nstore.pruned_bytes 123456\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nbudget.offcpu_duty_shift 3\n"));
 	ck_assert_int_eq(statusfile_parse(buf, (size_t)n, &out, &errs), 0);
 	ck_assert_uint_eq(errs.n, 0);
 	/* every field, padding included (both were zeroed before being filled) */
