@@ -144,7 +144,7 @@ else
 fi
 printf '[daemon]\n' >"$T/cpu-only.conf"
 for p in $PERIODS; do
-	printf '[daemon]\noffcpu = on\noffcpu_sample_period = %s\n' "$p" >"$T/offcpu-$p.conf"
+	printf '[daemon]\noffcpu = on\ncpu_budget = 0\noffcpu_sample_period = %s\n' "$p" >"$T/offcpu-$p.conf"
 done
 
 start() { # config file [emberd]

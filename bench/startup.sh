@@ -37,7 +37,7 @@ need cc "install gcc: the reader of the programs' verifier counts is compiled he
 [ -z "$BASE" ] || [ -x "$BASE" ] || die "-b: no emberd at $BASE"
 
 cc -O2 -o "$T/proginfo" "$HERE/proginfo.c" -lbpf || die "cannot build the reader (libbpf-dev?)"
-printf '[daemon]\noffcpu = on\n' >"$T/offcpu.conf"
+printf '[daemon]\noffcpu = on\ncpu_budget = 0\n' >"$T/offcpu.conf"
 : >"$T/empty.conf"
 
 # one_start LABEL BINARY CONF: starts emberd, reads its CPU once it samples, its programs,

@@ -103,7 +103,7 @@ run_ember() {
 	rm -rf "$d"
 	mkdir -p "$d"
 	if [ -n "$WAITS" ]; then
-		printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\n' >"$d/ember.conf"
+		printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\ncpu_budget = 0\n' >"$d/ember.conf"
 		conf=(--config "$d/ember.conf")
 	elif [ -n "$QUICK" ]; then # the children by their comm: the rule that holds once gone
 		printf '[app "quick"]\nmatch.comm = fx_short_lived\n' >"$d/ember.conf"

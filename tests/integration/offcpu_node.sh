@@ -32,7 +32,7 @@ function spin() {
 }
 spin();
 EOF
-printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\n' >"$T/ember.conf"
+printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\ncpu_budget = 0\n' >"$T/ember.conf"
 start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
 cd "$T" || fail "cannot enter $T"
 node --perf-basic-prof "$T/block.js" >"$T/node.out" 2>&1 &

@@ -21,7 +21,7 @@ require_bpf
 require_go
 
 PARKED=1024 FLOOD=4096 WAKE_AT=3072
-printf '[daemon]\noffcpu = on\noffcpu_parked_stacks = %s\n' "$PARKED" >"$T/ember.conf"
+printf '[daemon]\noffcpu = on\ncpu_budget = 0\noffcpu_parked_stacks = %s\n' "$PARKED" >"$T/ember.conf"
 start_emberd --config "$T/ember.conf" --hz 99 --interval 1s -v
 grep -q "off-CPU time: .* $PARKED stacks of threads away kept" "$T/emberd.log" ||
 	fail "emberd did not load the off-CPU sampler with $PARKED parked stacks"
