@@ -6,7 +6,8 @@
 # threads, pinned to CPU 0, spin for the same wall time. Sharing one CPU, each runs about a
 # third of it and waits for the CPU the rest: their run-queue delay in the offcpu profile
 # is within 10 points of the share of their wall time they measured off the CPU (about
-# 2/3: more when other work shares CPU 0), and that share is at least 2/3 - 10 points.
+# 2/3: more when other work shares CPU 0; 25 points when that work raised the sampling
+# period), and that share is at least 2/3 - 10 points; all their off-CPU time is run queue.
 # While they run, the status file, emberctl status and its Prometheus text give fx_offcpu's
 # run-queue latency (there a mean in seconds: > 0 and under the interval), and the off-CPU
 # sampler's counts and losses, each under its name with the same value in all three.
@@ -25,8 +26,21 @@ off=$(ns_of "$T/off.pb.gz" offcpu -tagfocus=comm=rq_spin)
 want=$(pct $((wall - cpu)) "$wall")
 echo "rq_spin: wall $wall ns, cpu $cpu ns (themselves); run-queue delay $runq ns of $off off"
 [ "$want" -ge 56 ] || fail "the threads were off the CPU ${want}% of their wall time: not pinned?"
-within "$(pct "$runq" "$wall")" "$want" 10 ||
-	fail "run-queue delay $(pct "$runq" "$wall")% of wall time, want ${want}% +- 10 points"
+# they never block: their off-CPU time is run-queue delay
+[ "$(pct "$runq" "$off")" -ge 95 ] ||
+	fail "run-queue delay is $(pct "$runq" "$off")% of the threads' off-CPU time, want >= 95%"
+# Every switch-out is walked unless other work on the host switches faster than a CPU's
+# budget of walks: then the sampler raises that CPU's period (status: sampled_raised) and
+# the sum is an unbiased estimate from the few of the threads' waits it sampled. At load
+# 9-12 (the threads got 9% of CPU 0, ~350 switch-outs, 1,680 sampled host-wide at a raised
+# period) one run came out 12 points under: with a few dozen waits of ~30 ms sampled, the
+# standard error is about 10 points, so the bound is then 25 points.
+raised=$(awk '$1 == "offcpu" && $2 == "sampled_raised" { print $4 }' "$T/run/status")
+tol=10
+[ "${raised:-0}" -eq 0 ] || tol=25
+within "$(pct "$runq" "$wall")" "$want" "$tol" ||
+	fail "run-queue delay $(pct "$runq" "$wall")% of wall time, want ${want}% +- $tol points" \
+		"($raised switch-outs sampled at a period other work on the host raised)"
 # emberctl status shows the application's run-queue latency
 grep -Eq ' fx_offcpu: [0-9.]+ us mean over [1-9][0-9]* waits' "$T/status.txt" ||
 	fail "emberctl status does not show fx_offcpu's run-queue latency: $(cat "$T/status.txt")"
