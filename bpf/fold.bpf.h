@@ -199,10 +199,11 @@ static __always_inline void rt_metrics(const struct uw_result *res)
 /*
  * The user stack, walked with unwind tables (bpf/unwind.bpf.h) from regs into
  * the scratch stack; NULL when there is none (a kernel thread: regs NULL).
+ * *rt: what names its runtime frames (rt_announce()'s key), 0 when it has none.
  */
 static __always_inline struct ember_stack *
 walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
-		const struct ember_unwind_proc *proc, __u32 *rt)
+		const struct ember_unwind_proc *proc, __u64 *rt)
 {
 	struct ember_stack *st = scratch_stack();
 	struct uw_result res;
@@ -231,21 +232,25 @@ walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
 	metric_add(EMBER_CPU_M_FRAMES_BAD_RULE, res.bad_rule);
 	if (res.rt_kind != EMBER_RT_NONE)
 		rt_metrics(&res);
-	*rt = res.rt_frames;
+	*rt = res.rt_frames ? res.rt_reads | 1 : 0;
 	return st;
 }
 
-/* Key of rt_seen: a process and the hash of a user stack of it. */
+/*
+ * Key of rt_seen: a process and what the daemon reads to name the runtime
+ * frames of a stack of it (struct uw_rt.reads: a Python frame's code object,
+ * not its line, which changes at nearly every sample of a loop).
+ */
 struct rt_seen_key {
 	__u32 tgid;
 	__u32 zero;
-	__u64 hash;
+	__u64 reads;
 };
 
 /*
- * The user stacks with runtime frames announced to the daemon (rt_announce()),
- * each with the generation (active_buf) it was announced in; the least recently
- * used forgotten first (then merely announced again).
+ * The runtime frames announced to the daemon (rt_announce()), as what it
+ * reads to name them, each with the generation (active_buf) it was announced
+ * in; the least recently used forgotten first (then merely announced again).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -258,7 +263,7 @@ struct {
  * Per CPU: when an EMBER_PROC_RT_FRAMES record last woke the daemon. Records
  * sent without a wakeup wait behind others (a young process's, a lazy exec's)
  * for the daemon's next one, and the process may be gone by then; a wakeup
- * per record would be one per sample of a Python loop (its lines differ).
+ * per record would be one for each new function a loop calls.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -277,19 +282,21 @@ struct rt_event_head {
 };
 
 /*
- * Sends st, a user stack of tgid with rt_frames runtime frames (none: nothing
- * to do), stored under hash h, to the daemon (EMBER_PROC_RT_FRAMES) the first
- * time this generation: their names live in the process's memory, gone at its
- * exit, which may come before the drain; the daemon woken for it at most every
- * RT_WAKE_NS per CPU. Not when the events ring is filling (process events
- * come first); then its next sample tries again.
+ * Sends st, a user stack of tgid whose runtime frames the daemon names by
+ * reading what rt says (walk_user_stack(); 0: it has none, nothing to do), to
+ * the daemon (EMBER_PROC_RT_FRAMES) the first time this generation: their
+ * names live in the process's memory, gone at its exit, which may come before
+ * the drain. Once per distinct rt, not per stack: a Python loop's stacks
+ * differ by their lines at nearly every sample, which the daemon has once it
+ * read their code objects. The daemon woken for it at most every RT_WAKE_NS
+ * per CPU. Not when the events ring is filling (process events come first);
+ * then its next sample tries again.
  */
 _Static_assert((EMBER_MAX_STACK_DEPTH & (EMBER_MAX_STACK_DEPTH - 1)) == 0,
 	       "rt_announce() bounds a stack's words with a mask");
-__noinline int rt_announce(__u32 tgid, const struct ember_stack *st, __u64 h, __u32 gen,
-			   __u32 rt_frames)
+__noinline int rt_announce(__u32 tgid, const struct ember_stack *st, __u64 rt, __u32 gen)
 {
-	struct rt_seen_key k = {.tgid = tgid, .hash = h};
+	struct rt_seen_key k = {.tgid = tgid, .reads = rt};
 	__u32 *seen, n = st ? st->len : 0;
 	struct rt_event_head head = {
 		.e = {.type = EMBER_PROC_RT_FRAMES, .source = FOLD_PROC_SOURCE, .tgid = tgid},
@@ -298,7 +305,7 @@ __noinline int rt_announce(__u32 tgid, const struct ember_stack *st, __u64 h, __
 	__u32 bytes, zero = 0;
 	__u64 *woken, wake = 0;
 
-	if (!rt_frames || !n || n > EMBER_MAX_STACK_DEPTH || proc_ring_filling())
+	if (!rt || !n || n > EMBER_MAX_STACK_DEPTH || proc_ring_filling())
 		return 0;
 	seen = bpf_map_lookup_elem(&rt_seen, &k);
 	if (seen && *seen == gen)
@@ -331,13 +338,13 @@ __noinline int rt_announce(__u32 tgid, const struct ember_stack *st, __u64 h, __
 static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
 					const struct ember_unwind_proc *proc, __u32 gen, bool *lost)
 {
-	__u32 rt = 0;
+	__u64 rt = 0;
 	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, proc, &rt);
 	__u64 h = st ? keep_stack(st, gen, lost) : 0;
 
 	/* called whatever rt is: a branch on it here would double the verifier's paths after */
 	if (h)
-		rt_announce(tgid, st, h, gen, rt);
+		rt_announce(tgid, st, rt, gen);
 	return h;
 }
 

@@ -453,12 +453,12 @@ static __always_inline __u64 park_kernel_stack(void *ctx, __u32 i, __u64 lo, __u
 static __always_inline __u64 park_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
 					     const struct ember_unwind_proc *proc, bool *lost)
 {
-	__u32 rt = 0;
+	__u64 rt = 0;
 	struct ember_stack *st = walk_user_stack(ctx, regs, tgid, proc, &rt);
 	__u64 h = st ? park_stack(st, lost) : 0;
 
 	if (h) /* whatever rt is: see user_stack() */
-		rt_announce(tgid, st, h, active_buf, rt);
+		rt_announce(tgid, st, rt, active_buf);
 	return h;
 }
 

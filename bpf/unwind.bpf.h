@@ -254,6 +254,8 @@ struct uw_result {
 	__u32 rt_frames;		 /* its frames stored */
 	__u32 rt_miss;			 /* why they stopped short: enum uw_rt_miss */
 	__u32 rt_unsupported;		 /* honest frames of a version without a layout */
+	__u32 pad;
+	__u64 rt_reads; /* hash of what the host reads to name them (struct uw_rt.reads) */
 };
 
 /* tgid's mappings and their tables, or NULL while the daemon has not loaded them. */
@@ -332,6 +334,7 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 	res->rt_frames = w.rt.frames;
 	res->rt_miss = w.rt.miss;
 	res->rt_unsupported = w.rt.unsupported;
+	res->rt_reads = w.rt.reads;
 }
 
 #endif /* EMBER_UNWIND_BPF_H */

@@ -390,8 +390,11 @@ static long uw_walk_step(__u32 i, void *arg)
 	}
 	if (w->proc && w->proc->rt.kind != EMBER_RT_NONE)
 		say = uw_rt_frame(&w->f, &w->rt, &w->proc->rt, w->env);
-	if (say == UW_RT_MORE || say == UW_RT_LAST)
+	if (say == UW_RT_MORE || say == UW_RT_LAST) {
 		word = w->rt.word;
+		/* FNV-1a step, as stack_hash()'s */
+		w->rt.reads = (w->rt.reads ^ EMBER_RT_WORD_READ(word)) * 0x100000001b3ULL;
+	}
 	if (say != UW_RT_DONE) {
 		w->ips[n & (EMBER_MAX_STACK_DEPTH - 1)] = word;
 		w->f.n = n + 1;

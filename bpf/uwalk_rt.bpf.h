@@ -33,15 +33,16 @@ enum uw_rt_miss {
 
 /* The runtime walk's state within one stack walk: pointer-free, as struct uw_frame. */
 struct uw_rt {
-	__u64 cur;	   /* CPython: the next interpreter frame to give, 0: none */
-	__u64 word;	   /* the frame the last step gave */
-	__u16 in_run;	   /* frames given for the native frame at hand */
-	__u16 frames;	   /* runtime frames given in this walk */
+	__u64 cur;    /* CPython: the next interpreter frame to give, 0: none */
+	__u64 word;   /* the frame the last step gave */
+	__u64 reads;  /* hash of what the host reads of the frames given (EMBER_RT_WORD_READ) */
+	__u16 in_run; /* frames given for the native frame at hand */
+	__u16 frames; /* runtime frames given in this walk */
 	__u16 unsupported; /* honest frames of a version without a layout */
 	__u8 started;	   /* the thread's state was looked up: cur is its innermost frame */
 	__u8 miss;	   /* enum uw_rt_miss */
 };
-_Static_assert(sizeof(struct uw_rt) == 24, "struct uw_rt has no hole");
+_Static_assert(sizeof(struct uw_rt) == 32, "struct uw_rt has no hole");
 
 /* Threads of one interpreter looked at for the sampled one: beyond, no Python frames. */
 #define UW_PY_THREADS_MAX 256

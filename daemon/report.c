@@ -573,11 +573,12 @@ static void log_symbols(const struct interval_report *r)
 	log_debug("symbols: %lu of %lu frames named, %lu demangled; file cache %lu binaries, "
 		  "%lu of %lu MiB (%lu named from a debug file); perf maps %lu, %lu KiB, "
 		  "%lu frames named, %lu malformed lines; kernel names asked %lu, cached %lu; "
-		  "runtime frames %lu, read as sampled %lu (%lu could not be)",
+		  "runtime frames %lu, read as sampled %lu in %lu stacks (%lu could not be)",
 		  s->named, s->frames, s->demangled, s->files_cached, s->file_cache_bytes >> 20,
 		  s->file_cache_bound >> 20, s->debug_build_id + s->debug_link, s->perfmap.maps,
 		  s->perfmap.memory >> 10, s->perfmap.named, s->perfmap.bad_lines, s->kernel_asked,
-		  s->kernel_cached, s->runtime_frames, s->runtime_seen, s->runtime_seen_unread);
+		  s->kernel_cached, s->runtime_frames, s->runtime_seen, s->runtime_seen_stacks,
+		  s->runtime_seen_unread);
 }
 
 /* Memory growth's line: a warning when it lost samples or stacks, else debug. */

@@ -40,6 +40,17 @@ enum ember_rt_kind {
 #define EMBER_RT_WORD_KIND(w) ((__u32)(((w) >> EMBER_RT_KIND_SHIFT) & 7))
 #define EMBER_RT_WORD_AUX(w) ((__u32)(((w) >> EMBER_RT_AUX_SHIFT) & EMBER_RT_AUX_MAX))
 #define EMBER_RT_WORD_PTR(w) (((w)&EMBER_RT_PTR_MASK) << 3)
+/*
+ * What the host reads from the process to name runtime frame word w
+ * (lib/symbols/runtime.c), as a word: a Python frame's code object alone (the
+ * lines of every instruction are in its location table, read with it), a V8
+ * frame's whole word (named anew for each). Stacks whose frames read the
+ * same are announced once (bpf/fold.bpf.h's rt_announce()).
+ */
+#define EMBER_RT_WORD_READ(w)                                      \
+	(EMBER_RT_WORD_KIND(w) == EMBER_RT_PYTHON ?                \
+		 (w) & ~(EMBER_RT_AUX_MAX << EMBER_RT_AUX_SHIFT) : \
+		 (w))
 /* Whether stack word w is a runtime's frame (else an address, user or kernel). */
 #define EMBER_RT_IS_WORD(w) \
 	(((w)&EMBER_RT_TAG) && EMBER_RT_WORD_KIND(w) != 0 && EMBER_RT_WORD_KIND(w) != 7)

@@ -50,6 +50,7 @@ struct symbolizer_stats {
 	struct perfmap_stats perfmap; /* JIT frames from /tmp/perf-PID.map */
 	uint64_t runtime_frames;      /* runtime frames (Python, JavaScript) named */
 	uint64_t runtime_seen;	      /* runtime frames named moments after their sample */
+	uint64_t runtime_seen_stacks; /* stacks announced with them (EMBER_PROC_RT_FRAMES) */
 	uint64_t runtime_seen_unread; /* of them, those that could not be read then */
 };
 

@@ -68,6 +68,7 @@ void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *wo
 {
 	struct rt_name scratch;
 
+	s->st.runtime_seen_stacks++;
 	for (size_t i = 0; i < n; i++)
 		if (EMBER_RT_IS_WORD(words[i])) {
 			s->st.runtime_seen++;
