@@ -101,7 +101,7 @@ typedef void uw_row_src;
  * registers of several frames. Never past the end of the window's page, which
  * may be the top of the stack.
  */
-#define UW_WINDOW 512
+#define UW_WINDOW EMBER_UNWIND_WINDOW
 
 /* The stack window of the walk running on this CPU: how the walk reads user memory. */
 struct uw_env {
@@ -109,7 +109,11 @@ struct uw_env {
 	__u32 len;  /* valid bytes in buf; 0: empty */
 	__u32 busy; /* a walk runs: one that interrupts it (an interrupt's) must not walk */
 	__u64 rt[EMBER_RT_SCRATCH_WORDS]; /* a runtime's frame record being read */
+	__u64 rt_base;			  /* user address of rt_buf[0] */
+	__u32 rt_len;			  /* valid bytes in rt_buf; 0: empty */
+	__u32 rt_pad;
 	__u8 buf[UW_WINDOW];
+	__u8 rt_buf[EMBER_RT_WINDOW]; /* a runtime's memory around its frames (uwalk_rt.bpf.h) */
 };
 
 /* Per-CPU room for the window (too big for the BPF stack). */

@@ -8,7 +8,8 @@
  * The includer gives the environment first (the BPF one in unwind.bpf.h, the
  * host one in uwalk.c): the fixed-width types and bool; struct uw_env, how
  * user memory is read (with room for a runtime's frame record, off the BPF
- * stack: __u64 rt[EMBER_RT_SCRATCH_WORDS]), and uw_row_src, how a table's
+ * stack: __u64 rt[EMBER_RT_SCRATCH_WORDS], and for a window of its memory:
+ * __u64 rt_base, __u32 rt_len, __u8 rt_buf[EMBER_RT_WINDOW]), and uw_row_src, how a table's
  * rows are read; and
  *   bool uw_env_read(struct uw_env *env, __u64 *v, __u64 addr);
  *   bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr);

@@ -51,7 +51,11 @@ _Static_assert(sizeof(struct uw_rt) == 32, "struct uw_rt has no hole");
 /* The scratch's words after the frame: the cycle check's (uw_py_cycle()). */
 #define UW_PY_TORTOISE 10
 #define UW_PY_POWER_STEPS 11
-_Static_assert(UW_PY_POWER_STEPS < EMBER_RT_SCRATCH_WORDS, "the scratch holds the cycle check");
+/* The scratch's word after those: the code object last found to be one (uw_py_code()). */
+#define UW_PY_CODE_OK 12
+_Static_assert(UW_PY_CODE_OK < EMBER_RT_SCRATCH_WORDS, "the scratch holds the walk's memos");
+#define UW_PY_FRAME_BYTES (UW_PY_FRAME_WORDS * 8)
+_Static_assert(UW_PY_FRAME_BYTES <= EMBER_RT_WINDOW, "a frame's record fits the window");
 /* _PyInterpreterFrame.owner of a C stack's entry frame (3.12+: FRAME_OWNED_BY_CSTACK). */
 #define UW_PY_OWNED_BY_CSTACK 3
 /* PyObject.ob_type: the same in every version ember knows. */
@@ -134,6 +138,59 @@ static __always_inline __u32 uw_py_byte(const __u64 *fr, __u32 off)
 	return (uw_py_word(fr, off) >> ((off & 7) * 8)) & 0xff;
 }
 
+/*
+ * Reads the record of the interpreter frame at addr into env->rt (its
+ * UW_PY_FRAME_WORDS words), through the window of the runtime's memory
+ * (env->rt_buf): a frame's callers lie just below it in the thread's data
+ * stack, so that one read, ending at this frame's record, holds several of
+ * theirs. The window starts no lower than addr's page, mapped if the frame is.
+ */
+static __always_inline bool uw_py_read_frame(struct uw_env *env, __u64 addr)
+{
+	__u64 end = addr + UW_PY_FRAME_BYTES, lo, len, off;
+
+	if (addr < env->rt_base || end > env->rt_base + env->rt_len) {
+		lo = addr & ~4095ull;
+		len = end - lo;
+		if (len > EMBER_RT_WINDOW) {
+			len = EMBER_RT_WINDOW;
+			lo = end - len;
+		}
+		env->rt_len = 0;
+		/* the mask: a bound the verifier sees on the register the read takes */
+		if (!uw_env_read_mem(env, env->rt_buf, len & (EMBER_RT_WINDOW * 2 - 1), lo))
+			return false;
+		env->rt_base = lo;
+		env->rt_len = len;
+	}
+	off = addr - env->rt_base;
+	if (off > EMBER_RT_WINDOW - UW_PY_FRAME_BYTES)
+		return false;
+	for (__u32 j = 0; j < UW_PY_FRAME_WORDS; j++)
+		env->rt[j] = *(const __u64 *)(env->rt_buf + off + j * 8);
+	return true;
+}
+
+/*
+ * Whether code is a code object (its type's): a frame's f_code, checked once
+ * for a run of frames of one function (a recursion), remembered in the scratch.
+ */
+static __always_inline bool uw_py_code(struct uw_env *env, const struct ember_rt_proc *info,
+				       __u64 code)
+{
+	__u64 type = 0;
+
+	if (!code)
+		return false;
+	if (code == env->rt[UW_PY_CODE_OK])
+		return true;
+	if (!uw_env_read_mem(env, &type, sizeof(type), code + UW_PY_OB_TYPE) ||
+	    type != info->addr[1])
+		return false;
+	env->rt[UW_PY_CODE_OK] = code;
+	return true;
+}
+
 /* The end of the frames of one run of the eval loop: what its native frame gets. */
 static __always_inline __u32 uw_py_run_over(struct uw_rt *rt)
 {
@@ -183,13 +240,13 @@ static __always_inline __u64 uw_py_prev(struct uw_rt *rt, struct uw_env *env, __
 static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_proc *info,
 					struct uw_env *env)
 {
-	__u64 *fr, code, type = 0, instr, start, idx = 0, prev;
+	__u64 *fr, code, instr, start, idx = 0, prev;
 	__u32 entry = 0;
 
 	if (!rt->cur || !env)
 		return uw_py_run_over(rt);
 	fr = env->rt; /* off the BPF stack */
-	if (!uw_env_read_mem(env, fr, UW_PY_FRAME_WORDS * sizeof(*fr), rt->cur)) {
+	if (!uw_py_read_frame(env, rt->cur)) {
 		rt->cur = 0;
 		rt->miss = rt->miss ? rt->miss : UW_RT_BAD_FRAME;
 		return uw_py_run_over(rt);
@@ -203,8 +260,7 @@ static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_
 		return uw_py_run_over(rt);
 	}
 	code = uw_py_word(fr, info->off[EMBER_PY_FRAME_CODE]);
-	if (!code || !uw_env_read_mem(env, &type, sizeof(type), code + UW_PY_OB_TYPE) ||
-	    type != info->addr[1]) {
+	if (!uw_py_code(env, info, code)) {
 		/* not a code object: garbage, or a frame being torn down */
 		rt->cur = 0;
 		rt->miss = rt->miss ? rt->miss : UW_RT_BAD_FRAME;
@@ -269,9 +325,11 @@ UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt, const struct emb
 		rt->cur = uw_py_thread_frame(info, env, f->tid);
 		if (!rt->cur)
 			rt->miss = UW_RT_NO_THREAD;
-		if (env) { /* the cycle check starts at the innermost frame */
+		if (env) { /* the cycle check starts at the innermost frame; no memory read yet */
 			env->rt[UW_PY_TORTOISE] = rt->cur;
 			env->rt[UW_PY_POWER_STEPS] = 1ull << 32;
+			env->rt[UW_PY_CODE_OK] = 0;
+			env->rt_len = 0;
 		}
 	}
 	return uw_py_next(rt, info, env);

@@ -76,7 +76,13 @@ enum ember_py_off {
 };
 #define EMBER_RT_OFF_MAX 40
 /* Words of a runtime's frame record the walk reads at once (the walk's environment holds them). */
-#define EMBER_RT_SCRATCH_WORDS 12
+#define EMBER_RT_SCRATCH_WORDS 13
+/*
+ * Bytes of a runtime's memory the walk reads at once (the walk's environment
+ * holds them): CPython's frames lie one under the other in a thread's data
+ * stack, and one read of user memory costs about as much as 1 KiB copied.
+ */
+#define EMBER_RT_WINDOW 1024
 #define EMBER_RT_OFF_NONE 0xffff
 
 /*

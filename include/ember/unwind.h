@@ -123,6 +123,12 @@ _Static_assert(sizeof(struct ember_unwind_proc) ==
 #define EMBER_UNWIND_STALE_CALLER 1 /* a caller's address: maybe frame-pointer garbage */
 #define EMBER_UNWIND_STALE_LEAF 2   /* the interrupted instruction: code runs there */
 
+/*
+ * Bytes of the user stack the kernel's walk reads at once (bpf/unwind.bpf.h's
+ * window); the host's walk counts the reads it would take (lib/symbols/uwalk.c).
+ */
+#define EMBER_UNWIND_WINDOW 512
+
 /* Rules the walk remembers per CPU (an address range and its row, by process): 96 KiB a CPU. */
 #define EMBER_UNWIND_CACHE_SLOTS 2048
 

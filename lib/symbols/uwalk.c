@@ -37,14 +37,36 @@ struct uw_env {
 	const struct uwalk_rows *src;
 	const struct uwalk_mem *mem;	  /* the process's memory, or NULL: none but the copy */
 	__u64 rt[EMBER_RT_SCRATCH_WORDS]; /* a runtime's frame record being read */
-	bool beyond; /* a read went past the copy's end: a deeper stack than it holds */
+	__u64 rt_base;			  /* process address of rt_buf[0] */
+	__u32 rt_len;			  /* valid bytes in rt_buf; 0: empty */
+	__u8 rt_buf[EMBER_RT_WINDOW];	  /* its memory around its frames (uwalk_rt.bpf.h) */
+	bool beyond;		 /* a read went past the copy's end: a deeper stack than it holds */
+	__u64 win_base, win_len; /* the kernel's window of the stack, as it would be */
+	struct uwalk_result *cost; /* where the kernel's reads and lookups are counted */
 };
+
+/* Counts a kernel read of the stack word at addr: one where its window would be refilled. */
+static void uw_env_count_read(struct uw_env *env, __u64 addr)
+{
+	__u64 len = 4096 - (addr & 4095); /* as bpf/unwind.bpf.h's uw_env_read() */
+
+	if (addr >= env->win_base && addr - env->win_base + sizeof(__u64) <= env->win_len)
+		return;
+	env->cost->stack_reads++;
+	if (len > EMBER_UNWIND_WINDOW)
+		len = EMBER_UNWIND_WINDOW;
+	if (len >= sizeof(__u64)) {
+		env->win_base = addr;
+		env->win_len = len;
+	}
+}
 
 /* The word at user address addr, from the copy only. */
 static bool uw_env_read(struct uw_env *env, __u64 *v, __u64 addr)
 {
 	const struct uwalk_stack *s = env->stk;
 
+	uw_env_count_read(env, addr);
 	if (!s->bytes || addr < s->base || addr - s->base > s->len ||
 	    s->len - (addr - s->base) < sizeof(*v)) {
 		/* above the copy, within reach of a stack: what a longer copy would hold */
@@ -58,6 +80,10 @@ static bool uw_env_read(struct uw_env *env, __u64 *v, __u64 addr)
 /* Any user memory (a runtime's frames): through the caller's reader, if any. */
 static bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr)
 {
+	if (env) {
+		env->cost->mem_reads++;
+		env->cost->mem_bytes += len;
+	}
 	return env && env->mem && env->mem->read(env->mem->arg, dst, len, addr);
 }
 
@@ -83,6 +109,7 @@ static bool uw_env_rule(struct uw_frame *f, const struct ember_unwind_proc *proc
 	__u64 lo, hi;
 	bool in_map;
 
+	env->cost->rules++;
 	return uw_rule_at(f, proc, env, at, out, &lo, &hi, &in_map);
 }
 
@@ -109,7 +136,7 @@ void uwalk_mem(const struct ember_unwind_proc *proc, const struct uwalk_rows *sr
 	       const struct uwalk_stack *stk, const struct uwalk_mem *mem,
 	       const struct uwalk_regs *regs, struct uwalk_result *out)
 {
-	struct uw_env env = {.stk = stk, .src = src, .mem = mem};
+	struct uw_env env = {.stk = stk, .src = src, .mem = mem, .cost = out};
 	struct uw_walk_state w = {.f = {.ip = regs->ip,
 					.sp = regs->sp,
 					.bp = regs->bp,

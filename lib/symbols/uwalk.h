@@ -46,7 +46,14 @@ struct uwalk_result {
 	uint32_t end; /* EMBER_CPU_M_END_*: why the stack ended */
 	uint32_t by_table, by_fp, bad_rule;
 	uint32_t rt_frames, rt_miss, rt_unsupported; /* the runtime's frames (uwalk_rt.bpf.h) */
-	bool truncated;				     /* EMBER_MAX_STACK_DEPTH reached */
+	/*
+	 * What the walk would cost in the kernel (bpf/unwind.bpf.h): reads of user
+	 * memory, each a bpf_probe_read_user() (the stack's through the window of
+	 * EMBER_UNWIND_WINDOW bytes, a runtime's records directly), and rule
+	 * lookups (one a native frame; the CPU's cache of rules serves most).
+	 */
+	uint32_t stack_reads, mem_reads, mem_bytes, rules;
+	bool truncated;	 /* EMBER_MAX_STACK_DEPTH reached */
 	bool copy_short; /* it ended reading past the copy: callers missing, not a bad stack */
 };
 

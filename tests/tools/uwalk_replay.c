@@ -105,6 +105,8 @@ struct replay {
 	bool runtime;	   /* -R: walk the runtime's frames too (uwalk_mem) */
 	struct rt_cache *rt_names;
 	unsigned rt_frames, rt_samples, rt_shown;
+	/* the kernel's cost of the walks (struct uwalk_result's), summed: the runtime walk's under -R */
+	uint64_t walks, stack_reads, mem_reads, mem_bytes, rules;
 	bool verbose; /* -v: the first samples are shown, equal or not */
 };
 
@@ -269,6 +271,16 @@ static bool read_rt(void *arg, void *dst, size_t len, uint64_t addr)
 	return read_mem(r->pid, addr, dst, len) == len;
 }
 
+/* Adds the kernel's cost of one walk (res) to r's sums. */
+static void count_cost(struct replay *r, const struct uwalk_result *res)
+{
+	r->walks++;
+	r->stack_reads += res->stack_reads;
+	r->mem_reads += res->mem_reads;
+	r->mem_bytes += res->mem_bytes;
+	r->rules += res->rules;
+}
+
 /*
  * -R: the walk again with the runtime's frames read from the process, as the
  * BPF walk reads them; the first show_max printed, leaf first, named.
@@ -285,6 +297,7 @@ static void runtime_walk(struct replay *r, const struct uwalk_rows *src,
 	uwalk_mem(&r->proc, src, stk, &mem, uregs, &res);
 	r->rt_frames += res.rt_frames;
 	r->rt_samples += res.rt_frames > 0;
+	count_cost(r, &res);
 	if (r->rt_shown >= r->show_max)
 		return;
 	r->rt_shown++;
@@ -322,6 +335,8 @@ static void ember_walk(struct replay *r, const struct user_regs_struct *regs,
 	uwalk(&r->proc, &src, &stk, &uregs, out);
 	if (r->runtime && r->proc.rt.kind)
 		runtime_walk(r, &src, &stk, &uregs);
+	else
+		count_cost(r, out);
 }
 
 /* --- libdw's side ------------------------------------------------------------------------ */
@@ -775,6 +790,9 @@ int main(int argc, char **argv)
 	printf("syscall %u\n", r.syscall);
 	if (r.runtime)
 		printf("runtime_frames %u runtime_samples %u\n", r.rt_frames, r.rt_samples);
+	printf("cost walks %" PRIu64 " stack_reads %" PRIu64 " mem_reads %" PRIu64
+	       " mem_bytes %" PRIu64 " rules %" PRIu64 "\n",
+	       r.walks, r.stack_reads, r.mem_reads, r.mem_bytes, r.rules);
 	for (size_t k = 0; k < r.nkeys; k++)
 		printf("key %s samples %u equal %u ember_main %u syscall %u libdw_main %u "
 		       "equal_where_libdw_main %u\n",
