@@ -4,11 +4,11 @@
 # emberd and under perf record --call-graph dwarf (the reference for correctness) and
 # --call-graph fp, R times each, and prints the medians as a Markdown table: the share
 # of complete stacks and of the fixture's known stack, the run time of emberd's BPF
-# programs per sample at 99 and 19 Hz (kernel.bpf_stats_enabled), and emberd's own CPU.
-# It prints figures and ratios; it never asserts on them.
+# programs per sample at 99 and 19 Hz (kernel.bpf_stats_enabled, over the workload's run),
+# and emberd's own CPU. It prints figures and ratios; it never asserts on them.
 #
 # usage: bench/unwind.sh [-d SECONDS] [-r REPEATS] [-w WORKLOADS] [-b BUILD] [-e EMBERD]
-#                        [-o REPORT.md] [-k RAW.tsv]
+#                        [-P] [-m] [-o REPORT.md] [-k RAW.tsv]
 #   -d  CPU seconds each workload runs                    (BENCH_DURATION, 12)
 #   -r  repetitions of each run; medians reported         (BENCH_REPEAT, 3)
 #   -w  comma-separated workloads                         (BENCH_WORKLOADS, all:
@@ -16,7 +16,12 @@
 #       stack 33 Python frames deep, and a native one as deep, for the runtime
 #       walk's cost per sample)
 #   -b  the build tree with the fixtures (tests/fx_*)     (EMBER_BUILD, build/)
-#   -e  the emberd binary                                 (EMBERD, BUILD/daemon/emberd)
+#   -e  the emberd binary                                 (EMBERD, BUILD/daemon/emberd);
+#       or several, LABEL=PATH,LABEL=PATH: each run in turn within every round, so
+#       that builds are compared on the same host moments apart (then -P is implied)
+#   -P  emberd only: no perf runs (the BPF time per sample alone)
+#   -m  emberd profiles the workload alone (profile = matched): the host's other
+#       processes' samples end at the process filter, cheap, instead of being walked
 #   -o  also write the table to this file
 #   -k  also write the raw per-run rows (TSV) to this file
 # Quick smoke run: bench/unwind.sh -d 5 -r 1 -w qsort
@@ -31,15 +36,19 @@ BUILD=${EMBER_BUILD:-$SRC/build}
 EMBERD=${EMBERD:-}
 REPORT=
 RAWOUT=
+NO_PERF=
+MATCHED=
 
-usage() { sed -n '10,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '10,25p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=unwind
 . "$HERE/lib.sh"
 . "$SRC/tests/integration/unwind_lib.sh" # share: the tests' measure of a stack shape
-while getopts 'd:r:w:b:e:o:k:h' opt; do
+while getopts 'd:r:w:b:e:o:k:Pmh' opt; do
 	bench_opt "$opt" "${OPTARG:-}" && continue
 	case $opt in
 	w) WORKLOADS=$OPTARG ;;
+	P) NO_PERF=1 ;;
+	m) MATCHED=1 ;;
 	b) BUILD=$OPTARG ;;
 	h) usage 0 ;;
 	*) usage ;;
@@ -48,11 +57,25 @@ done
 bench_check_counts
 EMBERD=${EMBERD:-$BUILD/daemon/emberd}
 EMBERCTL=$BUILD/cli/emberctl
+# the builds compared: labels and emberd binaries ("" and EMBERD for one)
+LABELS=() EMBERDS=()
+if [[ $EMBERD == *,* || $EMBERD == *=* ]]; then
+	IFS=, read -ra _builds <<<"$EMBERD"
+	for b in "${_builds[@]}"; do
+		[[ $b == ?*=?* ]] || die "-e with several builds wants LABEL=PATH,..., not '$b'"
+		LABELS+=("${b%%=*}") EMBERDS+=("${b#*=}")
+	done
+	NO_PERF=1
+else
+	LABELS=("") EMBERDS=("$EMBERD")
+fi
 
 # --- prerequisites ----------------------------------------------------------------
 bench_require "BPF programs, perf, kernel.bpf_stats_enabled"
-[ -x "$EMBERD" ] && [ -x "$EMBERCTL" ] ||
-	die "emberd/emberctl not built in $BUILD (cmake --build build, or pass -b / -e)"
+for e in "${EMBERDS[@]}"; do
+	[ -x "$e" ] || die "emberd not built at $e (cmake --build build, or pass -b / -e)"
+done
+[ -x "$EMBERCTL" ] || die "emberctl not built in $BUILD (cmake --build build, or pass -b)"
 for w in ${WORKLOADS//,/ }; do
 	case $w in
 	qsort | memcpy | clock | mixed) [ -x "$BUILD/tests/fx_$w" ] ||
@@ -172,25 +195,61 @@ perf_folded() {
 }
 
 RAW=$T/raw.tsv
-printf 'workload\tprofiler\trep\tsamples\tcomplete\tknown\tknown_of\tbpf_ns\tbpf_cnt\tcpu_ns\twall_ns\n' >"$RAW"
+printf 'workload\tprofiler\trep\tsamples\tcomplete\tknown\tknown_of\tbpf_ns\tbpf_cnt\tcpu_ns\twall_ns\trt_stacks\tidle_ns\tidle_cnt\n' >"$RAW"
 
-# row W PROFILER REP FOLDED [BPF CPU WALL]: one row into $RAW from folded stacks
+# row W PROFILER REP FOLDED [BPF_NS BPF_CNT CPU WALL RT_STACKS IDLE_NS IDLE_CNT]: one row into
+# $RAW from folded stacks
 row() {
 	local w=$1 prof=$2 rep=$3 f=$4 complete samples known=- known_of=-
 	read -r complete samples _ <<<"$(share "$f" "$COMPLETE")"
 	IFS=$'\t' read -r want of <<<"$(known_of "$w")" || true
 	[ -z "$want" ] || read -r known known_of _ <<<"$(share "$f" "$want" "$of")"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$prof" "$rep" "$samples" \
-		"$complete" "$known" "$known_of" "${5:--}" "${6:--}" "${7:--}" "${8:--}" >>"$RAW"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$w" "$prof" "$rep" \
+		"$samples" "$complete" "$known" "$known_of" "${5:--}" "${6:--}" "${7:--}" "${8:--}" \
+		"${9:--}" "${10:--}" "${11:--}" >>"$RAW"
 }
 
-# run_ember W HZ REP: the workload under a fresh emberd at HZ
+# rt_stacks LOG W: the stacks with runtime frames emberd was sent (EMBER_PROC_RT_FRAMES), from
+# its last "read as sampled" line (-v): "in S stacks", or for a build that does not say, the
+# frames read over the workload's runtime frames a stack (python: 33); "-" for none
+rt_stacks() {
+	awk -v w="$2" '/read as sampled/ { line = $0 }
+		END {
+			if (line == "") { print "-"; exit }
+			if (match(line, / in [0-9]+ stacks/)) {
+				s = substr(line, RSTART + 4); sub(/ .*/, "", s); print s; exit
+			}
+			if (w != "python") { print "-"; exit }
+			match(line, /read as sampled [0-9]+/)
+			s = substr(line, RSTART + 16, RLENGTH - 16); print s / 33 }' "$1"
+}
+
+# ember_conf W: a configuration that profiles workload W alone (-m), on stdout
+ember_conf() {
+	local cmd
+	cmd=$(workload_cmd "$1")
+	cmd=${cmd#env * } # its program, after env's assignment
+	printf '[daemon]\nprofile = matched\n\n[app "bench"]\nmatch.cmdline = *%s\n' \
+		"$(basename "${cmd%% *}") ${cmd#* }"
+}
+
+# IDLE: seconds emberd samples the host before the workload starts, to learn what the host's
+# other samples cost it (see the report's "workload's own")
+IDLE=3
+
+# run_ember W HZ REP [LABEL EMBERD]: the workload under a fresh emberd at HZ; the cpu
+# sampler's run time and count over IDLE s before the workload, and over the workload's run
 run_ember() {
-	local w=$1 hz=$2 rep=$3 d=$T/ember i epid wpid t0 t1 c0 c1 bpf_t bpf_c
+	local w=$1 hz=$2 rep=$3 label=${4:-} emberd=${5:-$EMBERD} d=$T/ember i epid wpid t0 t1 c0 c1
+	local bpf_t bpf_c bpf_t0 bpf_c0 idle_t idle_c conf=()
 	rm -rf "$d"
 	mkdir -p "$d/data"
-	"$EMBERD" --data-dir "$d/data" --runtime-dir "$d/run" --hz "$hz" --interval 5s \
-		>"$T/emberd.log" 2>&1 &
+	if [ -n "$MATCHED" ]; then
+		ember_conf "$w" >"$T/ember.conf"
+		conf=(--config "$T/ember.conf")
+	fi
+	"$emberd" "${conf[@]}" --data-dir "$d/data" --runtime-dir "$d/run" --hz "$hz" \
+		--interval 5s -v >"$T/emberd.log" 2>&1 &
 	epid=$!
 	BG+=("$epid")
 	for ((i = 0; i < 1800; i++)); do
@@ -205,6 +264,9 @@ run_ember() {
 		wait "$epid" 2>/dev/null || true
 		return 0
 	fi
+	read -r idle_t idle_c <<<"$(bpf_prog_stats "$epid" ember_cpu_sample)"
+	sleep "$IDLE" # a measuring window, not a wait for a condition
+	read -r bpf_t0 bpf_c0 <<<"$(bpf_prog_stats "$epid" ember_cpu_sample)"
 	t0=$EPOCHREALTIME c0=$(cpu_ns "$epid")
 	# in $T: node writes isolate-*-v8.log where it runs; the command line splits on purpose
 	# shellcheck disable=SC2046
@@ -212,14 +274,16 @@ run_ember() {
 	wpid=$!
 	wait "$wpid" || log "$w exited with status $? under emberd"
 	c1=$(cpu_ns "$epid") t1=$EPOCHREALTIME
-	read -r bpf_t bpf_c _ <<<"$(bpf_stats "$epid")"
+	read -r bpf_t bpf_c <<<"$(bpf_prog_stats "$epid" ember_cpu_sample)"
 	kill -TERM "$epid"
 	wait "$epid" || log "emberd exited with status $?"
 	"$EMBERCTL" --data-dir "$d/data" folded --pid "$wpid" -o "$T/ember.folded" 2>/dev/null ||
 		: >"$T/ember.folded"
 	rm -f "/tmp/perf-$wpid.map"
-	row "$w" "ember-$hz" "$rep" "$T/ember.folded" "$bpf_t" "$bpf_c" "$((c1 - c0))" \
-		"$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f", (b - a) * 1e9}')"
+	row "$w" "ember-$hz${label:+:$label}" "$rep" "$T/ember.folded" "$((bpf_t - bpf_t0))" \
+		"$((bpf_c - bpf_c0))" "$((c1 - c0))" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.0f", (b - a) * 1e9}')" \
+		"$(rt_stacks "$T/emberd.log" "$w")" "$((bpf_t0 - idle_t))" "$((bpf_c0 - idle_c))"
 }
 
 # run_perf W MODE REP: the workload under perf record --call-graph MODE at 99 Hz
@@ -242,8 +306,12 @@ START=$(date -u '+%Y-%m-%d %H:%M UTC')
 for ((rep = 1; rep <= REPEAT; rep++)); do
 	for w in ${WORKLOADS//,/ }; do
 		log "round $rep/$REPEAT: $w"
-		run_ember "$w" 99 "$rep"
-		run_ember "$w" 19 "$rep"
+		for hz in 99 19; do
+			for i in "${!EMBERDS[@]}"; do
+				run_ember "$w" "$hz" "$rep" "${LABELS[$i]}" "${EMBERDS[$i]}"
+			done
+		done
+		[ -n "$NO_PERF" ] && continue
 		run_perf "$w" dwarf "$rep"
 		run_perf "$w" fp "$rep"
 	done
@@ -252,8 +320,8 @@ echo "$OLD_BPF_STATS" >/proc/sys/kernel/bpf_stats_enabled
 [ -z "$RAWOUT" ] || cp "$RAW" "$RAWOUT"
 
 # --- report: medians per workload and profiler ----------------------------------------
-# med W PROFILER EXPR: median over the runs of an awk expression of the row; '-' if none
-med() {
+# vals W PROFILER EXPR: an awk expression of each run's row, one a line, sorted
+vals() {
 	awk -F'\t' -v w="$1" -v p="$2" -v e="$3" '
 		$1 == w && $2 == p {
 			v = "-"
@@ -262,16 +330,49 @@ med() {
 			else if (e == "samples") v = $4
 			else if (e == "bpf" && $9 > 0) v = $8 / $9
 			else if (e == "cpu" && $11 > 0) v = 100 * $10 / $11
+			else if (e == "rt" && $12 != "-" && $4 > 0) v = $12 / $4
+			else if (e == "share" && $9 > 0) v = 100 * $4 / $9
+			# own: the run time left once the other processes samples
+			# are taken at their cost in the idle window before
+			else if (e == "own" && $14 > 0 && $4 > 0 && $9 >= $4 && 4 * $4 >= $9)
+				v = ($8 - ($9 - $4) * $13 / $14) / $4
 			if (v != "-") print v
-		}' "$RAW" | sort -g | awk '{a[NR] = $1} END {
-			if (NR == 0) { print "-"; exit }
-			print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+		}' "$RAW" | sort -g
+}
+# median of the numbers on stdin, one a line; '-' if none
+median() {
+	awk '{a[NR] = $1} END {
+		if (NR == 0) { print "-"; exit }
+		print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+# med W PROFILER EXPR: median over the runs; '-' if none
+med() { vals "$@" | median; }
+# spread FORMAT: "median [min-max]" of the sorted numbers on stdin; '-' if none
+spread() {
+	awk -v f="$1" '{a[NR] = $1} END {
+		if (NR == 0) { print "-"; exit }
+		m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+		printf f " [" f "-" f "]\n", m, a[1], a[NR] }'
+}
+# ratios PROFILER [own]: python ÷ pynative BPF ns/sample of each round (runs moments apart),
+# sorted; own: of the workload's own (vals' "own")
+ratios() {
+	awk -F'\t' -v p="$1" -v own="${2:-}" '$2 == p && $9 > 0 && ($1 == "python" || $1 == "pynative") {
+			v = $8 / $9
+			if (own != "") {
+				if ($14 <= 0 || $4 <= 0 || $9 < $4 || 4 * $4 < $9)
+					next
+				v = ($8 - ($9 - $4) * $13 / $14) / $4
+			}
+			ns[$1, $3] = v; reps[$3] = 1 }
+		END { for (r in reps) if (ns["pynative", r] > 0 && ns["python", r] != "")
+			print ns["python", r] / ns["pynative", r] }' "$RAW" | sort -g
 }
 fmt() { [ "$2" = - ] && echo - || awk -v f="$1" -v v="$2" 'BEGIN{printf f, v}'; }
-# pct3 W EXPR: "ember / dwarf / fp" percentages
+# pct3 W PROFILER EXPR: "ember / dwarf / fp" percentages
 pct3() {
-	echo "$(fmt %.1f "$(med "$1" ember-99 "$2")") / $(fmt %.1f "$(med "$1" perf-dwarf "$2")")" \
-		"/ $(fmt %.1f "$(med "$1" perf-fp "$2")")"
+	echo "$(fmt %.1f "$(med "$1" "$2" "$3")") / $(fmt %.1f "$(med "$1" perf-dwarf "$3")")" \
+		"/ $(fmt %.1f "$(med "$1" perf-fp "$3")")"
 }
 
 KNOWN_WHAT="python: <module>, descend x 31, spin (Python frames); pynative: main, descend x 39, spin; qsort: cmp_records under qsort, sort_rounds, main; memcpy: copy_buffers directly above memcpy (of the samples in memcpy); clock: read_clock_loop above clock_gettime and the vDSO (of the samples in the vDSO); mixed: through fp_driver to main or start_thread; node: none (see tests/integration/unwind_node.sh)"
@@ -280,24 +381,63 @@ TABLE=$T/table.md
 	echo "| workload | complete % ember / perf dwarf / perf fp | known stack % ember / dwarf / fp | samples ember / dwarf / fp | ember ÷ dwarf (complete) | BPF ns/sample 99 Hz | BPF ns/sample 19 Hz | emberd % of one CPU 99 Hz | 19 Hz |"
 	echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	for w in ${WORKLOADS//,/ }; do
-		e=$(med "$w" ember-99 complete) p=$(med "$w" perf-dwarf complete)
-		printf '| %s | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |\n' "$w" \
-			"$(pct3 "$w" complete)" "$(pct3 "$w" known)" \
-			"$(fmt %.0f "$(med "$w" ember-99 samples)")" "$(fmt %.0f "$(med "$w" perf-dwarf samples)")" \
-			"$(fmt %.0f "$(med "$w" perf-fp samples)")" \
-			"$(awk -v a="$e" -v b="$p" 'BEGIN{ if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }')" \
-			"$(fmt %.0f "$(med "$w" ember-99 bpf)")" "$(fmt %.0f "$(med "$w" ember-19 bpf)")" \
-			"$(fmt %.3f "$(med "$w" ember-99 cpu)")" "$(fmt %.3f "$(med "$w" ember-19 cpu)")"
+		for l in "${LABELS[@]}"; do
+			e99=ember-99${l:+:$l} e19=ember-19${l:+:$l}
+			e=$(med "$w" "$e99" complete) p=$(med "$w" perf-dwarf complete)
+			printf '| %s | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |\n' "$w${l:+ ($l)}" \
+				"$(pct3 "$w" "$e99" complete)" "$(pct3 "$w" "$e99" known)" \
+				"$(fmt %.0f "$(med "$w" "$e99" samples)")" "$(fmt %.0f "$(med "$w" perf-dwarf samples)")" \
+				"$(fmt %.0f "$(med "$w" perf-fp samples)")" \
+				"$(awk -v a="$e" -v b="$p" 'BEGIN{ if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }')" \
+				"$(fmt %.0f "$(med "$w" "$e99" bpf)")" "$(fmt %.0f "$(med "$w" "$e19" bpf)")" \
+				"$(fmt %.3f "$(med "$w" "$e99" cpu)")" "$(fmt %.3f "$(med "$w" "$e19" cpu)")"
+		done
 	done
+	echo
+	echo "| workload | build | BPF ns/sample 99 Hz, median [min-max] | 19 Hz | the workload's own 99 Hz | 19 Hz | its share of samples % 99 / 19 Hz | runtime stacks sent per sample 99 / 19 Hz |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+	for w in ${WORKLOADS//,/ }; do
+		for l in "${LABELS[@]}"; do
+			e99=ember-99${l:+:$l} e19=ember-19${l:+:$l}
+			printf '| %s | %s | %s | %s | %s | %s | %s / %s | %s / %s |\n' "$w" "${l:--}" \
+				"$(vals "$w" "$e99" bpf | spread %.0f)" "$(vals "$w" "$e19" bpf | spread %.0f)" \
+				"$(vals "$w" "$e99" own | spread %.0f)" "$(vals "$w" "$e19" own | spread %.0f)" \
+				"$(fmt %.0f "$(med "$w" "$e99" share)")" "$(fmt %.0f "$(med "$w" "$e19" share)")" \
+				"$(fmt %.3f "$(med "$w" "$e99" rt)")" "$(fmt %.3f "$(med "$w" "$e19" rt)")"
+		done
+	done
+	if [[ ,$WORKLOADS, == *,python,* && ,$WORKLOADS, == *,pynative,* ]]; then
+		echo
+		echo "| build | python ÷ pynative 99 Hz: of medians; per round, median [min-max] | 19 Hz | the workloads' own 99 Hz | 19 Hz |"
+		echo "| --- | ---: | ---: | ---: | ---: |"
+		for l in "${LABELS[@]}"; do
+			line="| ${l:--} |"
+			for x in bpf own; do
+				for hz in 99 19; do
+					e=ember-$hz${l:+:$l}
+					line+=" $(awk -v a="$(med python "$e" "$x")" -v b="$(med pynative "$e" "$x")" \
+						'BEGIN{ if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }');"
+					line+=" $(ratios "$e" "${x#bpf}" | spread %.2f) |"
+				done
+			done
+			echo "$line"
+		done
+	fi
 	echo
 	echo "- complete: the stack reaches main (node::Start for node) or start_thread."
 	echo "- known stack: $KNOWN_WHAT."
-	echo "- BPF ns/sample: run_time_ns / run_cnt of emberd's perf_event programs over its life"
-	echo "  (every sample of the host, not only the workload's); emberd's CPU: its threads'"
+	echo "- BPF ns/sample: run_time_ns / run_cnt of emberd's cpu sampler (ember_cpu_sample) over"
+	echo "  the workload's run (every sample of the host, not only the workload's$([ -n "$MATCHED" ] &&
+		echo ": with -m, others end at the process filter")); emberd's CPU: its threads'"
 	echo "  schedstat over the workload's wall time."
+	echo "- the workload's own: the run time less the host's other samples (run_cnt less the"
+	echo "  workload's samples) at their cost per sample in the $IDLE s before the workload, over"
+	echo "  its samples; its error grows as its share of the samples falls: '-' below 25%."
+	echo "- runtime stacks sent: EMBER_PROC_RT_FRAMES records (emberd -v), host-wide, over the"
+	echo "  workload's samples."
 } >"$TABLE"
 
-HDR="unwind: $REPEAT runs of ${DURATION} CPU s per workload and profiler, medians; perf at 99 Hz; $START; $(uname -r); $(nproc) CPUs; emberd $EMBERD"
+HDR="unwind: $REPEAT runs of ${DURATION} CPU s per workload and profiler, medians; perf at 99 Hz; $START; $(uname -r); $(nproc) CPUs; emberd $EMBERD$([ -n "$MATCHED" ] && echo "; profile = matched")"
 echo
 echo "$HDR"
 echo
