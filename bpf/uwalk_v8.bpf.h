@@ -72,30 +72,36 @@ static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
  * optimised Code and the pc's offset in it, when the pc lies there; else
  * (baseline code, which has no way back to its function, or code replaced
  * since: on-stack replacement, deoptimisation) the function alone. Code's
- * instruction start, flags and size lie within 24 bytes, read at once
- * (v8_detect() checks). True when the function's code is a builtin (kinds
- * below BASELINE): an interpreted function's is the interpreter's entry,
- * which V8 12 runs from a copy of the builtins beside its JIT code (short
- * builtin calls), outside text[0..1]; the caller tells such frames by their
- * slots.
+ * flags, its instructions' size and (V8 11.1.204 on) their address lie
+ * within 24 bytes from 8 before the flags, read at once (v8_detect()
+ * checks); before, the instructions follow Code's header inline. True when
+ * the function's code is a builtin (kinds below BASELINE): an interpreted
+ * function's is the interpreter's entry, which V8 12 runs from a copy of the
+ * builtins beside its JIT code (short builtin calls), outside text[0..1];
+ * the caller tells such frames by their slots.
  */
 static __always_inline bool uw_v8_jit(const struct uw_frame *f, const struct ember_rt_proc *rt,
 				      struct uw_env *env, __u64 func, __u64 sfi, __u64 *word)
 {
 	__u64 code = 0, cw[3] = {}, start;
 	__u32 kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size, kind;
+	__u16 at_flags = rt->off[EMBER_V8_CODE_FLAGS], at_size = rt->off[EMBER_V8_CODE_SIZE];
 
 	*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
 	if (!uw_env_read_mem(env, &code, sizeof(code), func - 1 + rt->off[EMBER_V8_JSFUNC_CODE]) ||
-	    !uw_v8_is_obj(code) ||
-	    !uw_env_read_mem(env, cw, sizeof(cw), code - 1 + rt->off[EMBER_V8_CODE_START]))
+	    !uw_v8_is_obj(code) || !uw_env_read_mem(env, cw, sizeof(cw), code - 1 + at_flags - 8))
 		return false;
-	start = cw[0];
-	/* flags at start + 8; size at + 16, or + 12 where V8 packed them (11.4.59 on) */
+	/*
+	 * The address 8 before the flags, or inline; the size 8 before them
+	 * (10.2), 4 after (11.4.59 on: packed) or 8 after (11.1 to 11.4.59).
+	 */
+	start = rt->off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE ?
+			code - 1 + rt->off[EMBER_V8_CODE_HEADER] :
+			cw[0];
 	flags = (__u32)cw[1];
-	size = rt->off[EMBER_V8_CODE_SIZE] - rt->off[EMBER_V8_CODE_START] == 16 ?
-		       (__u32)cw[2] :
-		       (__u32)(cw[1] >> 32);
+	size = at_size < at_flags      ? (__u32)cw[0] :
+	       at_size - at_flags == 8 ? (__u32)cw[2] :
+					 (__u32)(cw[1] >> 32);
 	kind = (flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff);
 	if (kind < rt->off[EMBER_V8_KIND_BASELINE])
 		return true;

@@ -103,8 +103,8 @@ enum ember_v8_off {
 	EMBER_V8_MAP_TYPE,	     /* Map.instance_type (u16) */
 	EMBER_V8_JSFUNC_SHARED,	     /* JSFunction.shared */
 	EMBER_V8_JSFUNC_CODE,	     /* JSFunction.code */
-	EMBER_V8_CODE_START,	     /* Code: its instructions' address (a pointer) */
-	EMBER_V8_CODE_SIZE,	     /* Code: their size (u32) */
+	EMBER_V8_CODE_START,	     /* Code: its instructions' address; or CODE_HEADER */
+	EMBER_V8_CODE_SIZE,	     /* Code: their size (u32), near its flags */
 	EMBER_V8_CODE_FLAGS,	     /* Code.flags (u32): its kind, masked and shifted */
 	EMBER_V8_CODE_KIND,	     /* the kind in Code.flags: its mask, and shift << 8 */
 	EMBER_V8_KIND_BASELINE, /* CodeKind::BASELINE (Sparkplug: no way back to its function) */
@@ -136,6 +136,11 @@ enum ember_v8_off {
 	 */
 	EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY, /* TRUSTED_FIXED_ARRAY_TYPE */
 	EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY,  /* TRUSTED_BYTE_ARRAY_TYPE */
+	/*
+	 * Code's header size where its instructions follow it inline (V8 before
+	 * 11.1.204: Node 18); EMBER_RT_OFF_NONE where CODE_START points at them.
+	 */
+	EMBER_V8_CODE_HEADER,
 	EMBER_V8_OFF_NR,
 };
 _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");

@@ -32,6 +32,7 @@ enum v8d {
 	D_CODE_SIZE,
 	D_CODE_FLAGS,
 	D_CODE_WRAPPER, /* V8 12: Code's wrapper, after its deoptimization data and positions */
+	D_CODE_HEADER,	/* before 11.1.204: Code's header size, its instructions inline after it */
 	D_KIND_MASK,
 	D_KIND_SHIFT,
 	D_KIND_BASELINE,
@@ -83,6 +84,7 @@ enum v8d {
 	D_VER_MINOR,
 	D_VER_BUILD,
 	D_BLOB,	     /* v8_Default_embedded_blob_code_: the symbol's address */
+	D_BLOB_DATA, /* v8_Default_embedded_blob_code_data_: its address (V8 10: the code) */
 	D_BLOB_SIZE, /* v8_Default_embedded_blob_code_size_ */
 	D_NR,
 };
@@ -101,11 +103,14 @@ static const struct {
 	{"v8dbg_class_JSFunction__shared__Tagged_SharedFunctionInfo_", D_JSF_SHARED},
 	{"v8dbg_class_JSFunction__code__Code", D_JSF_CODE},
 	{"v8dbg_class_JSFunction__code__Tagged_Code_", D_JSF_CODE},
+	/* V8 10: CodeT, the Code itself where there is no external code space (node's builds) */
+	{"v8dbg_class_JSFunction__code__CodeT", D_JSF_CODE},
 	{"v8dbg_class_Code__source_position_table__ByteArray", D_CODE_SPT},
 	{"v8dbg_class_Code__source_position_table__Tagged_ByteArray_", D_CODE_SPT},
 	{"v8dbg_class_Code__deoptimization_data__FixedArray", D_CODE_DEOPT},
 	{"v8dbg_class_Code__deoptimization_data__Tagged_FixedArray_", D_CODE_DEOPT},
-	{"v8dbg_class_Code__instruction_start__uintptr_t", D_CODE_START},
+	/* the extra kHeaderSize (V8's gen-postmortem-metadata.py); 11's InstructionStream's */
+	{"v8dbg_class_Code__instruction_start__uintptr_t", D_CODE_HEADER},
 	{"v8dbg_class_Code__instruction_start__Address", D_CODE_START},
 	{"v8dbg_class_Code__instruction_size__int", D_CODE_SIZE},
 	{"v8dbg_class_Code__flags__uint32_t", D_CODE_FLAGS},
@@ -165,6 +170,7 @@ static const struct {
 	{"_ZN2v88internal7Version6minor_E", D_VER_MINOR},
 	{"_ZN2v88internal7Version6build_E", D_VER_BUILD},
 	{"v8_Default_embedded_blob_code_", D_BLOB},
+	{"v8_Default_embedded_blob_code_data_", D_BLOB_DATA},
 	{"v8_Default_embedded_blob_code_size_", D_BLOB_SIZE},
 };
 
@@ -225,7 +231,8 @@ static const struct {
 struct v8_dbg {
 	int64_t v[D_NR];
 	bool have[D_NR];
-	uint64_t blob; /* the embedded builtins' address, 0: unknown */
+	uint64_t blob;	    /* the embedded builtins' address, 0: unknown */
+	uint64_t blob_data; /* V8 10: theirs (blob is then a pointer to them), 0: none */
 };
 
 /* The value a symbol holds: up to 4 bytes (v8dbg_* are ints), signed. */
@@ -260,8 +267,8 @@ static void take_sym(Elf *elf, const char *name, const GElf_Sym *sym, struct v8_
 
 		if (strcmp(name, v8_syms[i].name) || g->have[d])
 			continue;
-		if (d == D_BLOB) {
-			g->blob = sym->st_value;
+		if (d == D_BLOB || d == D_BLOB_DATA) {
+			*(d == D_BLOB ? &g->blob : &g->blob_data) = sym->st_value;
 			g->have[d] = sym->st_value != 0;
 		} else {
 			g->have[d] = sym_value(elf, sym, &g->v[d]);
@@ -325,10 +332,28 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 {
 	int64_t *v = g->v;
 
+	/* 11.1.204 moved Code's instructions out of it (V8's InstructionStream) */
+	if (ver >= v8_ver(11, 1, 204))
+		g->have[D_CODE_HEADER] = false;
 	if (!g->have[D_JSF_CODE]) {
 		v[D_JSF_CODE] =
 			ver >= v8_ver(11, 7, 368) ? v[D_JSF_SHARED] - 8 : v[D_JSF_SHARED] + 24;
 		g->have[D_JSF_CODE] = true;
+	}
+	/*
+	 * V8 10's Code (its code.h): relocation info, deoptimization data,
+	 * position table, the CodeDataContainer, then the instructions' size;
+	 * the instructions inline after its header. DeoptimizationData's indexes,
+	 * not exported before 11, are those 11.3 exports (its code.h).
+	 */
+	if (g->have[D_CODE_HEADER] && g->have[D_CODE_SIZE] && !g->have[D_CODE_SPT]) {
+		v[D_CODE_SPT] = v[D_CODE_SIZE] - 16;
+		g->have[D_CODE_SPT] = true;
+	}
+	if (g->have[D_CODE_HEADER] && !g->have[D_DEOPT_SFI] && !g->have[D_DEOPT_INL]) {
+		v[D_DEOPT_SFI] = 6;
+		v[D_DEOPT_INL] = 7;
+		g->have[D_DEOPT_SFI] = g->have[D_DEOPT_INL] = true;
 	}
 	/* V8 12's Code: deoptimization data, position table, wrapper (its code.h) */
 	if (g->have[D_CODE_WRAPPER] && !g->have[D_CODE_SPT]) {
@@ -339,7 +364,7 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 		v[D_CODE_DEOPT] = v[D_CODE_SPT] - 8;
 		g->have[D_CODE_DEOPT] = true;
 	}
-	if (g->have[D_CODE_SPT] && !g->have[D_CODE_START]) {
+	if (g->have[D_CODE_SPT] && !g->have[D_CODE_START] && !g->have[D_CODE_HEADER]) {
 		v[D_CODE_START] = v[D_CODE_SPT] + 16;
 		g->have[D_CODE_START] = true;
 	}
@@ -381,7 +406,6 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_MAP_TYPE, D_MAP_TYPE, 1},
 		{EMBER_V8_JSFUNC_SHARED, D_JSF_SHARED, 1},
 		{EMBER_V8_JSFUNC_CODE, D_JSF_CODE, 1},
-		{EMBER_V8_CODE_START, D_CODE_START, 1},
 		{EMBER_V8_CODE_SIZE, D_CODE_SIZE, 1},
 		{EMBER_V8_CODE_FLAGS, D_CODE_FLAGS, 1},
 		{EMBER_V8_KIND_BASELINE, D_KIND_BASELINE, 1},
@@ -406,13 +430,19 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_DEOPT_INLINING, D_DEOPT_INL, 1},
 		{EMBER_V8_SCOPE_FIRST_VARS, D_SCOPE_FIRST, 1},
 	};
-	/* types that versions before V8 12 have none of: EMBER_RT_OFF_NONE there */
+	/*
+	 * Types that versions before V8 12 have none of, and where Code's
+	 * instructions are (one of the two, fixed_ok() checks): EMBER_RT_OFF_NONE
+	 * where a version has none.
+	 */
 	static const struct {
 		enum ember_v8_off o;
 		enum v8d d;
 	} opt[] = {
 		{EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY, D_T_TFA},
 		{EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY, D_T_TBA},
+		{EMBER_V8_CODE_START, D_CODE_START},
+		{EMBER_V8_CODE_HEADER, D_CODE_HEADER},
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -442,16 +472,34 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 }
 
 /*
+ * Whether Code's fields lie where the walk reads them, 24 bytes from 8 before
+ * its flags: the instructions' address there and their size 4 or 8 after the
+ * flags (V8 11.1.204 on), or the instructions inline after the header and
+ * their size there (before: V8 10.2's code.h, the metadata's size between).
+ */
+static bool code_ok(const struct v8_dbg *g)
+{
+	const int64_t *v = g->v;
+
+	if (!g->have[D_CODE_FLAGS] || !g->have[D_CODE_SIZE] ||
+	    g->have[D_CODE_START] == g->have[D_CODE_HEADER])
+		return false;
+	if (g->have[D_CODE_HEADER])
+		return v[D_CODE_SIZE] == v[D_CODE_FLAGS] - 8 && v[D_CODE_HEADER] > v[D_CODE_FLAGS];
+	return v[D_CODE_START] == v[D_CODE_FLAGS] - 8 &&
+	       (v[D_CODE_SIZE] == v[D_CODE_FLAGS] + 4 || v[D_CODE_SIZE] == v[D_CODE_FLAGS] + 8);
+}
+
+/*
  * Constants ember does not carry but relies on: false when one differs (or is
  * missing). The walk reads two frame slots at once (the JSFunction below the
- * context), and Code's instruction start, flags and size in 24 bytes.
+ * context), and Code's fields in 24 bytes (code_ok()).
  */
 static bool fixed_ok(const struct v8_dbg *g)
 {
 	const int64_t *v = g->v;
 
-	if (v[D_FP_FUNCTION] != v[D_FP_CONTEXT] - 8 || v[D_CODE_FLAGS] != v[D_CODE_START] + 8 ||
-	    (v[D_CODE_SIZE] != v[D_CODE_START] + 12 && v[D_CODE_SIZE] != v[D_CODE_START] + 16))
+	if (v[D_FP_FUNCTION] != v[D_FP_CONTEXT] - 8 || !code_ok(g))
 		return false;
 	for (size_t i = 0; i < sizeof(v8_fixed) / sizeof(v8_fixed[0]); i++)
 		if (!g->have[v8_fixed[i].d] || g->v[v8_fixed[i].d] != v8_fixed[i].v)
@@ -463,23 +511,39 @@ static bool fixed_ok(const struct v8_dbg *g)
 /* The embedded builtins, and the executable segment holding them, into text[]. */
 static void find_text(Elf *elf, const struct v8_dbg *g, struct ember_rt_proc *out)
 {
+	/* V8 10: v8_Default_embedded_blob_code_ is a pointer to them, in data */
+	uint64_t blob = g->blob_data ? g->blob_data : g->blob;
 	size_t n = 0;
 
-	if (!g->blob || !g->have[D_BLOB_SIZE] || g->v[D_BLOB_SIZE] <= 0 || elf_getphdrnum(elf, &n))
+	if (!blob || !g->have[D_BLOB_SIZE] || g->v[D_BLOB_SIZE] <= 0 || elf_getphdrnum(elf, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    !(ph.p_flags & PF_X) || g->blob < ph.p_vaddr ||
-		    g->blob - ph.p_vaddr >= ph.p_memsz)
+		    !(ph.p_flags & PF_X) || blob < ph.p_vaddr || blob - ph.p_vaddr >= ph.p_memsz)
 			continue;
-		out->text[0] = g->blob;
-		out->text[1] = g->blob + (uint64_t)g->v[D_BLOB_SIZE];
+		out->text[0] = blob;
+		out->text[1] = blob + (uint64_t)g->v[D_BLOB_SIZE];
 		out->text[2] = ph.p_vaddr;
 		out->text[3] = ph.p_vaddr + ph.p_memsz;
 		return;
 	}
+}
+
+/*
+ * The versions whose layout ember reads, each checked against a node of it
+ * (tests/lib/symbols/check_v8.c, tests/integration/symbols_v8*.sh): 10.2
+ * (Node 18: Code's instructions inline), and 11.1.204 (Code's instruction
+ * start a pointer) up to 12.5, which made the deoptimization data a
+ * ProtectedFixedArray holding a SharedFunctionInfoWrapper, not the function
+ * (V8's deoptimization-data.h): Node 20 (11.3) and 22 (12.4). 10.3 to 11.1
+ * are no node's LTS: not read.
+ */
+static bool version_known(uint32_t ver)
+{
+	return (ver >= v8_ver(10, 2, 0) && ver < v8_ver(10, 3, 0)) ||
+	       (ver >= v8_ver(11, 1, 204) && ver < v8_ver(12, 5, 0));
 }
 
 bool v8_detect(Elf *elf, struct ember_rt_proc *out)
@@ -500,14 +564,7 @@ bool v8_detect(Elf *elf, struct ember_rt_proc *out)
 	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
 		out->off[i] = EMBER_RT_OFF_NONE;
 	derive(g, ver);
-	/*
-	 * 11.1.204 made Code's instruction start a pointer: before, ember has no
-	 * layout. 12.5 made the deoptimization data a ProtectedFixedArray holding a
-	 * SharedFunctionInfoWrapper, not the function (V8's deoptimization-data.h):
-	 * from there on, none either. Node 20 (11.3) and 22 (12.4) are checked.
-	 */
-	if (!g->have[D_VER_MAJOR] || ver < v8_ver(11, 1, 204) || ver >= v8_ver(12, 5, 0) ||
-	    !fixed_ok(g) || !fill_off(g, out)) {
+	if (!g->have[D_VER_MAJOR] || !version_known(ver) || !fixed_ok(g) || !fill_off(g, out)) {
 		out->flags |= EMBER_RT_F_UNSUPPORTED;
 		free(g);
 		return true;

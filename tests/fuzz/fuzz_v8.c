@@ -44,6 +44,7 @@ static void layout(struct ember_rt_proc *rt)
 	memcpy(rt->off, off, sizeof(off));
 	rt->off[EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY] = EMBER_RT_OFF_NONE; /* Node 20: none */
 	rt->off[EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY] = EMBER_RT_OFF_NONE;
+	rt->off[EMBER_V8_CODE_HEADER] = EMBER_RT_OFF_NONE;
 }
 
 static void check_name(const struct rt_name *n)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * v8: source position tables (known encodings), frame words named from a
- * recorded heap laid out as Node 20's V8 lays it (interpreted, optimised
+ * recorded heap laid out as Node 20's, 18's and 22's V8 lay it (interpreted, optimised
  * with an inlined call, unsupported), hostile objects refused without a
  * crash, and detection from the machine's node binary when there is one.
  */
@@ -25,7 +25,8 @@
 struct heap {
 	uint8_t b[HEAP_SIZE];
 	uint32_t used;
-	uint64_t maps[512]; /* map object of each instance type used, tagged */
+	uint64_t maps[512];  /* map object of each instance type used, tagged */
+	const uint16_t *off; /* the layout objects are built by (ember_rt_proc.off) */
 };
 
 static bool heap_read(void *arg, void *dst, size_t len, uint64_t addr)
@@ -107,6 +108,60 @@ static void layout(struct ember_rt_proc *rt)
 	memcpy(rt->off, off, sizeof(off));
 	rt->off[EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY] = EMBER_RT_OFF_NONE; /* before V8 12: none */
 	rt->off[EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY] = EMBER_RT_OFF_NONE;
+	rt->off[EMBER_V8_CODE_HEADER] = EMBER_RT_OFF_NONE; /* instructions apart (11.1.204 on) */
+}
+
+/*
+ * Node 18's (V8 10.2) layout, as v8_detect() finds it in the npm package's
+ * binary (and as a live Node 18 holds its objects): Code's instructions
+ * inline after its 128-byte header, their size 8 before its flags; Code's
+ * tables and the deoptimization data's indexes, which its v8dbg_* lack,
+ * derived.
+ */
+static void layout18(struct ember_rt_proc *rt)
+{
+	static const uint16_t off[EMBER_V8_OFF_NR] = {
+		[EMBER_V8_FP_CONTEXT] = 8,
+		[EMBER_V8_FP_FUNCTION] = 16,
+		[EMBER_V8_FP_BYTECODE_OFFSET] = 40,
+		[EMBER_V8_MAP_TYPE] = 12,
+		[EMBER_V8_JSFUNC_SHARED] = 24,
+		[EMBER_V8_JSFUNC_CODE] = 48,
+		[EMBER_V8_CODE_START] = EMBER_RT_OFF_NONE,
+		[EMBER_V8_CODE_SIZE] = 40,
+		[EMBER_V8_CODE_FLAGS] = 48,
+		[EMBER_V8_CODE_KIND] = 15,
+		[EMBER_V8_KIND_BASELINE] = 11,
+		[EMBER_V8_TYPE_JSFUNC_FIRST] = 2065,
+		[EMBER_V8_TYPE_JSFUNC_LAST] = 2079,
+		[EMBER_V8_TYPE_SFI] = 257,
+		[EMBER_V8_TYPE_CODE] = 240,
+		[EMBER_V8_TYPE_BYTECODE] = 195,
+		[EMBER_V8_TYPE_SCRIPT] = 170,
+		[EMBER_V8_TYPE_SCOPE_INFO] = 256,
+		[EMBER_V8_TYPE_FIXED_ARRAY] = 179,
+		[EMBER_V8_TYPE_BYTE_ARRAY] = 194,
+		[EMBER_V8_SFI_NAME] = 16,
+		[EMBER_V8_SFI_DATA] = 8,
+		[EMBER_V8_SFI_SCRIPT] = 32,
+		[EMBER_V8_SCRIPT_NAME] = 16,
+		[EMBER_V8_SCRIPT_SOURCE] = 8,
+		[EMBER_V8_BYTECODE_POSITIONS] = 32,
+		[EMBER_V8_BYTECODE_DATA] = 56,
+		[EMBER_V8_CODE_POSITIONS] = 24,
+		[EMBER_V8_CODE_DEOPT] = 16,
+		[EMBER_V8_DEOPT_SFI] = 6,
+		[EMBER_V8_DEOPT_INLINING] = 7,
+		[EMBER_V8_SCOPE_FIRST_VARS] = 3,
+		[EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY] = EMBER_RT_OFF_NONE,
+		[EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY] = EMBER_RT_OFF_NONE,
+		[EMBER_V8_CODE_HEADER] = 128,
+	};
+
+	memset(rt, 0, sizeof(*rt));
+	rt->kind = EMBER_RT_V8;
+	rt->version = 10 << 16 | 2 << 8 | 154;
+	memcpy(rt->off, off, sizeof(off));
 }
 
 /*
@@ -152,6 +207,7 @@ static void layout22(struct ember_rt_proc *rt)
 		[EMBER_V8_SCOPE_FIRST_VARS] = 3,
 		[EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY] = 213,
 		[EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY] = 212,
+		[EMBER_V8_CODE_HEADER] = EMBER_RT_OFF_NONE,
 	};
 
 	memset(rt, 0, sizeof(*rt));
@@ -159,6 +215,9 @@ static void layout22(struct ember_rt_proc *rt)
 	rt->version = 12 << 16 | 4 << 8 | 0xff;
 	memcpy(rt->off, off, sizeof(off));
 }
+
+/* The layouts the fixture is built by, one per node checked: 20, 18, 22. */
+static void (*const layouts[])(struct ember_rt_proc *) = {layout, layout18, layout22};
 
 #define T_ONE_BYTE 40 /* ONE_BYTE_STRING_TYPE: sequential, one byte */
 #define T_TWO_BYTE 32 /* STRING_TYPE: sequential, two bytes */
@@ -187,7 +246,7 @@ static uint64_t cons(struct heap *h, uint64_t a, uint64_t b, uint32_t len)
 
 static uint64_t byte_array(struct heap *h, const uint8_t *p, uint32_t n)
 {
-	uint64_t t = object(h, 190, 16 + n);
+	uint64_t t = object(h, h->off[EMBER_V8_TYPE_BYTE_ARRAY], 16 + n);
 
 	put64(h, t - 1 + 8, smi((int32_t)n));
 	memcpy(h->b + (t - 1 - HEAP_BASE) + 16, p, n);
@@ -260,7 +319,8 @@ struct fixture {
 
 static uint64_t scope_info(struct heap *h, const char *name, int64_t start, int64_t end)
 {
-	uint64_t t = object(h, 261, 8 + 8 * 10), undef = object(h, T_ODDBALL, 16);
+	uint64_t t = object(h, h->off[EMBER_V8_TYPE_SCOPE_INFO], 8 + 8 * 10),
+		 undef = object(h, T_ODDBALL, 16);
 	const uint64_t slots[] = {smi(0x4288994),
 				  smi(1),
 				  smi(0),
@@ -280,15 +340,17 @@ static uint64_t scope_info(struct heap *h, const char *name, int64_t start, int6
 static uint64_t sfi(struct fixture *x, const char *name, int64_t start, int64_t end,
 		    uint64_t bytecode)
 {
-	uint64_t t = object(&x->h, 262, 56);
+	const uint16_t *off = x->rt.off;
+	uint64_t t = object(&x->h, off[EMBER_V8_TYPE_SFI], 56);
 
-	put64(&x->h, t - 1 + 8, bytecode);
-	put64(&x->h, t - 1 + 16, scope_info(&x->h, name, start, end));
-	put64(&x->h, t - 1 + 32, x->script);
+	put64(&x->h, t - 1 + off[EMBER_V8_SFI_DATA], bytecode);
+	put64(&x->h, t - 1 + off[EMBER_V8_SFI_NAME], scope_info(&x->h, name, start, end));
+	put64(&x->h, t - 1 + off[EMBER_V8_SFI_SCRIPT], x->script);
 	return t;
 }
 
-static void fixture_init(struct fixture *x)
+/* The fixture, its objects laid out as layout_of says. */
+static void fixture_init_as(struct fixture *x, void (*layout_of)(struct ember_rt_proc *))
 {
 	uint8_t tab[256];
 	/* hot's bytecode: offset 0 at its loop, 7 at the call of inner */
@@ -301,27 +363,39 @@ static void fixture_init(struct fixture *x)
 				 {0x60, position(at("return x"), -1)}};
 	uint8_t inl[16] = {0};
 	int64_t call = position(at("inner(i);"), -1);
+
+	const uint16_t *off = x->rt.off;
 	uint64_t bca, deopt;
 
 	memset(x, 0, sizeof(*x));
-	layout(&x->rt);
+	layout_of(&x->rt);
+	x->h.off = x->rt.off;
 	x->mem = (struct rt_mem){heap_read, &x->h};
-	x->script = object(&x->h, 167, 64);
-	put64(&x->h, x->script - 1 + 8, str(&x->h, SOURCE));
-	put64(&x->h, x->script - 1 + 16, str(&x->h, "/srv/app.js"));
-	bca = object(&x->h, 191, 64);
-	put64(&x->h, bca - 1 + 32, byte_array(&x->h, tab, (uint32_t)table(tab, bc, 3)));
+	x->script = object(&x->h, off[EMBER_V8_TYPE_SCRIPT], 64);
+	put64(&x->h, x->script - 1 + off[EMBER_V8_SCRIPT_SOURCE], str(&x->h, SOURCE));
+	put64(&x->h, x->script - 1 + off[EMBER_V8_SCRIPT_NAME], str(&x->h, "/srv/app.js"));
+	bca = object(&x->h, off[EMBER_V8_TYPE_BYTECODE], 64);
+	put64(&x->h, bca - 1 + off[EMBER_V8_BYTECODE_POSITIONS],
+	      byte_array(&x->h, tab, (uint32_t)table(tab, bc, 3)));
 	x->sfi_hot = sfi(x, "hot", at("function hot"), at("}\n") + 40, bca);
 	x->sfi_inner = sfi(x, "inner", at("function inner"), at("}\n"), 0);
 	memcpy(inl, &call, 8);
-	deopt = object(&x->h, 175, 16 + 8 * 8);
+	deopt = object(&x->h, off[EMBER_V8_TYPE_FIXED_ARRAY], 16 + 8 * 8);
 	put64(&x->h, deopt - 1 + 8, smi(8));
-	put64(&x->h, deopt - 1 + 16 + 8 * 6, x->sfi_hot);
-	put64(&x->h, deopt - 1 + 16 + 8 * 7, byte_array(&x->h, inl, sizeof(inl)));
-	x->code = object(&x->h, 245, 64);
-	put64(&x->h, x->code - 1 + 16, deopt);
-	put64(&x->h, x->code - 1 + 24, byte_array(&x->h, tab, (uint32_t)table(tab, pc, 3)));
-	put32(&x->h, x->code - 1 + 48, 13); /* TURBOFAN */
+	put64(&x->h, deopt - 1 + 16 + 8 * off[EMBER_V8_DEOPT_SFI], x->sfi_hot);
+	put64(&x->h, deopt - 1 + 16 + 8 * off[EMBER_V8_DEOPT_INLINING],
+	      byte_array(&x->h, inl, sizeof(inl)));
+	x->code = object(&x->h, off[EMBER_V8_TYPE_CODE], 64);
+	put64(&x->h, x->code - 1 + off[EMBER_V8_CODE_DEOPT], deopt);
+	put64(&x->h, x->code - 1 + off[EMBER_V8_CODE_POSITIONS],
+	      byte_array(&x->h, tab, (uint32_t)table(tab, pc, 3)));
+	put32(&x->h, x->code - 1 + off[EMBER_V8_CODE_FLAGS], 13); /* TURBOFAN */
+}
+
+/* The fixture as Node 20 lays it out. */
+static void fixture_init(struct fixture *x)
+{
+	fixture_init_as(x, layout);
 }
 
 static uint64_t word(uint32_t aux, uint64_t tagged)
@@ -359,12 +433,13 @@ START_TEST(test_position_table)
 }
 END_TEST
 
+/* Each layout of layouts[] (_i): the same names. */
 START_TEST(test_interpreted)
 {
 	struct fixture *x = calloc(1, sizeof(*x));
 	struct rt_name n;
 
-	fixture_init(x);
+	fixture_init_as(x, layouts[_i]);
 	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(8, x->sfi_hot), &n), 0);
 	ck_assert_str_eq(n.function, "hot");
 	ck_assert_str_eq(n.file, "/srv/app.js");
@@ -388,7 +463,7 @@ START_TEST(test_optimised_inlined)
 	struct fixture *x = calloc(1, sizeof(*x));
 	struct rt_name n;
 
-	fixture_init(x);
+	fixture_init_as(x, layouts[_i]);
 	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x20, x->code), &n), 0);
 	ck_assert_str_eq(n.function, "hot");
 	ck_assert_uint_eq(n.line, 6);
@@ -561,10 +636,10 @@ START_TEST(test_unsupported)
 	struct rt_name n;
 
 	layout(&rt);
-	rt.version = 10 << 16 | 2 << 8 | 154;
+	rt.version = 10 << 16 | 7 << 8 | 193; /* Node 19's */
 	rt.flags = EMBER_RT_F_UNSUPPORTED;
-	ck_assert_int_eq(v8_name(&mem, &rt, EMBER_RT_WORD(EMBER_RT_V8, 0x0a02, 0), &n), -ENOENT);
-	ck_assert_str_eq(n.function, "[v8 10.2: not supported]");
+	ck_assert_int_eq(v8_name(&mem, &rt, EMBER_RT_WORD(EMBER_RT_V8, 0x0a07, 0), &n), -ENOENT);
+	ck_assert_str_eq(n.function, "[v8 10.7: not supported]");
 	free(h);
 }
 END_TEST
@@ -631,10 +706,10 @@ START_TEST(test_detect_node22)
 }
 END_TEST
 
-/* Node 18's (V8 10.2): Code's instructions inside it, no layout ember reads; unsupported. */
+/* Node 18's (V8 10.2): Code's instructions inline in it. */
 START_TEST(test_detect_node18)
 {
-	detect_node("EMBER_TEST_NODE18", NPM_NODE "node18/bin/node", 10, 2, true, NULL);
+	detect_node("EMBER_TEST_NODE18", NPM_NODE "node18/bin/node", 10, 2, true, layout18);
 }
 END_TEST
 
@@ -661,8 +736,8 @@ Suite *v8_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_position_table);
-	tcase_add_test(tc, test_interpreted);
-	tcase_add_test(tc, test_optimised_inlined);
+	tcase_add_loop_test(tc, test_interpreted, 0, sizeof(layouts) / sizeof(layouts[0]));
+	tcase_add_loop_test(tc, test_optimised_inlined, 0, sizeof(layouts) / sizeof(layouts[0]));
 	tcase_add_test(tc, test_cons_source);
 	tcase_add_test(tc, test_trusted_arrays);
 	tcase_add_test(tc, test_hostile);
