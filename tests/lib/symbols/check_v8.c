@@ -113,55 +113,36 @@ static void layout(struct ember_rt_proc *rt)
 
 /*
  * Node 18's (V8 10.2) layout, as v8_detect() finds it in the npm package's
- * binary (and as a live Node 18 holds its objects): Code's instructions
- * inline after its 128-byte header, their size 8 before its flags; Code's
- * tables and the deoptimization data's indexes, which its v8dbg_* lack,
- * derived.
+ * binary (and as a live Node 18 holds its objects): Node 20's fields but
+ * Code's, whose instructions follow its 128-byte header inline, their size
+ * 8 before its flags (Code's tables and the deoptimization data's indexes,
+ * which its v8dbg_* lack, derived as Node 20's are), and other types.
  */
 static void layout18(struct ember_rt_proc *rt)
 {
-	static const uint16_t off[EMBER_V8_OFF_NR] = {
-		[EMBER_V8_FP_CONTEXT] = 8,
-		[EMBER_V8_FP_FUNCTION] = 16,
-		[EMBER_V8_FP_BYTECODE_OFFSET] = 40,
-		[EMBER_V8_MAP_TYPE] = 12,
-		[EMBER_V8_JSFUNC_SHARED] = 24,
-		[EMBER_V8_JSFUNC_CODE] = 48,
-		[EMBER_V8_CODE_START] = EMBER_RT_OFF_NONE,
-		[EMBER_V8_CODE_SIZE] = 40,
-		[EMBER_V8_CODE_FLAGS] = 48,
-		[EMBER_V8_CODE_KIND] = 15,
-		[EMBER_V8_KIND_BASELINE] = 11,
-		[EMBER_V8_TYPE_JSFUNC_FIRST] = 2065,
-		[EMBER_V8_TYPE_JSFUNC_LAST] = 2079,
-		[EMBER_V8_TYPE_SFI] = 257,
-		[EMBER_V8_TYPE_CODE] = 240,
-		[EMBER_V8_TYPE_BYTECODE] = 195,
-		[EMBER_V8_TYPE_SCRIPT] = 170,
-		[EMBER_V8_TYPE_SCOPE_INFO] = 256,
-		[EMBER_V8_TYPE_FIXED_ARRAY] = 179,
-		[EMBER_V8_TYPE_BYTE_ARRAY] = 194,
-		[EMBER_V8_SFI_NAME] = 16,
-		[EMBER_V8_SFI_DATA] = 8,
-		[EMBER_V8_SFI_SCRIPT] = 32,
-		[EMBER_V8_SCRIPT_NAME] = 16,
-		[EMBER_V8_SCRIPT_SOURCE] = 8,
-		[EMBER_V8_BYTECODE_POSITIONS] = 32,
-		[EMBER_V8_BYTECODE_DATA] = 56,
-		[EMBER_V8_CODE_POSITIONS] = 24,
-		[EMBER_V8_CODE_DEOPT] = 16,
-		[EMBER_V8_DEOPT_SFI] = 6,
-		[EMBER_V8_DEOPT_INLINING] = 7,
-		[EMBER_V8_SCOPE_FIRST_VARS] = 3,
-		[EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY] = EMBER_RT_OFF_NONE,
-		[EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY] = EMBER_RT_OFF_NONE,
-		[EMBER_V8_CODE_HEADER] = 128,
+	static const struct {
+		enum ember_v8_off o;
+		uint16_t v;
+	} diff[] = {
+		{EMBER_V8_CODE_START, EMBER_RT_OFF_NONE},
+		{EMBER_V8_CODE_HEADER, 128},
+		{EMBER_V8_CODE_SIZE, 40},
+		{EMBER_V8_BYTECODE_DATA, 56},
+		{EMBER_V8_TYPE_JSFUNC_FIRST, 2065},
+		{EMBER_V8_TYPE_JSFUNC_LAST, 2079},
+		{EMBER_V8_TYPE_SFI, 257},
+		{EMBER_V8_TYPE_CODE, 240},
+		{EMBER_V8_TYPE_BYTECODE, 195},
+		{EMBER_V8_TYPE_SCRIPT, 170},
+		{EMBER_V8_TYPE_SCOPE_INFO, 256},
+		{EMBER_V8_TYPE_FIXED_ARRAY, 179},
+		{EMBER_V8_TYPE_BYTE_ARRAY, 194},
 	};
 
-	memset(rt, 0, sizeof(*rt));
-	rt->kind = EMBER_RT_V8;
+	layout(rt);
 	rt->version = 10 << 16 | 2 << 8 | 154;
-	memcpy(rt->off, off, sizeof(off));
+	for (size_t i = 0; i < sizeof(diff) / sizeof(diff[0]); i++)
+		rt->off[diff[i].o] = diff[i].v;
 }
 
 /*
