@@ -116,9 +116,10 @@ service_cgroup() {
 	[ -z "$slice" ] || at_exit "rmdir '$slice'"
 }
 
-# wait_for CMD... : polls CMD every 0.5 s until it succeeds, for at most 30 s.
+# wait_for CMD... : polls CMD every 0.5 s until it succeeds, for at most 30 s (WAIT_S s when
+# set: a step known to take long on a loaded host).
 wait_for() {
-	for _ in $(seq 1 60); do
+	for _ in $(seq 1 $((2 * ${WAIT_S:-30}))); do
 		"$@" && return 0
 		sleep 0.5
 	done
