@@ -7,8 +7,8 @@
 # names them on the host: at least 90% of the samples of the process's work (those under
 # asyncHandler, from its first await on: the main thread's) name asyncHandler, the outer
 # function, with script and line; at least 10% name hotJsLoop, and at least 10% its TurboFan
-# code at the line where innerJs is inlined; no JavaScript frame is left unnamed (but for
-# under 1% of the samples, whose frame's object was gone when read).
+# code at the line where innerJs is inlined; no JavaScript frame under asyncHandler is left
+# unnamed.
 # The ground truth is V8's own sampler: a second run under node --cpu-prof, sampled by ember
 # too, where the self share of each top JavaScript function must be within 5 points of V8's.
 . "$(dirname "$0")/lib.sh"
@@ -145,22 +145,25 @@ call=$(awk '/x \+= innerJs\(i\);/ { print NR; exit }' "$T/app.js")
 inl=$(awk -v at="$T/app.js:$call" '$6 == "hotJsLoop" && $7 == at { s += $1 } END { print s + 0 }' \
 	"$T/lines.txt")
 echo "hotJsLoop's optimised code with innerJs inlined (app.js:$call, innermost) on $inl samples"
-awk -v c="$inl" -v t="$under" 'BEGIN { exit !(10 * c >= t) }' ||
-	fail "hotJsLoop at app.js:$call (innerJs inlined by TurboFan) on $inl samples only"
-# no frame the walk gave that the host could not name, in either run; an object gone (or
-# moved) between its sample and its reading, moments later, is unreadable: 1 sample of 1,082
-# once in three runs at a load of 13, so under 1% of a run's samples
+# EMBER_TEST_V8_OSR=1: a node that runs hotJsLoop's loop in on-stack-replaced code, which
+# ember names by the function's first line (docs/unwinding.md): not checked there
+if [ "${EMBER_TEST_V8_OSR:-0}" = 1 ]; then
+	echo "hotJsLoop's loop runs in OSR code under this node: its inlined line not checked"
+else
+	awk -v c="$inl" -v t="$under" 'BEGIN { exit !(10 * c >= t) }' ||
+		fail "hotJsLoop at app.js:$call (innerJs inlined by TurboFan) on $inl samples only"
+fi
+# no frame the walk gave that the host could not name, in either run; one whose object was
+# gone when read, moments after its sample, only outside the workload (a process's last
+# milliseconds: node --cpu-prof writes its profile as it exits)
 pprof_top "$T/cpu2.pb.gz" -sample_index=samples >"$T/top2.txt"
 if grep -hE '\[v8 (code|object|function)|: not supported\]' "$T/top.txt" "$T/top2.txt" \
-	>"$T/bad.txt"; then
+	>"$T/bad.txt" || grep -h '\[v8 unreadable ' "$T/lines.txt" "$T/focus2.txt" >>"$T/bad.txt"; then
 	fail "JavaScript frames not named: $(head -3 "$T/bad.txt" | paste -sd' ')"
 fi
-for f in top top2; do
-	gone=$(awk '/\[v8 unreadable / { s += $4 } END { print s + 0 }' "$T/$f.txt")
-	echo "$f: $gone of $(total_of "$T/$f.txt") samples with a frame unreadable when read"
-	awk -v g="$gone" -v t="$(total_of "$T/$f.txt")" 'BEGIN { exit !(100 * g <= t) }' ||
-		fail "$gone of the samples have a JavaScript frame that could not be read"
-done
+echo "frames unreadable when read, outside asyncHandler:" \
+	"$(awk '/\[v8 unreadable / { s += $4 } END { print s + 0 }' "$T/top.txt") and" \
+	"$(awk '/\[v8 unreadable / { s += $4 } END { print s + 0 }' "$T/top2.txt") samples"
 
 # the ground truth's top JavaScript functions (1% or more): ember's self share within 5
 # points. V8's profile has no native frames: a JavaScript function's self time there holds
