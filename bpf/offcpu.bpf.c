@@ -331,6 +331,26 @@ static __always_inline __u32 sample_weight(__u32 last_walk, __u64 now, __u32 shi
 	return weight;
 }
 
+/*
+ * A switch-out's weight under the duty cycle (0: not sampled). Outside its
+ * window no new wait is sampled (those open still end at their switch-in),
+ * inside every weight is 2^shift times more. The window's offset is uniform
+ * and drawn apart from the workload, so a switch-out is in it with
+ * probability 1/2^shift whatever came before, and the weighed sums stay
+ * unbiased. A global subprogram: verified once, not in each caller's states.
+ */
+__noinline __u32 duty_weight(__u32 last_walk, __u64 now)
+{
+	__u32 shift = duty.shift;
+
+	if (shift > EMBER_OFFCPU_DUTY_SHIFT_MAX)
+		shift = EMBER_OFFCPU_DUTY_SHIFT_MAX;
+	if (shift && (((__u32)now - duty.offset) & (EMBER_OFFCPU_DUTY_CYCLE - 1)) >=
+			     (EMBER_OFFCPU_DUTY_CYCLE >> shift))
+		return 0;
+	return sample_weight(last_walk, now, shift) << shift;
+}
+
 /* The system call prev is in, from its saved registers; -1 outside one. */
 static __always_inline long syscall_nr(struct task_struct *prev)
 {
@@ -600,7 +620,7 @@ static __always_inline void store_active(__u64 h)
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool preempt,
 				       __u32 state)
 {
-	__u32 tgid, reason, weight, shift;
+	__u32 tgid, reason, weight;
 	const struct ember_unwind_proc *proc;
 	struct offcpu_task *s = NULL;
 	struct ember_uregs regs;
@@ -628,20 +648,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 			__sync_fetch_and_add(&open_waits[slot], -1);
 		}
 	}
-	/*
-	 * The duty cycle: outside its window no new wait is sampled (those open
-	 * still end above and at their switch-in), inside every weight is 2^shift
-	 * times more. The window's offset is uniform and drawn apart from the
-	 * workload, so a switch-out is in it with probability 1/2^shift whatever
-	 * came before, and the weighed sums stay unbiased.
-	 */
-	shift = duty.shift;
-	if (shift > EMBER_OFFCPU_DUTY_SHIFT_MAX)
-		shift = EMBER_OFFCPU_DUTY_SHIFT_MAX;
-	if (shift && (((__u32)now - duty.offset) & (EMBER_OFFCPU_DUTY_CYCLE - 1)) >=
-			     (EMBER_OFFCPU_DUTY_CYCLE >> shift))
-		return;
-	weight = sample_weight(walked_at[slot], now, shift) << shift;
+	weight = duty_weight(walked_at[slot], now);
 	if (!weight)
 		return;
 	/* storage is created at a thread's first sampled switch-out */
