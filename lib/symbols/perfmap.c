@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "perfmap.h"
+#include "procids.h"
 #include "util.h"
 
 /* Names are stored in chunks this big; a line (so a name) is at most PERFMAP_MAX_LINE. */
@@ -27,8 +28,6 @@
 #define PM_IDLE_INTERVALS 6
 /* A miss re-reads the file at most this often per process. */
 #define PM_RETRY_MS 1000
-/* Lines of /proc/PID/status looked at for Uid and NStgid (they are near the top). */
-#define PM_STATUS_LINES 64
 /*
  * Shares of the cache's bound: one process's map at most a quarter, one user's maps at
  * most half, so that no writer of perf maps leaves the others' JIT code unnamed.
@@ -630,55 +629,6 @@ static struct pm_proc *proc_get(struct perfmap_cache *c, pid_t pid)
 	return c->last = p;
 }
 
-/* Who the process is: its real and effective uid, and its pid in its own namespace. */
-struct pm_ids {
-	uid_t ruid, euid;
-	long nspid;
-};
-
-static void parse_nspid(const char *s, long *out)
-{
-	const char *last = NULL;
-
-	for (const char *p = s; *p; p++)
-		if ((*p >= '0' && *p <= '9') && (p == s || p[-1] == '\t' || p[-1] == ' '))
-			last = p;
-	if (last)
-		*out = strtol(last, NULL, 10);
-}
-
-static int read_ids(pid_t pid, struct pm_ids *ids)
-{
-	char path[64], *line = NULL;
-	bool have_uid = false, have_tgid = false;
-	size_t cap = 0;
-	unsigned long r, e;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	ids->nspid = pid;
-	for (i = 0; i < PM_STATUS_LINES && getline(&line, &cap, f) > 0; i++) {
-		if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2) {
-			ids->ruid = (uid_t)r;
-			ids->euid = (uid_t)e;
-			have_uid = true;
-		} else if (!strncmp(line, "NStgid:", 7)) {
-			/* The innermost namespace's pid is the last one: the JIT's getpid(). */
-			parse_nspid(line + 7, &ids->nspid);
-			have_tgid = true;
-		} else if (!have_tgid && !strncmp(line, "NSpid:", 6)) {
-			parse_nspid(line + 6, &ids->nspid);
-		}
-	}
-	free(line);
-	fclose(f);
-	return have_uid ? 0 : -ENODATA;
-}
-
 /*
  * Opens path under root without following any symlink, and with the process's
  * root as "/" (openat2). Without openat2 (ENOSYS, or EPERM from a seccomp
@@ -722,11 +672,11 @@ static void refuse(struct perfmap_cache *c, struct pm_proc *p, enum pm_refusal w
 /* The process's perf map, checked: 0 with *fd open, a refusal, or -errno. */
 static int open_checked(struct perfmap_cache *c, struct pm_proc *p, int *fd, struct stat *st)
 {
-	struct pm_ids ids;
+	struct proc_ids ids;
 	char path[64];
 	int root, err;
 
-	err = read_ids(p->pid, &ids);
+	err = procids_read(p->pid, &ids);
 	if (err)
 		return err;
 	p->uid = ids.ruid;
