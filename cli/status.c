@@ -257,6 +257,12 @@ static void format_offcpu_losses(const struct ember_status *st, bool total, char
 		snprintf(buf, len, "none");
 }
 
+/* Whether cache i's bytes are told: those with a cap, and the processes' maps (counted, no cap). */
+static bool has_bytes(const struct ember_status *st, int i)
+{
+	return st->caches[i].cap || i == STATUS_CACHE_PROCESS_MAPS;
+}
+
 static void print_caches(const struct ember_status *st)
 {
 	for (int i = 0; i < STATUS_CACHE_NR; i++) {
@@ -275,6 +281,9 @@ static void print_caches(const struct ember_status *st)
 		else if (c->cap)
 			printf("  %-13s %" PRIu64 " %s, %s of %s\n", i ? "" : "caches", c->entries,
 			       name, held, cap);
+		else if (has_bytes(st, i))
+			printf("  %-13s %" PRIu64 " %s, %s\n", i ? "" : "caches", c->entries, name,
+			       held);
 		else
 			printf("  %-13s %" PRIu64 " %s\n", i ? "" : "caches", c->entries, name);
 	}
@@ -504,14 +513,17 @@ static void print_refused(const struct ember_status *st)
 	const struct status_refused *r = &st->refused;
 
 	if (!r->perfmap_symlink && !r->perfmap_owner && !r->perfmap_size && !r->perfmap_type &&
-	    !r->perfmap_over_share && !r->binaries_too_big && !r->names_sanitized)
+	    !r->perfmap_over_share && !r->binaries_too_big && !r->binaries_over_share &&
+	    !r->frames_wait_cut && !r->names_sanitized)
 		return;
 	printf("  %-13s since start: perf maps %" PRIu64 " symlink, %" PRIu64
 	       " wrong owner, %" PRIu64 " too big, %" PRIu64 " not a file, %" PRIu64
-	       " cut at their share; binaries %" PRIu64
-	       " over their share; names sanitized %" PRIu64 "\n",
+	       " cut at their share; binaries %" PRIu64 " over their share, %" PRIu64
+	       " over their process's or user's; frames %" PRIu64
+	       " unnamed while parsing; names sanitized %" PRIu64 "\n",
 	       "refused", r->perfmap_symlink, r->perfmap_owner, r->perfmap_size, r->perfmap_type,
-	       r->perfmap_over_share, r->binaries_too_big, r->names_sanitized);
+	       r->perfmap_over_share, r->binaries_too_big, r->binaries_over_share,
+	       r->frames_wait_cut, r->names_sanitized);
 }
 
 static void print_daemon(const struct daemon_view *v)
@@ -887,7 +899,7 @@ static void prom_caches(const struct ember_status *st)
 			   st->caches[i].entries);
 	family("ember_cache_bytes", "gauge", "Heap bytes held by one of emberd's caches.");
 	for (int i = 0; i < STATUS_CACHE_NR; i++)
-		if (st->caches[i].cap)
+		if (has_bytes(st, i))
 			sample_u64("ember_cache_bytes", "cache", statusfile_cache_name(i),
 				   st->caches[i].bytes);
 	family("ember_cache_full_total", "counter",
@@ -934,11 +946,12 @@ static void prom_refused(const struct ember_status *st)
 {
 	const struct status_refused *r = &st->refused;
 	static const char *const what[] = {
-		"perf_map_symlink",    "perf_map_owner", "perf_map_size", "perf_map_type",
-		"perf_map_over_share", "binary_too_big", "name_sanitized"};
-	const uint64_t v[] = {r->perfmap_symlink, r->perfmap_owner,	 r->perfmap_size,
-			      r->perfmap_type,	  r->perfmap_over_share, r->binaries_too_big,
-			      r->names_sanitized};
+		"perf_map_symlink",  "perf_map_owner",	    "perf_map_size",
+		"perf_map_type",     "perf_map_over_share", "binary_too_big",
+		"binary_over_share", "frame_wait_cut",	    "name_sanitized"};
+	const uint64_t v[] = {r->perfmap_symlink,     r->perfmap_owner,	     r->perfmap_size,
+			      r->perfmap_type,	      r->perfmap_over_share, r->binaries_too_big,
+			      r->binaries_over_share, r->frames_wait_cut,    r->names_sanitized};
 
 	family("ember_refused_total", "counter",
 	       "Hostile or broken input refused or cut short since emberd started, by kind.");

@@ -243,6 +243,9 @@ static void caches_from_stats(struct interval_report *r, const struct report_sou
 		ss->demangle_entries, ss->demangle_bytes, ss->demangle_bound, 0};
 	st->caches[STATUS_CACHE_PROCESSES] =
 		(struct status_cache_use){st->processes_tracked, 0, 0, 0};
+	/* no cap of their own (PROCMAPS_MAX_* bound each process): counted in the memory bound */
+	st->caches[STATUS_CACHE_PROCESS_MAPS] =
+		(struct status_cache_use){ss->pids_held, ss->pids_bytes, 0, 0};
 	gather_unwinder(r, src->unw);
 }
 
@@ -261,6 +264,8 @@ static void gather_symbols(struct interval_report *r, const struct report_source
 		.perfmap_type = p->refused_type,
 		.perfmap_over_share = p->over_share,
 		.binaries_too_big = r->sym.files_too_big,
+		.binaries_over_share = r->sym.files_over_share,
+		.frames_wait_cut = r->sym.loader_waits_cut,
 		.names_sanitized = proctable_names_sanitized(src->procs),
 	};
 	caches_from_stats(r, src);

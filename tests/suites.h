@@ -52,6 +52,7 @@ Suite *config_suite(void);
 Suite *keys_suite(void);
 Suite *apps_suite(void);
 Suite *perfmap_suite(void);
+Suite *symshare_suite(void);
 Suite *v8_suite(void);
 Suite *demangle_suite(void);
 Suite *debugfile_suite(void);

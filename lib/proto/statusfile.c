@@ -121,6 +121,8 @@ static const struct sf_key keys[] = {
 	K("refused.perf_map_type", SF_U64, refused.perfmap_type),
 	K("refused.perf_map_over_share", SF_U64, refused.perfmap_over_share),
 	K("refused.binaries_too_big", SF_U64, refused.binaries_too_big),
+	K("refused.binaries_over_share", SF_U64, refused.binaries_over_share),
+	K("refused.frames_wait_cut", SF_U64, refused.frames_wait_cut),
 	K("refused.names_sanitized", SF_U64, refused.names_sanitized),
 	K("budget.ns_per_s", SF_I64, budget.ns_per_s),
 	K("budget.wall_ns", SF_I64, budget.wall_ns),
@@ -158,6 +160,7 @@ static const char *const cache_names[STATUS_CACHE_NR] = {
 	[STATUS_CACHE_PROCESSES] = "processes",
 	[STATUS_CACHE_UNWIND_TABLES] = "unwind_tables",
 	[STATUS_CACHE_UNWIND_PROCS] = "unwind_processes",
+	[STATUS_CACHE_PROCESS_MAPS] = "process_maps",
 };
 
 static const char *const unwind_names[STATUS_UNWIND_NR] = {

@@ -51,6 +51,7 @@ enum status_cache {
 	STATUS_CACHE_PROCESSES,	    /* process classifications (the process table) */
 	STATUS_CACHE_UNWIND_TABLES, /* .eh_frame tables in the kernel (bytes: rows) */
 	STATUS_CACHE_UNWIND_PROCS,  /* processes whose mappings the stack walk sees */
+	STATUS_CACHE_PROCESS_MAPS,  /* the symbolizer's processes' mappings (bytes, no cap) */
 	STATUS_CACHE_NR,
 };
 
@@ -215,9 +216,11 @@ struct status_budget {
 /* Hostile or broken input refused or cut short, since the start. */
 struct status_refused {
 	uint64_t perfmap_symlink, perfmap_owner, perfmap_size, perfmap_type;
-	uint64_t perfmap_over_share; /* maps cut at their process's or user's share */
-	uint64_t binaries_too_big;   /* symbol tables over a file's share of the cache */
-	uint64_t names_sanitized;    /* service names that were no valid label value */
+	uint64_t perfmap_over_share;  /* maps cut at their process's or user's share */
+	uint64_t binaries_too_big;    /* symbol tables over a file's share of the cache */
+	uint64_t binaries_over_share; /* binaries over what their process's or user's share left */
+	uint64_t frames_wait_cut;     /* frames left unnamed: their binary was still being parsed */
+	uint64_t names_sanitized;     /* service names that were no valid label value */
 };
 
 struct ember_status {

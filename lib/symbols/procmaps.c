@@ -190,15 +190,28 @@ int procmaps_parse(const char *text, size_t len, struct proc_maps *out)
 	return 0;
 }
 
-int procmaps_dup(const struct proc_maps *m, struct proc_maps *out)
+/* Bytes of m's paths with their NULs. */
+static size_t path_bytes(const struct proc_maps *m)
 {
 	size_t bytes = 0;
-	struct proc_map *v;
-	char *arena;
 
 	for (size_t i = 0; i < m->n; i++)
 		if (m->v[i].path)
 			bytes += strlen(m->v[i].path) + 1;
+	return bytes;
+}
+
+size_t procmaps_memory(const struct proc_maps *m)
+{
+	return m->n * sizeof(*m->v) + path_bytes(m);
+}
+
+int procmaps_dup(const struct proc_maps *m, struct proc_maps *out)
+{
+	size_t bytes = path_bytes(m);
+	struct proc_map *v;
+	char *arena;
+
 	v = malloc(m->n * sizeof(*v) + bytes + 1);
 	if (!v)
 		return -ENOMEM;

@@ -60,6 +60,8 @@ int procmaps_read(pid_t pid, struct proc_maps *out);
 int procmaps_read_exec(pid_t pid, struct proc_maps *out);
 /* Pure: a copy of m (one block, as procmaps_parse makes it) into out. 0 or -ENOMEM. */
 int procmaps_dup(const struct proc_maps *m, struct proc_maps *out);
+/* Pure: the heap bytes m holds (its mappings and their paths). */
+size_t procmaps_memory(const struct proc_maps *m);
 /* The mapping that contains addr, or NULL. */
 const struct proc_map *procmaps_find(const struct proc_maps *m, uint64_t addr);
 void procmaps_free(struct proc_maps *m);

@@ -24,6 +24,7 @@
 #include "elfsym.h"
 #include "ksyms.h"
 #include "log.h"
+#include "procids.h"
 #include "mapfile.h"
 #include "procmaps.h"
 #include "symbolizer.h"
@@ -85,8 +86,27 @@ static void file_entry_free(void *p)
 	free(f);
 }
 
+/* The loader's lock, when there is a loader to share the charges and the entries' loading with. */
+static void loader_lock(struct symbolizer *s)
+{
+	if (s->loader_running)
+		worker_lock(&s->loader);
+}
+
+static void loader_unlock(struct symbolizer *s)
+{
+	if (s->loader_running)
+		worker_unlock(&s->loader);
+}
+
+/* Evicts f, settled: its bytes are no longer charged to its user and process. */
 static void file_evict(struct symbolizer *s, struct file_entry *f)
 {
+	if (f->charged) {
+		loader_lock(s);
+		symshare_charge(&s->shares, f->load_uid, f->load_pid, -(int64_t)f->bytes);
+		loader_unlock(s);
+	}
 	lru_unlink(s, f);
 	tdelete(f, &s->files, cmp_file);
 	s->n_files--;
@@ -94,32 +114,87 @@ static void file_evict(struct symbolizer *s, struct file_entry *f)
 	file_entry_free(f);
 }
 
-/*
- * Makes room for one more file. Only files unused this interval may go: the
- * strings of the others may still be held by the caller, and files of kept
- * processes are pinned for the next interval (used = interval + 1).
- */
-static bool file_make_room(struct symbolizer *s)
+/* The room a new binary of uid's, loaded for pid, has in the cache; *by says what bounds it. */
+static uint64_t file_room(struct symbolizer *s, uid_t uid, pid_t pid, enum symshare_by *by)
 {
-	while (s->n_files >= SYM_MAX_FILES || s->file_bytes > s->file_cap) {
-		/* the loader may be working on it: loading entries are never at risk */
-		if (!s->lru_tail || s->lru_tail->used >= s->interval || !s->lru_tail->settled)
-			return false;
-		file_evict(s, s->lru_tail);
-	}
-	return true;
+	uint64_t room;
+
+	loader_lock(s);
+	room = symshare_room(&s->shares, uid, pid, s->file_cap, by);
+	loader_unlock(s);
+	return room;
 }
 
-/* Parses f: its symbols, and its debug file's when it has no .symtab. */
+/* Whether f may be evicted now: settled, and not used this interval nor pinned for the next. */
+static bool file_idle(const struct symbolizer *s, const struct file_entry *f)
+{
+	return f->settled && f->used < s->interval;
+}
+
+/*
+ * Makes room for one more file, of need bytes, for pid of user uid: evicts
+ * idle files, least recently used first, of whoever holds the bound that
+ * leaves it less (its process, its user, or anyone for the whole cache). Only
+ * files unused this interval may go: the strings of the others may still be
+ * held by the caller, and files of kept processes are pinned for the next
+ * interval (used = interval + 1). A file over its own share is refused
+ * whatever goes. False when the cache has no slot left.
+ */
+static bool file_make_room(struct symbolizer *s, uid_t uid, pid_t pid, uint64_t need)
+{
+	struct file_entry *f = s->lru_tail;
+	enum symshare_by by;
+
+	while (f && (s->n_files >= SYM_MAX_FILES || file_room(s, uid, pid, &by) < need)) {
+		struct file_entry *prev = f->prev;
+		bool full = s->n_files >= SYM_MAX_FILES;
+
+		if (!full && by == SYMSHARE_BY_FILE)
+			break;
+		if (file_idle(s, f) && (full || by == SYMSHARE_BY_CACHE ||
+					(by == SYMSHARE_BY_PROC && f->load_pid == pid) ||
+					(by == SYMSHARE_BY_USER && f->load_uid == uid)))
+			file_evict(s, f);
+		f = prev;
+	}
+	return s->n_files < SYM_MAX_FILES;
+}
+
+/*
+ * The room f's shares leave it now (s->shares read under the loader's lock):
+ * the loader parses one file at a time, so what it charges never overshoots.
+ */
+static void file_set_max(struct symbolizer *s, struct file_entry *f)
+{
+	f->load_max = symshare_room(&s->shares, f->load_uid, f->load_pid, f->load_cap, &f->by);
+}
+
+/*
+ * Parses f within f->load_max: its symbols, and its debug file's when it has
+ * no .symtab. With no room left, nothing is read.
+ */
 static void load_file(struct file_entry *f)
 {
-	f->syms = elf_syms_load_fd_max(f->load_fd, f->load_max);
-	f->too_big = !f->syms && errno == E2BIG;
+	size_t used;
+
+	if (f->load_max)
+		f->syms = elf_syms_load_fd_max(f->load_fd, f->load_max);
+	f->too_big = !f->syms && (!f->load_max || errno == E2BIG);
 	close(f->load_fd);
 	f->load_fd = -1;
-	if (f->syms && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB && f->load_path)
+	used = f->syms ? elf_syms_memory(f->syms) : 0;
+	if (f->syms && elf_syms_source(f->syms) != ELF_SYMS_SYMTAB && f->load_path &&
+	    used < f->load_max)
 		f->dbg = debugfile_load_max(f->load_pid, f->load_path, f->syms, &f->dbg_via,
-					    f->load_max);
+					    f->load_max - used);
+}
+
+/* Charges f's bytes, once parsed, to its user and process (under the loader's lock). */
+static void file_charge(struct symbolizer *s, struct file_entry *f)
+{
+	f->bytes = sizeof(*f) + (f->syms ? elf_syms_memory(f->syms) : 0) +
+		   (f->dbg ? elf_syms_memory(f->dbg) : 0);
+	f->charged = !symshare_charge(&s->shares, f->load_uid, f->load_pid, (int64_t)f->bytes);
 }
 
 /* The loader: parses queued files, then looks for their debug files. */
@@ -140,10 +215,12 @@ static void loader_main(struct worker *w, void *arg)
 		s->jobs = f->next_job;
 		if (!s->jobs)
 			s->jobs_tail = NULL;
+		file_set_max(s, f);
 		worker_unlock(w);
 		/* only this thread touches the entry's symbols while it is loading */
 		load_file(f);
 		worker_lock(w);
+		file_charge(s, f);
 		f->loading = false;
 		worker_done(w);
 	}
@@ -151,10 +228,29 @@ static void loader_main(struct worker *w, void *arg)
 }
 
 /* Parses f now, in this thread: when the loader could not be started. */
-static void load_inline(struct file_entry *f)
+static void load_inline(struct symbolizer *s, struct file_entry *f)
 {
+	file_set_max(s, f);
 	load_file(f);
+	file_charge(s, f);
 	f->loading = false;
+}
+
+/* Accounts for f, parsed, once: its bytes in the cache's, its refusal or debug file counted. */
+static void file_settle(struct symbolizer *s, struct file_entry *f)
+{
+	f->settled = true;
+	if (f->too_big && f->by == SYMSHARE_BY_FILE)
+		s->st.files_too_big++;
+	else if (f->too_big && f->by == SYMSHARE_BY_CACHE)
+		s->st.file_cache_full++;
+	else if (f->too_big)
+		s->st.files_over_share++;
+	s->file_bytes += f->bytes;
+	if (f->dbg && f->dbg_via == DEBUGFILE_BUILD_ID)
+		s->st.debug_build_id++;
+	else if (f->dbg)
+		s->st.debug_link++;
 }
 
 /*
@@ -172,26 +268,31 @@ static bool file_wait(struct symbolizer *s, struct file_entry *f)
 		return true;
 	start = mono_ns();
 	until = start + (SYM_WAIT_BUDGET_NS > s->waited_ns ? SYM_WAIT_BUDGET_NS - s->waited_ns : 0);
-	worker_lock(&s->loader);
+	loader_lock(s);
 	while (f->loading && worker_wait_done_until(&s->loader, until))
 		;
 	loading = f->loading;
-	worker_unlock(&s->loader);
+	loader_unlock(s);
 	s->waited_ns += mono_ns() - start;
 	if (loading) {
 		s->st.loader_waits_cut++;
 		return false;
 	}
-	f->settled = true;
-	s->st.files_too_big += f->too_big;
-	f->bytes = sizeof(*f) + (f->syms ? elf_syms_memory(f->syms) : 0) +
-		   (f->dbg ? elf_syms_memory(f->dbg) : 0);
-	s->file_bytes += f->bytes;
-	if (f->dbg && f->dbg_via == DEBUGFILE_BUILD_ID)
-		s->st.debug_build_id++;
-	else if (f->dbg)
-		s->st.debug_link++;
+	file_settle(s, f);
 	return true;
+}
+
+/*
+ * Settles every file the loader finished, used or not: what it holds is in
+ * the cache's bytes (and the memory bound's) from the interval it was parsed in.
+ */
+static void file_settle_done(struct symbolizer *s)
+{
+	loader_lock(s);
+	for (struct file_entry *f = s->lru_head; f; f = f->next)
+		if (!f->settled && !f->loading)
+			file_settle(s, f);
+	loader_unlock(s);
 }
 
 /*
@@ -200,11 +301,13 @@ static bool file_wait(struct symbolizer *s, struct file_entry *f)
  * be reached.
  */
 static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct file_key *key,
-				      pid_t pid, const char *path)
+				      struct pid_entry *pe, const char *path, uint64_t size)
 {
 	struct file_entry *f, **slot;
+	uid_t uid = pid_uid(s, pe);
+	uint64_t need = size < s->file_cap / SYMSHARE_FILE ? size : s->file_cap / SYMSHARE_FILE;
 
-	if (!file_make_room(s)) {
+	if (!file_make_room(s, uid, pe->pid, need)) {
 		s->st.file_cache_full++;
 		return NULL;
 	}
@@ -212,8 +315,9 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 	if (!f)
 		return NULL;
 	f->key = *key;
-	f->load_pid = pid;
-	f->load_max = s->file_cap / SYM_FILE_SHARE;
+	f->load_pid = pe->pid;
+	f->load_uid = uid;
+	f->load_cap = s->file_cap;
 	f->load_path = path ? strdup(path) : NULL;
 	f->load_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (f->load_fd < 0) {
@@ -237,7 +341,7 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 		worker_wake_locked(&s->loader);
 		worker_unlock(&s->loader);
 	} else {
-		load_inline(f);
+		load_inline(s, f);
 	}
 	s->n_files++;
 	lru_push(s, f);
@@ -275,10 +379,11 @@ static struct file_entry *cached_file(struct symbolizer *s, const struct file_ke
  * library, or one when the identity is not known yet (key NULL and key_tried
  * false; key NULL and key_tried true: the stat failed, it would fail again).
  */
-static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
+static struct file_entry *file_for_mapping(struct symbolizer *s, struct pid_entry *pe,
 					   const struct proc_map *m, const struct file_key *key,
 					   bool key_tried)
 {
+	pid_t pid = pe->pid;
 	struct file_key k;
 	struct file_entry *f;
 	struct stat st;
@@ -295,7 +400,7 @@ static struct file_entry *file_for_mapping(struct symbolizer *s, pid_t pid,
 	k = file_key_of(&st);
 	f = cached_file(s, &k);
 	if (!f)
-		f = file_insert(s, fd, &k, pid, m->path);
+		f = file_insert(s, fd, &k, pe, m->path, (uint64_t)st.st_size);
 	close(fd);
 	return f;
 }
@@ -313,7 +418,7 @@ struct file_entry *mapping_file_key(struct symbolizer *s, struct pid_entry *pe, 
 			file_touch(s, pe->files[i]);
 		return pe->files[i];
 	}
-	f = file_for_mapping(s, pe->pid, m, key, key_tried);
+	f = file_for_mapping(s, pe, m, key, key_tried);
 	if (!f)
 		f = &no_file;
 	for (j = 0; j < pe->maps.n; j++) {
@@ -510,6 +615,7 @@ void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kerne
 
 void symbolizer_end_interval(struct symbolizer *s)
 {
+	file_settle_done(s);
 	pid_expire(s);
 	s->last_pid = NULL;
 	s->interval++;
@@ -527,6 +633,7 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	st->demangle_bound = demangle_cache_max(s->demangle);
 	st->demangle_entries = demangle_cache_count(s->demangle);
 	st->pids_held = s->n_pids;
+	st->pids_bytes = pid_bytes(s);
 	perfmap_cache_stats(s->perfmaps, &st->perfmap);
 }
 
@@ -560,7 +667,7 @@ static size_t file_shrink(struct symbolizer *s, size_t target)
 	while (f && s->file_bytes > target) {
 		struct file_entry *prev = f->prev;
 
-		if (f->settled && f->used < s->interval) {
+		if (file_idle(s, f)) {
 			freed += f->bytes;
 			file_evict(s, f);
 		}
@@ -574,7 +681,8 @@ static uint64_t cache_bytes(struct symbolizer *s)
 	struct perfmap_stats pm;
 
 	perfmap_cache_stats(s->perfmaps, &pm);
-	return s->file_bytes + pm.memory + demangle_cache_bytes(s->demangle);
+	/* the processes' mappings are not freed here, but count in what is held */
+	return s->file_bytes + pm.memory + demangle_cache_bytes(s->demangle) + pid_bytes(s);
 }
 
 uint64_t symbolizer_shrink(struct symbolizer *s, uint64_t target)
@@ -609,6 +717,7 @@ void symbolizer_free(struct symbolizer *s)
 	worker_stop(&s->loader); /* the loader finishes the queued files first */
 	tdestroy(s->pids, pid_entry_free);
 	tdestroy(s->files, file_entry_free);
+	symshare_free(&s->shares);
 	ksyms_free(s->ksyms);
 	kname_reset(&s->knames);
 	perfmap_cache_free(s->perfmaps);

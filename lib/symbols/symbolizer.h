@@ -42,8 +42,10 @@ struct symbolizer_stats {
 	uint64_t demangle_bound;	     /* bytes the demangle cache may hold */
 	uint64_t demangle_entries;	     /* names it holds */
 	uint64_t pids_held;		     /* processes whose mappings are held */
+	uint64_t pids_bytes;		     /* the heap their mappings hold */
 	uint64_t file_cache_full;     /* binaries not parsed: the cache was full of ones in use */
 	uint64_t files_too_big;	      /* binaries refused: symbols over a file's share */
+	uint64_t files_over_share;    /* binaries refused: over their process's or user's share */
 	uint64_t loader_waits_cut;    /* frames left unnamed: the drain's wait budget was spent */
 	uint64_t kernel_asked;	      /* kernel addresses the kernel namer was asked for */
 	uint64_t kernel_cached;	      /* kernel names held in the cache of the namer's answers */

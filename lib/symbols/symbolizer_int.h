@@ -22,17 +22,19 @@
 #include "procsnap.h"
 #include "runtime.h"
 #include "symbolizer.h"
+#include "symshare.h"
 #include "worker.h"
 
 /* Binaries whose symbols are kept, and the bytes they may hold together by default. */
 #define SYM_MAX_FILES 4096
 #define SYM_MAX_CACHE_BYTES (1ull << 30)
 /*
- * One binary's symbols hold at most this share of the file cache: a file that
- * would take more is refused (counted), so one binary kept busy cannot leave
- * every other binary on the host unnamed. node 20's symbols take 8 MB.
+ * A binary, the binaries loaded for one process and those of one user's
+ * processes each hold at most a share of the file cache (symshare.h): a file
+ * over what its shares have left is refused (counted), so that no one process
+ * or user, keeping its binaries busy, leaves every other binary on the host
+ * unnamed.
  */
-#define SYM_FILE_SHARE 2
 /*
  * Time an interval's drain may spend waiting for the loader, in all: a frame
  * left unnamed this interval is better than a main loop blocked past the
@@ -73,8 +75,12 @@ struct file_entry {
 	int load_fd;	/* for the loader: the file, opened while reachable */
 	pid_t load_pid; /* for the loader: whose root holds its debug file */
 	char *load_path;
-	size_t load_max; /* for the loader: the file's share of the cache (SYM_FILE_SHARE) */
-	bool too_big;	 /* its symbols were over load_max: refused */
+	uid_t load_uid;	     /* the real user of load_pid, charged with the file (symshare.h) */
+	uint64_t load_cap;   /* for the loader: the file cache's bound when it was queued */
+	size_t load_max;     /* the room its shares left it (by the loader, at its turn) */
+	enum symshare_by by; /* which share set load_max */
+	bool too_big;	     /* its symbols were over load_max: refused */
+	bool charged;	     /* its bytes are charged to load_uid and load_pid */
 	struct file_entry *next_job; /* the loader's queue */
 	size_t bytes;
 	uint64_t used;			/* interval in which it was last used */
@@ -91,6 +97,7 @@ struct pid_entry {
 	int err; /* reading the maps failed: do not retry */
 	struct proc_maps maps;
 	struct file_entry **files; /* per mapping: NULL untried, no_file, or cached */
+	size_t maps_bytes;	   /* heap held by maps and files (the memory bound's) */
 	uint64_t read_interval;	   /* interval in which maps were read */
 	uint64_t used_interval;	   /* last interval a frame or capture used it */
 	bool exited;		   /* its exit was noted: never re-read, drop after the drain */
@@ -101,6 +108,8 @@ struct pid_entry {
 	uint64_t exec_flip; /* its stamp (flips.h) when the exec that ended before_exec was noted */
 	uint64_t exec_id;   /* that exec's id (symbolizer_exec()) */
 	/* its runtime (symbolizer_set_runtime()), asked once, and the names of its frames */
+	uid_t uid;	       /* its real user, when uid_interval is this interval + 1 */
+	uint64_t uid_interval; /* when uid was read (+ 1), so once per interval at most */
 	bool rt_asked;
 	struct ember_rt_proc rt;
 	struct rt_cache *rt_names;
@@ -150,6 +159,7 @@ struct symbolizer {
 	struct worker loader; /* its lock guards the queue and every entry's loading */
 	bool loader_running;
 	struct file_entry *jobs, *jobs_tail;
+	struct symshare shares; /* bytes loaded per user and process (under the loader's lock) */
 	symbolizer_runtime_fn runtime; /* the runtime of a process, for its frames' names */
 	void *runtime_arg;
 	struct rt_name rt_last; /* the strings of the last runtime frame named */
@@ -178,6 +188,10 @@ const struct proc_map *pid_find_map(struct symbolizer *s, struct pid_entry *pe, 
  */
 const struct proc_map *pid_find_map_any(struct symbolizer *s, struct pid_entry **pe, uint64_t addr);
 void pid_expire(struct symbolizer *s);
+/* pe's real user (read once an interval at most), SYMSHARE_NO_UID when it cannot be read. */
+uid_t pid_uid(struct symbolizer *s, struct pid_entry *pe);
+/* Heap bytes held by the processes' mappings, images before execs included. */
+uint64_t pid_bytes(const struct symbolizer *s);
 
 /* symbolizer_kernel.c */
 void kname_reset(struct kname_cache *c);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "procids.h"
 #include "symbolizer_int.h"
 
 static int cmp_pid(const void *a, const void *b)
@@ -79,6 +80,7 @@ static int pid_install(struct symbolizer *s, struct pid_entry *pe, struct proc_m
 	free(pe->files);
 	pe->maps = *maps;
 	pe->files = files;
+	pe->maps_bytes = procmaps_memory(maps) + (maps->n ? maps->n : 1) * sizeof(*files);
 	pe->err = 0;
 	pe->read_interval = s->interval;
 	pe->maps_stale = false;
@@ -144,6 +146,17 @@ static void pid_exited(const struct symbolizer *s, struct pid_entry *pe)
 {
 	pe->exited = true;
 	pe->exit_flip = s->flips.n;
+}
+
+uid_t pid_uid(struct symbolizer *s, struct pid_entry *pe)
+{
+	struct proc_ids ids;
+
+	if (pe->uid_interval != s->interval + 1) {
+		pe->uid = procids_read(pe->pid, &ids) ? SYMSHARE_NO_UID : ids.ruid;
+		pe->uid_interval = s->interval + 1;
+	}
+	return pe->uid;
 }
 
 /* The process's mappings: read on first use (or capture). NULL when unknown. */
@@ -320,6 +333,7 @@ void symbolizer_exec(struct symbolizer *s, pid_t pid, uint64_t exec_id)
 	old->pid = pid;
 	old->maps = pe->maps;
 	old->files = pe->files;
+	old->maps_bytes = pe->maps_bytes;
 	old->before_exec = pe->before_exec;
 	old->exec_flip = pe->exec_flip;
 	old->exec_id = pe->exec_id;
@@ -329,6 +343,7 @@ void symbolizer_exec(struct symbolizer *s, pid_t pid, uint64_t exec_id)
 	cut_images(pe, SYMBOLIZER_EXECS_MAX, NULL);
 	pe->maps = (struct proc_maps){0};
 	pe->files = NULL;
+	pe->maps_bytes = 0;
 	pe->maps_stale = true; /* the new image is read at its next use */
 }
 
@@ -345,6 +360,24 @@ uint64_t symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr)
 void symbolizer_flipped(struct symbolizer *s)
 {
 	flips_note(&s->flips);
+}
+
+static void pid_add_bytes(const void *node, VISIT which, void *arg)
+{
+	const struct pid_entry *pe = *(const struct pid_entry *const *)node;
+
+	if (which != postorder && which != leaf)
+		return;
+	for (; pe; pe = pe->before_exec)
+		*(uint64_t *)arg += sizeof(*pe) + pe->maps_bytes;
+}
+
+uint64_t pid_bytes(const struct symbolizer *s)
+{
+	uint64_t n = 0;
+
+	twalk_r(s->pids, pid_add_bytes, &n);
+	return n;
 }
 
 /* Whether pe is dropped at the end of this interval. */

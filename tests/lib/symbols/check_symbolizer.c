@@ -564,9 +564,9 @@ START_TEST(test_caps)
 END_TEST
 
 /*
- * A binary whose symbols are over its share of the cache (SYM_FILE_SHARE) is
- * refused and counted, even into an empty cache: one binary never takes it all;
- * a cache full of binaries in use refuses a new one, counted too.
+ * A binary whose symbols are over its share of the cache (symshare.h) is
+ * refused and counted, even into an empty cache: one binary never takes it
+ * all. Nothing is read for a binary whose shares have no room left.
  */
 START_TEST(test_cap_full)
 {
@@ -582,12 +582,57 @@ START_TEST(test_cap_full)
 	symbolizer_frame(s, getpid(), libc, false, &f);
 	ck_assert_ptr_null(f.function);
 	symbolizer_stats(s, &st);
-	ck_assert_uint_eq(st.files_too_big, 1);
-	/* the refused entry is still held (so it is not retried): libc found no room */
-	ck_assert_uint_eq(st.file_cache_full, 1);
+	ck_assert_uint_eq(st.files_too_big, 2);
+	ck_assert_uint_eq(st.files_over_share, 0);
+	ck_assert_uint_eq(st.files_cached, 2); /* refused entries are held: not retried */
 	symbolizer_free(s);
 }
 END_TEST
+
+/*
+ * The binaries loaded for one process hold at most its share (half the
+ * cache): with this test's binary taking all of it, libc, a binary of the same
+ * process, is refused as over its process's share and counted, not parsed.
+ */
+START_TEST(test_proc_share)
+{
+	uint64_t libc = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid");
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_caps caps = {0};
+	struct symbolizer_stats st;
+	struct sym_frame f;
+	uint64_t own;
+
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_stats(s, &st);
+	own = st.file_cache_bytes;
+	symbolizer_free(s);
+
+	s = new_symbolizer();
+	caps.files = 2 * own; /* its share is exactly what this binary takes */
+	symbolizer_set_caps(s, &caps);
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_frame(s, getpid(), libc, false, &f);
+	ck_assert_ptr_null(f.function);
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.files_over_share, 1);
+	ck_assert_uint_eq(st.files_too_big, 0);
+	ck_assert_uint_eq(st.files_cached, 2);
+	/* the refused libc holds its entry alone: nothing of it was parsed */
+	ck_assert_uint_lt(st.file_cache_bytes - own, 1024);
+	symbolizer_free(s);
+}
+END_TEST
+
+static uint64_t maps_bytes(struct symbolizer *s)
+{
+	struct symbolizer_stats st;
+
+	symbolizer_stats(s, &st);
+	return st.pids_bytes;
+}
 
 static uint64_t file_bytes(struct symbolizer *s, uint64_t *files)
 {
@@ -607,7 +652,7 @@ START_TEST(test_shrink)
 {
 	struct symbolizer *s = new_symbolizer();
 	struct timespec pause = {0, 20 * 1000 * 1000};
-	uint64_t own, pie, shlib, files, freed;
+	uint64_t own, pie, shlib, files, freed, maps;
 	pid_t pid = fork();
 	int i;
 
@@ -639,15 +684,19 @@ START_TEST(test_shrink)
 	ck_assert_uint_eq(symbolizer_shrink(s, 0), 0);
 	ck_assert_uint_eq(file_bytes(s, NULL), own + pie + shlib);
 	symbolizer_end_interval(s);
+	/* the processes' mappings count in what is held, though shrinking frees none */
+	maps = maps_bytes(s);
+	ck_assert_uint_gt(maps, 0);
 	/* after it: the child's binaries may go, the least recently used (fx_pie) first */
-	freed = symbolizer_shrink(s, own + pie + shlib - 1);
+	freed = symbolizer_shrink(s, maps + own + pie + shlib - 1);
 	ck_assert_uint_eq(freed, pie);
 	ck_assert_uint_eq(file_bytes(s, &files), own + shlib);
 	ck_assert_uint_eq(files, 2);
 	/* under the target already: nothing more */
-	ck_assert_uint_eq(symbolizer_shrink(s, own + shlib), 0);
+	ck_assert_uint_eq(symbolizer_shrink(s, maps + own + shlib), 0);
 	/* to nothing: this process's binary stays, pinned by its kept mappings */
 	ck_assert_uint_eq(symbolizer_shrink(s, 0), shlib);
+	ck_assert_uint_eq(maps_bytes(s), maps);
 	ck_assert_uint_eq(file_bytes(s, &files), own);
 	ck_assert_uint_eq(files, 1);
 	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
@@ -782,6 +831,7 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_caps);
 	tcase_add_test(tc, test_cap_full);
+	tcase_add_test(tc, test_proc_share);
 	tcase_add_test(tc, test_shrink);
 	tcase_add_test(tc, test_kernel_address_in_user_stack);
 	tcase_set_timeout(tc, 30);
