@@ -12,9 +12,12 @@ require_collector
 
 APP=manystacks
 start_collector --max-samples 300
+# memory growth off, as push_conf() has it: the fixture's start-up growth would be pushed
+# as a memory_growth profile beside the CPU ones whose samples are compared
 cat >"$T/ember.conf" <<CONF
 [daemon]
 profile = matched
+growth_fault_period = 0
 [app "$APP"]
 match.exe = $FX/fx_many_stacks
 [collector]
