@@ -143,12 +143,16 @@ static __always_inline __u32 uw_py_byte(const __u64 *fr, __u32 off)
  * UW_PY_FRAME_WORDS words), through the window of the runtime's memory
  * (env->rt_buf): a frame's callers lie just below it in the thread's data
  * stack, so that one read, ending at this frame's record, holds several of
- * theirs. The window starts no lower than addr's page, mapped if the frame is.
+ * theirs. The window starts no lower than addr's page, mapped if the frame is;
+ * its words are read aligned (the window's start and addr are).
  */
 static __always_inline bool uw_py_read_frame(struct uw_env *env, __u64 addr)
 {
 	__u64 end = addr + UW_PY_FRAME_BYTES, lo, len, off;
 
+	/* the interpreter's frames are 8-byte aligned: another address is garbage */
+	if (addr & 7)
+		return false;
 	if (addr < env->rt_base || end > env->rt_base + env->rt_len) {
 		lo = addr & ~4095ull;
 		len = end - lo;
