@@ -39,7 +39,8 @@ struct uw_env {
 	__u64 rt[EMBER_RT_SCRATCH_WORDS]; /* a runtime's frame record being read */
 	__u64 rt_base;			  /* process address of rt_buf[0] */
 	__u32 rt_len;			  /* valid bytes in rt_buf; 0: empty */
-	__u8 rt_buf[EMBER_RT_WINDOW];	  /* its memory around its frames (uwalk_rt.bpf.h) */
+	__u8 rt_buf[EMBER_RT_WINDOW]
+		__attribute__((aligned(8))); /* read as words (uwalk_rt.bpf.h) */
 	bool beyond;		 /* a read went past the copy's end: a deeper stack than it holds */
 	__u64 win_base, win_len; /* the kernel's window of the stack, as it would be */
 	struct uwalk_result *cost; /* where the kernel's reads and lookups are counted */
