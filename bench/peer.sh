@@ -90,51 +90,9 @@ log "building the peer and the receiver (go build, module proxy; a minute the fi
 	>"$T/go.log" 2>&1 || die "go build failed: $(tail -5 "$T/go.log")"
 PEER_VERSION=$(awk '$1 == "go.opentelemetry.io/ebpf-profiler" { print $2 }' "$HERE/peer/go.mod")
 
-# --- the workloads: issue 44's, as tests/integration/symbols_{python,v8}.sh run them ------
-cat >"$T/app.py" <<'PY'
-import sys
-import time
-
-
-def inner_work(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-
-
-def hot_py_loop(seconds):
-    end = time.process_time() + seconds
-    x = 0
-    while time.process_time() < end:
-        x += inner_work(3000)
-    return x
-
-
-hot_py_loop(float(sys.argv[1]))
-print(time.process_time())  # the process's CPU seconds: the samples to expect
-PY
-cat >"$T/app.js" <<'JS'
-'use strict';
-function innerJs(i) {
-	let s = 0;
-	for (let k = 0; k < 200; k++)
-		s += (i * k) % 7;
-	return s;
-}
-// runs for ms of the process's CPU time: as many samples on a loaded host
-function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
-function hotJsLoop(ms) {
-	const end = cpuMs() + ms;
-	let x = 0;
-	while (cpuMs() < end)
-		for (let i = 0; i < 20000; i++)
-			x += innerJs(i);
-	return x;
-}
-hotJsLoop(Number(process.argv[2]));
-console.log(cpuMs() / 1000); // the process's CPU seconds: the samples to expect
-JS
+# --- the workloads: issue 44's, tests/integration/hot_loop.{py,js} (runtime_exited.sh's) ---
+cp "$SRC/tests/integration/hot_loop.py" "$T/app.py"
+cp "$SRC/tests/integration/hot_loop.js" "$T/app.js"
 WORKLOADS="python node"
 sampler_of() { case $1 in ember) echo ember_cpu_sample ;; peer) echo '[^ ]+' ;; esac; }
 hz_of() { case $1 in ember) echo "$EMBER_HZ" ;; peer) echo "$PEER_HZ" ;; esac; }

@@ -15,47 +15,9 @@ require_go
 [ -x /usr/bin/python3.11 ] || fail "Debian's python3.11 is not installed (scripts/install-deps.sh)"
 command -v node >/dev/null || fail "node not installed (scripts/install-deps.sh installs nodejs)"
 
-cat >"$T/app.py" <<'PY'
-import sys
-import time
-
-
-def inner_work(n):
-    s = 0
-    for i in range(n):
-        s += i * i
-    return s
-
-
-def hot_py_loop(seconds):
-    end = time.process_time() + seconds
-    x = 0
-    while time.process_time() < end:
-        x += inner_work(3000)
-    return x
-
-
-hot_py_loop(float(sys.argv[1]))
-PY
-cat >"$T/app.js" <<'JS'
-'use strict';
-function innerJs(i) {
-	let s = 0;
-	for (let k = 0; k < 200; k++)
-		s += (i * k) % 7;
-	return s;
-}
-function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
-function hotJsLoop(ms) {
-	const end = cpuMs() + ms;
-	let x = 0;
-	while (cpuMs() < end)
-		for (let i = 0; i < 20000; i++)
-			x += innerJs(i);
-	return x;
-}
-console.log(hotJsLoop(Number(process.argv[2])));
-JS
+# the workloads, shared with bench/peer.sh
+cp "$(dirname "$0")/hot_loop.py" "$T/app.py"
+cp "$(dirname "$0")/hot_loop.js" "$T/app.js"
 
 start_emberd --hz 99 --interval 30s -v
 # each binary's unwind table is built once per host (node's takes a second or more): a
