@@ -557,6 +557,12 @@ void report_gather(struct interval_report *r, const struct report_sources *src,
 	r->has_defer = src->sampler && sampler_deferred_stats(src->sampler, &r->defer);
 	gather_bpf(r, src);
 	report_gather_common(r, src);
+	/* the JIT frames of a V8 without a layout are named so on the host, not in BPF */
+	st->unwind[STATUS_UNWIND_RT_UNSUPPORTED].interval +=
+		r->sym.runtime_unsupported - r->last_rt_unsupported;
+	st->unwind[STATUS_UNWIND_RT_UNSUPPORTED].total +=
+		r->sym.runtime_unsupported - r->last_rt_unsupported;
+	r->last_rt_unsupported = r->sym.runtime_unsupported;
 }
 
 /*

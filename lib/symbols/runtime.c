@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "python.h"
@@ -129,6 +130,14 @@ void rt_relocate(struct ember_rt_proc *rt, uint64_t bias)
 		if (rt->addr[i])
 			rt->addr[i] += bias;
 	}
+}
+
+bool rt_read_pid(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	pid_t pid = (pid_t)(intptr_t)arg;
+	struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)addr, len};
+
+	return len && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
 /* --- names of one process's frames ------------------------------------------------------------- */

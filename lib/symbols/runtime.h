@@ -22,6 +22,12 @@ struct rt_mem {
 	void *arg;
 };
 
+/*
+ * struct rt_mem's reader of a live process, arg its pid ((void *)(intptr_t)pid):
+ * one process_vm_readv() (root or CAP_SYS_PTRACE).
+ */
+bool rt_read_pid(void *arg, void *dst, size_t len, uint64_t addr);
+
 /* A runtime frame's names. */
 struct rt_name {
 	char function[256];

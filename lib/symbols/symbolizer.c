@@ -497,16 +497,23 @@ static void vdso_frame(struct symbolizer *s, const struct proc_map *m, uint64_t 
 }
 
 /*
- * Anonymous (or memfd) code is JIT code: its perf map names it. The function is
+ * Anonymous (or memfd) code is JIT code: its perf map names it, else (a
+ * runtime version without a layout) an honest frame. The function is
  * split from the runtime's text ("JS:*fib /srv/app.js:2:13" is fib in
  * /srv/app.js at line 2), which stays as the system name.
  */
-static void jit_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sym_frame *out)
+static void jit_frame(struct symbolizer *s, struct pid_entry *pe, const struct proc_map *m,
+		      pid_t pid, uint64_t addr, struct sym_frame *out)
 {
 	struct perfmap_name n;
 
-	if (!perfmap_cache_lookup(s->perfmaps, pid, addr, s->interval, &n))
+	if (!perfmap_cache_lookup(s->perfmaps, pid, addr, s->interval, &n)) {
+		/* code in no file (a file's frame whose symbols are missing stays an address) */
+		if (m && (m->perms & PROCMAP_X) &&
+		    (!m->path || m->path[0] != '/' || !strncmp(m->path, "/memfd:", 7)))
+			runtime_jit_unsupported(s, pe, pid, out);
 		return;
+	}
 	out->function = n.function;
 	if (n.function != n.raw)
 		out->system_name = n.raw;
@@ -532,7 +539,7 @@ static void user_frame(struct symbolizer *s, pid_t pid, uint64_t addr, struct sy
 	if (m && m->path && !strcmp(m->path, "[vdso]"))
 		vdso_frame(s, m, addr, out);
 	else if (!m || !m->path || !file_frame(s, pe, m, addr, out))
-		jit_frame(s, pid, addr, out);
+		jit_frame(s, pe, m, pid, addr, out);
 }
 
 /* C++ and Rust names: the readable one is the function, the mangled its system name. */

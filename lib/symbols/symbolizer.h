@@ -54,6 +54,7 @@ struct symbolizer_stats {
 	uint64_t runtime_seen;	      /* runtime frames named moments after their sample */
 	uint64_t runtime_seen_stacks; /* stacks announced with them (EMBER_PROC_RT_FRAMES) */
 	uint64_t runtime_seen_unread; /* of them, those that could not be read then */
+	uint64_t runtime_unsupported; /* JIT frames of a runtime version without a layout */
 };
 
 struct symbolizer;

@@ -167,6 +167,14 @@ struct symbolizer {
 };
 
 void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out);
+/*
+ * JIT code left unnamed of a process whose runtime's version ember has no
+ * layout for (V8 alone: its frames are read on the native walk, so they
+ * stay addresses): one honest frame in *out ("[v8 13.6: not supported]").
+ * False, *out untouched, for any other process.
+ */
+bool runtime_jit_unsupported(struct symbolizer *s, struct pid_entry *pe, pid_t pid,
+			     struct sym_frame *out);
 
 /* Marks a mapping whose file could not be opened or cached this interval. */
 extern struct file_entry no_file;

@@ -8,7 +8,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "symbolizer_int.h"
 
@@ -18,27 +17,24 @@ void symbolizer_set_runtime(struct symbolizer *s, symbolizer_runtime_fn fn, void
 	s->runtime_arg = arg;
 }
 
-/* Reads a process's memory: one process_vm_readv() (root or CAP_SYS_PTRACE). */
-static bool read_pid(void *arg, void *dst, size_t len, uint64_t addr)
+/* The runtime of pe's process, asked of the unwinder once per process: kind 0 when none. */
+static void pid_runtime(struct symbolizer *s, struct pid_entry *pe, pid_t pid)
 {
-	pid_t pid = (pid_t)(intptr_t)arg;
-	struct iovec local = {dst, len}, remote = {(void *)(uintptr_t)addr, len};
-
-	return len && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+	if (pe && !pe->rt_asked) {
+		pe->rt_asked = true;
+		if (!s->runtime || !s->runtime(s->runtime_arg, pid, &pe->rt))
+			memset(&pe->rt, 0, sizeof(pe->rt));
+	}
 }
 
 /* Names runtime frame word of pid into *n (its cache, else a name saying why not): 0 when named. */
 static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, struct rt_name *n)
 {
 	struct pid_entry *pe = pid_maps(s, pid);
-	struct rt_mem mem = {read_pid, (void *)(intptr_t)pid};
+	struct rt_mem mem = {rt_read_pid, (void *)(intptr_t)pid};
 	struct ember_rt_proc none = {0};
 
-	if (pe && !pe->rt_asked) {
-		pe->rt_asked = true;
-		if (!s->runtime || !s->runtime(s->runtime_arg, pid, &pe->rt))
-			memset(&pe->rt, 0, sizeof(pe->rt));
-	}
+	pid_runtime(s, pe, pid);
 	if (pe && !pe->rt_names)
 		pe->rt_names = rt_cache_new();
 	if (!pe || !pe->rt_names) {
@@ -62,6 +58,19 @@ void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_fr
 	out->line = n->line;
 	out->start_line = n->start_line;
 	s->st.runtime_frames++;
+}
+
+bool runtime_jit_unsupported(struct symbolizer *s, struct pid_entry *pe, pid_t pid,
+			     struct sym_frame *out)
+{
+	pid_runtime(s, pe, pid);
+	if (!pe || pe->rt.kind != EMBER_RT_V8 || !(pe->rt.flags & EMBER_RT_F_UNSUPPORTED))
+		return false;
+	/* the word of no object: the name says the version */
+	rt_name_into(s, pid, EMBER_RT_WORD(EMBER_RT_V8, 0, 0), &s->rt_last);
+	out->function = s->rt_last.function;
+	s->st.runtime_unsupported++;
+	return true;
 }
 
 void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n)

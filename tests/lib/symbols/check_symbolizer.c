@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "nm.h"
+#include <ember/runtime.h>
+
 #include "procmaps.h"
 #include "suites.h"
 #include "symbolizer.h"
@@ -733,6 +735,53 @@ START_TEST(test_vdso)
 }
 END_TEST
 
+/* The runtime the test says this process runs: a V8 whose version has no layout. */
+static bool v8_unsupported(void *arg, pid_t pid, struct ember_rt_proc *out)
+{
+	(void)arg;
+	if (pid != getpid())
+		return false;
+	*out = (struct ember_rt_proc){
+		.kind = EMBER_RT_V8, .version = 13 << 16 | 6 << 8, .flags = EMBER_RT_F_UNSUPPORTED};
+	return true;
+}
+
+/*
+ * JIT code (anonymous and executable) of a V8 without a layout gets one honest
+ * frame, counted; a file's code keeps its name, and anonymous code of a process
+ * with no such runtime stays an address.
+ */
+START_TEST(test_jit_unsupported)
+{
+	struct symbolizer *s = new_symbolizer();
+	void *code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *data = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t at = (uint64_t)(uintptr_t)code + 64;
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	ck_assert_ptr_ne(code, MAP_FAILED);
+	ck_assert_ptr_ne(data, MAP_FAILED);
+	symbolizer_frame(s, getpid(), at, false, &f);
+	ck_assert_ptr_null(f.function); /* no runtime source: an address */
+	symbolizer_free(s);
+
+	s = new_symbolizer();
+	symbolizer_set_runtime(s, v8_unsupported, NULL);
+	symbolizer_frame(s, getpid(), at, false, &f);
+	ck_assert_str_eq(f.function, "[v8 13.6: not supported]");
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)data + 8, false, &f);
+	ck_assert_ptr_null(f.function); /* not code */
+	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_stats(s, &st);
+	ck_assert_uint_eq(st.runtime_unsupported, 1);
+	symbolizer_free(s);
+	munmap(code, 4096);
+	munmap(data, 4096);
+}
+END_TEST
+
 /* A kernel address in a user stack is named as a kernel frame, never through user maps. */
 START_TEST(test_kernel_address_in_user_stack)
 {
@@ -834,6 +883,7 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_proc_share);
 	tcase_add_test(tc, test_shrink);
 	tcase_add_test(tc, test_kernel_address_in_user_stack);
+	tcase_add_test(tc, test_jit_unsupported);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	return s;

