@@ -31,6 +31,7 @@
 #include "ember/offcpu.h"
 #include "ember/proc.h"
 #include "log.h"
+#include "runtime.h"
 #include "uwalk.h"
 
 /* Walked samples kept for the drain at once; beyond, they are counted lost. */
@@ -467,6 +468,8 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	struct uwalk_result *res;
 	struct uwalk_rows src = {find_rule, d};
 	struct uwalk_stack stk = {w->stack, w->stack_base, w->stack_len};
+	/* V8's frames are on the copy; the objects they point at live on in its heap */
+	struct uwalk_mem live = {rt_read_pid, (void *)(intptr_t)w->tgid};
 	struct walked *s = NULL;
 	uint64_t *m;
 	bool loaded = proc != NULL;
@@ -476,7 +479,8 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	res = malloc(sizeof(*res));
 	if (!res)
 		goto fail;
-	uwalk(loaded ? proc : NULL, &src, &stk, &w->regs, res);
+	uwalk_mem(loaded ? proc : NULL, &src, &stk,
+		  loaded && proc->rt.kind == EMBER_RT_V8 ? &live : NULL, &w->regs, res);
 	s = malloc(sizeof(*s) + (res->n + w->kstack_len) * sizeof(uint64_t));
 	if (!s)
 		goto fail;
@@ -508,6 +512,7 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	m[EMBER_CPU_M_FRAMES_TABLE] += (uint64_t)res->by_table * w->records;
 	m[EMBER_CPU_M_FRAMES_FP] += (uint64_t)res->by_fp * w->records;
 	m[EMBER_CPU_M_FRAMES_BAD_RULE] += (uint64_t)res->bad_rule * w->records;
+	m[EMBER_CPU_M_RT_V8_FRAMES] += (uint64_t)res->rt_frames * w->records;
 	m[EMBER_CPU_M_COUNTED] += w->records;
 	keep_sample(d, s);
 	pthread_mutex_unlock(&d->mu);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The user stack walk of the BPF programs (bpf/uwalk.bpf.h, the one source),
- * compiled for the host over a copy of the stack (uwalk.h): memory is read
+ * compiled for the host over a copy of the stack (uwalk.h): the stack is read
  * from the copy alone, rows through the caller's callbacks, loops are plain
  * loops. The stack window and the row cache of the kernel's environment have
  * no counterpart here: a cache of rules is the row source's business.
@@ -78,14 +78,30 @@ static bool uw_env_read(struct uw_env *env, __u64 *v, __u64 addr)
 	return true;
 }
 
-/* Any user memory (a runtime's frames): through the caller's reader, if any. */
+/*
+ * Any user memory (a runtime's frames): the stack's from the copy, as it was
+ * at the sample (never the live stack, which moved on: past the copy's end
+ * within reach of a stack is unreadable, as uw_env_read() has it); the rest
+ * through the caller's reader, if any.
+ */
 static bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr)
 {
-	if (env) {
-		env->cost->mem_reads++;
-		env->cost->mem_bytes += len;
+	const struct uwalk_stack *s;
+
+	if (!env)
+		return false;
+	env->cost->mem_reads++;
+	env->cost->mem_bytes += len;
+	s = env->stk;
+	if (s->bytes && addr >= s->base && addr - s->base < (64u << 20)) {
+		if (addr - s->base > s->len || s->len - (addr - s->base) < len) {
+			env->beyond = true;
+			return false;
+		}
+		memcpy(dst, s->bytes + (addr - s->base), len);
+		return true;
 	}
-	return env && env->mem && env->mem->read(env->mem->arg, dst, len, addr);
+	return env->mem && env->mem->read(env->mem->arg, dst, len, addr);
 }
 
 static bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *out)

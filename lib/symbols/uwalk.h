@@ -5,7 +5,7 @@
  * cpu program hands to the daemon with their registers and stack bytes
  * (struct ember_cpu_deferred) instead of walking them with frame pointers.
  * The same code: uwalk.c compiles bpf/uwalk.bpf.h, the walk the kernel runs.
- * Pure: rows come through a callback, memory only from the copy. x86-64.
+ * Pure: rows come through a callback, the stack only from the copy. x86-64.
  */
 #ifndef EMBER_UWALK_H
 #define EMBER_UWALK_H
@@ -92,8 +92,11 @@ void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 	   const struct uwalk_stack *stk, const struct uwalk_regs *regs, struct uwalk_result *out);
 /*
  * The same where the process's memory beyond the copy can be read (mem): the
- * runtimes' frames are read too (bpf/uwalk_rt.bpf.h), as in the kernel. The
- * deferred walk has no such memory (the process moved on since its sample).
+ * runtimes' frames are read too (bpf/uwalk_rt.bpf.h), as in the kernel; the
+ * stack itself still from the copy alone. The deferred walk reads the live
+ * process moments after its sample: right for V8, whose frames are on the
+ * stack (the copy) and point at objects that live on in its heap, wrong for
+ * CPython, whose frame chain is in the heap and moved on with the thread.
  */
 void uwalk_mem(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 	       const struct uwalk_stack *stk, const struct uwalk_mem *mem,
