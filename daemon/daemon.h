@@ -49,6 +49,7 @@ struct daemon {
 	struct symbolizer *sym;
 	struct ksymbpf *ksym;	 /* names kernel frames; NULL: /proc/kallsyms instead */
 	struct unwinder *unw;	 /* .eh_frame tables; NULL: frame pointers only */
+	bool unw_busy_at_stop;	 /* a table still building when the stop gave up waiting */
 	struct uploader *up;	 /* NULL without a [collector] url */
 	struct rollups *rollups; /* NULL when the builder could not start */
 	struct control *ctl;	 /* the control socket: on-demand captures */

@@ -212,6 +212,9 @@ static int setup_loop(struct daemon *d)
 	return 0;
 }
 
+/* How long a stop waits for the unwind tables the last interval's samples wait for. */
+#define STOP_SETTLE_NS (10 * 1000000000ll)
+
 /* Runs until a stop signal or the end of --duration; stores the last interval. */
 static int run_loop(struct daemon *d)
 {
@@ -238,7 +241,17 @@ static int run_loop(struct daemon *d)
 	 * walked without
 	 */
 	on_defer(d);
-	unwinder_settle(d->unw);
+	/*
+	 * not for every table still to build (seconds each for a large binary on
+	 * a loaded host): the last interval must be stored well inside systemd's
+	 * TimeoutStopSec (30 s in systemd/emberd.service)
+	 */
+	if (!unwinder_settle_until(d->unw, mono_ns() + STOP_SETTLE_NS)) {
+		d->unw_busy_at_stop = true;
+		log_info("stopping: unwind tables still building after %d s: the samples waiting "
+			 "for them are walked by frame pointers",
+			 (int)(STOP_SETTLE_NS / 1000000000));
+	}
 	sampler_flush(d->sampler);
 	return interval_run(d->iv);
 }
@@ -254,7 +267,9 @@ static void teardown(struct daemon *d)
 	growth_close(d->growth);
 	sampler_close(d->sampler);
 	procevents_close(d);
-	unwinder_close(d->unw);
+	/* its thread joins between builds: one still running ends with the process */
+	if (!d->unw_busy_at_stop || unwinder_idle(d->unw))
+		unwinder_close(d->unw);
 	proctrack_close(d->proc);
 	proctable_free(d->procs);
 	cgroup_names_close(d->cgroups);

@@ -1312,12 +1312,25 @@ void unwinder_check_stale(struct unwinder *u)
 
 void unwinder_settle(struct unwinder *u)
 {
+	unwinder_settle_until(u, -1);
+}
+
+bool unwinder_settle_until(struct unwinder *u, int64_t until_ns)
+{
+	bool settled = true;
+
 	if (!u)
-		return;
+		return true;
 	worker_lock(&u->worker);
-	while ((u->qn || u->busy) && !worker_stopping(&u->worker))
-		worker_wait_done(&u->worker);
+	while ((u->qn || u->busy) && !worker_stopping(&u->worker) && settled) {
+		if (until_ns < 0)
+			worker_wait_done(&u->worker);
+		else
+			settled = worker_wait_done_until(&u->worker, until_ns);
+	}
+	settled = !u->qn && !u->busy;
 	worker_unlock(&u->worker);
+	return settled;
 }
 
 bool unwinder_idle(struct unwinder *u)

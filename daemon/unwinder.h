@@ -109,6 +109,11 @@ bool unwinder_find_rule(struct unwinder *u, uint32_t table, uint64_t pc,
 
 /* Blocks until every request made so far has been handled (tests, capture start). */
 void unwinder_settle(struct unwinder *u);
+/*
+ * The same until until_ns (mono_ns()) at the latest: true when settled. A
+ * large binary's table takes seconds to build, more on a loaded host.
+ */
+bool unwinder_settle_until(struct unwinder *u, int64_t until_ns);
 /* Whether every request made so far has been handled (unwinder_settle() would not block). */
 bool unwinder_idle(struct unwinder *u);
 
