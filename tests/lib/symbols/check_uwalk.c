@@ -363,6 +363,88 @@ START_TEST(test_fp_loop)
 }
 END_TEST
 
+/* A V8 heap of the test's own, at HEAP: the objects an interpreted frame names. */
+#define HEAP 0x10000000ull
+static uint8_t heap[4096];
+
+static void heap_put(uint64_t addr, uint64_t v)
+{
+	ck_assert(addr >= HEAP && addr + 8 <= HEAP + sizeof(heap));
+	memcpy(heap + (addr - HEAP), &v, sizeof(v));
+}
+
+/*
+ * The live process's memory, moments after the sample: its heap as it was,
+ * its stack moved on (every other byte reads as 0xee).
+ */
+static bool live_read(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	(void)arg;
+	if (addr >= HEAP && addr + len <= HEAP + sizeof(heap))
+		memcpy(dst, heap + (addr - HEAP), len);
+	else
+		memset(dst, 0xee, len);
+	return true;
+}
+
+/*
+ * A deferred walk of a V8 process (daemon/deferred.c): the JavaScript frame's
+ * slots are read from the copy of the stack, as at the sample, not from the
+ * live stack; the objects they point at from the live heap.
+ */
+START_TEST(test_v8_frame_from_copy)
+{
+	const uint64_t builtins = 0x7f0000100000ull, fn = HEAP + 0x100, map_fn = HEAP + 0x200;
+	const uint64_t sfi = HEAP + 0x300, bca = HEAP + 0x400, map_bca = HEAP + 0x500;
+	uint64_t sp = STACK + 0x100, bp = STACK + 0x180, word;
+	struct uwalk_rows src = {find, &fx};
+	struct uwalk_stack stk = {fx.stack, STACK, sizeof(fx.stack)};
+	struct uwalk_mem live = {live_read, NULL};
+	struct uwalk_regs regs = {.ip = builtins + 0x40, .sp = sp, .bp = bp};
+	struct ember_rt_proc *rt = &fx.proc.rt;
+
+	memset(heap, 0, sizeof(heap));
+	rt->kind = EMBER_RT_V8;
+	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
+		rt->off[i] = EMBER_RT_OFF_NONE;
+	rt->text[0] = builtins;
+	rt->text[1] = builtins + 0x1000;
+	rt->off[EMBER_V8_FP_FUNCTION] = 16;	   /* bp - 16: JSFunction, bp - 8: context */
+	rt->off[EMBER_V8_FP_BYTECODE_OFFSET] = 32; /* bp - 32: offset, bp - 24: BytecodeArray */
+	rt->off[EMBER_V8_MAP_TYPE] = 12;
+	rt->off[EMBER_V8_JSFUNC_SHARED] = 24;
+	rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] = 2000;
+	rt->off[EMBER_V8_TYPE_JSFUNC_LAST] = 2010;
+	rt->off[EMBER_V8_TYPE_BYTECODE] = 170;
+	rt->off[EMBER_V8_BYTECODE_DATA] = 40;
+	/* the heap: a JSFunction (type 2005) and its shared info, a BytecodeArray (170) */
+	heap_put(fn, map_fn + 1);
+	heap_put(map_fn + 12, 2005);
+	heap_put(fn + 24, sfi + 1);
+	heap_put(bca, map_bca + 1);
+	heap_put(map_bca + 12, 170);
+	/* the frame: bytecode 7 (a Smi: its offset from the array's tagged address) */
+	put(bp - 32, (uint64_t)(7 + 40 - 1) << 32);
+	put(bp - 24, bca + 1);
+	put(bp - 16, fn + 1);
+	put(bp - 8, HEAP + 0x801); /* a context: any object */
+	put(bp, 0);
+	put(bp + 8, 0x7f0000005678ull);
+	fx.proc.nmaps = 0;
+	word = EMBER_RT_WORD(EMBER_RT_V8, 7, sfi);
+
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){word, 0x7f0000005678ull}, 2);
+	ck_assert_uint_eq(fx.res.rt_frames, 1);
+
+	/* a copy that ends below the frame's slots: the live stack is never read instead */
+	stk.len = bp - 32 - STACK;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.rt_frames, 0);
+	ck_assert_uint_eq(fx.res.ips[0], builtins + 0x40);
+}
+END_TEST
+
 /* The search: the row in force and the pcs it covers. */
 START_TEST(test_search)
 {
@@ -404,6 +486,7 @@ Suite *uwalk_suite(void)
 	tcase_add_test(tc, test_depth_limit);
 	tcase_add_test(tc, test_fp_loop);
 	tcase_add_test(tc, test_search);
+	tcase_add_test(tc, test_v8_frame_from_copy);
 	suite_add_tcase(s, tc);
 	return s;
 }
