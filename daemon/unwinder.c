@@ -632,6 +632,9 @@ static struct table *table_build(struct unwinder *u, const struct job *j)
 	t->key = probe.key;
 	build_table(u, t, fd, NULL, 0);
 	close(fd);
+	log_debug("unwinder: the table of %s (%" PRIu64 ":%" PRIu64 ") built%s", j->m.path,
+		  (uint64_t)t->key.dev, (uint64_t)t->key.ino,
+		  t->id == NO_ID ? ", none usable" : "");
 	if (t->id == NO_ID && t->err == UNWTAB_E_NR) { /* no room: try again another time */
 		free(t);
 		return NULL;
