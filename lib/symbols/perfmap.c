@@ -158,7 +158,10 @@ static int store_name(struct perf_map *m, struct pm_sym *e, const char *name, si
 
 /* V8's tags of JavaScript functions (JS since V8 10.x; older ones before). */
 static const char *const v8_tags[] = {"JS:", "LazyCompile:", "Function:", "Script:", "Eval:"};
-/* V8's markers of the tier that compiled the code: Turbofan, Ignition, Sparkplug, Maglev. */
+/*
+ * V8's markers of the tier that compiled the code: Turbofan, Ignition, Sparkplug, Maglev;
+ * since V8 12, "'" after one marks code specialized to one function context ("JS:*'fib").
+ */
 static const char v8_markers[] = "*~^+";
 /* Lines beyond this are not lines (a script is not this long): the digits stay in the file. */
 #define PM_MAX_LINE_DIGITS 9
@@ -230,8 +233,11 @@ static bool split_v8(const char *name, const char *s, const char *end, struct pe
 	const char *loc_end = end, *col, *line, *sep;
 	uint32_t n1 = 0, n2 = 0;
 
-	if (s < end && *s && strchr(v8_markers, *s))
+	if (s < end && *s && strchr(v8_markers, *s)) {
 		s++;
+		if (s < end && *s == '\'')
+			s++;
+	}
 	/* ":line:column", or ":line" alone (V8 before 2018 logged no column). */
 	col = number_before(s, end, &n1);
 	if (col) {

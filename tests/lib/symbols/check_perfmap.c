@@ -75,6 +75,9 @@ struct split_case {
 static const struct split_case split_cases[] = {
 	/* Written by Node 20 (--perf-basic-prof) on this kind of machine. */
 	{"JS:*fib /srv/app.js:2:13", "fib", "/srv/app.js", 2},
+	{"JS:*'fib /srv/app.js:2:13", "fib", "/srv/app.js", 2}, /* V8 12 on: context-specialized */
+	{"JS:+'fib /srv/app.js:2:13", "fib", "/srv/app.js", 2},
+	{"JS:'fib /srv/app.js:2:13", "'fib", "/srv/app.js", 2}, /* no marker: the name's own */
 	{"JS:^fib /tmp/names_node/app.js:1:13", "fib", "/tmp/names_node/app.js", 1},
 	{"JS:~get foo /tmp/app.js:2:18", "get foo", "/tmp/app.js", 2},
 	{"JS:~with space /tmp/app.js:3:25", "with space", "/tmp/app.js", 3},
