@@ -24,11 +24,6 @@ wait_for_line() {
 	for _ in $(seq 1 200); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
 	fail "'$2' did not appear in $1: $(cat "$1" 2>/dev/null)"
 }
-# share TOPFILE FUNCTION: its cumulative value in percent of the total (-unit=B: plain numbers)
-share() {
-	awk -v fn="$2" '/ of [0-9]+B? total/ { for (i = 1; i <= NF; i++) if ($i == "of") t = $(i + 1) }
-		$6 == fn { c = $4 } END { gsub(/B/, "", t); gsub(/B/, "", c); printf "%d", (t ? 100 * c / t : -1) }' "$1"
-}
 command -v bpftool >/dev/null || fail "bpftool not installed (scripts/install-deps.sh installs it)"
 
 start_emberd --runtime-dir "$RUN"
@@ -52,9 +47,9 @@ grep -q "^alloc_objects/count alloc_space/bytes" "$T/raw.txt" ||
 grep -q "^PeriodType: space bytes" "$T/raw.txt" || fail "period type is not space/bytes"
 pprof_top "$T/m.pb.gz" -sample_index=alloc_space -unit=B >"$T/space.txt"
 pprof_top "$T/m.pb.gz" -sample_index=alloc_objects >"$T/objs.txt"
-big=$(share "$T/space.txt" big_alloc)
-small=$(share "$T/space.txt" small_alloc)
-bigo=$(share "$T/objs.txt" big_alloc)
+big=$(cum_share_of "$T/space.txt" big_alloc)
+small=$(cum_share_of "$T/space.txt" small_alloc)
+bigo=$(cum_share_of "$T/objs.txt" big_alloc)
 calls=$(total_of "$T/objs.txt")
 echo "alloc_space: big_alloc $big%, small_alloc $small%; alloc_objects: big_alloc $bigo% of $calls calls"
 [ "${calls:-0}" -ge 1000 ] || fail "only ${calls:-0} allocations in 4 s: $(cat "$T/objs.txt")"
@@ -82,8 +77,8 @@ took=$(awk -v a="$s0" -v b="$(date +%s%N)" 'BEGIN { printf "%.2f", (b - a) / 1e9
 awk -v t="$took" 'BEGIN { exit !(t < 20) }' || fail "the 30 s capture outlived its process by $took s"
 grep -q "capture of pid $SHORT: the process exited" "$T/emberd.log" || fail "no exit noted in the log"
 pprof_top "$T/short.pb.gz" -sample_index=alloc_space -unit=B >"$T/short.txt"
-[ "$(share "$T/short.txt" big_alloc)" -ge 65 ] ||
-	fail "exited process: big_alloc has $(share "$T/short.txt" big_alloc)% of alloc_space"
+[ "$(cum_share_of "$T/short.txt" big_alloc)" -ge 65 ] ||
+	fail "exited process: big_alloc has $(cum_share_of "$T/short.txt" big_alloc)% of alloc_space"
 pass "capture of a process killed during it ended $took s after, with its profile"
 
 # 3. refusals: over the cap (emberctl and, forged, emberd), an app, a static process

@@ -23,11 +23,6 @@ while time.monotonic() < end:
     big_py()
     small_py()
 PY
-# share TOPFILE FUNCTION: its cumulative value in percent of the total (-unit=B: plain numbers)
-share() {
-	awk -v fn="$2" '/ of [0-9]+B? total/ { for (i = 1; i <= NF; i++) if ($i == "of") t = $(i + 1) }
-		$6 == fn { c = $4 } END { gsub(/B/, "", t); gsub(/B/, "", c); printf "%d", (t ? 100 * c / t : -1) }' "$1"
-}
 
 start_emberd --runtime-dir "$RUN" -v
 /usr/bin/python3.11 "$T/ab.py" 3600 &
@@ -41,9 +36,9 @@ wait_for grep -Eq "unwinder: pid $WL: .*\\(0 to build\\)" "$T/emberd.log" ||
 pprof_top "$T/m.pb.gz" -sample_index=alloc_space -unit=B >"$T/space.txt"
 pprof_top "$T/m.pb.gz" -sample_index=alloc_objects >"$T/objs.txt"
 pprof_top "$T/m.pb.gz" -sample_index=alloc_space -lines >"$T/lines.txt"
-big=$(share "$T/space.txt" big_py)
-small=$(share "$T/space.txt" small_py)
-bigo=$(share "$T/objs.txt" big_py)
+big=$(cum_share_of "$T/space.txt" big_py)
+small=$(cum_share_of "$T/space.txt" small_py)
+bigo=$(cum_share_of "$T/objs.txt" big_py)
 calls=$(total_of "$T/objs.txt")
 echo "alloc_space: big_py $big%, small_py $small%; alloc_objects: big_py $bigo% of $calls calls"
 [ "${calls:-0}" -ge 1000 ] || fail "only ${calls:-0} allocations in 4 s: $(head -20 "$T/objs.txt")"

@@ -176,6 +176,26 @@ share_band() {
 # in_band SHARE TOL: SHARE is within 75 +- TOL.
 in_band() { awk -v s="$1" -v t="$2" 'BEGIN { exit !(s >= 75 - t && s <= 75 + t) }'; }
 
+# warm_node NODE: starts an idle NODE (its pid in WARM) and waits until emberd has loaded
+# its tables. node's own unwind table (a 100 MB binary) is built once per emberd: until it
+# is, a node process's samples wait for it, and those that wait too long are walked without
+# it (the deferred walk's concern, not V8's). A node started first has it built for the
+# workload: over 30 s at a load of 13 on 2 CPUs.
+warm_node() {
+	"$1" -e 'setInterval(() => {}, 1000)' &
+	WARM=$!
+	PIDS+=("$WARM")
+	WAIT_S=180 wait_for grep -q "unwinder: pid $WARM: .* (0 to build)" "$T/emberd.log" ||
+		fail "emberd did not load the tables of $1"
+}
+
+# cum_share_of TOPFILE FUNCTION: FUNCTION's cumulative value in a go tool pprof -top listing,
+# in whole percent of its total (-unit=B: plain numbers); -1 without a total.
+cum_share_of() {
+	awk -v fn="$2" '/ of [0-9]+B? total/ { for (i = 1; i <= NF; i++) if ($i == "of") t = $(i + 1) }
+		$6 == fn { c = $4 } END { gsub(/B/, "", t); gsub(/B/, "", c); printf "%d", (t ? 100 * c / t : -1) }' "$1"
+}
+
 # total_of TOPFILE: the profile's total from the "... of N total" line.
 total_of() {
 	sed -n 's/.* of \([0-9][0-9]*\) total.*/\1/p' "$1" | head -1

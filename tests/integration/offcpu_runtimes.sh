@@ -43,26 +43,7 @@ os.close(w)
 print(serve(r, 60))
 child.wait()
 EOF
-cat >"$T/block.js" <<'EOF'
-// Spins (on CPU, so that the profiler loads node's unwind tables) until SIGUSR1,
-// then handles 40 "requests" that each block 50 ms in a synchronous child process.
-const { execSync } = require('child_process');
-let go = false;
-process.on('SIGUSR1', () => { go = true; });
-function handleRequest(i) {
-	execSync('sleep 0.05');
-	return i;
-}
-function spin() {
-	const end = Date.now() + 10;
-	while (Date.now() < end);
-	if (!go)
-		return setImmediate(spin);
-	for (let i = 0; i < 40; i++)
-		handleRequest(i);
-}
-spin();
-EOF
+cp "$(dirname "$0")/block_exec.js" "$T/block.js" # shared with offcpu_node.sh
 printf '[daemon]\noffcpu = on\noffcpu_sample_period = 1\ncpu_budget = 0\n' >"$T/ember.conf"
 start_emberd --config "$T/ember.conf" --hz 99 --interval 2s -v
 /usr/bin/python3.11 "$T/wait.py" >"$T/py.out" 2>&1 &

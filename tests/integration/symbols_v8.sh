@@ -59,15 +59,7 @@ asyncHandler(Number(process.argv[2])).then((x) => {
 JS
 
 start_emberd --hz 99 --interval 2s -v
-# node's own unwind table (a 100 MB binary) is built once per host: until it is, a node
-# process's samples wait for it, and those that wait too long are walked without it (the
-# deferred walk's concern, not V8's). A node started first has it built for the workload:
-# over 30 s at a load of 13 on 2 CPUs.
-"$NODE" -e 'setInterval(() => {}, 1000)' &
-WARM=$!
-PIDS+=("$WARM")
-WAIT_S=180 wait_for grep -q "unwinder: pid $WARM: .* (0 to build)" "$T/emberd.log" ||
-	fail "emberd did not load node's tables"
+warm_node "$NODE" # node's table built before the workload starts
 "$NODE" "$T/app.js" 5000 4000 >"$T/node.out" &
 WL=$!
 PIDS+=("$WL")

@@ -16,13 +16,7 @@ want="[v8 $(echo "$v8" | cut -d. -f1,2): not supported]"
 echo "node: $NODE $("$NODE" --version) (V8 $v8): expecting $want"
 
 start_emberd --hz 99 --interval 2s -v
-# node's own unwind table (a 100 MB binary), built before the workload starts (as in
-# symbols_v8.sh): the workload's samples are walked with it from the first
-"$NODE" -e 'setInterval(() => {}, 1000)' &
-WARM=$!
-PIDS+=("$WARM")
-WAIT_S=180 wait_for grep -q "unwinder: pid $WARM: .* (0 to build)" "$T/emberd.log" ||
-	fail "emberd did not load node's tables"
+warm_node "$NODE" # node's table built before the workload starts
 grep -E "unwinder: a runtime in .*kind 2, .*not supported" "$T/emberd.log" ||
 	fail "emberd did not say node's V8 $v8 is not supported"
 "$NODE" "$(dirname "$0")/hot_loop.js" 4000 >"$T/node.out" &
