@@ -14,6 +14,6 @@ expect_share "$F" "reach main" 95 300 ';main;'
 expect_share "$F" "reach main through sort_rounds" 95 300 ';main;sort_rounds;'
 expect_share "$F" "cmp_records under qsort, sort_rounds, main" 95 40 \
 	';main;sort_rounds;[^;]*qsort[^;]*;([^;]*;)*cmp_records;' ';cmp_records;'
-# the fixture does what it says: cmp_records is a good part of the work
-expect_share "$F" "samples in cmp_records" 10 300 ';cmp_records;'
+# the fixture does what it says: cmp_records is a good part of the work (over half)
+expect_share "$F" "samples in cmp_records" 30 300 ';cmp_records;'
 finish "fx_qsort: stacks complete through libc's qsort"
