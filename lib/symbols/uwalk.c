@@ -62,16 +62,30 @@ static void uw_env_count_read(struct uw_env *env, __u64 addr)
 	}
 }
 
+/* Where len bytes at user address addr lie for the copy of the stack. */
+enum uw_copy_at {
+	UW_IN_COPY,   /* in it */
+	UW_PAST_COPY, /* above its end, within reach of a stack: what a longer copy would hold */
+	UW_NOT_STACK, /* elsewhere */
+};
+
+static enum uw_copy_at uw_copy_at(const struct uwalk_stack *s, __u64 addr, __u32 len)
+{
+	if (s->bytes && addr >= s->base && addr - s->base <= s->len &&
+	    s->len - (addr - s->base) >= len)
+		return UW_IN_COPY;
+	return addr >= s->base && addr - s->base < (64u << 20) ? UW_PAST_COPY : UW_NOT_STACK;
+}
+
 /* The word at user address addr, from the copy only. */
 static bool uw_env_read(struct uw_env *env, __u64 *v, __u64 addr)
 {
 	const struct uwalk_stack *s = env->stk;
+	enum uw_copy_at at = uw_copy_at(s, addr, sizeof(*v));
 
 	uw_env_count_read(env, addr);
-	if (!s->bytes || addr < s->base || addr - s->base > s->len ||
-	    s->len - (addr - s->base) < sizeof(*v)) {
-		/* above the copy, within reach of a stack: what a longer copy would hold */
-		env->beyond = addr >= s->base && addr - s->base < (64u << 20);
+	if (at != UW_IN_COPY) {
+		env->beyond = at == UW_PAST_COPY;
 		return false;
 	}
 	memcpy(v, s->bytes + (addr - s->base), sizeof(*v));
@@ -81,25 +95,25 @@ static bool uw_env_read(struct uw_env *env, __u64 *v, __u64 addr)
 /*
  * Any user memory (a runtime's frames): the stack's from the copy, as it was
  * at the sample (never the live stack, which moved on: past the copy's end
- * within reach of a stack is unreadable, as uw_env_read() has it); the rest
- * through the caller's reader, if any.
+ * is unreadable, as for uw_env_read()); the rest through the caller's reader,
+ * if any.
  */
 static bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr)
 {
-	const struct uwalk_stack *s;
+	enum uw_copy_at at;
 
 	if (!env)
 		return false;
 	env->cost->mem_reads++;
 	env->cost->mem_bytes += len;
-	s = env->stk;
-	if (s->bytes && addr >= s->base && addr - s->base < (64u << 20)) {
-		if (addr - s->base > s->len || s->len - (addr - s->base) < len) {
-			env->beyond = true;
-			return false;
-		}
-		memcpy(dst, s->bytes + (addr - s->base), len);
+	at = uw_copy_at(env->stk, addr, len);
+	if (at == UW_IN_COPY) {
+		memcpy(dst, env->stk->bytes + (addr - env->stk->base), len);
 		return true;
+	}
+	if (at == UW_PAST_COPY) {
+		env->beyond = true;
+		return false;
 	}
 	return env->mem && env->mem->read(env->mem->arg, dst, len, addr);
 }
