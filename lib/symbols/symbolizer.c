@@ -436,6 +436,12 @@ struct file_entry *mapping_file(struct symbolizer *s, struct pid_entry *pe, size
 	return mapping_file_key(s, pe, i, NULL, false);
 }
 
+/* Whether m maps a file to read: [heap], [stack], memfd names and the like do not. */
+static bool mapping_has_file(const struct proc_map *m)
+{
+	return m->path && m->path[0] == '/' && m->inode && strncmp(m->path, "/memfd:", 7);
+}
+
 static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct proc_map *m,
 		       uint64_t addr, struct sym_frame *out)
 {
@@ -443,8 +449,7 @@ static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct 
 	struct file_entry *f;
 	uint64_t vaddr;
 
-	/* [heap], [stack], memfd names and the like have no file to read. */
-	if (m->path[0] != '/' || !m->inode || !strncmp(m->path, "/memfd:", 7))
+	if (!mapping_has_file(m))
 		return false;
 	f = mapping_file(s, pe, (size_t)(m - pe->maps.v));
 	if (f == &no_file || !file_wait(s, f) || !f->syms)
@@ -509,8 +514,7 @@ static void jit_frame(struct symbolizer *s, struct pid_entry *pe, const struct p
 
 	if (!perfmap_cache_lookup(s->perfmaps, pid, addr, s->interval, &n)) {
 		/* code in no file (a file's frame whose symbols are missing stays an address) */
-		if (m && (m->perms & PROCMAP_X) &&
-		    (!m->path || m->path[0] != '/' || !strncmp(m->path, "/memfd:", 7)))
+		if (m && (m->perms & PROCMAP_X) && !mapping_has_file(m))
 			runtime_jit_unsupported(s, pe, pid, out);
 		return;
 	}
