@@ -544,6 +544,7 @@ void report_gather(struct interval_report *r, const struct report_sources *src,
 		   uint64_t profiles_stored)
 {
 	struct ember_status *st = &r->st;
+	uint64_t jit;
 
 	r->drained = *drained;
 	st->intervals++;
@@ -558,11 +559,10 @@ void report_gather(struct interval_report *r, const struct report_sources *src,
 	gather_bpf(r, src);
 	report_gather_common(r, src);
 	/* the JIT frames of a V8 without a layout are named so on the host, not in BPF */
-	st->unwind[STATUS_UNWIND_RT_UNSUPPORTED].interval +=
-		r->sym.runtime_unsupported - r->last_rt_unsupported;
-	st->unwind[STATUS_UNWIND_RT_UNSUPPORTED].total +=
-		r->sym.runtime_unsupported - r->last_rt_unsupported;
+	jit = r->sym.runtime_unsupported - r->last_rt_unsupported;
 	r->last_rt_unsupported = r->sym.runtime_unsupported;
+	st->unwind[STATUS_UNWIND_RT_UNSUPPORTED].interval += jit;
+	st->unwind[STATUS_UNWIND_RT_UNSUPPORTED].total += jit;
 }
 
 /*
