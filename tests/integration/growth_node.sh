@@ -39,14 +39,10 @@ kill "$WL"
 "$EMBERCTL" --data-dir "$T/data" top --type memory_growth --sample resident --pid "$WL" -n 0 \
 	>"$T/top.txt" 2>"$T/top.err" || fail "emberctl top failed: $(cat "$T/top.err")"
 head -4 "$T/top.txt"
-# total% of function $1 (rows: self self% total total% function), 0 when absent
-total_pct() {
-	awk -v fn="$1" '$5 == fn { sub("%", "", $4); v = int($4) } END { print v + 0 }' "$T/top.txt"
-}
-leaky=$(total_pct leakyCache)
+leaky=$(top_total_pct "$T/top.txt" leakyCache)
 for f in churn; do
-	[ "$leaky" -gt "$(total_pct "$f")" ] ||
-		fail "$f holds $(total_pct "$f")% of the resident growth, leakyCache $leaky%"
+	[ "$leaky" -gt "$(top_total_pct "$T/top.txt" "$f")" ] ||
+		fail "$f holds $(top_total_pct "$T/top.txt" "$f")% of the resident growth, leakyCache $leaky%"
 done
 [ "$leaky" -ge 80 ] || fail "leakyCache holds $leaky% of the resident growth in total, want >= 80%"
 pass "leakyCache leads with $leaky% of the resident growth in total"

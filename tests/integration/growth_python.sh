@@ -53,7 +53,7 @@ kill "$WL"
 "$EMBERCTL" --data-dir "$T/data" top --type memory_growth --sample resident --pid "$WL" -n 0 \
 	>"$T/top.txt" 2>"$T/top.err" || fail "emberctl top failed: $(cat "$T/top.err")"
 head -6 "$T/top.txt"
-leaky=$(awk '$5 == "leaky_py" { sub("%", "", $4); v = int($4) } END { print v + 0 }' "$T/top.txt")
+leaky=$(top_total_pct "$T/top.txt" leaky_py)
 [ "$leaky" -ge 80 ] || fail "leaky_py holds $leaky% of the resident growth in total, want >= 80%"
 # at a line of its body, as go tool pprof reads the profile
 "$EMBERCTL" --data-dir "$T/data" export --type memory_growth --pid "$WL" -o "$T/grow.pb.gz" ||

@@ -189,6 +189,12 @@ warm_node() {
 		fail "emberd did not load the tables of $1"
 }
 
+# top_total_pct TOPFILE FUNCTION: FUNCTION's total% in an `emberctl top` listing (rows: self
+# self% total total% function), whole, 0 when absent.
+top_total_pct() {
+	awk -v fn="$2" '$5 == fn { sub("%", "", $4); v = int($4) } END { print v + 0 }' "$1"
+}
+
 # cum_share_of TOPFILE FUNCTION: FUNCTION's cumulative value in a go tool pprof -top listing,
 # in whole percent of its total (-unit=B: plain numbers); -1 without a total.
 cum_share_of() {
