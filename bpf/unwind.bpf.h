@@ -124,6 +124,18 @@ struct {
 	__type(value, struct uw_env);
 } unwind_window SEC(".maps");
 
+/*
+ * CPython runtimes by executable file, for the samples of a process the
+ * daemon has not loaded yet (fold.bpf.h's defer_runtime()). The unwinder's
+ * (daemon/unwinder.c fills it as it finds them), shared by fd.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, EMBER_RT_EXES_MAX);
+	__type(key, struct ember_rt_exe_key);
+	__type(value, struct ember_rt_exe);
+} rt_exes SEC(".maps");
+
 /* Reads the word at user address addr, through the window when there is one. */
 static __always_inline bool uw_env_read(struct uw_env *win, __u64 *v, __u64 addr)
 {
@@ -178,6 +190,13 @@ static __always_inline bool uw_env_row(const uw_row_src *src, __u32 idx,
 		return false;
 	*out = b->r[at];
 	return true;
+}
+
+/* The kernel reads every runtime's chain as it is: no trace read earlier (uwalk_rt.bpf.h). */
+static __always_inline const struct ember_rt_trace *uw_env_rt_trace(struct uw_env *env)
+{
+	(void)env;
+	return NULL;
 }
 
 #include "uwalk.bpf.h"

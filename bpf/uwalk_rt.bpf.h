@@ -298,6 +298,50 @@ static __always_inline bool uw_rt_text(const struct uw_frame *f, const struct em
 	       (at >= info->text[2] && at < info->text[3]);
 }
 
+/* Finds thread tid's innermost interpreter frame: the chain's walk starts there. */
+static __always_inline void uw_py_start(struct uw_rt *rt, const struct ember_rt_proc *info,
+					struct uw_env *env, __u32 tid)
+{
+	rt->started = 1;
+	rt->cur = uw_py_thread_frame(info, env, tid);
+	if (!rt->cur)
+		rt->miss = UW_RT_NO_THREAD;
+	if (env) { /* the cycle check starts at the innermost frame; no memory read yet */
+		env->rt[UW_PY_TORTOISE] = rt->cur;
+		env->rt[UW_PY_POWER_STEPS] = 1ull << 32;
+		env->rt[UW_PY_CODE_OK] = 0;
+		env->rt_len = 0;
+	}
+}
+
+/*
+ * The next Python frame of a chain read at the sample (a deferred sample's
+ * trace, uw_py_trace()) in place of the live chain, which moved on: the same
+ * answers uw_py_next() gave when the trace was read. rt->cur: the index of
+ * the next word.
+ */
+static __always_inline __u32 uw_py_replay(struct uw_rt *rt, const struct ember_rt_trace *t)
+{
+	__u32 i = (__u32)rt->cur;
+
+	if (!rt->started) {
+		rt->started = 1;
+		rt->miss = t->miss;
+		i = 0;
+	}
+	if (i >= t->n || i >= EMBER_RT_TRACE_MAX)
+		return uw_py_run_over(rt);
+	rt->cur = i + 1;
+	rt->word = t->words[i];
+	rt->frames++;
+	if (t->last[i / 64] >> (i % 64) & 1) {
+		rt->in_run = 0;
+		return UW_RT_LAST;
+	}
+	rt->in_run++;
+	return UW_RT_MORE;
+}
+
 /*
  * What to store for the native frame at f of a process whose runtime is info:
  * enum uw_rt_say, the runtime frame (if any) in rt->word. A global subprogram
@@ -306,6 +350,8 @@ static __always_inline bool uw_rt_text(const struct uw_frame *f, const struct em
 UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt, const struct ember_rt_proc *info,
 			  struct uw_env *env)
 {
+	const struct ember_rt_trace *trace;
+
 	if (!f || !rt || !info)
 		return UW_RT_NATIVE;
 	if (info->kind == EMBER_RT_V8) {
@@ -324,19 +370,84 @@ UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt, const struct emb
 		rt->unsupported++;
 		return UW_RT_LAST;
 	}
-	if (!rt->started) {
-		rt->started = 1;
-		rt->cur = uw_py_thread_frame(info, env, f->tid);
-		if (!rt->cur)
-			rt->miss = UW_RT_NO_THREAD;
-		if (env) { /* the cycle check starts at the innermost frame; no memory read yet */
-			env->rt[UW_PY_TORTOISE] = rt->cur;
-			env->rt[UW_PY_POWER_STEPS] = 1ull << 32;
-			env->rt[UW_PY_CODE_OK] = 0;
-			env->rt_len = 0;
-		}
-	}
+	trace = uw_env_rt_trace(env); /* the host's walk of a sample whose chain was read then */
+	if (trace)
+		return uw_py_replay(rt, trace);
+	if (!rt->started)
+		uw_py_start(rt, info, env, f->tid);
 	return uw_py_next(rt, info, env);
+}
+
+/*
+ * The next frame of a chain being read into trace t (uw_py_trace()): 1 once
+ * it is over. A global subprogram in BPF, verified once (not once per step
+ * of the loop); its pointers may be NULL to the verifier.
+ */
+UW_GLOBAL int uw_py_trace_next(struct uw_rt *rt, const struct ember_rt_proc *info,
+			       struct uw_env *env, struct ember_rt_trace *t)
+{
+	__u32 n, say;
+
+	if (!rt || !info || !t)
+		return 1;
+	n = t->n;
+	if (n >= EMBER_RT_TRACE_MAX)
+		return 1;
+	say = uw_py_next(rt, info, env);
+	if (say == UW_RT_MORE || say == UW_RT_LAST) {
+		t->words[n & (EMBER_RT_TRACE_MAX - 1)] = rt->word;
+		if (say == UW_RT_LAST)
+			t->last[(n / 64) & (EMBER_RT_TRACE_MAX / 64 - 1)] |= 1ull << (n % 64);
+		t->n = n + 1;
+	} else if (say == UW_RT_DONE && n) { /* a run ended past its last frame (3.12+) */
+		n--;
+		t->last[(n / 64) & (EMBER_RT_TRACE_MAX / 64 - 1)] |= 1ull << (n % 64);
+	}
+	return !rt->cur;
+}
+
+/*
+ * uw_py_start() for uw_py_trace(): a global subprogram in BPF, whose stack
+ * (the thread search's) is not the trace's too, which the programs' deepest
+ * calls could not hold.
+ */
+UW_GLOBAL int uw_py_begin(struct uw_rt *rt, const struct ember_rt_proc *info, struct uw_env *env,
+			  __u32 tid)
+{
+	if (!rt || !info)
+		return 0;
+	uw_py_start(rt, info, env, tid);
+	return rt->cur != 0;
+}
+
+/*
+ * Reads CPython's frame chain of thread tid into t, as the walk would give it
+ * native frame by native frame (uw_py_replay() gives it back): for a sample
+ * walked later, once the chain has moved on. info: a supported version's. A
+ * global subprogram in BPF, verified once; its pointers may be NULL to the
+ * verifier. Returns the frames read.
+ */
+UW_GLOBAL int uw_py_trace(const struct ember_rt_proc *info, struct uw_env *env, __u32 tid,
+			  struct ember_rt_trace *t)
+{
+	struct uw_rt rt = {};
+
+	if (!info || !env || !t)
+		return 0;
+	t->kind = EMBER_RT_PYTHON;
+	t->n = 0;
+	t->last[0] = 0;
+	t->last[1] = 0;
+	uw_py_begin(&rt, info, env, tid);
+	/*
+	 * bound: the frames a trace holds, and one more step that finds the
+	 * chain's end; a plain loop, each step a call of a subprogram verified once
+	 */
+	for (__u32 i = 0; rt.cur && i < EMBER_RT_TRACE_MAX + 1; i++)
+		if (uw_py_trace_next(&rt, info, env, t))
+			break;
+	t->miss = rt.miss;
+	return t->n;
 }
 
 #endif /* EMBER_UWALK_RT_BPF_H */

@@ -167,4 +167,58 @@ struct ember_rt_proc {
 _Static_assert(sizeof(struct ember_rt_proc) == 16 + 32 + 32 + 2 * EMBER_RT_OFF_MAX,
 	       "ember_rt_proc is ABI");
 
+/*
+ * CPython's frame chain of a sampled thread as read at the sample, for a walk
+ * made later from a copy of its stack (struct ember_cpu_deferred): the chain
+ * lives in the heap and moves on with the thread, so the kernel reads it then
+ * (bpf/uwalk_rt.bpf.h's uw_py_trace()) and the host's walk gives its words
+ * where the live walk would have read them (uw_py_replay()).
+ */
+#define EMBER_RT_TRACE_MAX 128
+struct ember_rt_trace {
+	__u32 kind; /* EMBER_RT_PYTHON: read at the sample; EMBER_RT_NONE: not read */
+	__u16 n;    /* frames in words */
+	__u16 miss; /* why the chain ended short (the walk's enum uw_rt_miss), 0: it did not */
+	__u64 last[EMBER_RT_TRACE_MAX /
+		   64];			 /* bit i: words[i] is the last of its eval loop's run */
+	__u64 words[EMBER_RT_TRACE_MAX]; /* EMBER_RT_WORD()s, innermost first */
+};
+_Static_assert(sizeof(struct ember_rt_trace) ==
+		       8 + 8 * (EMBER_RT_TRACE_MAX / 64) + 8 * EMBER_RT_TRACE_MAX,
+	       "ember_rt_trace is ABI");
+
+/*
+ * Key of the unwinder's rt_exes map: a file's identity as the kernel has it
+ * (inode->i_sb->s_dev: major << 20 | minor, and i_ino).
+ */
+struct ember_rt_exe_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+/*
+ * A CPython runtime an executable file holds (value of rt_exes), for the
+ * samples of a process started from it before the daemon loaded the process:
+ * rt's addresses are ELF vaddrs, placed in the process by the kernel's
+ * mm->start_code less code_vaddr (the lowest vaddr of its executable segments,
+ * where mm->start_code points).
+ */
+struct ember_rt_exe {
+	__u64 code_vaddr;
+	struct ember_rt_proc rt;
+};
+/* rt's text and addresses moved by bias (a load bias): the same in BPF and on the host. */
+static inline void ember_rt_relocate(struct ember_rt_proc *rt, __u64 bias)
+{
+	for (int i = 0; i < 4; i++) {
+		if (rt->text[i])
+			rt->text[i] += bias;
+		if (rt->addr[i])
+			rt->addr[i] += bias;
+	}
+}
+
+/* Executables whose runtime the kernel knows by file, least recently used dropped. */
+#define EMBER_RT_EXES_MAX 64
+
 #endif /* EMBER_RUNTIME_H */

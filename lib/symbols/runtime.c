@@ -124,12 +124,27 @@ bool rt_detect(Elf *elf, int fd, struct ember_rt_proc *out)
 
 void rt_relocate(struct ember_rt_proc *rt, uint64_t bias)
 {
-	for (int i = 0; i < 4; i++) {
-		if (rt->text[i])
-			rt->text[i] += bias;
-		if (rt->addr[i])
-			rt->addr[i] += bias;
+	ember_rt_relocate(rt, bias);
+}
+
+bool rt_code_vaddr(Elf *elf, uint64_t *out)
+{
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	size_t n = 0;
+	bool found = false;
+
+	if (!gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+	    elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (!found || ph.p_vaddr < *out)
+			*out = ph.p_vaddr;
+		found = true;
 	}
+	return found;
 }
 
 bool rt_read_pid(void *arg, void *dst, size_t len, uint64_t addr)

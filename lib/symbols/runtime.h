@@ -45,6 +45,12 @@ struct rt_name {
 bool rt_detect(Elf *elf, int fd, struct ember_rt_proc *out);
 /* rt's text and addresses moved by bias (a mapping's load bias). */
 void rt_relocate(struct ember_rt_proc *rt, uint64_t bias);
+/*
+ * The lowest vaddr of elf's executable segments, where the kernel's
+ * mm->start_code points in a process running it (struct ember_rt_exe): false
+ * when it has none, or is not a program the kernel loads (ET_EXEC, ET_DYN).
+ */
+bool rt_code_vaddr(Elf *elf, uint64_t *out);
 
 /* Runtime frames named in one process: names by object, until the process goes. */
 struct rt_cache;

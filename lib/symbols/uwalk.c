@@ -35,10 +35,11 @@ typedef struct {
 struct uw_env {
 	const struct uwalk_stack *stk;
 	const struct uwalk_rows *src;
-	const struct uwalk_mem *mem;	  /* the process's memory, or NULL: none but the copy */
-	__u64 rt[EMBER_RT_SCRATCH_WORDS]; /* a runtime's frame record being read */
-	__u64 rt_base;			  /* process address of rt_buf[0] */
-	__u32 rt_len;			  /* valid bytes in rt_buf; 0: empty */
+	const struct uwalk_mem *mem;	    /* the process's memory, or NULL: none but the copy */
+	const struct ember_rt_trace *trace; /* CPython's chain as read at the sample, or NULL */
+	__u64 rt[EMBER_RT_SCRATCH_WORDS];   /* a runtime's frame record being read */
+	__u64 rt_base;			    /* process address of rt_buf[0] */
+	__u32 rt_len;			    /* valid bytes in rt_buf; 0: empty */
 	__u8 rt_buf[EMBER_RT_WINDOW]
 		__attribute__((aligned(8))); /* read as words (uwalk_rt.bpf.h) */
 	bool beyond;		 /* a read went past the copy's end: a deeper stack than it holds */
@@ -118,6 +119,12 @@ static bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr
 	return env->mem && env->mem->read(env->mem->arg, dst, len, addr);
 }
 
+/* CPython's chain as the kernel read it at the sample, if it did: given in place of the live one. */
+static const struct ember_rt_trace *uw_env_rt_trace(struct uw_env *env)
+{
+	return env && env->trace && env->trace->kind == EMBER_RT_PYTHON ? env->trace : NULL;
+}
+
 static bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *out)
 {
 	return src->fn(src->arg, i, out);
@@ -167,7 +174,15 @@ void uwalk_mem(const struct ember_unwind_proc *proc, const struct uwalk_rows *sr
 	       const struct uwalk_stack *stk, const struct uwalk_mem *mem,
 	       const struct uwalk_regs *regs, struct uwalk_result *out)
 {
-	struct uw_env env = {.stk = stk, .src = src, .mem = mem, .cost = out};
+	uwalk_traced(proc, src, stk, mem, NULL, regs, out);
+}
+
+void uwalk_traced(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
+		  const struct uwalk_stack *stk, const struct uwalk_mem *mem,
+		  const struct ember_rt_trace *trace, const struct uwalk_regs *regs,
+		  struct uwalk_result *out)
+{
+	struct uw_env env = {.stk = stk, .src = src, .mem = mem, .trace = trace, .cost = out};
 	struct uw_walk_state w = {.f = {.ip = regs->ip,
 					.sp = regs->sp,
 					.bp = regs->bp,
@@ -192,4 +207,15 @@ void uwalk_mem(const struct ember_unwind_proc *proc, const struct uwalk_rows *sr
 	out->rt_unsupported = w.rt.unsupported;
 	out->truncated = end == UW_DEPTH;
 	out->copy_short = env.beyond && end != UW_OUTERMOST && end != UW_DEPTH;
+}
+
+void uwalk_rt_trace(const struct ember_rt_proc *info, const struct uwalk_mem *mem, uint32_t tid,
+		    struct ember_rt_trace *out)
+{
+	struct uwalk_result cost;
+	struct uwalk_stack none = {.base = UINT64_MAX}; /* no stack copy: every read is mem's */
+	struct uw_env env = {.stk = &none, .mem = mem, .cost = &cost};
+
+	memset(out, 0, sizeof(*out));
+	uw_py_trace(info, &env, tid, out);
 }

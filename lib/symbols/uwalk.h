@@ -101,5 +101,20 @@ void uwalk(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 void uwalk_mem(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
 	       const struct uwalk_stack *stk, const struct uwalk_mem *mem,
 	       const struct uwalk_regs *regs, struct uwalk_result *out);
+/*
+ * The same where CPython's frame chain was read at the sample (trace, if its
+ * kind says so): its words are given where the walk would read the chain.
+ */
+void uwalk_traced(const struct ember_unwind_proc *proc, const struct uwalk_rows *src,
+		  const struct uwalk_stack *stk, const struct uwalk_mem *mem,
+		  const struct ember_rt_trace *trace, const struct uwalk_regs *regs,
+		  struct uwalk_result *out);
+
+/*
+ * Reads CPython's frame chain of thread tid through mem into out, as the
+ * kernel does for a sample walked later (bpf/uwalk_rt.bpf.h's uw_py_trace()).
+ */
+void uwalk_rt_trace(const struct ember_rt_proc *info, const struct uwalk_mem *mem, uint32_t tid,
+		    struct ember_rt_trace *out);
 
 #endif

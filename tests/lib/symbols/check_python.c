@@ -860,6 +860,77 @@ START_TEST(test_walk_bad_code)
 END_TEST
 
 /*
+ * A deferred sample's walk (daemon/deferred.c): the chain read at the sample
+ * (uwalk_rt_trace(), the kernel's uw_py_trace()) gives what the walk of the
+ * live chain gave then, though the process's memory moved on since.
+ */
+static void py_walk_traced(const struct ember_rt_trace *t, uint64_t ip, uint64_t bp)
+{
+	struct uwalk_rows src = {NULL, NULL};
+	struct uwalk_stack stk = {wx.stack, STACK, sizeof(wx.stack)};
+	struct uwalk_mem mem = {pm_read, NULL};
+	struct uwalk_regs regs = {.ip = ip, .sp = SP, .bp = bp, .tid = TID};
+
+	uwalk_traced(&wx.proc, &src, &stk, &mem, t, &regs, &wx.res);
+}
+
+START_TEST(test_walk_traced)
+{
+	struct uwalk_mem mem = {pm_read, NULL};
+	struct ember_rt_trace t;
+
+	for (uint32_t minor = 11; minor <= 13; minor++) {
+		py_two_runs(minor);
+		uwalk_rt_trace(&wx.proc.rt, &mem, TID, &t);
+		ck_assert_uint_eq(t.kind, EMBER_RT_PYTHON);
+		ck_assert_uint_eq(t.n, 4);
+		ck_assert_uint_eq(t.miss, 0);
+		/* the chain moved on: the live one now names other code */
+		py_frame(0, 7, -1, true);
+		py_frame(1, 7, -1, true);
+		py_walk_traced(&t, LEAF, BP(0));
+		expect_walk((const uint64_t[]){LEAF, W(3), W(2), RA_C, W(1), W(0), RA_MAIN}, 7);
+		ck_assert_uint_eq(wx.res.rt_frames, 4);
+		ck_assert_uint_eq(wx.res.rt_miss, 0);
+		py_walk_traced(&t, EVAL + 0x10, BP(1));
+		expect_walk((const uint64_t[]){W(3), W(2), RA_C, W(1), W(0), RA_MAIN}, 6);
+		/* without the trace, the live chain: what the walk of a moved-on chain gives */
+		py_walk(LEAF, BP(0));
+		ck_assert_uint_eq(wx.res.ips[1], W(7));
+
+		/* a thread the interpreter did not know then: native frames, though it does now */
+		py_two_runs(minor);
+		pm_u64(PM_TS + wx.proc.rt.off[EMBER_PY_TSTATE_TID], TID + 2);
+		uwalk_rt_trace(&wx.proc.rt, &mem, TID, &t);
+		ck_assert_uint_eq(t.n, 0);
+		ck_assert_uint_eq(t.miss, MISS_NO_THREAD);
+		pm_u64(PM_TS + wx.proc.rt.off[EMBER_PY_TSTATE_TID], TID);
+		py_walk_traced(&t, LEAF, BP(0));
+		expect_walk((const uint64_t[]){LEAF, RA_EVAL_IN, RA_C, RA_EVAL_OUT, RA_MAIN}, 5);
+		ck_assert_uint_eq(wx.res.rt_miss, MISS_NO_THREAD);
+
+		/* a chain cut by a bad frame then: cut the same way, counted */
+		py_two_runs(minor);
+		pm_u64(PM_CODE(2) + 8, CODE_TYPE + 8);
+		uwalk_rt_trace(&wx.proc.rt, &mem, TID, &t);
+		ck_assert_uint_eq(t.n, 1);
+		ck_assert_uint_eq(t.miss, MISS_BAD_FRAME);
+		pm_u64(PM_CODE(2) + 8, CODE_TYPE);
+		py_walk_traced(&t, LEAF, BP(0));
+		expect_cut((const uint64_t[]){W(3)}, 1);
+
+		/* a ring of frames: the trace ends within its bound, counted */
+		py_process(minor, PM_FRAME(0));
+		py_frame(0, 0, 1, false);
+		py_frame(1, 1, 0, false);
+		uwalk_rt_trace(&wx.proc.rt, &mem, TID, &t);
+		ck_assert_uint_le(t.n, 8);
+		ck_assert_uint_eq(t.miss, MISS_BAD_FRAME);
+	}
+}
+END_TEST
+
+/*
  * previous chains that come back on themselves: the Python frames end
  * (counted) within a few turns, the walk goes on natively and ends.
  */
@@ -953,6 +1024,7 @@ Suite *python_suite(void)
 	tcase_add_test(walk, test_walk_no_thread);
 	tcase_add_test(walk, test_walk_bad_code);
 	tcase_add_test(walk, test_walk_cycle);
+	tcase_add_test(walk, test_walk_traced);
 	tcase_add_test(walk, test_walk_unsupported);
 	suite_add_tcase(s, lines);
 	suite_add_tcase(s, code);
