@@ -577,11 +577,99 @@ static __always_inline void defer_submit_rec(struct defer_rec *rec)
 	bpf_ringbuf_submit_dynptr(&rec->dp, defer_wake_flags());
 }
 
+/* Per-CPU room for a deferred sample's runtime and its frames (too big for the BPF stack). */
+struct defer_rt_room {
+	struct ember_rt_proc rt;
+	struct ember_rt_trace trace;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct defer_rt_room);
+} defer_rt SEC(".maps");
+
+/*
+ * The CPython runtime of the current process, a supported version: its
+ * entry's (proc), else its executable file's (rt_exes) placed where the
+ * kernel loaded that file, in room; NULL: none known.
+ */
+static __always_inline const struct ember_rt_proc *
+defer_runtime(const struct ember_unwind_proc *proc, struct defer_rt_room *room)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ember_rt_exe_key key;
+	const struct ember_rt_exe *exe;
+	const struct ember_rt_proc *rt = NULL;
+	__u64 bias;
+
+	if (proc) {
+		rt = &proc->rt;
+	} else {
+		key.dev = BPF_CORE_READ(task, mm, exe_file, f_inode, i_sb, s_dev);
+		key.ino = BPF_CORE_READ(task, mm, exe_file, f_inode, i_ino);
+		exe = bpf_map_lookup_elem(&rt_exes, &key);
+		if (!exe)
+			return NULL;
+		room->rt = exe->rt;
+		bias = BPF_CORE_READ(task, mm, start_code) - exe->code_vaddr;
+		ember_rt_relocate(&room->rt, bias);
+		rt = &room->rt;
+	}
+	if (rt->kind != EMBER_RT_PYTHON || (rt->flags & EMBER_RT_F_UNSUPPORTED))
+		return NULL;
+	return rt;
+}
+
+/*
+ * CPython's frames of the sampled thread into room->trace, read now (proc:
+ * the process's entry, or NULL): true when read. A global subprogram,
+ * verified once: it runs for few samples, and its stack is not the
+ * programs' own, which their deepest walk fills.
+ */
+__noinline int defer_rt_read(const struct ember_unwind_proc *proc, struct defer_rt_room *room)
+{
+	__u32 zero = 0;
+	struct uw_env *env = bpf_map_lookup_elem(&unwind_window, &zero);
+	const struct ember_rt_proc *rt;
+
+	if (!room || !env || env->busy)
+		return 0;
+	rt = defer_runtime(proc, room);
+	if (!rt)
+		return 0;
+	env->busy = 1;
+	uw_py_trace(rt, env, (__u32)bpf_get_current_pid_tgid(), &room->trace);
+	env->busy = 0;
+	return 1;
+}
+
+/*
+ * CPython's frames of the sampled thread into the record: its chain lives
+ * in the heap and moves on, so the daemon's walk of the stack's copy cannot
+ * read it later (struct ember_rt_trace).
+ */
+static __always_inline void defer_rt_trace(struct defer_rec *rec,
+					   const struct ember_unwind_proc *proc)
+{
+	__u32 zero = 0;
+	struct defer_rt_room *room = bpf_map_lookup_elem(&defer_rt, &zero);
+
+	rec->d->rt.kind = EMBER_RT_NONE;
+	rec->d->rt.n = 0;
+	if (room && defer_rt_read(proc, room))
+		bpf_dynptr_write(&rec->dp, __builtin_offsetof(struct ember_cpu_deferred, rt),
+				 &room->trace, sizeof(room->trace), 0);
+}
+
 /*
  * Sends ev to the deferred ring with its registers, kernel stack and the user
- * stack from sp's page on; false when the ring is full (counted).
+ * stack from sp's page on; false when the ring is full (counted). proc: the
+ * process's entry, if it has one (its tables still being built).
  */
-static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
+static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev,
+					 const struct ember_unwind_proc *proc)
 {
 	struct defer_rec rec;
 	struct ember_cpu_deferred *d = defer_reserve(ev->regs, &rec);
@@ -606,6 +694,7 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev)
 			d->kstack_len = bytes / sizeof(__u64);
 		}
 	}
+	defer_rt_trace(&rec, proc);
 	defer_user_stack(&rec, ev->regs);
 	defer_submit_rec(&rec);
 	metric_inc(EMBER_CPU_M_DEFERRED);
@@ -637,7 +726,7 @@ static __always_inline void fold(void *ctx, const struct fold_event *ev)
 	 * the copy, and its tables are never loaded (the walk here keeps the leaf).
 	 */
 	if (defer_walks && ev->regs && !in_exec && (!proc || proc->pending) &&
-	    !(bpf_get_current_task_btf()->flags & PF_EXITING) && defer_sample(ctx, ev)) {
+	    !(bpf_get_current_task_btf()->flags & PF_EXITING) && defer_sample(ctx, ev, proc)) {
 		metric_add(EMBER_CPU_M_PROC_NO_TABLES, !proc);
 		return;
 	}

@@ -536,6 +536,7 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 	}
 	if (lost)
 		d->flags |= EMBER_KEY_KSTACK_LOST;
+	defer_rt_trace(&rec, proc);
 	defer_user_stack(&rec, regs);
 	s->defer_id = d->wait_id;
 	defer_submit_rec(&rec);

@@ -119,14 +119,29 @@ struct waiting {
 	uint32_t kstack_len;
 	uint64_t stack_base; /* user address of stack[0]: sp, less the red zone the record holds */
 	size_t stack_len;    /* bytes of stack from stack_base on */
-	uint64_t *kips;	     /* kstack_len frames, then stack_len bytes of stack: one allocation */
+	/*
+	 * kstack_len frames, then CPython's chain as read at the sample (rt, its
+	 * n words only; none when not read), then stack_len bytes of stack: one
+	 * allocation
+	 */
+	uint64_t *kips;
+	const struct ember_rt_trace *rt;
+	size_t rt_bytes;
 	const uint8_t *stack;
 };
 
-/* The bytes of stacks, user and kernel, a waiting record holds. */
+/* The bytes of stacks, user, kernel and runtime, a waiting record holds. */
 static size_t held_bytes(const struct waiting *w)
 {
-	return w->stack_len + w->kstack_len * sizeof(uint64_t);
+	return w->stack_len + w->kstack_len * sizeof(uint64_t) + w->rt_bytes;
+}
+
+/* The bytes of r's runtime frames kept with its stack: 0 when none were read (or are bad). */
+static size_t trace_bytes(const struct ember_rt_trace *t)
+{
+	if (t->kind != EMBER_RT_PYTHON || t->n > EMBER_RT_TRACE_MAX)
+		return 0;
+	return offsetof(struct ember_rt_trace, words) + t->n * sizeof(t->words[0]);
 }
 
 /* The bytes one process's waiting samples hold (DEFERRED_PROC_BYTES at most). */
@@ -155,7 +170,7 @@ static int cmp_held(const void *a, const void *b)
 /* The hash of what a walk of w reads, and whose sample it is. */
 static uint64_t sample_hash(const struct waiting *w)
 {
-	const uint8_t *p = (const uint8_t *)w->kips; /* the kernel stack, then the user stack */
+	const uint8_t *p = (const uint8_t *)w->kips; /* the kernel stack, runtime's, user stack */
 	size_t len = held_bytes(w), i;
 	uint64_t h = hash_mix(hash_mix(w->tgid, (uint64_t)w->kind << 32 | w->flags), w->regs.ip), v;
 
@@ -455,6 +470,21 @@ static const struct ember_unwind_proc *entry_of(struct deferred *d, struct entry
 	return memo->loaded ? &memo->proc : NULL;
 }
 
+/* A walk's runtime frames and misses into the metrics m, as fold.bpf.h's rt_metrics(). */
+static void count_runtime(uint64_t *m, uint32_t kind, const struct uwalk_result *res,
+			  uint32_t records)
+{
+	if (kind == EMBER_RT_NONE)
+		return;
+	m[kind == EMBER_RT_PYTHON ? EMBER_CPU_M_RT_PY_FRAMES : EMBER_CPU_M_RT_V8_FRAMES] +=
+		(uint64_t)res->rt_frames * records;
+	m[EMBER_CPU_M_RT_UNSUPPORTED] += (uint64_t)res->rt_unsupported * records;
+	if (res->rt_miss == 1) /* uwalk_rt.bpf.h's enum uw_rt_miss */
+		m[EMBER_CPU_M_RT_NO_THREAD] += records;
+	else if (res->rt_miss == 2)
+		m[EMBER_CPU_M_RT_BAD_FRAME] += records;
+}
+
 /*
  * Walks w with its process's entry as how says (memo: the entry as last
  * looked up), and keeps the sample for the drain. Any thread. False, with
@@ -468,7 +498,10 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	struct uwalk_result *res;
 	struct uwalk_rows src = {find_rule, d};
 	struct uwalk_stack stk = {w->stack, w->stack_base, w->stack_len};
-	/* V8's frames are on the copy; the objects they point at live on in its heap */
+	/*
+	 * V8's frames are on the copy; the objects they point at live on in its
+	 * heap. CPython's chain moved on: read at the sample (w->rt), if it was.
+	 */
 	struct uwalk_mem live = {rt_read_pid, (void *)(intptr_t)w->tgid};
 	struct walked *s = NULL;
 	uint64_t *m;
@@ -479,8 +512,8 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	res = malloc(sizeof(*res));
 	if (!res)
 		goto fail;
-	uwalk_mem(loaded ? proc : NULL, &src, &stk,
-		  loaded && proc->rt.kind == EMBER_RT_V8 ? &live : NULL, &w->regs, res);
+	uwalk_traced(loaded ? proc : NULL, &src, &stk,
+		     loaded && proc->rt.kind == EMBER_RT_V8 ? &live : NULL, w->rt, &w->regs, res);
 	s = malloc(sizeof(*s) + (res->n + w->kstack_len) * sizeof(uint64_t));
 	if (!s)
 		goto fail;
@@ -512,7 +545,7 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	m[EMBER_CPU_M_FRAMES_TABLE] += (uint64_t)res->by_table * w->records;
 	m[EMBER_CPU_M_FRAMES_FP] += (uint64_t)res->by_fp * w->records;
 	m[EMBER_CPU_M_FRAMES_BAD_RULE] += (uint64_t)res->bad_rule * w->records;
-	m[EMBER_CPU_M_RT_V8_FRAMES] += (uint64_t)res->rt_frames * w->records;
+	count_runtime(m, loaded ? proc->rt.kind : EMBER_RT_NONE, res, w->records);
 	m[EMBER_CPU_M_COUNTED] += w->records;
 	keep_sample(d, s);
 	pthread_mutex_unlock(&d->mu);
@@ -667,12 +700,14 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 		return NULL;
 	w->end = (struct wait_end){0};
 	w->kstack_len = bad_kstack ? 0 : r->kstack_len;
-	w->kips = malloc(w->kstack_len * sizeof(uint64_t) + (len - skip) + 1);
+	w->rt_bytes = trace_bytes(&r->rt);
+	w->kips = malloc(w->kstack_len * sizeof(uint64_t) + w->rt_bytes + (len - skip) + 1);
 	if (!w->kips) {
 		free_waiting(w);
 		return NULL;
 	}
-	w->stack = (const uint8_t *)(w->kips + w->kstack_len);
+	w->rt = w->rt_bytes ? (const struct ember_rt_trace *)(w->kips + w->kstack_len) : NULL;
+	w->stack = (const uint8_t *)(w->kips + w->kstack_len) + w->rt_bytes;
 	w->next = NULL;
 	w->at_ns = mono_ns();
 	w->tgid = r->tgid;
@@ -688,7 +723,8 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 		w->flags |= EMBER_KEY_KSTACK_LOST;
 	memcpy(w->kips, r->kips, w->kstack_len * sizeof(uint64_t));
 	w->stack_len = len - skip;
-	memcpy(w->kips + w->kstack_len, r->stack + skip, len - skip);
+	memcpy(w->kips + w->kstack_len, &r->rt, w->rt_bytes);
+	memcpy((uint8_t *)(w->kips + w->kstack_len) + w->rt_bytes, r->stack + skip, len - skip);
 	w->hash = w->wait_id ? 0 : sample_hash(w); /* waits are never merged: no pass over them */
 	w->records = 1;
 	if (bad_stack || bad_kstack) {

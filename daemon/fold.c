@@ -51,6 +51,7 @@ int fold_share_maps(struct bpf_object *obj, const struct fold_shared *sh, char *
 		{"unwind_tables", "unwind tables'", sh->unwind.tables, true},
 		{"unwind_procs", "unwind tables'", sh->unwind.procs, true},
 		{"unwind_stale", "unwind tables'", sh->unwind.stale, true},
+		{"rt_exes", "unwind tables'", sh->unwind.rt_exes, true},
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {

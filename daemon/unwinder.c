@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -217,8 +218,11 @@ static int create_maps(struct unwinder *u, uint64_t cap_bytes, char *err, size_t
 	u->fds.stale = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_stale", 4, 1, STALE_MAX, NULL);
 	u->fds.execs = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_execs", 4, 8,
 				      EMBER_UNWIND_EXECS_MAX, NULL);
+	u->fds.rt_exes =
+		bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "rt_exes", sizeof(struct ember_rt_exe_key),
+			       sizeof(struct ember_rt_exe), EMBER_RT_EXES_MAX, NULL);
 	if (u->fds.rows < 0 || u->fds.tables < 0 || u->fds.procs < 0 || u->fds.stale < 0 ||
-	    u->fds.execs < 0) {
+	    u->fds.execs < 0 || u->fds.rt_exes < 0) {
 		int rc = -errno;
 
 		snprintf(err, errlen,
@@ -296,12 +300,24 @@ static void delete_rows(struct unwinder *u, uint32_t first, uint32_t nrows)
 	}
 }
 
+/* t's file as the kernel names it (the rt_exes map's key). */
+static struct ember_rt_exe_key exe_key(const struct table *t)
+{
+	return (struct ember_rt_exe_key){.dev = (uint64_t)major((dev_t)t->key.dev) << 20 |
+						minor((dev_t)t->key.dev),
+					 .ino = t->key.ino};
+}
+
 /*
  * Drops a loaded table nobody uses: the walk stops using it before its rows
  * are deleted (a walk still in them finds none: it ends there).
  */
 static void evict(struct unwinder *u, struct table *t)
 {
+	struct ember_rt_exe_key k = exe_key(t);
+
+	if (t->rt.kind == EMBER_RT_PYTHON)
+		bpf_map_delete_elem(u->fds.rt_exes, &k);
 	publish_table(u, t->id, 0, 0);
 	hostrows_drop(u->host, t->id);
 	delete_rows(u, t->first, t->nrows);
@@ -418,15 +434,39 @@ static int load_table(struct unwinder *u, struct table *t, const struct unwtab *
 	return 0;
 }
 
+/*
+ * A supported CPython in t's file, told to the kernel by file: the samples of
+ * a process started from it, taken before the process is loaded, read its
+ * frames then (bpf/fold.bpf.h's defer_runtime()). Where the file is no
+ * program but a library, its entry is never looked up.
+ */
+static void publish_exe_runtime(struct unwinder *u, const struct table *t, Elf *elf)
+{
+	struct ember_rt_exe v = {.rt = t->rt};
+	struct ember_rt_exe_key k = exe_key(t);
+	uint64_t code_vaddr;
+
+	if (t->rt.kind != EMBER_RT_PYTHON || (t->rt.flags & EMBER_RT_F_UNSUPPORTED) ||
+	    !rt_code_vaddr(elf, &code_vaddr))
+		return;
+	v.code_vaddr = code_vaddr;
+	if (bpf_map_update_elem(u->fds.rt_exes, &k, &v, BPF_ANY))
+		log_debug("unwinder: cannot tell the kernel of the runtime in %" PRIu64 ":%" PRIu64
+			  ": %s",
+			  (uint64_t)t->key.dev, (uint64_t)t->key.ino, strerror(errno));
+}
+
 /* The runtime fd's file holds (CPython's eval loop, V8), for the walk to read its frames. */
-static void table_runtime(struct table *t, int fd)
+static void table_runtime(struct unwinder *u, struct table *t, int fd)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 
-	if (elf && rt_detect(elf, fd, &t->rt))
+	if (elf && rt_detect(elf, fd, &t->rt)) {
 		log_debug("unwinder: a runtime in %" PRIu64 ":%" PRIu64 " (kind %u, version %#x%s)",
 			  (uint64_t)t->key.dev, (uint64_t)t->key.ino, t->rt.kind, t->rt.version,
 			  t->rt.flags & EMBER_RT_F_UNSUPPORTED ? ", not supported" : "");
+		publish_exe_runtime(u, t, elf);
+	}
 	elf_end(elf);
 }
 
@@ -451,7 +491,7 @@ static void build_table(struct unwinder *u, struct table *t, int fd, const void 
 	}
 	t->err = rc ? why : UNWTAB_OK;
 	if (!rc && fd >= 0)
-		table_runtime(t, fd);
+		table_runtime(u, t, fd);
 	unwtab_free(&tab);
 	worker_lock(&u->worker);
 	u->st.build_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
@@ -1410,7 +1450,7 @@ void unwinder_fds(const struct unwinder *u, struct unwinder_fds *out)
 	if (u)
 		*out = u->fds;
 	else
-		*out = (struct unwinder_fds){-1, -1, -1, -1, -1};
+		*out = (struct unwinder_fds){-1, -1, -1, -1, -1, -1};
 }
 
 struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
@@ -1420,7 +1460,7 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 
 	if (!u)
 		return NULL;
-	u->fds = (struct unwinder_fds){-1, -1, -1, -1, -1};
+	u->fds = (struct unwinder_fds){-1, -1, -1, -1, -1, -1};
 	u->stale_due = -1;
 	rc = -pthread_mutex_init(&u->hook_mu, NULL);
 	if (rc) {
@@ -1481,7 +1521,7 @@ void unwinder_close(struct unwinder *u)
 	tdestroy(u->asked, no_free);
 	tdestroy(u->procs, free_proc);
 	tdestroy(u->tables, free_table);
-	for (int *fd = &u->fds.rows; fd <= &u->fds.execs; fd++)
+	for (int *fd = &u->fds.rows; fd <= &u->fds.rt_exes; fd++)
 		if (*fd >= 0)
 			close(*fd);
 	free(u->scratch);

@@ -21,7 +21,8 @@
 /* The maps every sampling BPF object reuses (bpf_map__reuse_fd), by fd. */
 struct unwinder_fds {
 	int rows, tables, procs, stale;
-	int execs; /* tgid -> CLOCK_MONOTONIC of its last exec (bpf/proc.bpf.c writes it) */
+	int execs;   /* tgid -> CLOCK_MONOTONIC of its last exec (bpf/proc.bpf.c writes it) */
+	int rt_exes; /* executable file -> its CPython runtime (struct ember_rt_exe) */
 };
 
 /* What the unwinder holds and did since it started, for status and the log. */

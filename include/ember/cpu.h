@@ -10,6 +10,8 @@
 #include <linux/types.h>
 #endif
 
+#include "ember/runtime.h"
+
 /*
  * Deepest stack kept per sample: the user walk (bpf/unwind.bpf.h) goes this
  * deep, then marks the stack EMBER_STACK_TRUNCATED; kernel stacks stop at the
@@ -125,10 +127,12 @@ struct ember_cpu_deferred {
 	__u32 source;		   /* whose: enum ember_proc_source (cpu, growth, offcpu) */
 	__u32 pad;		   /* 0 */
 	char comm[EMBER_COMM_LEN]; /* thread name at sampling time */
+	struct ember_rt_trace rt;  /* CPython's frames of the thread at the sample, if read */
 	__u64 kips[EMBER_DEFER_KSTACK_MAX]; /* kernel stack, leaf first */
 	__u8 stack[];			    /* user memory from stack_base: the record's rest */
 };
-_Static_assert(sizeof(struct ember_cpu_deferred) == 104 + 8 * EMBER_DEFER_KSTACK_MAX,
+_Static_assert(sizeof(struct ember_cpu_deferred) ==
+		       104 + sizeof(struct ember_rt_trace) + 8 * EMBER_DEFER_KSTACK_MAX,
 	       "ember_cpu_deferred is ABI");
 
 /*
