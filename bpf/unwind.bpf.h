@@ -108,7 +108,7 @@ struct uw_env {
 	__u64 base; /* user address of buf[0] */
 	__u32 len;  /* valid bytes in buf; 0: empty */
 	__u32 busy; /* a walk runs: one that interrupts it (an interrupt's) must not walk */
-	__u64 rt[EMBER_RT_SCRATCH_WORDS]; /* a runtime's frame record being read */
+	__u64 rt[EMBER_RT_SCRATCH_WORDS]; /* the runtime walk's memos (uwalk_rt.bpf.h) */
 	__u64 rt_base;			  /* user address of rt_buf[0] */
 	__u32 rt_len;			  /* valid bytes in rt_buf; 0: empty */
 	__u32 rt_pad;

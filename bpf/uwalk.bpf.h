@@ -7,7 +7,7 @@
  *
  * The includer gives the environment first (the BPF one in unwind.bpf.h, the
  * host one in uwalk.c): the fixed-width types and bool; struct uw_env, how
- * user memory is read (with room for a runtime's frame record, off the BPF
+ * user memory is read (with room for the runtime walk's memos, off the BPF
  * stack: __u64 rt[EMBER_RT_SCRATCH_WORDS], and for a window of its memory:
  * __u64 rt_base, __u32 rt_len, __u8 rt_buf[EMBER_RT_WINDOW]), and uw_row_src, how a table's
  * rows are read; and

@@ -48,11 +48,11 @@ _Static_assert(sizeof(struct uw_rt) == 32, "struct uw_rt has no hole");
 #define UW_PY_THREADS_MAX 256
 /* Words of an interpreter frame read at once: its fixed fields, every version's. */
 #define UW_PY_FRAME_WORDS 10
-/* The scratch's words after the frame: the cycle check's (uw_py_cycle()). */
-#define UW_PY_TORTOISE 10
-#define UW_PY_POWER_STEPS 11
+/* The scratch's words: the cycle check's (uw_py_cycle()). */
+#define UW_PY_TORTOISE 0
+#define UW_PY_POWER_STEPS 1
 /* The scratch's word after those: the code object last found to be one (uw_py_code()). */
-#define UW_PY_CODE_OK 12
+#define UW_PY_CODE_OK 2
 _Static_assert(UW_PY_CODE_OK < EMBER_RT_SCRATCH_WORDS, "the scratch holds the walk's memos");
 #define UW_PY_FRAME_BYTES (UW_PY_FRAME_WORDS * 8)
 _Static_assert(UW_PY_FRAME_BYTES <= EMBER_RT_WINDOW, "a frame's record fits the window");
@@ -119,34 +119,33 @@ static __always_inline __u64 uw_py_thread_frame(const struct ember_rt_proc *rt, 
 }
 
 /*
- * The field at byte offset off of a frame read as words (fr): the offsets are
- * the version's, known only at run time, and the BPF stack is indexed by
- * constants (one comparison per word, verified once).
+ * The word holding byte off of the frame at byte at of the window
+ * (uw_py_read_frame()), read in place: the offsets are the version's, known
+ * only at run time; the mask is the bound the verifier sees, and changes
+ * nothing (at and the word's offset are 8-aligned, their sum below the
+ * window's end). A field past the frame's record reads 0.
  */
-static __always_inline __u64 uw_py_word(const __u64 *fr, __u32 off)
+static __always_inline __u64 uw_py_word(const struct uw_env *env, __u32 at, __u32 off)
 {
-	__u64 v = 0;
-
-	for (__u32 j = 0; j < UW_PY_FRAME_WORDS; j++)
-		if ((off & ~7u) == j * 8)
-			v = fr[j];
-	return v;
+	if (off >= UW_PY_FRAME_BYTES)
+		return 0;
+	return *(const __u64 *)(env->rt_buf + ((at + (off & ~7u)) & (EMBER_RT_WINDOW - 8)));
 }
 
-static __always_inline __u32 uw_py_byte(const __u64 *fr, __u32 off)
+static __always_inline __u32 uw_py_byte(const struct uw_env *env, __u32 at, __u32 off)
 {
-	return (uw_py_word(fr, off) >> ((off & 7) * 8)) & 0xff;
+	return (uw_py_word(env, at, off) >> ((off & 7) * 8)) & 0xff;
 }
 
 /*
- * Reads the record of the interpreter frame at addr into env->rt (its
- * UW_PY_FRAME_WORDS words), through the window of the runtime's memory
- * (env->rt_buf): a frame's callers lie just below it in the thread's data
- * stack, so that one read, ending at this frame's record, holds several of
- * theirs. The window starts no lower than addr's page, mapped if the frame is;
- * its words are read aligned (the window's start and addr are).
+ * Brings the record of the interpreter frame at addr (its UW_PY_FRAME_WORDS
+ * words) into the window of the runtime's memory (env->rt_buf), at byte *at
+ * of it: a frame's callers lie just below it in the thread's data stack, so
+ * that one read, ending at this frame's record, holds several of theirs. The
+ * window starts no lower than addr's page, mapped if the frame is; its words
+ * are read aligned (the window's start and addr are).
  */
-static __always_inline bool uw_py_read_frame(struct uw_env *env, __u64 addr)
+static __always_inline bool uw_py_read_frame(struct uw_env *env, __u64 addr, __u32 *at)
 {
 	__u64 end = addr + UW_PY_FRAME_BYTES, lo, len, off;
 
@@ -170,8 +169,7 @@ static __always_inline bool uw_py_read_frame(struct uw_env *env, __u64 addr)
 	off = addr - env->rt_base;
 	if (off > EMBER_RT_WINDOW - UW_PY_FRAME_BYTES)
 		return false;
-	for (__u32 j = 0; j < UW_PY_FRAME_WORDS; j++)
-		env->rt[j] = *(const __u64 *)(env->rt_buf + off + j * 8);
+	*at = (__u32)off;
 	return true;
 }
 
@@ -244,33 +242,32 @@ static __always_inline __u64 uw_py_prev(struct uw_rt *rt, struct uw_env *env, __
 static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_proc *info,
 					struct uw_env *env)
 {
-	__u64 *fr, code, instr, start, idx = 0, prev;
-	__u32 entry = 0;
+	__u64 code, instr, start, idx = 0, prev;
+	__u32 entry = 0, at = 0;
 
 	if (!rt->cur || !env)
 		return uw_py_run_over(rt);
-	fr = env->rt; /* off the BPF stack */
-	if (!uw_py_read_frame(env, rt->cur)) {
+	if (!uw_py_read_frame(env, rt->cur, &at)) {
 		rt->cur = 0;
 		rt->miss = rt->miss ? rt->miss : UW_RT_BAD_FRAME;
 		return uw_py_run_over(rt);
 	}
-	prev = uw_py_word(fr, info->off[EMBER_PY_FRAME_PREVIOUS]);
+	prev = uw_py_word(env, at, info->off[EMBER_PY_FRAME_PREVIOUS]);
 	if (info->off[EMBER_PY_FRAME_OWNER] != EMBER_RT_OFF_NONE &&
 	    info->off[EMBER_PY_FRAME_IS_ENTRY] == EMBER_RT_OFF_NONE &&
-	    uw_py_byte(fr, info->off[EMBER_PY_FRAME_OWNER]) == UW_PY_OWNED_BY_CSTACK) {
+	    uw_py_byte(env, at, info->off[EMBER_PY_FRAME_OWNER]) == UW_PY_OWNED_BY_CSTACK) {
 		/* the entry of this eval loop's run: the frames past it are an outer run's */
 		rt->cur = uw_py_prev(rt, env, prev);
 		return uw_py_run_over(rt);
 	}
-	code = uw_py_word(fr, info->off[EMBER_PY_FRAME_CODE]);
+	code = uw_py_word(env, at, info->off[EMBER_PY_FRAME_CODE]);
 	if (!uw_py_code(env, info, code)) {
 		/* not a code object: garbage, or a frame being torn down */
 		rt->cur = 0;
 		rt->miss = rt->miss ? rt->miss : UW_RT_BAD_FRAME;
 		return uw_py_run_over(rt);
 	}
-	instr = uw_py_word(fr, info->off[EMBER_PY_FRAME_INSTR]);
+	instr = uw_py_word(env, at, info->off[EMBER_PY_FRAME_INSTR]);
 	start = code + info->off[EMBER_PY_CODE_ADAPTIVE];
 	if (instr > start)
 		idx = (instr - start) / 2; /* code units of 2 bytes; before the first: 0 */
@@ -278,7 +275,7 @@ static __always_inline __u32 uw_py_next(struct uw_rt *rt, const struct ember_rt_
 		idx = EMBER_RT_AUX_MAX; /* the host names the function, without its line */
 	rt->word = EMBER_RT_WORD(EMBER_RT_PYTHON, idx, code);
 	if (info->off[EMBER_PY_FRAME_IS_ENTRY] != EMBER_RT_OFF_NONE)
-		entry = uw_py_byte(fr, info->off[EMBER_PY_FRAME_IS_ENTRY]);
+		entry = uw_py_byte(env, at, info->off[EMBER_PY_FRAME_IS_ENTRY]);
 	rt->cur = uw_py_prev(rt, env, prev);
 	rt->frames++;
 	if (entry) {

@@ -75,8 +75,8 @@ enum ember_py_off {
 	EMBER_PY_OFF_NR,
 };
 #define EMBER_RT_OFF_MAX 40
-/* Words of a runtime's frame record the walk reads at once (the walk's environment holds them). */
-#define EMBER_RT_SCRATCH_WORDS 13
+/* Words of the runtime walk's memos (the walk's environment holds them: uwalk_rt.bpf.h). */
+#define EMBER_RT_SCRATCH_WORDS 3
 /*
  * Bytes of a runtime's memory the walk reads at once (the walk's environment
  * holds them): CPython's frames lie one under the other in a thread's data

@@ -37,7 +37,7 @@ struct uw_env {
 	const struct uwalk_rows *src;
 	const struct uwalk_mem *mem;	    /* the process's memory, or NULL: none but the copy */
 	const struct ember_rt_trace *trace; /* CPython's chain as read at the sample, or NULL */
-	__u64 rt[EMBER_RT_SCRATCH_WORDS];   /* a runtime's frame record being read */
+	__u64 rt[EMBER_RT_SCRATCH_WORDS];   /* the runtime walk's memos (uwalk_rt.bpf.h) */
 	__u64 rt_base;			    /* process address of rt_buf[0] */
 	__u32 rt_len;			    /* valid bytes in rt_buf; 0: empty */
 	__u8 rt_buf[EMBER_RT_WINDOW]
