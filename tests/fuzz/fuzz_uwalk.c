@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer: the user-space walk over a stack copy (lib/symbols/uwalk.c) with
- * registers, mappings, a table and stack bytes from the input. Whatever they
- * hold, the walk ends within EMBER_MAX_STACK_DEPTH frames, starts at ip, and
- * says why it ended.
+ * registers, mappings, a table and stack bytes from the input, and CPython's
+ * frames as a deferred record carries them (struct ember_rt_trace). Whatever
+ * they hold, the walk ends within EMBER_MAX_STACK_DEPTH frames, starts at ip
+ * (or a runtime's frame), gives no more runtime frames than the trace holds,
+ * and says why it ended.
  *
- * Input: ip, sp, bp, bx (little-endian u64); a byte n, then n mappings (start, end,
- * bias: u64; table: u32); a byte m, then m rows of table 0 (16 bytes each, as
- * include/ember/unwind.h); the rest is the stack, from sp's page.
+ * Input: ip, sp, bp, bx (little-endian u64); a byte n, then n % 9 mappings (start,
+ * end, bias: u64; table: u32) (n & 0x80: walked without them; n & 0x40: a CPython
+ * whose eval loop is the first mapping, its chain read at the sample); a byte m, then
+ * m rows of table 0 (16 bytes each, as include/ember/unwind.h); with n & 0x40, a
+ * byte t, 16 bytes of the trace's run ends and t % 129 words of it; the rest is the
+ * stack, from sp's page.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -57,10 +62,34 @@ static bool find(void *arg, uint32_t table, uint64_t pc, struct ember_unwind_row
 	return true;
 }
 
+/* A CPython trace (n & 0x40): the runtime's eval loop is the first mapping's code. */
+static bool take_trace(const uint8_t **p, size_t *left, struct ember_unwind_proc *proc,
+		       struct ember_rt_trace *t)
+{
+	uint8_t n;
+
+	memset(t, 0, sizeof(*t));
+	if (!take(p, left, &n, 1) || !take(p, left, t->last, sizeof(t->last)))
+		return false;
+	t->kind = EMBER_RT_PYTHON;
+	t->n = n % (EMBER_RT_TRACE_MAX + 1);
+	for (uint32_t i = 0; i < t->n; i++)
+		if (!take(p, left, &t->words[i], sizeof(t->words[i])))
+			return false;
+	proc->rt.kind = EMBER_RT_PYTHON;
+	if (proc->nmaps) {
+		proc->rt.text[0] = proc->maps[0].start;
+		proc->rt.text[1] = proc->maps[0].end;
+	}
+	return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct ember_unwind_proc proc;
 	static struct uwalk_result res;
+	static struct ember_rt_trace trace;
+	const struct ember_rt_trace *traced = NULL;
 	struct input in = {0};
 	uint64_t regs[4];
 	uint8_t n, m;
@@ -83,11 +112,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint8_t i = 0; i < m % (ROWS_MAX + 1); i++)
 		if (!take(&data, &size, &in.rows[in.nrows++], sizeof(in.rows[0])))
 			return 0;
+	if ((n & 0x40) && !take_trace(&data, &size, &proc, &trace))
+		return 0;
+	traced = n & 0x40 ? &trace : NULL;
 	stk = (struct uwalk_stack){data, regs[1] & ~4095ull, size};
-	uwalk(n & 0x80 ? NULL : &proc, &src, &stk,
-	      &(struct uwalk_regs){.ip = regs[0], .sp = regs[1], .bp = regs[2], .bx = regs[3]},
-	      &res);
-	if (res.n < 1 || res.n > EMBER_MAX_STACK_DEPTH || res.ips[0] != regs[0])
+	uwalk_traced(
+		n & 0x80 ? NULL : &proc, &src, &stk, NULL, traced,
+		&(struct uwalk_regs){.ip = regs[0], .sp = regs[1], .bp = regs[2], .bx = regs[3]},
+		&res);
+	if (res.n < 1 || res.n > EMBER_MAX_STACK_DEPTH)
+		__builtin_trap();
+	if (traced) { /* a runtime's frames may stand in the leaf's place; no more than it held */
+		if (res.rt_frames > trace.n)
+			__builtin_trap();
+		return 0;
+	}
+	if (res.ips[0] != regs[0])
 		__builtin_trap();
 	if (res.end < EMBER_CPU_M_END_OUTERMOST || res.end > EMBER_CPU_M_END_DEPTH)
 		__builtin_trap();

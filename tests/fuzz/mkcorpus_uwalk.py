@@ -15,11 +15,18 @@ def row(pc, kind, off, rbp_kind=0, rbp_off=0, rbx_kind=0, rbx_off=0):
     return struct.pack("<IBBhiBxh", pc, kind, rbp_kind, rbp_off, off, rbx_kind, rbx_off)
 
 
-def seed(ip, sp, bp, rows, words, with_map=True, table=0, bx=0):
+def seed(ip, sp, bp, rows, words, with_map=True, table=0, bx=0, trace=None):
     maps = struct.pack("<QQQI", TEXT, TEXT + 0x100000, TEXT, table) if with_map else b""
-    head = struct.pack("<QQQQ", ip, sp, bp, bx) + bytes([1 if with_map else 0x80]) + maps
+    flags = (1 if with_map else 0x80) | (0x40 if trace is not None else 0)
+    head = struct.pack("<QQQQ", ip, sp, bp, bx) + bytes([flags]) + maps
     stack = b"".join(struct.pack("<Q", w) for w in words)
-    return head + bytes([len(rows)]) + b"".join(rows) + stack
+    body = head + bytes([len(rows)]) + b"".join(rows)
+    if trace is not None:  # (words, run ends): CPython's frames read at the sample
+        tw, ends = trace
+        last = sum(1 << i for i in ends)
+        body += bytes([len(tw)]) + struct.pack("<QQ", last & (2**64 - 1), last >> 64)
+        body += b"".join(struct.pack("<Q", w) for w in tw)
+    return body + stack
 
 
 def main():
@@ -45,6 +52,12 @@ def main():
                                                                TEXT + 0x301], bx=0xBAD0),
         "forever": seed(TEXT + 0x10, sp, 0, [row(0, RSP, 8)], [TEXT + 0x11] * 300),
         "bad_rule": seed(TEXT + 0x10, sp, sp + 16, [row(0, FP, 0)], [0, 0, 0x10, 0x7F0000001234]),
+        # two eval frames of the rsp rules, each given a run of a Python trace (tagged words)
+        "python_trace": seed(TEXT + 0x150, sp, 0,
+                             [row(0, RSP, 8), row(0x100, RSP, 16), row(0x200, END, 0)],
+                             [0, TEXT + 0x81, TEXT + 0x250],
+                             trace=([(1 << 63) | (1 << 60) | (i << 44) | 0x2000000 + i
+                                     for i in range(5)], [2, 4])),
     }
     for name, data in seeds.items():
         with open(os.path.join(OUT, name), "wb") as f:
