@@ -884,6 +884,8 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	pthread_mutex_lock(&d->mu);
 	d->st.received++;
+	if (w->rt)
+		d->st.rt_traced++;
 	if (w->wait_id)
 		d->st.waits++;
 	loaded = tfind(pid_key(w->tgid), &d->loaded, cmp_pid);

@@ -57,15 +57,16 @@ enum deferred_kind {
 
 /* What the deferred walks did since the start (the log and status read it). */
 struct deferred_stats {
-	uint64_t received; /* records read from the ring */
-	uint64_t walked;   /* walked with the process's tables loaded */
-	uint64_t unloaded; /* walked without: gone first, waited too long, or too many waiting */
-	uint64_t bad;	   /* records not as the programs write them: walked as far as sound,
+	uint64_t received;  /* records read from the ring */
+	uint64_t walked;    /* walked with the process's tables loaded */
+	uint64_t unloaded;  /* walked without: gone first, waited too long, or too many waiting */
+	uint64_t bad;	    /* records not as the programs write them: walked as far as sound,
 			    * or left out when of no sampler */
-	uint64_t lost;	   /* walked samples lost: out of memory, or WALKED_MAX before a drain */
-	uint64_t repeats;  /* of the received, added to one alike waiting (not walked again) */
-	uint64_t walk_ns;  /* CPU time spent walking (walked and unloaded) */
-	uint32_t waiting;  /* waiting now */
+	uint64_t lost;	    /* walked samples lost: out of memory, or WALKED_MAX before a drain */
+	uint64_t repeats;   /* of the received, added to one alike waiting (not walked again) */
+	uint64_t rt_traced; /* of the received, with CPython's frames read at the sample */
+	uint64_t walk_ns;   /* CPU time spent walking (walked and unloaded) */
+	uint32_t waiting;   /* waiting now */
 	/* of the records, off-CPU waits: */
 	uint64_t waits;	     /* copies of waits read (their ends are not records here) */
 	uint64_t waits_lost; /* ended without their copy, or never: ring full, too many open */
