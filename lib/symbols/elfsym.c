@@ -7,6 +7,7 @@
  * bounded.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,14 @@
 #define ELFSYM_MAX_LOADS 64    /* real files have 2 to 5 PT_LOAD segments */
 #define ELFSYM_MAX_NOTES 64    /* note segments or sections searched for a build-id */
 #define ELFSYM_MAX_BUILD_ID 64 /* bytes; GNU ld writes 20 (sha1) or 16 (md5) */
-/* Names are copied per symbol, so aliases sharing one long name add up. */
+/* Bytes of the names ember makes (PLT stubs': ELFSYM_MAX_PLT of them at most). */
 #define ELFSYM_MAX_ARENA (256u << 20)
+/*
+ * The name cache of one file: slots (hot frames of a profile are a few hundred
+ * functions of one binary), and the bytes of the names it holds.
+ */
+#define ELFSYM_NAME_SLOTS 512
+#define ELFSYM_NAME_CACHE (64u << 10)
 /* PLT relocations read; a large program imports a few thousand functions. */
 #define ELFSYM_MAX_PLT (1u << 16)
 /*
@@ -51,20 +58,58 @@ struct elf_load {
 	uint64_t offset, filesz, vaddr, memsz;
 };
 
+/*
+ * One symbol. Its name is not copied: it is the string at name in the file's
+ * string table (read again at each lookup that misses the name cache), or in
+ * the names ember made (own: PLT stubs, _start). 24 bytes: node 24's 106k kept
+ * symbols hold 2.5 MB, where copies of their names held 10 MB more.
+ */
 struct elf_sym {
-	uint64_t addr, end; /* [addr, end); a symbol without size: its section's end or 0 */
-	uint32_t name;	    /* offset into arena */
-	uint8_t bind;	    /* STB_*, to choose among aliases */
-	uint8_t sized;	    /* the symbol gave its size */
-	uint8_t versioned;  /* name@VERSION follows the name in the arena */
-	uint8_t label;	    /* STT_NOTYPE in code: an assembly label */
+	uint64_t addr, end;  /* [addr, end); a symbol without size: its section's end or 0 */
+	uint32_t name;	     /* offset into the string table, or into own when own */
+	uint32_t len : 13;   /* bytes of the name, version included (<= ELFSYM_MAX_NAME) */
+	uint32_t plain : 13; /* bytes before its "@VERSION"; len when it has none */
+	uint32_t rank : 2;   /* bind_rank(): global, weak, else; to choose among aliases */
+	uint32_t sized : 1;  /* the symbol gave its size */
+	uint32_t label : 1;  /* STT_NOTYPE in code: an assembly label */
+	uint32_t own : 1;    /* the name is in own, not in the file */
+};
+_Static_assert(sizeof(struct elf_sym) == 24, "symbols are kept by the million");
+_Static_assert(ELFSYM_MAX_NAME < (1u << 13), "a name's length fits elf_sym.len");
+
+/*
+ * Names read back, by symbol: a direct-mapped cache, so that a hot frame is
+ * read from the file once, not once per process and profile that has it.
+ */
+struct name_slot {
+	uint32_t sym; /* index + 1 of the symbol whose name text holds; 0: empty */
+	uint32_t size;
+	char *text; /* "plain\0" then, when versioned, "plain@VERSION\0" */
+};
+
+struct name_cache {
+	struct name_slot *slots;
+	size_t n_slots;		/* a power of two */
+	size_t bytes;		/* of the texts held */
+	size_t max;		/* bound on bytes, past which the cache starts over */
+	uint64_t reads, failed; /* names read from the file or image, and reads that failed */
 };
 
 struct elf_syms {
 	struct elf_sym *v;
 	size_t n, cap;
-	char *arena;
-	size_t arena_len, arena_cap;
+	char *own; /* names ember made: "name@plt", "_start" */
+	size_t own_len, own_cap;
+	/*
+	 * Where the names are read from: the file through fd (a descriptor of the
+	 * file that was loaded, never reopened by path, so a file replaced since
+	 * is still the one read), or the image mem; the string table is at str_off.
+	 */
+	int fd;
+	const char *mem;
+	uint64_t str_off, str_size;
+	size_t names_bytes; /* what copies of the kept names would hold */
+	struct name_cache *names;
 	struct elf_load loads[ELFSYM_MAX_LOADS];
 	size_t n_loads;
 	enum elf_syms_source source;
@@ -85,6 +130,9 @@ struct elf_src {
 	size_t max_bytes; /* bound on the symbols kept (elf_syms_memory) */
 	size_t shstrndx;  /* SHN_UNDEF when section names cannot be read */
 	int cls;	  /* ELFCLASS32 or ELFCLASS64 */
+	/* the symbols' string table, read whole by libelf while loading (sorting needs names) */
+	const char *strtab;
+	size_t strtab_len;
 };
 
 /* True when [off, off + size) lies inside a file of file_size bytes. */
@@ -355,45 +403,86 @@ static size_t unversioned_len(const char *name, size_t len)
 	return at && at > name && at + 1 < name + len ? (size_t)(at - name) : len;
 }
 
-/*
- * Adds a symbol; a versioned name is kept as its plain name, then the full
- * text. limit bounds a symbol without size (its section's end; 0: unknown).
- */
-static int add_symbol(struct elf_syms *s, size_t max_bytes, const char *name, uint64_t addr,
-		      uint64_t size, uint64_t limit, uint8_t bind, bool strip_version)
+static int bind_rank(uint8_t bind)
 {
-	size_t len = strnlen(name, ELFSYM_MAX_NAME + 1), plain, need;
+	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+}
+
+/* Name slots of a file of n symbols: a small file has few names to keep. */
+static size_t cache_slots(size_t n)
+{
+	size_t k = 16;
+
+	while (k < n && k < ELFSYM_NAME_SLOTS)
+		k *= 2;
+	return k;
+}
+
+/*
+ * What the name cache of a file of n symbols may hold: its slots, and the
+ * texts within ELFSYM_NAME_CACHE, or all of them when fewer (a copy of each,
+ * as a malloc chunk: 16 bytes more).
+ */
+static size_t cache_bound(size_t n, size_t names_bytes)
+{
+	size_t texts = names_bytes + 16 * n;
+
+	return sizeof(struct name_cache) + cache_slots(n) * sizeof(struct name_slot) +
+	       (texts < ELFSYM_NAME_CACHE ? texts : ELFSYM_NAME_CACHE);
+}
+
+/*
+ * Adds a symbol: its name is at str_name in the string table, or, with
+ * str_name < 0, made by ember and copied into own. A versioned name's plain
+ * part names it, the full text is its versioned name. limit bounds a symbol
+ * without size (its section's end; 0: unknown).
+ */
+static int add_symbol(const struct elf_src *src, struct elf_syms *s, const char *name,
+		      int64_t str_name, uint64_t addr, uint64_t size, uint64_t limit, uint8_t bind,
+		      bool strip_version)
+{
+	size_t len = strnlen(name, ELFSYM_MAX_NAME + 1), plain, own = 0, names;
 	struct elf_sym *e;
 	int err;
 
 	if (len == 0 || len > ELFSYM_MAX_NAME)
 		return 0;
 	plain = strip_version ? unversioned_len(name, len) : len;
-	need = plain + 1 + (plain < len ? len + 1 : 0);
+	if (str_name < 0)
+		own = len + 1;
+	names = s->names_bytes + plain + 1 + (plain < len ? len + 1 : 0);
 	/* what is kept once finish_symbols() trims the arrays; growing may take twice */
-	if (s->arena_len + need > ELFSYM_MAX_ARENA ||
-	    sizeof(*s) + (s->n + 1) * sizeof(*s->v) + s->arena_len + need > max_bytes)
+	if (s->own_len + own > ELFSYM_MAX_ARENA || sizeof(*s) + (s->n + 1) * sizeof(*s->v) +
+								   s->own_len + own +
+								   cache_bound(s->n + 1, names) >
+							   src->max_bytes)
 		return -E2BIG;
 	err = array_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(*s->v), 256);
-	if (!err)
-		err = array_grow((void **)&s->arena, &s->arena_cap, s->arena_len + need, 1, 4096);
+	if (!err && own)
+		err = array_grow((void **)&s->own, &s->own_cap, s->own_len + own, 1, 256);
 	if (err)
 		return err;
-	memcpy(s->arena + s->arena_len, name, plain);
-	s->arena[s->arena_len + plain] = '\0';
-	if (plain < len)
-		memcpy(s->arena + s->arena_len + plain + 1, name, len + 1);
 	e = &s->v[s->n++];
-	e->addr = addr;
-	e->sized = size != 0;
+	*e = (struct elf_sym){
+		.addr = addr,
+		.sized = size != 0,
+		.len = (uint32_t)len,
+		.plain = (uint32_t)plain,
+		.rank = (uint32_t)bind_rank(bind),
+		.own = own != 0,
+	};
 	if (size == 0)
 		e->end = limit > addr ? limit : 0; /* finish_symbols() gives it an end */
 	else
 		e->end = addr + size > addr ? addr + size : UINT64_MAX;
-	e->name = (uint32_t)s->arena_len;
-	e->bind = bind;
-	e->versioned = plain < len;
-	s->arena_len += need;
+	if (own) {
+		memcpy(s->own + s->own_len, name, len + 1);
+		e->name = (uint32_t)s->own_len;
+		s->own_len += own;
+	} else {
+		e->name = (uint32_t)str_name;
+	}
+	s->names_bytes = names;
 	return 0;
 }
 
@@ -426,9 +515,27 @@ static uint64_t section_end(Elf *elf, size_t ndx, uint64_t addr)
 	return sh.sh_addr + sh.sh_size;
 }
 
-/* Symbol sym of a table whose strings are in section strndx: added when it names code. */
-static int add_elf_symbol(const struct elf_src *src, struct elf_syms *s, size_t strndx,
-			  const GElf_Sym *sym, bool thumb)
+/* The string at off of the symbols' string table; NULL when it does not end inside it. */
+static const char *strtab_name(const struct elf_src *src, uint64_t off)
+{
+	const char *p;
+
+	if (!src->strtab || off >= src->strtab_len)
+		return NULL;
+	p = src->strtab + off;
+	return memchr(p, '\0', src->strtab_len - off) ? p : NULL;
+}
+
+/* While loading: the text of e's name (NUL-terminated after its version). */
+static const char *load_text(const struct elf_src *src, const struct elf_syms *s,
+			     const struct elf_sym *e)
+{
+	return e->own ? s->own + e->name : src->strtab + e->name;
+}
+
+/* Symbol sym of the table read (names in src->strtab): added when it names code. */
+static int add_elf_symbol(const struct elf_src *src, struct elf_syms *s, const GElf_Sym *sym,
+			  bool thumb)
 {
 	int type = GELF_ST_TYPE(sym->st_info), err;
 	const char *name;
@@ -441,7 +548,7 @@ static int add_elf_symbol(const struct elf_src *src, struct elf_syms *s, size_t 
 	if ((type != STT_FUNC && type != STT_GNU_IFUNC && !label) || sym->st_value == 0 ||
 	    sym->st_shndx == SHN_UNDEF)
 		return 0;
-	name = elf_strptr(src->elf, strndx, sym->st_name);
+	name = strtab_name(src, sym->st_name);
 	addr = thumb ? sym->st_value & ~1ull : sym->st_value;
 	limit = sym->st_size ? 0 : section_end(src->elf, sym->st_shndx, addr);
 	/*
@@ -452,7 +559,7 @@ static int add_elf_symbol(const struct elf_src *src, struct elf_syms *s, size_t 
 		return 0;
 	/* A symbol without size (_init, hand-written assembly) ends with its section
 	 * at the latest: it must not name the PLT that follows .init. */
-	err = add_symbol(s, src->max_bytes, name, addr, sym->st_size, limit,
+	err = add_symbol(src, s, name, sym->st_name, addr, sym->st_size, limit,
 			 GELF_ST_BIND(sym->st_info), true);
 	if (!err && s->n > n)
 		s->v[n].label = label;
@@ -460,10 +567,33 @@ static int add_elf_symbol(const struct elf_src *src, struct elf_syms *s, size_t 
 }
 
 /*
+ * The string table of the symbols (sh: their section) into src, read whole by
+ * libelf (find_symbols() bounded it), and where it lies in the file into s:
+ * names are read from there again at lookups. False when it cannot be read.
+ */
+static bool read_strtab(struct elf_src *src, struct elf_syms *s, const GElf_Shdr *sh)
+{
+	Elf_Scn *scn = elf_getscn(src->elf, sh->sh_link);
+	GElf_Shdr str;
+	Elf_Data *data;
+
+	if (!scn || !gelf_getshdr(scn, &str) || str.sh_size > UINT32_MAX)
+		return false;
+	data = section_data(src, scn, &str, ELFSYM_MAX_STRTAB);
+	if (!data || !data->d_buf || data->d_size != str.sh_size)
+		return false;
+	src->strtab = data->d_buf;
+	src->strtab_len = data->d_size;
+	s->str_off = str.sh_offset;
+	s->str_size = str.sh_size;
+	return true;
+}
+
+/*
  * The symbol table, ELFSYM_CHUNK entries at a time: its claimed size is no
  * allocation, and at most ELFSYM_MAX_SYMBOLS entries are looked at.
  */
-static int read_symbols(const struct elf_src *src, struct elf_syms *s, bool thumb)
+static int read_symbols(struct elf_src *src, struct elf_syms *s, bool thumb)
 {
 	enum elf_syms_source kind;
 	Elf_Scn *scn = find_symbols(src, &kind);
@@ -473,7 +603,8 @@ static int read_symbols(const struct elf_src *src, struct elf_syms *s, bool thum
 	void *buf;
 	int err = 0;
 
-	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_entsize != entsize || entsize == 0)
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_entsize != entsize || entsize == 0 ||
+	    !read_strtab(src, s, &sh))
 		return 0;
 	count = sh.sh_size / entsize;
 	if (count > ELFSYM_MAX_SYMBOLS)
@@ -488,7 +619,7 @@ static int read_symbols(const struct elf_src *src, struct elf_syms *s, bool thum
 			break;
 		for (j = 0; j < n && !err; j++) {
 			sym_at(src, buf, j, &sym);
-			err = add_elf_symbol(src, s, sh.sh_link, &sym, thumb);
+			err = add_elf_symbol(src, s, &sym, thumb);
 		}
 	}
 	free(buf);
@@ -673,18 +804,21 @@ static const struct got_slot *stub_slot(const struct plt_relocs *r, const unsign
  * "name@plt" into buf for the function a slot binds; an IRELATIVE slot is
  * named after the IFUNC symbol at its resolver (the first n_sorted symbols).
  */
-static bool stub_name(const struct elf_syms *s, size_t n_sorted, const struct got_slot *slot,
-		      char *buf, size_t len)
+static bool stub_name(const struct elf_src *src, const struct elf_syms *s, size_t n_sorted,
+		      const struct got_slot *slot, char *buf, size_t len)
 {
 	const char *fn = slot ? slot->name : NULL;
+	int plain = fn ? (int)strnlen(fn, ELFSYM_MAX_NAME + 1) : 0;
 	size_t i;
 
 	if (slot && !fn && slot->resolver) {
 		i = find_symbol(s, n_sorted, slot->resolver);
-		if (i && s->v[i - 1].addr == slot->resolver)
-			fn = s->arena + s->v[i - 1].name;
+		if (i && s->v[i - 1].addr == slot->resolver) {
+			fn = load_text(src, s, &s->v[i - 1]);
+			plain = (int)s->v[i - 1].plain;
+		}
 	}
-	return fn && (size_t)snprintf(buf, len, "%s@plt", fn) < len;
+	return fn && (size_t)snprintf(buf, len, "%.*s@plt", plain, fn) < len;
 }
 
 /* Names each stub of one PLT section "name@plt"; the count added, or -errno. */
@@ -703,10 +837,9 @@ static int name_stubs(const struct elf_src *src, struct elf_syms *s, size_t n_so
 		const struct got_slot *slot = stub_slot(r, (const unsigned char *)data->d_buf + off,
 							ent, sh->sh_addr + off);
 
-		if (!stub_name(s, n_sorted, slot, name, sizeof(name)))
+		if (!stub_name(src, s, n_sorted, slot, name, sizeof(name)))
 			continue;
-		err = add_symbol(s, src->max_bytes, name, sh->sh_addr + off, ent, 0, STB_LOCAL,
-				 false);
+		err = add_symbol(src, s, name, -1, sh->sh_addr + off, ent, 0, STB_LOCAL, false);
 		if (err)
 			return err;
 		added++;
@@ -757,32 +890,25 @@ static int read_plt(const struct elf_src *src, struct elf_syms *s, const GElf_Eh
 	return ret < 0 ? ret : added;
 }
 
-static int bind_rank(uint8_t bind)
-{
-	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-}
+/* What sorting symbols reads their names from. */
+struct sort_ctx {
+	const struct elf_src *src;
+	const struct elf_syms *s;
+};
 
-/* The versioned text of a symbol, or NULL when its name has no version. */
-static const char *versioned_name(const char *arena, const struct elf_sym *e)
+/* Among versions of one name (x and y: their texts): the default one (name@@V) first. */
+static int cmp_version(const struct elf_sym *x, const char *nx, const struct elf_sym *y,
+		       const char *ny)
 {
-	const char *name = arena + e->name;
-
-	return e->versioned ? name + strlen(name) + 1 : NULL;
-}
-
-/* Among versions of one name: the default one (name@@V) first, then by text. */
-static int cmp_version(const char *arena, const struct elf_sym *x, const struct elf_sym *y)
-{
-	const char *vx = versioned_name(arena, x), *vy = versioned_name(arena, y);
-	bool dx, dy;
+	bool vx = x->plain < x->len, vy = y->plain < y->len, dx, dy;
 
 	if (!vx || !vy)
 		return !vx - !vy;
-	dx = strstr(vx, "@@") != NULL;
-	dy = strstr(vy, "@@") != NULL;
+	dx = strstr(nx, "@@") != NULL;
+	dy = strstr(ny, "@@") != NULL;
 	if (dx != dy)
 		return dx ? -1 : 1;
-	return strcmp(vx, vy);
+	return strcmp(nx, ny);
 }
 
 /*
@@ -792,29 +918,31 @@ static int cmp_version(const char *arena, const struct elf_sym *x, const struct 
  * over weak over local, shorter, then alphabetical, then its default version,
  * so the choice never depends on table order.
  */
-static int cmp_sym(const void *a, const void *b, void *arena)
+static int cmp_sym(const void *a, const void *b, void *arg)
 {
+	const struct sort_ctx *ctx = arg;
 	const struct elf_sym *x = a, *y = b;
-	const char *nx = (const char *)arena + x->name, *ny = (const char *)arena + y->name;
-	size_t ux, uy, lx, ly;
+	const char *nx, *ny;
+	size_t ux, uy;
 	int c;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->label != y->label)
 		return x->label - y->label;
+	nx = load_text(ctx->src, ctx->s, x);
+	ny = load_text(ctx->src, ctx->s, y);
+	/* a plain name ends at its '@', which is no '_' */
 	ux = strspn(nx, "_");
 	uy = strspn(ny, "_");
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
-	if (bind_rank(x->bind) != bind_rank(y->bind))
-		return bind_rank(x->bind) - bind_rank(y->bind);
-	lx = strlen(nx);
-	ly = strlen(ny);
-	if (lx != ly)
-		return lx < ly ? -1 : 1;
-	c = strcmp(nx, ny);
-	return c ? c : cmp_version(arena, x, y);
+	if (x->rank != y->rank)
+		return (int)x->rank - (int)y->rank;
+	if (x->plain != y->plain)
+		return x->plain < y->plain ? -1 : 1;
+	c = memcmp(nx, ny, x->plain);
+	return c ? c : cmp_version(x, nx, y, ny);
 }
 
 /* Folds alias a into the symbol k kept at the same address: the furthest end. */
@@ -845,14 +973,15 @@ static const struct elf_load *load_of_vaddr(const struct elf_syms *s, uint64_t v
  * names them) and ends a symbol without size at the next symbol or its
  * segment's end.
  */
-static void finish_symbols(struct elf_syms *s)
+static void finish_symbols(const struct elf_src *src, struct elf_syms *s)
 {
 	uint64_t covered = 0; /* the furthest end of the sized symbols kept so far */
+	struct sort_ctx ctx = {.src = src, .s = s};
 	size_t i, w = 0;
 	void *p;
 
 	if (s->n > 1)
-		qsort_r(s->v, s->n, sizeof(*s->v), cmp_sym, s->arena);
+		qsort_r(s->v, s->n, sizeof(*s->v), cmp_sym, &ctx);
 	for (i = 0; i < s->n; i++) {
 		if (w > 0 && s->v[w - 1].addr == s->v[i].addr)
 			merge_alias(&s->v[w - 1], &s->v[i]);
@@ -883,10 +1012,17 @@ static void finish_symbols(struct elf_syms *s)
 	if (p)
 		s->v = p;
 	s->cap = s->n;
-	p = realloc(s->arena, s->arena_len ? s->arena_len : 1);
+	p = realloc(s->own, s->own_len ? s->own_len : 1);
 	if (p)
-		s->arena = p;
-	s->arena_cap = s->arena_len;
+		s->own = p;
+	s->own_cap = s->own_len;
+	/* what the name cache is bounded by: the names kept, not the aliases dropped */
+	s->names_bytes = 0;
+	for (i = 0; i < s->n; i++) {
+		const struct elf_sym *e = &s->v[i];
+
+		s->names_bytes += e->plain + 1 + (e->plain < e->len ? e->len + 1 : 0);
+	}
 }
 
 /* --- a stripped program's entry function ---------------------------------------------- */
@@ -950,8 +1086,37 @@ static int name_entry(const struct elf_src *src, struct elf_syms *s, const GElf_
 	if (unwtab_fde_at(src->elf, eh->e_entry, &start, &end) || start != eh->e_entry ||
 	    end - start > ELFSYM_MAX_ENTRY)
 		return 0;
-	err = add_symbol(s, src->max_bytes, "_start", start, end - start, 0, STB_GLOBAL, false);
+	err = add_symbol(src, s, "_start", -1, start, end - start, 0, STB_GLOBAL, false);
 	return err ? err : s->n > n;
+}
+
+/*
+ * What reading names back needs: the name cache, and the file (a descriptor of
+ * its own, the caller's being the caller's to close) or the image they are
+ * in, when any name is in it. 0 or -1 with errno set.
+ */
+static int keep_source(const struct elf_src *src, struct elf_syms *s)
+{
+	bool in_file = false;
+
+	for (size_t i = 0; i < s->n && !in_file; i++)
+		in_file = !s->v[i].own;
+	s->names = calloc(1, sizeof(*s->names));
+	if (!s->names)
+		return -1;
+	s->names->n_slots = cache_slots(s->n);
+	s->names->max = ELFSYM_NAME_CACHE;
+	s->names->slots = calloc(s->names->n_slots, sizeof(*s->names->slots));
+	if (!s->names->slots)
+		return -1;
+	if (!in_file)
+		return 0;
+	if (src->fd < 0) {
+		s->mem = src->mem;
+		return 0;
+	}
+	s->fd = fcntl(src->fd, F_DUPFD_CLOEXEC, 0);
+	return s->fd < 0 ? -1 : 0;
 }
 
 static struct elf_syms *load_elf(struct elf_src *src)
@@ -972,17 +1137,18 @@ static struct elf_syms *load_elf(struct elf_src *src)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
+	s->fd = -1;
 	read_loads(src->elf, s, src->size);
 	read_build_id(src, s);
 	read_debuglink(src, s, eh.e_ident[EI_DATA] == ELFDATA2MSB);
 	/* The low bit of an ARM function address selects Thumb mode. */
 	err = read_symbols(src, s, eh.e_machine == EM_ARM);
 	if (!err) {
-		finish_symbols(s);
+		finish_symbols(src, s);
 		err = name_entry(src, s, &eh);
 	}
 	if (err > 0)
-		finish_symbols(s);
+		finish_symbols(src, s);
 	if (err >= 0) {
 		/* PLT stubs are named from the sorted symbols, then sorted in. */
 		err = read_plt(src, s, &eh);
@@ -993,7 +1159,11 @@ static struct elf_syms *load_elf(struct elf_src *src)
 		return NULL;
 	}
 	if (err > 0)
-		finish_symbols(s);
+		finish_symbols(src, s);
+	if (keep_source(src, s)) {
+		elf_syms_free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -1096,12 +1266,28 @@ struct elf_syms *elf_syms_load_mem(const void *buf, size_t len)
 	return load(&src, elf_memory((char *)buf, len));
 }
 
+static void names_clear(struct name_cache *c)
+{
+	for (size_t i = 0; i < c->n_slots; i++) {
+		free(c->slots[i].text);
+		c->slots[i] = (struct name_slot){0};
+	}
+	c->bytes = 0;
+}
+
 void elf_syms_free(struct elf_syms *s)
 {
 	if (!s)
 		return;
+	if (s->names) {
+		names_clear(s->names);
+		free(s->names->slots);
+		free(s->names);
+	}
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->v);
-	free(s->arena);
+	free(s->own);
 	free(s);
 }
 
@@ -1125,18 +1311,119 @@ const char *elf_syms_lookup(const struct elf_syms *s, uint64_t vaddr)
 	return elf_syms_lookup_versioned(s, vaddr, NULL);
 }
 
-const char *elf_syms_lookup_versioned(const struct elf_syms *s, uint64_t vaddr,
-				      const char **versioned)
+/*
+ * The text of e's name, len + 1 bytes, into buf: from own, the image, or the
+ * file (one pread of at most ELFSYM_MAX_NAME + 1 bytes). It must still be what
+ * was loaded: NUL-terminated at its length and nowhere before (a file changed
+ * or truncated since reads short or otherwise). 0 or -errno.
+ */
+static int read_text(const struct elf_syms *s, const struct elf_sym *e, char *buf)
+{
+	size_t len = e->len + 1, got = 0;
+
+	if (e->own) {
+		memcpy(buf, s->own + e->name, len);
+	} else if ((uint64_t)e->name + len > s->str_size) {
+		return -ERANGE;
+	} else if (s->mem) {
+		memcpy(buf, s->mem + s->str_off + e->name, len);
+	} else if (s->fd < 0) {
+		return -EBADF;
+	} else {
+		while (got < len) {
+			ssize_t r = pread(s->fd, buf + got, len - got,
+					  (off_t)(s->str_off + e->name + got));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return r < 0 ? -errno : -EIO;
+			got += (size_t)r;
+		}
+	}
+	if (buf[e->len] != '\0' || memchr(buf, '\0', e->len) ||
+	    (e->plain < e->len && buf[e->plain] != '@'))
+		return -EBADMSG;
+	return 0;
+}
+
+/*
+ * Symbol i's name as "plain\0" and, when versioned, "plain@VERSION\0" after
+ * it: from the cache, else read and cached (the cache starts over when it
+ * would hold more than its bound). NULL with errno set when it cannot be read.
+ */
+static const char *symbol_text(const struct elf_syms *s, size_t i)
+{
+	struct name_cache *c = s->names;
+	struct name_slot *slot = &c->slots[i & (c->n_slots - 1)];
+	const struct elf_sym *e = &s->v[i];
+	bool versioned = e->plain < e->len;
+	size_t size = e->plain + 1 + (versioned ? e->len + 1 : 0);
+	char *text;
+	int err;
+
+	if (slot->sym == i + 1)
+		return slot->text;
+	text = malloc(size);
+	if (!text)
+		return NULL;
+	/* the full text where it stays, then its plain part before it */
+	err = read_text(s, e, versioned ? text + e->plain + 1 : text);
+	if (!e->own)
+		c->reads++;
+	if (err) {
+		c->failed += !e->own;
+		free(text);
+		errno = -err;
+		return NULL;
+	}
+	if (versioned) {
+		memcpy(text, text + e->plain + 1, e->plain);
+		text[e->plain] = '\0';
+	}
+	c->bytes -= slot->text ? slot->size + 16 : 0;
+	free(slot->text);
+	*slot = (struct name_slot){0};
+	if (c->bytes + size + 16 > c->max)
+		names_clear(c);
+	*slot = (struct name_slot){.sym = (uint32_t)(i + 1), .size = (uint32_t)size, .text = text};
+	c->bytes += size + 16;
+	return text;
+}
+
+int elf_syms_name(const struct elf_syms *s, uint64_t vaddr, const char **name,
+		  const char **versioned)
 {
 	size_t lo = find_symbol(s, s->n, vaddr);
+	const char *text;
 
+	*name = NULL;
 	if (versioned)
 		*versioned = NULL;
 	if (!lo)
-		return NULL;
-	if (versioned)
-		*versioned = versioned_name(s->arena, &s->v[lo - 1]);
-	return s->arena + s->v[lo - 1].name;
+		return 0;
+	text = symbol_text(s, lo - 1);
+	if (!text)
+		return -errno;
+	*name = text;
+	if (versioned && s->v[lo - 1].plain < s->v[lo - 1].len)
+		*versioned = text + s->v[lo - 1].plain + 1;
+	return 1;
+}
+
+const char *elf_syms_lookup_versioned(const struct elf_syms *s, uint64_t vaddr,
+				      const char **versioned)
+{
+	const char *name;
+
+	elf_syms_name(s, vaddr, &name, versioned);
+	return name;
+}
+
+void elf_syms_name_stats(const struct elf_syms *s, uint64_t *reads, uint64_t *failed)
+{
+	*reads = s->names->reads;
+	*failed = s->names->failed;
 }
 
 const char *elf_syms_build_id(const struct elf_syms *s)
@@ -1164,5 +1451,5 @@ const char *elf_syms_debuglink(const struct elf_syms *s, uint32_t *crc)
 
 size_t elf_syms_memory(const struct elf_syms *s)
 {
-	return sizeof(*s) + s->cap * sizeof(*s->v) + s->arena_cap;
+	return sizeof(*s) + s->cap * sizeof(*s->v) + s->own_cap + cache_bound(s->n, s->names_bytes);
 }

@@ -4,6 +4,7 @@
  * independent reader of the expected answers; and hostile, broken buffers.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -550,10 +551,282 @@ START_TEST(test_plt_libc)
 }
 END_TEST
 
+/* --- names read back from the file ------------------------------------------------------ */
+
+/* Section name's header in an ELF64 little-endian image (the fixtures'), or NULL. */
+static Elf64_Shdr *image_section(unsigned char *img, size_t len, const char *name)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Shdr *sh, *names;
+
+	ck_assert_uint_ge(len, sizeof(*eh));
+	ck_assert_int_eq(eh->e_ident[EI_CLASS], ELFCLASS64);
+	ck_assert_uint_le(eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh), len);
+	sh = (Elf64_Shdr *)(img + eh->e_shoff);
+	names = &sh[eh->e_shstrndx];
+	for (size_t i = 0; i < eh->e_shnum; i++)
+		if (!strcmp((const char *)img + names->sh_offset + sh[i].sh_name, name))
+			return &sh[i];
+	return NULL;
+}
+
+/* The .symtab entry of the symbol name in the image. */
+static Elf64_Sym *image_symbol(unsigned char *img, size_t len, const char *name)
+{
+	Elf64_Shdr *symtab = image_section(img, len, ".symtab");
+	Elf64_Shdr *strtab = image_section(img, len, ".strtab");
+	Elf64_Sym *v;
+
+	ck_assert_ptr_nonnull(symtab);
+	ck_assert_ptr_nonnull(strtab);
+	v = (Elf64_Sym *)(img + symtab->sh_offset);
+	for (size_t i = 0; i < symtab->sh_size / sizeof(*v); i++)
+		if (v[i].st_name < strtab->sh_size &&
+		    !strcmp((const char *)img + strtab->sh_offset + v[i].st_name, name))
+			return &v[i];
+	ck_abort_msg("no symbol %s", name);
+	return NULL;
+}
+
+/* A copy of image into a new file of the scratch directory; its path into path. */
+static void write_file(char *path, size_t len, const void *img, size_t img_len)
+{
+	int fd;
+
+	snprintf(path, len, "/tmp/ember_names_XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, img, img_len), (ssize_t)img_len);
+	close(fd);
+}
+
+/* The symbols of file path, loaded through a descriptor closed at once. */
+static struct elf_syms *load_path(const char *path)
+{
+	return load_file(path);
+}
+
+START_TEST(test_names_read_back)
+{
+	static const char *const fns[] = {"pie_hot_function", "pie_cold_function", "main"};
+	struct elf_syms *s = load_file(FX("fx_pie"));
+	uint64_t addr[3], reads, failed, reads0;
+	const char *name, *v;
+
+	for (size_t i = 0; i < 3; i++)
+		addr[i] = nm_symbol(FX("fx_pie"), fns[i], false, NULL);
+	elf_syms_name_stats(s, &reads0, &failed);
+	/* each name where nm puts it, whichever was read before */
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < 3; i++) {
+			ck_assert_int_eq(elf_syms_name(s, addr[i] + 1, &name, &v), 1);
+			ck_assert_str_eq(name, fns[i]);
+			ck_assert_ptr_null(v);
+		}
+	/* read from the file once each, then from the cache */
+	elf_syms_name_stats(s, &reads, &failed);
+	ck_assert_uint_eq(reads - reads0, 3);
+	ck_assert_uint_eq(failed, 0);
+	ck_assert_int_eq(elf_syms_name(s, 0, &name, &v), 0);
+	ck_assert_ptr_null(name);
+	elf_syms_free(s);
+}
+END_TEST
+
+/* Whether the name of group's address (names: its nm aliases, NUL-separated) is one of them. */
+static bool named_one_of(const struct elf_syms *s, uint64_t addr, const char *names, size_t len)
+{
+	const char *got = elf_syms_lookup(s, addr);
+
+	for (size_t i = 0; got && i < len; i += strlen(names + i) + 1)
+		if (!strcmp(got, names + i))
+			return true;
+	return false;
+}
+
+/*
+ * Every function nm lists in a larger binary (the test runner itself: its
+ * thousands of symbols outnumber the cache's slots) is named as nm names it,
+ * or as one of its aliases.
+ */
+START_TEST(test_names_many)
+{
+	char self[4096], cmd[4200], line[4096 + 64], name[4096], group[1 << 16], type;
+	unsigned long long a, prev = 0;
+	size_t checked = 0, group_len = 0;
+	struct elf_syms *s;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	FILE *p;
+
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	s = load_path(self);
+	snprintf(cmd, sizeof(cmd), "nm --defined-only -n '%s'", self);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	for (;;) {
+		bool more = fgets(line, sizeof(line), p) != NULL;
+
+		if (more && (sscanf(line, "%llx %c %4095s", &a, &type, name) != 3 ||
+			     (type != 'T' && type != 't') || strchr(name, '@') ||
+			     strchr(name, '.') || name[0] == '$'))
+			continue;
+		if (group_len && (!more || a != prev)) {
+			ck_assert_msg(named_one_of(s, prev, group, group_len), "%#llx: %s, nm: %s",
+				      prev, elf_syms_lookup(s, prev), group);
+			checked++;
+			group_len = 0;
+		}
+		if (!more)
+			break;
+		if (group_len + strlen(name) + 1 <= sizeof(group)) {
+			memcpy(group + group_len, name, strlen(name) + 1);
+			group_len += strlen(name) + 1;
+		}
+		prev = a;
+	}
+	pclose(p);
+	ck_assert_uint_gt(checked, 1000);
+	elf_syms_free(s);
+}
+END_TEST
+
+/*
+ * A name that runs past the end of its string table (the table cut one byte
+ * short of the last name's NUL) and a name offset past the table: those
+ * symbols stay unnamed, read from the image or a file; the others are named.
+ */
+START_TEST(test_names_hostile_offsets)
+{
+	size_t len;
+	unsigned char *img = read_all(FX("fx_pie"), &len);
+	Elf64_Shdr *strtab = image_section(img, len, ".strtab");
+	Elf64_Sym *hot = image_symbol(img, len, "pie_hot_function");
+	Elf64_Sym *cold = image_symbol(img, len, "pie_cold_function");
+	uint64_t hot_addr = hot->st_value, cold_addr = cold->st_value, last;
+	char path[64];
+	struct elf_syms *s;
+
+	/* the cold function's name becomes the last one, cut short; the hot one's is out of range */
+	last = strtab->sh_size - 1;
+	while (last > 0 && img[strtab->sh_offset + last - 1])
+		last--;
+	memcpy(img + strtab->sh_offset + last, "cold", 4);
+	img[strtab->sh_offset + last + 4] = 'x';
+	ck_assert_uint_ge(strtab->sh_size - last, 5);
+	strtab->sh_size = last + 4;
+	cold->st_name = (uint32_t)last;
+	hot->st_name = 0xfffffff0u;
+	for (int from_file = 0; from_file < 2; from_file++) {
+		if (from_file) {
+			write_file(path, sizeof(path), img, len);
+			s = load_path(path);
+			unlink(path);
+		} else {
+			s = elf_syms_load_mem(img, len);
+		}
+		ck_assert_ptr_nonnull(s);
+		check_not_named(s, hot_addr, "pie_hot_function");
+		check_not_named(s, cold_addr, "cold");
+		check_not_named(s, cold_addr, "coldx");
+		check_named(s, FX("fx_pie"), false, "main");
+		elf_syms_free(s);
+	}
+	free(img);
+}
+END_TEST
+
+/*
+ * The file changes after loading: replaced by another at its path (the names
+ * are still the loaded file's, through the descriptor kept), then its names
+ * overwritten, then truncated before its string table. A name that cannot be
+ * read back is unnamed and counted; one read before stays cached.
+ */
+START_TEST(test_names_file_changed)
+{
+	size_t len;
+	unsigned char *img = read_all(FX("fx_pie"), &len);
+	Elf64_Shdr *strtab = image_section(img, len, ".strtab");
+	Elf64_Sym *cold = image_symbol(img, len, "pie_cold_function");
+	uint64_t main_addr = nm_symbol(FX("fx_pie"), "main", false, NULL);
+	uint64_t hot_addr = nm_symbol(FX("fx_pie"), "pie_hot_function", false, NULL);
+	uint64_t cold_addr = nm_symbol(FX("fx_pie"), "pie_cold_function", false, NULL);
+	uint64_t str_off = strtab->sh_offset, cold_name = str_off + cold->st_name;
+	uint64_t reads, failed;
+	const char *name;
+	char path[64];
+	struct elf_syms *s;
+	int fd;
+
+	write_file(path, sizeof(path), img, len);
+	s = load_path(path);
+	ck_assert_str_eq(elf_syms_lookup(s, main_addr), "main");
+	/* another file at the path: not what is read */
+	ck_assert_int_eq(unlink(path), 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "not an ELF file", 15), 15);
+	close(fd);
+	ck_assert_str_eq(elf_syms_lookup(s, hot_addr), "pie_hot_function");
+	elf_syms_free(s);
+	unlink(path);
+
+	write_file(path, sizeof(path), img, len);
+	s = load_path(path);
+	ck_assert_str_eq(elf_syms_lookup(s, main_addr), "main");
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	/* a NUL inside the cold function's name: no longer the name loaded */
+	ck_assert_int_eq(pwrite(fd, "", 1, (off_t)cold_name + 3), 1);
+	ck_assert_int_eq(elf_syms_name(s, cold_addr, &name, NULL), -EBADMSG);
+	ck_assert_ptr_null(name);
+	/* cut before the string table: every name not cached is unreadable */
+	ck_assert_int_eq(ftruncate(fd, (off_t)str_off), 0);
+	close(fd);
+	ck_assert_int_lt(elf_syms_name(s, hot_addr, &name, NULL), 0);
+	ck_assert_ptr_null(elf_syms_lookup(s, hot_addr));
+	ck_assert_str_eq(elf_syms_lookup(s, main_addr), "main");
+	elf_syms_name_stats(s, &reads, &failed);
+	ck_assert_uint_eq(failed, 3);
+	elf_syms_free(s);
+	unlink(path);
+	free(img);
+}
+END_TEST
+
+/*
+ * What a file's symbols are charged is what they hold: no copy of the names,
+ * so much less than the names' bytes for a binary with long ones.
+ */
+START_TEST(test_names_not_held)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct elf_syms *s;
+	struct stat st;
+	int fd;
+
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	s = elf_syms_load_fd(fd);
+	ck_assert_ptr_nonnull(s);
+	/* a dup of the descriptor is kept; the caller's is the caller's */
+	ck_assert_int_eq(close(fd), 0);
+	ck_assert_int_eq(fstat(fd, &st), -1);
+	ck_assert_ptr_nonnull(elf_syms_lookup(s, nm_symbol(self, "main", false, NULL)));
+	/* 24 bytes a symbol, and the bounded cache */
+	ck_assert_uint_le(elf_syms_memory(s), 24 * elf_syms_count(s) + (160u << 10));
+	elf_syms_free(s);
+}
+END_TEST
+
 Suite *elfsym_suite(void)
 {
 	Suite *s = suite_create("elfsym");
 	TCase *tc = tcase_create("core"), *plt = tcase_create("plt");
+	TCase *names = tcase_create("names");
 
 	tcase_add_test(tc, test_pie);
 	tcase_add_test(tc, test_shlib);
@@ -573,5 +846,12 @@ Suite *elfsym_suite(void)
 	tcase_add_test(plt, test_plt_debug_file);
 	tcase_add_test(plt, test_plt_libc);
 	suite_add_tcase(s, plt);
+	tcase_set_timeout(names, 60);
+	tcase_add_test(names, test_names_read_back);
+	tcase_add_test(names, test_names_many);
+	tcase_add_test(names, test_names_hostile_offsets);
+	tcase_add_test(names, test_names_file_changed);
+	tcase_add_test(names, test_names_not_held);
+	suite_add_tcase(s, names);
 	return s;
 }
