@@ -514,16 +514,16 @@ static void print_refused(const struct ember_status *st)
 
 	if (!r->perfmap_symlink && !r->perfmap_owner && !r->perfmap_size && !r->perfmap_type &&
 	    !r->perfmap_over_share && !r->binaries_too_big && !r->binaries_over_share &&
-	    !r->frames_wait_cut && !r->names_sanitized)
+	    !r->frames_wait_cut && !r->names_unread && !r->names_sanitized)
 		return;
 	printf("  %-13s since start: perf maps %" PRIu64 " symlink, %" PRIu64
 	       " wrong owner, %" PRIu64 " too big, %" PRIu64 " not a file, %" PRIu64
 	       " cut at their share; binaries %" PRIu64 " over their share, %" PRIu64
-	       " over their process's or user's; frames %" PRIu64
-	       " unnamed while parsing; names sanitized %" PRIu64 "\n",
+	       " over their process's or user's; frames %" PRIu64 " unnamed while parsing, %" PRIu64
+	       " unnamed as their binary changed; names sanitized %" PRIu64 "\n",
 	       "refused", r->perfmap_symlink, r->perfmap_owner, r->perfmap_size, r->perfmap_type,
 	       r->perfmap_over_share, r->binaries_too_big, r->binaries_over_share,
-	       r->frames_wait_cut, r->names_sanitized);
+	       r->frames_wait_cut, r->names_unread, r->names_sanitized);
 }
 
 static void print_daemon(const struct daemon_view *v)
@@ -946,12 +946,13 @@ static void prom_refused(const struct ember_status *st)
 {
 	const struct status_refused *r = &st->refused;
 	static const char *const what[] = {
-		"perf_map_symlink",  "perf_map_owner",	    "perf_map_size",
-		"perf_map_type",     "perf_map_over_share", "binary_too_big",
-		"binary_over_share", "frame_wait_cut",	    "name_sanitized"};
+		"perf_map_symlink",    "perf_map_owner", "perf_map_size",     "perf_map_type",
+		"perf_map_over_share", "binary_too_big", "binary_over_share", "frame_wait_cut",
+		"name_unread",	       "name_sanitized"};
 	const uint64_t v[] = {r->perfmap_symlink,     r->perfmap_owner,	     r->perfmap_size,
 			      r->perfmap_type,	      r->perfmap_over_share, r->binaries_too_big,
-			      r->binaries_over_share, r->frames_wait_cut,    r->names_sanitized};
+			      r->binaries_over_share, r->frames_wait_cut,    r->names_unread,
+			      r->names_sanitized};
 
 	family("ember_refused_total", "counter",
 	       "Hostile or broken input refused or cut short since emberd started, by kind.");

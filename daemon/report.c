@@ -266,6 +266,7 @@ static void gather_symbols(struct interval_report *r, const struct report_source
 		.binaries_too_big = r->sym.files_too_big,
 		.binaries_over_share = r->sym.files_over_share,
 		.frames_wait_cut = r->sym.loader_waits_cut,
+		.names_unread = r->sym.names_unread,
 		.names_sanitized = proctable_names_sanitized(src->procs),
 	};
 	caches_from_stats(r, src);
@@ -582,14 +583,15 @@ static void log_symbols(const struct interval_report *r)
 			 s->perfmap.refused_size, s->perfmap.refused_type, s->perfmap.over_share,
 			 s->perfmap.bad_lines);
 	log_debug("symbols: %lu of %lu frames named, %lu demangled; file cache %lu binaries, "
-		  "%lu of %lu MiB (%lu named from a debug file); perf maps %lu, %lu KiB, "
+		  "%lu of %lu MiB (%lu named from a debug file), names read back %lu (%lu "
+		  "unreadable); perf maps %lu, %lu KiB, "
 		  "%lu frames named, %lu malformed lines; kernel names asked %lu, cached %lu; "
 		  "runtime frames %lu, read as sampled %lu in %lu stacks (%lu could not be)",
 		  s->named, s->frames, s->demangled, s->files_cached, s->file_cache_bytes >> 20,
-		  s->file_cache_bound >> 20, s->debug_build_id + s->debug_link, s->perfmap.maps,
-		  s->perfmap.memory >> 10, s->perfmap.named, s->perfmap.bad_lines, s->kernel_asked,
-		  s->kernel_cached, s->runtime_frames, s->runtime_seen, s->runtime_seen_stacks,
-		  s->runtime_seen_unread);
+		  s->file_cache_bound >> 20, s->debug_build_id + s->debug_link, s->names_read,
+		  s->names_unread, s->perfmap.maps, s->perfmap.memory >> 10, s->perfmap.named,
+		  s->perfmap.bad_lines, s->kernel_asked, s->kernel_cached, s->runtime_frames,
+		  s->runtime_seen, s->runtime_seen_stacks, s->runtime_seen_unread);
 }
 
 /* Memory growth's line: a warning when it lost samples or stacks, else debug. */

@@ -123,6 +123,7 @@ static const struct sf_key keys[] = {
 	K("refused.binaries_too_big", SF_U64, refused.binaries_too_big),
 	K("refused.binaries_over_share", SF_U64, refused.binaries_over_share),
 	K("refused.frames_wait_cut", SF_U64, refused.frames_wait_cut),
+	K("refused.names_unread", SF_U64, refused.names_unread),
 	K("refused.names_sanitized", SF_U64, refused.names_sanitized),
 	K("budget.ns_per_s", SF_I64, budget.ns_per_s),
 	K("budget.wall_ns", SF_I64, budget.wall_ns),

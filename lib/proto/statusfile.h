@@ -220,6 +220,7 @@ struct status_refused {
 	uint64_t binaries_too_big;    /* symbol tables over a file's share of the cache */
 	uint64_t binaries_over_share; /* binaries over what their process's or user's share left */
 	uint64_t frames_wait_cut;     /* frames left unnamed: their binary was still being parsed */
+	uint64_t names_unread;	      /* frames left unnamed: their binary changed since loading */
 	uint64_t names_sanitized;     /* service names that were no valid label value */
 };
 

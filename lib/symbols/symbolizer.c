@@ -442,12 +442,34 @@ static bool mapping_has_file(const struct proc_map *m)
 	return m->path && m->path[0] == '/' && m->inode && strncmp(m->path, "/memfd:", 7);
 }
 
+/*
+ * Names vaddr from syms, whose names are read back from their file (once per
+ * distinct frame and interval at most: the drain caches its frames, the
+ * symbols their hot names): 1 named, 0 no symbol, < 0 its name unreadable
+ * (counted; the frame stays an address).
+ */
+static int file_name(struct symbolizer *s, const struct elf_syms *syms, uint64_t vaddr,
+		     struct sym_frame *out)
+{
+	uint64_t reads, failed, reads_after;
+	int ret;
+
+	elf_syms_name_stats(syms, &reads, &failed);
+	ret = elf_syms_name(syms, vaddr, &out->function, &out->system_name);
+	elf_syms_name_stats(syms, &reads_after, &failed);
+	s->st.names_read += reads_after - reads;
+	if (ret < 0)
+		s->st.names_unread++;
+	return ret;
+}
+
 static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct proc_map *m,
 		       uint64_t addr, struct sym_frame *out)
 {
 	const struct elf_syms *syms;
 	struct file_entry *f;
 	uint64_t vaddr;
+	int ret;
 
 	if (!mapping_has_file(m))
 		return false;
@@ -459,10 +481,10 @@ static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct 
 	/* A debug file's addresses are the binary's: translate with the binary's segments. */
 	if (!elf_syms_offset_to_vaddr(f->syms, addr - m->start + m->offset, &vaddr))
 		return true;
-	out->function = elf_syms_lookup_versioned(syms, vaddr, &out->system_name);
+	ret = file_name(s, syms, vaddr, out);
 	/* A debug file has no PLT (its sections are empty): the binary names the stubs. */
-	if (!out->function && syms != f->syms)
-		out->function = elf_syms_lookup_versioned(f->syms, vaddr, &out->system_name);
+	if (!ret && syms != f->syms)
+		file_name(s, f->syms, vaddr, out);
 	return true;
 }
 

@@ -47,6 +47,8 @@ struct symbolizer_stats {
 	uint64_t files_too_big;	      /* binaries refused: symbols over a file's share */
 	uint64_t files_over_share;    /* binaries refused: over their process's or user's share */
 	uint64_t loader_waits_cut;    /* frames left unnamed: the drain's wait budget was spent */
+	uint64_t names_read;	      /* function names read back from a binary (not cached) */
+	uint64_t names_unread;	      /* frames left unnamed: their binary changed since loading */
 	uint64_t kernel_asked;	      /* kernel addresses the kernel namer was asked for */
 	uint64_t kernel_cached;	      /* kernel names held in the cache of the namer's answers */
 	struct perfmap_stats perfmap; /* JIT frames from /tmp/perf-PID.map */
