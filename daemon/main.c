@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -308,11 +309,29 @@ static int open_store(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Raises the soft limit on descriptors towards the hard one, as far as the
+ * symbolizer's own (SYMBOLIZER_MAX_FDS) and ~1000 more need: systemd's default
+ * soft limit is 1024, and emberd polls with epoll, never select().
+ */
+static void raise_nofile(void)
+{
+	rlim_t want = SYMBOLIZER_MAX_FDS + 1024;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		log_debug("cannot raise the limit on open files: %s", strerror(errno));
+}
+
 /* The symbolizer (with kernel names from BPF when it can), the process table. 0 or 1. */
 static int open_symbols(struct daemon *d)
 {
 	int rc;
 
+	raise_nofile();
 	d->sym = symbolizer_new();
 	rc = d->sym ? ksymbpf_open(&d->ksym) : 0;
 	if (d->ksym)

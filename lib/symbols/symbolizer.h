@@ -62,6 +62,12 @@ struct symbolizer_stats {
 struct symbolizer;
 struct proc_snap;
 
+/*
+ * Descriptors the symbolizer may hold: one per cached binary and per debug
+ * file found for one (names are read back from them), SYM_MAX_FILES of each.
+ */
+#define SYMBOLIZER_MAX_FDS (2 * 4096)
+
 /* NULL with errno set. */
 struct symbolizer *symbolizer_new(void);
 /*

@@ -27,6 +27,7 @@
 
 /* Binaries whose symbols are kept, and the bytes they may hold together by default. */
 #define SYM_MAX_FILES 4096
+_Static_assert(SYMBOLIZER_MAX_FDS == 2 * SYM_MAX_FILES, "a binary and its debug file");
 #define SYM_MAX_CACHE_BYTES (1ull << 30)
 /*
  * A binary, the binaries loaded for one process and those of one user's
