@@ -12,8 +12,8 @@
 #include <sys/types.h>
 
 /*
- * Shares of the cache's bound: one binary's symbols at most half (node 22's
- * take ~11 MB, of the 12 MiB half at the default memory_limit), the binaries
+ * Shares of the cache's bound: one binary's symbols at most half (node 24's
+ * take 2.6 MB, of the 12 MiB half at the default memory_limit), the binaries
  * loaded for one process at most half, and those of one user's processes at
  * most half, so that whatever one user runs, maps or keeps busy, half is left
  * to the others. root's processes are the system's own, many and trusted:
