@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # No one user takes the host's symbol cache (issue 47, item 3). As user nobody, ten copies
-# of a program whose symbols are large but legal (3,000 functions of 3,300-character
-# names: ~10 MiB each, under a binary's share) burn CPU and stay busy; then a root process
+# of a program whose symbols are large but legal (420,000 functions: ~10 MiB each, under a
+# binary's share) burn CPU and stay busy; then a root process
 # starts. Before, the copies held the whole cache, which may not evict binaries in use,
 # and the late process stayed unnamed. emberd, under its unit's memory limit, must keep
 # its pid, keep every interval short of the watchdog, name the late process, name the
@@ -27,15 +27,12 @@ WATCHDOG_S=$(sed -n 's/^WatchdogSec=\([0-9]*\)s$/\1/p' "$EMBER_SRC/systemd/ember
 hostile_dir
 B=$T/bin
 # Built here, as a user would build it (gcc -O2, Debian's default flags, not stripped):
-# 3,000 distinct functions of 3,300-character names, ~10 MB of .strtab.
-awk 'BEGIN {
-	pad = sprintf("%03300d", 0)
-	print "volatile unsigned long fn_sink;"
-	for (i = 0; i < 3000; i++)
-		printf "void fn_%d_%s(void) { fn_sink += %d; }\n", i, pad, i
-}' >"$B/fns.c"
+# 420,000 distinct functions (fn_0 ...), 24 bytes each in the cache (names are read back
+# from the file, not held): ~10 MB.
+printf '.text\n.macro fn\n.globl fn_\\@\n.type fn_\\@, @function\nfn_\\@: ret\n.size fn_\\@, 1\n.endm\n.rept 420000\nfn\n.endr\n.section .note.GNU-stack,"",@progbits\n' \
+	>"$B/fns.S"
 gcc -O2 -D_GNU_SOURCE -I"$EMBER_SRC/tests/fixtures" -o "$B/bigsyms" \
-	"$EMBER_SRC/tests/fixtures/busy.c" "$B/fns.c" || fail "cannot build bigsyms"
+	"$EMBER_SRC/tests/fixtures/busy.c" "$B/fns.S" || fail "cannot build bigsyms"
 # copies: distinct files (inodes), each a binary of its own to the cache
 for i in $(seq 1 $COPIES); do cp "$B/bigsyms" "$B/copy$i"; done
 cp "$FX/fx_busy" "$T/late"
