@@ -251,6 +251,25 @@ static size_t put_utf8(char *out, size_t n, size_t cap, uint32_t c)
 }
 
 /*
+ * Bytes read at once from the start of a string, a location table or a code
+ * object, past the fields needed first: most names and tables fit, so an
+ * object costs one process_vm_readv() where reading field by field cost three
+ * (a short-lived Python process announces ~50 code objects: ~600 calls,
+ * issue 46). When the block cannot be read (it ends past a mapping), the
+ * exact reads follow: the answer is the same, only the calls differ.
+ */
+#define PY_BLOCK 256
+
+/* The u64 at off of block b (off + 8 <= PY_BLOCK). */
+static uint64_t block_u64(const uint8_t *b, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, sizeof(v));
+	return v;
+}
+
+/*
  * The compact string at addr as UTF-8 into out (cap bytes), cut at
  * PY_STR_MAX characters. Only compact strings (all names and file names of
  * code objects are): others are refused.
@@ -258,15 +277,24 @@ static size_t put_utf8(char *out, size_t n, size_t cap, uint32_t c)
 static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_t addr, char *out,
 		    size_t cap)
 {
-	uint64_t len, state;
-	uint8_t buf[4 * PY_STR_MAX];
+	uint64_t len, state, data;
+	uint8_t head[PY_BLOCK], buf[4 * PY_STR_MAX];
+	const uint8_t *bytes = buf;
+	bool block;
 	uint32_t kind;
 	size_t n = 0;
 
 	out[0] = '\0';
-	if (!addr || !mem_u64(mem, addr + PY_STR_LENGTH, &len) ||
-	    !mem_u64(mem, addr + PY_STR_STATE, &state))
+	if (!addr)
 		return -EFAULT;
+	block = mem->read(mem->arg, head, sizeof(head), addr);
+	if (block) {
+		len = block_u64(head, PY_STR_LENGTH);
+		state = block_u64(head, PY_STR_STATE);
+	} else if (!mem_u64(mem, addr + PY_STR_LENGTH, &len) ||
+		   !mem_u64(mem, addr + PY_STR_STATE, &state)) {
+		return -EFAULT;
+	}
 	kind = PY_STR_KIND(state);
 	if (!PY_STR_COMPACT(state) || (kind != 1 && kind != 2 && kind != 4) || len > (1u << 30))
 		return -EINVAL;
@@ -274,15 +302,17 @@ static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_
 		len = PY_STR_MAX;
 	if (PY_STR_ASCII(state) && kind != 1)
 		return -EINVAL;
-	if (len && !mem->read(mem->arg, buf, len * kind,
-			      addr + (PY_STR_ASCII(state) ? l->ascii_size : l->compact_size)))
+	data = PY_STR_ASCII(state) ? l->ascii_size : l->compact_size;
+	if (block && data + len * kind <= sizeof(head))
+		bytes = head + data;
+	else if (len && !mem->read(mem->arg, buf, len * kind, addr + data))
 		return -EFAULT;
 	for (size_t i = 0; i < len; i++) {
-		uint32_t c = kind == 1 ? buf[i] :
-			     kind == 2 ? (uint32_t)buf[2 * i] | (uint32_t)buf[2 * i + 1] << 8 :
-					 (uint32_t)buf[4 * i] | (uint32_t)buf[4 * i + 1] << 8 |
-						 (uint32_t)buf[4 * i + 2] << 16 |
-						 (uint32_t)buf[4 * i + 3] << 24;
+		uint32_t c = kind == 1 ? bytes[i] :
+			     kind == 2 ? (uint32_t)bytes[2 * i] | (uint32_t)bytes[2 * i + 1] << 8 :
+					 (uint32_t)bytes[4 * i] | (uint32_t)bytes[4 * i + 1] << 8 |
+						 (uint32_t)bytes[4 * i + 2] << 16 |
+						 (uint32_t)bytes[4 * i + 3] << 24;
 		size_t m;
 
 		if (PY_STR_ASCII(state) && c >= 0x80)
@@ -298,9 +328,16 @@ static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_
 
 static int read_linetable(const struct rt_mem *mem, uint64_t bytes, struct py_code *out)
 {
+	uint8_t head[PY_BLOCK];
 	uint64_t len;
+	bool block;
 
-	if (!bytes || !mem_u64(mem, bytes + PY_BYTES_SIZE, &len))
+	if (!bytes)
+		return -EFAULT;
+	block = mem->read(mem->arg, head, sizeof(head), bytes);
+	if (block)
+		len = block_u64(head, PY_BYTES_SIZE);
+	else if (!mem_u64(mem, bytes + PY_BYTES_SIZE, &len))
 		return -EFAULT;
 	if (len > PY_LINETABLE_MAX)
 		return -EINVAL;
@@ -308,9 +345,38 @@ static int read_linetable(const struct rt_mem *mem, uint64_t bytes, struct py_co
 	if (!out->linetable)
 		return -ENOMEM;
 	out->linetable_len = len;
-	if (len && !mem->read(mem->arg, out->linetable, len, bytes + PY_BYTES_DATA))
+	if (block && PY_BYTES_DATA + len <= sizeof(head))
+		memcpy(out->linetable, head + PY_BYTES_DATA, len);
+	else if (len && !mem->read(mem->arg, out->linetable, len, bytes + PY_BYTES_DATA))
 		return -EFAULT;
 	return 0;
+}
+
+/* The code object's fields at code: its type, names, table and first line (0 or -EFAULT). */
+static int read_head(const struct rt_mem *mem, const struct py_layout *l, uint64_t code,
+		     uint64_t *type, uint64_t *qualname, uint64_t *filename, uint64_t *linetable,
+		     int32_t *first)
+{
+	uint8_t head[PY_BLOCK];
+	size_t end = (size_t)l->co_firstlineno + sizeof(*first);
+
+	end = end > (size_t)l->co_qualname + 8 ? end : (size_t)l->co_qualname + 8;
+	end = end > (size_t)l->co_filename + 8 ? end : (size_t)l->co_filename + 8;
+	end = end > (size_t)l->co_linetable + 8 ? end : (size_t)l->co_linetable + 8;
+	if (end <= sizeof(head) && mem->read(mem->arg, head, end, code)) {
+		*type = block_u64(head, PY_OB_TYPE);
+		*qualname = block_u64(head, l->co_qualname);
+		*filename = block_u64(head, l->co_filename);
+		*linetable = block_u64(head, l->co_linetable);
+		memcpy(first, head + l->co_firstlineno, sizeof(*first));
+		return 0;
+	}
+	/* field by field: a type read and checked before the rest, as ever */
+	if (!mem_u64(mem, code + PY_OB_TYPE, type))
+		return -EFAULT;
+	*qualname = *filename = *linetable = 0;
+	*first = 0;
+	return 1;
 }
 
 int py_code_read(const struct rt_mem *mem, const struct py_layout *l, uint64_t code_type,
@@ -321,14 +387,15 @@ int py_code_read(const struct rt_mem *mem, const struct py_layout *l, uint64_t c
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!mem_u64(mem, code + PY_OB_TYPE, &type))
-		return -EFAULT;
+	rc = read_head(mem, l, code, &type, &qualname, &filename, &linetable, &first);
+	if (rc < 0)
+		return rc;
 	if (type != code_type)
 		return -EINVAL;
-	if (!mem_u64(mem, code + l->co_qualname, &qualname) ||
-	    !mem_u64(mem, code + l->co_filename, &filename) ||
-	    !mem_u64(mem, code + l->co_linetable, &linetable) ||
-	    !mem->read(mem->arg, &first, sizeof(first), code + l->co_firstlineno))
+	if (rc > 0 && (!mem_u64(mem, code + l->co_qualname, &qualname) ||
+		       !mem_u64(mem, code + l->co_filename, &filename) ||
+		       !mem_u64(mem, code + l->co_linetable, &linetable) ||
+		       !mem->read(mem->arg, &first, sizeof(first), code + l->co_firstlineno)))
 		return -EFAULT;
 	out->firstlineno = first;
 	rc = read_str(mem, l, qualname, out->qualname, sizeof(out->qualname));

@@ -222,6 +222,60 @@ START_TEST(test_code_recorded)
 }
 END_TEST
 
+/*
+ * The same objects where the memory after each part is mapped too, as in a
+ * live heap: the same names and table, read in one call per part (the
+ * object, its two names, its table) where they fit a block; with only the
+ * parts' own bytes mapped (above), read field by field to the same answer.
+ */
+START_TEST(test_code_blocks)
+{
+	size_t in_blocks = 0;
+
+	for (size_t k = 0; k < sizeof(py_rec_objects) / sizeof(py_rec_objects[0]); k++) {
+		const struct py_rec_object *o = &py_rec_objects[k];
+		const struct py_layout *l = py_layout(o->minor);
+		const struct py_rec_region *parts[] = {&o->code, &o->qualname, &o->filename,
+						       &o->linetable};
+		/* each part at its own page, its pointer in the object moved there */
+		const uint16_t at[] = {0, l->co_qualname, l->co_filename, l->co_linetable};
+		static uint8_t room[4][4096];
+		struct memory m = {0};
+		struct py_code c;
+		uint64_t size;
+		bool fits = true;
+
+		for (size_t i = 0; i < 4; i++) {
+			ck_assert_uint_le(parts[i]->len, sizeof(room[i]));
+			memset(room[i], 0, sizeof(room[i]));
+			memcpy(room[i], parts[i]->bytes, parts[i]->len);
+			mem_add(&m, 0x10000 * (i + 1), room[i], sizeof(room[i]));
+			if (i) {
+				uint64_t addr = 0x10000 * (i + 1);
+
+				memcpy(room[0] + at[i], &addr, sizeof(addr));
+				fits = fits && parts[i]->len <= 256;
+			}
+		}
+		ck_assert_int_eq(
+			py_code_read(&(struct rt_mem){mem_read, &m}, l, o->code_type, 0x10000, &c),
+			0);
+		ck_assert_str_eq(c.qualname, o->want_qualname);
+		ck_assert_str_eq(c.filename, o->want_filename);
+		ck_assert_int_eq(c.firstlineno, o->first);
+		memcpy(&size, o->linetable.bytes + 16, sizeof(size));
+		ck_assert_uint_eq(c.linetable_len, size);
+		ck_assert_mem_eq(c.linetable, o->linetable.bytes + 32, size);
+		/* a part past the block: one more read for its bytes */
+		ck_assert_uint_eq(m.reads, fits ? 4 : m.reads);
+		ck_assert_uint_le(m.reads, 7);
+		in_blocks += fits;
+		py_code_release(&c);
+	}
+	ck_assert_uint_gt(in_blocks, 0);
+}
+END_TEST
+
 /* The drain's view: a word of a recorded code object named, with the line co_lines() gave. */
 START_TEST(test_name_recorded)
 {
@@ -476,7 +530,8 @@ START_TEST(test_cache_bounded)
 		if (rt_cache_bytes(cache) > most)
 			most = rt_cache_bytes(cache);
 	}
-	ck_assert_uint_eq(m.reads, 100000); /* each object once */
+	/* each object once: its block, then (unreadable) its type alone */
+	ck_assert_uint_eq(m.reads, 2 * 100000);
 	ck_assert_uint_le(most, 64u << 20);
 	rt_cache_free(cache);
 }
@@ -1015,6 +1070,7 @@ Suite *python_suite(void)
 	tcase_add_test(lines, test_lines_truncated);
 	tcase_add_test(lines, test_lines_malformed);
 	tcase_add_test(code, test_code_recorded);
+	tcase_add_test(code, test_code_blocks);
 	tcase_add_test(code, test_name_recorded);
 	tcase_add_test(code, test_code_hostile);
 	tcase_add_test(code, test_name_hostile);
