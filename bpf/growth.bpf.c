@@ -16,6 +16,7 @@
 #define FOLD_PROC_SOURCE EMBER_PROC_SRC_GROWTH
 #define FOLD_DEFER
 #include "fold.bpf.h"
+#include "growth_class.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -71,12 +72,31 @@ static long vma_is_file(struct task_struct *task, struct vm_area_struct *vma, vo
 	return 0;
 }
 
+/* The class of a fault at addr from mm's own ranges (growth_class.bpf.h). */
+static __always_inline enum growth_class fault_class(struct mm_struct *mm, __u64 addr)
+{
+	struct growth_mm m = {
+		.start_code = mm->start_code,
+		.end_code = mm->end_code,
+		.start_data = mm->start_data,
+		.end_data = mm->end_data,
+		.start_brk = mm->start_brk,
+		.brk = mm->brk,
+		.start_stack = mm->start_stack,
+	};
+
+	return growth_class(&m, addr);
+}
+
 /*
  * Whether the fault is growth: a user process's fault outside file-backed
- * mappings. A mapping that cannot be looked up (its lock taken) is kept.
+ * mappings. The heap, the main stack and the executable's own image are known
+ * from the mm; elsewhere the mapping is looked up, and one that cannot be
+ * (its lock taken) is kept.
  */
 static __always_inline bool fault_counts(struct task_struct *task, __u64 addr)
 {
+	enum growth_class c;
 	bool file = false;
 
 	if ((task->flags & PF_KTHREAD) || !task->mm) {
@@ -90,6 +110,13 @@ static __always_inline bool fault_counts(struct task_struct *task, __u64 addr)
 	if (task->flags & PF_EXITING) {
 		metric_inc(EMBER_CPU_M_FILTERED);
 		return false;
+	}
+	c = fault_class(task->mm, addr);
+	if (c != GROWTH_CLASS_LOOKUP) {
+		metric_inc(EMBER_GROWTH_M_BY_RANGE);
+		if (c == GROWTH_CLASS_FILE)
+			metric_inc(EMBER_GROWTH_M_FILE);
+		return c == GROWTH_CLASS_ANON;
 	}
 	if (bpf_find_vma(task, addr, vma_is_file, &file, 0)) {
 		metric_inc(EMBER_GROWTH_M_VMA_UNKNOWN);

@@ -153,6 +153,7 @@ int main(void)
 	srunner_add_suite(sr, retention_suite());
 	srunner_add_suite(sr, proctable_suite());
 	srunner_add_suite(sr, geometric_suite());
+	srunner_add_suite(sr, growth_class_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -72,6 +72,7 @@ Suite *drain_suite(void);
 Suite *membound_suite(void);
 Suite *budget_suite(void);
 Suite *geometric_suite(void);
+Suite *growth_class_suite(void);
 Suite *mapsize_suite(void);
 Suite *hostrows_suite(void);
 Suite *bpfload_suite(void);

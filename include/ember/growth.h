@@ -32,7 +32,8 @@ enum ember_growth_metric {
 	EMBER_GROWTH_M_VMA_UNKNOWN, /* faults whose mapping could not be looked up: kept */
 	EMBER_GROWTH_M_MAP_CALLS,   /* anonymous mmaps seen */
 	EMBER_GROWTH_M_MAP_SAMPLED, /* of which sampled (folded with their stack) */
-	EMBER_GROWTH_M_YOUNG, /* faults and mmaps of processes younger than min_age left out */
+	EMBER_GROWTH_M_YOUNG,	 /* faults and mmaps of processes younger than min_age left out */
+	EMBER_GROWTH_M_BY_RANGE, /* faults classified by the mm's own ranges, no mapping looked up */
 	EMBER_GROWTH_M_NR,
 };
 
