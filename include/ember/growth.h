@@ -34,6 +34,7 @@ enum ember_growth_metric {
 	EMBER_GROWTH_M_MAP_SAMPLED, /* of which sampled (folded with their stack) */
 	EMBER_GROWTH_M_YOUNG,	 /* faults and mmaps of processes younger than min_age left out */
 	EMBER_GROWTH_M_BY_RANGE, /* faults classified by the mm's own ranges, no mapping looked up */
+	EMBER_GROWTH_M_YOUNG_UNCLASSIFIED, /* of YOUNG's faults, those not classified (1 in 4 is) */
 	EMBER_GROWTH_M_NR,
 };
 
