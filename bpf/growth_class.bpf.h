@@ -23,10 +23,10 @@
 
 /* The ranges of struct mm_struct growth_class() reads (unsigned long there). */
 struct growth_mm {
-	__u64 start_code, end_code;   /* the executable's text (file-backed) */
-	__u64 start_data, end_data;   /* its last loaded segment's file bytes (file-backed) */
-	__u64 start_brk, brk;	      /* the heap (anonymous) */
-	__u64 start_stack;	      /* the initial stack pointer (anonymous above and near) */
+	__u64 start_code, end_code; /* the executable's text (file-backed) */
+	__u64 start_data, end_data; /* its last loaded segment's file bytes (file-backed) */
+	__u64 start_brk, brk;	    /* the heap (anonymous) */
+	__u64 start_stack;	    /* the initial stack pointer (anonymous above and near) */
 };
 
 enum growth_class {

@@ -92,9 +92,9 @@ START_TEST(classes_agree_with_maps)
 		char path[4096] = "";
 		bool file;
 
-		ck_assert_int_ge(sscanf(line, "%llx-%llx %*s %*s %*s %llu %4095s", &start, &end,
-					&ino, path),
-				 3);
+		ck_assert_int_ge(
+			sscanf(line, "%llx-%llx %*s %*s %*s %llu %4095s", &start, &end, &ino, path),
+			3);
 		/* a file's mapping has an inode; [heap], [stack] and anonymous ones none */
 		file = ino != 0;
 		if (!strcmp(path, "[vsyscall]"))
