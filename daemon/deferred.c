@@ -479,9 +479,9 @@ static void count_runtime(uint64_t *m, uint32_t kind, const struct uwalk_result 
 	m[kind == EMBER_RT_PYTHON ? EMBER_CPU_M_RT_PY_FRAMES : EMBER_CPU_M_RT_V8_FRAMES] +=
 		(uint64_t)res->rt_frames * records;
 	m[EMBER_CPU_M_RT_UNSUPPORTED] += (uint64_t)res->rt_unsupported * records;
-	if (res->rt_miss == 1) /* uwalk_rt.bpf.h's enum uw_rt_miss */
+	if (res->rt_miss == UWALK_RT_NO_THREAD)
 		m[EMBER_CPU_M_RT_NO_THREAD] += records;
-	else if (res->rt_miss == 2)
+	else if (res->rt_miss == UWALK_RT_BAD_FRAME)
 		m[EMBER_CPU_M_RT_BAD_FRAME] += records;
 }
 

@@ -131,6 +131,8 @@ static bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *
 }
 
 #include "uwalk.bpf.h"
+_Static_assert(UWALK_RT_NO_THREAD == UW_RT_NO_THREAD && UWALK_RT_BAD_FRAME == UW_RT_BAD_FRAME,
+	       "uwalk.h says the walk's reasons");
 
 /* The row of table in force at pc, from the caller's source: it holds for pc alone here. */
 static bool uw_env_table_rule(struct uw_env *env, __u32 table, __u64 pc,

@@ -39,6 +39,10 @@ typedef bool (*uwalk_row_fn)(void *arg, uint32_t i, struct ember_unwind_row *out
 bool uwalk_search(uint32_t nrows, uwalk_row_fn row, void *arg, uint64_t pc,
 		  struct ember_unwind_row *out, uint64_t *lo, uint64_t *hi);
 
+/* Values of uwalk_result.rt_miss: why the runtime's frames stopped short (enum uw_rt_miss). */
+#define UWALK_RT_NO_THREAD 1 /* the thread's state was not found */
+#define UWALK_RT_BAD_FRAME 2 /* a frame that is not the runtime's */
+
 /* What one walk gives: the frames, leaf first, and how it went (as struct uw_result). */
 struct uwalk_result {
 	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* as the BPF walk stores them */
