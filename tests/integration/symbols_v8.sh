@@ -41,11 +41,15 @@ function sideJs(n) {
 }
 // runs for ms of the process's CPU time: a known number of samples on a loaded host
 function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
+// Each round's sizes vary at random: rounds of one length (~10 ms) alias with a sampler's
+// fixed rate, 99 Hz landing on one function up to 99 times in 100 while V8's 1 kHz sampler
+// saw half each (bpftrace at 99 Hz agreed with ember, perf at 999 Hz with V8)
+function size() { return 10000 + Math.floor(Math.random() * 20000); }
 async function asyncHandler(ms) {
 	const end = cpuMs() + ms;
 	let x = 0;
 	while (cpuMs() < end) {
-		x += hotJsLoop(20000) + sideJs(20000);
+		x += hotJsLoop(size()) + sideJs(size());
 		await null;
 	}
 	return x;
@@ -58,7 +62,9 @@ asyncHandler(Number(process.argv[2])).then((x) => {
 });
 JS
 
-start_emberd --hz 99 --interval 2s -v
+# 499 Hz: ~2,500 samples of the 5 s under --cpu-prof, where a share's sampling error is
+# about a point (at 99 Hz, 500 samples: 2.3 points, and 5 points off one run in 25)
+start_emberd --hz 499 --interval 2s -v
 warm_node "$NODE" # node's table built before the workload starts
 "$NODE" "$T/app.js" 5000 4000 >"$T/node.out" &
 WL=$!
