@@ -192,6 +192,27 @@ static __always_inline bool uw_env_row(const uw_row_src *src, __u32 idx,
 	return true;
 }
 
+/*
+ * Per thread: its CPython thread state as its last walk found it
+ * (uwalk_rt.bpf.h's uw_py_thread_frame()), gone with the thread.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ember_py_ts_memo);
+} py_ts_memo SEC(".maps");
+
+/* Thread tid's memo of its state, when tid is the task this program runs for; else NULL. */
+static __always_inline struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid)
+{
+	(void)env;
+	if ((__u32)bpf_get_current_pid_tgid() != tid)
+		return NULL;
+	return bpf_task_storage_get(&py_ts_memo, bpf_get_current_task_btf(), NULL,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
 /* The kernel reads every runtime's chain as it is: no trace read earlier (uwalk_rt.bpf.h). */
 static __always_inline const struct ember_rt_trace *uw_env_rt_trace(struct uw_env *env)
 {

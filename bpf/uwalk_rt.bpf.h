@@ -96,19 +96,35 @@ static __always_inline __u64 uw_py_thread_frame(const struct ember_rt_proc *rt, 
 				  .tid = tid,
 				  .off_tid = rt->off[EMBER_PY_TSTATE_TID],
 				  .off_next = rt->off[EMBER_PY_TSTATE_NEXT]};
+	struct ember_py_ts_memo *memo = uw_env_py_ts_memo(env, tid);
 	__u64 interp = 0, at, frame = 0;
 
-	if (!rt->addr[0] ||
-	    !uw_env_read_mem(env, &interp, sizeof(interp),
-			     rt->addr[0] + rt->off[EMBER_PY_RUNTIME_INTERP_HEAD]) ||
-	    !interp ||
-	    !uw_env_read_mem(env, &q.ts, sizeof(q.ts),
-			     interp + rt->off[EMBER_PY_INTERP_THREADS_HEAD]))
+	if (!rt->addr[0])
 		return 0;
-	/* bound: the threads of one interpreter looked at */
-	UW_LOOP(UW_PY_THREADS_MAX, uw_py_thread_step, &q);
-	if (!q.found)
-		return 0;
+	/* the state found last time, if it is still this thread's: one read (into frame's room) */
+	if (memo && memo->runtime == rt->addr[0] && memo->ts) {
+		q.ts = memo->ts;
+		q.found = uw_env_read_mem(env, &frame, sizeof(frame), q.ts + q.off_tid) &&
+			  frame == tid;
+	}
+	if (!q.found) {
+		if (!uw_env_read_mem(env, &interp, sizeof(interp),
+				     rt->addr[0] + rt->off[EMBER_PY_RUNTIME_INTERP_HEAD]) ||
+		    !interp ||
+		    !uw_env_read_mem(env, &q.ts, sizeof(q.ts),
+				     interp + rt->off[EMBER_PY_INTERP_THREADS_HEAD]))
+			return 0;
+		/* bound: the threads of one interpreter looked at */
+		UW_LOOP(UW_PY_THREADS_MAX, uw_py_thread_step, &q);
+		if (!q.found)
+			return 0;
+		/* asked again: a pointer kept across the search would take room on the stack */
+		memo = uw_env_py_ts_memo(env, tid);
+		if (memo) {
+			memo->runtime = rt->addr[0];
+			memo->ts = q.ts;
+		}
+	}
 	at = q.ts;
 	if (rt->off[EMBER_PY_TSTATE_CFRAME] != EMBER_RT_OFF_NONE &&
 	    (!uw_env_read_mem(env, &at, sizeof(at), q.ts + rt->off[EMBER_PY_TSTATE_CFRAME]) || !at))

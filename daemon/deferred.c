@@ -502,7 +502,7 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	 * V8's frames are on the copy; the objects they point at live on in its
 	 * heap. CPython's chain moved on: read at the sample (w->rt), if it was.
 	 */
-	struct uwalk_mem live = {rt_read_pid, (void *)(intptr_t)w->tgid};
+	struct uwalk_mem live = {.read = rt_read_pid, .arg = (void *)(intptr_t)w->tgid};
 	struct walked *s = NULL;
 	uint64_t *m;
 	bool loaded = proc != NULL;

@@ -78,6 +78,17 @@ enum ember_py_off {
 /* Words of the runtime walk's memos (the walk's environment holds them: uwalk_rt.bpf.h). */
 #define EMBER_RT_SCRATCH_WORDS 3
 /*
+ * A thread's own CPython thread state, remembered from its last walk (the
+ * kernel's task storage, bpf/unwind.bpf.h; the host walk's caller's): one
+ * read to check it where a search of the interpreter's threads took one or
+ * two a thread. runtime: the _PyRuntime it was found under; 0: none yet.
+ */
+struct ember_py_ts_memo {
+	__u64 runtime;
+	__u64 ts;
+};
+
+/*
  * Bytes of a runtime's memory the walk reads at once (the walk's environment
  * holds them): CPython's frames lie one under the other in a thread's data
  * stack, and one read of user memory costs about as much as 1 KiB copied.

@@ -119,6 +119,13 @@ static bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr
 	return env->mem && env->mem->read(env->mem->arg, dst, len, addr);
 }
 
+/* The thread's memo of its CPython state, the caller's (the kernel's is per task), or NULL. */
+static struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid)
+{
+	(void)tid;
+	return env && env->mem ? env->mem->ts_memo : NULL;
+}
+
 /* CPython's chain as the kernel read it at the sample, if it did: given in place of the live one. */
 static const struct ember_rt_trace *uw_env_rt_trace(struct uw_env *env)
 {

@@ -85,6 +85,7 @@ struct uwalk_regs {
 struct uwalk_mem {
 	bool (*read)(void *arg, void *dst, size_t len, uint64_t addr);
 	void *arg;
+	struct ember_py_ts_memo *ts_memo; /* the walked thread's, as the kernel keeps; or NULL */
 };
 
 /*

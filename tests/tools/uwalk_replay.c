@@ -104,6 +104,8 @@ struct replay {
 	unsigned show_max; /* samples shown in full */
 	bool runtime;	   /* -R: walk the runtime's frames too (uwalk_mem) */
 	struct rt_cache *rt_names;
+	struct ember_py_ts_memo
+		ts_memo; /* the stopped thread's, kept across walks as the kernel's */
 	unsigned rt_frames, rt_samples, rt_shown;
 	/* the kernel's cost of the walks (struct uwalk_result's), summed: the runtime walk's under -R */
 	uint64_t walks, stack_reads, mem_reads, mem_bytes, rules;
@@ -289,7 +291,7 @@ static void runtime_walk(struct replay *r, const struct uwalk_rows *src,
 			 const struct uwalk_stack *stk, struct uwalk_regs *uregs)
 {
 	static struct uwalk_result res;
-	struct uwalk_mem mem = {read_rt, r};
+	struct uwalk_mem mem = {.read = read_rt, .arg = r, .ts_memo = &r->ts_memo};
 	struct rt_mem rmem = {read_rt, r};
 	struct rt_name name;
 

@@ -779,7 +779,7 @@ static void py_walk(uint64_t ip, uint64_t bp)
 {
 	struct uwalk_rows src = {NULL, NULL}; /* never asked: the mapping has no table */
 	struct uwalk_stack stk = {wx.stack, STACK, sizeof(wx.stack)};
-	struct uwalk_mem mem = {pm_read, NULL};
+	struct uwalk_mem mem = {.read = pm_read, .arg = NULL};
 	struct uwalk_regs regs = {.ip = ip, .sp = SP, .bp = bp, .tid = TID};
 
 	uwalk_mem(&wx.proc, &src, &stk, &mem, &regs, &wx.res);
@@ -860,6 +860,67 @@ START_TEST(test_walk_no_thread)
 }
 END_TEST
 
+/* py_walk() with the thread's memo of its state (the kernel keeps one per task). */
+static void py_walk_memo(uint64_t ip, uint64_t bp, struct ember_py_ts_memo *memo)
+{
+	struct uwalk_rows src = {NULL, NULL};
+	struct uwalk_stack stk = {wx.stack, STACK, sizeof(wx.stack)};
+	struct uwalk_mem mem = {.read = pm_read, .ts_memo = memo};
+	struct uwalk_regs regs = {.ip = ip, .sp = SP, .bp = bp, .tid = TID};
+
+	uwalk_mem(&wx.proc, &src, &stk, &mem, &regs, &wx.res);
+}
+
+/*
+ * The thread's state remembered: found by the search once, then checked with
+ * one read where the search took five (the interpreter, its first thread, that
+ * thread's id and next, this one's id); one that is not this thread's (another
+ * thread's, another runtime's, unreadable) is searched for again and replaced;
+ * a thread the interpreter no longer knows has no Python frames, as without.
+ */
+START_TEST(test_walk_memo)
+{
+	const uint64_t want[] = {LEAF, W(3), W(2), RA_C, W(1), W(0), RA_MAIN};
+
+	for (uint32_t minor = 11; minor <= 13; minor++) {
+		struct ember_py_ts_memo m = {0};
+		uint32_t searched, remembered;
+
+		py_two_runs(minor);
+		py_walk_memo(LEAF, BP(0), &m);
+		expect_walk(want, 7);
+		ck_assert_uint_eq(m.runtime, PM_RUNTIME);
+		ck_assert_uint_eq(m.ts, PM_TS);
+		searched = wx.res.mem_reads;
+		py_walk_memo(LEAF, BP(0), &m);
+		expect_walk(want, 7);
+		remembered = wx.res.mem_reads;
+		ck_assert_uint_eq(searched - remembered, 4);
+
+		m.ts = PM_TS_OTHER; /* another thread's */
+		py_walk_memo(LEAF, BP(0), &m);
+		expect_walk(want, 7);
+		ck_assert_uint_eq(m.ts, PM_TS);
+		m = (struct ember_py_ts_memo){.runtime = PM_RUNTIME + 8, .ts = PM_TS};
+		py_walk_memo(LEAF, BP(0), &m);
+		expect_walk(want, 7);
+		ck_assert_uint_eq(wx.res.mem_reads, searched);
+		ck_assert_uint_eq(m.runtime, PM_RUNTIME);
+		m.ts = 8; /* unreadable */
+		py_walk_memo(LEAF, BP(0), &m);
+		expect_walk(want, 7);
+		ck_assert_uint_eq(m.ts, PM_TS);
+
+		pm_u64(PM_TS + wx.proc.rt.off[EMBER_PY_TSTATE_TID],
+		       TID + 2); /* the thread is gone */
+		py_walk_memo(LEAF, BP(0), &m);
+		expect_walk((const uint64_t[]){LEAF, RA_EVAL_IN, RA_C, RA_EVAL_OUT, RA_MAIN}, 5);
+		ck_assert_uint_eq(wx.res.rt_miss, MISS_NO_THREAD);
+		ck_assert_uint_eq(wx.res.rt_frames, 0);
+	}
+}
+END_TEST
+
 /*
  * After a frame that is not the runtime's, the Python frames end (counted),
  * its eval frame gives what it gave; the walk goes on natively to its end.
@@ -923,7 +984,7 @@ static void py_walk_traced(const struct ember_rt_trace *t, uint64_t ip, uint64_t
 {
 	struct uwalk_rows src = {NULL, NULL};
 	struct uwalk_stack stk = {wx.stack, STACK, sizeof(wx.stack)};
-	struct uwalk_mem mem = {pm_read, NULL};
+	struct uwalk_mem mem = {.read = pm_read, .arg = NULL};
 	struct uwalk_regs regs = {.ip = ip, .sp = SP, .bp = bp, .tid = TID};
 
 	uwalk_traced(&wx.proc, &src, &stk, &mem, t, &regs, &wx.res);
@@ -931,7 +992,7 @@ static void py_walk_traced(const struct ember_rt_trace *t, uint64_t ip, uint64_t
 
 START_TEST(test_walk_traced)
 {
-	struct uwalk_mem mem = {pm_read, NULL};
+	struct uwalk_mem mem = {.read = pm_read, .arg = NULL};
 	struct ember_rt_trace t;
 
 	for (uint32_t minor = 11; minor <= 13; minor++) {
@@ -1078,6 +1139,7 @@ Suite *python_suite(void)
 	tcase_add_test(code, test_cache_bounded_tables);
 	tcase_add_test(walk, test_walk_runs);
 	tcase_add_test(walk, test_walk_no_thread);
+	tcase_add_test(walk, test_walk_memo);
 	tcase_add_test(walk, test_walk_bad_code);
 	tcase_add_test(walk, test_walk_cycle);
 	tcase_add_test(walk, test_walk_traced);

@@ -399,7 +399,7 @@ START_TEST(test_v8_frame_from_copy)
 	uint64_t sp = STACK + 0x100, bp = STACK + 0x180, word;
 	struct uwalk_rows src = {find, &fx};
 	struct uwalk_stack stk = {fx.stack, STACK, sizeof(fx.stack)};
-	struct uwalk_mem live = {live_read, NULL};
+	struct uwalk_mem live = {.read = live_read, .arg = NULL};
 	struct uwalk_regs regs = {.ip = builtins + 0x40, .sp = sp, .bp = bp};
 	struct ember_rt_proc *rt = &fx.proc.rt;
 
