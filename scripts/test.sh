@@ -22,7 +22,23 @@ build_main() {
 	cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_WERROR=ON >/dev/null &&
 		cmake --build build -j"$jobs"
 }
-run_ctest() { (cd build && ctest --output-on-failure --timeout 600); }
+run_ctest() { (cd build && rm -f Testing/Temporary/LastTestsFailed.log &&
+	ctest --output-on-failure --timeout 600); }
+# failed_tails: each failed test's FAIL lines and last lines again, at the end of the run's
+# output, where a log cut to its head and tail still shows them (whole in LastTest.log)
+failed_tails() {
+	local dir=build/Testing/Temporary
+	[ -s "$dir/LastTestsFailed.log" ] && [ -s "$dir/LastTest.log" ] || return 0
+	echo "=== failed tests, again: their FAIL lines and last 30 lines"
+	cut -d: -f2- "$dir/LastTestsFailed.log" | while read -r name; do
+		echo "--- $name"
+		awk -v n="$name" 'index($0, "Testing: " n) && $0 ~ (" " n "$") { p = 1; next }
+			p && index($0, "\"" n "\" end time:") == 1 { exit }
+			p { print }' "$dir/LastTest.log" >"$dir/$name.tail" || true
+		grep -E '^(FAIL|SKIP)' "$dir/$name.tail" | head -10
+		tail -30 "$dir/$name.tail"
+	done
+}
 build_asan() {
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_WERROR=ON \
 		>/dev/null && cmake --build build-asan -j"$jobs" --target check_ember
@@ -55,5 +71,6 @@ stage unit-asan run_asan
 if stage build-fuzz build_fuzz; then
 	for t in $(fuzz_targets); do stage "$t" run_fuzz "$t"; done
 fi
+failed_tails
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
