@@ -104,8 +104,7 @@ struct replay {
 	unsigned show_max; /* samples shown in full */
 	bool runtime;	   /* -R: walk the runtime's frames too (uwalk_mem) */
 	struct rt_cache *rt_names;
-	struct ember_py_ts_memo
-		ts_memo; /* the stopped thread's, kept across walks as the kernel's */
+	struct ember_py_ts_memo ts_memo; /* the stopped thread's, kept as the kernel keeps it */
 	unsigned rt_frames, rt_samples, rt_shown;
 	/* the kernel's cost of the walks (struct uwalk_result's), summed: the runtime walk's under -R */
 	uint64_t walks, stack_reads, mem_reads, mem_bytes, rules;
