@@ -42,7 +42,11 @@ at_exit cleanup
 
 # fail_context: what a FAIL line is followed by (fail_trap.sh calls it too).
 fail_context() {
-	[ ! -f "$T/emberd.log" ] || sed 's/^/  emberd: /' "$T/emberd.log" | tail -20
+	[ -f "$T/emberd.log" ] || return 0
+	sed 's/^/  emberd: /' "$T/emberd.log" | tail -20
+	# the workload's own lines (WL: its pid, in the tests that start one), however early
+	[ -z "${WL:-}" ] || grep -E "pid $WL([^0-9]|\$)" "$T/emberd.log" | head -20 |
+		sed "s/^/  emberd (pid $WL): /"
 }
 skip() { FAIL_SAID=1; echo "SKIP: $*"; exit 77; }
 fail() { FAIL_SAID=1; echo "FAIL: $*"; fail_context; exit 1; }
