@@ -431,6 +431,7 @@ static void on_new_event(struct daemon *d, const struct ember_proc_event *e, uns
 	 * from the mappings its exit sends (load_read marks it done).
 	 */
 	fresh = exec_recent(d, pid, now_ns);
+	unwinder_hint(d->unw, snap); /* its runtime, for the samples before its tables */
 	if (!recapture_push(d, pid, fresh ? 1 : 0, now_ns,
 			    fresh ? RECAPTURE_FIRST_NS : UNWIND_DEFER_NS, snap))
 		load_read(d, snap);

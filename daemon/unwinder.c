@@ -6,6 +6,7 @@
  * the list of its executable mappings with the table and bias of each.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <search.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,7 +71,7 @@
  */
 #define JOB_WAITERS EMBER_UNWIND_PROCS_MAX
 
-enum req_op { REQ_ADD, REQ_EXIT, REQ_EXEC };
+enum req_op { REQ_ADD, REQ_EXIT, REQ_EXEC, REQ_RUNTIME };
 
 struct req {
 	pid_t pid;
@@ -77,6 +79,13 @@ struct req {
 	int64_t ns;		/* CLOCK_MONOTONIC when asked, for the log */
 	struct proc_snap *snap; /* REQ_ADD: its mappings, read by the caller; or NULL */
 };
+
+/*
+ * Executables whose runtime the thread was asked to look for (unwinder_hint()),
+ * by the identity of a first read's first mapping: direct-mapped, so that a
+ * program started again and again asks once (while its slot lasts).
+ */
+#define HINTS 256
 
 /* One binary's table, or a negative entry (id == NO_ID) saying why it has none. */
 struct table {
@@ -155,6 +164,8 @@ struct unwinder {
 	bool asked_over;
 	struct req q[QUEUE_MAX];
 	size_t qhead, qn;
+	/* the callers' (unwinder_hint(), one thread's): asked already */
+	struct file_key hinted[HINTS];
 	bool busy;
 	/*
 	 * The stale map has entries to look at (unwinder_stale()): the thread
@@ -693,6 +704,36 @@ static struct table *table_build(struct unwinder *u, const struct job *j)
 	return t;
 }
 
+/*
+ * pid's executable, its runtime told to the kernel now, unless its table is
+ * built (which told it): the table waits behind every smaller file's and the
+ * one being built (python3.11 started 50 ms after node, in a fresh emberd:
+ * 2.8% of its samples had no Python frames, 0.7-1.4% with this).
+ */
+static void exe_runtime(struct unwinder *u, pid_t pid)
+{
+	struct table probe = {0};
+	struct stat st;
+	char path[32];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* gone, or a kernel thread */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		probe.key = file_key_of(&st);
+		if (!tfind(&probe, &u->tables, cmp_table))
+			table_runtime(u, &probe, fd);
+		if (probe.rt.kind)
+			log_debug(
+				"unwinder: pid %d: its executable's runtime told before its table "
+				"is built",
+				(int)pid);
+	}
+	close(fd);
+}
+
 /* Our own vDSO: the kernel maps the same image into every 64-bit process. */
 static void vdso_build(struct unwinder *u)
 {
@@ -1195,6 +1236,8 @@ static void unwinder_main(struct worker *w, void *arg)
 				proc_add(u, r.pid, r.ns, r.snap);
 			else if (r.op == REQ_EXIT)
 				proc_exit(u, r.pid);
+			else if (r.op == REQ_RUNTIME)
+				exe_runtime(u, r.pid);
 			else
 				proc_drop(u, r.pid, UNWINDER_EXEC);
 			procsnap_unref(r.snap);
@@ -1281,6 +1324,22 @@ void unwinder_add_snap(struct unwinder *u, struct proc_snap *snap)
 {
 	if (u)
 		add(u, snap->pid, procsnap_ref(snap));
+}
+
+void unwinder_hint(struct unwinder *u, const struct proc_snap *snap)
+{
+	const struct file_key *key;
+	struct file_key *slot;
+
+	if (!u || !snap->maps.n || procsnap_key(snap, 0, &key))
+		return;
+	slot = &u->hinted[(key->dev * 31 + key->ino) % HINTS];
+	if (!file_key_cmp(slot, key))
+		return;
+	*slot = *key;
+	worker_lock(&u->worker);
+	enqueue_locked(u, snap->pid, REQ_RUNTIME, NULL);
+	worker_unlock(&u->worker);
 }
 
 bool unwinder_asked(struct unwinder *u, pid_t pid)

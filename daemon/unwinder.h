@@ -67,6 +67,12 @@ bool unwinder_runtime(void *arg, pid_t pid, struct ember_rt_proc *out);
 void unwinder_add(struct unwinder *u, pid_t pid);
 /* The same from a read of the process's mappings just made (a reference is taken). */
 void unwinder_add_snap(struct unwinder *u, struct proc_snap *snap);
+/*
+ * A first read of pid's mappings (snap): its executable's runtime is told to
+ * the kernel at once, for the samples taken before its tables are built; once
+ * per executable (while it is remembered: a direct-mapped cache of 256 slots).
+ */
+void unwinder_hint(struct unwinder *u, const struct proc_snap *snap);
 /* Whether pid was added (and not forgotten since); false once too many were to tell. */
 bool unwinder_asked(struct unwinder *u, pid_t pid);
 /* Forgets pid (it exited), asynchronously; nothing to do for a pid never added. */
