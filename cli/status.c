@@ -563,6 +563,10 @@ static void print_daemon(const struct daemon_view *v)
 	       " named from the mappings their exit sent, the others' frames unnamed)\n",
 	       "processes", st->processes_tracked, st->processes_seen, st->processes_unread,
 	       st->processes_at_exit);
+	if (st->processes_late)
+		printf("  %-13s %" PRIu64 " read late: their first sample's report was missed, "
+		       "their samples waited 2 s (a fault: see emberd's log)\n",
+		       "", st->processes_late);
 	format_drops(st, false, drops, sizeof(drops));
 	printf("  %-13s last interval: %s\n", "bpf losses", drops);
 	format_drops(st, true, drops, sizeof(drops));
@@ -1092,6 +1096,9 @@ static void prom_daemon(const struct daemon_view *v)
 	counter("ember_processes_at_exit_total",
 		"Processes gone before emberd read them, named from the mappings their exit sent.",
 		st->processes_at_exit);
+	counter("ember_processes_late_total",
+		"Processes read only once their samples had waited 2 s: a first report missed.",
+		st->processes_late);
 	counter("ember_samples_total", "Samples drained into profiles since emberd started.",
 		st->samples.total);
 	counter("ember_profiles_stored_total", "Profiles written to the history since the start.",

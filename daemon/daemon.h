@@ -64,6 +64,7 @@ struct daemon {
 	uint64_t processes_seen;    /* first sights since the start */
 	uint64_t processes_unread;  /* of them, gone before their mappings were read */
 	uint64_t processes_at_exit; /* of those, named from the mappings their exit sent */
+	uint64_t processes_late;    /* read because their samples waited (procevents_late()) */
 	uint64_t execs_noted;	    /* exec events read: the last one's id */
 };
 

@@ -277,6 +277,8 @@ struct deferred {
 	uint32_t nexited;		    /* exits noted since the start */
 	struct exec_note execs[EXITED_MAX]; /* the last execs read, a ring */
 	uint32_t nexecs;		    /* execs noted since the start */
+	uint32_t late[DEFERRED_LATE_MAX];   /* processes whose samples waited too long, */
+	size_t nlate;			    /* distinct, until deferred_take_late() */
 };
 
 /* Under the lock: the bytes tgid's waiting samples hold. */
@@ -1020,6 +1022,31 @@ static int wait_samples(struct walked *s, const struct sampler_stack *us,
 	return rc;
 }
 
+/* Under the lock: the processes of list, samples that waited too long, noted once each. */
+static void note_late_locked(struct deferred *d, const struct waiting *list)
+{
+	for (const struct waiting *w = list; w && d->nlate < DEFERRED_LATE_MAX; w = w->next) {
+		size_t i = 0;
+
+		while (i < d->nlate && d->late[i] != w->tgid)
+			i++;
+		if (i == d->nlate)
+			d->late[d->nlate++] = w->tgid;
+	}
+}
+
+size_t deferred_take_late(struct deferred *d, uint32_t *pids, size_t max)
+{
+	size_t n;
+
+	pthread_mutex_lock(&d->mu);
+	n = d->nlate < max ? d->nlate : max;
+	memcpy(pids, d->late, n * sizeof(*pids));
+	d->nlate = 0;
+	pthread_mutex_unlock(&d->mu);
+	return n;
+}
+
 /* A walked sample's user and kernel stacks, as the drains' callbacks take them. */
 static void walked_stacks(const struct walked *s, struct sampler_stack *us,
 			  struct sampler_stack *ks)
@@ -1040,6 +1067,7 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 
 	pthread_mutex_lock(&d->mu);
 	late = take_locked(d, 0, 0, mono_ns() - DEFERRED_WAIT_NS);
+	note_late_locked(d, late);
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, late, ENTRY_ANY);
 	all = vec_take(d, &d->walked);

@@ -44,6 +44,8 @@
 #define DEFERRED_PROC_BYTES (1u << 20)
 /* How long a sample waits for its process's tables before it is walked without them. */
 #define DEFERRED_WAIT_NS (2ll * 1000 * 1000 * 1000)
+/* Processes whose samples waited too long, remembered between two deferred_take_late(). */
+#define DEFERRED_LATE_MAX 16
 /* Off-CPU waits walked and waiting for their end at once; beyond, the oldest is dropped. */
 #define DEFERRED_OPEN_MAX 1024
 
@@ -126,6 +128,11 @@ void deferred_exited(struct deferred *d, uint32_t pid, bool loading);
  * exec deleted its old program's entry); those after wait for the new one's.
  */
 void deferred_exec(struct deferred *d, uint32_t pid, uint64_t ktime_ns);
+/*
+ * The processes (at most max, distinct) whose samples the drains walked since
+ * the last call because they waited DEFERRED_WAIT_NS for tables; forgotten.
+ */
+size_t deferred_take_late(struct deferred *d, uint32_t *pids, size_t max);
 /* Reads the ring and walks every waiting sample now, with what is loaded (at the end). */
 void deferred_flush(struct deferred *d);
 /* Adds kind's deferred walks' frames and ends since the start to m (the cpu metrics). */

@@ -113,6 +113,7 @@ static int on_tick(struct daemon *d)
 	if (read(d->ev[EV_TICK].fd, &ticks, sizeof(ticks)) <= 0)
 		return 0;
 	interval_run(d->iv);
+	procevents_late(d);
 	if (d->reload_pending)
 		apply_reload(d);
 	return 0;
@@ -477,7 +478,8 @@ static int open_interval(struct daemon *d)
 						.up = &d->up,
 						.processes_seen = &d->processes_seen,
 						.processes_unread = &d->processes_unread,
-						.processes_at_exit = &d->processes_at_exit},
+						.processes_at_exit = &d->processes_at_exit,
+						.processes_late = &d->processes_late},
 					.rollups = d->rollups,
 					.classify = procevents_classify,
 					.classify_arg = d});

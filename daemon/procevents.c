@@ -5,8 +5,12 @@
  * forgotten by every part that knew it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +19,7 @@
 #include "clock.h"
 #include "control.h"
 #include "daemon.h"
+#include "deferred.h"
 #include "log.h"
 #include "procevents.h"
 #include "procsnap.h"
@@ -401,12 +406,14 @@ static void on_new_event(struct daemon *d, const struct ember_proc_event *e, uns
 	int64_t now_ns = (int64_t)e->ktime_ns; /* CLOCK_MONOTONIC: no clock read per event */
 	const struct proc_class *pc;
 	struct proc_snap *snap;
+	const char *what;
 	bool fresh;
 
 	d->processes_seen++;
-	log_debug("pid %d: first sample (%s%s): classified and captured", pid,
-		  source < sizeof(names) / sizeof(names[0]) && names[source] ? names[source] :
-									       "exec",
+	what = when ? "" : "exec"; /* a first sample's source, else a late read's or an exec's */
+	if (source < sizeof(names) / sizeof(names[0]) && names[source])
+		what = names[source];
+	log_debug("pid %d: first sample (%s%s): classified and captured", pid, what,
 		  when ? when : "");
 	pc = proctable_classify(d->procs, &d->cfg, pid, NULL, e->cgroup_id);
 	if (pc)
@@ -436,6 +443,44 @@ static void on_new_event(struct daemon *d, const struct ember_proc_event *e, uns
 			    fresh ? RECAPTURE_FIRST_NS : UNWIND_DEFER_NS, snap))
 		load_read(d, snap);
 	procsnap_unref(snap);
+}
+
+/* Whether a round of pid's is queued. */
+static bool recapture_queued(const struct daemon *d, pid_t pid)
+{
+	const struct recapture *r = &d->recap;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (r->q[(r->head + i) % RECAPTURE_MAX].pid == pid)
+			return true;
+	return false;
+}
+
+void procevents_late(struct daemon *d)
+{
+	struct deferred *defer = d->sampler ? sampler_deferred(d->sampler) : NULL;
+	uint32_t pids[DEFERRED_LATE_MAX];
+	size_t n = defer ? deferred_take_late(defer, pids, DEFERRED_LATE_MAX) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		pid_t pid = (pid_t)pids[i];
+		struct ember_proc_event e = {.type = EMBER_PROC_NEW,
+					     .source = EMBER_PROC_SRC_OTHER,
+					     .tgid = pids[i],
+					     .ktime_ns = (uint64_t)mono_ns()};
+
+		/* asked for (tables still building), read soon, or read and excluded */
+		if (unwinder_asked(d->unw, pid) || recapture_queued(d, pid) ||
+		    (proctable_has(d->procs, pid) &&
+		     proctable_get(d->procs, &d->cfg, pid, NULL)->match.excluded) ||
+		    kill(pid, 0))
+			continue;
+		d->processes_late++;
+		log_info("pid %d: its samples waited %d s for unwind tables nobody asked for (its "
+			 "first sample's report was missed): read now",
+			 (int)pid, (int)(DEFERRED_WAIT_NS / NS_PER_SEC));
+		on_new_event(d, &e, EMBER_PROC_SRC_OTHER, "late: its samples waited");
+	}
 }
 
 /*
@@ -509,6 +554,38 @@ static void on_rt_event(struct daemon *d, const struct ember_proc_event *e, size
 }
 
 /*
+ * EMBER_TEST_MISS_REPORT=COMM (tests only): the first-sample reports of the
+ * processes named COMM are dropped, as reports missed, for procevents_late()
+ * to find them (tests/integration/missed_report.sh).
+ */
+static bool test_missed(pid_t pid)
+{
+	static const char *want;
+	static bool looked;
+	char path[32], comm[32] = "";
+	int fd;
+	ssize_t n;
+
+	if (!looked) {
+		want = getenv("EMBER_TEST_MISS_REPORT");
+		looked = true;
+	}
+	if (!want)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	return !strcmp(comm, want);
+}
+
+/*
  * Captures a process while it lives and classifies it into an application;
  * forgets it after the drain that follows its exit. An exec or the exit of a
  * process never sampled costs nothing beyond reading its event; nor does one
@@ -523,6 +600,10 @@ void procevents_on_event(const struct ember_proc_event *e, size_t size, void *ar
 		on_exit_event(d, e->tgid);
 	} else if (e->type == EMBER_PROC_MAPS) {
 		on_maps_event(d, e, size);
+	} else if ((e->type == EMBER_PROC_NEW || e->type == EMBER_PROC_NEW_YOUNG) &&
+		   test_missed((pid_t)e->tgid)) {
+		log_debug("pid %d: first sample's report dropped (EMBER_TEST_MISS_REPORT)",
+			  e->tgid);
 	} else if (e->type == EMBER_PROC_NEW) {
 		on_new_event(d, e, e->source, NULL);
 	} else if (e->type == EMBER_PROC_NEW_YOUNG) {

@@ -62,6 +62,12 @@ struct recapture {
 void procevents_close(struct daemon *d);
 /* proctrack's callback (arg: the daemon): one exec, exit, first sight or exit's mappings. */
 void procevents_on_event(const struct ember_proc_event *e, size_t size, void *arg);
+/*
+ * After an interval's drains: a live process whose samples waited for unwind
+ * tables nobody asked for (its first sample's report missed) is read now, as
+ * at a first sample, and said so in the log.
+ */
+void procevents_late(struct daemon *d);
 /* The recapture timer fired: captures again every process whose delay has passed. */
 int procevents_recapture_due(struct daemon *d);
 /* The drain's classifier (arg: the daemon): a sampled process's application. */

@@ -529,6 +529,7 @@ void report_gather_common(struct interval_report *r, const struct report_sources
 	st->processes_seen = *src->processes_seen;
 	st->processes_unread = *src->processes_unread;
 	st->processes_at_exit = *src->processes_at_exit;
+	st->processes_late = *src->processes_late;
 	proctrack_wakeups(src->proc, &st->proc_wakeups, &st->proc_exec_only_wakeups);
 	st->processes_tracked = proctable_size(src->procs);
 	gather_symbols(r, src);

@@ -46,6 +46,7 @@ struct report_sources {
 	const uint64_t *processes_seen;	   /* first sights since the start */
 	const uint64_t *processes_unread;  /* of them, gone before their mappings were read */
 	const uint64_t *processes_at_exit; /* of those, named from the mappings their exit sent */
+	const uint64_t *processes_late; /* read when their samples had waited (a report missed) */
 };
 
 /* One interval's figures (cumulative ones since the start), filled by report_gather(). */

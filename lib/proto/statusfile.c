@@ -50,6 +50,7 @@ static const struct sf_key keys[] = {
 	K("processes_seen", SF_U64, processes_seen),
 	K("processes_unread", SF_U64, processes_unread),
 	K("processes_at_exit", SF_U64, processes_at_exit),
+	K("processes_late", SF_U64, processes_late),
 	K("proc_wakeups", SF_U64, proc_wakeups),
 	K("proc_exec_only_wakeups", SF_U64, proc_exec_only_wakeups),
 	K("samples", SF_COUNT, samples),

@@ -241,6 +241,7 @@ struct ember_status {
 	uint64_t processes_seen;    /* first seen since the start */
 	uint64_t processes_unread;  /* of them, gone before emberd read their mappings */
 	uint64_t processes_at_exit; /* of those, named from the mappings their exit sent */
+	uint64_t processes_late;    /* read when their samples had waited 2 s: a report missed */
 	/* process-event wakeups of the loop; of them, those reading only unknown processes' execs */
 	uint64_t proc_wakeups, proc_exec_only_wakeups;
 	struct status_count samples, stacks, processes, profiles;

@@ -43,6 +43,7 @@ processes_tracked 17
 processes_seen 123
 processes_unread 45
 processes_at_exit 41
+processes_late 2
 samples 98 5940
 stacks 12 700
 processes 3 180
@@ -101,6 +102,7 @@ grep -q "RSS 18.9 MiB (peak 26.9 MiB) of memory_limit 64.0 MiB$" "$T/out" || fai
 grep -q "8.5 MiB in 2 maps" "$T/out" || fail "bpf maps line"
 grep -q "17 tracked, 123 seen since the start (45 gone before emberd read them: 41 named from" \
 	"$T/out" || fail "processes line"
+grep -q "2 read late: their first sample's report was missed" "$T/out" || fail "read late line"
 grep -q "shrinks  *2 times over the limit (caches shrunk in 5 intervals)" "$T/out" || fail "shrinks"
 grep -q "sent 100, rejected 1, expired 0, retries 4; 9 pending$" "$T/out" || fail "pushes line"
 grep -q "^history: .*history.db" "$T/out" || fail "no history section"
@@ -113,6 +115,7 @@ expect ember_interval_seconds 10
 expect ember_samples_total 5940
 expect ember_processes_unread_total 45
 expect ember_processes_at_exit_total 41
+expect ember_processes_late_total 2
 expect ember_last_interval_samples 98
 expect 'ember_bpf_drops_total{cause="stack_map_full"}' 7
 expect 'ember_last_interval_bpf_drops{cause="stack_map_full"}' 1
@@ -181,7 +184,7 @@ text | grep -q "cannot read .*: too big" || fail "a 70 kB file is not refused"
 write_status "$FAKE" running "$(now)"
 printf 'hz -1\nsamples x y\n' >>"$T/run/status"
 text 2>"$T/err" | grep -q "running, pid $FAKE" || fail "bad lines spoil the file"
-grep -q "2 bad lines ignored (line 48: bad value for 'hz')" "$T/err" || fail "bad lines: $(cat "$T/err")"
+grep -q "2 bad lines ignored (line 49: bad value for 'hz')" "$T/err" || fail "bad lines: $(cat "$T/err")"
 mkdir -p "$T/link" && ln -sf /etc/passwd "$T/link/status"
 "$CTL" --data-dir "$T/data" status --runtime-dir "$T/link" | grep -q "unknown: cannot read" ||
 	fail "a symlinked status file is followed"
