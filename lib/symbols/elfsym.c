@@ -1291,6 +1291,21 @@ void elf_syms_free(struct elf_syms *s)
 	free(s);
 }
 
+bool elf_syms_span(const struct elf_syms *s, uint64_t *lo, uint64_t *hi)
+{
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (size_t i = 0; i < s->n_loads; i++) {
+		const struct elf_load *l = &s->loads[i];
+
+		if (l->vaddr < *lo)
+			*lo = l->vaddr;
+		if (l->memsz <= UINT64_MAX - l->vaddr && l->vaddr + l->memsz > *hi)
+			*hi = l->vaddr + l->memsz;
+	}
+	return *lo < *hi;
+}
+
 bool elf_syms_offset_to_vaddr(const struct elf_syms *s, uint64_t file_off, uint64_t *vaddr)
 {
 	size_t i;

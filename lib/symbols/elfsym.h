@@ -35,6 +35,8 @@ struct elf_syms *elf_syms_load_fd_max(int fd, size_t max_bytes);
 struct elf_syms *elf_syms_load_mem(const void *buf, size_t len);
 void elf_syms_free(struct elf_syms *s);
 
+/* The span of its PT_LOAD segments' vaddrs, [*lo, *hi): false when it has none. */
+bool elf_syms_span(const struct elf_syms *s, uint64_t *lo, uint64_t *hi);
 /* Converts a file offset (from /proc/PID/maps) to the ELF virtual address. */
 bool elf_syms_offset_to_vaddr(const struct elf_syms *s, uint64_t file_off, uint64_t *vaddr);
 /*

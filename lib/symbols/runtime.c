@@ -187,7 +187,169 @@ struct rt_cache {
 	struct rt_entry *v;
 	size_t n, cap;
 	size_t bytes;
+	struct rt_shared *sh; /* rt_cache_share(): names of img's own objects */
+	struct rt_image img;
 };
+
+/* --- names shared between the processes of one binary and user ------------------------------- */
+
+/* Names shared at once: beyond either, the table starts over. */
+#define RT_SHARED_MAX 8192
+#define RT_SHARED_BYTES (8u << 20)
+
+struct shared_key {
+	struct file_key file;
+	uint32_t uid;
+	uint64_t vaddr;
+};
+
+struct shared_entry {
+	struct shared_key key;
+	struct py_code *code; /* NULL: a free slot */
+};
+
+struct rt_shared {
+	struct shared_entry *v;
+	size_t n, cap, bytes;
+	uint64_t hits;
+};
+
+struct rt_shared *rt_shared_new(void)
+{
+	return calloc(1, sizeof(struct rt_shared));
+}
+
+static void shared_clear(struct rt_shared *sh)
+{
+	for (size_t i = 0; i < sh->cap; i++) {
+		if (sh->v[i].code) {
+			py_code_release(sh->v[i].code);
+			free(sh->v[i].code);
+		}
+	}
+	free(sh->v);
+	sh->v = NULL;
+	sh->n = sh->cap = sh->bytes = 0;
+}
+
+void rt_shared_free(struct rt_shared *sh)
+{
+	if (!sh)
+		return;
+	shared_clear(sh);
+	free(sh);
+}
+
+size_t rt_shared_bytes(const struct rt_shared *sh)
+{
+	return sh ? sh->bytes + sh->cap * sizeof(struct shared_entry) : 0;
+}
+
+uint64_t rt_shared_hits(const struct rt_shared *sh)
+{
+	return sh ? sh->hits : 0;
+}
+
+static bool key_eq(const struct shared_key *a, const struct shared_key *b)
+{
+	return !file_key_cmp(&a->file, &b->file) && a->uid == b->uid && a->vaddr == b->vaddr;
+}
+
+/* k's slot in a table of cap slots (a power of two): its entry, or the free one it would take. */
+static size_t shared_slot(const struct shared_entry *v, size_t cap, const struct shared_key *k)
+{
+	uint64_t h = (k->file.dev * 31 + k->file.ino) * 0x9e3779b97f4a7c15ULL ^
+		     (k->vaddr >> 3) * 0xff51afd7ed558ccdULL ^ k->uid;
+	size_t i = (size_t)(h >> 20) & (cap - 1);
+
+	while (v[i].code && !key_eq(&v[i].key, k))
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+/* A copy of src into *dst (its own table): 0 or -ENOMEM. */
+static int code_dup(struct py_code *dst, const struct py_code *src)
+{
+	*dst = *src;
+	dst->linetable = malloc(src->linetable_len ? src->linetable_len : 1);
+	if (!dst->linetable)
+		return -ENOMEM;
+	memcpy(dst->linetable, src->linetable, src->linetable_len);
+	return 0;
+}
+
+static const struct py_code *shared_get(const struct rt_shared *sh, const struct shared_key *k)
+{
+	return sh->cap ? sh->v[shared_slot(sh->v, sh->cap, k)].code : NULL;
+}
+
+/* Keeps a copy of pc under k (best effort: out of memory, it is not shared). */
+static void shared_put(struct rt_shared *sh, const struct shared_key *k, const struct py_code *pc)
+{
+	struct py_code *copy;
+	size_t i;
+
+	if (sh->n >= RT_SHARED_MAX || sh->bytes >= RT_SHARED_BYTES)
+		shared_clear(sh);
+	if (2 * (sh->n + 1) > sh->cap) {
+		size_t cap = sh->cap ? 2 * sh->cap : 256;
+		struct shared_entry *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return;
+		for (size_t j = 0; j < sh->cap; j++)
+			if (sh->v[j].code)
+				v[shared_slot(v, cap, &sh->v[j].key)] = sh->v[j];
+		free(sh->v);
+		sh->v = v;
+		sh->cap = cap;
+	}
+	i = shared_slot(sh->v, sh->cap, k);
+	if (sh->v[i].code)
+		return; /* there already */
+	copy = malloc(sizeof(*copy));
+	if (!copy || code_dup(copy, pc)) {
+		free(copy);
+		return;
+	}
+	sh->v[i] = (struct shared_entry){.key = *k, .code = copy};
+	sh->n++;
+	sh->bytes += sizeof(*copy) + copy->linetable_len;
+}
+
+void rt_cache_share(struct rt_cache *c, struct rt_shared *sh, const struct rt_image *img)
+{
+	c->sh = sh;
+	c->img = *img;
+}
+
+/*
+ * The code object at obj into *pc: a copy of the name another process of the
+ * user read when obj is c's binary's own, else read (and shared when so).
+ */
+static int code_read(struct rt_cache *c, const struct rt_mem *mem, const struct py_layout *l,
+		     uint64_t code_type, uint64_t obj, struct py_code *pc)
+{
+	bool own = c->sh && obj >= c->img.lo && obj < c->img.hi;
+	struct shared_key k = {0};
+	const struct py_code *had;
+	int rc;
+
+	if (own) {
+		k = (struct shared_key){
+			.file = c->img.file, .uid = c->img.uid, .vaddr = obj - c->img.bias};
+		had = shared_get(c->sh, &k);
+		if (had) {
+			rc = code_dup(pc, had);
+			c->sh->hits += !rc;
+			return rc;
+		}
+	}
+	rc = py_code_read(mem, l, code_type, obj, pc);
+	if (!rc && own)
+		shared_put(c->sh, &k, pc);
+	return rc;
+}
 
 struct rt_cache *rt_cache_new(void)
 {
@@ -282,7 +444,7 @@ static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct em
 			return -ENOMEM;
 		e->obj = obj;
 		c->n++;
-		if (py_code_read(mem, l, rt->addr[1], obj, pc)) {
+		if (code_read(c, mem, l, rt->addr[1], obj, pc)) {
 			free(pc); /* remembered as unreadable: not read again */
 		} else {
 			e->code = pc;

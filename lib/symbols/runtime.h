@@ -16,6 +16,8 @@
 
 #include <ember/runtime.h>
 
+#include "mapfile.h"
+
 /* Reads len bytes of a process's memory at addr into dst: false when it cannot. */
 struct rt_mem {
 	bool (*read)(void *arg, void *dst, size_t len, uint64_t addr);
@@ -66,5 +68,33 @@ size_t rt_cache_bytes(const struct rt_cache *c);
  */
 int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
 		  uint64_t word, struct rt_name *out);
+
+/*
+ * Where one process maps its runtime's binary. A code object inside [lo, hi)
+ * is the binary's own (CPython's deep-frozen code: importlib, site, os, ...):
+ * the same bytes at the same vaddr (its address less bias) in every process
+ * of that binary, but for what a process wrote over its own copy; hence
+ * names shared only between the processes of one user.
+ */
+struct rt_image {
+	struct file_key file; /* the runtime's binary */
+	uint32_t uid;	      /* the process's real user */
+	uint64_t lo, hi;      /* its PT_LOAD segments' span in the process */
+	uint64_t bias;	      /* the process's address less the binary's vaddr */
+};
+
+/* Names of binaries' own code objects, by binary, user and vaddr: shared between processes. */
+struct rt_shared;
+
+struct rt_shared *rt_shared_new(void);
+void rt_shared_free(struct rt_shared *sh);
+/* Bytes it holds; and how many names it gave a process without a read, since its start. */
+size_t rt_shared_bytes(const struct rt_shared *sh);
+uint64_t rt_shared_hits(const struct rt_shared *sh);
+/*
+ * From now on c names the code objects inside img (the process's) through sh
+ * first, and adds those it reads (sh NULL: no longer); sh must outlive its use.
+ */
+void rt_cache_share(struct rt_cache *c, struct rt_shared *sh, const struct rt_image *img);
 
 #endif /* EMBER_RUNTIME_SYMBOLS_H */

@@ -599,7 +599,8 @@ struct symbolizer *symbolizer_new(void)
 	s->file_cap = SYM_MAX_CACHE_BYTES;
 	s->perfmaps = perfmap_cache_new(SYM_MAX_PERFMAP_BYTES);
 	s->demangle = demangle_cache_new(SYM_MAX_DEMANGLE_BYTES);
-	if (!s->perfmaps || !s->demangle) {
+	s->rt_shared = rt_shared_new();
+	if (!s->perfmaps || !s->demangle || !s->rt_shared) {
 		symbolizer_free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -668,6 +669,8 @@ void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
 	st->pids_held = s->n_pids;
 	st->pids_bytes = pid_bytes(s);
 	perfmap_cache_stats(s->perfmaps, &st->perfmap);
+	st->runtime_shared = rt_shared_hits(s->rt_shared);
+	st->runtime_shared_bytes = rt_shared_bytes(s->rt_shared);
 }
 
 void symbolizer_caps_for_limit(uint64_t memory_limit, struct symbolizer_caps *c)
@@ -715,7 +718,8 @@ static uint64_t cache_bytes(struct symbolizer *s)
 
 	perfmap_cache_stats(s->perfmaps, &pm);
 	/* the processes' mappings are not freed here, but count in what is held */
-	return s->file_bytes + pm.memory + demangle_cache_bytes(s->demangle) + pid_bytes(s);
+	return s->file_bytes + pm.memory + demangle_cache_bytes(s->demangle) + pid_bytes(s) +
+	       rt_shared_bytes(s->rt_shared);
 }
 
 uint64_t symbolizer_shrink(struct symbolizer *s, uint64_t target)
@@ -755,6 +759,7 @@ void symbolizer_free(struct symbolizer *s)
 	kname_reset(&s->knames);
 	perfmap_cache_free(s->perfmaps);
 	demangle_cache_free(s->demangle);
+	rt_shared_free(s->rt_shared);
 	elf_syms_free(s->vdso);
 	free(s);
 }

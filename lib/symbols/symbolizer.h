@@ -43,20 +43,22 @@ struct symbolizer_stats {
 	uint64_t demangle_entries;	     /* names it holds */
 	uint64_t pids_held;		     /* processes whose mappings are held */
 	uint64_t pids_bytes;		     /* the heap their mappings hold */
-	uint64_t file_cache_full;     /* binaries not parsed: the cache was full of ones in use */
-	uint64_t files_too_big;	      /* binaries refused: symbols over a file's share */
-	uint64_t files_over_share;    /* binaries refused: over their process's or user's share */
-	uint64_t loader_waits_cut;    /* frames left unnamed: the drain's wait budget was spent */
-	uint64_t names_read;	      /* function names read back from a binary (not cached) */
-	uint64_t names_unread;	      /* frames left unnamed: their binary changed since loading */
-	uint64_t kernel_asked;	      /* kernel addresses the kernel namer was asked for */
-	uint64_t kernel_cached;	      /* kernel names held in the cache of the namer's answers */
-	struct perfmap_stats perfmap; /* JIT frames from /tmp/perf-PID.map */
-	uint64_t runtime_frames;      /* runtime frames (Python, JavaScript) named */
-	uint64_t runtime_seen;	      /* runtime frames named moments after their sample */
-	uint64_t runtime_seen_stacks; /* stacks announced with them (EMBER_PROC_RT_FRAMES) */
-	uint64_t runtime_seen_unread; /* of them, those that could not be read then */
-	uint64_t runtime_unsupported; /* JIT frames of a runtime version without a layout */
+	uint64_t file_cache_full;      /* binaries not parsed: the cache was full of ones in use */
+	uint64_t files_too_big;	       /* binaries refused: symbols over a file's share */
+	uint64_t files_over_share;     /* binaries refused: over their process's or user's share */
+	uint64_t loader_waits_cut;     /* frames left unnamed: the drain's wait budget was spent */
+	uint64_t names_read;	       /* function names read back from a binary (not cached) */
+	uint64_t names_unread;	       /* frames left unnamed: their binary changed since loading */
+	uint64_t kernel_asked;	       /* kernel addresses the kernel namer was asked for */
+	uint64_t kernel_cached;	       /* kernel names held in the cache of the namer's answers */
+	struct perfmap_stats perfmap;  /* JIT frames from /tmp/perf-PID.map */
+	uint64_t runtime_frames;       /* runtime frames (Python, JavaScript) named */
+	uint64_t runtime_seen;	       /* runtime frames named moments after their sample */
+	uint64_t runtime_seen_stacks;  /* stacks announced with them (EMBER_PROC_RT_FRAMES) */
+	uint64_t runtime_seen_unread;  /* of them, those that could not be read then */
+	uint64_t runtime_unsupported;  /* JIT frames of a runtime version without a layout */
+	uint64_t runtime_shared;       /* code objects named from another process's read */
+	uint64_t runtime_shared_bytes; /* held for that (runtime.h's struct rt_shared) */
 };
 
 struct symbolizer;

@@ -114,6 +114,8 @@ struct pid_entry {
 	bool rt_asked;
 	struct ember_rt_proc rt;
 	struct rt_cache *rt_names;
+	bool rt_img_set; /* rt_img found: its names shared (runtime.h's struct rt_image) */
+	struct rt_image rt_img;
 };
 
 /* One cached answer of the kernel namer; addr 0 is a free slot. */
@@ -163,8 +165,9 @@ struct symbolizer {
 	struct symshare shares; /* bytes loaded per user and process (under the loader's lock) */
 	symbolizer_runtime_fn runtime; /* the runtime of a process, for its frames' names */
 	void *runtime_arg;
-	struct rt_name rt_last; /* the strings of the last runtime frame named */
-	int64_t waited_ns;	/* this interval's waits for the loader (SYM_WAIT_BUDGET_NS) */
+	struct rt_name rt_last;	     /* the strings of the last runtime frame named */
+	struct rt_shared *rt_shared; /* names of runtimes' own code, between processes */
+	int64_t waited_ns;	     /* this interval's waits for the loader (SYM_WAIT_BUDGET_NS) */
 };
 
 void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out);

@@ -27,6 +27,42 @@ static void pid_runtime(struct symbolizer *s, struct pid_entry *pe, pid_t pid)
 	}
 }
 
+/*
+ * Where pe maps its CPython's binary (the mapping of its eval loop), once that
+ * file's segments are known (parsed: no wait here); its user read again each
+ * interval (one who changed users no longer shares with the first).
+ */
+static void share_image(struct symbolizer *s, struct pid_entry *pe)
+{
+	uint64_t text = pe->rt.text[0], vaddr, lo, hi;
+	struct file_entry *f;
+	uid_t uid;
+
+	if (pe->rt.kind != EMBER_RT_PYTHON || !text)
+		return;
+	for (size_t i = 0; !pe->rt_img_set && i < pe->maps.n; i++) {
+		const struct proc_map *m = &pe->maps.v[i];
+
+		if (text < m->start || text >= m->end)
+			continue;
+		f = mapping_file(s, pe, i);
+		if (!f || f == &no_file || !f->settled || !f->syms ||
+		    !elf_syms_offset_to_vaddr(f->syms, text - m->start + m->offset, &vaddr) ||
+		    !elf_syms_span(f->syms, &lo, &hi))
+			return;
+		pe->rt_img = (struct rt_image){.file = f->key,
+					       .lo = lo + (text - vaddr),
+					       .hi = hi + (text - vaddr),
+					       .bias = text - vaddr};
+		pe->rt_img_set = true;
+	}
+	if (!pe->rt_img_set)
+		return;
+	uid = pid_uid(s, pe);
+	pe->rt_img.uid = (uint32_t)uid;
+	rt_cache_share(pe->rt_names, uid != SYMSHARE_NO_UID ? s->rt_shared : NULL, &pe->rt_img);
+}
+
 /* Names runtime frame word of pid into *n (its cache, else a name saying why not): 0 when named. */
 static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, struct rt_name *n)
 {
@@ -43,6 +79,7 @@ static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, struct r
 			 (uint64_t)EMBER_RT_WORD_PTR(word));
 		return -ENOMEM;
 	}
+	share_image(s, pe);
 	return rt_cache_name(pe->rt_names, &mem, pe->rt.kind ? &pe->rt : &none, word, n);
 }
 

@@ -323,6 +323,82 @@ START_TEST(test_name_recorded)
 }
 END_TEST
 
+/* Names cache c gives for word through m: its function and line, asserting it named it. */
+static void name_ok(struct rt_cache *c, struct memory *m, const struct ember_rt_proc *rt,
+		    uint64_t word, const struct py_rec_object *o)
+{
+	struct rt_name n;
+
+	ck_assert_int_eq(rt_cache_name(c, &(struct rt_mem){mem_read, m}, rt, word, &n), 0);
+	ck_assert_str_eq(n.function, o->want_qualname);
+	ck_assert_str_eq(n.file, o->want_filename);
+	ck_assert_uint_eq(n.start_line, (uint32_t)o->first);
+}
+
+/*
+ * A binary's own code object (CPython's deep-frozen code), read by one
+ * process, is named in another process of that binary and user without a
+ * read, wherever that one maps the binary (its bias); not for another user,
+ * another binary, or an object outside the binary (a heap's).
+ */
+START_TEST(test_name_shared)
+{
+	const struct py_rec_object *o = &py_rec_objects[0];
+	struct ember_rt_proc rt = rt_of(o->minor, o->code_type);
+	uint64_t word = EMBER_RT_WORD(EMBER_RT_PYTHON, 0, o->code.addr);
+	struct rt_image img = {.file = {.dev = 8, .ino = 1234, .size = 4096},
+			       .uid = 1000,
+			       .lo = o->code.addr & ~0xfffull,
+			       .hi = (o->code.addr & ~0xfffull) + 0x100000};
+	struct rt_shared *sh = rt_shared_new();
+	struct rt_cache *c[6];
+	struct memory m, none = {0};
+	struct rt_image moved = img, other_user = img, other_file = img, heap = img;
+	uint64_t shift = -0x100000000ull; /* 4 GiB lower: within a word's 47 bits */
+	struct ember_rt_proc rt_moved = rt;
+	unsigned reads;
+
+	ck_assert_ptr_nonnull(sh);
+	for (size_t i = 0; i < 6; i++)
+		ck_assert_ptr_nonnull(c[i] = rt_cache_new());
+	rec_memory(o, &m);
+	rt_cache_share(c[0], sh, &img);
+	name_ok(c[0], &m, &rt, word, o);
+	reads = m.reads;
+	ck_assert_uint_gt(reads, 0);
+	ck_assert_uint_gt(rt_shared_bytes(sh), 0);
+	/* another process of the binary and user: no read (none is mapped) */
+	rt_cache_share(c[1], sh, &img);
+	name_ok(c[1], &none, &rt, word, o);
+	ck_assert_uint_eq(none.reads, 0);
+	/* one that maps the binary elsewhere: the same vaddr, found at its own address */
+	moved.lo += shift;
+	moved.hi += shift;
+	moved.bias = shift;
+	rt_moved.addr[1] += shift;
+	rt_cache_share(c[2], sh, &moved);
+	name_ok(c[2], &none, &rt_moved, EMBER_RT_WORD(EMBER_RT_PYTHON, 0, o->code.addr + shift), o);
+	ck_assert_uint_eq(none.reads, 0);
+	ck_assert_uint_eq(rt_shared_hits(sh), 2);
+	/* another user, another binary, an object outside the binary: read */
+	other_user.uid = 1001;
+	other_file.file.ino = 1235;
+	heap.hi = heap.lo = o->code.addr + 0x1000;
+	rt_cache_share(c[3], sh, &other_user);
+	rt_cache_share(c[4], sh, &other_file);
+	rt_cache_share(c[5], sh, &heap);
+	for (size_t i = 3; i < 6; i++) {
+		reads = m.reads;
+		name_ok(c[i], &m, &rt, word, o);
+		ck_assert_uint_gt(m.reads, reads);
+	}
+	ck_assert_uint_eq(rt_shared_hits(sh), 2);
+	for (size_t i = 0; i < 6; i++)
+		rt_cache_free(c[i]);
+	rt_shared_free(sh);
+}
+END_TEST
+
 /* Fields of the objects damaged below (every version ember knows has them there). */
 #define OB_TYPE 8
 #define STR_LENGTH 16
@@ -1133,6 +1209,7 @@ Suite *python_suite(void)
 	tcase_add_test(code, test_code_recorded);
 	tcase_add_test(code, test_code_blocks);
 	tcase_add_test(code, test_name_recorded);
+	tcase_add_test(code, test_name_shared);
 	tcase_add_test(code, test_code_hostile);
 	tcase_add_test(code, test_name_hostile);
 	tcase_add_test(code, test_cache_bounded);
