@@ -14,12 +14,7 @@ start_emberd --hz 99 --interval 5s
 WL=$!
 PIDS+=("$WL")
 wait "$WL"
-kill "$EMBERD_PID"	# SIGTERM: emberd stores the last interval, then exits 0
-wait_emberd
-
-"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
-	fail "export failed"
-pprof_top "$T/cpu.pb.gz" -sample_index=samples > "$T/top.txt"
+wl_cpu_top
 a=$(flat_of "$T/top.txt" work_a)
 b=$(flat_of "$T/top.txt" work_b)
 want=$((99 * CPU_S))

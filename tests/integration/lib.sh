@@ -150,6 +150,16 @@ wait_emberd() {
 }
 
 # pprof_top FILE [ARGS]: go tool pprof's flat/cum table, no symbolization.
+# wl_cpu_top: emberd stopped (SIGTERM: it stores the last interval, then exits 0), the
+# workload's (WL) cpu profiles exported to $T/cpu.pb.gz, go tool pprof's -top of their
+# samples in $T/top.txt
+wl_cpu_top() {
+	kill "$EMBERD_PID"
+	wait_emberd
+	"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
+		fail "export failed"
+	pprof_top "$T/cpu.pb.gz" -sample_index=samples >"$T/top.txt"
+}
 pprof_top() {
 	local f=$1; shift
 	go tool pprof -top -nodecount=100000 -nodefraction=0 -symbolize=none "$@" "$f" \

@@ -24,12 +24,7 @@ grep -q "pid $WL: first sample's report dropped" "$T/emberd.log" ||
 wait_for grep -Eq "unwinder: pid $WL: .*\(0 to build\)" "$T/emberd.log" ||
 	fail "emberd did not load fx_work_ab's tables after reading it late"
 wait "$WL" || fail "fx_work_ab exited with status $?"
-kill "$EMBERD_PID"
-wait_emberd
-
-"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
-	fail "export failed"
-pprof_top "$T/cpu.pb.gz" -sample_index=samples >"$T/top.txt"
+wl_cpu_top
 a=$(flat_of "$T/top.txt" work_a)
 b=$(flat_of "$T/top.txt" work_b)
 main=$(awk '$6 == "main" { print $4 + 0 }' "$T/top.txt")
