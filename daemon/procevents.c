@@ -468,12 +468,13 @@ void procevents_late(struct daemon *d)
 					     .source = EMBER_PROC_SRC_OTHER,
 					     .tgid = pids[i],
 					     .ktime_ns = (uint64_t)mono_ns()};
+		const struct proc_class *pc = proctable_has(d->procs, pid) ?
+						      proctable_get(d->procs, &d->cfg, pid, NULL) :
+						      NULL;
 
-		/* asked for (tables still building), read soon, or read and excluded */
+		/* asked for (tables still building), read soon, read and excluded, or gone */
 		if (unwinder_asked(d->unw, pid) || recapture_queued(d, pid) ||
-		    (proctable_has(d->procs, pid) &&
-		     proctable_get(d->procs, &d->cfg, pid, NULL)->match.excluded) ||
-		    kill(pid, 0))
+		    (pc && pc->match.excluded) || kill(pid, 0))
 			continue;
 		d->processes_late++;
 		log_info("pid %d: its samples waited %d s for unwind tables nobody asked for (its "
