@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "hashtab.h"
 #include "python.h"
 #include "v8.h"
 #include "runtime.h"
@@ -205,12 +206,13 @@ struct shared_key {
 
 struct shared_entry {
 	struct shared_key key;
-	struct py_code *code; /* NULL: a free slot */
+	struct py_code *code;
 };
 
 struct rt_shared {
-	struct shared_entry *v;
+	struct shared_entry *v; /* in the order added */
 	size_t n, cap, bytes;
+	struct hashtab index; /* of v, by key */
 	uint64_t hits;
 };
 
@@ -221,13 +223,12 @@ struct rt_shared *rt_shared_new(void)
 
 static void shared_clear(struct rt_shared *sh)
 {
-	for (size_t i = 0; i < sh->cap; i++) {
-		if (sh->v[i].code) {
-			py_code_release(sh->v[i].code);
-			free(sh->v[i].code);
-		}
+	for (size_t i = 0; i < sh->n; i++) {
+		py_code_release(sh->v[i].code);
+		free(sh->v[i].code);
 	}
 	free(sh->v);
+	hashtab_free(&sh->index);
 	sh->v = NULL;
 	sh->n = sh->cap = sh->bytes = 0;
 }
@@ -242,7 +243,10 @@ void rt_shared_free(struct rt_shared *sh)
 
 size_t rt_shared_bytes(const struct rt_shared *sh)
 {
-	return sh ? sh->bytes + sh->cap * sizeof(struct shared_entry) : 0;
+	if (!sh)
+		return 0;
+	return sh->bytes + sh->cap * sizeof(struct shared_entry) +
+	       (sh->index.slots ? (sh->index.mask + 1) * sizeof(struct hashtab_slot) : 0);
 }
 
 uint64_t rt_shared_hits(const struct rt_shared *sh)
@@ -250,21 +254,18 @@ uint64_t rt_shared_hits(const struct rt_shared *sh)
 	return sh ? sh->hits : 0;
 }
 
-static bool key_eq(const struct shared_key *a, const struct shared_key *b)
+static uint32_t shared_hash(const struct shared_key *k)
 {
-	return !file_key_cmp(&a->file, &b->file) && a->uid == b->uid && a->vaddr == b->vaddr;
+	return hash_fold(hash_mix(
+		hash_mix(hash_mix(hash_mix(0, k->file.dev), k->file.ino), k->vaddr), k->uid));
 }
 
-/* k's slot in a table of cap slots (a power of two): its entry, or the free one it would take. */
-static size_t shared_slot(const struct shared_entry *v, size_t cap, const struct shared_key *k)
+/* hashtab_match_fn: whether entry idx of the table (ctx) is key's. */
+static bool shared_match(const void *ctx, size_t idx, const void *key)
 {
-	uint64_t h = (k->file.dev * 31 + k->file.ino) * 0x9e3779b97f4a7c15ULL ^
-		     (k->vaddr >> 3) * 0xff51afd7ed558ccdULL ^ k->uid;
-	size_t i = (size_t)(h >> 20) & (cap - 1);
+	const struct shared_key *a = &((const struct rt_shared *)ctx)->v[idx].key, *b = key;
 
-	while (v[i].code && !key_eq(&v[i].key, k))
-		i = (i + 1) & (cap - 1);
-	return i;
+	return !file_key_cmp(&a->file, &b->file) && a->uid == b->uid && a->vaddr == b->vaddr;
 }
 
 /* A copy of src into *dst (its own table): 0 or -ENOMEM. */
@@ -280,40 +281,40 @@ static int code_dup(struct py_code *dst, const struct py_code *src)
 
 static const struct py_code *shared_get(const struct rt_shared *sh, const struct shared_key *k)
 {
-	return sh->cap ? sh->v[shared_slot(sh->v, sh->cap, k)].code : NULL;
+	size_t i = hashtab_find(&sh->index, shared_hash(k), shared_match, sh, k);
+
+	return i ? sh->v[i - 1].code : NULL;
 }
 
 /* Keeps a copy of pc under k (best effort: out of memory, it is not shared). */
 static void shared_put(struct rt_shared *sh, const struct shared_key *k, const struct py_code *pc)
 {
 	struct py_code *copy;
-	size_t i;
 
 	if (sh->n >= RT_SHARED_MAX || sh->bytes >= RT_SHARED_BYTES)
 		shared_clear(sh);
-	if (2 * (sh->n + 1) > sh->cap) {
-		size_t cap = sh->cap ? 2 * sh->cap : 256;
-		struct shared_entry *v = calloc(cap, sizeof(*v));
+	if (shared_get(sh, k))
+		return; /* there already */
+	if (sh->n == sh->cap) {
+		size_t cap = sh->cap ? 2 * sh->cap : 64;
+		struct shared_entry *v = realloc(sh->v, cap * sizeof(*v));
 
 		if (!v)
 			return;
-		for (size_t j = 0; j < sh->cap; j++)
-			if (sh->v[j].code)
-				v[shared_slot(v, cap, &sh->v[j].key)] = sh->v[j];
-		free(sh->v);
 		sh->v = v;
 		sh->cap = cap;
 	}
-	i = shared_slot(sh->v, sh->cap, k);
-	if (sh->v[i].code)
-		return; /* there already */
 	copy = malloc(sizeof(*copy));
 	if (!copy || code_dup(copy, pc)) {
 		free(copy);
 		return;
 	}
-	sh->v[i] = (struct shared_entry){.key = *k, .code = copy};
-	sh->n++;
+	if (hashtab_add(&sh->index, shared_hash(k), sh->n)) {
+		py_code_release(copy);
+		free(copy);
+		return;
+	}
+	sh->v[sh->n++] = (struct shared_entry){.key = *k, .code = copy};
 	sh->bytes += sizeof(*copy) + copy->linetable_len;
 }
 
