@@ -5,11 +5,9 @@
  * forgotten by every part that knew it.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <signal.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +20,7 @@
 #include "deferred.h"
 #include "log.h"
 #include "procevents.h"
+#include "procinfo.h"
 #include "procsnap.h"
 #include "proctrack.h"
 #include "sampler.h"
@@ -464,10 +463,7 @@ void procevents_late(struct daemon *d)
 
 	for (size_t i = 0; i < n; i++) {
 		pid_t pid = (pid_t)pids[i];
-		struct ember_proc_event e = {.type = EMBER_PROC_NEW,
-					     .source = EMBER_PROC_SRC_OTHER,
-					     .tgid = pids[i],
-					     .ktime_ns = (uint64_t)mono_ns()};
+		struct ember_proc_event e = {.type = EMBER_PROC_NEW, .tgid = pids[i]};
 		const struct proc_class *pc = proctable_has(d->procs, pid) ?
 						      proctable_get(d->procs, &d->cfg, pid, NULL) :
 						      NULL;
@@ -476,6 +472,7 @@ void procevents_late(struct daemon *d)
 		if (unwinder_asked(d->unw, pid) || recapture_queued(d, pid) ||
 		    (pc && pc->match.excluded) || kill(pid, 0))
 			continue;
+		e.ktime_ns = (uint64_t)mono_ns();
 		d->processes_late++;
 		log_info("pid %d: its samples waited %d s for unwind tables nobody asked for (its "
 			 "first sample's report was missed): read now",
@@ -563,27 +560,19 @@ static bool test_missed(pid_t pid)
 {
 	static const char *want;
 	static bool looked;
-	char path[32], comm[32] = "";
-	int fd;
-	ssize_t n;
+	struct proc_info pi;
+	bool missed;
+	int dirfd;
 
 	if (!looked) {
 		want = getenv("EMBER_TEST_MISS_REPORT");
 		looked = true;
 	}
-	if (!want)
+	if (!want || (dirfd = procinfo_open(pid, &pi)) < 0)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	comm[n] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-	return !strcmp(comm, want);
+	missed = !procinfo_fill(dirfd, PROCINFO_COMM, &pi) && !strcmp(pi.comm, want);
+	close(dirfd);
+	return missed;
 }
 
 /*
