@@ -142,6 +142,17 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct e
 	    !uw_v8_is_obj(sfi))
 		return false;
 	/*
+	 * V8 13.6 on: the function's Code is not reached (lib/symbols/v8.c
+	 * derive()): a frame is interpreted by its slots, else, outside the
+	 * builtins, its function's JIT code, named by the function alone.
+	 */
+	if (rt->off[EMBER_V8_JSFUNC_CODE] == EMBER_RT_OFF_NONE) {
+		if (uw_v8_interpreted(f, rt, env, sfi, word))
+			return true;
+		*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
+		return !builtins;
+	}
+	/*
 	 * In the binary's builtins, a frame that is not interpreted is a
 	 * builtin's own (named as native code); elsewhere, a function whose code
 	 * is a builtin but whose frame is not interpreted keeps its own word.

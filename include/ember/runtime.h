@@ -152,6 +152,12 @@ enum ember_v8_off {
 	 * 11.1.204: Node 18); EMBER_RT_OFF_NONE where CODE_START points at them.
 	 */
 	EMBER_V8_CODE_HEADER,
+	/*
+	 * ScopeInfo: slot of its function's start position (V8 13.6 on, ahead of
+	 * the context locals, their count in the slot before); EMBER_RT_OFF_NONE
+	 * where it follows the function's name, after them.
+	 */
+	EMBER_V8_SCOPE_POSITION,
 	EMBER_V8_OFF_NR,
 };
 _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");

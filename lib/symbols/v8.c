@@ -130,6 +130,8 @@ static const struct {
 	{"v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE", D_T_TBA},
 	{"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object", D_SFI_NAME},
 	{"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_", D_SFI_NAME},
+	{"v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_",
+	 D_SFI_NAME},
 	{"v8dbg_class_SharedFunctionInfo__function_data__Object", D_SFI_DATA},
 	{"v8dbg_class_SharedFunctionInfo__function_data__Tagged_Object_", D_SFI_DATA},
 	{"v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject", D_SFI_SCRIPT},
@@ -335,7 +337,11 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 	/* 11.1.204 moved Code's instructions out of it (V8's InstructionStream) */
 	if (ver >= v8_ver(11, 1, 204))
 		g->have[D_CODE_HEADER] = false;
-	if (!g->have[D_JSF_CODE]) {
+	/*
+	 * 13.6 (leaptiering, on in node's builds): a JSFunction holds a handle
+	 * into the isolate group's dispatch table where its Code was: none read
+	 */
+	if (!g->have[D_JSF_CODE] && ver < v8_ver(12, 5, 0)) {
 		v[D_JSF_CODE] =
 			ver >= v8_ver(11, 7, 368) ? v[D_JSF_SHARED] - 8 : v[D_JSF_SHARED] + 24;
 		g->have[D_JSF_CODE] = true;
@@ -405,7 +411,6 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_FP_BYTECODE_OFFSET, D_FP_BC_OFFSET, -1},
 		{EMBER_V8_MAP_TYPE, D_MAP_TYPE, 1},
 		{EMBER_V8_JSFUNC_SHARED, D_JSF_SHARED, 1},
-		{EMBER_V8_JSFUNC_CODE, D_JSF_CODE, 1},
 		{EMBER_V8_CODE_SIZE, D_CODE_SIZE, 1},
 		{EMBER_V8_CODE_FLAGS, D_CODE_FLAGS, 1},
 		{EMBER_V8_KIND_BASELINE, D_KIND_BASELINE, 1},
@@ -426,14 +431,13 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_BYTECODE_DATA, D_BCA_DATA, 1},
 		{EMBER_V8_CODE_POSITIONS, D_CODE_SPT, 1},
 		{EMBER_V8_CODE_DEOPT, D_CODE_DEOPT, 1},
-		{EMBER_V8_DEOPT_SFI, D_DEOPT_SFI, 1},
-		{EMBER_V8_DEOPT_INLINING, D_DEOPT_INL, 1},
 		{EMBER_V8_SCOPE_FIRST_VARS, D_SCOPE_FIRST, 1},
 	};
 	/*
-	 * Types that versions before V8 12 have none of, and where Code's
-	 * instructions are (one of the two, fixed_ok() checks): EMBER_RT_OFF_NONE
-	 * where a version has none.
+	 * Types that versions before V8 12 have none of, where Code's
+	 * instructions are (one of the two, fixed_ok() checks), and a function's
+	 * Code with its deoptimization data's indexes (none read from 13.6):
+	 * EMBER_RT_OFF_NONE where a version has none.
 	 */
 	static const struct {
 		enum ember_v8_off o;
@@ -443,6 +447,9 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY, D_T_TBA},
 		{EMBER_V8_CODE_START, D_CODE_START},
 		{EMBER_V8_CODE_HEADER, D_CODE_HEADER},
+		{EMBER_V8_JSFUNC_CODE, D_JSF_CODE},
+		{EMBER_V8_DEOPT_SFI, D_DEOPT_SFI},
+		{EMBER_V8_DEOPT_INLINING, D_DEOPT_INL},
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -463,6 +470,8 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 	    g->v[D_KIND_SHIFT] > 31)
 		return false;
 	out->off[EMBER_V8_CODE_KIND] = (__u16)(g->v[D_KIND_MASK] | g->v[D_KIND_SHIFT] << 8);
+	if (g->v[D_SCOPE_NCTX] + 3 == g->v[D_SCOPE_FIRST])
+		out->off[EMBER_V8_SCOPE_POSITION] = (__u16)(g->v[D_SCOPE_NCTX] + 1);
 	/*
 	 * JSFunction's subclasses (class, promise, array... constructors) follow
 	 * JS_FUNCTION_TYPE: 15 types since V8 9.6, none exported.
@@ -493,19 +502,26 @@ static bool code_ok(const struct v8_dbg *g)
 /*
  * Constants ember does not carry but relies on: false when one differs (or is
  * missing). The walk reads two frame slots at once (the JSFunction below the
- * context), and Code's fields in 24 bytes (code_ok()).
+ * context), and, where it reaches a function's Code, Code's fields in 24
+ * bytes (code_ok()) and the function in its deoptimization data.
  */
 static bool fixed_ok(const struct v8_dbg *g)
 {
 	const int64_t *v = g->v;
 
-	if (v[D_FP_FUNCTION] != v[D_FP_CONTEXT] - 8 || !code_ok(g))
+	if (v[D_FP_FUNCTION] != v[D_FP_CONTEXT] - 8)
+		return false;
+	if (g->have[D_JSF_CODE] && (!code_ok(g) || !g->have[D_DEOPT_SFI] || !g->have[D_DEOPT_INL]))
 		return false;
 	for (size_t i = 0; i < sizeof(v8_fixed) / sizeof(v8_fixed[0]); i++)
 		if (!g->have[v8_fixed[i].d] || g->v[v8_fixed[i].d] != v8_fixed[i].v)
 			return false;
-	/* the first variable slot of a ScopeInfo follows its context locals' count */
-	return g->have[D_SCOPE_NCTX] && g->v[D_SCOPE_NCTX] + 1 == g->v[D_SCOPE_FIRST];
+	/*
+	 * the first variable slot of a ScopeInfo follows its context locals'
+	 * count, or (13.6 on) the function's position, two Smis after it
+	 */
+	return g->have[D_SCOPE_NCTX] && (g->v[D_SCOPE_NCTX] + 1 == g->v[D_SCOPE_FIRST] ||
+					 g->v[D_SCOPE_NCTX] + 3 == g->v[D_SCOPE_FIRST]);
 }
 
 /* The embedded builtins, and the executable segment holding them, into text[]. */
@@ -534,16 +550,19 @@ static void find_text(Elf *elf, const struct v8_dbg *g, struct ember_rt_proc *ou
 /*
  * The versions whose layout ember reads, each checked against a node of it
  * (tests/lib/symbols/check_v8.c, tests/integration/symbols_v8*.sh): 10.2
- * (Node 18: Code's instructions inline), and 11.1.204 (Code's instruction
- * start a pointer) up to 12.5, which made the deoptimization data a
+ * (Node 18: Code's instructions inline), 11.1.204 (Code's instruction start a
+ * pointer) up to 12.5, which made the deoptimization data a
  * ProtectedFixedArray holding a SharedFunctionInfoWrapper, not the function
- * (V8's deoptimization-data.h): Node 20 (11.3) and 22 (12.4). 10.3 to 11.1
- * are no node's LTS: not read.
+ * (V8's deoptimization-data.h): Node 20 (11.3) and 22 (12.4); and 13.6 (Node
+ * 24), whose functions' Code ember does not reach (derive()): its JIT frames
+ * are named by their function alone. 10.3 to 11.1 and 12.5 to 13.5 are no
+ * node's LTS: not read.
  */
 static bool version_known(uint32_t ver)
 {
 	return (ver >= v8_ver(10, 2, 0) && ver < v8_ver(10, 3, 0)) ||
-	       (ver >= v8_ver(11, 1, 204) && ver < v8_ver(12, 5, 0));
+	       (ver >= v8_ver(11, 1, 204) && ver < v8_ver(12, 5, 0)) ||
+	       (ver >= v8_ver(13, 6, 0) && ver < v8_ver(13, 7, 0));
 }
 
 bool v8_detect(Elf *elf, struct ember_rt_proc *out)
@@ -905,28 +924,43 @@ struct v8_fn {
 	uint64_t bytecode; /* its BytecodeArray (tagged), 0: none */
 };
 
+/* Whether w[0], w[1] are a function's position: two Smis, 0 <= start < end. */
+static bool scope_position(const uint64_t *w)
+{
+	return is_smi(w[0]) && is_smi(w[1]) && smi(w[0]) >= 0 && smi(w[0]) < smi(w[1]);
+}
+
 /*
  * A ScopeInfo's function name and start position: their slots move with the
  * scope's flags from version to version, and V8 exports no index for them.
  * After the context locals (two slots each), the first string is the name,
- * and the first two Smis in a row, start < end, the function's position.
+ * and the first two Smis in a row, start < end, the function's position;
+ * from 13.6 that position is in the header, before the locals' count.
  */
 #define V8_SCOPE_SLOTS 16
 static void scope_info(struct v8_ctx *c, uint64_t si, char *name, size_t cap, int64_t *start)
 {
 	uint64_t w[V8_SCOPE_SLOTS];
 	uint32_t first = c->rt->off[EMBER_V8_SCOPE_FIRST_VARS], i;
+	uint32_t pos = c->rt->off[EMBER_V8_SCOPE_POSITION];
+	uint32_t nctx = pos == EMBER_RT_OFF_NONE ? first - 1 : pos - 1;
 	bool named = false;
 
-	if (first < 1 || first >= V8_SCOPE_SLOTS || !rd(c, w, sizeof(w), si - 1 + 8))
+	if (first < 1 || first >= V8_SCOPE_SLOTS || nctx >= first ||
+	    (pos != EMBER_RT_OFF_NONE && (pos < 1 || pos + 2 > first)) ||
+	    !rd(c, w, sizeof(w), si - 1 + 8))
 		return;
-	if (is_smi(w[first - 1]) && smi(w[first - 1]) >= 0 && smi(w[first - 1]) < V8_SCOPE_SLOTS)
-		first += 2 * (uint32_t)smi(w[first - 1]);
+	if (pos != EMBER_RT_OFF_NONE && scope_position(&w[pos]))
+		*start = smi(w[pos]);
+	if (is_smi(w[nctx]) && smi(w[nctx]) >= 0 && smi(w[nctx]) < V8_SCOPE_SLOTS)
+		first += 2 * (uint32_t)smi(w[nctx]);
 	for (i = first; i < V8_SCOPE_SLOTS; i++) {
-		if (!named && is_obj(w[i]) && str_copy(c, w[i], name, cap) && name[0])
+		if (!named && is_obj(w[i]) && str_copy(c, w[i], name, cap) && name[0]) {
 			named = true;
-		if (named && i > first && is_smi(w[i - 1]) && is_smi(w[i]) && smi(w[i - 1]) >= 0 &&
-		    smi(w[i - 1]) < smi(w[i])) {
+			if (pos != EMBER_RT_OFF_NONE)
+				return;
+		}
+		if (named && i > first && scope_position(&w[i - 1])) {
 			*start = smi(w[i - 1]);
 			return;
 		}
@@ -1037,7 +1071,8 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
 	if (!obj_type(&c, t, &type))
 		return v8_fail(out, "unreadable object", obj);
 	if (type == rt->off[EMBER_V8_TYPE_CODE] &&
-	    (!rd64(&c, obj + rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
+	    (rt->off[EMBER_V8_DEOPT_SFI] == EMBER_RT_OFF_NONE ||
+	     !rd64(&c, obj + rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
 	     !fixed_elem(&c, deopt, rt->off[EMBER_V8_DEOPT_SFI], &sfi)))
 		return v8_fail(out, "code", obj);
 	else if (type != rt->off[EMBER_V8_TYPE_CODE] && type != rt->off[EMBER_V8_TYPE_SFI]) {
