@@ -68,40 +68,88 @@ static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
 }
 
 /*
+ * The Code a JSFunction (tagged) runs: its code field, or from V8 13.6 the
+ * entry of its dispatch handle in its isolate group's table (a Code checked
+ * by its type: the table's place is a constant of the version). False when
+ * it cannot be reached.
+ */
+static __always_inline bool uw_v8_code(const struct ember_rt_proc *rt, struct uw_env *env,
+				       __u64 func, __u64 *code)
+{
+	__u64 group = 0, table = 0, entry = 0;
+	__u32 handle = 0;
+
+	if (rt->off[EMBER_V8_JSFUNC_CODE] != EMBER_RT_OFF_NONE)
+		return uw_env_read_mem(env, code, sizeof(*code),
+				       func - 1 + rt->off[EMBER_V8_JSFUNC_CODE]) &&
+		       uw_v8_is_obj(*code);
+	if (!rt->addr[0] || rt->off[EMBER_V8_JSFUNC_DISPATCH] == EMBER_RT_OFF_NONE ||
+	    !uw_env_read_mem(env, &group, sizeof(group), rt->addr[0]) || !group ||
+	    !uw_env_read_mem(env, &table, sizeof(table), group + rt->off[EMBER_V8_GROUP_TABLE]) ||
+	    !table ||
+	    !uw_env_read_mem(env, &handle, sizeof(handle),
+			     func - 1 + rt->off[EMBER_V8_JSFUNC_DISPATCH]) ||
+	    !uw_env_read_mem(
+		    env, &entry, sizeof(entry),
+		    table + (__u64)(handle >> EMBER_V8_DISPATCH_SHIFT) * EMBER_V8_DISPATCH_ENTRY +
+			    8))
+		return false;
+	*code = entry >> EMBER_V8_DISPATCH_CODE_SHIFT | UW_V8_HEAP_TAG;
+	return uw_v8_type(rt, env, *code) == rt->off[EMBER_V8_TYPE_CODE];
+}
+
+/* The u32 at byte i (4-aligned, below 24) of w: Code's fields read at once. */
+static __always_inline __u32 uw_v8_u32(const __u32 *w, __u16 i)
+{
+	switch (i) {
+	case 0:
+		return w[0];
+	case 4:
+		return w[1];
+	case 8:
+		return w[2];
+	case 12:
+		return w[3];
+	case 16:
+		return w[4];
+	default:
+		return w[5];
+	}
+}
+
+/*
  * The word of a frame outside the binary's builtins: its function's
  * optimised Code and the pc's offset in it, when the pc lies there; else
  * (baseline code, which has no way back to its function, or code replaced
  * since: on-stack replacement, deoptimisation) the function alone. Code's
- * flags, its instructions' size and (V8 11.1.204 on) their address lie
- * within 24 bytes from 8 before the flags, read at once (v8_detect()
- * checks); before, the instructions follow Code's header inline. True when
- * the function's code is a builtin (kinds below BASELINE): an interpreted
- * function's is the interpreter's entry, which V8 12 runs from a copy of the
- * builtins beside its JIT code (short builtin calls), outside text[0..1];
- * the caller tells such frames by their slots.
+ * instructions' address (V8 11.1.204 on), flags and size lie within the 24
+ * bytes from the address, read at once (v8_detect()'s code_ok() checks);
+ * before, the instructions follow Code's header inline, their size 8 before
+ * the flags. True when the frame may be interpreted: the function's code is
+ * a builtin (kinds below BASELINE: an interpreted function's is the
+ * interpreter's entry, which V8 12 runs from a copy of the builtins beside
+ * its JIT code, short builtin calls, outside text[0..1]) or was not
+ * reached; the caller tells such frames by their slots.
  */
 static __always_inline bool uw_v8_jit(const struct uw_frame *f, const struct ember_rt_proc *rt,
 				      struct uw_env *env, __u64 func, __u64 sfi, __u64 *word)
 {
-	__u64 code = 0, cw[3] = {}, start;
-	__u32 kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size, kind;
+	__u64 code = 0, start;
+	__u32 w[6] = {}, kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size, kind;
 	__u16 at_flags = rt->off[EMBER_V8_CODE_FLAGS], at_size = rt->off[EMBER_V8_CODE_SIZE];
+	bool inline_code = rt->off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE;
+	__u16 base = inline_code ? at_flags - 8 : rt->off[EMBER_V8_CODE_START];
 
 	*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
-	if (!uw_env_read_mem(env, &code, sizeof(code), func - 1 + rt->off[EMBER_V8_JSFUNC_CODE]) ||
-	    !uw_v8_is_obj(code) || !uw_env_read_mem(env, cw, sizeof(cw), code - 1 + at_flags - 8))
+	if (!uw_v8_code(rt, env, func, &code))
+		return true;
+	if (at_flags < base || at_size < base ||
+	    !uw_env_read_mem(env, w, sizeof(w), code - 1 + base))
 		return false;
-	/*
-	 * The address 8 before the flags, or inline; the size 8 before them
-	 * (10.2), 4 after (11.4.59 on: packed) or 8 after (11.1 to 11.4.59).
-	 */
-	start = rt->off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE ?
-			code - 1 + rt->off[EMBER_V8_CODE_HEADER] :
-			cw[0];
-	flags = (__u32)cw[1];
-	size = at_size < at_flags      ? (__u32)cw[0] :
-	       at_size - at_flags == 8 ? (__u32)cw[2] :
-					 (__u32)(cw[1] >> 32);
+	start = inline_code ? code - 1 + rt->off[EMBER_V8_CODE_HEADER] :
+			      (__u64)w[0] | (__u64)w[1] << 32;
+	flags = uw_v8_u32(w, at_flags - base);
+	size = uw_v8_u32(w, at_size - base);
 	kind = (flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff);
 	if (kind < rt->off[EMBER_V8_KIND_BASELINE])
 		return true;
@@ -141,17 +189,6 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct e
 			     slot[0] - 1 + rt->off[EMBER_V8_JSFUNC_SHARED]) ||
 	    !uw_v8_is_obj(sfi))
 		return false;
-	/*
-	 * V8 13.6 on: the function's Code is not reached (lib/symbols/v8.c
-	 * derive()): a frame is interpreted by its slots, else, outside the
-	 * builtins, its function's JIT code, named by the function alone.
-	 */
-	if (rt->off[EMBER_V8_JSFUNC_CODE] == EMBER_RT_OFF_NONE) {
-		if (uw_v8_interpreted(f, rt, env, sfi, word))
-			return true;
-		*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
-		return !builtins;
-	}
 	/*
 	 * In the binary's builtins, a frame that is not interpreted is a
 	 * builtin's own (named as native code); elsewhere, a function whose code

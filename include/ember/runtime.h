@@ -74,7 +74,7 @@ enum ember_py_off {
 	EMBER_PY_CODE_ADAPTIVE,		  /* PyCodeObject.co_code_adaptive: instruction 0 */
 	EMBER_PY_OFF_NR,
 };
-#define EMBER_RT_OFF_MAX 40
+#define EMBER_RT_OFF_MAX 48
 /* Words of the runtime walk's memos (the walk's environment holds them: uwalk_rt.bpf.h). */
 #define EMBER_RT_SCRATCH_WORDS 3
 /*
@@ -102,7 +102,9 @@ struct ember_py_ts_memo {
  * pointer; fields are byte offsets in an untagged object; types are
  * Map.instance_type values. text[0..1]: the embedded builtins (the
  * interpreter's trampoline and handlers among them); text[2..3]: the binary's
- * text holding them (its C++ frames are never JavaScript's); addr[]: unused.
+ * text holding them (its C++ frames are never JavaScript's); addr[0]: V8
+ * 13.6 on, &IsolateGroup::default_isolate_group_ (where its dispatch table
+ * is found), else 0.
  * A frame word's object: a SharedFunctionInfo (aux: the bytecode offset of an
  * interpreted frame, EMBER_RT_AUX_MAX when unknown) or an optimised Code
  * (aux: the pc's offset in its instructions).
@@ -158,9 +160,25 @@ enum ember_v8_off {
 	 * where it follows the function's name, after them.
 	 */
 	EMBER_V8_SCOPE_POSITION,
+	/*
+	 * V8 13.6 on (leaptiering), EMBER_RT_OFF_NONE before: a JSFunction holds
+	 * no Code but a handle (u32) into its isolate group's dispatch table,
+	 * whose entry (16 bytes, at the handle >> EMBER_V8_DISPATCH_SHIFT) holds
+	 * its Code's tagged address << 16 in its second word; the deoptimization
+	 * data, a ProtectedFixedArray, holds a wrapper of the function.
+	 */
+	EMBER_V8_JSFUNC_DISPATCH,      /* JSFunction.dispatch_handle (u32) */
+	EMBER_V8_GROUP_TABLE,	       /* IsolateGroup: its dispatch table's entries */
+	EMBER_V8_TYPE_PROTECTED_ARRAY, /* PROTECTED_FIXED_ARRAY_TYPE */
+	EMBER_V8_TYPE_SFI_WRAPPER,     /* SHARED_FUNCTION_INFO_WRAPPER_TYPE */
+	EMBER_V8_SFI_WRAPPER_SHARED,   /* SharedFunctionInfoWrapper.shared_info */
 	EMBER_V8_OFF_NR,
 };
 _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");
+/* A dispatch handle's entry index, and where an entry's Code lies (V8 13.6). */
+#define EMBER_V8_DISPATCH_SHIFT 8
+#define EMBER_V8_DISPATCH_ENTRY 16
+#define EMBER_V8_DISPATCH_CODE_SHIFT 16
 
 /*
  * A process's runtime, as the daemon found it in its mappings (the symbols a

@@ -14,6 +14,9 @@
 /* A symbol table larger than this is no node's: not read. */
 #define V8_SYMTAB_MAX_BYTES (256u << 20)
 
+/* The isolate group every isolate of a node belongs to (a pointer to it). */
+#define V8_GROUP_SYM "_ZN2v88internal12IsolateGroup22default_isolate_group_E"
+
 /*
  * What v8_detect() reads: the v8dbg_* constants and a few symbols' values.
  * Several names may give one item: V8 renamed fields over the versions.
@@ -83,9 +86,16 @@ enum v8d {
 	D_VER_MAJOR,
 	D_VER_MINOR,
 	D_VER_BUILD,
-	D_BLOB,	     /* v8_Default_embedded_blob_code_: the symbol's address */
-	D_BLOB_DATA, /* v8_Default_embedded_blob_code_data_: its address (V8 10: the code) */
-	D_BLOB_SIZE, /* v8_Default_embedded_blob_code_size_ */
+	D_BLOB,		 /* v8_Default_embedded_blob_code_: the symbol's address */
+	D_BLOB_DATA,	 /* v8_Default_embedded_blob_code_data_: its address (V8 10: the code) */
+	D_BLOB_SIZE,	 /* v8_Default_embedded_blob_code_size_ */
+	D_GROUP,	 /* IsolateGroup::default_isolate_group_: the symbol's address (13.6) */
+	D_DEOPT_WRAPPED, /* 12.5 on: the deoptimization data's SharedFunctionInfoWrapper */
+	D_T_PFA,	 /* ProtectedFixedArray (12.5 on) */
+	D_T_SFI_WRAPPER, /* SharedFunctionInfoWrapper (12.5 on) */
+	D_SFIW_SHARED,	 /* SharedFunctionInfoWrapper.shared_info */
+	D_JSF_DISPATCH,	 /* 13.6: JSFunction.dispatch_handle (derived) */
+	D_GROUP_TABLE,	 /* 13.6: IsolateGroup's dispatch table (derived) */
 	D_NR,
 };
 
@@ -174,6 +184,13 @@ static const struct {
 	{"v8_Default_embedded_blob_code_", D_BLOB},
 	{"v8_Default_embedded_blob_code_data_", D_BLOB_DATA},
 	{"v8_Default_embedded_blob_code_size_", D_BLOB_SIZE},
+	{V8_GROUP_SYM, D_GROUP},
+	{"v8dbg_DeoptimizationDataWrappedSharedFunctionInfoIndex", D_DEOPT_WRAPPED},
+	{"v8dbg_type_ProtectedFixedArray__PROTECTED_FIXED_ARRAY_TYPE", D_T_PFA},
+	{"v8dbg_type_SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE",
+	 D_T_SFI_WRAPPER},
+	{"v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_",
+	 D_SFIW_SHARED},
 };
 
 /*
@@ -235,6 +252,7 @@ struct v8_dbg {
 	bool have[D_NR];
 	uint64_t blob;	    /* the embedded builtins' address, 0: unknown */
 	uint64_t blob_data; /* V8 10: theirs (blob is then a pointer to them), 0: none */
+	uint64_t group;	    /* &IsolateGroup::default_isolate_group_, 0: none */
 };
 
 /* The value a symbol holds: up to 4 bytes (v8dbg_* are ints), signed. */
@@ -269,8 +287,10 @@ static void take_sym(Elf *elf, const char *name, const GElf_Sym *sym, struct v8_
 
 		if (strcmp(name, v8_syms[i].name) || g->have[d])
 			continue;
-		if (d == D_BLOB || d == D_BLOB_DATA) {
-			*(d == D_BLOB ? &g->blob : &g->blob_data) = sym->st_value;
+		if (d == D_BLOB || d == D_BLOB_DATA || d == D_GROUP) {
+			*(d == D_BLOB  ? &g->blob :
+			  d == D_GROUP ? &g->group :
+					 &g->blob_data) = sym->st_value;
 			g->have[d] = sym->st_value != 0;
 		} else {
 			g->have[d] = sym_value(elf, sym, &g->v[d]);
@@ -301,7 +321,8 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct v8_d
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		/* the cheap test first: a node has some 75k symbols, 600 of them ours */
 		if (name && (name[0] == 'v' || name[0] == '_') &&
-		    (!strncmp(name, "v8", 2) || !strncmp(name, "_ZN2v88internal7Version", 23)))
+		    (!strncmp(name, "v8", 2) || !strncmp(name, "_ZN2v88internal7Version", 23) ||
+		     !strcmp(name, V8_GROUP_SYM)))
 			take_sym(elf, name, &sym, g);
 	}
 }
@@ -319,6 +340,9 @@ static bool scan_syms(Elf *elf, struct v8_dbg *g)
 			scan_symtab(elf, scn, &sh, g);
 	return g->have[D_FP_FUNCTION] && g->have[D_T_JSF] && g->have[D_JSF_SHARED];
 }
+
+/* V8 13.6's IsolateGroup: its js_dispatch_table_'s entries, after the external references. */
+#define V8_GROUP_TABLE_13_6 0x3270
 
 static uint32_t v8_ver(uint32_t major, uint32_t minor, uint32_t build)
 {
@@ -339,8 +363,23 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 		g->have[D_CODE_HEADER] = false;
 	/*
 	 * 13.6 (leaptiering, on in node's builds): a JSFunction holds a handle
-	 * into the isolate group's dispatch table where its Code was: none read
+	 * into the isolate group's dispatch table where its Code was, and the
+	 * table's entries are a field of the group (measured in Node 24.22.3's
+	 * official binary, checked against its live processes by the tests)
 	 */
+	if (!g->have[D_JSF_CODE] && ver >= v8_ver(13, 6, 0) && g->have[D_GROUP]) {
+		v[D_JSF_DISPATCH] = v[D_JSF_SHARED] - 8;
+		v[D_GROUP_TABLE] = V8_GROUP_TABLE_13_6;
+		g->have[D_JSF_DISPATCH] = g->have[D_GROUP_TABLE] = true;
+	}
+	/* 12.5 on: the deoptimization data holds the function's wrapper (else none read) */
+	if (!g->have[D_DEOPT_SFI] && g->have[D_DEOPT_WRAPPED] && g->have[D_T_SFI_WRAPPER] &&
+	    g->have[D_SFIW_SHARED] && g->have[D_T_PFA]) {
+		v[D_DEOPT_SFI] = v[D_DEOPT_WRAPPED];
+		g->have[D_DEOPT_SFI] = true;
+	} else {
+		g->have[D_T_PFA] = g->have[D_T_SFI_WRAPPER] = g->have[D_SFIW_SHARED] = false;
+	}
 	if (!g->have[D_JSF_CODE] && ver < v8_ver(12, 5, 0)) {
 		v[D_JSF_CODE] =
 			ver >= v8_ver(11, 7, 368) ? v[D_JSF_SHARED] - 8 : v[D_JSF_SHARED] + 24;
@@ -435,9 +474,10 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 	};
 	/*
 	 * Types that versions before V8 12 have none of, where Code's
-	 * instructions are (one of the two, fixed_ok() checks), and a function's
-	 * Code with its deoptimization data's indexes (none read from 13.6):
-	 * EMBER_RT_OFF_NONE where a version has none.
+	 * instructions are (one of the two, fixed_ok() checks), and how a
+	 * function's Code is reached (its field, or 13.6's dispatch table) with
+	 * the deoptimization data's indexes: EMBER_RT_OFF_NONE where a version
+	 * has none.
 	 */
 	static const struct {
 		enum ember_v8_off o;
@@ -450,6 +490,11 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_JSFUNC_CODE, D_JSF_CODE},
 		{EMBER_V8_DEOPT_SFI, D_DEOPT_SFI},
 		{EMBER_V8_DEOPT_INLINING, D_DEOPT_INL},
+		{EMBER_V8_JSFUNC_DISPATCH, D_JSF_DISPATCH},
+		{EMBER_V8_GROUP_TABLE, D_GROUP_TABLE},
+		{EMBER_V8_TYPE_PROTECTED_ARRAY, D_T_PFA},
+		{EMBER_V8_TYPE_SFI_WRAPPER, D_T_SFI_WRAPPER},
+		{EMBER_V8_SFI_WRAPPER_SHARED, D_SFIW_SHARED},
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -481,22 +526,25 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 }
 
 /*
- * Whether Code's fields lie where the walk reads them, 24 bytes from 8 before
- * its flags: the instructions' address there and their size 4 or 8 after the
- * flags (V8 11.1.204 on), or the instructions inline after the header and
- * their size there (before: V8 10.2's code.h, the metadata's size between).
+ * Whether the walk can read Code's fields as it does (bpf/uwalk_v8.bpf.h
+ * uw_v8_jit()): 24 bytes from the instructions' address (V8 11.1.204 on) hold
+ * the flags and the size, 4-aligned, after it; or the instructions follow
+ * Code's header inline and their size lies 8 before the flags (before: V8
+ * 10.2's code.h, the metadata's size between).
  */
 static bool code_ok(const struct v8_dbg *g)
 {
 	const int64_t *v = g->v;
+	int64_t f, z;
 
 	if (!g->have[D_CODE_FLAGS] || !g->have[D_CODE_SIZE] ||
 	    g->have[D_CODE_START] == g->have[D_CODE_HEADER])
 		return false;
 	if (g->have[D_CODE_HEADER])
 		return v[D_CODE_SIZE] == v[D_CODE_FLAGS] - 8 && v[D_CODE_HEADER] > v[D_CODE_FLAGS];
-	return v[D_CODE_START] == v[D_CODE_FLAGS] - 8 &&
-	       (v[D_CODE_SIZE] == v[D_CODE_FLAGS] + 4 || v[D_CODE_SIZE] == v[D_CODE_FLAGS] + 8);
+	f = v[D_CODE_FLAGS] - v[D_CODE_START];
+	z = v[D_CODE_SIZE] - v[D_CODE_START];
+	return f >= 8 && f <= 20 && !(f & 3) && z >= 8 && z <= 20 && !(z & 3) && f != z;
 }
 
 /*
@@ -511,7 +559,8 @@ static bool fixed_ok(const struct v8_dbg *g)
 
 	if (v[D_FP_FUNCTION] != v[D_FP_CONTEXT] - 8)
 		return false;
-	if (g->have[D_JSF_CODE] && (!code_ok(g) || !g->have[D_DEOPT_SFI] || !g->have[D_DEOPT_INL]))
+	if ((g->have[D_JSF_CODE] || g->have[D_JSF_DISPATCH]) &&
+	    (!code_ok(g) || !g->have[D_DEOPT_SFI] || !g->have[D_DEOPT_INL]))
 		return false;
 	for (size_t i = 0; i < sizeof(v8_fixed) / sizeof(v8_fixed[0]); i++)
 		if (!g->have[v8_fixed[i].d] || g->v[v8_fixed[i].d] != v8_fixed[i].v)
@@ -589,6 +638,8 @@ bool v8_detect(Elf *elf, struct ember_rt_proc *out)
 		return true;
 	}
 	find_text(elf, g, out);
+	if (g->have[D_JSF_DISPATCH])
+		out->addr[0] = g->group;
 	free(g);
 	return true;
 }
@@ -881,7 +932,9 @@ static bool fixed_elem(struct v8_ctx *c, uint64_t t, uint32_t idx, uint64_t *v)
 	uint16_t type;
 
 	return obj_type(c, t, &type) &&
-	       array_type(c, type, EMBER_V8_TYPE_FIXED_ARRAY, EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY) &&
+	       (array_type(c, type, EMBER_V8_TYPE_FIXED_ARRAY, EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY) ||
+		(c->rt->off[EMBER_V8_TYPE_PROTECTED_ARRAY] != EMBER_RT_OFF_NONE &&
+		 type == c->rt->off[EMBER_V8_TYPE_PROTECTED_ARRAY])) &&
 	       rd64(c, t - 1 + V8_FA_LENGTH, &lw) && is_smi(lw) && smi(lw) > 0 &&
 	       idx < (uint32_t)smi(lw) && rd64(c, t - 1 + V8_FA_DATA + 8ull * idx, v);
 }
@@ -1046,6 +1099,23 @@ static uint32_t code_line(struct v8_ctx *c, const struct v8_fn *fn, uint64_t cod
 	return line;
 }
 
+/*
+ * The function a deoptimization data's element names: itself, or (12.5 on)
+ * the SharedFunctionInfo its wrapper holds. False when it is neither.
+ */
+static bool unwrap_sfi(struct v8_ctx *c, uint64_t *sfi)
+{
+	uint16_t type;
+
+	if (c->rt->off[EMBER_V8_TYPE_SFI_WRAPPER] == EMBER_RT_OFF_NONE)
+		return true;
+	if (!obj_type(c, *sfi, &type))
+		return false;
+	return type == c->rt->off[EMBER_V8_TYPE_SFI] ||
+	       (type == c->rt->off[EMBER_V8_TYPE_SFI_WRAPPER] &&
+		rd64(c, *sfi - 1 + c->rt->off[EMBER_V8_SFI_WRAPPER_SHARED], sfi));
+}
+
 static int v8_fail(struct rt_name *out, const char *what, uint64_t obj)
 {
 	memset(out, 0, sizeof(*out));
@@ -1073,7 +1143,7 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
 	if (type == rt->off[EMBER_V8_TYPE_CODE] &&
 	    (rt->off[EMBER_V8_DEOPT_SFI] == EMBER_RT_OFF_NONE ||
 	     !rd64(&c, obj + rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
-	     !fixed_elem(&c, deopt, rt->off[EMBER_V8_DEOPT_SFI], &sfi)))
+	     !fixed_elem(&c, deopt, rt->off[EMBER_V8_DEOPT_SFI], &sfi) || !unwrap_sfi(&c, &sfi)))
 		return v8_fail(out, "code", obj);
 	else if (type != rt->off[EMBER_V8_TYPE_CODE] && type != rt->off[EMBER_V8_TYPE_SFI]) {
 		v8_fail(out, "object", obj);

@@ -45,6 +45,8 @@ static void layout(struct ember_rt_proc *rt)
 	rt->off[EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY] = EMBER_RT_OFF_NONE; /* Node 20: none */
 	rt->off[EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY] = EMBER_RT_OFF_NONE;
 	rt->off[EMBER_V8_CODE_HEADER] = EMBER_RT_OFF_NONE;
+	for (int i = EMBER_V8_SCOPE_POSITION; i < EMBER_V8_OFF_NR; i++)
+		rt->off[i] = EMBER_RT_OFF_NONE; /* V8 13.6's: none */
 }
 
 static void check_name(const struct rt_name *n)
