@@ -9,5 +9,5 @@ if [ ! -x "$NODE22" ]; then
 	echo "FAIL: $NODE22: no Node 22 (scripts/install-deps.sh installs it from npm)"
 	exit 1
 fi
-EMBER_TEST_V8_NO_INLINED="Node 22 runs hotJsLoop's loop in on-stack-replaced code" \
+EMBER_TEST_V8_OSR="Node 22 runs hotJsLoop's loop in on-stack-replaced code" \
 	EMBER_TEST_NODE=$NODE22 exec bash "$(dirname "$0")/symbols_v8.sh"
