@@ -203,14 +203,18 @@ struct {
 	__type(value, struct ember_py_ts_memo);
 } py_ts_memo SEC(".maps");
 
-/* Thread tid's memo of its state, when tid is the task this program runs for; else NULL. */
-static __always_inline struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid)
+/*
+ * Thread tid's memo of its state, when tid is the task this program runs for
+ * (made when create: a state was found); else NULL.
+ */
+static __always_inline struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid,
+								  bool create)
 {
 	(void)env;
 	if ((__u32)bpf_get_current_pid_tgid() != tid)
 		return NULL;
 	return bpf_task_storage_get(&py_ts_memo, bpf_get_current_task_btf(), NULL,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
 /* The kernel reads every runtime's chain as it is: no trace read earlier (uwalk_rt.bpf.h). */

@@ -16,8 +16,9 @@
  *       (any user memory, for the runtimes' frames: bpf/uwalk_rt.bpf.h)
  *   const struct ember_rt_trace *uw_env_rt_trace(struct uw_env *env);
  *       (CPython's chain as read at the sample, or NULL: the live one is read)
- *   struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid);
- *       (thread tid's CPython state as its last walk found it, or NULL: none kept)
+ *   struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid, bool create);
+ *       (thread tid's CPython state as its last walk found it, or NULL: none kept;
+ *       create: made for a state just found, else only looked up)
  *   bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *out);
  *   bool uw_env_table_rule(struct uw_env *env, __u32 table, __u64 pc,
  *                          struct ember_unwind_row *out, __u64 *lo, __u64 *hi);

@@ -96,7 +96,7 @@ static __always_inline __u64 uw_py_thread_frame(const struct ember_rt_proc *rt, 
 				  .tid = tid,
 				  .off_tid = rt->off[EMBER_PY_TSTATE_TID],
 				  .off_next = rt->off[EMBER_PY_TSTATE_NEXT]};
-	struct ember_py_ts_memo *memo = uw_env_py_ts_memo(env, tid);
+	struct ember_py_ts_memo *memo = uw_env_py_ts_memo(env, tid, false);
 	__u64 interp = 0, at, frame = 0;
 
 	if (!rt->addr[0])
@@ -118,8 +118,12 @@ static __always_inline __u64 uw_py_thread_frame(const struct ember_rt_proc *rt, 
 		UW_LOOP(UW_PY_THREADS_MAX, uw_py_thread_step, &q);
 		if (!q.found)
 			return 0;
-		/* asked again: a pointer kept across the search would take room on the stack */
-		memo = uw_env_py_ts_memo(env, tid);
+		/*
+		 * asked again, made now that a state was found (a thread that never
+		 * runs Python gets none): a pointer kept across the search would take
+		 * room on the stack
+		 */
+		memo = uw_env_py_ts_memo(env, tid, true);
 		if (memo) {
 			memo->runtime = rt->addr[0];
 			memo->ts = q.ts;

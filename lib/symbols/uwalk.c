@@ -120,9 +120,10 @@ static bool uw_env_read_mem(struct uw_env *env, void *dst, __u32 len, __u64 addr
 }
 
 /* The thread's memo of its CPython state, the caller's (the kernel's is per task), or NULL. */
-static struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid)
+static struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid, bool create)
 {
 	(void)tid;
+	(void)create;
 	return env && env->mem ? env->mem->ts_memo : NULL;
 }
 
