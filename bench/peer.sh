@@ -14,6 +14,8 @@
 #   -o  also write the report to this file
 #   -k  also write the raw per-run rows (TSV) to this file
 #   -f  keep each run's folded stacks of the workloads in this directory
+# BENCH_NODE=PATH runs the JavaScript workload under another node (default: Debian's), e.g.
+# Node 24's from npm (scripts/install-deps.sh puts it in /usr/local/lib/ember-tools).
 # Each round runs each profiler alone (ember at 19 Hz, the peer at its default 20 Hz;
 # the order alternates between rounds): start it, wait until it samples, start the two
 # workloads (Debian's python3.11 in hot_py_loop -> inner_work, `node app.js` in
@@ -41,10 +43,11 @@ EMBERCTL=${EMBERCTL:-$SRC/build/cli/emberctl}
 REPORT=
 RAWOUT=
 KEEP=
+NODE_BIN=${BENCH_NODE:-node}
 EMBER_HZ=19
 PEER_HZ=20 # the peer's default (-samples-per-second)
 
-usage() { sed -n '8,16p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '8,18p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=peer
 . "$HERE/lib.sh"
 while getopts 'd:w:r:e:c:o:k:f:h' opt; do
@@ -208,7 +211,7 @@ run() {
 	st=$(cpu_ns "$PROF_PID")
 	(cd "$T" && exec /usr/bin/python3.11 app.py "$DURATION") >"$T/cpu.python" &
 	WLS=($!)
-	(cd "$T" && exec node app.js "$((DURATION * 1000))") >"$T/cpu.node" &
+	(cd "$T" && exec "$NODE_BIN" app.js "$((DURATION * 1000))") >"$T/cpu.node" &
 	WLS+=($!)
 	sleep "$WARMUP"
 	t0=$EPOCHREALTIME c0=$(cpu_ns "$PROF_PID")
@@ -270,7 +273,7 @@ med() {
 		"interleaved rounds, medians (min-max). ember at $EMBER_HZ Hz, the peer" \
 		"(OpenTelemetry eBPF profiler $PEER_VERSION) at $PEER_HZ Hz; workloads of ${DURATION} s" \
 		"of CPU each, both at once (the host's 2 CPUs busy); cost window from ${WARMUP} s" \
-		"after their start to their end."
+		"after their start to their end; node: $("$NODE_BIN" --version)."
 	echo
 	echo "| workload | outer function | profiler | samples | named % | expected samples | named % of expected |"
 	echo "| --- | --- | --- | --- | --- | --- | --- |"
