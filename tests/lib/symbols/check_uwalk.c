@@ -445,6 +445,89 @@ START_TEST(test_v8_frame_from_copy)
 }
 END_TEST
 
+/*
+ * V8 13.6 (Node 24): a JavaScript frame of optimised code, whose JSFunction
+ * holds a dispatch handle: its Code is the handle's entry in the table the
+ * isolate group holds (the group found through rt->addr[0]), named with the
+ * pc's offset in it; an entry that holds no Code leaves the function alone.
+ */
+START_TEST(test_v8_dispatch)
+{
+	const uint64_t jit = 0x7f0000200000ull, fn = HEAP + 0x100, map_fn = HEAP + 0x200;
+	const uint64_t sfi = HEAP + 0x300, group_ptr = HEAP + 0x600, group = HEAP + 0x700;
+	const uint64_t table = HEAP + 0x800, code = HEAP + 0x900, map_code = HEAP + 0xa00;
+	uint64_t sp = STACK + 0x100, bp = STACK + 0x180;
+	struct uwalk_rows src = {find, &fx};
+	struct uwalk_stack stk = {fx.stack, STACK, sizeof(fx.stack)};
+	struct uwalk_mem live = {.read = live_read, .arg = NULL};
+	struct uwalk_regs regs = {.ip = jit + 0x40, .sp = sp, .bp = bp};
+	struct ember_rt_proc *rt = &fx.proc.rt;
+	uint32_t handle = 2 << EMBER_V8_DISPATCH_SHIFT;
+
+	memset(heap, 0, sizeof(heap));
+	rt->kind = EMBER_RT_V8;
+	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
+		rt->off[i] = EMBER_RT_OFF_NONE;
+	rt->text[0] = 0x7f0000100000ull; /* the builtins: elsewhere */
+	rt->text[1] = 0x7f0000101000ull;
+	rt->addr[0] = group_ptr;
+	rt->off[EMBER_V8_FP_FUNCTION] = 16;
+	rt->off[EMBER_V8_FP_BYTECODE_OFFSET] = 32;
+	rt->off[EMBER_V8_MAP_TYPE] = 12;
+	rt->off[EMBER_V8_JSFUNC_SHARED] = 32;
+	rt->off[EMBER_V8_JSFUNC_DISPATCH] = 24;
+	rt->off[EMBER_V8_GROUP_TABLE] = 0x10;
+	rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] = 2000;
+	rt->off[EMBER_V8_TYPE_JSFUNC_LAST] = 2010;
+	rt->off[EMBER_V8_TYPE_CODE] = 187;
+	rt->off[EMBER_V8_TYPE_BYTECODE] = 170;
+	rt->off[EMBER_V8_CODE_START] = 40; /* 13.6: flags 12 after it, size 16 */
+	rt->off[EMBER_V8_CODE_FLAGS] = 52;
+	rt->off[EMBER_V8_CODE_SIZE] = 56;
+	rt->off[EMBER_V8_CODE_KIND] = 15;
+	rt->off[EMBER_V8_KIND_BASELINE] = 10;
+	/* the function, its group and table; the entry: its Code << 16 | a parameter count */
+	heap_put(fn, map_fn + 1);
+	heap_put(map_fn + 12, 2005);
+	heap_put(fn + 24, handle);
+	heap_put(fn + 32, sfi + 1);
+	heap_put(group_ptr, group);
+	heap_put(group + 0x10, table);
+	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code + 1) << 16 | 2);
+	/* a TurboFan Code (kind 12): its instructions at jit, 0x1000 bytes */
+	heap_put(code, map_code + 1);
+	heap_put(map_code + 12, 187);
+	heap_put(code + 40, jit);
+	heap_put(code + 48, (uint64_t)12 << 32);
+	heap_put(code + 56, 0x1000);
+	put(bp - 16, fn + 1);
+	put(bp - 8, HEAP + 0x801);
+	put(bp, 0);
+	put(bp + 8, 0x7f0000005678ull);
+	fx.proc.nmaps = 0;
+
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code), 0x7f0000005678ull},
+		   2);
+	/* an entry that holds no Code (a group laid out otherwise): the function alone */
+	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (fn + 1) << 16 | 2);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi),
+				      0x7f0000005678ull},
+		   2);
+	/* no group known (a process walked by its executable's runtime): the same */
+	rt->addr[0] = 0;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+	rt->addr[0] = group_ptr;
+	/* the pc outside the Code's instructions (on-stack-replaced code): the same */
+	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code + 1) << 16 | 2);
+	regs.ip = jit + 0x2000;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+}
+END_TEST
+
 /* The search: the row in force and the pcs it covers. */
 START_TEST(test_search)
 {
@@ -487,6 +570,7 @@ Suite *uwalk_suite(void)
 	tcase_add_test(tc, test_fp_loop);
 	tcase_add_test(tc, test_search);
 	tcase_add_test(tc, test_v8_frame_from_copy);
+	tcase_add_test(tc, test_v8_dispatch);
 	suite_add_tcase(s, tc);
 	return s;
 }
