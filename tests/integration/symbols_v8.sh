@@ -145,15 +145,15 @@ inl=$(awk -v at="$T/app.js:$call" '$6 == "hotJsLoop" && $7 == at { s += $1 } END
 echo "hotJsLoop's optimised code with innerJs inlined (app.js:$call, innermost) on $inl samples"
 # EMBER_TEST_V8_OSR=WHY: a node that runs hotJsLoop's loop in on-stack-replaced code (Node
 # 22 and 24), which ember names by the function's first line (docs/unwinding.md): only the
-# calls that enter its TurboFan code hold that line (Node 22: 9% of the samples, Node 24:
-# 6-7%, measured), so at least 2% there (none when the optimised code is not reached)
-pct=10
+# calls that enter its TurboFan code hold that line, and whether V8 makes such code at all
+# varies from run to run (Node 22: none in one run of 6, 235 samples in another; Node 24's
+# optimised code is checked by symbols_v8_dispatch.sh): not checked there
 if [ -n "${EMBER_TEST_V8_OSR:-}" ]; then
-	echo "$EMBER_TEST_V8_OSR: at least 2% of the samples at that line"
-	pct=2
+	echo "$EMBER_TEST_V8_OSR: its inlined line not checked"
+else
+	awk -v c="$inl" -v t="$under" 'BEGIN { exit !(10 * c >= t) }' ||
+		fail "hotJsLoop at app.js:$call (innerJs inlined by TurboFan) on $inl samples only"
 fi
-awk -v c="$inl" -v t="$under" -v p="$pct" 'BEGIN { exit !(100 * c >= p * t) }' ||
-	fail "hotJsLoop at app.js:$call (innerJs inlined by TurboFan) on $inl samples only"
 # no frame the walk gave that the host could not name, in either run; one whose object was
 # gone when read, moments after its sample, only outside the workload (a process's last
 # milliseconds: node --cpu-prof writes its profile as it exits)

