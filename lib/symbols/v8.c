@@ -365,7 +365,8 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 	 * 13.6 (leaptiering, on in node's builds): a JSFunction holds a handle
 	 * into the isolate group's dispatch table where its Code was, and the
 	 * table's entries are a field of the group (measured in Node 24.22.3's
-	 * official binary, checked against its live processes by the tests)
+	 * official binary, checked against its live processes by
+	 * integ_symbols_v8_dispatch)
 	 */
 	if (!g->have[D_JSF_CODE] && ver >= v8_ver(13, 6, 0) && g->have[D_GROUP]) {
 		v[D_JSF_DISPATCH] = v[D_JSF_SHARED] - 8;
@@ -603,9 +604,8 @@ static void find_text(Elf *elf, const struct v8_dbg *g, struct ember_rt_proc *ou
  * pointer) up to 12.5, which made the deoptimization data a
  * ProtectedFixedArray holding a SharedFunctionInfoWrapper, not the function
  * (V8's deoptimization-data.h): Node 20 (11.3) and 22 (12.4); and 13.6 (Node
- * 24), whose functions' Code ember does not reach (derive()): its JIT frames
- * are named by their function alone. 10.3 to 11.1 and 12.5 to 13.5 are no
- * node's LTS: not read.
+ * 24), whose functions reach their Code through a dispatch table (derive()).
+ * 10.3 to 11.1 and 12.5 to 13.5 are no node's LTS: not read.
  */
 static bool version_known(uint32_t ver)
 {
