@@ -388,6 +388,28 @@ static bool live_read(void *arg, void *dst, size_t len, uint64_t addr)
 }
 
 /*
+ * A V8 runtime's entry as the walk's tests use it: builtins at builtins
+ * (0x1000 bytes), a frame's JSFunction at bp - 16 and its bytecode offset at
+ * bp - 32, JSFunction types 2000-2010 with their shared info at shared,
+ * BytecodeArrays of type 170; every other offset none.
+ */
+static void v8_rt(struct ember_rt_proc *rt, uint64_t builtins, uint16_t shared)
+{
+	rt->kind = EMBER_RT_V8;
+	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
+		rt->off[i] = EMBER_RT_OFF_NONE;
+	rt->text[0] = builtins;
+	rt->text[1] = builtins + 0x1000;
+	rt->off[EMBER_V8_FP_FUNCTION] = 16;	   /* bp - 16: JSFunction, bp - 8: context */
+	rt->off[EMBER_V8_FP_BYTECODE_OFFSET] = 32; /* bp - 32: offset, bp - 24: BytecodeArray */
+	rt->off[EMBER_V8_MAP_TYPE] = 12;
+	rt->off[EMBER_V8_JSFUNC_SHARED] = shared;
+	rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] = 2000;
+	rt->off[EMBER_V8_TYPE_JSFUNC_LAST] = 2010;
+	rt->off[EMBER_V8_TYPE_BYTECODE] = 170;
+}
+
+/*
  * A deferred walk of a V8 process (daemon/deferred.c): the JavaScript frame's
  * slots are read from the copy of the stack, as at the sample, not from the
  * live stack; the objects they point at from the live heap.
@@ -404,18 +426,7 @@ START_TEST(test_v8_frame_from_copy)
 	struct ember_rt_proc *rt = &fx.proc.rt;
 
 	memset(heap, 0, sizeof(heap));
-	rt->kind = EMBER_RT_V8;
-	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
-		rt->off[i] = EMBER_RT_OFF_NONE;
-	rt->text[0] = builtins;
-	rt->text[1] = builtins + 0x1000;
-	rt->off[EMBER_V8_FP_FUNCTION] = 16;	   /* bp - 16: JSFunction, bp - 8: context */
-	rt->off[EMBER_V8_FP_BYTECODE_OFFSET] = 32; /* bp - 32: offset, bp - 24: BytecodeArray */
-	rt->off[EMBER_V8_MAP_TYPE] = 12;
-	rt->off[EMBER_V8_JSFUNC_SHARED] = 24;
-	rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] = 2000;
-	rt->off[EMBER_V8_TYPE_JSFUNC_LAST] = 2010;
-	rt->off[EMBER_V8_TYPE_BYTECODE] = 170;
+	v8_rt(rt, builtins, 24);
 	rt->off[EMBER_V8_BYTECODE_DATA] = 40;
 	/* the heap: a JSFunction (type 2005) and its shared info, a BytecodeArray (170) */
 	heap_put(fn, map_fn + 1);
@@ -465,22 +476,11 @@ START_TEST(test_v8_dispatch)
 	uint32_t handle = 2 << EMBER_V8_DISPATCH_SHIFT;
 
 	memset(heap, 0, sizeof(heap));
-	rt->kind = EMBER_RT_V8;
-	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
-		rt->off[i] = EMBER_RT_OFF_NONE;
-	rt->text[0] = 0x7f0000100000ull; /* the builtins: elsewhere */
-	rt->text[1] = 0x7f0000101000ull;
+	v8_rt(rt, 0x7f0000100000ull, 32); /* the builtins: elsewhere */
 	rt->addr[0] = group_ptr;
-	rt->off[EMBER_V8_FP_FUNCTION] = 16;
-	rt->off[EMBER_V8_FP_BYTECODE_OFFSET] = 32;
-	rt->off[EMBER_V8_MAP_TYPE] = 12;
-	rt->off[EMBER_V8_JSFUNC_SHARED] = 32;
 	rt->off[EMBER_V8_JSFUNC_DISPATCH] = 24;
 	rt->off[EMBER_V8_GROUP_TABLE] = 0x10;
-	rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] = 2000;
-	rt->off[EMBER_V8_TYPE_JSFUNC_LAST] = 2010;
 	rt->off[EMBER_V8_TYPE_CODE] = 187;
-	rt->off[EMBER_V8_TYPE_BYTECODE] = 170;
 	rt->off[EMBER_V8_CODE_START] = 40; /* 13.6: flags 12 after it, size 16 */
 	rt->off[EMBER_V8_CODE_FLAGS] = 52;
 	rt->off[EMBER_V8_CODE_SIZE] = 56;

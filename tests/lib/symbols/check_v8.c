@@ -207,7 +207,8 @@ static void layout22(struct ember_rt_proc *rt)
 
 /*
  * Node 24's (V8 13.6), as v8_detect() finds it in the npm package's binary:
- * a JSFunction holds a dispatch handle where its Code was (leaptiering),
+ * Node 22's fields but these; a JSFunction holds a dispatch handle where its
+ * Code was (leaptiering),
  * Code's flags 12 after its instructions' address, the deoptimization data
  * (a ProtectedFixedArray) a wrapper of the function; a ScopeInfo holds the
  * function's position in its header, after the context locals' count (slot
@@ -215,54 +216,40 @@ static void layout22(struct ember_rt_proc *rt)
  */
 static void layout24(struct ember_rt_proc *rt)
 {
-	static const uint16_t off[EMBER_V8_OFF_NR] = {
-		[EMBER_V8_FP_CONTEXT] = 8,
-		[EMBER_V8_FP_FUNCTION] = 16,
-		[EMBER_V8_FP_BYTECODE_OFFSET] = 40,
-		[EMBER_V8_MAP_TYPE] = 12,
-		[EMBER_V8_JSFUNC_SHARED] = 32,
-		[EMBER_V8_JSFUNC_CODE] = EMBER_RT_OFF_NONE,
-		[EMBER_V8_CODE_START] = 40,
-		[EMBER_V8_CODE_SIZE] = 56,
-		[EMBER_V8_CODE_FLAGS] = 52,
-		[EMBER_V8_CODE_KIND] = 15,
-		[EMBER_V8_KIND_BASELINE] = 10,
-		[EMBER_V8_TYPE_JSFUNC_FIRST] = 2065,
-		[EMBER_V8_TYPE_JSFUNC_LAST] = 2079,
-		[EMBER_V8_TYPE_SFI] = 282,
-		[EMBER_V8_TYPE_CODE] = 187,
-		[EMBER_V8_TYPE_BYTECODE] = 186,
-		[EMBER_V8_TYPE_SCRIPT] = 167,
-		[EMBER_V8_TYPE_SCOPE_INFO] = 280,
-		[EMBER_V8_TYPE_FIXED_ARRAY] = 205,
-		[EMBER_V8_TYPE_BYTE_ARRAY] = 217,
-		[EMBER_V8_SFI_NAME] = 24,
-		[EMBER_V8_SFI_DATA] = 8,
-		[EMBER_V8_SFI_SCRIPT] = 40,
-		[EMBER_V8_SCRIPT_NAME] = 16,
-		[EMBER_V8_SCRIPT_SOURCE] = 8,
-		[EMBER_V8_BYTECODE_POSITIONS] = 24,
-		[EMBER_V8_BYTECODE_DATA] = 64,
-		[EMBER_V8_CODE_POSITIONS] = 16,
-		[EMBER_V8_CODE_DEOPT] = 8,
-		[EMBER_V8_DEOPT_SFI] = 7,
-		[EMBER_V8_DEOPT_INLINING] = 8,
-		[EMBER_V8_SCOPE_FIRST_VARS] = 5,
-		[EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY] = 197,
-		[EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY] = 196,
-		[EMBER_V8_CODE_HEADER] = EMBER_RT_OFF_NONE,
-		[EMBER_V8_SCOPE_POSITION] = 3,
-		[EMBER_V8_JSFUNC_DISPATCH] = 24,
-		[EMBER_V8_GROUP_TABLE] = 0x3270,
-		[EMBER_V8_TYPE_PROTECTED_ARRAY] = 193,
-		[EMBER_V8_TYPE_SFI_WRAPPER] = 195,
-		[EMBER_V8_SFI_WRAPPER_SHARED] = 8,
+	static const struct {
+		enum ember_v8_off o;
+		uint16_t v;
+	} diff[] = {
+		{EMBER_V8_JSFUNC_CODE, EMBER_RT_OFF_NONE},
+		{EMBER_V8_CODE_SIZE, 56},
+		{EMBER_V8_CODE_FLAGS, 52},
+		{EMBER_V8_TYPE_JSFUNC_FIRST, 2065},
+		{EMBER_V8_TYPE_JSFUNC_LAST, 2079},
+		{EMBER_V8_TYPE_SFI, 282},
+		{EMBER_V8_TYPE_CODE, 187},
+		{EMBER_V8_TYPE_BYTECODE, 186},
+		{EMBER_V8_TYPE_SCOPE_INFO, 280},
+		{EMBER_V8_TYPE_FIXED_ARRAY, 205},
+		{EMBER_V8_TYPE_BYTE_ARRAY, 217},
+		{EMBER_V8_SFI_NAME, 24},
+		{EMBER_V8_SFI_SCRIPT, 40},
+		{EMBER_V8_DEOPT_SFI, 7},
+		{EMBER_V8_DEOPT_INLINING, 8},
+		{EMBER_V8_SCOPE_FIRST_VARS, 5},
+		{EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY, 197},
+		{EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY, 196},
+		{EMBER_V8_SCOPE_POSITION, 3},
+		{EMBER_V8_JSFUNC_DISPATCH, 24},
+		{EMBER_V8_GROUP_TABLE, 0x3270},
+		{EMBER_V8_TYPE_PROTECTED_ARRAY, 193},
+		{EMBER_V8_TYPE_SFI_WRAPPER, 195},
+		{EMBER_V8_SFI_WRAPPER_SHARED, 8},
 	};
 
-	memset(rt, 0, sizeof(*rt));
-	rt->kind = EMBER_RT_V8;
+	layout22(rt);
 	rt->version = 13 << 16 | 6 << 8 | 0xe9;
-	memcpy(rt->off, off, sizeof(off));
+	for (size_t i = 0; i < sizeof(diff) / sizeof(diff[0]); i++)
+		rt->off[diff[i].o] = diff[i].v;
 }
 
 /* The layouts the fixture is built by, one per node checked: 20, 18, 22, 24. */
