@@ -826,11 +826,16 @@ static uint32_t line_of(struct v8_ctx *c, uint64_t src, uint32_t pos)
  * Whether type is an array's of kind plain or of its trusted twin (V8 12),
  * which is laid out alike: a length (a Smi), then the elements.
  */
+/* Whether type is the one at off, a type some versions have none of (EMBER_RT_OFF_NONE). */
+static bool opt_type(const struct v8_ctx *c, uint16_t type, enum ember_v8_off off)
+{
+	return c->rt->off[off] != EMBER_RT_OFF_NONE && type == c->rt->off[off];
+}
+
 static bool array_type(const struct v8_ctx *c, uint16_t type, enum ember_v8_off plain,
 		       enum ember_v8_off trusted)
 {
-	return type == c->rt->off[plain] ||
-	       (c->rt->off[trusted] != EMBER_RT_OFF_NONE && type == c->rt->off[trusted]);
+	return type == c->rt->off[plain] || opt_type(c, type, trusted);
 }
 
 /* A ByteArray's bytes (tagged t, trusted or not), malloc'd into *buf: its length, or -1. */
@@ -933,8 +938,7 @@ static bool fixed_elem(struct v8_ctx *c, uint64_t t, uint32_t idx, uint64_t *v)
 
 	return obj_type(c, t, &type) &&
 	       (array_type(c, type, EMBER_V8_TYPE_FIXED_ARRAY, EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY) ||
-		(c->rt->off[EMBER_V8_TYPE_PROTECTED_ARRAY] != EMBER_RT_OFF_NONE &&
-		 type == c->rt->off[EMBER_V8_TYPE_PROTECTED_ARRAY])) &&
+		opt_type(c, type, EMBER_V8_TYPE_PROTECTED_ARRAY)) &&
 	       rd64(c, t - 1 + V8_FA_LENGTH, &lw) && is_smi(lw) && smi(lw) > 0 &&
 	       idx < (uint32_t)smi(lw) && rd64(c, t - 1 + V8_FA_DATA + 8ull * idx, v);
 }
