@@ -120,6 +120,7 @@ static int store_profile(struct interval *iv, const struct drain_result *r,
 			 const struct drain_profile *p, int64_t start, int64_t end)
 {
 	char labels[CONFIG_MAX_SERIES_LABELS * (CONFIG_NAME_MAX + CONFIG_VALUE_MAX + 2)];
+	struct label_set set;
 	struct history_meta m = {
 		.start_ns = start,
 		.end_ns = end,
@@ -133,8 +134,10 @@ static int store_profile(struct interval *iv, const struct drain_result *r,
 	size_t len;
 	int rc;
 
-	rc = apps_labels_text(iv->d.src.cfg, p->app, p->service, procinfo_hostname(), labels,
-			      sizeof(labels));
+	/* a label that cannot be made (the configuration prevents it) does not cost the profile */
+	if (apps_labels(iv->d.src.cfg, p->app, p->service, procinfo_hostname(), &set))
+		log_warnx("labels of %s: some left out", p->service);
+	rc = labels_format(&set, labels, sizeof(labels));
 	if (!rc)
 		rc = pprof_encode(p->b, &buf, &len);
 	if (rc) {

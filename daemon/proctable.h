@@ -80,7 +80,7 @@ void proctable_end_interval(struct proctable *t);
 void proctable_reclassify(struct proctable *t, const struct ember_config *cfg,
 			  void (*cb)(const struct proc_class *pc, void *arg), void *arg);
 size_t proctable_size(const struct proctable *t);
-/* Processes whose service name had to be sanitized (apps_label_value_sanitize), since the start. */
+/* Processes whose service name had to be sanitized (label_value_sanitize), since the start. */
 uint64_t proctable_names_sanitized(const struct proctable *t);
 
 #endif

@@ -51,6 +51,7 @@ Suite *symbolizer_suite(void);
 Suite *config_suite(void);
 Suite *keys_suite(void);
 Suite *apps_suite(void);
+Suite *labels_suite(void);
 Suite *perfmap_suite(void);
 Suite *symshare_suite(void);
 Suite *v8_suite(void);

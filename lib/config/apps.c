@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "apps.h"
+#include "labels.h"
 #include "utf8.h"
 
 /* A process's facts, read on demand when fill is set (else pi holds them all). */
@@ -89,31 +90,6 @@ static bool app_matches(const struct app_config *a, struct facts *f)
 	return a->n_rules > 0;
 }
 
-bool apps_label_value_ok(const char *s)
-{
-	size_t len = strlen(s);
-
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			return false;
-	return utf8_valid(s, len);
-}
-
-bool apps_label_value_sanitize(char *s, size_t size)
-{
-	char tmp[CONFIG_VALUE_MAX];
-	size_t n;
-
-	if (apps_label_value_ok(s))
-		return false;
-	n = utf8_sanitize(s, strlen(s), tmp, sizeof(tmp) < size ? sizeof(tmp) : size, 0);
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)tmp[i] < 0x20 || tmp[i] == 0x7f)
-			tmp[i] = '_';
-	memcpy(s, tmp, n + 1);
-	return true;
-}
-
 /* apps_infer_service, reading each fact only when the ones before it said nothing. */
 static void infer_service(struct facts *f, char *out, size_t len)
 {
@@ -148,7 +124,7 @@ void apps_infer_service(const struct proc_info *pi, char *out, size_t len)
 	struct facts f = {.pi = (struct proc_info *)pi};
 
 	infer_service(&f, out, len);
-	apps_label_value_sanitize(out, len);
+	label_value_sanitize(out, len);
 }
 
 static int classify(const struct ember_config *c, struct facts *f, struct app_match *out)
@@ -168,7 +144,7 @@ static int classify(const struct ember_config *c, struct facts *f, struct app_ma
 		out->excluded = c->profile_matched;
 	}
 	/* a file name or comm is anyone's: data, never a second label line */
-	out->sanitized = apps_label_value_sanitize(out->service, sizeof(out->service));
+	out->sanitized = label_value_sanitize(out->service, sizeof(out->service));
 	return f->err;
 }
 
@@ -189,46 +165,29 @@ int apps_classify_lazy(const struct ember_config *c, struct proc_info *pi, app_f
 	return classify(c, &f, out);
 }
 
-static int cmp_label(const void *a, const void *b)
+/* labels_put, where an empty value is no label (a process with no name); *rc keeps the first error. */
+static void put(struct label_set *s, const char *name, const char *value, int *rc)
 {
-	return strcmp(((const struct config_label *)a)->name,
-		      ((const struct config_label *)b)->name);
+	int r = *value ? labels_put(s, name, value, NULL) : 0;
+
+	if (r && !*rc)
+		*rc = r;
 }
 
-int apps_labels_text(const struct ember_config *c, int app, const char *service,
-		     const char *hostname, char *out, size_t len)
+int apps_labels(const struct ember_config *c, int app, const char *service, const char *hostname,
+		struct label_set *out)
 {
-	struct config_label v[CONFIG_MAX_SERIES_LABELS];
 	const struct app_config *a = app >= 0 ? &c->apps[app] : NULL;
-	size_t n = 0, off = 0;
+	int rc = 0;
 
-	snprintf(v[n].name, sizeof(v[n].name), "service_name");
-	snprintf(v[n++].value, sizeof(v[0].value), "%s", service);
-	snprintf(v[n].name, sizeof(v[n].name), "hostname");
-	snprintf(v[n++].value, sizeof(v[0].value), "%s", hostname);
-	for (size_t i = 0; i < c->n_labels; i++) {
-		bool overridden = false;
-
-		for (size_t j = 0; a && j < a->n_labels; j++)
-			overridden |= !strcmp(a->labels[j].name, c->labels[i].name);
-		if (!overridden && n < CONFIG_MAX_SERIES_LABELS)
-			v[n++] = c->labels[i];
-	}
-	for (size_t j = 0; a && j < a->n_labels && n < CONFIG_MAX_SERIES_LABELS; j++)
-		v[n++] = a->labels[j];
-	qsort(v, n, sizeof(v[0]), cmp_label);
-	for (size_t i = 0; i < n; i++) {
-		int w;
-
-		/* one line per label: a value cannot start another (the hostname is root's) */
-		apps_label_value_sanitize(v[i].value, sizeof(v[i].value));
-		w = snprintf(out + off, len - off, "%s=%s\n", v[i].name, v[i].value);
-
-		if (w < 0 || (size_t)w >= len - off)
-			return -ENOSPC;
-		off += w;
-	}
-	if (!n && len)
-		out[0] = '\0';
-	return 0;
+	out->n = 0;
+	/* the hostname is root's; a service name anyone's: both sanitized as values */
+	put(out, "service_name", service, &rc);
+	put(out, "hostname", hostname, &rc);
+	for (size_t i = 0; i < c->n_labels; i++)
+		put(out, c->labels[i].name, c->labels[i].value, &rc);
+	/* the app's own override the host's */
+	for (size_t j = 0; a && j < a->n_labels; j++)
+		put(out, a->labels[j].name, a->labels[j].value, &rc);
+	return rc;
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "labels.h"
 #include "procinfo.h"
 
 /* The answer for one process. */
@@ -17,7 +18,7 @@ struct app_match {
 	int app;		       /* index in cfg->apps, or -1 when none matched */
 	bool excluded;		       /* exclude = yes, or profile = matched and no app */
 	char service[CONFIG_NAME_MAX]; /* service_name of its profiles */
-	bool sanitized; /* service was not a valid label value (apps_label_value_ok) */
+	bool sanitized;		       /* service was not a valid label value (label_value_ok) */
 };
 
 /* Reads environment variable name of the process into out; 0 or -errno. */
@@ -48,23 +49,12 @@ int apps_classify_lazy(const struct ember_config *c, struct proc_info *pi, app_f
 void apps_infer_service(const struct proc_info *pi, char *out, size_t len);
 
 /*
- * Whether s is a label value ember stores and sends: valid UTF-8 without
- * control characters, so that it cannot end a "k=v" line or reach a terminal
- * as an escape sequence.
+ * The labels of a profile series: service_name, hostname, the [daemon] labels
+ * and the app's (which override the host's); an empty one is left out. 0, or
+ * labels_put's first error (the configuration prevents them: not seen), with
+ * every label that could be put in out.
  */
-bool apps_label_value_ok(const char *s);
-/*
- * Makes s (a string in size bytes) such a value: invalid UTF-8 becomes U+FFFD,
- * control characters '_'. Whether it had to change.
- */
-bool apps_label_value_sanitize(char *s, size_t size);
-
-/*
- * The labels of a profile series as stored in the history: "k=v" lines sorted
- * by name, '\n'-terminated: service_name, hostname, the [daemon] labels and the
- * app's (which override the host's). 0, or -ENOSPC when out is too small.
- */
-int apps_labels_text(const struct ember_config *c, int app, const char *service,
-		     const char *hostname, char *out, size_t len);
+int apps_labels(const struct ember_config *c, int app, const char *service, const char *hostname,
+		struct label_set *out);
 
 #endif

@@ -12,6 +12,7 @@
 #include <curl/curl.h>
 
 #include "compress.h"
+#include "labels.h"
 #include "push.h"
 #include "utf8.h"
 #include "push/v1/push.pb-c.h"
@@ -128,35 +129,21 @@ static void add_user_label(struct push_labels *o, const char *name, size_t nlen,
 	add_label(o, name, nlen, value, vlen);
 }
 
-static bool name_is(const char *name, size_t nlen, const char *want)
+/* A stored line labels_parse left out: a drop, or a name twice (the first wins). */
+static void stored_reject(void *arg, const char *name, size_t len, enum label_reject why)
 {
-	return strlen(want) == nlen && !memcmp(name, want, nlen);
-}
+	static const enum push_drop_reason reasons[] = {
+		[LABEL_REJECT_MALFORMED] = PUSH_DROP_MALFORMED,
+		[LABEL_REJECT_NAME] = PUSH_DROP_NAME,
+		[LABEL_REJECT_VALUE] = PUSH_DROP_VALUE,
+		[LABEL_REJECT_LIMIT] = PUSH_DROP_LIMIT,
+	};
+	struct push_labels *o = arg;
 
-/*
- * Calls add_user_label for each "k=v" line of text: with first_service only
- * for service_name, else for every other line.
- */
-static void add_stored_labels(struct push_labels *o, const char *text, bool first_service,
-			      bool ingest)
-{
-	const char *p = text;
-
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		const char *eq = memchr(p, '=', len);
-
-		if (eq) {
-			size_t nlen = (size_t)(eq - p);
-
-			if (first_service == name_is(p, nlen, "service_name"))
-				add_user_label(o, p, nlen, eq + 1, len - nlen - 1, ingest);
-		} else if (len && !first_service) {
-			drop(o, p, len, PUSH_DROP_MALFORMED);
-		}
-		p = nl ? nl + 1 : NULL;
-	}
+	if (why == LABEL_REJECT_TWICE)
+		o->shadowed++;
+	else
+		drop(o, name, len, reasons[why]);
 }
 
 static int cmp_label(const void *a, const void *b)
@@ -169,8 +156,9 @@ void push_series_labels_for(const struct push_profile *p, const struct config_la
 			    size_t n_ext, enum collector_protocol proto, struct push_labels *out)
 {
 	const char *name = push_profile_name(p->type ? p->type : "");
-	const char *labels = p->labels ? p->labels : "";
 	bool ingest = proto == COLLECTOR_INGEST;
+	struct label_set stored;
+	const char *service;
 
 	memset(out, 0, sizeof(*out));
 	/* the server adds pyroscope_spy to an ingest: it takes one of the 30 */
@@ -178,11 +166,20 @@ void push_series_labels_for(const struct push_profile *p, const struct config_la
 		PUSH_MAX_LABELS - (ingest ? CONFIG_OWN_LABELS_INGEST - CONFIG_OWN_LABELS_PUSH : 0);
 	add_label(out, "__name__", 8, name, strlen(name));
 	add_label(out, "__delta__", 9, "false", 5);
+	labels_parse(p->labels, &stored, stored_reject, out);
+	service = labels_get(&stored, "service_name");
+	if (!service && p->app && *p->app)
+		service = p->app;
 	/* service_name first, so that the 30-label limit never drops it */
-	add_stored_labels(out, labels, true, ingest);
-	if (!has_label(out, "service_name", 12) && p->app && *p->app)
-		add_user_label(out, "service_name", 12, p->app, strlen(p->app), ingest);
-	add_stored_labels(out, labels, false, ingest);
+	if (service)
+		add_user_label(out, "service_name", 12, service, strlen(service), ingest);
+	for (size_t i = 0; i < stored.n; i++) {
+		const struct config_label *l = &stored.v[i];
+
+		if (strcmp(l->name, "service_name"))
+			add_user_label(out, l->name, strlen(l->name), l->value, strlen(l->value),
+				       ingest);
+	}
 	for (size_t i = 0; i < n_ext; i++) {
 		/* external labels never override the stored ones: the app's own win */
 		add_user_label(out, ext[i].name, strnlen(ext[i].name, sizeof(ext[i].name)),

@@ -25,7 +25,7 @@
 struct push_profile {
 	const char *type;   /* "cpu", ... */
 	const char *app;    /* service_name when labels lack one; may be "" */
-	const char *labels; /* "k=v" lines, '\n'-separated, from the history */
+	const char *labels; /* labels_format's text, from the history */
 	int64_t start_ns, end_ns;
 	const uint8_t *pprof; /* uncompressed profile.proto */
 	size_t pprof_len;

@@ -14,7 +14,7 @@ struct history_meta {
 	int64_t start_ns, end_ns; /* the interval the profile covers */
 	const char *type;	  /* "cpu", ... */
 	const char *app;	  /* application (service_name); "" for host-wide */
-	const char *labels;	  /* "k=v" lines sorted by key, '\n'-separated, or "" */
+	const char *labels;	  /* labels_format's text (one "k=v" line a label), or "" */
 	uint64_t samples;	  /* total sample count */
 	uint32_t processes;	  /* distinct pids */
 };

@@ -12,6 +12,7 @@
 #include "compress.h"
 
 #include "history_int.h"
+#include "labels.h"
 
 /*
  * Overlap with [?1, ?2), oldest first. Variants: with or without the blob
@@ -159,22 +160,25 @@ static int bind_query(sqlite3_stmt *st, const struct history_query *q, int64_t p
 	return rc == SQLITE_OK ? 0 : -ENOMEM;
 }
 
-/* Whether a row's "k=v\n" label lines include every label the query asks for. */
+/* Whether a row's labels (labels_format's text) include every "k=v" the query asks for. */
 bool hist_labels_match(const char *labels, const struct history_query *q)
 {
+	struct label_set row;
+
+	if (!q->n_labels)
+		return true;
+	labels_parse(labels, &row, NULL, NULL);
 	for (size_t i = 0; i < q->n_labels; i++) {
-		size_t n = strlen(q->labels[i]);
-		const char *p = labels;
-		bool found = false;
+		const char *eq = strchr(q->labels[i], '=');
+		char name[CONFIG_NAME_MAX];
+		const char *value;
 
-		while (p && *p && !found) {
-			const char *nl = strchr(p, '\n');
-			size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-			found = len == n && !memcmp(p, q->labels[i], n);
-			p = nl ? nl + 1 : NULL;
-		}
-		if (!found)
+		if (!eq || (size_t)(eq - q->labels[i]) >= sizeof(name))
+			return false;
+		memcpy(name, q->labels[i], (size_t)(eq - q->labels[i]));
+		name[eq - q->labels[i]] = '\0';
+		value = labels_get(&row, name);
+		if (!value || strcmp(value, eq + 1))
 			return false;
 	}
 	return true;

@@ -146,15 +146,21 @@ END_TEST
 START_TEST(test_labels_text)
 {
 	struct ember_config c;
+	struct label_set s;
 	char out[1024];
 
 	parse_cfg(apps_conf, &c);
 	/* the app's team overrides the host's; sorted; service_name and hostname first-class */
-	ck_assert_int_eq(apps_labels_text(&c, 0, "checkout", "web1", out, sizeof(out)), 0);
+	ck_assert_int_eq(apps_labels(&c, 0, "checkout", "web1", &s), 0);
+	ck_assert_int_eq(labels_format(&s, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "env=prod\nhostname=web1\nservice_name=checkout\nteam=payments\n");
-	ck_assert_int_eq(apps_labels_text(&c, -1, "sshd", "web1", out, sizeof(out)), 0);
+	ck_assert_int_eq(apps_labels(&c, -1, "sshd", "web1", &s), 0);
+	ck_assert_int_eq(labels_format(&s, out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "env=prod\nhostname=web1\nservice_name=sshd\nteam=infra\n");
-	ck_assert_int_eq(apps_labels_text(&c, -1, "sshd", "web1", out, 20), -ENOSPC);
+	ck_assert_int_eq(labels_format(&s, out, 20), -ENOSPC);
+	/* a process with no name has no service_name label, not an empty one */
+	ck_assert_int_eq(apps_labels(&c, -1, "", "web1", &s), 0);
+	ck_assert_ptr_null(labels_get(&s, "service_name"));
 	config_free(&c);
 }
 END_TEST

@@ -157,8 +157,11 @@ START_TEST(test_labels_limit)
 	ck_assert_uint_eq(l.n, PUSH_MAX_LABELS);
 	ck_assert_uint_eq(l.dropped, 40 - 27 + 2);
 	ck_assert_uint_eq(l.n_drops, 40 - 27 + 2);
-	ck_assert_str_eq(l.drops[0].name, "l27");
+	/* first the stored set's own limit (service_name and l00-l28), then the series' */
+	ck_assert_str_eq(l.drops[0].name, "l29");
 	ck_assert_int_eq(l.drops[0].reason, PUSH_DROP_LIMIT);
+	ck_assert_str_eq(l.drops[11].name, "l27");
+	ck_assert_int_eq(l.drops[11].reason, PUSH_DROP_LIMIT);
 	ck_assert_str_eq(label(&l, "service_name"), "svc");
 	ck_assert_ptr_nonnull(label(&l, "__name__"));
 	ck_assert_ptr_nonnull(label(&l, "__delta__"));
