@@ -85,7 +85,7 @@ static int cmp_str(const void *a, const void *b)
 static int64_t resolve_function(const struct view_opts *o, const struct merge_state *s)
 {
 	const char *found[10];
-	char list[1024] = "", what[1024];
+	char list[1024] = "", what[1024], safe[256];
 	size_t n, total;
 	int64_t id = stackset_find_name(s->set, o->function);
 
@@ -102,9 +102,9 @@ static int64_t resolve_function(const struct view_opts *o, const struct merge_st
 	qsort(found, n, sizeof(*found), cmp_str);
 	for (size_t i = 0; i < n; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
-			 found[i]);
-	note("\"%s\" is part of %zu function names: %s%s; give one of them whole", o->function,
-	     total, list, total > n ? ", ..." : "");
+			 term_safe(found[i], safe, sizeof(safe)));
+	note("\"%s\" is part of %zu function names: %s%s; give one of them whole",
+	     term_safe(o->function, what, sizeof(what)), total, list, total > n ? ", ..." : "");
 	return -1;
 }
 
@@ -115,7 +115,7 @@ static int focused(const char *data_dir, int argc, char **argv, const char *help
 	struct merge_state s = {0};
 	struct tree_print tp = {0};
 	struct calltree t = {0};
-	char col[512];
+	char col[512], safe[256];
 	int64_t id;
 	int ret;
 
@@ -145,7 +145,7 @@ static int focused(const char *data_dir, int argc, char **argv, const char *help
 		view_header(&o, &s);
 		snprintf(col, sizeof(col), "%s of %s",
 			 kind == CALLTREE_CALLERS ? "callers" : "callees",
-			 stackset_name(s.set, (uint32_t)id));
+			 term_safe(stackset_name(s.set, (uint32_t)id), safe, sizeof(safe)));
 		tree_print_columns(&tp, col);
 		tree_print_children(&tp, 0, 0, tp.kids);
 		ret = view_finish_stdout();
