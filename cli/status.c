@@ -686,7 +686,7 @@ static void print_collector(struct history *h, int64_t now)
 {
 	struct history_collector_state cs;
 	struct history_push_counts pc;
-	char t[40], ago[32];
+	char t[40], ago[32], err[4 * 256];
 
 	if (history_collector_load(h, &cs) || !cs.url[0]) {
 		printf("collector:     none recorded (no [collector] url, or emberd has not "
@@ -704,11 +704,12 @@ static void print_collector(struct history *h, int64_t now)
 	print_when("last success", cs.last_success_ns, now);
 	if (cs.last_error_ns) {
 		format_time(cs.last_error_ns, t, sizeof(t));
+		/* the collector's own words, kept in the history */
+		term_safe(cs.last_error, err, sizeof(err));
 		if (cs.last_status)
-			printf("  %-13s %s: HTTP %ld: %s\n", "last error", t, cs.last_status,
-			       cs.last_error);
+			printf("  %-13s %s: HTTP %ld: %s\n", "last error", t, cs.last_status, err);
 		else
-			printf("  %-13s %s: %s\n", "last error", t, cs.last_error);
+			printf("  %-13s %s: %s\n", "last error", t, err);
 	} else {
 		printf("  %-13s none\n", "last error");
 	}
