@@ -27,6 +27,7 @@
 
 #include "clock.h"
 #include "deferred.h"
+#include "deferrec.h"
 #include "hashtab.h"
 #include "ember/offcpu.h"
 #include "ember/proc.h"
@@ -134,14 +135,6 @@ struct waiting {
 static size_t held_bytes(const struct waiting *w)
 {
 	return w->stack_len + w->kstack_len * sizeof(uint64_t) + w->rt_bytes;
-}
-
-/* The bytes of r's runtime frames kept with its stack: 0 when none were read (or are bad). */
-static size_t trace_bytes(const struct ember_rt_trace *t)
-{
-	if (t->kind != EMBER_RT_PYTHON || t->n > EMBER_RT_TRACE_MAX)
-		return 0;
-	return offsetof(struct ember_rt_trace, words) + t->n * sizeof(t->words[0]);
 }
 
 /* The bytes one process's waiting samples hold (DEFERRED_PROC_BYTES at most). */
@@ -677,33 +670,26 @@ static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
 /* --- the ring ---------------------------------------------------------------------------- */
 
 /*
- * A record of size bytes turned into a waiting one: NULL on ENOMEM. One not as
- * the program writes it is counted and walked as far as it is sound; a stack
- * whose first page could not be read (stack_len 0) is no fault of the record.
- * The stack is kept from sp on, and the red zone below it where the record's
- * page holds it: an epilogue's rule may still find rbp there after its pop.
+ * A record of size bytes turned into a waiting one: NULL when it is shorter
+ * than its header, or on ENOMEM. One not as the program writes it is counted
+ * and walked as far as it is sound (deferrec_view); a stack whose first page
+ * could not be read (stack_len 0) is no fault of the record.
  */
 static struct waiting *from_record(struct deferred *d, const struct ember_cpu_deferred *r,
 				   size_t size)
 {
-	uint64_t len = r->stack_len, skip = r->sp - r->stack_base;
-	size_t room = size - sizeof(*r); /* the caller checked size >= sizeof(*r) */
-	bool bad_stack = len > room || room > EMBER_DEFER_PAGES_MAX * EMBER_DEFER_PAGE ||
-			 len % EMBER_DEFER_PAGE ||
-			 r->stack_base != (r->sp & ~(uint64_t)(EMBER_DEFER_PAGE - 1));
-	bool bad_kstack = r->kstack_len > EMBER_DEFER_KSTACK_MAX;
+	struct deferrec_view v;
 	struct waiting *w;
 
-	if (bad_stack || skip > len)
-		len = skip = 0;
-	skip -= skip < UWALK_RED_ZONE ? skip : UWALK_RED_ZONE;
+	if (!deferrec_view(r, size, &v))
+		return NULL;
 	w = malloc(sizeof(*w));
 	if (!w)
 		return NULL;
 	w->end = (struct wait_end){0};
-	w->kstack_len = bad_kstack ? 0 : r->kstack_len;
-	w->rt_bytes = trace_bytes(&r->rt);
-	w->kips = malloc(w->kstack_len * sizeof(uint64_t) + w->rt_bytes + (len - skip) + 1);
+	w->kstack_len = v.kstack_len;
+	w->rt_bytes = v.rt_bytes;
+	w->kips = malloc(w->kstack_len * sizeof(uint64_t) + w->rt_bytes + v.stack_len + 1);
 	if (!w->kips) {
 		free_waiting(w);
 		return NULL;
@@ -718,18 +704,19 @@ static struct waiting *from_record(struct deferred *d, const struct ember_cpu_de
 	w->wait_id = r->wait_id;
 	w->n = r->n;
 	w->regs = (struct uwalk_regs){.ip = r->ip, .sp = r->sp, .bp = r->bp, .bx = r->bx};
-	w->stack_base = r->stack_base + skip;
+	w->stack_base = v.stack_base;
 	memcpy(w->comm, r->comm, sizeof(w->comm));
 	w->ktime_ns = r->ktime_ns;
-	if (bad_kstack)
+	if (v.bad_kstack)
 		w->flags |= EMBER_KEY_KSTACK_LOST;
-	memcpy(w->kips, r->kips, w->kstack_len * sizeof(uint64_t));
-	w->stack_len = len - skip;
-	memcpy(w->kips + w->kstack_len, &r->rt, w->rt_bytes);
-	memcpy((uint8_t *)(w->kips + w->kstack_len) + w->rt_bytes, r->stack + skip, len - skip);
+	memcpy(w->kips, v.kips, w->kstack_len * sizeof(uint64_t));
+	w->stack_len = v.stack_len;
+	if (w->rt_bytes)
+		memcpy(w->kips + w->kstack_len, v.rt, w->rt_bytes);
+	memcpy((uint8_t *)(w->kips + w->kstack_len) + w->rt_bytes, v.stack, v.stack_len);
 	w->hash = w->wait_id ? 0 : sample_hash(w); /* waits are never merged: no pass over them */
 	w->records = 1;
-	if (bad_stack || bad_kstack) {
+	if (v.bad_stack || v.bad_kstack) {
 		pthread_mutex_lock(&d->mu);
 		d->st.bad++;
 		pthread_mutex_unlock(&d->mu);

@@ -122,6 +122,7 @@ int main(void)
 	srunner_add_suite(sr, keys_suite());
 	srunner_add_suite(sr, apps_suite());
 	srunner_add_suite(sr, labels_suite());
+	srunner_add_suite(sr, deferrec_suite());
 	srunner_add_suite(sr, perfmap_suite());
 	srunner_add_suite(sr, symshare_suite());
 	srunner_add_suite(sr, v8_suite());

@@ -52,6 +52,7 @@ Suite *config_suite(void);
 Suite *keys_suite(void);
 Suite *apps_suite(void);
 Suite *labels_suite(void);
+Suite *deferrec_suite(void);
 Suite *perfmap_suite(void);
 Suite *symshare_suite(void);
 Suite *v8_suite(void);
