@@ -11,39 +11,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <zlib.h>
 
 #include "debugfile.h"
+#include "mapfile.h"
 
 #define DEBUG_DIR "usr/lib/debug"
 /* Bytes read at a time for the CRC. */
 #define CRC_CHUNK (1u << 20)
 
 /*
- * Opens path (relative) inside root, symlinks confined to it; a regular file, size
- * bounded. Without openat2 (ENOSYS, or EPERM from a seccomp filter) nothing is
+ * Opens path (relative) inside root, symlinks confined to it; a regular file
+ * (checked before it is opened for reading: a link to a device opens nothing),
+ * size bounded. Without openat2 (ENOSYS, or EPERM from a seccomp filter) nothing is
  * opened: a plain openat would follow an absolute symlink out of the root.
  */
 static int open_in_root(int root, const char *path)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
 	struct stat st;
-	long fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
+	int fd = mapfile_open_regular_at(root, path, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, &st);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat((int)fd, &st) || !S_ISREG(st.st_mode) ||
-	    (unsigned long long)st.st_size > DEBUGFILE_MAX_BYTES) {
-		close((int)fd);
-		return -EINVAL;
+	if (fd >= 0 && (unsigned long long)st.st_size > DEBUGFILE_MAX_BYTES) {
+		close(fd);
+		return -EFBIG;
 	}
-	return (int)fd;
+	return fd;
 }
 
 static bool crc_matches(int fd, uint32_t want)

@@ -334,7 +334,8 @@ static void read_build_id(const struct elf_src *src, struct elf_syms *s)
 
 /*
  * .gnu_debuglink: a NUL-terminated file name padded to 4 bytes, then the CRC32
- * of the debug file in the file's byte order. Names with a '/' are refused.
+ * of the debug file in the file's byte order. Names with a '/', "." and ".."
+ * are refused: a name is a file beside the binary, never a directory.
  */
 static void read_debuglink(const struct elf_src *src, struct elf_syms *s, bool msb)
 {
@@ -360,7 +361,7 @@ static void read_debuglink(const struct elf_src *src, struct elf_syms *s, bool m
 	len = strnlen((const char *)p, data->d_size);
 	crc_off = (len + 4) & ~(size_t)3;
 	if (len == 0 || len >= sizeof(s->debuglink) || crc_off + 4 > data->d_size ||
-	    memchr(p, '/', len))
+	    memchr(p, '/', len) || (p[0] == '.' && (len == 1 || (len == 2 && p[1] == '.'))))
 		return;
 	memcpy(s->debuglink, p, len);
 	s->debuglink[len] = '\0';

@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -45,19 +47,17 @@ int file_key_cmp(const struct file_key *a, const struct file_key *b)
 }
 
 /*
- * Opens path once (O_PATH: no device's open() runs, no FIFO blocks), checks the
- * opened file, then reopens that same file through its descriptor: a path
- * swapped between a check and an open cannot substitute another file.
+ * The file pfd (O_PATH: no device's open() ran, no FIFO blocked) reopened for
+ * reading if it is a regular file: through its descriptor, so that a path
+ * swapped between the check and the open cannot substitute another file.
+ * Closes pfd. fd or -errno (-EINVAL: not a regular file).
  */
-int mapfile_open_regular(const char *path, struct stat *st)
+static int reopen_regular(int pfd, struct stat *st)
 {
 	char self[64];
 	struct stat now;
-	int pfd, fd;
+	int fd;
 
-	pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0)
-		return -errno;
 	if (fstat(pfd, st) || !S_ISREG(st->st_mode)) {
 		close(pfd);
 		return -EINVAL;
@@ -73,6 +73,21 @@ int mapfile_open_regular(const char *path, struct stat *st)
 	}
 	*st = now;
 	return fd;
+}
+
+int mapfile_open_regular(const char *path, struct stat *st)
+{
+	int pfd = open(path, O_PATH | O_CLOEXEC);
+
+	return pfd < 0 ? -errno : reopen_regular(pfd, st);
+}
+
+int mapfile_open_regular_at(int root, const char *path, uint64_t resolve, struct stat *st)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = resolve};
+	long pfd = syscall(SYS_openat2, root, path, &how, sizeof(how));
+
+	return pfd < 0 ? -errno : reopen_regular((int)pfd, st);
 }
 
 bool mapfile_deleted(const char *path)

@@ -25,6 +25,12 @@ int file_key_cmp(const struct file_key *a, const struct file_key *b);
 
 /* Opens path if it is a regular file (devices are not opened at all): fd or -errno. */
 int mapfile_open_regular(const char *path, struct stat *st);
+/*
+ * The same for path under root as openat2 resolves it with resolve
+ * (RESOLVE_IN_ROOT, RESOLVE_NO_SYMLINKS, ...): -ELOOP or -EXDEV where resolve
+ * refuses the path, -EINVAL when it is no regular file.
+ */
+int mapfile_open_regular_at(int root, const char *path, uint64_t resolve, struct stat *st);
 
 /*
  * The file of mapping m of pid: through map_files (root only), else its path

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "mapfile.h"
 #include "perfmap.h"
 #include "procids.h"
 #include "util.h"
@@ -637,19 +637,15 @@ static struct pm_proc *proc_get(struct perfmap_cache *c, pid_t pid)
 
 /*
  * Opens path under root without following any symlink, and with the process's
- * root as "/" (openat2). Without openat2 (ENOSYS, or EPERM from a seccomp
- * filter) nothing is opened: openat's O_NOFOLLOW checks the last component
- * only, and /tmp itself may be a link in a container's root.
+ * root as "/" (openat2); a regular file only, checked before it is opened for
+ * reading (a device's open() never runs). Without openat2 (ENOSYS, or EPERM
+ * from a seccomp filter) nothing is opened: openat's O_NOFOLLOW checks the
+ * last component only, and /tmp itself may be a link in a container's root.
  */
-static int open_in_root(int root, const char *path)
+static int open_in_root(int root, const char *path, struct stat *st)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
-
-	return fd < 0 ? -errno : (int)fd;
+	return mapfile_open_regular_at(
+		root, path, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, st);
 }
 
 static void refuse(struct perfmap_cache *c, struct pm_proc *p, enum pm_refusal why)
@@ -691,22 +687,21 @@ static int open_checked(struct perfmap_cache *c, struct pm_proc *p, int *fd, str
 	if (root < 0)
 		return -errno;
 	snprintf(path, sizeof(path), "tmp/perf-%ld.map", ids.nspid);
-	*fd = open_in_root(root, path);
+	*fd = open_in_root(root, path, st);
 	close(root);
 	if (*fd == -ELOOP || *fd == -EXDEV) {
 		refuse(c, p, PM_SYMLINK);
 		return -ELOOP;
 	}
+	if (*fd == -EINVAL)
+		refuse(c, p, PM_TYPE);
 	if (*fd < 0)
 		return *fd;
-	err = fstat(*fd, st) ? -errno : 0;
-	if (!err && !S_ISREG(st->st_mode)) {
-		refuse(c, p, PM_TYPE);
-		err = -EINVAL;
-	} else if (!err && st->st_uid != ids.ruid && st->st_uid != ids.euid) {
+	err = 0;
+	if (st->st_uid != ids.ruid && st->st_uid != ids.euid) {
 		refuse(c, p, PM_OWNER);
 		err = -EPERM;
-	} else if (!err && (uint64_t)st->st_size > PERFMAP_MAX_FILE) {
+	} else if ((uint64_t)st->st_size > PERFMAP_MAX_FILE) {
 		refuse(c, p, PM_SIZE);
 		err = -EFBIG;
 	}

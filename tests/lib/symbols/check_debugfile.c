@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "debugfile.h"
@@ -70,6 +72,41 @@ START_TEST(test_debuglink_crc_mismatch)
 }
 END_TEST
 
+/*
+ * The debug file a local user places beside a binary is a link to a FIFO (as it
+ * could be to /dev/watchdog, whose open() alone arms it): nothing is taken, and
+ * nothing is opened for reading (inotify would see an open; an O_PATH one it does not).
+ */
+START_TEST(test_debuglink_not_a_file)
+{
+	char dir[] = "/tmp/ember-dbg.XXXXXX", cmd[1024], path[256], fifo[256], link[256];
+	char ev[4096];
+	struct elf_syms *bin;
+	enum debugfile_via via;
+	int in;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp '%s' %s/fx_debuglink", FX("fx_debuglink"), dir);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(link, sizeof(link), "%s/fx_debuglink.debug", dir);
+	ck_assert_int_eq(symlink(fifo, link), 0);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(in, 0);
+	ck_assert_int_ge(inotify_add_watch(in, fifo, IN_OPEN), 0);
+	snprintf(path, sizeof(path), "%s/fx_debuglink", dir);
+	bin = load(path);
+	ck_assert_ptr_null(debugfile_load(getpid(), path, bin, &via));
+	ck_assert_int_eq(via, DEBUGFILE_NONE);
+	ck_assert_int_lt(read(in, ev, sizeof(ev)), 0); /* no IN_OPEN */
+	close(in);
+	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	elf_syms_free(bin);
+}
+END_TEST
+
 START_TEST(test_none)
 {
 	struct elf_syms *bin = load(FX("fx_stripped"));
@@ -92,6 +129,7 @@ Suite *debugfile_suite(void)
 
 	tcase_add_test(tc, test_debuglink);
 	tcase_add_test(tc, test_debuglink_crc_mismatch);
+	tcase_add_test(tc, test_debuglink_not_a_file);
 	tcase_add_test(tc, test_none);
 	suite_add_tcase(s, tc);
 	return s;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -455,9 +456,15 @@ static void plant_huge(void)
 	ck_assert_int_eq(truncate(map_path, (off_t)PERFMAP_MAX_FILE + 1), 0);
 }
 
+/* Watches the FIFO's opens: an O_PATH open (no device's open() run) is not one. */
+static int fifo_watch = -1;
+
 static void plant_fifo(void)
 {
 	ck_assert_int_eq(mkfifo(map_path, 0600), 0);
+	fifo_watch = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(fifo_watch, 0);
+	ck_assert_int_ge(inotify_add_watch(fifo_watch, map_path, IN_OPEN), 0);
 }
 
 static uint64_t *f_symlink(struct perfmap_stats *s)
@@ -500,7 +507,19 @@ END_TEST
 
 START_TEST(test_cache_refuses_fifo)
 {
+	char ev[4096] __attribute__((aligned(8)));
+	ssize_t n;
+
 	expect_refused(plant_fifo, f_type);
+	/* never opened for reading (the FIFO's unlink tells IN_IGNORED) */
+	n = read(fifo_watch, ev, sizeof(ev));
+	for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
+		const struct inotify_event *e = (const void *)(ev + off);
+
+		ck_assert(!(e->mask & IN_OPEN));
+		off += (ssize_t)sizeof(*e) + e->len;
+	}
+	close(fifo_watch);
 }
 END_TEST
 
