@@ -6,6 +6,9 @@
 #   hole (libelf would malloc and read it all);
 # - dlprog: fx_busy stripped, its .gnu_debuglink naming a debug file beside it that is not
 #   its own (the CRC differs) and whose .symtab claims 1 GiB over a hole;
+# - dlfifo: fx_busy stripped, its debug file a link to a FIFO (as it could be to
+#   /dev/watchdog, which an open() alone arms): emberd must not open it for reading, which
+#   a writer blocked on the FIFO would see (item 6);
 # - bigreg (fx_cfi_bigreg): stripped, its entry's CFI names register 2^28 - 12;
 # - bigsyms: a program whose 600,000 functions take more than a binary's share of the cache;
 # - control: fx_busy, started last, as the same user.
@@ -37,6 +40,11 @@ strip --strip-all -o "$B/dlprog" "$FX/fx_busy"
 objcopy --add-gnu-debuglink="$B/dl.debug" "$B/dlprog"
 "$FX/tools/mkhostile" hole "$B/dl.debug" "$B/dl.hostile" .symtab $SYMTAB_GIB
 mv "$B/dl.hostile" "$B/dl.debug"
+strip --strip-all -o "$B/dlfifo" "$FX/fx_busy"
+mkdir -p "$T/dbg" && objcopy --only-keep-debug "$FX/fx_busy" "$T/dbg/dlfifo.debug"
+objcopy --add-gnu-debuglink="$T/dbg/dlfifo.debug" "$B/dlfifo" # names dlfifo.debug
+mkfifo "$B/fifo"
+ln -s "$B/fifo" "$B/dlfifo.debug"
 cp "$FX/fx_cfi_bigreg" "$B/bigreg"
 cp "$FX/fx_busy" "$B/control"
 # 600,000 functions: 24 bytes each (names are read back from the file, not held), 14 MB of
@@ -59,14 +67,19 @@ run() {
 	PID[$n]=$!
 	PIDS+=("$!")
 }
+# a writer's open of the FIFO returns once anything opens it for reading
+(exec 3>"$B/fifo" && echo opened >"$T/fifo_opened") &
+FIFO_WRITER=$!
+PIDS+=("$FIFO_WRITER")
 run symhole cpu:2
+run dlfifo cpu:2
 run strhole cpu:2
 run dlprog cpu:2
 run bigreg
 run bigsyms cpu:4
 intervals_after 2 # bigsyms was seen and refused before the control starts
 run control cpu:2
-for n in symhole strhole dlprog bigsyms control; do
+for n in symhole strhole dlprog dlfifo bigsyms control; do
 	wait "${PID[$n]}" || fail "$n failed"
 done
 intervals_after 2 # their last samples are drained
@@ -88,8 +101,8 @@ echo "emberd ($(uname -r)): VmHWM $((hwm_start / 1024)) -> $((hwm / 1024)) MiB,"
 [ "$longest" -le $((2 * INTERVAL_MS + 1000)) ] ||
 	fail "an interval lasted $longest ms where $INTERVAL_MS were due"
 
-for n in symhole strhole dlprog bigreg bigsyms control; do pid_top "${PID[$n]}" "$T/$n.top"; done
-for n in symhole strhole dlprog bigsyms control; do
+for n in symhole strhole dlprog dlfifo bigreg bigsyms control; do pid_top "${PID[$n]}" "$T/$n.top"; done
+for n in symhole strhole dlprog dlfifo bigsyms control; do
 	[ "$(total_of "$T/$n.top")" -gt 0 ] || fail "$n was not profiled"
 done
 c=$(flat_of "$T/control.top" burn)
@@ -99,9 +112,11 @@ echo "control: burn $c of $(total_of "$T/control.top"); bigreg: _start $(cum_of 
 	fail "bigreg's entry is not named _start from its FDE: $(head -20 "$T/bigreg.top")"
 # a table whose strings are refused, a debug file whose CRC differs, a binary over its
 # share: their own burn is unnamed (the hole's .symtab holds no symbol at all)
-for n in symhole strhole dlprog bigsyms; do
+for n in symhole strhole dlprog dlfifo bigsyms; do
 	[ "$(flat_of "$T/$n.top" burn)" -eq 0 ] || fail "$n's burn was named: from which table?"
 done
+[ ! -e "$T/fifo_opened" ] || fail "emberd opened the FIFO dlfifo's debug file links to"
+kill "$FIFO_WRITER" 2>/dev/null || true
 line=$(grep '^  refused' "$T/status.txt" || true)
 echo "status: ${line# *}"
 # counted by the tightest limit it met: its own share, or what its user's (nobody's, whose
