@@ -9,8 +9,7 @@
 #define BASE 0x7ffc0000ull
 
 /* A record with pages of stack after its header, sp at BASE + off. */
-static struct ember_cpu_deferred *rec(uint64_t off, uint32_t stack_len, size_t pages,
-				      size_t *size)
+static struct ember_cpu_deferred *rec(uint64_t off, uint32_t stack_len, size_t pages, size_t *size)
 {
 	struct ember_cpu_deferred *r;
 
@@ -57,7 +56,7 @@ START_TEST(test_unsound)
 	struct deferrec_view v;
 
 	ck_assert(!deferrec_view(r, sizeof(*r) - 1, &v)); /* shorter than its header */
-	ck_assert(deferrec_view(r, size, &v));		   /* says 2 pages, holds 1 */
+	ck_assert(deferrec_view(r, size, &v));		  /* says 2 pages, holds 1 */
 	ck_assert(v.bad_stack);
 	ck_assert_uint_eq(v.stack_len, 0);
 	r->stack_len = 100; /* not whole pages */
