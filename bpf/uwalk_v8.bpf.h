@@ -69,9 +69,10 @@ static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
 
 /*
  * The Code a JSFunction (tagged) runs: its code field, or from V8 13.6 the
- * entry of its dispatch handle in its isolate group's table (a Code checked
- * by its type: the table's place is a constant of the version). False when
- * it cannot be reached.
+ * entry of its dispatch handle in its isolate group's table (14.6: the
+ * table of the group's first isolate), a Code checked by its type: the
+ * table's place is a constant of the version. False when it cannot be
+ * reached.
  */
 static __always_inline bool uw_v8_code(const struct ember_rt_proc *rt, struct uw_env *env,
 				       __u64 func, __u64 *code)
@@ -87,6 +88,11 @@ static __always_inline bool uw_v8_code(const struct ember_rt_proc *rt, struct uw
 	    !uw_env_read_mem(env, &group, sizeof(group), rt->addr[0]) || !group ||
 	    !uw_env_read_mem(env, &table, sizeof(table), group + rt->off[EMBER_V8_GROUP_TABLE]) ||
 	    !table ||
+	    /* 14.6: that was the group's isolate, which holds its own table */
+	    (rt->off[EMBER_V8_ISOLATE_TABLE] != EMBER_RT_OFF_NONE &&
+	     (!uw_env_read_mem(env, &table, sizeof(table),
+			       table + rt->off[EMBER_V8_ISOLATE_TABLE]) ||
+	      !table)) ||
 	    !uw_env_read_mem(env, &handle, sizeof(handle),
 			     func - 1 + rt->off[EMBER_V8_JSFUNC_DISPATCH]) ||
 	    !uw_env_read_mem(

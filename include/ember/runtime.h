@@ -168,10 +168,16 @@ enum ember_v8_off {
 	 * data, a ProtectedFixedArray, holds a wrapper of the function.
 	 */
 	EMBER_V8_JSFUNC_DISPATCH,      /* JSFunction.dispatch_handle (u32) */
-	EMBER_V8_GROUP_TABLE,	       /* IsolateGroup: its dispatch table's entries */
+	EMBER_V8_GROUP_TABLE,	       /* IsolateGroup: its table's entries, or its isolate */
 	EMBER_V8_TYPE_PROTECTED_ARRAY, /* PROTECTED_FIXED_ARRAY_TYPE */
 	EMBER_V8_TYPE_SFI_WRAPPER,     /* SHARED_FUNCTION_INFO_WRAPPER_TYPE */
 	EMBER_V8_SFI_WRAPPER_SHARED,   /* SharedFunctionInfoWrapper.shared_info */
+	/*
+	 * V8 14.6: each isolate has its own dispatch table; GROUP_TABLE is then
+	 * where the group holds its first (the main thread's) isolate, and this
+	 * where the isolate holds its table's entries. EMBER_RT_OFF_NONE before.
+	 */
+	EMBER_V8_ISOLATE_TABLE,
 	EMBER_V8_OFF_NR,
 };
 _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");

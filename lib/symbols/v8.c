@@ -95,7 +95,8 @@ enum v8d {
 	D_T_SFI_WRAPPER, /* SharedFunctionInfoWrapper (12.5 on) */
 	D_SFIW_SHARED,	 /* SharedFunctionInfoWrapper.shared_info */
 	D_JSF_DISPATCH,	 /* 13.6: JSFunction.dispatch_handle (derived) */
-	D_GROUP_TABLE,	 /* 13.6: IsolateGroup's dispatch table (derived) */
+	D_GROUP_TABLE,	 /* 13.6: IsolateGroup's dispatch table; 14.6: its isolate (derived) */
+	D_ISOLATE_TABLE, /* 14.6: the isolate's dispatch table (derived) */
 	D_NR,
 };
 
@@ -343,6 +344,9 @@ static bool scan_syms(Elf *elf, struct v8_dbg *g)
 
 /* V8 13.6's IsolateGroup: its js_dispatch_table_'s entries, after the external references. */
 #define V8_GROUP_TABLE_13_6 0x3270
+/* V8 14.6's: its first isolate, and where an isolate holds its own table's entries. */
+#define V8_GROUP_ISOLATE_14_6 0x31b8
+#define V8_ISOLATE_TABLE_14_6 0x268
 
 static uint32_t v8_ver(uint32_t major, uint32_t minor, uint32_t build)
 {
@@ -372,6 +376,19 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 		v[D_JSF_DISPATCH] = v[D_JSF_SHARED] - 8;
 		v[D_GROUP_TABLE] = V8_GROUP_TABLE_13_6;
 		g->have[D_JSF_DISPATCH] = g->have[D_GROUP_TABLE] = true;
+	}
+	/*
+	 * 14.6: the table is each isolate's own, its entries where the isolate
+	 * keeps them; the group's first isolate is the main thread's (Node
+	 * 26.12.1's official binary: its disassembled JSDispatchTable::GetCode
+	 * and live processes). A worker's function looked up there meets
+	 * another table's entry, whose Code does not hold the frame's pc: named
+	 * by its function alone, as when the table is not reached.
+	 */
+	if (g->have[D_JSF_DISPATCH] && ver >= v8_ver(14, 6, 0)) {
+		v[D_GROUP_TABLE] = V8_GROUP_ISOLATE_14_6;
+		v[D_ISOLATE_TABLE] = V8_ISOLATE_TABLE_14_6;
+		g->have[D_ISOLATE_TABLE] = true;
 	}
 	/* 12.5 on: the deoptimization data holds the function's wrapper (else none read) */
 	if (!g->have[D_DEOPT_SFI] && g->have[D_DEOPT_WRAPPED] && g->have[D_T_SFI_WRAPPER] &&
@@ -496,6 +513,7 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_TYPE_PROTECTED_ARRAY, D_T_PFA},
 		{EMBER_V8_TYPE_SFI_WRAPPER, D_T_SFI_WRAPPER},
 		{EMBER_V8_SFI_WRAPPER_SHARED, D_SFIW_SHARED},
+		{EMBER_V8_ISOLATE_TABLE, D_ISOLATE_TABLE},
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -611,7 +629,8 @@ static bool version_known(uint32_t ver)
 {
 	return (ver >= v8_ver(10, 2, 0) && ver < v8_ver(10, 3, 0)) ||
 	       (ver >= v8_ver(11, 1, 204) && ver < v8_ver(12, 5, 0)) ||
-	       (ver >= v8_ver(13, 6, 0) && ver < v8_ver(13, 7, 0));
+	       (ver >= v8_ver(13, 6, 0) && ver < v8_ver(13, 7, 0)) ||
+	       (ver >= v8_ver(14, 6, 0) && ver < v8_ver(14, 7, 0));
 }
 
 bool v8_detect(Elf *elf, struct ember_rt_proc *out)

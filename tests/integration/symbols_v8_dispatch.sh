@@ -8,11 +8,12 @@
 # the line of a statement of its body, not its first line: a frame of optimised code whose
 # Code was not reached is named by the function's first line, as on-stack-replaced code is,
 # so where the table is not read nearly every sample of it is on that line.
+# EMBER_TEST_DISPATCH_NODE runs it under another node (symbols_v8_dispatch_node26.sh).
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
-NODE=${EMBER_TEST_NODE24:-/usr/local/lib/ember-tools/node_modules/node24/bin/node}
-[ -x "$NODE" ] || fail "$NODE: no Node 24 (scripts/install-deps.sh installs it from npm)"
+NODE=${EMBER_TEST_DISPATCH_NODE:-${EMBER_TEST_NODE24:-/usr/local/lib/ember-tools/node_modules/node24/bin/node}}
+[ -x "$NODE" ] || fail "$NODE: no such node (scripts/install-deps.sh installs it from npm)"
 echo "node: $NODE $("$NODE" --version) (V8 $("$NODE" -p process.versions.v8))"
 
 {

@@ -461,12 +461,14 @@ END_TEST
  * holds a dispatch handle: its Code is the handle's entry in the table the
  * isolate group holds (the group found through rt->addr[0]), named with the
  * pc's offset in it; an entry that holds no Code leaves the function alone.
+ * V8 14.6 (Node 26): the same through the group's isolate.
  */
 START_TEST(test_v8_dispatch)
 {
 	const uint64_t jit = 0x7f0000200000ull, fn = HEAP + 0x100, map_fn = HEAP + 0x200;
 	const uint64_t sfi = HEAP + 0x300, group_ptr = HEAP + 0x600, group = HEAP + 0x700;
 	const uint64_t table = HEAP + 0x800, code = HEAP + 0x900, map_code = HEAP + 0xa00;
+	const uint64_t isolate = HEAP + 0xb00;
 	uint64_t sp = STACK + 0x100, bp = STACK + 0x180;
 	struct uwalk_rows src = {find, &fx};
 	struct uwalk_stack stk = {fx.stack, STACK, sizeof(fx.stack)};
@@ -523,6 +525,21 @@ START_TEST(test_v8_dispatch)
 	/* the pc outside the Code's instructions (on-stack-replaced code): the same */
 	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code + 1) << 16 | 2);
 	regs.ip = jit + 0x2000;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+	regs.ip = jit + 0x40;
+	/*
+	 * V8 14.6 (Node 26): the table is the isolate's, the group holding its
+	 * first isolate; a worker's function meets another table's entry, whose
+	 * Code does not hold its pc (above): the function alone.
+	 */
+	rt->off[EMBER_V8_GROUP_TABLE] = 0x20;
+	rt->off[EMBER_V8_ISOLATE_TABLE] = 0x30;
+	heap_put(group + 0x20, isolate);
+	heap_put(isolate + 0x30, table);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code));
+	heap_put(group + 0x20, 0); /* no isolate yet */
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
 }

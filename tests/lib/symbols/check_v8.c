@@ -197,6 +197,7 @@ static void layout22(struct ember_rt_proc *rt)
 		[EMBER_V8_TYPE_PROTECTED_ARRAY] = EMBER_RT_OFF_NONE,
 		[EMBER_V8_TYPE_SFI_WRAPPER] = EMBER_RT_OFF_NONE,
 		[EMBER_V8_SFI_WRAPPER_SHARED] = EMBER_RT_OFF_NONE,
+		[EMBER_V8_ISOLATE_TABLE] = EMBER_RT_OFF_NONE,
 	};
 
 	memset(rt, 0, sizeof(*rt));
@@ -252,8 +253,34 @@ static void layout24(struct ember_rt_proc *rt)
 		rt->off[diff[i].o] = diff[i].v;
 }
 
-/* The layouts the fixture is built by, one per node checked: 20, 18, 22, 24. */
-static void (*const layouts[])(struct ember_rt_proc *) = {layout, layout18, layout22, layout24};
+/*
+ * Node 26's (V8 14.6): Node 24's fields but the types' numbers and
+ * CodeKind::BASELINE; the dispatch table is its isolate's, the group holding
+ * its first isolate.
+ */
+static void layout26(struct ember_rt_proc *rt)
+{
+	static const struct {
+		enum ember_v8_off o;
+		uint16_t v;
+	} diff[] = {
+		{EMBER_V8_KIND_BASELINE, 11},	   {EMBER_V8_TYPE_JSFUNC_FIRST, 2066},
+		{EMBER_V8_TYPE_JSFUNC_LAST, 2080}, {EMBER_V8_TYPE_SFI, 288},
+		{EMBER_V8_TYPE_CODE, 186},	   {EMBER_V8_TYPE_BYTECODE, 185},
+		{EMBER_V8_TYPE_SCRIPT, 166},	   {EMBER_V8_TYPE_SCOPE_INFO, 286},
+		{EMBER_V8_TYPE_BYTE_ARRAY, 218},   {EMBER_V8_GROUP_TABLE, 0x31b8},
+		{EMBER_V8_ISOLATE_TABLE, 0x268},
+	};
+
+	layout24(rt);
+	rt->version = 14 << 16 | 6 << 8 | 0xca;
+	for (size_t i = 0; i < sizeof(diff) / sizeof(diff[0]); i++)
+		rt->off[diff[i].o] = diff[i].v;
+}
+
+/* The layouts the fixture is built by, one per node checked: 20, 18, 22, 24, 26. */
+static void (*const layouts[])(struct ember_rt_proc *) = {layout, layout18, layout22, layout24,
+							  layout26};
 
 #define T_ONE_BYTE 40 /* ONE_BYTE_STRING_TYPE: sequential, one byte */
 #define T_TWO_BYTE 32 /* STRING_TYPE: sequential, two bytes */
@@ -773,6 +800,13 @@ START_TEST(test_detect_node24)
 }
 END_TEST
 
+/* Node 26's (V8 14.6): the dispatch table its isolate's. */
+START_TEST(test_detect_node26)
+{
+	detect_node("EMBER_TEST_NODE26", NPM_NODE "node26/bin/node", 14, 6, true, layout26);
+}
+END_TEST
+
 /* Node 18's (V8 10.2): Code's instructions inline in it. */
 START_TEST(test_detect_node18)
 {
@@ -814,6 +848,7 @@ Suite *v8_suite(void)
 	tcase_add_test(tc, test_detect_node22);
 	tcase_add_test(tc, test_detect_node18);
 	tcase_add_test(tc, test_detect_node24);
+	tcase_add_test(tc, test_detect_node26);
 	tcase_add_test(tc, test_detect_not_node);
 	suite_add_tcase(s, tc);
 	return s;
