@@ -9,6 +9,10 @@
 # Code was not reached is named by the function's first line, as on-stack-replaced code is,
 # so where the table is not read nearly every sample of it is on that line.
 # EMBER_TEST_DISPATCH_NODE runs it under another node (symbols_v8_dispatch_node26.sh).
+# EMBER_TEST_DISPATCH_WORKER=1 runs big in a worker thread while the main thread runs other
+# functions hot (symbols_v8_worker_node26.sh): where a worker's isolate has a table of its
+# own (V8 14.6), which ember does not read, big's frames must still be big's, at its first
+# line or its body's, and no frame under driver another function's.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
@@ -34,7 +38,29 @@ function driver(ms) {
 			s = (s + big(i + s)) % 1000003;
 	return s;
 }
-console.log(driver(Number(process.argv[2])));
+const { Worker, isMainThread, workerData } = require('worker_threads');
+function other(n) {
+	let y = 1;
+	for (let i = 0; i < n; i++)
+		y = (y * 31 + i) % 1000003;
+	return y;
+}
+if (process.argv[3] !== 'worker') {
+	console.log(driver(Number(process.argv[2])));
+} else if (isMainThread) {
+	const end = Date.now() + Number(process.argv[2]);
+	let s = 0;
+	new Worker(__filename, { workerData: Number(process.argv[2]), argv: ['0', 'worker'] });
+	const tick = () => {
+		for (let i = 0; i < 200; i++)
+			s += other(1000);
+		if (Date.now() < end)
+			setImmediate(tick);
+	};
+	tick();
+} else {
+	console.log(driver(workerData));
+}
 JS
 } >"$T/big.js"
 first=$(awk '/^function big/ { print NR; exit }' "$T/big.js")
@@ -42,7 +68,8 @@ last=$(awk '/^	return x;/ { print NR; exit }' "$T/big.js")
 
 start_emberd --hz 99 --interval 2s -v
 warm_node "$NODE"
-"$NODE" "$T/big.js" 6000 >"$T/node.out" &
+WORKER=${EMBER_TEST_DISPATCH_WORKER:+worker}
+"$NODE" "$T/big.js" 6000 $WORKER >"$T/node.out" &
 WL=$!
 PIDS+=("$WL")
 wait "$WL" || fail "node big.js failed"
@@ -64,6 +91,22 @@ echo "big: $in_body samples at a line of its body ($((first + 1))-$last), $at_fi
 	"line ($first), of $total"
 awk '/flat%/ { p = 1 } p && n++ < 8' "$T/lines.txt"
 [ "${total:-0}" -gt 300 ] || fail "only ${total:-0} samples of node big.js"
+if [ -n "$WORKER" ]; then
+	# the worker's frames: big's, or driver's; never the main thread's other or tick
+	pprof_top "$T/cpu.pb.gz" -sample_index=samples -focus='^driver$' >"$T/worker.txt"
+	under=$(awk '/flat%/ { p = 1; next } p && $6 == "driver" { print $4; exit }' "$T/worker.txt")
+	under=${under:-0}
+	wrong=$(awk '/flat%/ { p = 1; next } p && ($6 == "other" || $6 == "tick") { s += $4 }
+		END { print s + 0 }' "$T/worker.txt")
+	echo "worker: $under samples under driver, big at its lines on $((in_body + at_first))," \
+		"another function's name on $wrong"
+	[ "$wrong" -eq 0 ] || fail "a worker's frame named by the main thread's function"
+	awk -v b="$in_body" -v a="$at_first" -v t="$under" 'BEGIN { exit !(t > 150 && b + a >= 0.8 * t) }' ||
+		fail "big named on $((in_body + at_first)) of the worker's $under samples only"
+	pass "a worker's big named as big on $((in_body + at_first)) of $under samples" \
+		"($in_body at its body's lines)"
+	exit 0
+fi
 awk -v b="$in_body" -v a="$at_first" -v t="$total" 'BEGIN { exit !(b + a >= 0.8 * t) }' ||
 	fail "big named on $((in_body + at_first)) of $total samples only"
 awk -v b="$in_body" -v a="$at_first" 'BEGIN { exit !(b >= 0.8 * (a + b)) }' ||
