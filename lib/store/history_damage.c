@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,9 +146,12 @@ static void note_error(struct scan *s)
 
 /*
  * Every id from the smallest on: the next id at or after x, then its row. A
- * seek that lands in a damaged page fails: x moves on by one, counted, until
- * the seek passes the page. Without a readable largest id, misses are counted
- * only when a row reads after them.
+ * seek that lands in a damaged page fails, or gives an id below x (a b-tree
+ * whose keys are out of order): x moves on by one, counted, until the seek
+ * passes the page; at most SCAN_MAX_MISSES in a row, whatever the largest id
+ * claims. Without a readable largest id, misses are counted only when a row
+ * reads after them. An id the seek gives whose row fn does not find
+ * (-ENOENT) is unreadable, not read.
  */
 static int scan_ids(struct scan *s, scan_fn fn, void *arg)
 {
@@ -168,7 +172,7 @@ static int scan_ids(struct scan *s, scan_fn fn, void *arg)
 		note_error(s);
 		return sqlite_errno(rc);
 	}
-	while (max_known ? x <= max : misses < SCAN_MAX_MISSES) {
+	while ((!max_known || x <= max) && misses < SCAN_MAX_MISSES) {
 		if (s->deadline_ns && !(++steps % 64) && mono_ns() > s->deadline_ns) {
 			s->cut = true;
 			break;
@@ -179,6 +183,13 @@ static int scan_ids(struct scan *s, scan_fn fn, void *arg)
 		sqlite3_reset(next);
 		if (rc == SQLITE_DONE)
 			break;
+		if (rc == SQLITE_ROW && id < x) {
+			rc = SQLITE_CORRUPT;
+			if (!s->first_error[0])
+				snprintf(s->first_error, sizeof(s->first_error),
+					 "row ids out of order (id %" PRId64 " after %" PRId64 ")",
+					 id, x);
+		}
 		if (rc != SQLITE_ROW) {
 			if (sqlite_errno(rc) != -EBADMSG) {
 				ret = sqlite_errno(rc);
@@ -195,7 +206,7 @@ static int scan_ids(struct scan *s, scan_fn fn, void *arg)
 			s->unreadable += misses;
 		misses = 0;
 		ret = fn(id, arg);
-		if (ret == -EBADMSG) {
+		if (ret == -EBADMSG || ret == -ENOENT) {
 			note_error(s);
 			s->unreadable++;
 			ret = 0;
@@ -266,8 +277,9 @@ static int query_one(int64_t id, void *arg)
 				ret = dq->cb(&row, dq->arg);
 			free(pprof);
 		}
-	} else if (rc != SQLITE_DONE) {
-		ret = sqlite_errno(rc);
+	} else {
+		/* SQLITE_DONE: the seek gave an id whose row is not there */
+		ret = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
 	}
 	sqlite3_reset(dq->row);
 	return ret;
@@ -369,7 +381,10 @@ static int salvage_one(int64_t id, void *arg)
 	sqlite3_bind_int64(st, 1, id);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+	if (rc != SQLITE_DONE)
+		return sqlite_errno(rc);
+	/* no row copied: the seek gave an id whose row is not there */
+	return sqlite3_changes(sqlite3_db_handle(st)) ? 0 : -ENOENT;
 }
 
 /* Copies every row of dir/history.db that reads into h's fresh file, within the budget. */
