@@ -53,9 +53,10 @@ run_fuzz() {
 	local t=$1 corpus=tests/fuzz/corpus/${1#fuzz_} work
 	work=$(mktemp -d)
 	[ -d "$corpus" ] && cp -r "$corpus/." "$work/"
-	# a crash's input is kept under build-fuzz/, and its report shown
+	# a crash's input is kept under build-fuzz/, and its report shown; an input that runs
+	# past 120 s is a hang, reported as one (libFuzzer's default waits 20 minutes)
 	mkdir -p build-fuzz/artifacts
-	build-fuzz/tests/$t -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 \
+	build-fuzz/tests/$t -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 -timeout=120 \
 		-artifact_prefix=build-fuzz/artifacts/"$t"- -print_final_stats=1 "$work" \
 		>"$work.log" 2>&1
 	local rc=$?
