@@ -387,6 +387,16 @@ static int check_schema(sqlite3 *db, int *out_version, const char **err)
 
 void hist_load_rollup_period(struct history *h);
 
+/* Why setting up the writer failed (ret): a rollback after the failure reset SQLite's code. */
+static const char *setup_cause(sqlite3 *db, int ret)
+{
+	int rc = sqlite3_errcode(db);
+
+	if (rc != SQLITE_OK)
+		return sqlite3_errstr(rc);
+	return ret == -EBADMSG ? sqlite3_errstr(SQLITE_CORRUPT) : strerror(-ret);
+}
+
 int hist_open_db(struct history *h, const char **err)
 {
 	int flags =
@@ -412,7 +422,7 @@ int hist_open_db(struct history *h, const char **err)
 	if (!h->read_only) {
 		ret = setup_writer(h);
 		if (ret) {
-			*err = sqlite3_errstr(sqlite3_errcode(h->db));
+			*err = setup_cause(h->db, ret);
 			return ret;
 		}
 	}
