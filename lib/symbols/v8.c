@@ -370,14 +370,7 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 	 * into the isolate group's dispatch table where its Code was, and the
 	 * table's entries are a field of the group (measured in Node 24.22.3's
 	 * official binary, checked against its live processes by
-	 * integ_symbols_v8_dispatch)
-	 */
-	if (!g->have[D_JSF_CODE] && ver >= v8_ver(13, 6, 0) && g->have[D_GROUP]) {
-		v[D_JSF_DISPATCH] = v[D_JSF_SHARED] - 8;
-		v[D_GROUP_TABLE] = V8_GROUP_TABLE_13_6;
-		g->have[D_JSF_DISPATCH] = g->have[D_GROUP_TABLE] = true;
-	}
-	/*
+	 * integ_symbols_v8_dispatch).
 	 * 14.6: the table is each isolate's own, its entries where the isolate
 	 * keeps them; the group's first isolate is the main thread's (Node
 	 * 26.12.1's official binary: its disassembled JSDispatchTable::GetCode
@@ -385,10 +378,14 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 	 * another table's entry, whose Code does not hold the frame's pc: named
 	 * by its function alone, as when the table is not reached.
 	 */
-	if (g->have[D_JSF_DISPATCH] && ver >= v8_ver(14, 6, 0)) {
-		v[D_GROUP_TABLE] = V8_GROUP_ISOLATE_14_6;
+	if (!g->have[D_JSF_CODE] && ver >= v8_ver(13, 6, 0) && g->have[D_GROUP]) {
+		bool per_isolate = ver >= v8_ver(14, 6, 0);
+
+		v[D_JSF_DISPATCH] = v[D_JSF_SHARED] - 8;
+		v[D_GROUP_TABLE] = per_isolate ? V8_GROUP_ISOLATE_14_6 : V8_GROUP_TABLE_13_6;
 		v[D_ISOLATE_TABLE] = V8_ISOLATE_TABLE_14_6;
-		g->have[D_ISOLATE_TABLE] = true;
+		g->have[D_JSF_DISPATCH] = g->have[D_GROUP_TABLE] = true;
+		g->have[D_ISOLATE_TABLE] = per_isolate;
 	}
 	/* 12.5 on: the deoptimization data holds the function's wrapper (else none read) */
 	if (!g->have[D_DEOPT_SFI] && g->have[D_DEOPT_WRAPPED] && g->have[D_T_SFI_WRAPPER] &&
@@ -841,16 +838,16 @@ static uint32_t line_of(struct v8_ctx *c, uint64_t src, uint32_t pos)
 	return s.newlines + 1;
 }
 
-/*
- * Whether type is an array's of kind plain or of its trusted twin (V8 12),
- * which is laid out alike: a length (a Smi), then the elements.
- */
 /* Whether type is the one at off, a type some versions have none of (EMBER_RT_OFF_NONE). */
 static bool opt_type(const struct v8_ctx *c, uint16_t type, enum ember_v8_off off)
 {
 	return c->rt->off[off] != EMBER_RT_OFF_NONE && type == c->rt->off[off];
 }
 
+/*
+ * Whether type is an array's of kind plain or of its trusted twin (V8 12),
+ * which is laid out alike: a length (a Smi), then the elements.
+ */
 static bool array_type(const struct v8_ctx *c, uint16_t type, enum ember_v8_off plain,
 		       enum ember_v8_off trusted)
 {
