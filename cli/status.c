@@ -686,7 +686,7 @@ static void print_collector(struct history *h, int64_t now)
 {
 	struct history_collector_state cs;
 	struct history_push_counts pc;
-	char t[40], ago[32], err[4 * 256];
+	char t[40], ago[32], err[4 * sizeof(cs.last_error)]; /* term_safe's \xNN: 4 a byte */
 
 	if (history_collector_load(h, &cs) || !cs.url[0]) {
 		printf("collector:     none recorded (no [collector] url, or emberd has not "
