@@ -25,8 +25,18 @@ printf '[app "leaky"]\nmatch.comm = fx_alloc_leak\nmemory = inuse\n' >>"$CONF"
 start_emberd --config "$CONF" --interval 1s -v
 export EMBER_ALLOC_SAMPLE_BYTES=16384
 LD_PRELOAD=$T/libbadnote.so:$PRELOAD "$FX/fx_alloc_leak" 600 & A=$!
+PIDS+=("$A")
+attached() { grep -q "pid $A: sampled allocations from .*libember_alloc.so" "$T/emberd.log"; }
+wait_for attached || fail "the process with the bad library was not attached to the good one"
+# A alone first, so that it reaches its cap (16) before anyone else can fill the map (24):
+# two leaking at once would share the map and might both stay below the cap
+proc_capped() {
+	grep -Eq 'live pointers not recorded [0-9]+ \(live map full\) and [1-9][0-9]* \(per-process cap\)' \
+		"$T/emberd.log"
+}
+wait_for proc_capped || fail "A never reached its cap: $(grep 'sampled allocations since' "$T/emberd.log" | tail -1)"
 LD_PRELOAD=$PRELOAD "$FX/fx_alloc_leak" 600 & B=$!
-PIDS+=("$A" "$B")
+PIDS+=("$B")
 # processes that exit about when emberd attaches to them: 40, four at a time
 for _ in $(seq 1 10); do
 	for _ in 1 2 3 4; do LD_PRELOAD=$PRELOAD "$FX/fx_alloc_leak" 1 & done
@@ -38,9 +48,7 @@ done
 malformed() { grep -q "$T/libbadnote.so: malformed .note.stapsdt, not attached" "$T/emberd.log"; }
 wait_for malformed || fail "the malformed note was not reported"
 pass "malformed .note.stapsdt reported"
-attached() { grep -q "pid $A: sampled allocations from .*libember_alloc.so" "$T/emberd.log"; }
-wait_for attached || fail "the process with the bad library was not attached to the good one"
-# A holds 16 live pointers (its cap), B the 8 left before the map is full
+# A holds 16 live pointers (its cap), B and the short ones the 8 left before the map is full
 capped() {
 	grep -Eq 'live pointers not recorded [1-9][0-9]* \(live map full\) and [1-9][0-9]* \(per-process cap\)' \
 		"$T/emberd.log"
