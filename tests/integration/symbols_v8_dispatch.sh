@@ -13,6 +13,8 @@
 # functions hot (symbols_v8_worker_node26.sh): where a worker's isolate has a table of its
 # own (V8 14.6), which ember does not read, big's frames must still be big's, at its first
 # line or its body's, and no frame under driver another function's.
+# EMBER_TEST_DISPATCH_WORKER=lines: a V8 whose isolates share their group's table (14.1),
+# where a worker's optimised code must be named by its lines as the main thread's is.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
@@ -69,6 +71,7 @@ last=$(awk '/^	return x;/ { print NR; exit }' "$T/big.js")
 start_emberd --hz 99 --interval 2s -v
 warm_node "$NODE"
 WORKER=${EMBER_TEST_DISPATCH_WORKER:+worker}
+WORKER_LINES=${EMBER_TEST_DISPATCH_WORKER:-}
 "$NODE" "$T/big.js" 6000 $WORKER >"$T/node.out" &
 WL=$!
 PIDS+=("$WL")
@@ -103,6 +106,11 @@ if [ -n "$WORKER" ]; then
 	[ "$wrong" -eq 0 ] || fail "a worker's frame named by the main thread's function"
 	awk -v b="$in_body" -v a="$at_first" -v t="$under" 'BEGIN { exit !(t > 150 && b + a >= 0.8 * t) }' ||
 		fail "big named on $((in_body + at_first)) of the worker's $under samples only"
+	if [ "$WORKER_LINES" = lines ]; then
+		awk -v b="$in_body" -v a="$at_first" 'BEGIN { exit !(b >= 0.8 * (a + b)) }' ||
+			fail "a worker's optimised code not named by its lines: $at_first of big's" \
+				"samples at its first line"
+	fi
 	pass "a worker's big named as big on $((in_body + at_first)) of $under samples" \
 		"($in_body at its body's lines)"
 	exit 0

@@ -254,6 +254,35 @@ static void layout24(struct ember_rt_proc *rt)
 }
 
 /*
+ * Node 25's (V8 14.1): Node 24's fields but the types' numbers; the dispatch
+ * table the group's, as in 13.6, at another place in it.
+ */
+static void layout25(struct ember_rt_proc *rt)
+{
+	static const struct {
+		enum ember_v8_off o;
+		uint16_t v;
+	} diff[] = {
+		{EMBER_V8_TYPE_SFI, 286},
+		{EMBER_V8_TYPE_CODE, 185},
+		{EMBER_V8_TYPE_BYTECODE, 184},
+		{EMBER_V8_TYPE_SCRIPT, 165},
+		{EMBER_V8_TYPE_SCOPE_INFO, 284},
+		{EMBER_V8_TYPE_BYTE_ARRAY, 218},
+		{EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY, 196},
+		{EMBER_V8_TYPE_TRUSTED_BYTE_ARRAY, 195},
+		{EMBER_V8_GROUP_TABLE, 0x29c0},
+		{EMBER_V8_TYPE_PROTECTED_ARRAY, 192},
+		{EMBER_V8_TYPE_SFI_WRAPPER, 194},
+	};
+
+	layout24(rt);
+	rt->version = 14 << 16 | 1 << 8 | 0x92;
+	for (size_t i = 0; i < sizeof(diff) / sizeof(diff[0]); i++)
+		rt->off[diff[i].o] = diff[i].v;
+}
+
+/*
  * Node 26's (V8 14.6): Node 24's fields but the types' numbers and
  * CodeKind::BASELINE; the dispatch table is its isolate's, the group holding
  * its first isolate.
@@ -278,9 +307,9 @@ static void layout26(struct ember_rt_proc *rt)
 		rt->off[diff[i].o] = diff[i].v;
 }
 
-/* The layouts the fixture is built by, one per node checked: 20, 18, 22, 24, 26. */
-static void (*const layouts[])(struct ember_rt_proc *) = {layout, layout18, layout22, layout24,
-							  layout26};
+/* The layouts the fixture is built by, one per node checked: 20, 18, 22, 24, 25, 26. */
+static void (*const layouts[])(struct ember_rt_proc *) = {layout,   layout18, layout22,
+							  layout24, layout25, layout26};
 
 #define T_ONE_BYTE 40 /* ONE_BYTE_STRING_TYPE: sequential, one byte */
 #define T_TWO_BYTE 32 /* STRING_TYPE: sequential, two bytes */
@@ -800,6 +829,13 @@ START_TEST(test_detect_node24)
 }
 END_TEST
 
+/* Node 25's (V8 14.1): the group's dispatch table at another place. */
+START_TEST(test_detect_node25)
+{
+	detect_node("EMBER_TEST_NODE25", NPM_NODE "node25/bin/node", 14, 1, true, layout25);
+}
+END_TEST
+
 /* Node 26's (V8 14.6): the dispatch table its isolate's. */
 START_TEST(test_detect_node26)
 {
@@ -848,6 +884,7 @@ Suite *v8_suite(void)
 	tcase_add_test(tc, test_detect_node22);
 	tcase_add_test(tc, test_detect_node18);
 	tcase_add_test(tc, test_detect_node24);
+	tcase_add_test(tc, test_detect_node25);
 	tcase_add_test(tc, test_detect_node26);
 	tcase_add_test(tc, test_detect_not_node);
 	suite_add_tcase(s, tc);
