@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "drain.h"
+#include "runtime.h"
 #include "utf8.h"
 
 #define KERNEL_FILE "[kernel.kallsyms]"
@@ -25,6 +26,33 @@ struct drain_ctx {
 	struct drain_result *out;
 	struct drain_profile *last; /* consecutive stacks often share an application */
 };
+
+/*
+ * The location of a runtime frame whose code inlined others where it runs:
+ * one line per function, innermost first (pprof's order), the frame's own
+ * (func, at line: the call's) last.
+ */
+static uint64_t inlined_location(struct drain_ctx *c, const struct sym_frame *f, uint64_t func,
+				 int64_t line)
+{
+	uint64_t funcs[RT_INLINED_MAX + 1];
+	int64_t lines[RT_INLINED_MAX + 1];
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < f->n_inlined && i < RT_INLINED_MAX; i++) {
+		const struct rt_fn *in = &f->inlined[i];
+		const char *file = in->file[0] ? in->file : NULL;
+
+		funcs[n] = pprof_function_at(c->b, in->function, NULL, file,
+					     in->start_line ? in->start_line : in->line);
+		lines[n] = in->line;
+		if (funcs[n])
+			n++;
+	}
+	funcs[n] = func;
+	lines[n++] = line;
+	return pprof_location_lines(c->b, 0, f->address, funcs, lines, n);
+}
 
 static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr, bool kernel)
 {
@@ -69,6 +97,8 @@ static uint64_t frame_location(struct drain_ctx *c, uint32_t pid, uint64_t addr,
 	if (f.function)
 		func = pprof_function_at(c->b, f.function, f.system_name, f.source_file,
 					 f.start_line ? f.start_line : line);
+	if (func && f.n_inlined)
+		return inlined_location(c, &f, func, line);
 	if (!f.function && !f.file) {
 		/*
 		 * No mapping to look the address up in later: name the frame by its

@@ -178,6 +178,16 @@ enum ember_v8_off {
 	 * where the isolate holds its table's entries. EMBER_RT_OFF_NONE before.
 	 */
 	EMBER_V8_ISOLATE_TABLE,
+	/*
+	 * Read on the host only, to name the functions TurboFan inlined: the
+	 * deoptimization data's literal array (its first entries the inlined
+	 * functions, by InliningPosition's function id) and the weak arrays it
+	 * may be (EMBER_RT_OFF_NONE where a version has no such type).
+	 */
+	EMBER_V8_DEOPT_LITERALS,
+	EMBER_V8_TYPE_WEAK_ARRAY,	    /* WEAK_FIXED_ARRAY_TYPE */
+	EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY,   /* TRUSTED_WEAK_FIXED_ARRAY_TYPE (13 on) */
+	EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY, /* PROTECTED_WEAK_FIXED_ARRAY_TYPE (13 on) */
 	EMBER_V8_OFF_NR,
 };
 _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");

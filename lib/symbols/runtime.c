@@ -176,12 +176,21 @@ struct rt_entry {
 	};
 };
 
-/* A V8 frame's names as last read, in one block. */
-struct rt_named {
+/* One function of struct rt_named: its lines, its strings in the block. */
+struct rt_named_fn {
 	uint32_t line, start_line;
+	char *function, *file;
+};
+
+/*
+ * A V8 frame's names as last read, in one block: its function's, then those
+ * inlined into it (struct rt_name's inlined[], innermost first), then their
+ * strings.
+ */
+struct rt_named {
 	size_t bytes; /* of the block */
-	char *file;   /* after function */
-	char function[];
+	uint32_t n;   /* of fn[]: 1 + the inlined */
+	struct rt_named_fn fn[];
 };
 
 struct rt_cache {
@@ -466,27 +475,78 @@ static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct em
 	return 0;
 }
 
+/* Function i of n: its own (0), else inlined[i - 1]. */
+static struct rt_named_fn name_fn(const struct rt_name *n, uint32_t i)
+{
+	const struct rt_fn *f = i ? &n->inlined[i - 1] : NULL;
+
+	return f ? (struct rt_named_fn){f->line, f->start_line, (char *)f->function,
+					(char *)f->file} :
+		   (struct rt_named_fn){n->line, n->start_line, (char *)n->function,
+					(char *)n->file};
+}
+
 /* A copy of n's names, or NULL on ENOMEM. */
 static struct rt_named *named_new(const struct rt_name *n)
 {
-	size_t fl = strlen(n->function) + 1, sl = strlen(n->file) + 1;
-	struct rt_named *nm = malloc(sizeof(*nm) + fl + sl);
+	uint32_t count = 1 + (n->n_inlined < RT_INLINED_MAX ? n->n_inlined : RT_INLINED_MAX);
+	size_t bytes = sizeof(struct rt_named) + count * sizeof(struct rt_named_fn);
+	struct rt_named *nm;
+	char *p;
 
+	for (uint32_t i = 0; i < count; i++) {
+		struct rt_named_fn f = name_fn(n, i);
+
+		bytes += strlen(f.function) + strlen(f.file) + 2;
+	}
+	nm = malloc(bytes);
 	if (!nm)
 		return NULL;
-	nm->line = n->line;
-	nm->start_line = n->start_line;
-	nm->bytes = sizeof(*nm) + fl + sl;
-	memcpy(nm->function, n->function, fl);
-	nm->file = nm->function + fl;
-	memcpy(nm->file, n->file, sl);
+	nm->bytes = bytes;
+	nm->n = count;
+	p = (char *)&nm->fn[count];
+	for (uint32_t i = 0; i < count; i++) {
+		struct rt_named_fn f = name_fn(n, i);
+		size_t fl = strlen(f.function) + 1, sl = strlen(f.file) + 1;
+
+		nm->fn[i] = (struct rt_named_fn){f.line, f.start_line, p, p + fl};
+		memcpy(p, f.function, fl);
+		memcpy(p + fl, f.file, sl);
+		p += fl + sl;
+	}
 	return nm;
 }
 
 static bool named_same(const struct rt_named *nm, const struct rt_name *n)
 {
-	return nm->line == n->line && nm->start_line == n->start_line &&
-	       !strcmp(nm->function, n->function) && !strcmp(nm->file, n->file);
+	if (nm->n != 1 + n->n_inlined)
+		return false;
+	for (uint32_t i = 0; i < nm->n; i++) {
+		struct rt_named_fn f = name_fn(n, i);
+
+		if (nm->fn[i].line != f.line || nm->fn[i].start_line != f.start_line ||
+		    strcmp(nm->fn[i].function, f.function) || strcmp(nm->fn[i].file, f.file))
+			return false;
+	}
+	return true;
+}
+
+/* n from what nm holds. */
+static void named_copy(const struct rt_named *nm, struct rt_name *n)
+{
+	memset(n, 0, sizeof(*n));
+	snprintf(n->function, sizeof(n->function), "%s", nm->fn[0].function);
+	snprintf(n->file, sizeof(n->file), "%s", nm->fn[0].file);
+	n->line = nm->fn[0].line;
+	n->start_line = nm->fn[0].start_line;
+	for (uint32_t i = 1; i < nm->n && i <= RT_INLINED_MAX; i++) {
+		struct rt_fn *f = &n->inlined[n->n_inlined++];
+
+		snprintf(f->function, sizeof(f->function), "%s", nm->fn[i].function);
+		snprintf(f->file, sizeof(f->file), "%s", nm->fn[i].file);
+		f->line = nm->fn[i].line;
+		f->start_line = nm->fn[i].start_line;
+	}
 }
 
 /*
@@ -506,12 +566,7 @@ static int v8_cached(struct rt_cache *c, const struct rt_mem *mem, const struct 
 	if (rc) {
 		if (!e->obj)
 			return rc;
-		nm = e->named;
-		memset(out, 0, sizeof(*out));
-		snprintf(out->function, sizeof(out->function), "%s", nm->function);
-		snprintf(out->file, sizeof(out->file), "%s", nm->file);
-		out->line = nm->line;
-		out->start_line = nm->start_line;
+		named_copy(e->named, out);
 		return 0;
 	}
 	if (e->obj && named_same(e->named, out))

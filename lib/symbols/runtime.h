@@ -30,12 +30,29 @@ struct rt_mem {
  */
 bool rt_read_pid(void *arg, void *dst, size_t len, uint64_t addr);
 
-/* A runtime frame's names. */
+/* A function inlined into a runtime frame's code: its names and lines. */
+struct rt_fn {
+	char function[256];
+	char file[512];
+	uint32_t line;	     /* the line executing in it, 0 when unknown */
+	uint32_t start_line; /* its first line, 0 when unknown */
+};
+
+/*
+ * Functions kept of those inlined into one frame's code at the pc (V8's
+ * TurboFan); the frame's own at the line of its call into the outermost one
+ * kept. Deeper inlining shows as its call's line in the innermost kept.
+ */
+#define RT_INLINED_MAX 6
+
+/* A runtime frame's names: its function, and those inlined into its code where it runs. */
 struct rt_name {
 	char function[256];
 	char file[512];
-	uint32_t line;	     /* the line executing, 0 when unknown */
+	uint32_t line;	     /* the line executing (the call's, with inlined), 0 when unknown */
 	uint32_t start_line; /* the function's first line, 0 when unknown */
+	uint32_t n_inlined;  /* of inlined[] */
+	struct rt_fn inlined[RT_INLINED_MAX]; /* innermost first: each called by the next */
 };
 
 /*

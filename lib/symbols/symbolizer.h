@@ -14,6 +14,8 @@
 
 #include "perfmap.h"
 
+struct rt_fn;
+
 /* One resolved frame. Strings are owned by the symbolizer: copy them before the
  * next call into it (a re-read of the process's mappings may free them). */
 struct sym_frame {
@@ -27,6 +29,9 @@ struct sym_frame {
 	const char *source_file; /* the function's source file when known (JIT code), else NULL */
 	uint32_t line;	     /* the line in source_file (JIT code: its function's first), or 0 */
 	uint32_t start_line; /* the function's first line, when line is another; else 0 */
+	/* functions inlined into a runtime frame's code where it runs, innermost first (runtime.h) */
+	const struct rt_fn *inlined;
+	uint32_t n_inlined;
 };
 
 struct symbolizer_stats {

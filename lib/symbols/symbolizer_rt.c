@@ -94,6 +94,8 @@ void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_fr
 	out->source_file = n->file[0] ? n->file : NULL;
 	out->line = n->line;
 	out->start_line = n->start_line;
+	out->inlined = n->n_inlined ? n->inlined : NULL;
+	out->n_inlined = n->n_inlined;
 	s->st.runtime_frames++;
 }
 

@@ -97,6 +97,10 @@ enum v8d {
 	D_JSF_DISPATCH,	 /* 13.6: JSFunction.dispatch_handle (derived) */
 	D_GROUP_TABLE,	 /* 13.6: IsolateGroup's dispatch table; 14.6: its isolate (derived) */
 	D_ISOLATE_TABLE, /* 14.6: the isolate's dispatch table (derived) */
+	D_DEOPT_LIT,	 /* the deoptimization data's literal array (inlined functions first) */
+	D_T_WFA,	 /* WeakFixedArray */
+	D_T_TWFA,	 /* TrustedWeakFixedArray (13 on) */
+	D_T_PWFA,	 /* ProtectedWeakFixedArray (13 on) */
 	D_NR,
 };
 
@@ -157,6 +161,10 @@ static const struct {
 	{"v8dbg_class_FixedArray__data__uintptr_t", D_FA_DATA},
 	{"v8dbg_DeoptimizationDataSharedFunctionInfoIndex", D_DEOPT_SFI},
 	{"v8dbg_DeoptimizationDataInliningPositionsIndex", D_DEOPT_INL},
+	{"v8dbg_DeoptimizationDataLiteralArrayIndex", D_DEOPT_LIT},
+	{"v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE", D_T_WFA},
+	{"v8dbg_type_TrustedWeakFixedArray__TRUSTED_WEAK_FIXED_ARRAY_TYPE", D_T_TWFA},
+	{"v8dbg_type_ProtectedWeakFixedArray__PROTECTED_WEAK_FIXED_ARRAY_TYPE", D_T_PWFA},
 	{"v8dbg_scopeinfo_idx_first_vars", D_SCOPE_FIRST},
 	{"v8dbg_scopeinfo_idx_ncontextlocals", D_SCOPE_NCTX},
 	{"v8dbg_class_String__length__int32_t", D_STR_LEN},
@@ -429,7 +437,8 @@ static void derive(struct v8_dbg *g, uint32_t ver)
 	if (g->have[D_CODE_HEADER] && !g->have[D_DEOPT_SFI] && !g->have[D_DEOPT_INL]) {
 		v[D_DEOPT_SFI] = 6;
 		v[D_DEOPT_INL] = 7;
-		g->have[D_DEOPT_SFI] = g->have[D_DEOPT_INL] = true;
+		v[D_DEOPT_LIT] = 2;
+		g->have[D_DEOPT_SFI] = g->have[D_DEOPT_INL] = g->have[D_DEOPT_LIT] = true;
 	}
 	/* V8 12's Code: deoptimization data, position table, wrapper (its code.h) */
 	if (g->have[D_CODE_WRAPPER] && !g->have[D_CODE_SPT]) {
@@ -527,6 +536,10 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_TYPE_SFI_WRAPPER, D_T_SFI_WRAPPER},
 		{EMBER_V8_SFI_WRAPPER_SHARED, D_SFIW_SHARED},
 		{EMBER_V8_ISOLATE_TABLE, D_ISOLATE_TABLE},
+		{EMBER_V8_DEOPT_LITERALS, D_DEOPT_LIT},
+		{EMBER_V8_TYPE_WEAK_ARRAY, D_T_WFA},
+		{EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY, D_T_TWFA},
+		{EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY, D_T_PWFA},
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -963,7 +976,7 @@ static uint32_t pos_inlining_id(uint64_t pos)
 /* Inlined calls followed out to the function's own position. */
 #define V8_INLINING_DEPTH 16
 
-/* Element idx of FixedArray t (trusted or not) into *v. */
+/* Element idx of FixedArray t (trusted, protected or weak) into *v. */
 static bool fixed_elem(struct v8_ctx *c, uint64_t t, uint32_t idx, uint64_t *v)
 {
 	uint64_t lw;
@@ -971,40 +984,78 @@ static bool fixed_elem(struct v8_ctx *c, uint64_t t, uint32_t idx, uint64_t *v)
 
 	return obj_type(c, t, &type) &&
 	       (array_type(c, type, EMBER_V8_TYPE_FIXED_ARRAY, EMBER_V8_TYPE_TRUSTED_FIXED_ARRAY) ||
-		opt_type(c, type, EMBER_V8_TYPE_PROTECTED_ARRAY)) &&
+		opt_type(c, type, EMBER_V8_TYPE_PROTECTED_ARRAY) ||
+		opt_type(c, type, EMBER_V8_TYPE_WEAK_ARRAY) ||
+		opt_type(c, type, EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY) ||
+		opt_type(c, type, EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY)) &&
 	       rd64(c, t - 1 + V8_FA_LENGTH, &lw) && is_smi(lw) && smi(lw) > 0 &&
 	       idx < (uint32_t)smi(lw) && rd64(c, t - 1 + V8_FA_DATA + 8ull * idx, v);
 }
 
-/*
- * The position of code offset off in the outer function of an optimised
- * Code's table: an inlined function's position is replaced by its call's,
- * out to the function the Code is of.
- */
-static bool code_position(struct v8_ctx *c, uint64_t deopt, const uint8_t *tab, size_t len,
-			  int64_t off, uint64_t *pos)
+static bool unwrap_sfi(struct v8_ctx *c, uint64_t *sfi);
+
+/* One function of an optimised Code at a pc: its SharedFunctionInfo and position. */
+struct v8_level {
+	uint64_t sfi; /* tagged */
+	uint64_t pos; /* SourcePosition, in its function's script */
+};
+
+/* The function inlined as deoptimization data deopt's literal fid, or 0 when it is none. */
+static uint64_t inlined_sfi(struct v8_ctx *c, uint64_t deopt, int32_t fid)
 {
-	uint64_t inl_t = 0;
+	uint64_t lits, sfi;
+	uint16_t type;
+
+	if (fid < 0 || c->rt->off[EMBER_V8_DEOPT_LITERALS] == EMBER_RT_OFF_NONE ||
+	    !fixed_elem(c, deopt, c->rt->off[EMBER_V8_DEOPT_LITERALS], &lits) ||
+	    !fixed_elem(c, lits, (uint32_t)fid, &sfi))
+		return 0;
+	sfi &= ~(uint64_t)2; /* a weak reference's tag, 3, made a strong one's, 1 */
+	if (!unwrap_sfi(c, &sfi) || !obj_type(c, sfi, &type) ||
+	    type != c->rt->off[EMBER_V8_TYPE_SFI])
+		return 0;
+	return sfi;
+}
+
+/*
+ * The functions at code offset off of an optimised Code of function sfi
+ * (tab, len: its source position table; deopt: its deoptimization data) into
+ * lv, innermost first: the function executing there with its position, then
+ * each caller at the position of its call, sfi last. A function inlined whose
+ * SharedFunctionInfo is not found is left out: its caller's line of the call
+ * stands for it. The count, 0 when the tables do not say.
+ */
+static size_t code_levels(struct v8_ctx *c, uint64_t sfi, uint64_t deopt, const uint8_t *tab,
+			  size_t len, int64_t off, struct v8_level *lv)
+{
+	uint64_t pos, inl_t = 0;
 	uint8_t *inl = NULL;
 	int64_t n = -1;
-	bool ok;
+	size_t k = 0;
 
-	if (!v8_position_at(tab, len, off, pos))
-		return false;
-	if (!pos_inlining_id(*pos))
-		return true;
-	if (fixed_elem(c, deopt, c->rt->off[EMBER_V8_DEOPT_INLINING], &inl_t))
+	if (!v8_position_at(tab, len, off, &pos))
+		return 0;
+	if (pos_inlining_id(pos) &&
+	    fixed_elem(c, deopt, c->rt->off[EMBER_V8_DEOPT_INLINING], &inl_t))
 		n = byte_array(c, inl_t, &inl);
-	ok = n > 0;
-	for (int i = 0; ok && i < V8_INLINING_DEPTH && pos_inlining_id(*pos); i++) {
-		uint64_t at = (uint64_t)(pos_inlining_id(*pos) - 1) * V8_INLINING_POSITION_SIZE;
+	for (int i = 0; i < V8_INLINING_DEPTH && pos_inlining_id(pos); i++) {
+		uint64_t at = (uint64_t)(pos_inlining_id(pos) - 1) * V8_INLINING_POSITION_SIZE;
+		uint64_t f;
+		int32_t fid;
 
-		ok = at + 8 <= (uint64_t)n;
-		if (ok)
-			memcpy(pos, inl + at, 8);
+		if (n < 0 || at + 12 > (uint64_t)n)
+			break;
+		memcpy(&fid, inl + at + 8, sizeof(fid));
+		f = inlined_sfi(c, deopt, fid);
+		if (f)
+			lv[k++] = (struct v8_level){f, pos};
+		memcpy(&pos, inl + at, 8);
 	}
 	free(inl);
-	return ok && !pos_inlining_id(*pos);
+	if (pos_inlining_id(pos))
+		return 0;
+	lv[k++] = (struct v8_level){sfi, pos};
+	return k;
 }
 
 /* A function's name, file and first position, from its SharedFunctionInfo. */
@@ -1058,7 +1109,7 @@ static void scope_info(struct v8_ctx *c, uint64_t si, char *name, size_t cap, in
 }
 
 /* The names of SharedFunctionInfo sfi (tagged) into out and *fn: false when it is none. */
-static bool sfi_names(struct v8_ctx *c, uint64_t sfi, struct rt_name *out, struct v8_fn *fn)
+static bool sfi_names(struct v8_ctx *c, uint64_t sfi, struct rt_fn *out, struct v8_fn *fn)
 {
 	uint64_t nos, script, data, name, bca;
 	uint16_t type;
@@ -1118,22 +1169,45 @@ static uint32_t bytecode_line(struct v8_ctx *c, const struct v8_fn *fn, uint32_t
 	return line;
 }
 
-/* The line of pc offset off in optimised Code code (deopt: its deoptimization data), or 0. */
-static uint32_t code_line(struct v8_ctx *c, const struct v8_fn *fn, uint64_t code, uint64_t deopt,
-			  uint32_t off)
+/*
+ * Names pc offset off in optimised Code code of function sfi (deopt: its
+ * deoptimization data): out->line the line there, or where it calls the
+ * functions inlined at off, named into out->inlined (innermost first).
+ */
+static void code_lines(struct v8_ctx *c, const struct v8_fn *fn, uint64_t sfi, uint64_t code,
+		       uint64_t deopt, uint32_t off, struct rt_name *out)
 {
-	uint64_t spt, pos;
+	struct v8_level lv[V8_INLINING_DEPTH + 1];
+	uint64_t spt;
 	uint8_t *tab;
 	int64_t n;
-	uint32_t line = 0;
+	size_t k = 0, skip;
 
 	if (!rd64(c, code - 1 + c->rt->off[EMBER_V8_CODE_POSITIONS], &spt))
-		return 0;
+		return;
 	n = byte_array(c, spt, &tab);
-	if (n > 0 && code_position(c, deopt, tab, (size_t)n, off, &pos))
-		line = pos_line(c, fn, pos);
+	if (n > 0)
+		k = code_levels(c, sfi, deopt, tab, (size_t)n, off, lv);
 	free(tab);
-	return line;
+	if (!k)
+		return;
+	out->line = pos_line(c, fn, lv[k - 1].pos);
+	/* the outermost RT_INLINED_MAX kept: a deeper one is its caller's line of the call */
+	skip = k - 1 > RT_INLINED_MAX ? k - 1 - RT_INLINED_MAX : 0;
+	for (size_t i = skip; i + 1 < k; i++) {
+		struct rt_fn *f = &out->inlined[out->n_inlined];
+		struct v8_fn ifn;
+
+		memset(f, 0, sizeof(*f));
+		if (!sfi_names(c, lv[i].sfi, f, &ifn))
+			continue;
+		if (ifn.start >= 0 && ifn.source)
+			f->start_line = line_of(c, ifn.source, (uint32_t)ifn.start);
+		f->line = pos_line(c, &ifn, lv[i].pos);
+		if (!f->line)
+			f->line = f->start_line;
+		out->n_inlined++;
+	}
 }
 
 /*
@@ -1166,6 +1240,7 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
 	struct v8_ctx c = {.mem = mem, .rt = rt, .budget = V8_SOURCE_MAX};
 	uint64_t obj = EMBER_RT_WORD_PTR(word), t = obj | V8_HEAP_TAG, sfi = t, deopt = 0;
 	uint32_t aux = EMBER_RT_WORD_AUX(word);
+	struct rt_fn own = {0};
 	struct v8_fn fn;
 	uint16_t type;
 
@@ -1187,14 +1262,16 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
 		snprintf(out->function + strlen(out->function) - 1, 32, " type %u]", type);
 		return -ENOENT;
 	}
-	if (!sfi_names(&c, sfi, out, &fn))
+	if (!sfi_names(&c, sfi, &own, &fn))
 		return v8_fail(out, "function", obj);
+	snprintf(out->function, sizeof(out->function), "%s", own.function);
+	snprintf(out->file, sizeof(out->file), "%s", own.file);
 	if (fn.start >= 0 && fn.source)
 		out->start_line = line_of(&c, fn.source, (uint32_t)fn.start);
-	if (aux != EMBER_RT_AUX_MAX)
-		out->line = type == rt->off[EMBER_V8_TYPE_CODE] ?
-				    code_line(&c, &fn, t, deopt, aux) :
-				    bytecode_line(&c, &fn, aux);
+	if (aux != EMBER_RT_AUX_MAX && type == rt->off[EMBER_V8_TYPE_CODE])
+		code_lines(&c, &fn, sfi, t, deopt, aux, out);
+	else if (aux != EMBER_RT_AUX_MAX)
+		out->line = bytecode_line(&c, &fn, aux);
 	if (!out->line)
 		out->line = out->start_line;
 	return 0;

@@ -47,13 +47,19 @@ static void layout(struct ember_rt_proc *rt)
 	rt->off[EMBER_V8_CODE_HEADER] = EMBER_RT_OFF_NONE;
 	for (int i = EMBER_V8_SCOPE_POSITION; i < EMBER_V8_OFF_NR; i++)
 		rt->off[i] = EMBER_RT_OFF_NONE; /* V8 13.6's: none */
+	rt->off[EMBER_V8_DEOPT_LITERALS] = 2;	/* the functions inlined */
+	rt->off[EMBER_V8_TYPE_WEAK_ARRAY] = 240;
 }
 
 static void check_name(const struct rt_name *n)
 {
 	if (memchr(n->function, 0, sizeof(n->function)) == NULL ||
-	    memchr(n->file, 0, sizeof(n->file)) == NULL)
+	    memchr(n->file, 0, sizeof(n->file)) == NULL || n->n_inlined > RT_INLINED_MAX)
 		__builtin_trap();
+	for (uint32_t i = 0; i < n->n_inlined; i++)
+		if (memchr(n->inlined[i].function, 0, sizeof(n->inlined[i].function)) == NULL ||
+		    memchr(n->inlined[i].file, 0, sizeof(n->inlined[i].file)) == NULL)
+			__builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -111,6 +111,8 @@ static void layout(struct ember_rt_proc *rt)
 	rt->off[EMBER_V8_CODE_HEADER] = EMBER_RT_OFF_NONE; /* instructions apart (11.1.204 on) */
 	for (int i = EMBER_V8_SCOPE_POSITION; i < EMBER_V8_OFF_NR; i++)
 		rt->off[i] = EMBER_RT_OFF_NONE; /* V8 13.6's: none */
+	rt->off[EMBER_V8_DEOPT_LITERALS] = 2;
+	rt->off[EMBER_V8_TYPE_WEAK_ARRAY] = 240;
 }
 
 /*
@@ -139,6 +141,7 @@ static void layout18(struct ember_rt_proc *rt)
 		{EMBER_V8_TYPE_SCOPE_INFO, 256},
 		{EMBER_V8_TYPE_FIXED_ARRAY, 179},
 		{EMBER_V8_TYPE_BYTE_ARRAY, 194},
+		{EMBER_V8_TYPE_WEAK_ARRAY, 237},
 	};
 
 	layout(rt);
@@ -198,6 +201,10 @@ static void layout22(struct ember_rt_proc *rt)
 		[EMBER_V8_TYPE_SFI_WRAPPER] = EMBER_RT_OFF_NONE,
 		[EMBER_V8_SFI_WRAPPER_SHARED] = EMBER_RT_OFF_NONE,
 		[EMBER_V8_ISOLATE_TABLE] = EMBER_RT_OFF_NONE,
+		[EMBER_V8_DEOPT_LITERALS] = 2,
+		[EMBER_V8_TYPE_WEAK_ARRAY] = 247,
+		[EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY] = EMBER_RT_OFF_NONE,
+		[EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY] = EMBER_RT_OFF_NONE,
 	};
 
 	memset(rt, 0, sizeof(*rt));
@@ -245,6 +252,10 @@ static void layout24(struct ember_rt_proc *rt)
 		{EMBER_V8_TYPE_PROTECTED_ARRAY, 193},
 		{EMBER_V8_TYPE_SFI_WRAPPER, 195},
 		{EMBER_V8_SFI_WRAPPER_SHARED, 8},
+		{EMBER_V8_DEOPT_LITERALS, 3},
+		{EMBER_V8_TYPE_WEAK_ARRAY, 256},
+		{EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY, 199},
+		{EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY, 194},
 	};
 
 	layout22(rt);
@@ -274,6 +285,9 @@ static void layout25(struct ember_rt_proc *rt)
 		{EMBER_V8_GROUP_TABLE, 0x29c0},
 		{EMBER_V8_TYPE_PROTECTED_ARRAY, 192},
 		{EMBER_V8_TYPE_SFI_WRAPPER, 194},
+		{EMBER_V8_TYPE_WEAK_ARRAY, 257},
+		{EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY, 198},
+		{EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY, 193},
 	};
 
 	layout24(rt);
@@ -298,7 +312,7 @@ static void layout26(struct ember_rt_proc *rt)
 		{EMBER_V8_TYPE_CODE, 186},	   {EMBER_V8_TYPE_BYTECODE, 185},
 		{EMBER_V8_TYPE_SCRIPT, 166},	   {EMBER_V8_TYPE_SCOPE_INFO, 286},
 		{EMBER_V8_TYPE_BYTE_ARRAY, 218},   {EMBER_V8_GROUP_TABLE, 0x31b8},
-		{EMBER_V8_ISOLATE_TABLE, 0x268},
+		{EMBER_V8_ISOLATE_TABLE, 0x268},   {EMBER_V8_TYPE_WEAK_ARRAY, 258},
 	};
 
 	layout24(rt);
@@ -474,7 +488,7 @@ static void fixture_init_as(struct fixture *x, void (*layout_of)(struct ember_rt
 	int64_t call = position(at("inner(i);"), -1);
 
 	const uint16_t *off = x->rt.off;
-	uint64_t bca, deopt, fn;
+	uint64_t bca, deopt, fn, lits;
 
 	memset(x, 0, sizeof(*x));
 	layout_of(&x->rt);
@@ -501,6 +515,20 @@ static void fixture_init_as(struct fixture *x, void (*layout_of)(struct ember_rt
 	put64(&x->h, deopt - 1 + 16 + 8 * off[EMBER_V8_DEOPT_SFI], fn);
 	put64(&x->h, deopt - 1 + 16 + 8 * off[EMBER_V8_DEOPT_INLINING],
 	      byte_array(&x->h, inl, sizeof(inl)));
+	/*
+	 * the literals, inner first (InliningPosition's function id 0): a
+	 * TrustedWeakFixedArray holding it (13.6 on, as seen in Node 24 and 26),
+	 * a WeakFixedArray before, whose element is a weak reference here
+	 */
+	if (off[EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY] != EMBER_RT_OFF_NONE) {
+		lits = object(&x->h, off[EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY], 16 + 8 * 2);
+		put64(&x->h, lits - 1 + 16, x->sfi_inner);
+	} else {
+		lits = object(&x->h, off[EMBER_V8_TYPE_WEAK_ARRAY], 16 + 8 * 2);
+		put64(&x->h, lits - 1 + 16, x->sfi_inner | 2);
+	}
+	put64(&x->h, lits - 1 + 8, smi(2));
+	put64(&x->h, deopt - 1 + 16 + 8 * off[EMBER_V8_DEOPT_LITERALS], lits);
 	x->code = object(&x->h, off[EMBER_V8_TYPE_CODE], 64);
 	put64(&x->h, x->code - 1 + off[EMBER_V8_CODE_DEOPT], deopt);
 	put64(&x->h, x->code - 1 + off[EMBER_V8_CODE_POSITIONS],
@@ -583,14 +611,21 @@ START_TEST(test_optimised_inlined)
 	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x20, x->code), &n), 0);
 	ck_assert_str_eq(n.function, "hot");
 	ck_assert_uint_eq(n.line, 6);
-	/* inside inner's inlined body: the line of hot's call of it */
+	ck_assert_uint_eq(n.n_inlined, 0);
+	/* inside inner's inlined body: inner at its line, hot at the line of its call of it */
 	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x48, x->code), &n), 0);
 	ck_assert_str_eq(n.function, "hot");
 	ck_assert_str_eq(n.file, "/srv/app.js");
 	ck_assert_uint_eq(n.line, 8);
 	ck_assert_uint_eq(n.start_line, 5);
+	ck_assert_uint_eq(n.n_inlined, 1);
+	ck_assert_str_eq(n.inlined[0].function, "inner");
+	ck_assert_str_eq(n.inlined[0].file, "/srv/app.js");
+	ck_assert_uint_eq(n.inlined[0].line, 3);
+	ck_assert_uint_eq(n.inlined[0].start_line, 2);
 	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x70, x->code), &n), 0);
 	ck_assert_uint_eq(n.line, 9);
+	ck_assert_uint_eq(n.n_inlined, 0);
 	free(x);
 }
 END_TEST
@@ -714,6 +749,38 @@ static bool gone_read(void *arg, void *dst, size_t len, uint64_t addr)
  * (symbolizer_runtime_seen() reads it as sampled); read now while it runs, since V8
  * objects move: the newest reading wins.
  */
+/*
+ * A literal that is no function (a Smi, a weak reference to another object,
+ * an index past the literals): the inlined function is left out, the
+ * caller's line of the call stands for it.
+ */
+START_TEST(test_inlined_unknown)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	uint64_t deopt, lits;
+	struct rt_name n;
+
+	fixture_init_as(x, layouts[_i]);
+	ck_assert(heap_read(&x->h, &deopt, 8, x->code - 1 + x->rt.off[EMBER_V8_CODE_DEOPT]));
+	ck_assert(heap_read(&x->h, &lits, 8,
+			    deopt - 1 + 16 + 8 * x->rt.off[EMBER_V8_DEOPT_LITERALS]));
+	put64(&x->h, lits - 1 + 16, smi(7));
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x48, x->code), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_uint_eq(n.line, 8);
+	ck_assert_uint_eq(n.n_inlined, 0);
+	put64(&x->h, lits - 1 + 16, x->script | 2);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x48, x->code), &n), 0);
+	ck_assert_uint_eq(n.line, 8);
+	ck_assert_uint_eq(n.n_inlined, 0);
+	put64(&x->h, lits - 1 + 8, smi(0));
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x48, x->code), &n), 0);
+	ck_assert_uint_eq(n.line, 8);
+	ck_assert_uint_eq(n.n_inlined, 0);
+	free(x);
+}
+END_TEST
+
 START_TEST(test_cache_after_exit)
 {
 	struct fixture *x = calloc(1, sizeof(*x));
@@ -730,6 +797,16 @@ START_TEST(test_cache_after_exit)
 	ck_assert_str_eq(n.file, "/srv/app.js");
 	ck_assert_uint_eq(n.line, 8);
 	ck_assert_uint_eq(n.start_line, 5);
+	/* an optimised frame with a function inlined: both remembered */
+	ck_assert_int_eq(rt_cache_name(cache, &x->mem, &x->rt, word(0x48, x->code), &n), 0);
+	ck_assert_int_eq(rt_cache_name(cache, &gone, &x->rt, word(0x48, x->code), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_uint_eq(n.line, 8);
+	ck_assert_uint_eq(n.n_inlined, 1);
+	ck_assert_str_eq(n.inlined[0].function, "inner");
+	ck_assert_str_eq(n.inlined[0].file, "/srv/app.js");
+	ck_assert_uint_eq(n.inlined[0].line, 3);
+	ck_assert_uint_eq(n.inlined[0].start_line, 2);
 	/* another offset is another frame word: never read, it says so */
 	ck_assert_int_eq(rt_cache_name(cache, &gone, &x->rt, word(0, x->sfi_hot), &n), -ENOENT);
 	ck_assert(!strncmp(n.function, "[v8 ", 4));
@@ -875,6 +952,7 @@ Suite *v8_suite(void)
 	tcase_add_test(tc, test_position_table);
 	tcase_add_loop_test(tc, test_interpreted, 0, sizeof(layouts) / sizeof(layouts[0]));
 	tcase_add_loop_test(tc, test_optimised_inlined, 0, sizeof(layouts) / sizeof(layouts[0]));
+	tcase_add_loop_test(tc, test_inlined_unknown, 0, sizeof(layouts) / sizeof(layouts[0]));
 	tcase_add_test(tc, test_cons_source);
 	tcase_add_test(tc, test_trusted_arrays);
 	tcase_add_test(tc, test_hostile);
