@@ -33,7 +33,7 @@ __u32 active_buf = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, struct ember_cpu_key);
+	__type(key, struct ember_sample_key);
 	__type(value, struct ember_alloc_count);
 } counts0 SEC(".maps"), counts1 SEC(".maps");
 
@@ -98,8 +98,8 @@ static __always_inline struct ember_stack *walk(struct pt_regs *ctx, __u32 tgid)
 	return st;
 }
 
-static __always_inline void add_count(void *counts, const struct ember_cpu_key *key, __u64 objects,
-				      __u64 space)
+static __always_inline void add_count(void *counts, const struct ember_sample_key *key,
+				      __u64 objects, __u64 space)
 {
 	struct ember_alloc_count *c = bpf_map_lookup_elem(counts, key), zero = {};
 
@@ -150,7 +150,7 @@ SEC("usdt")
 int ember_alloc(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct ember_cpu_key key = {.tgid = tgid};
+	struct ember_sample_key key = {.tgid = tgid};
 	struct ember_alloc_live v = {};
 	long ptr = 0, size = 0, weight = 0;
 	struct ember_stack *st;

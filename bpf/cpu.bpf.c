@@ -8,7 +8,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 /* samples of processes not loaded yet go to the daemon with their stacks */
 #define FOLD_DEFER
 /* samples of a process tearing down its memory take the stack it had at its exit */
@@ -43,7 +43,7 @@ const volatile __u64 exit_stack_pages = 0;
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EMBER_CPU_ALLOW_MAX);
+	__uint(max_entries, EMBER_SAMPLE_ALLOW_MAX);
 	__type(key, __u32);
 	__type(value, __u8);
 } allow_tgids SEC(".maps");
@@ -65,14 +65,14 @@ int ember_cpu_sample(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 
-	metric_inc(EMBER_CPU_M_SAMPLES);
+	metric_inc(EMBER_SAMPLE_M_SAMPLES);
 	if (tid == 0 && !include_idle) {
-		metric_inc(EMBER_CPU_M_IDLE_SKIPPED);
+		metric_inc(EMBER_SAMPLE_M_IDLE_SKIPPED);
 		return 0;
 	}
 	if ((target_tgid && tgid != target_tgid) ||
 	    (allow_only && !bpf_map_lookup_elem(&allow_tgids, &tgid))) {
-		metric_inc(EMBER_CPU_M_FILTERED);
+		metric_inc(EMBER_SAMPLE_M_FILTERED);
 		return 0;
 	}
 	/* reported even when dropped: after an exec it may have to be sampled again */

@@ -7,7 +7,7 @@
 #ifndef EMBER_FOLD_BPF_H
 #define EMBER_FOLD_BPF_H
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 #include "ember/proc.h"
 #include "core_fixes.bpf.h"
 #include "proc_maps.bpf.h"
@@ -35,14 +35,14 @@ __u32 drops_used = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, struct ember_cpu_key);
+	__type(key, struct ember_sample_key);
 	__type(value, __u64);
 } counts0 SEC(".maps"), counts1 SEC(".maps");
 
 /*
  * Stacks referenced by counts0 and counts1, keyed by the hash of their
  * addresses: unlike a stack-trace map, two stacks never evict each other short
- * of a 64-bit hash collision. In parts of 32 words (include/ember/cpu.h), so
+ * of a 64-bit hash collision. In parts of 32 words (include/ember/sample.h), so
  * that a map holds about 6 times more stacks in the same memory than whole
  * 256-frame entries would (most stacks fit one part). Preallocated (sized by
  * the daemon, in parts): allocating in the timer interrupt can fail
@@ -63,7 +63,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, EMBER_CPU_DROP_MAX);
+	__uint(max_entries, EMBER_SAMPLE_DROP_MAX);
 	__type(key, __u32);
 	__type(value, __u8);
 } drop_tgids SEC(".maps");
@@ -98,8 +98,8 @@ struct {
 static __always_inline bool store_stack_gen(const struct ember_stack *st, __u64 h, __u32 gen)
 {
 	if ((gen & 1) == 0)
-		return store_stack_parts(st, h, &stacks0, EMBER_CPU_M_STACKS_FULL);
-	return store_stack_parts(st, h, &stacks1, EMBER_CPU_M_STACKS_FULL);
+		return store_stack_parts(st, h, &stacks0, EMBER_SAMPLE_M_STACKS_FULL);
+	return store_stack_parts(st, h, &stacks1, EMBER_SAMPLE_M_STACKS_FULL);
 }
 
 /*
@@ -136,7 +136,7 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 gen, bool *lost)
 		return 0;
 	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), 0);
 	if (bytes < 0) {
-		metric_inc(EMBER_CPU_M_KSTACK_FAILED);
+		metric_inc(EMBER_SAMPLE_M_KSTACK_FAILED);
 		*lost = true;
 		return 0;
 	}
@@ -148,7 +148,7 @@ static __always_inline __u64 kernel_stack(void *ctx, __u32 gen, bool *lost)
 #ifdef FOLD_EXIT_STACKS
 /* A process's user stack read at its last thread's exit, and how that walk ended. */
 struct exit_stack {
-	__u32 end; /* EMBER_CPU_M_END_* */
+	__u32 end; /* EMBER_SAMPLE_M_END_* */
 	__u32 pad;
 	struct ember_stack st;
 };
@@ -179,21 +179,21 @@ static __always_inline void exit_stack_use(struct ember_stack *st, struct uw_res
 	if (bpf_probe_read_kernel(st, sizeof(*st), &ex->st))
 		return;
 	res->end = ex->end;
-	metric_inc(EMBER_CPU_M_EXIT_STACK);
+	metric_inc(EMBER_SAMPLE_M_EXIT_STACK);
 }
 #endif
 
 /* What the runtime walkers did in one walk (bpf/uwalk_rt.bpf.h), into the metrics. */
 static __always_inline void rt_metrics(const struct uw_result *res)
 {
-	metric_add(res->rt_kind == EMBER_RT_PYTHON ? EMBER_CPU_M_RT_PY_FRAMES :
-						     EMBER_CPU_M_RT_V8_FRAMES,
+	metric_add(res->rt_kind == EMBER_RT_PYTHON ? EMBER_SAMPLE_M_RT_PY_FRAMES :
+						     EMBER_SAMPLE_M_RT_V8_FRAMES,
 		   res->rt_frames);
-	metric_add(EMBER_CPU_M_RT_UNSUPPORTED, res->rt_unsupported);
+	metric_add(EMBER_SAMPLE_M_RT_UNSUPPORTED, res->rt_unsupported);
 	if (res->rt_miss == UW_RT_NO_THREAD)
-		metric_inc(EMBER_CPU_M_RT_NO_THREAD);
+		metric_inc(EMBER_SAMPLE_M_RT_NO_THREAD);
 	else if (res->rt_miss == UW_RT_BAD_FRAME)
-		metric_inc(EMBER_CPU_M_RT_BAD_FRAME);
+		metric_inc(EMBER_SAMPLE_M_RT_BAD_FRAME);
 }
 
 /*
@@ -226,10 +226,10 @@ walk_user_stack(void *ctx, const struct ember_uregs *regs, __u32 tgid,
 		exit_stack_use(st, &res);
 #endif
 	metric_inc(res.end);
-	metric_add(EMBER_CPU_M_PROC_NO_TABLES, res.no_proc);
-	metric_add(EMBER_CPU_M_FRAMES_TABLE, res.by_table);
-	metric_add(EMBER_CPU_M_FRAMES_FP, res.by_fp);
-	metric_add(EMBER_CPU_M_FRAMES_BAD_RULE, res.bad_rule);
+	metric_add(EMBER_SAMPLE_M_PROC_NO_TABLES, res.no_proc);
+	metric_add(EMBER_SAMPLE_M_FRAMES_TABLE, res.by_table);
+	metric_add(EMBER_SAMPLE_M_FRAMES_FP, res.by_fp);
+	metric_add(EMBER_SAMPLE_M_FRAMES_BAD_RULE, res.bad_rule);
 	if (res.rt_kind != EMBER_RT_NONE)
 		rt_metrics(&res);
 	*rt = res.rt_frames ? res.rt_reads | 1 : 0;
@@ -349,28 +349,28 @@ static __always_inline __u64 user_stack(void *ctx, const struct ember_uregs *reg
 }
 
 /* Adds n to the folded stack key (1 for a sample; bytes for a weighed event). */
-static __always_inline void add_count(void *counts, const struct ember_cpu_key *key, __u64 n)
+static __always_inline void add_count(void *counts, const struct ember_sample_key *key, __u64 n)
 {
 	__u64 *count = bpf_map_lookup_elem(counts, key);
 
 	if (!count) {
 		if (!bpf_map_update_elem(counts, key, &n, BPF_NOEXIST)) {
-			metric_inc(EMBER_CPU_M_COUNTED);
+			metric_inc(EMBER_SAMPLE_M_COUNTED);
 			return;
 		}
 		/* another CPU may have inserted it meanwhile */
 		count = bpf_map_lookup_elem(counts, key);
 		if (!count) {
-			metric_inc(EMBER_CPU_M_COUNTS_FULL);
+			metric_inc(EMBER_SAMPLE_M_COUNTS_FULL);
 			return;
 		}
 	}
 	__sync_fetch_and_add(count, n);
-	metric_inc(EMBER_CPU_M_COUNTED);
+	metric_inc(EMBER_SAMPLE_M_COUNTED);
 }
 
 /* Adds n to the folded stack key in the counts map of generation gen: counts0 or counts1. */
-static __always_inline void add_count_gen(const struct ember_cpu_key *key, __u64 n, __u32 gen)
+static __always_inline void add_count_gen(const struct ember_sample_key *key, __u64 n, __u32 gen)
 {
 	if ((gen & 1) == 0)
 		add_count(&counts0, key, n);
@@ -381,14 +381,14 @@ static __always_inline void add_count_gen(const struct ember_cpu_key *key, __u64
 /* Reports the first sample of a process: note_process_m() for the cpu metrics. */
 static __always_inline void note_process(__u32 tgid)
 {
-	note_process_m(tgid, EMBER_CPU_M_PROC_EVENT_LOST, FOLD_PROC_SOURCE);
+	note_process_m(tgid, EMBER_SAMPLE_M_PROC_EVENT_LOST, FOLD_PROC_SOURCE);
 }
 
 /* Whether the daemon excluded tgid (counted as filtered: not a loss). */
 static __always_inline bool fold_dropped(__u32 tgid)
 {
 	if (drops_used && bpf_map_lookup_elem(&drop_tgids, &tgid)) {
-		metric_inc(EMBER_CPU_M_FILTERED);
+		metric_inc(EMBER_SAMPLE_M_FILTERED);
 		return true;
 	}
 	return false;
@@ -435,7 +435,7 @@ const volatile __u32 defer_walks = 0;
 
 /*
  * Samples of processes not loaded yet, with their user stack's pages (struct
- * ember_cpu_deferred), for the daemon to walk once it has loaded the tables
+ * ember_deferred_sample), for the daemon to walk once it has loaded the tables
  * (daemon/deferred.c); and the ends of such off-CPU waits (struct
  * ember_offcpu_wait_end). The cpu object's, shared with the growth and offcpu
  * ones by fd.
@@ -479,7 +479,7 @@ static __always_inline __u32 defer_stack_pages(__u64 sp)
  */
 struct defer_rec {
 	struct bpf_dynptr dp;
-	struct ember_cpu_deferred *d;
+	struct ember_deferred_sample *d;
 	__u32 room; /* pages of stack it has room for */
 	__u32 top;  /* pages from sp's to the stack's top; 0: unknown */
 };
@@ -490,8 +490,8 @@ struct defer_rec {
  * when its top is unknown): its header, or NULL when the ring is full
  * (counted). A record reserved is submitted with defer_submit_rec().
  */
-static __always_inline struct ember_cpu_deferred *defer_reserve(const struct ember_uregs *regs,
-								struct defer_rec *rec)
+static __always_inline struct ember_deferred_sample *defer_reserve(const struct ember_uregs *regs,
+								   struct defer_rec *rec)
 {
 	__u32 top = defer_stack_pages(regs->sp);
 
@@ -502,13 +502,13 @@ static __always_inline struct ember_cpu_deferred *defer_reserve(const struct emb
 		rec->room = top < EMBER_DEFER_PAGES_MAX ? top : EMBER_DEFER_PAGES_MAX;
 	/* the dynptr must be released even when the reservation failed */
 	if (bpf_ringbuf_reserve_dynptr(
-		    &deferred, sizeof(struct ember_cpu_deferred) + rec->room * EMBER_DEFER_PAGE, 0,
-		    &rec->dp)) {
+		    &deferred, sizeof(struct ember_deferred_sample) + rec->room * EMBER_DEFER_PAGE,
+		    0, &rec->dp)) {
 		bpf_ringbuf_discard_dynptr(&rec->dp, 0);
-		metric_inc(EMBER_CPU_M_DEFER_FULL);
+		metric_inc(EMBER_SAMPLE_M_DEFER_FULL);
 		return NULL;
 	}
-	rec->d = bpf_dynptr_data(&rec->dp, 0, sizeof(struct ember_cpu_deferred));
+	rec->d = bpf_dynptr_data(&rec->dp, 0, sizeof(struct ember_deferred_sample));
 	if (!rec->d) /* never: the record holds its header */
 		bpf_ringbuf_discard_dynptr(&rec->dp, 0);
 	return rec->d;
@@ -524,7 +524,7 @@ static __always_inline struct ember_cpu_deferred *defer_reserve(const struct emb
  */
 static __always_inline void defer_user_stack(struct defer_rec *rec, const struct ember_uregs *regs)
 {
-	struct ember_cpu_deferred *d = rec->d;
+	struct ember_deferred_sample *d = rec->d;
 	void *page;
 	__u64 base;
 
@@ -659,7 +659,7 @@ static __always_inline void defer_rt_trace(struct defer_rec *rec,
 	rec->d->rt.kind = EMBER_RT_NONE;
 	rec->d->rt.n = 0;
 	if (room && defer_rt_read(proc, room))
-		bpf_dynptr_write(&rec->dp, __builtin_offsetof(struct ember_cpu_deferred, rt),
+		bpf_dynptr_write(&rec->dp, __builtin_offsetof(struct ember_deferred_sample, rt),
 				 &room->trace, sizeof(room->trace), 0);
 }
 
@@ -672,7 +672,7 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev,
 					 const struct ember_unwind_proc *proc)
 {
 	struct defer_rec rec;
-	struct ember_cpu_deferred *d = defer_reserve(ev->regs, &rec);
+	struct ember_deferred_sample *d = defer_reserve(ev->regs, &rec);
 	long bytes;
 
 	if (!d)
@@ -688,7 +688,7 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev,
 	if (ev->kstack) {
 		bytes = bpf_get_stack(ctx, d->kips, sizeof(d->kips), 0);
 		if (bytes < 0) {
-			metric_inc(EMBER_CPU_M_KSTACK_FAILED);
+			metric_inc(EMBER_SAMPLE_M_KSTACK_FAILED);
 			d->flags |= EMBER_KEY_KSTACK_LOST;
 		} else {
 			d->kstack_len = bytes / sizeof(__u64);
@@ -697,7 +697,7 @@ static __always_inline bool defer_sample(void *ctx, const struct fold_event *ev,
 	defer_rt_trace(&rec, proc);
 	defer_user_stack(&rec, ev->regs);
 	defer_submit_rec(&rec);
-	metric_inc(EMBER_CPU_M_DEFERRED);
+	metric_inc(EMBER_SAMPLE_M_DEFERRED);
 	return true;
 }
 #endif
@@ -715,7 +715,7 @@ static __always_inline void fold(void *ctx, const struct fold_event *ev)
 	 */
 	bool in_exec = ev->regs && fold_in_execve(ev->kstack);
 	const struct ember_unwind_proc *proc = ev->regs && !in_exec ? uw_proc(ev->tgid) : NULL;
-	struct ember_cpu_key key = {};
+	struct ember_sample_key key = {};
 	__u32 gen = active_buf;
 	bool lost = false;
 
@@ -727,7 +727,7 @@ static __always_inline void fold(void *ctx, const struct fold_event *ev)
 	 */
 	if (defer_walks && ev->regs && !in_exec && (!proc || proc->pending) &&
 	    !(bpf_get_current_task_btf()->flags & PF_EXITING) && defer_sample(ctx, ev, proc)) {
-		metric_add(EMBER_CPU_M_PROC_NO_TABLES, !proc);
+		metric_add(EMBER_SAMPLE_M_PROC_NO_TABLES, !proc);
 		return;
 	}
 #endif

@@ -101,7 +101,7 @@ static __always_inline bool fault_of_user(struct task_struct *task)
 		return false;
 	}
 	if (task->flags & PF_EXITING) {
-		metric_inc(EMBER_CPU_M_FILTERED);
+		metric_inc(EMBER_SAMPLE_M_FILTERED);
 		return false;
 	}
 	return true;
@@ -152,7 +152,7 @@ static __always_inline bool fault_is_anon(struct task_struct *task, __u64 addr)
  */
 static __always_inline void fold_startup(__u32 tgid, __u32 flags, __u64 n)
 {
-	struct ember_cpu_key key = {.tgid = tgid, .flags = flags | EMBER_GROWTH_KEY_STARTUP};
+	struct ember_sample_key key = {.tgid = tgid, .flags = flags | EMBER_GROWTH_KEY_STARTUP};
 
 	if (fold_dropped(tgid))
 		return;
@@ -168,7 +168,7 @@ int ember_growth_fault(struct bpf_perf_event_data *ctx)
 	struct ember_uregs regs;
 	struct fold_event ev = {.tgid = tgid, .n = 1, .kstack = !ember_user_mode(ctx)};
 
-	metric_inc(EMBER_CPU_M_SAMPLES);
+	metric_inc(EMBER_SAMPLE_M_SAMPLES);
 	if (!fault_of_user(task))
 		return 0;
 	if (too_young(task)) {

@@ -9,7 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 #include "ember/malloc.h"
 #include "ember/proc.h"
 #define FOLD_METRICS_NR EMBER_MALLOC_M_NR
@@ -29,7 +29,7 @@ const volatile __u32 target_tgid = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, struct ember_cpu_key);
+	__type(key, struct ember_sample_key);
 	__type(value, struct ember_malloc_value);
 } counts SEC(".maps");
 
@@ -70,7 +70,7 @@ static __always_inline __u64 user_stack(struct pt_regs *ctx, __u32 tgid, bool *l
 	return keep_stack_m(st, &stacks, EMBER_MALLOC_M_STACKS_FULL, lost);
 }
 
-static __always_inline void add_count(const struct ember_cpu_key *key, __u64 bytes)
+static __always_inline void add_count(const struct ember_sample_key *key, __u64 bytes)
 {
 	struct ember_malloc_value one = {1, bytes}, *v = bpf_map_lookup_elem(&counts, key);
 
@@ -100,7 +100,7 @@ static __always_inline void add_count(const struct ember_cpu_key *key, __u64 byt
 __noinline int record(struct pt_regs *ctx, __u64 bytes)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct ember_cpu_key key = {};
+	struct ember_sample_key key = {};
 	bool lost = false;
 
 	metric_inc(EMBER_MALLOC_M_CALLS);

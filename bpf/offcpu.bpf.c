@@ -398,7 +398,7 @@ static __always_inline __u32 switch_reason(struct task_struct *prev, bool preemp
  */
 static __always_inline __u64 park_stack(struct ember_stack *st, bool *lost)
 {
-	__u64 h = keep_stack_m(st, &parked, EMBER_CPU_M_STACKS_FULL, lost);
+	__u64 h = keep_stack_m(st, &parked, EMBER_SAMPLE_M_STACKS_FULL, lost);
 
 	if (h)
 		bpf_map_lookup_elem(&parked, &h);
@@ -445,7 +445,7 @@ static __always_inline struct ember_stack *read_kernel_stack(void *ctx, __u32 i,
 		return NULL;
 	bytes = bpf_get_stack(ctx, st->ips, sizeof(st->ips), kskip[i & 1] & BPF_F_SKIP_FIELD_MASK);
 	if (bytes < 0) {
-		metric_inc(EMBER_CPU_M_KSTACK_FAILED);
+		metric_inc(EMBER_SAMPLE_M_KSTACK_FAILED);
 		*lost = true;
 		return NULL;
 	}
@@ -507,7 +507,7 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 				       const struct ember_uregs *regs,
 				       const struct ember_unwind_proc *proc)
 {
-	struct ember_cpu_deferred *d;
+	struct ember_deferred_sample *d;
 	struct ember_stack *ks;
 	struct defer_rec rec;
 	bool lost = false;
@@ -540,8 +540,8 @@ static __always_inline bool defer_wait(void *ctx, struct offcpu_task *s,
 	defer_user_stack(&rec, regs);
 	s->defer_id = d->wait_id;
 	defer_submit_rec(&rec);
-	metric_inc(EMBER_CPU_M_DEFERRED);
-	metric_add(EMBER_CPU_M_PROC_NO_TABLES, !proc);
+	metric_inc(EMBER_SAMPLE_M_DEFERRED);
+	metric_add(EMBER_SAMPLE_M_PROC_NO_TABLES, !proc);
 	return true;
 }
 
@@ -566,7 +566,7 @@ static __always_inline void end_deferred(struct offcpu_task *s, __u64 wait_ns, _
 	struct ember_offcpu_wait_end *e = bpf_ringbuf_reserve(&deferred, sizeof(*e), 0);
 
 	if (!e) {
-		metric_inc(EMBER_CPU_M_DEFER_FULL); /* the daemon counts the wait lost */
+		metric_inc(EMBER_SAMPLE_M_DEFER_FULL); /* the daemon counts the wait lost */
 	} else {
 		e->wait_id = s->defer_id;
 		e->wait_ns = wait_ns;
@@ -711,7 +711,7 @@ static __always_inline __u64 unpark(__u64 h, void *stacks, bool *lost)
 		*lost = true;
 		return 0;
 	}
-	if (!store_stack_parts(st, h, stacks, EMBER_CPU_M_STACKS_FULL)) {
+	if (!store_stack_parts(st, h, stacks, EMBER_SAMPLE_M_STACKS_FULL)) {
 		*lost = true;
 		return 0;
 	}
@@ -719,7 +719,7 @@ static __always_inline __u64 unpark(__u64 h, void *stacks, bool *lost)
 }
 
 /* Adds ns (weighed) and one event of weight to key's stacks, for one reason. */
-static __always_inline void add_wait(void *counts, struct ember_cpu_key *key, __u32 reason,
+static __always_inline void add_wait(void *counts, struct ember_sample_key *key, __u32 reason,
 				     __u64 ns, __u32 weight)
 {
 	__u32 flags = key->flags & (EMBER_KEY_USTACK_LOST | EMBER_KEY_KSTACK_LOST);
@@ -732,7 +732,7 @@ static __always_inline void add_wait(void *counts, struct ember_cpu_key *key, __
 
 /* The wait s ended by its waker, ns long, into the buffer wakers. */
 static __always_inline void add_waker(void *wakers, const struct offcpu_task *s,
-				      const struct ember_cpu_key *key, __u64 ns)
+				      const struct ember_sample_key *key, __u64 ns)
 {
 	struct ember_offcpu_waker_key k = {
 		.tgid = s->tgid,
@@ -777,7 +777,7 @@ static __always_inline void fold_interval(struct offcpu_task *s, struct task_str
 					  __u64 now, void *counts, void *stacks, void *wakers)
 {
 	__u32 reason = EMBER_OFFCPU_REASON(s->flags);
-	struct ember_cpu_key key = {.tgid = s->tgid, .flags = s->flags};
+	struct ember_sample_key key = {.tgid = s->tgid, .flags = s->flags};
 	__u64 end = wait_end_ns(s, now);
 	bool lost = false;
 

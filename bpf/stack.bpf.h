@@ -9,11 +9,11 @@
 
 #include <bpf/bpf_core_read.h>
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 
-/* Entries of the includer's metrics map: EMBER_CPU_M_NR unless it counts more. */
+/* Entries of the includer's metrics map: EMBER_SAMPLE_M_NR unless it counts more. */
 #ifndef FOLD_METRICS_NR
-#define FOLD_METRICS_NR EMBER_CPU_M_NR
+#define FOLD_METRICS_NR EMBER_SAMPLE_M_NR
 #endif
 
 /*
@@ -164,7 +164,7 @@ static long part_step(__u32 i, void *arg)
 }
 
 /*
- * Stores st under its hash h once in a parted stacks map (include/ember/cpu.h:
+ * Stores st under its hash h once in a parted stacks map (include/ember/sample.h:
  * key ember_stack_key, value ember_stack_part), st being a map value of
  * struct ember_stack (a scratch_stack() or a parked copy). False, with metric
  * full counted, when the map is full. Part 0 goes in last and is looked up

@@ -12,7 +12,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "core_fixes.bpf.h"
-#include "ember/cpu.h"
+#include "ember/sample.h"
 #include "ember/unwind.h"
 #include "unwind_procs.bpf.h"
 
@@ -293,9 +293,9 @@ static __always_inline void uw_note_stale(__u32 tgid, __u8 how)
 #endif
 }
 
-/* What a walk did, for the caller's metrics (EMBER_CPU_M_*). */
+/* What a walk did, for the caller's metrics (EMBER_SAMPLE_M_*). */
 struct uw_result {
-	__u32 end;     /* EMBER_CPU_M_END_*: why the stack ended */
+	__u32 end;     /* EMBER_SAMPLE_M_END_*: why the stack ended */
 	__u32 no_proc; /* 1: the process's tables were not loaded (all frame pointers) */
 	__u32 by_table, by_fp, bad_rule; /* frames by how they were unwound */
 	__u32 rt_kind;			 /* the process's runtime (enum ember_rt_kind) */

@@ -33,7 +33,7 @@
 #ifndef EMBER_UWALK_BPF_H
 #define EMBER_UWALK_BPF_H
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 #include "ember/unwind.h"
 
 /* Lowest address a frame may return to: the first page is never mapped. */
@@ -45,16 +45,16 @@
  */
 #define UW_MAX_IP (1ull << 56)
 
-/* Why a walk step ended the stack (EMBER_CPU_M_END_*), or 0 to go on. */
+/* Why a walk step ended the stack (EMBER_SAMPLE_M_END_*), or 0 to go on. */
 enum uw_end {
 	UW_GO_ON = 0,
-	UW_OUTERMOST = EMBER_CPU_M_END_OUTERMOST,
-	UW_SIGNAL = EMBER_CPU_M_END_SIGNAL,
-	UW_NO_TABLE = EMBER_CPU_M_END_NO_TABLE,
-	UW_BAD_RULE = EMBER_CPU_M_END_BAD_RULE,
-	UW_UNREADABLE = EMBER_CPU_M_END_UNREADABLE,
-	UW_DEPTH = EMBER_CPU_M_END_DEPTH,
-	UW_EXITED = EMBER_CPU_M_END_EXITED,
+	UW_OUTERMOST = EMBER_SAMPLE_M_END_OUTERMOST,
+	UW_SIGNAL = EMBER_SAMPLE_M_END_SIGNAL,
+	UW_NO_TABLE = EMBER_SAMPLE_M_END_NO_TABLE,
+	UW_BAD_RULE = EMBER_SAMPLE_M_END_BAD_RULE,
+	UW_UNREADABLE = EMBER_SAMPLE_M_END_UNREADABLE,
+	UW_DEPTH = EMBER_SAMPLE_M_END_DEPTH,
+	UW_EXITED = EMBER_SAMPLE_M_END_EXITED,
 };
 
 /*

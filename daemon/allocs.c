@@ -381,7 +381,7 @@ static void to_sampler_stack(const struct ember_stack *st, bool lost, struct sam
 /* The old buffer's counts with their stacks, as alloc values. */
 static int drain_counts(struct allocs *a, uint32_t old, allocs_cb cb, void *arg)
 {
-	struct ember_cpu_key *keys = calloc(COUNTS_MAX, sizeof(*keys));
+	struct ember_sample_key *keys = calloc(COUNTS_MAX, sizeof(*keys));
 	struct ember_alloc_count *vals = calloc(COUNTS_MAX, sizeof(*vals));
 	uint64_t *hashes = calloc(STACKS_MAX, sizeof(*hashes));
 	struct ember_stack *stacks = calloc(STACKS_MAX, sizeof(*stacks));
@@ -425,14 +425,14 @@ out:
 
 /* Live pointers folded by process, thread name and stack. */
 struct live_fold {
-	struct ember_cpu_key k;
+	struct ember_sample_key k;
 	uint64_t objects, space, samples;
 };
 
 static int cmp_fold(const void *x, const void *y)
 {
 	return memcmp(&((const struct live_fold *)x)->k, &((const struct live_fold *)y)->k,
-		      sizeof(struct ember_cpu_key));
+		      sizeof(struct ember_sample_key));
 }
 
 /* Deletes the live entries of exited processes; folds the others into f. */

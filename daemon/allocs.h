@@ -43,8 +43,8 @@ struct allocs_stats {
  * Values per folded stack: alloc_objects, alloc_space, inuse_objects, inuse_space;
  * events: the sampled allocations (or live sampled pointers) behind them.
  */
-typedef int (*allocs_cb)(const struct ember_cpu_key *key, const int64_t values[4], uint64_t events,
-			 const struct sampler_stack *user, void *arg);
+typedef int (*allocs_cb)(const struct ember_sample_key *key, const int64_t values[4],
+			 uint64_t events, const struct sampler_stack *user, void *arg);
 
 struct allocs;
 

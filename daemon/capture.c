@@ -247,11 +247,11 @@ uint32_t capture_elapsed_ms(const struct capture *c)
 
 uint64_t capture_samples(struct capture *c)
 {
-	uint64_t m[EMBER_CPU_M_NR], mm[EMBER_MALLOC_M_NR];
+	uint64_t m[EMBER_SAMPLE_M_NR], mm[EMBER_MALLOC_M_NR];
 
 	if (c->mc)
 		return malloccap_metrics(c->mc, mm) ? 0 : mm[EMBER_MALLOC_M_COUNTED];
-	return sampler_metrics(c->sampler, m) ? 0 : m[EMBER_CPU_M_COUNTED];
+	return sampler_metrics(c->sampler, m) ? 0 : m[EMBER_SAMPLE_M_COUNTED];
 }
 
 static const struct proc_class *classify_one(uint32_t pid, const char *comm, uint64_t user_leaf,
@@ -350,7 +350,7 @@ void capture_proc_classified(struct capture *c, uint32_t pid, const char *servic
 	rc = sampler_allow(c->sampler, pid, in);
 	if (rc == -E2BIG)
 		log_warnx("capture of %s: more than %d processes; pid %u is not sampled", c->target,
-			  EMBER_CPU_ALLOW_MAX, pid);
+			  EMBER_SAMPLE_ALLOW_MAX, pid);
 	else if (!rc && in)
 		c->allowed++;
 }

@@ -205,7 +205,7 @@ struct walked {
 	enum deferred_kind kind;
 	uint64_t wait_id;
 	struct wait_end end;
-	struct ember_cpu_key key;
+	struct ember_sample_key key;
 	uint64_t n;
 	uint32_t ulen, klen;
 	uint32_t uflags; /* EMBER_STACK_* of the user stack */
@@ -264,14 +264,15 @@ struct deferred {
 	uint32_t nopen;
 	struct early_end early[EARLY_ENDS]; /* ends that came while their wait was walked */
 	uint32_t nearly;		    /* ends put there since the start */
-	uint64_t metrics[DEFERRED_KINDS][EMBER_CPU_M_NR]; /* the walks' frames and ends, COUNTED */
-	struct deferred_stats st;			  /* but waiting, read from nwaiting */
-	uint32_t exited[EXITED_MAX];	    /* the last processes whose exit was read, a ring */
-	uint32_t nexited;		    /* exits noted since the start */
-	struct exec_note execs[EXITED_MAX]; /* the last execs read, a ring */
-	uint32_t nexecs;		    /* execs noted since the start */
-	uint32_t late[DEFERRED_LATE_MAX];   /* processes whose samples waited too long, */
-	size_t nlate;			    /* distinct, until deferred_take_late() */
+	uint64_t metrics[DEFERRED_KINDS]
+			[EMBER_SAMPLE_M_NR]; /* the walks' frames and ends, COUNTED */
+	struct deferred_stats st;	     /* but waiting, read from nwaiting */
+	uint32_t exited[EXITED_MAX];	     /* the last processes whose exit was read, a ring */
+	uint32_t nexited;		     /* exits noted since the start */
+	struct exec_note execs[EXITED_MAX];  /* the last execs read, a ring */
+	uint32_t nexecs;		     /* execs noted since the start */
+	uint32_t late[DEFERRED_LATE_MAX];    /* processes whose samples waited too long, */
+	size_t nlate;			     /* distinct, until deferred_take_late() */
 };
 
 /* Under the lock: the bytes tgid's waiting samples hold. */
@@ -471,13 +472,13 @@ static void count_runtime(uint64_t *m, uint32_t kind, const struct uwalk_result 
 {
 	if (kind == EMBER_RT_NONE)
 		return;
-	m[kind == EMBER_RT_PYTHON ? EMBER_CPU_M_RT_PY_FRAMES : EMBER_CPU_M_RT_V8_FRAMES] +=
+	m[kind == EMBER_RT_PYTHON ? EMBER_SAMPLE_M_RT_PY_FRAMES : EMBER_SAMPLE_M_RT_V8_FRAMES] +=
 		(uint64_t)res->rt_frames * records;
-	m[EMBER_CPU_M_RT_UNSUPPORTED] += (uint64_t)res->rt_unsupported * records;
+	m[EMBER_SAMPLE_M_RT_UNSUPPORTED] += (uint64_t)res->rt_unsupported * records;
 	if (res->rt_miss == UWALK_RT_NO_THREAD)
-		m[EMBER_CPU_M_RT_NO_THREAD] += records;
+		m[EMBER_SAMPLE_M_RT_NO_THREAD] += records;
 	else if (res->rt_miss == UWALK_RT_BAD_FRAME)
-		m[EMBER_CPU_M_RT_BAD_FRAME] += records;
+		m[EMBER_SAMPLE_M_RT_BAD_FRAME] += records;
 }
 
 /*
@@ -537,11 +538,11 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 		d->st.unloaded++;
 	m = d->metrics[w->kind]; /* per sample, as the programs count: repeats too */
 	m[res->end] += w->records;
-	m[EMBER_CPU_M_FRAMES_TABLE] += (uint64_t)res->by_table * w->records;
-	m[EMBER_CPU_M_FRAMES_FP] += (uint64_t)res->by_fp * w->records;
-	m[EMBER_CPU_M_FRAMES_BAD_RULE] += (uint64_t)res->bad_rule * w->records;
+	m[EMBER_SAMPLE_M_FRAMES_TABLE] += (uint64_t)res->by_table * w->records;
+	m[EMBER_SAMPLE_M_FRAMES_FP] += (uint64_t)res->by_fp * w->records;
+	m[EMBER_SAMPLE_M_FRAMES_BAD_RULE] += (uint64_t)res->bad_rule * w->records;
 	count_runtime(m, loaded ? proc->rt.kind : EMBER_RT_NONE, res, w->records);
-	m[EMBER_CPU_M_COUNTED] += w->records;
+	m[EMBER_SAMPLE_M_COUNTED] += w->records;
 	keep_sample(d, s);
 	pthread_mutex_unlock(&d->mu);
 	free(res);
@@ -675,7 +676,7 @@ static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
  * and walked as far as it is sound (deferrec_view); a stack whose first page
  * could not be read (stack_len 0) is no fault of the record.
  */
-static struct waiting *from_record(struct deferred *d, const struct ember_cpu_deferred *r,
+static struct waiting *from_record(struct deferred *d, const struct ember_deferred_sample *r,
 				   size_t size)
 {
 	struct deferrec_view v;
@@ -849,7 +850,7 @@ static void on_wait_end(struct deferred *d, const struct ember_offcpu_wait_end *
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct deferred *d = ctx;
-	const struct ember_cpu_deferred *r = data;
+	const struct ember_deferred_sample *r = data;
 	struct waiting *w, **slot;
 	bool loaded, now, old_program;
 
@@ -1196,10 +1197,10 @@ int deferred_share_ring(const struct deferred *d, struct bpf_map *ring, char *er
 	return rc;
 }
 
-void deferred_metrics(struct deferred *d, enum deferred_kind kind, uint64_t m[EMBER_CPU_M_NR])
+void deferred_metrics(struct deferred *d, enum deferred_kind kind, uint64_t m[EMBER_SAMPLE_M_NR])
 {
 	pthread_mutex_lock(&d->mu);
-	for (int i = 0; i < EMBER_CPU_M_NR; i++)
+	for (int i = 0; i < EMBER_SAMPLE_M_NR; i++)
 		m[i] += d->metrics[kind][i];
 	pthread_mutex_unlock(&d->mu);
 }

@@ -4,7 +4,7 @@
  * when it was sampled (its first, those until the unwinder has read its
  * mappings, and those while tables of them are compiled) come from the cpu
  * program with their registers and a copy of their stack (struct
- * ember_cpu_deferred). They wait here (a repeat of one waiting, taken with the
+ * ember_deferred_sample). They wait here (a repeat of one waiting, taken with the
  * same registers and stack, adds to its count) until the unwinder has loaded
  * the process, are walked then with its tables (lib/symbols/uwalk.c), and join
  * the interval's samples at the next drain. Sampled page faults and mmaps of
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 #include "fold.h"
 #include "unwinder.h"
 
@@ -108,8 +108,9 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
  * the waits (weighed), and the stacks: the wait's user and kernel ones, then
  * the waker's.
  */
-typedef int (*deferred_waker_cb)(const struct ember_cpu_key *wait, uint32_t waker_tgid, uint64_t ns,
-				 uint64_t events, const struct sampler_stack st[4], void *arg);
+typedef int (*deferred_waker_cb)(const struct ember_sample_key *wait, uint32_t waker_tgid,
+				 uint64_t ns, uint64_t events, const struct sampler_stack st[4],
+				 void *arg);
 /*
  * Hands cb the wakers of the waits deferred_drain() has given since its last
  * call (the waits whose end named one), once.
@@ -136,7 +137,7 @@ size_t deferred_take_late(struct deferred *d, uint32_t *pids, size_t max);
 /* Reads the ring and walks every waiting sample now, with what is loaded (at the end). */
 void deferred_flush(struct deferred *d);
 /* Adds kind's deferred walks' frames and ends since the start to m (the cpu metrics). */
-void deferred_metrics(struct deferred *d, enum deferred_kind kind, uint64_t m[EMBER_CPU_M_NR]);
+void deferred_metrics(struct deferred *d, enum deferred_kind kind, uint64_t m[EMBER_SAMPLE_M_NR]);
 void deferred_stats(struct deferred *d, struct deferred_stats *out);
 
 #endif

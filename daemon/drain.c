@@ -281,7 +281,7 @@ static struct drain_profile *profile_for(struct drain_ctx *c, const struct proc_
 
 static int on_stack(const struct profile_sample *s, void *arg)
 {
-	const struct ember_cpu_key *key = s->key;
+	const struct ember_sample_key *key = s->key;
 	struct drain_ctx *c = arg;
 	uint64_t locs[4 * EMBER_MAX_STACK_DEPTH + 8]; /* a wait's stacks and its waker's */
 	/* room for each byte to become a U+FFFD */

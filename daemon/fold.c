@@ -180,7 +180,7 @@ int fold_buffers_init(struct fold_buffers *b, struct bpf_object *obj, uint32_t *
 										       "stacks1"};
 
 	memset(b, 0, sizeof(*b));
-	for (int i = 0; i < EMBER_CPU_NBUF; i++) {
+	for (int i = 0; i < EMBER_SAMPLE_NBUF; i++) {
 		b->counts_fd[i] = bpf_object__find_map_fd_by_name(obj, counts[i]);
 		b->stacks_fd[i] = bpf_object__find_map_fd_by_name(obj, stacks[i]);
 		if (b->counts_fd[i] < 0 || b->stacks_fd[i] < 0)
@@ -288,7 +288,7 @@ int fold_drain(struct fold_buffers *b, sampler_cb cb, void *arg)
 			  sizeof(*b->counts), b->counts_max);
 	rc = n < 0 ? (int)n : read_stacks(&b->stk, b->stacks_fd[old]);
 	for (long i = 0; !rc && i < n; i++) {
-		const struct ember_cpu_key *k = &b->keys[i];
+		const struct ember_sample_key *k = &b->keys[i];
 		struct sampler_stack us, ks;
 
 		stack_parts_find(&b->stk, k->user_stack, k->flags & EMBER_KEY_USTACK_LOST,

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 #include "stackparts.h"
 #include "unwinder.h"
 
@@ -20,7 +20,7 @@ struct bpf_program;
 struct bpf_link;
 struct perf_event_attr;
 
-typedef int (*sampler_cb)(const struct ember_cpu_key *key, uint64_t count,
+typedef int (*sampler_cb)(const struct ember_sample_key *key, uint64_t count,
 			  const struct sampler_stack *user, const struct sampler_stack *kern,
 			  void *arg);
 
@@ -40,7 +40,7 @@ int fold_share_maps(struct bpf_object *obj, const struct fold_shared *sh, char *
 
 /*
  * Between open and load: sizes obj's counts0/1 (entries) and stacks0/1 (stack
- * parts: one holds a stack of up to 31 frames; include/ember/cpu.h). 0 or -ENOENT.
+ * parts: one holds a stack of up to 31 frames; include/ember/sample.h). 0 or -ENOENT.
  */
 int fold_size_buffers(struct bpf_object *obj, uint32_t counts, uint32_t stacks);
 
@@ -74,14 +74,14 @@ struct fold_gen {
 
 /* The double buffer of one object: counts0/1, stacks0/1 and its active_buf. */
 struct fold_buffers {
-	int counts_fd[EMBER_CPU_NBUF], stacks_fd[EMBER_CPU_NBUF];
-	struct fold_gen gen;	    /* the buffer the programs write to */
-	uint32_t counts_max;	    /* entries of a counts map */
-	struct ember_cpu_key *keys; /* drain scratch: counts_max keys */
-	uint64_t *counts;	    /* drain scratch: their counts */
-	struct stack_parts stk;	    /* drain scratch: the old buffer's stack parts */
-	bool keep_stacks;	    /* fold_drain leaves stk for another reader, who frees it */
-	struct ember_stack join[2]; /* a key's user and kernel stacks joined from parts */
+	int counts_fd[EMBER_SAMPLE_NBUF], stacks_fd[EMBER_SAMPLE_NBUF];
+	struct fold_gen gen;	       /* the buffer the programs write to */
+	uint32_t counts_max;	       /* entries of a counts map */
+	struct ember_sample_key *keys; /* drain scratch: counts_max keys */
+	uint64_t *counts;	       /* drain scratch: their counts */
+	struct stack_parts stk;	       /* drain scratch: the old buffer's stack parts */
+	bool keep_stacks;	       /* fold_drain leaves stk for another reader, who frees it */
+	struct ember_stack join[2];    /* a key's user and kernel stacks joined from parts */
 };
 
 /*

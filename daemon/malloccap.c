@@ -206,7 +206,7 @@ int malloccap_drain(void *src, int64_t period, profile_sample_cb cb, void *arg)
 	struct malloccap *m = src;
 	int cfd = bpf_map__fd(m->skel->maps.counts), sfd = bpf_map__fd(m->skel->maps.stacks);
 	struct ember_stack *buf = malloc(sizeof(*buf));
-	struct ember_cpu_key key, next;
+	struct ember_sample_key key, next;
 	struct sampler_stack none = {0};
 	void *prev = NULL;
 	int rc = buf ? 0 : -ENOMEM;

@@ -11,7 +11,7 @@
 /*
  * Bounds, in entries of one buffer (there are two of each). A counts entry
  * takes ~100 bytes of kernel memory, a stack part ~340 (a stack of up to 31
- * frames is one part, a deepest one 9; include/ember/cpu.h): at most ~7 MiB
+ * frames is one part, a deepest one 9; include/ember/sample.h): at most ~7 MiB
  * of counts and ~32 MiB of stacks per buffer, ~78 MiB for both buffers,
  * whatever the rate, interval and CPUs.
  */

@@ -52,7 +52,7 @@ struct offcpu {
 	struct fold_buffers buf;
 	struct deferred *defer;		  /* waits of processes not loaded walked there, or NULL */
 	uint64_t last[EMBER_OFFCPU_M_NR]; /* metrics at the previous drain */
-	int wakers_fd[EMBER_CPU_NBUF];
+	int wakers_fd[EMBER_SAMPLE_NBUF];
 	struct ember_offcpu_waker_key *wkeys; /* drain scratch: OFFCPU_WAKERS each */
 	struct ember_offcpu_waker_val *wvals;
 	struct ember_offcpu_parked *wstk; /* drain scratch: the 4 stacks of one waker entry */
@@ -249,8 +249,8 @@ static void log_metrics(struct offcpu *oc)
 		d[i] = m[i] - oc->last[i];
 	memcpy(oc->last, m, sizeof(m));
 	lost = d[EMBER_OFFCPU_M_PARKED_LOST] + d[EMBER_OFFCPU_M_NO_STORAGE] +
-	       d[EMBER_OFFCPU_M_WAKERS_FULL] + d[EMBER_CPU_M_COUNTS_FULL] +
-	       d[EMBER_CPU_M_STACKS_FULL];
+	       d[EMBER_OFFCPU_M_WAKERS_FULL] + d[EMBER_SAMPLE_M_COUNTS_FULL] +
+	       d[EMBER_SAMPLE_M_STACKS_FULL];
 	log_emit(lost ? LOG_LVL_WARN : LOG_LVL_DEBUG, false, __FILE__, __LINE__, __func__,
 		 "offcpu: ~%" PRIu64 " switch-outs (the weights' sum), %" PRIu64
 		 " walked with weight 1 and %" PRIu64 " sampled (%" PRIu64
@@ -260,9 +260,9 @@ static void log_metrics(struct offcpu *oc)
 		 " stacks map full, %" PRIu64 " wakers map full; held %" PRIu64
 		 " new stacks of threads away (%.1f ms), %" PRIu64 " held map full",
 		 d[EMBER_OFFCPU_M_SWITCHES], d[EMBER_OFFCPU_M_FORCED], d[EMBER_OFFCPU_M_SAMPLED],
-		 d[EMBER_OFFCPU_M_RAISED], d[EMBER_CPU_M_COUNTED], d[EMBER_OFFCPU_M_SHORT],
+		 d[EMBER_OFFCPU_M_RAISED], d[EMBER_SAMPLE_M_COUNTED], d[EMBER_OFFCPU_M_SHORT],
 		 d[EMBER_OFFCPU_M_PARKED_LOST], d[EMBER_OFFCPU_M_NO_STORAGE],
-		 d[EMBER_CPU_M_COUNTS_FULL], d[EMBER_CPU_M_STACKS_FULL],
+		 d[EMBER_SAMPLE_M_COUNTS_FULL], d[EMBER_SAMPLE_M_STACKS_FULL],
 		 d[EMBER_OFFCPU_M_WAKERS_FULL], d[EMBER_OFFCPU_M_HELD], oc->hold_ns / 1e6,
 		 d[EMBER_OFFCPU_M_HELD_FULL]);
 }
@@ -456,7 +456,7 @@ struct deferred_wakers_ctx {
 	void *arg;
 };
 
-static int deferred_waker(const struct ember_cpu_key *wait, uint32_t waker_tgid, uint64_t ns,
+static int deferred_waker(const struct ember_sample_key *wait, uint32_t waker_tgid, uint64_t ns,
 			  uint64_t events, const struct sampler_stack st[4], void *arg)
 {
 	const struct deferred_wakers_ctx *c = arg;

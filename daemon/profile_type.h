@@ -22,9 +22,9 @@
 
 /* One folded stack of a profile type, as its source drains it. */
 struct profile_sample {
-	const struct ember_cpu_key *key; /* process, thread name, lost-stack flags */
-	const int64_t *values;		 /* the type's n_values, each in its unit */
-	uint64_t events;		 /* samples or events it stands for (the report's count) */
+	const struct ember_sample_key *key; /* process, thread name, lost-stack flags */
+	const int64_t *values;		    /* the type's n_values, each in its unit */
+	uint64_t events; /* samples or events it stands for (the report's count) */
 	const struct sampler_stack *user, *kern;
 	const char *leaf;      /* a pseudo-frame below the stack (why it waited), or NULL */
 	int64_t runq_ns;       /* of values, run-queue delay: the status' latency per app */

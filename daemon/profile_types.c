@@ -29,7 +29,7 @@ struct cpu_drain_ctx {
 	void *arg;
 };
 
-static int cpu_stack(const struct ember_cpu_key *key, uint64_t count,
+static int cpu_stack(const struct ember_sample_key *key, uint64_t count,
 		     const struct sampler_stack *user, const struct sampler_stack *kern, void *arg)
 {
 	struct cpu_drain_ctx *c = arg;
@@ -60,8 +60,8 @@ struct memory_drain_ctx {
 	void *arg;
 };
 
-static int memory_stack(const struct ember_cpu_key *key, const int64_t values[4], uint64_t events,
-			const struct sampler_stack *user, void *arg)
+static int memory_stack(const struct ember_sample_key *key, const int64_t values[4],
+			uint64_t events, const struct sampler_stack *user, void *arg)
 {
 	static const struct sampler_stack none;
 	struct memory_drain_ctx *c = arg;
@@ -99,7 +99,7 @@ struct growth_drain_ctx {
 	void *arg;
 };
 
-static int growth_stack(const struct ember_cpu_key *key, uint64_t count,
+static int growth_stack(const struct ember_sample_key *key, uint64_t count,
 			const struct sampler_stack *user, const struct sampler_stack *kern,
 			void *arg)
 {
@@ -150,7 +150,7 @@ struct offcpu_drain_ctx {
 	void *arg;
 };
 
-static int offcpu_stack(const struct ember_cpu_key *key, uint64_t count,
+static int offcpu_stack(const struct ember_sample_key *key, uint64_t count,
 			const struct sampler_stack *user, const struct sampler_stack *kern,
 			void *arg)
 {
@@ -189,7 +189,7 @@ static int waker_stack(const struct ember_offcpu_waker_key *k,
 		       void *arg)
 {
 	struct offcpu_drain_ctx *c = arg;
-	struct ember_cpu_key key = {.tgid = k->tgid, .flags = k->flags};
+	struct ember_sample_key key = {.tgid = k->tgid, .flags = k->flags};
 	int64_t values[2] = {(int64_t)v->ns, (int64_t)v->events};
 	struct profile_sample s = {.key = &key,
 				   .values = values,

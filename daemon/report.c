@@ -55,31 +55,31 @@ static void count(struct status_count *c, uint64_t delta)
 }
 
 /* The user stack walk's frames and ends, from the interval's BPF metric deltas. */
-static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_CPU_M_NR])
+static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_SAMPLE_M_NR])
 {
 	static const struct {
 		enum status_unwind to;
-		enum ember_cpu_metric from;
+		enum ember_sample_metric from;
 	} m[] = {
-		{STATUS_UNWIND_FRAMES_TABLE, EMBER_CPU_M_FRAMES_TABLE},
-		{STATUS_UNWIND_FRAMES_FP, EMBER_CPU_M_FRAMES_FP},
-		{STATUS_UNWIND_FRAMES_BAD_RULE, EMBER_CPU_M_FRAMES_BAD_RULE},
-		{STATUS_UNWIND_NO_TABLES, EMBER_CPU_M_PROC_NO_TABLES},
-		{STATUS_UNWIND_DEFERRED, EMBER_CPU_M_DEFERRED},
-		{STATUS_UNWIND_DEFER_FULL, EMBER_CPU_M_DEFER_FULL},
-		{STATUS_UNWIND_END_OUTERMOST, EMBER_CPU_M_END_OUTERMOST},
-		{STATUS_UNWIND_END_SIGNAL, EMBER_CPU_M_END_SIGNAL},
-		{STATUS_UNWIND_END_NO_TABLE, EMBER_CPU_M_END_NO_TABLE},
-		{STATUS_UNWIND_END_BAD_RULE, EMBER_CPU_M_END_BAD_RULE},
-		{STATUS_UNWIND_END_UNREADABLE, EMBER_CPU_M_END_UNREADABLE},
-		{STATUS_UNWIND_END_DEPTH, EMBER_CPU_M_END_DEPTH},
-		{STATUS_UNWIND_END_EXITED, EMBER_CPU_M_END_EXITED},
-		{STATUS_UNWIND_EXIT_STACKS, EMBER_CPU_M_EXIT_STACK},
-		{STATUS_UNWIND_RT_PY_FRAMES, EMBER_CPU_M_RT_PY_FRAMES},
-		{STATUS_UNWIND_RT_V8_FRAMES, EMBER_CPU_M_RT_V8_FRAMES},
-		{STATUS_UNWIND_RT_UNSUPPORTED, EMBER_CPU_M_RT_UNSUPPORTED},
-		{STATUS_UNWIND_RT_NO_THREAD, EMBER_CPU_M_RT_NO_THREAD},
-		{STATUS_UNWIND_RT_BAD_FRAME, EMBER_CPU_M_RT_BAD_FRAME},
+		{STATUS_UNWIND_FRAMES_TABLE, EMBER_SAMPLE_M_FRAMES_TABLE},
+		{STATUS_UNWIND_FRAMES_FP, EMBER_SAMPLE_M_FRAMES_FP},
+		{STATUS_UNWIND_FRAMES_BAD_RULE, EMBER_SAMPLE_M_FRAMES_BAD_RULE},
+		{STATUS_UNWIND_NO_TABLES, EMBER_SAMPLE_M_PROC_NO_TABLES},
+		{STATUS_UNWIND_DEFERRED, EMBER_SAMPLE_M_DEFERRED},
+		{STATUS_UNWIND_DEFER_FULL, EMBER_SAMPLE_M_DEFER_FULL},
+		{STATUS_UNWIND_END_OUTERMOST, EMBER_SAMPLE_M_END_OUTERMOST},
+		{STATUS_UNWIND_END_SIGNAL, EMBER_SAMPLE_M_END_SIGNAL},
+		{STATUS_UNWIND_END_NO_TABLE, EMBER_SAMPLE_M_END_NO_TABLE},
+		{STATUS_UNWIND_END_BAD_RULE, EMBER_SAMPLE_M_END_BAD_RULE},
+		{STATUS_UNWIND_END_UNREADABLE, EMBER_SAMPLE_M_END_UNREADABLE},
+		{STATUS_UNWIND_END_DEPTH, EMBER_SAMPLE_M_END_DEPTH},
+		{STATUS_UNWIND_END_EXITED, EMBER_SAMPLE_M_END_EXITED},
+		{STATUS_UNWIND_EXIT_STACKS, EMBER_SAMPLE_M_EXIT_STACK},
+		{STATUS_UNWIND_RT_PY_FRAMES, EMBER_SAMPLE_M_RT_PY_FRAMES},
+		{STATUS_UNWIND_RT_V8_FRAMES, EMBER_SAMPLE_M_RT_V8_FRAMES},
+		{STATUS_UNWIND_RT_UNSUPPORTED, EMBER_SAMPLE_M_RT_UNSUPPORTED},
+		{STATUS_UNWIND_RT_NO_THREAD, EMBER_SAMPLE_M_RT_NO_THREAD},
+		{STATUS_UNWIND_RT_BAD_FRAME, EMBER_SAMPLE_M_RT_BAD_FRAME},
 	};
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
@@ -129,10 +129,10 @@ static void gather_growth(struct interval_report *r, const struct report_sources
 	for (int m = 0; m < EMBER_GROWTH_M_NR; m++)
 		r->growth[m] = g[m] - r->last_growth[m];
 	memcpy(r->last_growth, g, sizeof(g));
-	count(&st->drops[STATUS_DROP_KERNEL_STACK], d[EMBER_CPU_M_KSTACK_FAILED]);
-	count(&st->drops[STATUS_DROP_STACK_MAP_FULL], d[EMBER_CPU_M_STACKS_FULL]);
-	count(&st->drops[STATUS_DROP_COUNTS_MAP_FULL], d[EMBER_CPU_M_COUNTS_FULL]);
-	count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_CPU_M_PROC_EVENT_LOST]);
+	count(&st->drops[STATUS_DROP_KERNEL_STACK], d[EMBER_SAMPLE_M_KSTACK_FAILED]);
+	count(&st->drops[STATUS_DROP_STACK_MAP_FULL], d[EMBER_SAMPLE_M_STACKS_FULL]);
+	count(&st->drops[STATUS_DROP_COUNTS_MAP_FULL], d[EMBER_SAMPLE_M_COUNTS_FULL]);
+	count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_SAMPLE_M_PROC_EVENT_LOST]);
 }
 
 /*
@@ -143,21 +143,21 @@ static void gather_offcpu(struct interval_report *r, const struct report_sources
 {
 	static const struct {
 		enum status_offcpu to;
-		int from; /* enum ember_offcpu_metric, or ember_cpu_metric below it */
+		int from; /* enum ember_offcpu_metric, or ember_sample_metric below it */
 	} m[] = {
 		{STATUS_OFFCPU_SWITCHES, EMBER_OFFCPU_M_SWITCHES},
 		{STATUS_OFFCPU_SAMPLED, EMBER_OFFCPU_M_SAMPLED},
 		{STATUS_OFFCPU_RAISED, EMBER_OFFCPU_M_RAISED},
 		{STATUS_OFFCPU_FORCED, EMBER_OFFCPU_M_FORCED},
-		{STATUS_OFFCPU_FOLDED, EMBER_CPU_M_COUNTED},
+		{STATUS_OFFCPU_FOLDED, EMBER_SAMPLE_M_COUNTED},
 		{STATUS_OFFCPU_SHORT, EMBER_OFFCPU_M_SHORT},
 		{STATUS_OFFCPU_WAKEUPS, EMBER_OFFCPU_M_WAKEUPS},
 		{STATUS_OFFCPU_HELD, EMBER_OFFCPU_M_HELD},
 		{STATUS_OFFCPU_HELD_MAP_FULL, EMBER_OFFCPU_M_HELD_FULL},
 		{STATUS_OFFCPU_PARKED_EVICTED, EMBER_OFFCPU_M_PARKED_LOST},
 		{STATUS_OFFCPU_NO_STORAGE, EMBER_OFFCPU_M_NO_STORAGE},
-		{STATUS_OFFCPU_COUNTS_MAP_FULL, EMBER_CPU_M_COUNTS_FULL},
-		{STATUS_OFFCPU_STACK_MAP_FULL, EMBER_CPU_M_STACKS_FULL},
+		{STATUS_OFFCPU_COUNTS_MAP_FULL, EMBER_SAMPLE_M_COUNTS_FULL},
+		{STATUS_OFFCPU_STACK_MAP_FULL, EMBER_SAMPLE_M_STACKS_FULL},
 		{STATUS_OFFCPU_WAKERS_MAP_FULL, EMBER_OFFCPU_M_WAKERS_FULL},
 	};
 	_Static_assert(sizeof(m) / sizeof(m[0]) == STATUS_OFFCPU_NR, "every count has a source");
@@ -197,24 +197,25 @@ static void gather_allocs(struct ember_status *st, const struct report_sources *
 /* BPF metric totals into interval deltas and the named drop causes. */
 static void gather_bpf(struct interval_report *r, const struct report_sources *src)
 {
-	uint64_t cpu[EMBER_CPU_M_NR] = {}, proc[EMBER_PROC_M_NR] = {};
+	uint64_t cpu[EMBER_SAMPLE_M_NR] = {}, proc[EMBER_PROC_M_NR] = {};
 	struct ember_status *st = &r->st;
 	const uint64_t *d = r->cpu;
 
 	memset(r->cpu, 0, sizeof(r->cpu));
 	memset(r->proc, 0, sizeof(r->proc));
 	if (!sampler_metrics(src->sampler, cpu)) {
-		for (int m = 0; m < EMBER_CPU_M_NR; m++)
+		for (int m = 0; m < EMBER_SAMPLE_M_NR; m++)
 			r->cpu[m] = cpu[m] - r->last_cpu[m];
 		memcpy(r->last_cpu, cpu, sizeof(cpu));
-		count(&st->bpf_samples, d[EMBER_CPU_M_SAMPLES]);
-		count(&st->drops[STATUS_DROP_USER_STACK], d[EMBER_CPU_M_USTACK_FAILED]);
-		count(&st->drops[STATUS_DROP_KERNEL_STACK], d[EMBER_CPU_M_KSTACK_FAILED]);
-		count(&st->drops[STATUS_DROP_STACK_MAP_FULL], d[EMBER_CPU_M_STACKS_FULL]);
-		count(&st->drops[STATUS_DROP_COUNTS_MAP_FULL], d[EMBER_CPU_M_COUNTS_FULL]);
-		count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_CPU_M_PROC_EVENT_LOST]);
-		count(&st->skips[STATUS_SKIP_IDLE], d[EMBER_CPU_M_IDLE_SKIPPED]);
-		count(&st->skips[STATUS_SKIP_FILTERED], d[EMBER_CPU_M_FILTERED]);
+		count(&st->bpf_samples, d[EMBER_SAMPLE_M_SAMPLES]);
+		count(&st->drops[STATUS_DROP_USER_STACK], d[EMBER_SAMPLE_M_USTACK_FAILED]);
+		count(&st->drops[STATUS_DROP_KERNEL_STACK], d[EMBER_SAMPLE_M_KSTACK_FAILED]);
+		count(&st->drops[STATUS_DROP_STACK_MAP_FULL], d[EMBER_SAMPLE_M_STACKS_FULL]);
+		count(&st->drops[STATUS_DROP_COUNTS_MAP_FULL], d[EMBER_SAMPLE_M_COUNTS_FULL]);
+		count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED],
+		      d[EMBER_SAMPLE_M_PROC_EVENT_LOST]);
+		count(&st->skips[STATUS_SKIP_IDLE], d[EMBER_SAMPLE_M_IDLE_SKIPPED]);
+		count(&st->skips[STATUS_SKIP_FILTERED], d[EMBER_SAMPLE_M_FILTERED]);
 		gather_walk(st, d);
 	}
 	gather_growth(r, src);
@@ -601,8 +602,8 @@ static void log_symbols(const struct interval_report *r)
 static void log_growth(const struct interval_report *r)
 {
 	const uint64_t *g = r->growth;
-	uint64_t lost = g[EMBER_CPU_M_COUNTS_FULL] + g[EMBER_CPU_M_STACKS_FULL] +
-			g[EMBER_CPU_M_KSTACK_FAILED];
+	uint64_t lost = g[EMBER_SAMPLE_M_COUNTS_FULL] + g[EMBER_SAMPLE_M_STACKS_FULL] +
+			g[EMBER_SAMPLE_M_KSTACK_FAILED];
 	char line[896];
 
 	snprintf(
@@ -617,12 +618,13 @@ static void log_growth(const struct interval_report *r)
 		" of processes not loaded yet sent to the "
 		"deferred walks (%" PRIu64 " walked here: the ring full); lost: %" PRIu64
 		" samples (counts map full), %" PRIu64 " stacks",
-		g[EMBER_CPU_M_SAMPLES], g[EMBER_CPU_M_COUNTED], g[EMBER_GROWTH_M_FILE],
+		g[EMBER_SAMPLE_M_SAMPLES], g[EMBER_SAMPLE_M_COUNTED], g[EMBER_GROWTH_M_FILE],
 		g[EMBER_GROWTH_M_KTHREAD], g[EMBER_GROWTH_M_VMA_UNKNOWN], g[EMBER_GROWTH_M_YOUNG],
 		g[EMBER_GROWTH_M_YOUNG_UNCLASSIFIED], g[EMBER_GROWTH_M_BY_RANGE],
-		g[EMBER_GROWTH_M_MAP_SAMPLED], g[EMBER_GROWTH_M_MAP_CALLS], g[EMBER_CPU_M_DEFERRED],
-		g[EMBER_CPU_M_DEFER_FULL], g[EMBER_CPU_M_COUNTS_FULL],
-		g[EMBER_CPU_M_STACKS_FULL] + g[EMBER_CPU_M_KSTACK_FAILED]);
+		g[EMBER_GROWTH_M_MAP_SAMPLED], g[EMBER_GROWTH_M_MAP_CALLS],
+		g[EMBER_SAMPLE_M_DEFERRED], g[EMBER_SAMPLE_M_DEFER_FULL],
+		g[EMBER_SAMPLE_M_COUNTS_FULL],
+		g[EMBER_SAMPLE_M_STACKS_FULL] + g[EMBER_SAMPLE_M_KSTACK_FAILED]);
 	if (lost)
 		log_warnx("%s", line);
 	else
@@ -631,18 +633,18 @@ static void log_growth(const struct interval_report *r)
 
 void report_log(const struct interval_report *r)
 {
-	static const char *const names[EMBER_CPU_M_NR] = {
-		[EMBER_CPU_M_USTACK_FAILED] = "user stacks unreadable",
-		[EMBER_CPU_M_KSTACK_FAILED] = "kernel stacks unreadable",
-		[EMBER_CPU_M_STACKS_FULL] = "stacks lost (stack map full)",
-		[EMBER_CPU_M_COUNTS_FULL] = "samples dropped (counts map full)",
-		[EMBER_CPU_M_PROC_EVENT_LOST] = "new-process events retried (ring buffer full)",
+	static const char *const names[EMBER_SAMPLE_M_NR] = {
+		[EMBER_SAMPLE_M_USTACK_FAILED] = "user stacks unreadable",
+		[EMBER_SAMPLE_M_KSTACK_FAILED] = "kernel stacks unreadable",
+		[EMBER_SAMPLE_M_STACKS_FULL] = "stacks lost (stack map full)",
+		[EMBER_SAMPLE_M_COUNTS_FULL] = "samples dropped (counts map full)",
+		[EMBER_SAMPLE_M_PROC_EVENT_LOST] = "new-process events retried (ring buffer full)",
 	};
 	const struct drain_stats *st = &r->drained;
 	char losses[512] = "";
 	size_t off = 0;
 
-	for (int m = 0; m < EMBER_CPU_M_NR; m++)
+	for (int m = 0; m < EMBER_SAMPLE_M_NR; m++)
 		if (names[m] && r->cpu[m] && off < sizeof(losses))
 			off += snprintf(losses + off, sizeof(losses) - off, ", %s %lu", names[m],
 					r->cpu[m]);
@@ -657,9 +659,9 @@ void report_log(const struct interval_report *r)
 		log_debug("interval: %lu samples in %lu stacks of %u processes in %" PRIu64
 			  " apps (excluded %lu, filtered in BPF %lu, idle skipped %lu)",
 			  st->samples, st->stacks, st->processes, r->st.apps,
-			  r->st.skips[STATUS_SKIP_EXCLUDED].interval, r->cpu[EMBER_CPU_M_FILTERED],
-			  r->cpu[EMBER_CPU_M_IDLE_SKIPPED]);
-	if (r->growth[EMBER_CPU_M_SAMPLES] || r->growth[EMBER_GROWTH_M_MAP_CALLS])
+			  r->st.skips[STATUS_SKIP_EXCLUDED].interval,
+			  r->cpu[EMBER_SAMPLE_M_FILTERED], r->cpu[EMBER_SAMPLE_M_IDLE_SKIPPED]);
+	if (r->growth[EMBER_SAMPLE_M_SAMPLES] || r->growth[EMBER_GROWTH_M_MAP_CALLS])
 		log_growth(r);
 	if (r->proc[EMBER_PROC_M_EXIT_MAPS] || r->proc[EMBER_PROC_M_EXIT_MAPS_LOCKED])
 		log_debug("process exits: %lu sent the mappings of a process emberd had not "

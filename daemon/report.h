@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "drain.h"
-#include "ember/cpu.h"
+#include "ember/sample.h"
 #include "ember/growth.h"
 #include "ember/offcpu.h"
 #include "ember/proc.h"
@@ -52,7 +52,7 @@ struct report_sources {
 /* One interval's figures (cumulative ones since the start), filled by report_gather(). */
 struct interval_report {
 	struct ember_status st;		    /* what the status file holds, as it holds it */
-	uint64_t cpu[EMBER_CPU_M_NR];	    /* the cpu BPF metrics of this interval */
+	uint64_t cpu[EMBER_SAMPLE_M_NR];    /* the cpu BPF metrics of this interval */
 	uint64_t proc[EMBER_PROC_M_NR];	    /* the process events' metrics of this interval */
 	struct symbolizer_stats sym;	    /* the symbolizer's, at the end of the interval */
 	struct drain_stats drained;	    /* every type's drains of the interval, summed */
@@ -60,7 +60,7 @@ struct interval_report {
 	uint64_t perfmaps_refused_before;   /* the same at the previous interval */
 	uint64_t growth[EMBER_GROWTH_M_NR]; /* memory growth's BPF metrics of this interval */
 	/* totals at the previous gather, to turn totals into interval deltas */
-	uint64_t last_cpu[EMBER_CPU_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
+	uint64_t last_cpu[EMBER_SAMPLE_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
 	uint64_t last_growth[EMBER_GROWTH_M_NR];
 	uint64_t last_offcpu[EMBER_OFFCPU_M_NR];
 	uint64_t last_rt_unsupported; /* the symbolizer's runtime_unsupported */

@@ -272,9 +272,9 @@ int sampler_allow(struct sampler *s, uint32_t tgid, bool allow)
 	return bpf_map_update_elem(fd, &tgid, &one, BPF_ANY) ? -errno : 0;
 }
 
-int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR])
+int sampler_metrics(struct sampler *s, uint64_t out[EMBER_SAMPLE_M_NR])
 {
-	int rc = percpu_array_sum(bpf_map__fd(s->skel->maps.metrics), EMBER_CPU_M_NR, out);
+	int rc = percpu_array_sum(bpf_map__fd(s->skel->maps.metrics), EMBER_SAMPLE_M_NR, out);
 
 	if (!rc && s->defer)
 		deferred_metrics(s->defer, DEFERRED_CPU,

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 #include "deferred.h"
 #include "fold.h"
 #include "unwinder.h"
@@ -85,15 +85,15 @@ void sampler_flip(struct sampler *s);
 int sampler_drop_fd(const struct sampler *s);
 
 /* Stops (drop) or resumes sampling process tgid in the kernel. 0 or -errno
- * (-E2BIG when EMBER_CPU_DROP_MAX processes are already dropped). */
+ * (-E2BIG when EMBER_SAMPLE_DROP_MAX processes are already dropped). */
 int sampler_drop(struct sampler *s, uint32_t tgid, bool drop);
 
 /* Lets tgid in (allow) or out of an allow-list sampler. 0 or -errno (-E2BIG
- * when EMBER_CPU_ALLOW_MAX processes are already in). */
+ * when EMBER_SAMPLE_ALLOW_MAX processes are already in). */
 int sampler_allow(struct sampler *s, uint32_t tgid, bool allow);
 
-/* Metrics summed over CPUs since load, indexed by enum ember_cpu_metric. */
-int sampler_metrics(struct sampler *s, uint64_t out[EMBER_CPU_M_NR]);
+/* Metrics summed over CPUs since load, indexed by enum ember_sample_metric. */
+int sampler_metrics(struct sampler *s, uint64_t out[EMBER_SAMPLE_M_NR]);
 
 /* Its programs' run time since load, ns (bpfload_run_ns()). */
 int64_t sampler_run_ns(const struct sampler *s);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The stacks of one drained buffer as read from a parted stacks map
- * (include/ember/cpu.h): indexed by hash and part, joined back into stacks.
+ * (include/ember/sample.h): indexed by hash and part, joined back into stacks.
  * Pure: the reads themselves are daemon/fold.c's.
  */
 #ifndef EMBER_STACKPARTS_H
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 
 /* One stack as drained: ips leaf first; n == 0 when there is none or it was lost. */
 struct sampler_stack {

@@ -10,12 +10,12 @@
 #include <linux/types.h>
 #endif
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 
 /* Cookie of an alloc probe's attachment: the process also keeps its live pointers. */
 #define EMBER_ALLOC_COOKIE_INUSE 0x1
 
-/* Value of the alloc counts maps (key: struct ember_cpu_key, kern_stack 0). */
+/* Value of the alloc counts maps (key: struct ember_sample_key, kern_stack 0). */
 struct ember_alloc_count {
 	__u64 objects; /* objects the interval's samples stand for (weight / size each) */
 	__u64 space;   /* bytes they stand for (the sum of weights) */

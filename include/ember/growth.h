@@ -2,20 +2,20 @@
 /*
  * ABI between bpf/growth.bpf.c and daemon/growth.c: the memory-growth
  * sampler's key flag and metrics. Its maps are those of bpf/fold.bpf.h
- * (struct ember_cpu_key, struct ember_stack). Fixed-width fields only.
+ * (struct ember_sample_key, struct ember_stack). Fixed-width fields only.
  */
 #ifndef EMBER_GROWTH_H
 #define EMBER_GROWTH_H
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 
 /*
- * Flag of ember_cpu_key in the growth object: the count is bytes of anonymous
+ * Flag of ember_sample_key in the growth object: the count is bytes of anonymous
  * mmap growth (sampled by bytes); without it, a number of sampled page faults.
  */
 #define EMBER_GROWTH_KEY_MAPPED 0x100
 /*
- * Flag of ember_cpu_key in the growth object: growth of a process younger than
+ * Flag of ember_sample_key in the growth object: growth of a process younger than
  * growth_min_age, counted without a stack (under its process, for the
  * daemon's "[process start-up]" frame), so that the totals stay whole.
  */
@@ -23,11 +23,11 @@
 
 /*
  * Index of the growth object's per-CPU metrics array: the first
- * EMBER_CPU_M_NR mean what they mean for the cpu object (bpf/fold.bpf.h
+ * EMBER_SAMPLE_M_NR mean what they mean for the cpu object (bpf/fold.bpf.h
  * counts them), then the growth sampler's own.
  */
 enum ember_growth_metric {
-	EMBER_GROWTH_M_KTHREAD = EMBER_CPU_M_NR, /* faults of kernel threads left out */
+	EMBER_GROWTH_M_KTHREAD = EMBER_SAMPLE_M_NR, /* faults of kernel threads left out */
 	EMBER_GROWTH_M_FILE,	    /* faults on file-backed mappings left out (not growth) */
 	EMBER_GROWTH_M_VMA_UNKNOWN, /* faults whose mapping could not be looked up: kept */
 	EMBER_GROWTH_M_MAP_CALLS,   /* anonymous mmaps seen */

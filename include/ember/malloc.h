@@ -11,7 +11,7 @@
 #endif
 
 /*
- * Counts maps are keyed by struct ember_cpu_key (include/ember/cpu.h) with
+ * Counts maps are keyed by struct ember_sample_key (include/ember/sample.h) with
  * kern_stack always 0: an allocation is made in user space.
  */
 

@@ -2,14 +2,14 @@
 /*
  * ABI between bpf/offcpu.bpf.c and daemon/offcpu.c: the off-CPU sampler's key
  * flags (why a thread waited, and what a count is) and metrics. Its maps are
- * those of bpf/fold.bpf.h (struct ember_cpu_key, struct ember_stack).
+ * those of bpf/fold.bpf.h (struct ember_sample_key, struct ember_stack).
  */
 #ifndef EMBER_OFFCPU_H
 #define EMBER_OFFCPU_H
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 
-/* Why a thread was off the CPU: bits 8-11 of ember_cpu_key.flags. */
+/* Why a thread was off the CPU: bits 8-11 of ember_sample_key.flags. */
 enum ember_offcpu_reason {
 	EMBER_OFFCPU_UNKNOWN = 0, /* stopped, traced, or a state not listed here */
 	EMBER_OFFCPU_IO = 1,	  /* uninterruptible (D): disk I/O, page-in, kernel locks */
@@ -24,7 +24,7 @@ enum ember_offcpu_reason {
 /*
  * Value of the parked map (stacks of threads away from the CPU, by hash): a
  * whole stack, padded to whole parts so that the BPF side can copy it part by
- * part into the parted stacks maps (include/ember/cpu.h) without reading past
+ * part into the parted stacks maps (include/ember/sample.h) without reading past
  * the value.
  */
 struct ember_offcpu_parked {
@@ -34,7 +34,7 @@ struct ember_offcpu_parked {
 
 #define EMBER_OFFCPU_KEY_REASON_SHIFT 8
 #define EMBER_OFFCPU_KEY_REASON_MASK (0xfu << EMBER_OFFCPU_KEY_REASON_SHIFT)
-/* Flag of ember_cpu_key: the count is off-CPU intervals (weighed); without it, nanoseconds. */
+/* Flag of ember_sample_key: the count is off-CPU intervals (weighed); without it, nanoseconds. */
 #define EMBER_OFFCPU_KEY_EVENTS 0x1000
 
 /* The reason in a key's flags. */
@@ -81,7 +81,7 @@ struct ember_offcpu_waker_key {
 	__u64 kern_stack;	   /* the wait's kernel stack, or 0 */
 	__u64 waker_user;	   /* the waker's user stack at sched_waking, or 0 */
 	__u64 waker_kern;	   /* the waker's kernel stack from try_to_wake_up, or 0 */
-	__u32 flags;		   /* the wait's reason and lost flags, as in ember_cpu_key */
+	__u32 flags;		   /* the wait's reason and lost flags, as in ember_sample_key */
 	__u32 pad;		   /* explicit padding, always 0 */
 	char comm[EMBER_COMM_LEN]; /* the waiting thread's name */
 };
@@ -96,14 +96,14 @@ _Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_
 
 /*
  * A sampled wait of a process whose tables are not loaded yet leaves the CPU
- * as a record of the deferred ring (struct ember_cpu_deferred: its wait_id,
+ * as a record of the deferred ring (struct ember_deferred_sample: its wait_id,
  * the reason in flags, its weight in n, its kernel stack cut at __schedule);
  * its thread's return sends this record, also through the deferred ring, with
  * the stacks of the thread that woke it, and the daemon folds the two once it
  * has walked the copy (daemon/deferred.c).
  */
 struct ember_offcpu_wait_end {
-	__u64 wait_id; /* the wait's ember_cpu_deferred.wait_id */
+	__u64 wait_id; /* the wait's ember_deferred_sample.wait_id */
 	__u64 wait_ns; /* away until the wakeup (all of it: no wakeup seen, or RUNQ) */
 	__u64 runq_ns; /* then queued for a CPU; both 0: the wait is dropped (too short) */
 	__u32 tgid;
@@ -116,12 +116,12 @@ _Static_assert(sizeof(struct ember_offcpu_wait_end) == 32 + 2 * sizeof(struct em
 
 /*
  * Index of the offcpu object's per-CPU metrics array: the first
- * EMBER_CPU_M_NR mean what they mean for the cpu object (the stack walk and
+ * EMBER_SAMPLE_M_NR mean what they mean for the cpu object (the stack walk and
  * the folding count them), then the off-CPU sampler's own.
  */
 enum ember_offcpu_metric {
 	/* switch-outs of user threads, estimated: the sum of the sampled ones' weights */
-	EMBER_OFFCPU_M_SWITCHES = EMBER_CPU_M_NR,
+	EMBER_OFFCPU_M_SWITCHES = EMBER_SAMPLE_M_NR,
 	EMBER_OFFCPU_M_SAMPLED,	    /* switch-outs sampled by chance (weight: the period) */
 	EMBER_OFFCPU_M_FORCED,	    /* switch-outs sampled with weight 1 (budget, or a while) */
 	EMBER_OFFCPU_M_SHORT,	    /* sampled intervals under min_block_ns left out */

@@ -220,7 +220,7 @@ _Static_assert(sizeof(struct ember_rt_proc) == 16 + 32 + 32 + 2 * EMBER_RT_OFF_M
 
 /*
  * CPython's frame chain of a sampled thread as read at the sample, for a walk
- * made later from a copy of its stack (struct ember_cpu_deferred): the chain
+ * made later from a copy of its stack (struct ember_deferred_sample): the chain
  * lives in the heap and moves on with the thread, so the kernel reads it then
  * (bpf/uwalk_rt.bpf.h's uw_py_trace()) and the host's walk gives its words
  * where the live walk would have read them (uw_py_replay()).

@@ -108,7 +108,7 @@ struct ember_unwind_proc {
 	/*
 	 * Tables of its mappings still being compiled: until they are, the cpu
 	 * program sends its samples to be walked by the daemon, as a process's
-	 * not loaded yet (struct ember_cpu_deferred).
+	 * not loaded yet (struct ember_deferred_sample).
 	 */
 	__u32 pending;
 	__u32 pad;		 /* explicit padding, always 0 */

@@ -55,7 +55,7 @@ enum status_cache {
 	STATUS_CACHE_NR,
 };
 
-/* How the user stack walk went (include/ember/cpu.h's EMBER_CPU_M_FRAMES_* and _END_*). */
+/* How the user stack walk went (include/ember/sample.h's EMBER_SAMPLE_M_FRAMES_* and _END_*). */
 enum status_unwind {
 	STATUS_UNWIND_FRAMES_TABLE = 0, /* frames unwound by an .eh_frame table */
 	STATUS_UNWIND_FRAMES_FP,	/* frames unwound by frame pointer: no table there */

@@ -17,7 +17,7 @@ static size_t trace_bytes(const struct ember_rt_trace *t)
 	return offsetof(struct ember_rt_trace, words) + t->n * sizeof(t->words[0]);
 }
 
-bool deferrec_view(const struct ember_cpu_deferred *r, size_t size, struct deferrec_view *v)
+bool deferrec_view(const struct ember_deferred_sample *r, size_t size, struct deferrec_view *v)
 {
 	uint64_t len, skip;
 	size_t room;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A deferred sample as the ring hands it over (struct ember_cpu_deferred and
+ * A deferred sample as the ring hands it over (struct ember_deferred_sample and
  * the stack bytes after it), checked before anything is taken from it: which
  * parts of it lie inside the record and can be walked.
  */
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ember/cpu.h"
+#include "ember/sample.h"
 
 /* The usable parts of one record, each inside it. */
 struct deferrec_view {
@@ -32,6 +32,6 @@ struct deferrec_view {
  * record or not of whole pages, more kernel frames than fit) are left out of
  * v and said in bad_stack / bad_kstack.
  */
-bool deferrec_view(const struct ember_cpu_deferred *r, size_t size, struct deferrec_view *v);
+bool deferrec_view(const struct ember_deferred_sample *r, size_t size, struct deferrec_view *v);
 
 #endif

@@ -3,7 +3,7 @@
  * The user stack walk of the BPF programs, in user space, over a copy of the
  * stack: for samples taken before a process's tables were loaded, which the
  * cpu program hands to the daemon with their registers and stack bytes
- * (struct ember_cpu_deferred) instead of walking them with frame pointers.
+ * (struct ember_deferred_sample) instead of walking them with frame pointers.
  * The same code: uwalk.c compiles bpf/uwalk.bpf.h, the walk the kernel runs.
  * Pure: rows come through a callback, the stack only from the copy. x86-64.
  */
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <ember/cpu.h>
+#include <ember/sample.h>
 #include <ember/unwind.h>
 
 /*
@@ -47,7 +47,7 @@ bool uwalk_search(uint32_t nrows, uwalk_row_fn row, void *arg, uint64_t pc,
 struct uwalk_result {
 	__u64 ips[EMBER_MAX_STACK_DEPTH]; /* as the BPF walk stores them */
 	uint32_t n;
-	uint32_t end; /* EMBER_CPU_M_END_*: why the stack ended */
+	uint32_t end; /* EMBER_SAMPLE_M_END_*: why the stack ended */
 	uint32_t by_table, by_fp, bad_rule;
 	uint32_t rt_frames, rt_miss, rt_unsupported; /* the runtime's frames (uwalk_rt.bpf.h) */
 	/*

@@ -30,7 +30,7 @@ __attribute__((noinline)) static int drain_test_caller(int x)
 
 /* A fake sampler: stacks handed to the drain once, then forgotten, as the maps are emptied. */
 struct fake_source {
-	struct ember_cpu_key keys[FAKE_MAX];
+	struct ember_sample_key keys[FAKE_MAX];
 	uint64_t counts[FAKE_MAX];
 	uint64_t ips[2];  /* leaf first: every stack is this user stack */
 	uint64_t kips[1]; /* and this kernel stack, when kn is 1 */

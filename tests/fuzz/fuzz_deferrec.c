@@ -25,7 +25,7 @@ static bool inside(const void *p, size_t len, const void *base, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* the ring hands records 8-byte aligned */
-	struct ember_cpu_deferred *r = malloc(size ? size : 1);
+	struct ember_deferred_sample *r = malloc(size ? size : 1);
 	struct deferrec_view v;
 
 	if (!r)

@@ -129,9 +129,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (res.ips[0] != regs[0])
 		__builtin_trap();
-	if (res.end < EMBER_CPU_M_END_OUTERMOST || res.end > EMBER_CPU_M_END_DEPTH)
+	if (res.end < EMBER_SAMPLE_M_END_OUTERMOST || res.end > EMBER_SAMPLE_M_END_DEPTH)
 		__builtin_trap();
-	if (res.truncated != (res.end == EMBER_CPU_M_END_DEPTH))
+	if (res.truncated != (res.end == EMBER_SAMPLE_M_END_DEPTH))
 		__builtin_trap();
 	if (res.by_table + res.by_fp + res.bad_rule != res.n)
 		__builtin_trap(); /* every frame kept was stepped from, one way */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Writes the seed corpus of fuzz_deferrec (tests/fuzz/corpus/deferrec/): deferred sample
-# records as the ring carries them (struct ember_cpu_deferred, include/ember/cpu.h, then the
+# records as the ring carries them (struct ember_deferred_sample, include/ember/sample.h, then the
 # stack pages): a sound one with kernel frames and a CPython trace, and ones whose lengths
 # the program never writes. Run from anywhere: python3 tests/fuzz/mkcorpus_deferrec.py
 import os, struct

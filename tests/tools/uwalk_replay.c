@@ -112,10 +112,10 @@ struct replay {
 };
 
 static const char *const end_names[] = {
-	[EMBER_CPU_M_END_OUTERMOST] = "outermost",   [EMBER_CPU_M_END_SIGNAL] = "signal",
-	[EMBER_CPU_M_END_NO_TABLE] = "no-table",     [EMBER_CPU_M_END_BAD_RULE] = "bad-rule",
-	[EMBER_CPU_M_END_UNREADABLE] = "unreadable", [EMBER_CPU_M_END_DEPTH] = "depth",
-	[EMBER_CPU_M_END_EXITED] = "exited",
+	[EMBER_SAMPLE_M_END_OUTERMOST] = "outermost",	[EMBER_SAMPLE_M_END_SIGNAL] = "signal",
+	[EMBER_SAMPLE_M_END_NO_TABLE] = "no-table",	[EMBER_SAMPLE_M_END_BAD_RULE] = "bad-rule",
+	[EMBER_SAMPLE_M_END_UNREADABLE] = "unreadable", [EMBER_SAMPLE_M_END_DEPTH] = "depth",
+	[EMBER_SAMPLE_M_END_EXITED] = "exited",
 };
 
 static const char *end_name(uint32_t end)

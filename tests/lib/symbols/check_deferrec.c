@@ -9,9 +9,10 @@
 #define BASE 0x7ffc0000ull
 
 /* A record with pages of stack after its header, sp at BASE + off. */
-static struct ember_cpu_deferred *rec(uint64_t off, uint32_t stack_len, size_t pages, size_t *size)
+static struct ember_deferred_sample *rec(uint64_t off, uint32_t stack_len, size_t pages,
+					 size_t *size)
 {
-	struct ember_cpu_deferred *r;
+	struct ember_deferred_sample *r;
 
 	*size = sizeof(*r) + pages * EMBER_DEFER_PAGE;
 	r = calloc(1, *size);
@@ -26,7 +27,7 @@ static struct ember_cpu_deferred *rec(uint64_t off, uint32_t stack_len, size_t p
 START_TEST(test_sound)
 {
 	size_t size;
-	struct ember_cpu_deferred *r = rec(0x200, EMBER_DEFER_PAGE, 1, &size);
+	struct ember_deferred_sample *r = rec(0x200, EMBER_DEFER_PAGE, 1, &size);
 	struct deferrec_view v;
 
 	r->rt.kind = EMBER_RT_PYTHON;
@@ -52,7 +53,7 @@ END_TEST
 START_TEST(test_unsound)
 {
 	size_t size;
-	struct ember_cpu_deferred *r = rec(0x200, 2 * EMBER_DEFER_PAGE, 1, &size);
+	struct ember_deferred_sample *r = rec(0x200, 2 * EMBER_DEFER_PAGE, 1, &size);
 	struct deferrec_view v;
 
 	ck_assert(!deferrec_view(r, sizeof(*r) - 1, &v)); /* shorter than its header */

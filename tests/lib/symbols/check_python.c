@@ -872,7 +872,7 @@ static void expect_walk(const uint64_t *want, uint32_t n)
 		ck_assert_msg(wx.res.ips[i] == want[i], "3.%u frame %u: %#lx, want %#lx",
 			      wx.l->minor, i, (unsigned long)wx.res.ips[i], (unsigned long)want[i]);
 	ck_assert_uint_eq(wx.res.n, n);
-	ck_assert_uint_eq(wx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(wx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 }
 
 /* Each eval frame gives its run's Python frames, innermost first; C frames stay between. */
@@ -1135,7 +1135,7 @@ START_TEST(test_walk_cycle)
 			for (int i = 0; i < len; i++)
 				py_frame(i, i, i + 1 < len ? i + 1 : 0, false);
 			py_walk(LEAF, BP(0));
-			ck_assert_uint_eq(wx.res.end, EMBER_CPU_M_END_OUTERMOST);
+			ck_assert_uint_eq(wx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 			ck_assert_uint_eq(wx.res.rt_miss, MISS_BAD_FRAME);
 			/* each frame given at most a few times */
 			ck_assert_uint_ge(wx.res.rt_frames, (uint32_t)len);
@@ -1155,7 +1155,7 @@ START_TEST(test_walk_cycle)
 		py_frame(2, 2, 3, false);
 		py_frame(3, 3, 2, false);
 		py_walk(LEAF, BP(0));
-		ck_assert_uint_eq(wx.res.end, EMBER_CPU_M_END_OUTERMOST);
+		ck_assert_uint_eq(wx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 		ck_assert_uint_eq(wx.res.rt_miss, MISS_BAD_FRAME);
 		ck_assert_uint_le(wx.res.rt_frames, 8);
 		ck_assert_uint_eq(wx.res.ips[wx.res.n - 1], RA_MAIN);
@@ -1166,14 +1166,14 @@ START_TEST(test_walk_cycle)
 		py_frame(0, 0, 1, false);
 		py_entry_frame(1, 0);
 		py_walk(LEAF, BP(0));
-		ck_assert_uint_eq(wx.res.end, EMBER_CPU_M_END_OUTERMOST);
+		ck_assert_uint_eq(wx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 		ck_assert_uint_eq(wx.res.rt_miss, MISS_BAD_FRAME);
 		ck_assert_uint_le(wx.res.rt_frames, 2);
 		ck_assert_uint_eq(wx.res.ips[wx.res.n - 1], RA_MAIN);
 		/* an entry frame that is its own previous */
 		py_entry_frame(1, 1);
 		py_walk(LEAF, BP(0));
-		ck_assert_uint_eq(wx.res.end, EMBER_CPU_M_END_OUTERMOST);
+		ck_assert_uint_eq(wx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 		ck_assert_uint_eq(wx.res.rt_miss, MISS_BAD_FRAME);
 		expect_walk((const uint64_t[]){LEAF, W(0), RA_C, RA_EVAL_OUT, RA_MAIN}, 5);
 	}

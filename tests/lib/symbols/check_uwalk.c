@@ -110,7 +110,7 @@ START_TEST(test_rsp_rules)
 	put(sp + 16, TEXT + 0x250);
 	walk(true, sizeof(fx.stack), TEXT + 0x150, sp, 0xdead);
 	expect_ips((const uint64_t[]){TEXT + 0x150, TEXT + 0x81, TEXT + 0x250}, 3);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 	ck_assert_uint_eq(fx.res.by_table, 3);
 	ck_assert_uint_eq(fx.res.by_fp, 0);
 	ck_assert(!fx.res.truncated && !fx.res.copy_short);
@@ -128,7 +128,7 @@ START_TEST(test_rbp_rule)
 	put(bp + 8, TEXT + 0x101);
 	walk(true, sizeof(fx.stack), TEXT + 0x40, sp, bp);
 	expect_ips((const uint64_t[]){TEXT + 0x40, TEXT + 0x101}, 2);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 }
 END_TEST
 
@@ -153,17 +153,17 @@ START_TEST(test_epilogue_popped_rbp)
 	/* the red zone in the copy: memory, even where the register says otherwise */
 	walk(true, sizeof(fx.stack), TEXT + 0x40, sp, 0xbad0);
 	expect_ips(want, 3);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 	/* a copy from sp on: the register */
 	walk_from(sp, TEXT + 0x40, sp, caller_bp);
 	expect_ips(want, 3);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 	ck_assert(!fx.res.copy_short);
 	/* a slot above sp past the copy's end (a rule saving rbp above its ra) is unreadable */
 	fx.rows[0].rbp_off = 8;
 	walk(true, 0x100 + 16, TEXT + 0x40, sp, caller_bp);
 	ck_assert_uint_eq(fx.res.n, 1);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_UNREADABLE);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_UNREADABLE);
 }
 END_TEST
 
@@ -198,21 +198,21 @@ START_TEST(test_rbx_rule)
 	fx.bx = 0xbad0; /* the leaf's own rbx: not the trampoline's */
 	walk(true, sizeof(fx.stack), TEXT + 0x240, sp, 0);
 	expect_ips(want, 4);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 	ck_assert_uint_eq(fx.res.by_table, 4);
 
 	/* the trampoline as the leaf: rbx from the registers */
 	fx.bx = tramp_bx;
 	walk(true, sizeof(fx.stack), TEXT + 0x150, cfa1 - 0x80, 0);
 	expect_ips((const uint64_t[]){TEXT + 0x150, TEXT + 0x81, TEXT + 0x301}, 3);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 
 	/* a callee whose rule for rbx the walk cannot follow: the trampoline's CFA is unknown */
 	fx.rows[2].rbx_kind = EMBER_RBP_LOST;
 	fx.bx = 0xbad0;
 	walk(true, sizeof(fx.stack), TEXT + 0x240, sp, 0);
 	expect_ips(want, 2);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_BAD_RULE);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_BAD_RULE);
 
 	/* nor after a frame-pointer frame, which may have used rbx */
 	fx.rows[2] = (struct ember_unwind_row){.pc = 0x200, .cfa_kind = EMBER_CFA_NONE};
@@ -222,7 +222,7 @@ START_TEST(test_rbx_rule)
 	walk(true, sizeof(fx.stack), TEXT + 0x240, sp, sp + 0x40);
 	expect_ips(want, 2);
 	ck_assert_uint_eq(fx.res.by_fp, 1);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_BAD_RULE);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_BAD_RULE);
 }
 END_TEST
 
@@ -253,7 +253,7 @@ START_TEST(test_frame_pointers)
 	put(bp2 + 8, 0x7f0000005678ull);
 	walk(false, sizeof(fx.stack), 0x7f0000000010ull, sp, bp1);
 	expect_ips((const uint64_t[]){0x7f0000000010ull, 0x7f0000001234ull, 0x7f0000005678ull}, 3);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST); /* rbp 0: the chain's end */
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_OUTERMOST); /* rbp 0: the chain's end */
 	ck_assert_uint_eq(fx.res.by_fp, 3);
 
 	/* in a mapping with no table: the same */
@@ -267,7 +267,7 @@ START_TEST(test_frame_pointers)
 	put(bp2 + 8, 0x4f42444e41535f52ull); /* "R_SANDBO" */
 	walk(false, sizeof(fx.stack), 0x7f0000000010ull, sp, bp1);
 	expect_ips((const uint64_t[]){0x7f0000000010ull, 0x7f0000001234ull}, 2);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_NO_TABLE);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_NO_TABLE);
 	put(bp2, 0);
 	put(bp2 + 8, 0x7f0000005678ull);
 
@@ -292,7 +292,7 @@ START_TEST(test_bad_rule)
 	walk(true, sizeof(fx.stack), TEXT + 0x10, sp, bp);
 	expect_ips((const uint64_t[]){TEXT + 0x10, 0x7f0000001234ull}, 2);
 	ck_assert_uint_eq(fx.res.bad_rule, 1);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_NO_TABLE);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_NO_TABLE);
 }
 END_TEST
 
@@ -310,7 +310,7 @@ START_TEST(test_signal_frame)
 	put(isp, TEXT + 0x201);
 	walk(true, sizeof(fx.stack), TEXT + 0x10, sp, 0);
 	expect_ips((const uint64_t[]){TEXT + 0x10, TEXT + 0x180, TEXT + 0x201}, 3);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_OUTERMOST);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_OUTERMOST);
 }
 END_TEST
 
@@ -324,7 +324,7 @@ START_TEST(test_copy_short)
 	put(sp + 8, TEXT + 0x10);
 	walk(true, 0x108, TEXT + 0x10, sp, 0); /* the copy holds [sp - 0x100, sp + 8) */
 	ck_assert_uint_eq(fx.res.n, 2);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_UNREADABLE);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_UNREADABLE);
 	ck_assert(fx.res.copy_short);
 
 	/* below sp is no stack: a rule reading there is bad, not short */
@@ -332,7 +332,7 @@ START_TEST(test_copy_short)
 	add_row(0x000, EMBER_CFA_RSP, -64, EMBER_RBP_SAME, 0);
 	walk(true, sizeof(fx.stack), TEXT + 0x10, sp, 0);
 	ck_assert_uint_eq(fx.res.n, 1);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_UNREADABLE);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_UNREADABLE);
 	ck_assert(!fx.res.copy_short);
 }
 END_TEST
@@ -345,7 +345,7 @@ START_TEST(test_depth_limit)
 		put(a, TEXT + 0x11);
 	walk(true, sizeof(fx.stack), TEXT + 0x10, STACK, 0);
 	ck_assert_uint_eq(fx.res.n, EMBER_MAX_STACK_DEPTH);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_DEPTH);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_DEPTH);
 	ck_assert(fx.res.truncated);
 }
 END_TEST
@@ -359,7 +359,7 @@ START_TEST(test_fp_loop)
 	put(bp + 8, 0x7f0000001234ull);
 	walk(false, sizeof(fx.stack), 0x7f0000000010ull, STACK + 0x100, bp);
 	ck_assert_uint_eq(fx.res.n, 2);
-	ck_assert_uint_eq(fx.res.end, EMBER_CPU_M_END_NO_TABLE);
+	ck_assert_uint_eq(fx.res.end, EMBER_SAMPLE_M_END_NO_TABLE);
 }
 END_TEST
 

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ABI between bpf/cpu.bpf.c and daemon/sampler.c: map keys, values and the
- * metrics enum of the on-CPU sampler. Fixed-width fields only.
+ * ABI of a sample, shared by every sampling program (bpf/cpu.bpf.c,
+ * growth.bpf.c, offcpu.bpf.c, alloc.bpf.c, malloc.bpf.c through
+ * bpf/fold.bpf.h) and the daemon (daemon/fold.c, sampler.c, deferred.c):
+ * the folded key, stacks and their parts, the deferred ring's record and the
+ * walk's metrics. Fixed-width fields only.
  */
-#ifndef EMBER_CPU_H
-#define EMBER_CPU_H
+#ifndef EMBER_SAMPLE_H
+#define EMBER_SAMPLE_H
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
@@ -21,13 +24,13 @@
 /* TASK_COMM_LEN of the kernel. */
 #define EMBER_COMM_LEN 16
 /* Processes the daemon can exclude in the kernel at once (beyond: in user space). */
-#define EMBER_CPU_DROP_MAX 16384
+#define EMBER_SAMPLE_DROP_MAX 16384
 /* Processes an on-demand capture of one application samples at once. */
-#define EMBER_CPU_ALLOW_MAX 4096
+#define EMBER_SAMPLE_ALLOW_MAX 4096
 /* Number of buffers the sampler alternates between (double buffering). */
-#define EMBER_CPU_NBUF 2
+#define EMBER_SAMPLE_NBUF 2
 
-/* Flags of ember_cpu_key: the stack existed but could not be read or stored. */
+/* Flags of ember_sample_key: the stack existed but could not be read or stored. */
 #define EMBER_KEY_USTACK_LOST 0x1
 #define EMBER_KEY_KSTACK_LOST 0x2
 /* The task was in execve: no user stack of either program to walk (shown as "[execve]"). */
@@ -39,14 +42,14 @@
  * of their addresses; 0 means no stack (kernel thread: no user stack; sample in
  * user mode: no kernel stack; or lost, see flags).
  */
-struct ember_cpu_key {
+struct ember_sample_key {
 	__u32 tgid;		   /* process id (thread group) */
 	__u32 flags;		   /* EMBER_KEY_* */
 	__u64 user_stack;	   /* hash of the user stack in the stacks map, or 0 */
 	__u64 kern_stack;	   /* hash of the kernel stack in the stacks map, or 0 */
 	char comm[EMBER_COMM_LEN]; /* thread name at sampling time */
 };
-_Static_assert(sizeof(struct ember_cpu_key) == 40, "ember_cpu_key is ABI");
+_Static_assert(sizeof(struct ember_sample_key) == 40, "ember_sample_key is ABI");
 
 /* Flags of ember_stack: the walk stopped at EMBER_MAX_STACK_DEPTH, callers are missing. */
 #define EMBER_STACK_TRUNCATED 0x1
@@ -80,7 +83,7 @@ _Static_assert(sizeof(struct ember_stack) == 8 + 8 * EMBER_MAX_STACK_DEPTH, "emb
 /* The parts of a stack of len frames. */
 #define EMBER_STACK_PARTS(len) (((len) + 1 + EMBER_STACK_PART_WORDS - 1) / EMBER_STACK_PART_WORDS)
 
-/* Key of the parted stacks maps: the stack's hash (as in ember_cpu_key) and the part. */
+/* Key of the parted stacks maps: the stack's hash (as in ember_sample_key) and the part. */
 struct ember_stack_key {
 	__u64 hash;
 	__u32 part; /* 0 .. EMBER_STACK_PARTS_MAX - 1 */
@@ -114,7 +117,7 @@ struct ember_stack_part {
  * from the cpu, growth or offcpu program: this header, then the user stack's
  * pages (1 to 16 of them reserved).
  */
-struct ember_cpu_deferred {
+struct ember_deferred_sample {
 	__u32 tgid;
 	__u32 flags;		   /* EMBER_KEY_* of the event (KSTACK_LOST when unreadable) */
 	__u64 n;		   /* what it adds to its stack's count */
@@ -131,49 +134,49 @@ struct ember_cpu_deferred {
 	__u64 kips[EMBER_DEFER_KSTACK_MAX]; /* kernel stack, leaf first */
 	__u8 stack[];			    /* user memory from stack_base: the record's rest */
 };
-_Static_assert(sizeof(struct ember_cpu_deferred) ==
+_Static_assert(sizeof(struct ember_deferred_sample) ==
 		       104 + sizeof(struct ember_rt_trace) + 8 * EMBER_DEFER_KSTACK_MAX,
-	       "ember_cpu_deferred is ABI");
+	       "ember_deferred_sample is ABI");
 
 /*
- * Index of the per-CPU metrics array. Every early return of the BPF program
- * increments one; the daemon sums them over CPUs and reports deltas.
+ * Index of a sampling program's per-CPU metrics array. Every early return of
+ * the program increments one; the daemon sums them over CPUs and reports deltas.
  */
-enum ember_cpu_metric {
-	EMBER_CPU_M_SAMPLES = 0,   /* samples that reached the program */
-	EMBER_CPU_M_COUNTED,	   /* samples added to a counts map */
-	EMBER_CPU_M_IDLE_SKIPPED,  /* idle task samples left out (not a loss) */
-	EMBER_CPU_M_FILTERED,	   /* samples of processes not selected (not a loss) */
-	EMBER_CPU_M_USTACK_FAILED, /* unused since the table walk, which keeps at least the ip */
-	EMBER_CPU_M_KSTACK_FAILED, /* kernel stack unreadable: sample kept, stack lost */
-	EMBER_CPU_M_STACKS_FULL,   /* stacks map full: sample kept, stack lost */
-	EMBER_CPU_M_COUNTS_FULL,   /* counts map full: the whole sample was dropped */
-	EMBER_CPU_M_PROC_EVENT_LOST, /* first-sample event lost (ring full; an exiting one's: 1/4 full); retried */
+enum ember_sample_metric {
+	EMBER_SAMPLE_M_SAMPLES = 0,   /* samples that reached the program */
+	EMBER_SAMPLE_M_COUNTED,	      /* samples added to a counts map */
+	EMBER_SAMPLE_M_IDLE_SKIPPED,  /* idle task samples left out (not a loss) */
+	EMBER_SAMPLE_M_FILTERED,      /* samples of processes not selected (not a loss) */
+	EMBER_SAMPLE_M_USTACK_FAILED, /* unused since the table walk, which keeps at least the ip */
+	EMBER_SAMPLE_M_KSTACK_FAILED, /* kernel stack unreadable: sample kept, stack lost */
+	EMBER_SAMPLE_M_STACKS_FULL,   /* stacks map full: sample kept, stack lost */
+	EMBER_SAMPLE_M_COUNTS_FULL,   /* counts map full: the whole sample was dropped */
+	EMBER_SAMPLE_M_PROC_EVENT_LOST, /* first-sample event lost (ring full; an exiting one's: 1/4 full); retried */
 	/* The user stack walk (bpf/unwind.bpf.h): frames by how they were unwound... */
-	EMBER_CPU_M_FRAMES_TABLE,    /* frames unwound by an .eh_frame table row */
-	EMBER_CPU_M_FRAMES_FP,	     /* frames unwound by frame pointer: no table there */
-	EMBER_CPU_M_FRAMES_BAD_RULE, /* frames by frame pointer: a rule the walk cannot use */
-	EMBER_CPU_M_PROC_NO_TABLES,  /* samples of a process whose tables are not loaded yet */
+	EMBER_SAMPLE_M_FRAMES_TABLE,	/* frames unwound by an .eh_frame table row */
+	EMBER_SAMPLE_M_FRAMES_FP,	/* frames unwound by frame pointer: no table there */
+	EMBER_SAMPLE_M_FRAMES_BAD_RULE, /* frames by frame pointer: a rule the walk cannot use */
+	EMBER_SAMPLE_M_PROC_NO_TABLES,	/* samples of a process whose tables are not loaded yet */
 	/* ... and each user stack by why it ended: */
-	EMBER_CPU_M_END_OUTERMOST,  /* the outermost frame (_start, thread start): complete */
-	EMBER_CPU_M_END_SIGNAL,	    /* a signal frame whose saved registers were unreadable */
-	EMBER_CPU_M_END_NO_TABLE,   /* frame pointers failed where no table exists */
-	EMBER_CPU_M_END_BAD_RULE,   /* frame pointers failed after an unusable rule */
-	EMBER_CPU_M_END_UNREADABLE, /* a table's rule read memory that could not be read */
-	EMBER_CPU_M_END_DEPTH,	    /* EMBER_MAX_STACK_DEPTH reached: marked truncated */
-	EMBER_CPU_M_END_EXITED,	    /* exiting, its memory released (exit_mm): the leaf alone */
+	EMBER_SAMPLE_M_END_OUTERMOST,  /* the outermost frame (_start, thread start): complete */
+	EMBER_SAMPLE_M_END_SIGNAL,     /* a signal frame whose saved registers were unreadable */
+	EMBER_SAMPLE_M_END_NO_TABLE,   /* frame pointers failed where no table exists */
+	EMBER_SAMPLE_M_END_BAD_RULE,   /* frame pointers failed after an unusable rule */
+	EMBER_SAMPLE_M_END_UNREADABLE, /* a table's rule read memory that could not be read */
+	EMBER_SAMPLE_M_END_DEPTH,      /* EMBER_MAX_STACK_DEPTH reached: marked truncated */
+	EMBER_SAMPLE_M_END_EXITED,     /* exiting, its memory released (exit_mm): the leaf alone */
 	/* Samples of a process not loaded yet or with tables being compiled, walked by the daemon: */
-	EMBER_CPU_M_DEFERRED,	/* sent with their stack to the deferred ring buffer */
-	EMBER_CPU_M_DEFER_FULL, /* the ring was full: walked with frame pointers instead */
+	EMBER_SAMPLE_M_DEFERRED,   /* sent with their stack to the deferred ring buffer */
+	EMBER_SAMPLE_M_DEFER_FULL, /* the ring was full: walked with frame pointers instead */
 	/* Samples of a process tearing down its memory at exit, by its user stack read at exit: */
-	EMBER_CPU_M_EXIT_STACK, /* that stack instead of the leaf alone (counted by its own end) */
+	EMBER_SAMPLE_M_EXIT_STACK, /* that stack instead of the leaf alone (counted by its own end) */
 	/* The runtimes' frames (bpf/uwalk_rt.bpf.h) in place of their native ones: */
-	EMBER_CPU_M_RT_PY_FRAMES,   /* CPython frames stored */
-	EMBER_CPU_M_RT_V8_FRAMES,   /* V8 (JavaScript) frames stored */
-	EMBER_CPU_M_RT_UNSUPPORTED, /* honest frames of a runtime version without a layout */
-	EMBER_CPU_M_RT_NO_THREAD,   /* walks whose thread's runtime state was not found */
-	EMBER_CPU_M_RT_BAD_FRAME,   /* walks whose runtime frames ended at one not the runtime's */
-	EMBER_CPU_M_NR,
+	EMBER_SAMPLE_M_RT_PY_FRAMES,   /* CPython frames stored */
+	EMBER_SAMPLE_M_RT_V8_FRAMES,   /* V8 (JavaScript) frames stored */
+	EMBER_SAMPLE_M_RT_UNSUPPORTED, /* honest frames of a runtime version without a layout */
+	EMBER_SAMPLE_M_RT_NO_THREAD,   /* walks whose thread's runtime state was not found */
+	EMBER_SAMPLE_M_RT_BAD_FRAME, /* walks whose runtime frames ended at one not the runtime's */
+	EMBER_SAMPLE_M_NR,
 };
 
-#endif /* EMBER_CPU_H */
+#endif /* EMBER_SAMPLE_H */
