@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Sampled allocations: USDT programs on otel_memory:alloc(ptr, size, weight)
- * and otel_memory:free(ptr), attached per process by daemon/allocs.c. An alloc
+ * and otel_memory:free(ptr), attached per process by daemon/sample/allocs.c. An alloc
  * walks the user stack (bpf/unwind.bpf.h) and folds into the active buffer's
  * counts; in inuse mode it also records the pointer until its free.
  *
@@ -26,7 +26,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 /* Set by the daemon before load: live pointers one process may hold in the live map. */
 const volatile __u32 live_proc_max = 16384;
 
-/* The buffers' generation (daemon/fold.h's struct fold_gen): the programs write to active_buf & 1. */
+/* The buffers' generation (daemon/sample/fold.h's struct fold_gen): the programs write to active_buf & 1. */
 __u32 active_buf = 0;
 
 /* Sampled objects and bytes per folded stack, buffer 0 and 1; sized by the daemon. */

@@ -2,7 +2,7 @@
 /*
  * In-kernel folding shared by every stack-sampling object (cpu, growth): the
  * double-buffered counts and stacks maps and the process filter, over
- * bpf/stack.bpf.h's stack hash. The daemon half is daemon/fold.c.
+ * bpf/stack.bpf.h's stack hash. The daemon half is daemon/sample/fold.c.
  */
 #ifndef EMBER_FOLD_BPF_H
 #define EMBER_FOLD_BPF_H
@@ -427,7 +427,7 @@ struct fold_event {
 
 #if defined(FOLD_DEFER) && defined(__TARGET_ARCH_x86)
 /*
- * Set by the daemon before load (daemon/sampler.c, growth.c, offcpu.c) when it
+ * Set by the daemon before load (daemon/sample/sampler.c, growth.c, offcpu.c) when it
  * reads the deferred ring: a sample (or a sampled wait) of a process whose
  * tables are not loaded goes there.
  */
@@ -436,7 +436,7 @@ const volatile __u32 defer_walks = 0;
 /*
  * Samples of processes not loaded yet, with their user stack's pages (struct
  * ember_deferred_sample), for the daemon to walk once it has loaded the tables
- * (daemon/deferred.c); and the ends of such off-CPU waits (struct
+ * (daemon/sample/deferred.c); and the ends of such off-CPU waits (struct
  * ember_offcpu_wait_end). The cpu object's, shared with the growth and offcpu
  * ones by fd.
  * 1 MiB: 15 to 60 records, read as they come.

@@ -97,7 +97,7 @@ struct offcpu_task {
 /* The last wait id given to a copy in the deferred ring (0: none). */
 __u64 defer_seq;
 
-/* The duty cycle cpu_budget sets, written by the daemon at any time (daemon/offcpu.c). */
+/* The duty cycle cpu_budget sets, written by the daemon at any time (daemon/sample/offcpu.c). */
 struct ember_offcpu_duty duty;
 
 /*

@@ -23,7 +23,7 @@ struct {
 
 /*
  * The time (CLOCK_MONOTONIC) of each process's last exec, by tgid: the
- * unwinder's map, reused by fd (daemon/unwinder.c), which drops an entry it
+ * unwinder's map, reused by fd (daemon/unwind/unwinder.c), which drops an entry it
  * wrote from a read made before it. LRU: only the latest execs matter.
  */
 struct {
@@ -96,7 +96,7 @@ int ember_proc_exec(struct bpf_raw_tracepoint_args *ctx)
 	/*
 	 * the old program's tables: the new one's samples wait for its own. Its
 	 * time first: the daemon checks it after writing an entry from a read
-	 * made before (daemon/unwinder.c, write_entry)
+	 * made before (daemon/unwind/unwinder.c, write_entry)
 	 */
 	now = bpf_ktime_get_ns();
 	bpf_map_update_elem(&unwind_execs, &tgid, &now, BPF_ANY);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * The maps proc.bpf.c and cpu.bpf.c share: declared once here, created by the
- * proc object, and reused by fd in the cpu object (daemon/sampler.c); and the
+ * proc object, and reused by fd in the cpu object (daemon/sample/sampler.c); and the
  * one way both send an event.
  */
 #ifndef EMBER_PROC_MAPS_BPF_H

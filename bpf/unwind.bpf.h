@@ -2,7 +2,7 @@
 /*
  * The user stack walk of every sampling program: bpf/uwalk.bpf.h's walk in the
  * kernel's environment, with .eh_frame tables (include/ember/unwind.h, loaded
- * by daemon/unwinder.c) where a binary has them, frame pointers where it has
+ * by daemon/unwind/unwinder.c) where a binary has them, frame pointers where it has
  * none (JIT code, a process not loaded yet).
  */
 #ifndef EMBER_UNWIND_BPF_H
@@ -25,7 +25,7 @@ struct ember_unwind_block {
  * Rows of every loaded table, EMBER_ROWS_PER_BLOCK an element keyed by its
  * block number, each table from a block's first row. A hash map without
  * preallocation, so that its memory follows the tables loaded: created and
- * sized (the table memory cap) by daemon/unwinder.c, which writes a table's
+ * sized (the table memory cap) by daemon/unwind/unwinder.c, which writes a table's
  * rows before any process refers to it and deletes them when it drops it;
  * reused by fd here.
  */
@@ -127,7 +127,7 @@ struct {
 /*
  * CPython runtimes by executable file, for the samples of a process the
  * daemon has not loaded yet (fold.bpf.h's defer_runtime()). The unwinder's
- * (daemon/unwinder.c fills it as it finds them), shared by fd.
+ * (daemon/unwind/unwinder.c fills it as it finds them), shared by fd.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

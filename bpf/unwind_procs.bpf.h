@@ -2,7 +2,7 @@
 /*
  * The unwinder's map of loaded processes, apart: the walk (unwind.bpf.h) reads
  * it, the exec program (proc.bpf.c) deletes from it; both reuse the map
- * daemon/unwinder.c creates, by fd.
+ * daemon/unwind/unwinder.c creates, by fd.
  */
 #ifndef EMBER_UNWIND_PROCS_BPF_H
 #define EMBER_UNWIND_PROCS_BPF_H

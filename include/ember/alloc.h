@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ABI between bpf/alloc.bpf.c and daemon/allocs.c: the sampled allocations
+ * ABI between bpf/alloc.bpf.c and daemon/sample/allocs.c: the sampled allocations
  * reported by otel_memory USDT probes, folded per stack, and the live ones.
  */
 #ifndef EMBER_ALLOC_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ABI between bpf/growth.bpf.c and daemon/growth.c: the memory-growth
+ * ABI between bpf/growth.bpf.c and daemon/sample/growth.c: the memory-growth
  * sampler's key flag and metrics. Its maps are those of bpf/fold.bpf.h
  * (struct ember_sample_key, struct ember_stack). Fixed-width fields only.
  */

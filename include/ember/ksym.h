@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ABI between bpf/ksym.bpf.c and daemon/ksymbpf.c: a batch of kernel addresses
+ * ABI between bpf/ksym.bpf.c and daemon/sample/ksymbpf.c: a batch of kernel addresses
  * that the kernel names itself (bpf_snprintf "%ps"), so that the daemon never
  * has to read and parse the whole of /proc/kallsyms.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ABI between bpf/malloc.bpf.c and daemon/malloccap.c: the emergency capture
+ * ABI between bpf/malloc.bpf.c and daemon/sample/malloccap.c: the emergency capture
  * that probes every malloc/calloc/realloc of one process. Fixed-width fields only.
  */
 #ifndef EMBER_MALLOC_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ABI between bpf/offcpu.bpf.c and daemon/offcpu.c: the off-CPU sampler's key
+ * ABI between bpf/offcpu.bpf.c and daemon/sample/offcpu.c: the off-CPU sampler's key
  * flags (why a thread waited, and what a count is) and metrics. Its maps are
  * those of bpf/fold.bpf.h (struct ember_sample_key, struct ember_stack).
  */
@@ -50,7 +50,7 @@ _Static_assert((EMBER_OFFCPU_KEY_REASON_MASK & (EMBER_KEY_USTACK_LOST | EMBER_KE
 #define EMBER_OFFCPU_PERIOD_MAX 65536
 
 /*
- * The off-CPU duty cycle that cpu_budget lowers (daemon/budget.c): new waits
+ * The off-CPU duty cycle that cpu_budget lowers (daemon/interval/budget.c): new waits
  * are sampled during 1/2^shift of each cycle of this many jiffies (a power of
  * 2), in a window at an offset the daemon draws at random every interval, and
  * weigh 2^shift times more. At most EMBER_OFFCPU_DUTY_SHIFT_MAX (1/16).
@@ -100,7 +100,7 @@ _Static_assert(sizeof(struct ember_offcpu_waker_val) == 16, "ember_offcpu_waker_
  * the reason in flags, its weight in n, its kernel stack cut at __schedule);
  * its thread's return sends this record, also through the deferred ring, with
  * the stacks of the thread that woke it, and the daemon folds the two once it
- * has walked the copy (daemon/deferred.c).
+ * has walked the copy (daemon/sample/deferred.c).
  */
 struct ember_offcpu_wait_end {
 	__u64 wait_id; /* the wait's ember_deferred_sample.wait_id */

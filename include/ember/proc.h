@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ABI between bpf/proc.bpf.c, bpf/cpu.bpf.c and daemon/proctrack.c: the process
+ * ABI between bpf/proc.bpf.c, bpf/cpu.bpf.c and daemon/sample/proctrack.c: the process
  * events that let the daemon capture a process's mappings while it lives.
  */
 #ifndef EMBER_PROC_H

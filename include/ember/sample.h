@@ -2,7 +2,7 @@
 /*
  * ABI of a sample, shared by every sampling program (bpf/cpu.bpf.c,
  * growth.bpf.c, offcpu.bpf.c, alloc.bpf.c, malloc.bpf.c through
- * bpf/fold.bpf.h) and the daemon (daemon/fold.c, sampler.c, deferred.c):
+ * bpf/fold.bpf.h) and the daemon (daemon/sample/fold.c, sampler.c, deferred.c):
  * the folded key, stacks and their parts, the deferred ring's record and the
  * walk's metrics. Fixed-width fields only.
  */
@@ -113,7 +113,7 @@ struct ember_stack_part {
 #define EMBER_DEFER_KSTACK_MAX 128 /* the kernel's perf_event_max_stack (127) and one */
 
 /*
- * One record of the deferred ring buffer (bpf/fold.bpf.h -> daemon/deferred.c),
+ * One record of the deferred ring buffer (bpf/fold.bpf.h -> daemon/sample/deferred.c),
  * from the cpu, growth or offcpu program: this header, then the user stack's
  * pages (1 to 16 of them reserved).
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ABI of the .eh_frame unwinder: the compact unwind table lib/symbols/unwtab.c compiles
- * from each binary's CFI, and the maps through which daemon/unwinder.c hands
+ * from each binary's CFI, and the maps through which daemon/unwind/unwinder.c hands
  * tables and process mappings to the BPF walk (bpf/unwind.bpf.h). x86-64 only.
  */
 #ifndef EMBER_UNWIND_H

@@ -197,7 +197,7 @@ struct status_allocs {
 };
 
 /*
- * cpu_budget at work ([daemon] cpu_budget, daemon/selfcost.c): the budget,
+ * cpu_budget at work ([daemon] cpu_budget, daemon/interval/selfcost.c): the budget,
  * what the last interval cost, and what was lowered to keep to it.
  */
 struct status_budget {

@@ -37,7 +37,7 @@ unshare -m --propagation private bash -c '
 line() { grep -m1 "$1" "$T/journal.log" || true; }
 ready=$(line 'MESSAGE=sampling [0-9]* CPUs')
 [ -n "$ready" ] || fail "no 'sampling' entry reached the journal socket: $(head -5 "$T/journal.log")"
-for f in 'PRIORITY=6' 'SYSLOG_IDENTIFIER=emberd' 'CODE_FILE=[^|]*daemon/main.c' 'CODE_LINE=[0-9]' \
+for f in 'PRIORITY=6' 'SYSLOG_IDENTIFIER=emberd' 'CODE_FILE=[^|]*daemon/loop/main.c' 'CODE_LINE=[0-9]' \
 	'CODE_FUNC=main'; do
 	echo "$ready" | grep -Eq "(^| |\|)$f" || fail "the 'sampling' entry lacks $f: $ready"
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A process's off-CPU waits sampled before emberd has loaded its tables go to the daemon
-# with a copy of their stack (bpf/offcpu.bpf.c, daemon/deferred.c) and are walked with the
+# with a copy of their stack (bpf/offcpu.bpf.c, daemon/sample/deferred.c) and are walked with the
 # tables, not by frame pointers. fx_short_lived -w (built without frame pointers) execs 20
 # children one after another; each sleeps 100 ms in main -> child_nap -> nanosleep as soon as
 # it starts, long before emberd reads it (it does so during the 50 ms of CPU that follow). A frame-pointer walk of those waits keeps libc's

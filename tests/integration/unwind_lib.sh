@@ -124,7 +124,7 @@ pprof_folded() {
 		END { flush() }' "$T/traces" >"$2"
 }
 
-# The root frames that say why a stack is not whole (daemon/drain.h).
+# The root frames that say why a stack is not whole (daemon/interval/drain.h).
 MARKED='^\[(incomplete: [a-z ]+|execve|truncated|lost user stack)\](;| [0-9]+$)'
 
 # wait_intervals N: emberd's status counts N intervals, polled for 2 min (a starved host

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A process's first samples, taken before emberd has loaded its tables, are walked from a
-# copy of their stack once the tables are loaded (daemon/deferred.c), not by frame pointers.
+# copy of their stack once the tables are loaded (daemon/sample/deferred.c), not by frame pointers.
 # fx_short_lived (built without frame pointers) execs 40 children one after another, each
 # burning ~150 ms of CPU in main -> child_burn: ~15 samples each at 99 Hz, of which the first
 # ones (~3 a child) come before the child is loaded. A frame-pointer walk of those keeps

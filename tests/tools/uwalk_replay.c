@@ -203,7 +203,7 @@ static uint32_t table_of(struct replay *r, const struct proc_map *m)
 			rc = unwtab_build_mem(image, len, &t->t, &why);
 		free(image);
 	}
-	/* as daemon/unwinder.c: a table the walk's search cannot cover is no table */
+	/* as daemon/unwind/unwinder.c: a table the walk's search cannot cover is no table */
 	t->ok = !rc && t->t.nrows && t->t.nrows <= EMBER_UNWIND_ROWS_PER_TABLE_MAX;
 	if (rc)
 		fprintf(stderr, "uwalk_replay: no table for %s: %s\n", key, unwtab_strerror(why));
@@ -212,7 +212,7 @@ static uint32_t table_of(struct replay *r, const struct proc_map *m)
 }
 
 /*
- * The bias of mapping m for table t (row pc = address - bias), as daemon/unwinder.c's
+ * The bias of mapping m for table t (row pc = address - bias), as daemon/unwind/unwinder.c's
  * map_bias folds it: m's first byte is at ELF vaddr seg.vaddr + (m.offset - seg.offset) of
  * the executable segment whose file range holds m's offset.
  */
@@ -232,7 +232,7 @@ static bool map_bias(const struct unwtab *t, const struct proc_map *m, uint64_t 
 	return false;
 }
 
-/* The process's entry as daemon/unwinder.c's fill_entry writes it, from its mappings. */
+/* The process's entry as daemon/unwind/unwinder.c's fill_entry writes it, from its mappings. */
 static void fill_proc(struct replay *r, const struct proc_maps *maps)
 {
 	struct ember_unwind_proc *e = &r->proc;

@@ -1052,7 +1052,7 @@ START_TEST(test_walk_bad_code)
 END_TEST
 
 /*
- * A deferred sample's walk (daemon/deferred.c): the chain read at the sample
+ * A deferred sample's walk (daemon/sample/deferred.c): the chain read at the sample
  * (uwalk_rt_trace(), the kernel's uw_py_trace()) gives what the walk of the
  * live chain gave then, though the process's memory moved on since.
  */

@@ -410,7 +410,7 @@ static void v8_rt(struct ember_rt_proc *rt, uint64_t builtins, uint16_t shared)
 }
 
 /*
- * A deferred walk of a V8 process (daemon/deferred.c): the JavaScript frame's
+ * A deferred walk of a V8 process (daemon/sample/deferred.c): the JavaScript frame's
  * slots are read from the copy of the stack, as at the sample, not from the
  * live stack; the objects they point at from the live heap.
  */

@@ -82,7 +82,7 @@ int offcpu_drain_wakers(struct offcpu *oc, offcpu_waker_cb cb, void *arg);
 int offcpu_metrics(struct offcpu *oc, uint64_t out[EMBER_OFFCPU_M_NR]);
 
 /*
- * The duty cycle cpu_budget sets (daemon/selfcost.c): new waits are sampled
+ * The duty cycle cpu_budget sets (daemon/interval/selfcost.c): new waits are sampled
  * during 1/2^shift of the time (0: always; at most EMBER_OFFCPU_DUTY_SHIFT_MAX)
  * in a window at a random offset drawn again at every drain, and weigh 2^shift
  * times more, so that totals stay unbiased. No system call.

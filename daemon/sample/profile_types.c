@@ -54,7 +54,7 @@ static int64_t memory_period(unsigned int hz)
 	return PROFILE_MEMORY_PERIOD;
 }
 
-/* Sampled allocations (daemon/allocs.c): their values as they come, no kernel stack. */
+/* Sampled allocations (daemon/sample/allocs.c): their values as they come, no kernel stack. */
 struct memory_drain_ctx {
 	profile_sample_cb cb;
 	void *arg;

@@ -31,7 +31,7 @@ struct budget_config {
 	unsigned int offcpu_shift_max; /* the lowest duty cycle, 1/2^max */
 };
 
-/* One interval's cost, as measured (daemon/selfcost.c). */
+/* One interval's cost, as measured (daemon/interval/selfcost.c). */
 struct budget_cost {
 	int64_t wall_ns;       /* the interval's length */
 	int64_t self_ns;       /* emberd's threads' CPU in it */

@@ -29,7 +29,7 @@ enum event_id {
 	EV_END,	      /* timerfd: the end of --duration */
 	EV_RECAPTURE, /* timerfd: processes to capture again (procevents.c) */
 	EV_PROC,      /* proctrack's ring buffer: exec and exit events */
-	EV_DEFER,     /* the sampler's ring of samples to walk here (daemon/deferred.c) */
+	EV_DEFER,     /* the sampler's ring of samples to walk here (daemon/sample/deferred.c) */
 	EV_CONTROL,   /* the control socket */
 	EV_WATCHDOG,  /* timerfd: WATCHDOG=1 (only under a systemd watchdog) */
 	EV_NR,

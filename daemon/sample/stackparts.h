@@ -2,7 +2,7 @@
 /*
  * The stacks of one drained buffer as read from a parted stacks map
  * (include/ember/sample.h): indexed by hash and part, joined back into stacks.
- * Pure: the reads themselves are daemon/fold.c's.
+ * Pure: the reads themselves are daemon/sample/fold.c's.
  */
 #ifndef EMBER_STACKPARTS_H
 #define EMBER_STACKPARTS_H

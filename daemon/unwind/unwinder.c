@@ -922,7 +922,7 @@ static void keep_snap(struct proc *p, struct proc_snap *snap)
 
 /*
  * pid exited: forgotten now, or, with tables of it still being built, once
- * they are (its samples may wait for them: daemon/deferred.c).
+ * they are (its samples may wait for them: daemon/sample/deferred.c).
  */
 static void proc_exit(struct unwinder *u, pid_t pid)
 {

@@ -2,7 +2,7 @@
 /*
  * The user-space half of bpf/fold.bpf.h: shares an object's maps with the
  * objects that own them, attaches its per-CPU perf events, and drains its
- * double-buffered counts and stacks (in parts: daemon/stackparts.c joins them).
+ * double-buffered counts and stacks (in parts: daemon/sample/stackparts.c joins them).
  */
 #include <errno.h>
 #include <linux/perf_event.h>

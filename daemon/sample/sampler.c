@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Loads bpf/cpu.bpf.c, opens one cpu-clock perf event per online CPU, and
- * drains the double-buffered counts and stacks (daemon/fold.c). The only file
+ * drains the double-buffered counts and stacks (daemon/sample/fold.c). The only file
  * that includes the cpu skeleton.
  */
 #include <errno.h>
@@ -28,7 +28,7 @@ struct sampler {
 	struct cpu_bpf *skel;
 	struct fold_perf perf; /* one cpu-clock event per online CPU */
 	unsigned int ncpus_possible;
-	struct map_sizes size; /* daemon/mapsize.h: from hz, interval and CPUs */
+	struct map_sizes size; /* daemon/sample/mapsize.h: from hz, interval and CPUs */
 	struct fold_buffers buf;
 	struct deferred *defer;	    /* samples of processes not loaded yet; NULL: none sent */
 	struct unwinder *unw;	    /* whose hook defer is */

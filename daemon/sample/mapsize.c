@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Sizes of the cpu sampler's preallocated BPF maps (daemon/sampler.c): how
+ * Sizes of the cpu sampler's preallocated BPF maps (daemon/sample/sampler.c): how
  * many samples an interval can hold, and the bounds on kernel memory.
  */
 #include "mapsize.h"

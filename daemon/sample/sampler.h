@@ -24,7 +24,7 @@ struct sampler_opts {
 	bool allow_list;	    /* only the processes sampler_allow() lets in */
 	int events_fd, known_fd;    /* proctrack's shared maps, or -1 for private ones */
 	struct unwinder_fds unwind; /* the unwinder's maps, or -1s: frame pointers only */
-	/* walks the samples of processes not loaded yet (daemon/deferred.c); NULL: frame pointers */
+	/* walks the samples of processes not loaded yet (daemon/sample/deferred.c); NULL: frame pointers */
 	struct unwinder *unw;
 };
 
@@ -47,7 +47,7 @@ unsigned int sampler_ncpus(const struct sampler *s);
  * `interval` asks before it takes effect.
  */
 bool sampler_fits(const struct sampler *s, unsigned int hz, int64_t interval_ns);
-/* Map sizes chosen (daemon/mapsize.h): counts entries, stack parts. */
+/* Map sizes chosen (daemon/sample/mapsize.h): counts entries, stack parts. */
 void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stack_parts);
 
 /*
@@ -56,7 +56,7 @@ void sampler_sizes(const struct sampler *s, uint32_t *counts, uint32_t *stack_pa
  * empties it (counts and stacks), so that nothing is lost or counted twice.
  */
 int sampler_drain(struct sampler *s, sampler_cb cb, void *arg);
-/* Readable when deferred samples (daemon/deferred.c) wait to be read; -1 without any. */
+/* Readable when deferred samples (daemon/sample/deferred.c) wait to be read; -1 without any. */
 int sampler_epoll_fd(const struct sampler *s);
 /* Reads the deferred samples (before process events: an exit must not overtake them). */
 int sampler_consume(struct sampler *s);
