@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "counters.h"
 #include "statusfile.h"
 
 #define DEFAULT_RUNTIME_DIR "/run/ember"
@@ -799,29 +800,6 @@ static void prom_bpf(const struct ember_status *st)
 {
 	counter("ember_bpf_samples_total", "Samples that reached emberd's BPF program.",
 		st->bpf_samples.total);
-	family("ember_bpf_drops_total", "counter",
-	       "Samples, stacks or events lost in BPF since emberd started, by cause "
-	       "(stack causes: the sample was kept without that stack).");
-	for (int i = 0; i < STATUS_DROP_NR; i++)
-		sample_u64("ember_bpf_drops_total", "cause", statusfile_drop_name(i),
-			   st->drops[i].total);
-	family("ember_last_interval_bpf_drops", "gauge",
-	       "Samples, stacks or events lost in BPF in the last interval, by cause.");
-	for (int i = 0; i < STATUS_DROP_NR; i++)
-		sample_u64("ember_last_interval_bpf_drops", "cause", statusfile_drop_name(i),
-			   st->drops[i].interval);
-	family("ember_samples_skipped_total", "counter",
-	       "Samples left out on purpose (not losses), by reason.");
-	for (int i = 0; i < STATUS_SKIP_NR; i++)
-		sample_u64("ember_samples_skipped_total", "reason", statusfile_skip_name(i),
-			   st->skips[i].total);
-	family("ember_unwind_total", "counter",
-	       "The user stack walk since emberd started: frames by how they were unwound "
-	       "(frames_*), stacks by why they ended (end_*), tables built and failed, "
-	       "runtime (Python, JavaScript) frames and why they stopped short (runtime_*).");
-	for (int i = 0; i < STATUS_UNWIND_NR; i++)
-		sample_u64("ember_unwind_total", "what", statusfile_unwind_name(i),
-			   st->unwind[i].total);
 	gauge("ember_bpf_map_memory_bytes",
 	      "Memory of emberd's BPF maps, charged to its memory cgroup, not part of RSS.",
 	      st->mem.bpf_map_bytes);
@@ -834,28 +812,30 @@ static void prom_bpf(const struct ember_status *st)
 			   st->maps[i].max_entries);
 }
 
-/* One family of off-CPU counts: its losses or the rest, their totals or the last interval's. */
-static void offcpu_family(const struct ember_status *st, const char *name, bool losses, bool total,
-			  const char *help)
+/* One family of the counter table's, and its last interval's gauge if it has one. */
+static void prom_family(const struct ember_status *st, enum counter_family_id f, bool interval)
 {
-	family(name, total ? "counter" : "gauge", help);
-	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
-		if (statusfile_offcpu_loss(i) == losses)
-			sample_u64(name, losses ? "cause" : "what", statusfile_offcpu_name(i),
-				   total ? st->offcpu[i].total : st->offcpu[i].interval);
+	const struct counter_family *fam = &counter_families[f];
+	const char *name = interval ? fam->interval : fam->name;
+
+	family(name, interval ? "gauge" : "counter", interval ? fam->interval_help : fam->help);
+	for (size_t i = 0; i < counters_nr; i++) {
+		struct status_count v = counter_value(st, &counters[i]);
+
+		if (counters[i].family == f)
+			sample_u64(name, fam->label, counters[i].label,
+				   interval ? v.interval : v.total);
+	}
 }
 
-/* Off-CPU time's sampler: what it saw, and apart what it lost, as the BPF drops are. */
-static void prom_offcpu(const struct ember_status *st)
+/* Every counter of the table (lib/proto/counters.c): losses, skips, the walk's, off-CPU's. */
+static void prom_counters(const struct ember_status *st)
 {
-	offcpu_family(st, "ember_offcpu_total", false, true,
-		      "Off-CPU time's sampler since emberd started: switch-outs (estimated), "
-		      "sampled and walked, intervals folded or left out as short, wakeups, "
-		      "stacks held.");
-	offcpu_family(st, "ember_offcpu_losses_total", true, true,
-		      "Off-CPU intervals, stacks or wakers lost since emberd started, by cause.");
-	offcpu_family(st, "ember_last_interval_offcpu_losses", true, false,
-		      "Off-CPU intervals, stacks or wakers lost in the last interval, by cause.");
+	for (int f = 0; f < FAMILY_NR; f++) {
+		prom_family(st, f, false);
+		if (counter_families[f].interval)
+			prom_family(st, f, true);
+	}
 }
 
 /* cpu_budget: the budget, the last interval's cost by part, and what it lowered. */
@@ -947,39 +927,10 @@ static void prom_memory(const struct ember_status *st)
 		   "When emberd last shrank its caches (Unix time).", m->last_shrink_ns);
 }
 
-static void prom_refused(const struct ember_status *st)
-{
-	const struct status_refused *r = &st->refused;
-	static const char *const what[] = {
-		"perf_map_symlink",    "perf_map_owner", "perf_map_size",     "perf_map_type",
-		"perf_map_over_share", "binary_too_big", "binary_over_share", "frame_wait_cut",
-		"name_unread",	       "name_sanitized"};
-	const uint64_t v[] = {r->perfmap_symlink,     r->perfmap_owner,	     r->perfmap_size,
-			      r->perfmap_type,	      r->perfmap_over_share, r->binaries_too_big,
-			      r->binaries_over_share, r->frames_wait_cut,    r->names_unread,
-			      r->names_sanitized};
-
-	family("ember_refused_total", "counter",
-	       "Hostile or broken input refused or cut short since emberd started, by kind.");
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		sample_u64("ember_refused_total", "what", what[i], v[i]);
-}
-
 static void prom_allocs(const struct ember_status *st)
 {
-	const struct status_allocs *a = &st->allocs;
-	static const char *const causes[] = {"live_map_full",	"live_per_process_cap",
-					     "counts_map_full", "stack_map_full",
-					     "not_attached",	"note_malformed"};
-	const uint64_t v[] = {a->live_map_full,	 a->live_proc_cap, a->counts_map_full,
-			      a->stack_map_full, a->not_attached,  a->notes_malformed};
-
 	gauge("ember_alloc_processes", "Processes whose otel_memory probes emberd is attached to.",
-	      a->procs);
-	family("ember_alloc_losses_total", "counter",
-	       "Sampled allocations lost or not attached since emberd started, by cause.");
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		sample_u64("ember_alloc_losses_total", "cause", causes[i], v[i]);
+	      st->allocs.procs);
 }
 
 /*
@@ -1116,9 +1067,8 @@ static void prom_daemon(const struct daemon_view *v)
 	prom_caches(st);
 	prom_memory(st);
 	prom_allocs(st);
-	prom_refused(st);
+	prom_counters(st);
 	prom_apps(st);
-	prom_offcpu(st);
 	prom_budget(st);
 	if (!st->collector.configured)
 		return;

@@ -21,6 +21,7 @@
 
 #include "allocs.h"
 #include "clock.h"
+#include "counters.h"
 #include "growth.h"
 #include "history.h"
 #include "log.h"
@@ -54,36 +55,33 @@ static void count(struct status_count *c, uint64_t delta)
 	c->total += delta;
 }
 
-/* The user stack walk's frames and ends, from the interval's BPF metric deltas. */
-static void gather_walk(struct ember_status *st, const uint64_t d[EMBER_SAMPLE_M_NR])
+/* A counter's interval delta from its BPF metrics (its source's, lib/proto/counters.c). */
+static uint64_t counter_delta(const struct interval_report *r, const struct counter *c)
 {
-	static const struct {
-		enum status_unwind to;
-		enum ember_sample_metric from;
-	} m[] = {
-		{STATUS_UNWIND_FRAMES_TABLE, EMBER_SAMPLE_M_FRAMES_TABLE},
-		{STATUS_UNWIND_FRAMES_FP, EMBER_SAMPLE_M_FRAMES_FP},
-		{STATUS_UNWIND_FRAMES_BAD_RULE, EMBER_SAMPLE_M_FRAMES_BAD_RULE},
-		{STATUS_UNWIND_NO_TABLES, EMBER_SAMPLE_M_PROC_NO_TABLES},
-		{STATUS_UNWIND_DEFERRED, EMBER_SAMPLE_M_DEFERRED},
-		{STATUS_UNWIND_DEFER_FULL, EMBER_SAMPLE_M_DEFER_FULL},
-		{STATUS_UNWIND_END_OUTERMOST, EMBER_SAMPLE_M_END_OUTERMOST},
-		{STATUS_UNWIND_END_SIGNAL, EMBER_SAMPLE_M_END_SIGNAL},
-		{STATUS_UNWIND_END_NO_TABLE, EMBER_SAMPLE_M_END_NO_TABLE},
-		{STATUS_UNWIND_END_BAD_RULE, EMBER_SAMPLE_M_END_BAD_RULE},
-		{STATUS_UNWIND_END_UNREADABLE, EMBER_SAMPLE_M_END_UNREADABLE},
-		{STATUS_UNWIND_END_DEPTH, EMBER_SAMPLE_M_END_DEPTH},
-		{STATUS_UNWIND_END_EXITED, EMBER_SAMPLE_M_END_EXITED},
-		{STATUS_UNWIND_EXIT_STACKS, EMBER_SAMPLE_M_EXIT_STACK},
-		{STATUS_UNWIND_RT_PY_FRAMES, EMBER_SAMPLE_M_RT_PY_FRAMES},
-		{STATUS_UNWIND_RT_V8_FRAMES, EMBER_SAMPLE_M_RT_V8_FRAMES},
-		{STATUS_UNWIND_RT_UNSUPPORTED, EMBER_SAMPLE_M_RT_UNSUPPORTED},
-		{STATUS_UNWIND_RT_NO_THREAD, EMBER_SAMPLE_M_RT_NO_THREAD},
-		{STATUS_UNWIND_RT_BAD_FRAME, EMBER_SAMPLE_M_RT_BAD_FRAME},
-	};
+	switch (c->src) {
+	case COUNTER_SRC_CPU:
+		return c->metric < EMBER_SAMPLE_M_NR ? r->cpu[c->metric] : 0;
+	case COUNTER_SRC_SAMPLING:
+		return c->metric < EMBER_SAMPLE_M_NR ? r->cpu[c->metric] + r->growth[c->metric] : 0;
+	case COUNTER_SRC_OFFCPU:
+		return c->metric < EMBER_OFFCPU_M_NR ? r->offcpu[c->metric] : 0;
+	case COUNTER_SRC_PROC:
+		return c->metric < EMBER_PROC_M_NR ? r->proc[c->metric] : 0;
+	case COUNTER_SRC_HOST:
+		break;
+	}
+	return 0;
+}
 
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		count(&st->unwind[m[i].to], d[m[i].from]);
+/* Every counter of the table read from BPF metrics: the interval's deltas and the totals. */
+static void gather_counters(struct interval_report *r)
+{
+	for (size_t i = 0; i < counters_nr; i++) {
+		struct status_count *n = counter_count(&r->st, &counters[i]);
+
+		if (n && counters[i].src != COUNTER_SRC_HOST)
+			count(n, counter_delta(r, &counters[i]));
+	}
 }
 
 /* Binaries that got no table, whatever the reason. */
@@ -113,15 +111,10 @@ static void gather_unwinder(struct interval_report *r, struct unwinder *unw)
 		(struct status_cache_use){us->procs, 0, 0, us->procs_full};
 }
 
-/*
- * Memory growth's metric totals into interval deltas; its losses go to the
- * same named drop causes as the CPU sampler's.
- */
+/* Memory growth's metric totals into interval deltas (its losses: the sampling drops'). */
 static void gather_growth(struct interval_report *r, const struct report_sources *src)
 {
 	uint64_t g[EMBER_GROWTH_M_NR] = {};
-	struct ember_status *st = &r->st;
-	const uint64_t *d = r->growth;
 
 	memset(r->growth, 0, sizeof(r->growth));
 	if (!src->growth || growth_metrics(src->growth, g))
@@ -129,47 +122,18 @@ static void gather_growth(struct interval_report *r, const struct report_sources
 	for (int m = 0; m < EMBER_GROWTH_M_NR; m++)
 		r->growth[m] = g[m] - r->last_growth[m];
 	memcpy(r->last_growth, g, sizeof(g));
-	count(&st->drops[STATUS_DROP_KERNEL_STACK], d[EMBER_SAMPLE_M_KSTACK_FAILED]);
-	count(&st->drops[STATUS_DROP_STACK_MAP_FULL], d[EMBER_SAMPLE_M_STACKS_FULL]);
-	count(&st->drops[STATUS_DROP_COUNTS_MAP_FULL], d[EMBER_SAMPLE_M_COUNTS_FULL]);
-	count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED], d[EMBER_SAMPLE_M_PROC_EVENT_LOST]);
 }
 
-/*
- * Off-CPU time's metric totals into the status file's interval and total
- * counts; offcpu.c's own line logs the same deltas.
- */
+/* Off-CPU time's metric totals into interval deltas; offcpu.c's own line logs the same. */
 static void gather_offcpu(struct interval_report *r, const struct report_sources *src)
 {
-	static const struct {
-		enum status_offcpu to;
-		int from; /* enum ember_offcpu_metric, or ember_sample_metric below it */
-	} m[] = {
-		{STATUS_OFFCPU_SWITCHES, EMBER_OFFCPU_M_SWITCHES},
-		{STATUS_OFFCPU_SAMPLED, EMBER_OFFCPU_M_SAMPLED},
-		{STATUS_OFFCPU_RAISED, EMBER_OFFCPU_M_RAISED},
-		{STATUS_OFFCPU_FORCED, EMBER_OFFCPU_M_FORCED},
-		{STATUS_OFFCPU_FOLDED, EMBER_SAMPLE_M_COUNTED},
-		{STATUS_OFFCPU_SHORT, EMBER_OFFCPU_M_SHORT},
-		{STATUS_OFFCPU_WAKEUPS, EMBER_OFFCPU_M_WAKEUPS},
-		{STATUS_OFFCPU_HELD, EMBER_OFFCPU_M_HELD},
-		{STATUS_OFFCPU_HELD_MAP_FULL, EMBER_OFFCPU_M_HELD_FULL},
-		{STATUS_OFFCPU_PARKED_EVICTED, EMBER_OFFCPU_M_PARKED_LOST},
-		{STATUS_OFFCPU_NO_STORAGE, EMBER_OFFCPU_M_NO_STORAGE},
-		{STATUS_OFFCPU_COUNTS_MAP_FULL, EMBER_SAMPLE_M_COUNTS_FULL},
-		{STATUS_OFFCPU_STACK_MAP_FULL, EMBER_SAMPLE_M_STACKS_FULL},
-		{STATUS_OFFCPU_WAKERS_MAP_FULL, EMBER_OFFCPU_M_WAKERS_FULL},
-	};
-	_Static_assert(sizeof(m) / sizeof(m[0]) == STATUS_OFFCPU_NR, "every count has a source");
 	uint64_t o[EMBER_OFFCPU_M_NR] = {};
-	struct ember_status *st = &r->st;
 
-	for (int i = 0; i < STATUS_OFFCPU_NR; i++)
-		st->offcpu[i].interval = 0;
+	memset(r->offcpu, 0, sizeof(r->offcpu));
 	if (!src->offcpu || offcpu_metrics(src->offcpu, o))
 		return;
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		count(&st->offcpu[m[i].to], o[m[i].from] - r->last_offcpu[m[i].from]);
+	for (int m = 0; m < EMBER_OFFCPU_M_NR; m++)
+		r->offcpu[m] = o[m] - r->last_offcpu[m];
 	memcpy(r->last_offcpu, o, sizeof(o));
 }
 
@@ -194,12 +158,11 @@ static void gather_allocs(struct ember_status *st, const struct report_sources *
 	};
 }
 
-/* BPF metric totals into interval deltas and the named drop causes. */
+/* BPF metric totals into interval deltas, and those into the table's counters. */
 static void gather_bpf(struct interval_report *r, const struct report_sources *src)
 {
 	uint64_t cpu[EMBER_SAMPLE_M_NR] = {}, proc[EMBER_PROC_M_NR] = {};
 	struct ember_status *st = &r->st;
-	const uint64_t *d = r->cpu;
 
 	memset(r->cpu, 0, sizeof(r->cpu));
 	memset(r->proc, 0, sizeof(r->proc));
@@ -207,16 +170,7 @@ static void gather_bpf(struct interval_report *r, const struct report_sources *s
 		for (int m = 0; m < EMBER_SAMPLE_M_NR; m++)
 			r->cpu[m] = cpu[m] - r->last_cpu[m];
 		memcpy(r->last_cpu, cpu, sizeof(cpu));
-		count(&st->bpf_samples, d[EMBER_SAMPLE_M_SAMPLES]);
-		count(&st->drops[STATUS_DROP_USER_STACK], d[EMBER_SAMPLE_M_USTACK_FAILED]);
-		count(&st->drops[STATUS_DROP_KERNEL_STACK], d[EMBER_SAMPLE_M_KSTACK_FAILED]);
-		count(&st->drops[STATUS_DROP_STACK_MAP_FULL], d[EMBER_SAMPLE_M_STACKS_FULL]);
-		count(&st->drops[STATUS_DROP_COUNTS_MAP_FULL], d[EMBER_SAMPLE_M_COUNTS_FULL]);
-		count(&st->drops[STATUS_DROP_FIRST_SAMPLE_RETRIED],
-		      d[EMBER_SAMPLE_M_PROC_EVENT_LOST]);
-		count(&st->skips[STATUS_SKIP_IDLE], d[EMBER_SAMPLE_M_IDLE_SKIPPED]);
-		count(&st->skips[STATUS_SKIP_FILTERED], d[EMBER_SAMPLE_M_FILTERED]);
-		gather_walk(st, d);
+		count(&st->bpf_samples, r->cpu[EMBER_SAMPLE_M_SAMPLES]);
 	}
 	gather_growth(r, src);
 	gather_offcpu(r, src);
@@ -225,8 +179,8 @@ static void gather_bpf(struct interval_report *r, const struct report_sources *s
 		for (int m = 0; m < EMBER_PROC_M_NR; m++)
 			r->proc[m] = proc[m] - r->last_proc[m];
 		memcpy(r->last_proc, proc, sizeof(proc));
-		count(&st->drops[STATUS_DROP_PROC_EVENT_LOST], r->proc[EMBER_PROC_M_RINGBUF_FULL]);
 	}
+	gather_counters(r);
 }
 
 /* The caches' use, from the symbolizer's statistics in r->sym and the process table's size. */
@@ -633,24 +587,17 @@ static void log_growth(const struct interval_report *r)
 
 void report_log(const struct interval_report *r)
 {
-	static const char *const names[EMBER_SAMPLE_M_NR] = {
-		[EMBER_SAMPLE_M_USTACK_FAILED] = "user stacks unreadable",
-		[EMBER_SAMPLE_M_KSTACK_FAILED] = "kernel stacks unreadable",
-		[EMBER_SAMPLE_M_STACKS_FULL] = "stacks lost (stack map full)",
-		[EMBER_SAMPLE_M_COUNTS_FULL] = "samples dropped (counts map full)",
-		[EMBER_SAMPLE_M_PROC_EVENT_LOST] = "new-process events retried (ring buffer full)",
-	};
 	const struct drain_stats *st = &r->drained;
 	char losses[512] = "";
 	size_t off = 0;
 
-	for (int m = 0; m < EMBER_SAMPLE_M_NR; m++)
-		if (names[m] && r->cpu[m] && off < sizeof(losses))
-			off += snprintf(losses + off, sizeof(losses) - off, ", %s %lu", names[m],
-					r->cpu[m]);
-	if (r->proc[EMBER_PROC_M_RINGBUF_FULL] && off < sizeof(losses))
-		off += snprintf(losses + off, sizeof(losses) - off, ", process events lost %lu",
-				r->proc[EMBER_PROC_M_RINGBUF_FULL]);
+	for (size_t i = 0; i < counters_nr; i++) {
+		struct status_count v = counter_value(&r->st, &counters[i]);
+
+		if (counters[i].log && v.interval && off < sizeof(losses))
+			off += snprintf(losses + off, sizeof(losses) - off, ", %s %" PRIu64,
+					counters[i].log, v.interval);
+	}
 	if (off)
 		log_warnx("interval: %lu samples in %lu stacks of %u processes in %" PRIu64
 			  " apps%s",

@@ -59,6 +59,7 @@ struct interval_report {
 	uint64_t perfmaps_refused;	    /* perf map files refused since the start */
 	uint64_t perfmaps_refused_before;   /* the same at the previous interval */
 	uint64_t growth[EMBER_GROWTH_M_NR]; /* memory growth's BPF metrics of this interval */
+	uint64_t offcpu[EMBER_OFFCPU_M_NR]; /* off-CPU time's BPF metrics of this interval */
 	/* totals at the previous gather, to turn totals into interval deltas */
 	uint64_t last_cpu[EMBER_SAMPLE_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
 	uint64_t last_growth[EMBER_GROWTH_M_NR];

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "statusfile.h"
 #include "utf8.h"
 
@@ -110,22 +111,6 @@ static const struct sf_key keys[] = {
 	K("late_last_end_ns", SF_I64, late_last_end_ns),
 	K("allocs.procs", SF_U64, allocs.procs),
 	K("allocs.files", SF_U64, allocs.files),
-	K("allocs.live_map_full", SF_U64, allocs.live_map_full),
-	K("allocs.live_proc_cap", SF_U64, allocs.live_proc_cap),
-	K("allocs.counts_map_full", SF_U64, allocs.counts_map_full),
-	K("allocs.stack_map_full", SF_U64, allocs.stack_map_full),
-	K("allocs.not_attached", SF_U64, allocs.not_attached),
-	K("allocs.notes_malformed", SF_U64, allocs.notes_malformed),
-	K("refused.perf_map_symlink", SF_U64, refused.perfmap_symlink),
-	K("refused.perf_map_owner", SF_U64, refused.perfmap_owner),
-	K("refused.perf_map_size", SF_U64, refused.perfmap_size),
-	K("refused.perf_map_type", SF_U64, refused.perfmap_type),
-	K("refused.perf_map_over_share", SF_U64, refused.perfmap_over_share),
-	K("refused.binaries_too_big", SF_U64, refused.binaries_too_big),
-	K("refused.binaries_over_share", SF_U64, refused.binaries_over_share),
-	K("refused.frames_wait_cut", SF_U64, refused.frames_wait_cut),
-	K("refused.names_unread", SF_U64, refused.names_unread),
-	K("refused.names_sanitized", SF_U64, refused.names_sanitized),
 	K("budget.ns_per_s", SF_I64, budget.ns_per_s),
 	K("budget.wall_ns", SF_I64, budget.wall_ns),
 	K("budget.self_ns", SF_I64, budget.self_ns),
@@ -140,21 +125,6 @@ static const struct sf_key keys[] = {
 
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
-static const char *const drop_names[STATUS_DROP_NR] = {
-	[STATUS_DROP_USER_STACK] = "user_stack_unreadable",
-	[STATUS_DROP_KERNEL_STACK] = "kernel_stack_unreadable",
-	[STATUS_DROP_STACK_MAP_FULL] = "stack_map_full",
-	[STATUS_DROP_COUNTS_MAP_FULL] = "counts_map_full",
-	[STATUS_DROP_PROC_EVENT_LOST] = "process_event_lost",
-	[STATUS_DROP_FIRST_SAMPLE_RETRIED] = "first_sample_event_retried",
-};
-
-static const char *const skip_names[STATUS_SKIP_NR] = {
-	[STATUS_SKIP_IDLE] = "idle",
-	[STATUS_SKIP_FILTERED] = "filtered",
-	[STATUS_SKIP_EXCLUDED] = "excluded",
-};
-
 static const char *const cache_names[STATUS_CACHE_NR] = {
 	[STATUS_CACHE_BINARIES] = "binaries",
 	[STATUS_CACHE_PERF_MAPS] = "perf_maps",
@@ -165,55 +135,22 @@ static const char *const cache_names[STATUS_CACHE_NR] = {
 	[STATUS_CACHE_PROCESS_MAPS] = "process_maps",
 };
 
-static const char *const unwind_names[STATUS_UNWIND_NR] = {
-	[STATUS_UNWIND_FRAMES_TABLE] = "frames_table",
-	[STATUS_UNWIND_FRAMES_FP] = "frames_frame_pointer",
-	[STATUS_UNWIND_FRAMES_BAD_RULE] = "frames_bad_rule",
-	[STATUS_UNWIND_NO_TABLES] = "samples_not_loaded",
-	[STATUS_UNWIND_DEFERRED] = "samples_deferred",
-	[STATUS_UNWIND_DEFER_FULL] = "samples_defer_full",
-	[STATUS_UNWIND_END_OUTERMOST] = "end_outermost",
-	[STATUS_UNWIND_END_SIGNAL] = "end_signal",
-	[STATUS_UNWIND_END_NO_TABLE] = "end_no_table",
-	[STATUS_UNWIND_END_BAD_RULE] = "end_bad_rule",
-	[STATUS_UNWIND_END_UNREADABLE] = "end_unreadable",
-	[STATUS_UNWIND_END_DEPTH] = "end_depth",
-	[STATUS_UNWIND_END_EXITED] = "end_exited",
-	[STATUS_UNWIND_EXIT_STACKS] = "exit_stacks",
-	[STATUS_UNWIND_TABLES_BUILT] = "tables_built",
-	[STATUS_UNWIND_TABLES_FAILED] = "tables_failed",
-	[STATUS_UNWIND_RT_PY_FRAMES] = "runtime_frames_python",
-	[STATUS_UNWIND_RT_V8_FRAMES] = "runtime_frames_v8",
-	[STATUS_UNWIND_RT_UNSUPPORTED] = "runtime_unsupported",
-	[STATUS_UNWIND_RT_NO_THREAD] = "runtime_end_no_thread",
-	[STATUS_UNWIND_RT_BAD_FRAME] = "runtime_end_bad_frame",
-};
+/* The name of slot i of group g: the counter table's (counters.c). */
+static const char *group_name(enum counter_group g, unsigned int i)
+{
+	const struct counter *c = counter_of(g, i);
 
-static const char *const offcpu_names[STATUS_OFFCPU_NR] = {
-	[STATUS_OFFCPU_SWITCHES] = "switches",
-	[STATUS_OFFCPU_SAMPLED] = "sampled",
-	[STATUS_OFFCPU_RAISED] = "sampled_raised",
-	[STATUS_OFFCPU_FORCED] = "walked_weight_one",
-	[STATUS_OFFCPU_FOLDED] = "folded",
-	[STATUS_OFFCPU_SHORT] = "short",
-	[STATUS_OFFCPU_WAKEUPS] = "wakeups",
-	[STATUS_OFFCPU_HELD] = "held",
-	[STATUS_OFFCPU_HELD_MAP_FULL] = "held_map_full",
-	[STATUS_OFFCPU_PARKED_EVICTED] = "parked_evicted",
-	[STATUS_OFFCPU_NO_STORAGE] = "no_storage",
-	[STATUS_OFFCPU_COUNTS_MAP_FULL] = "counts_map_full",
-	[STATUS_OFFCPU_STACK_MAP_FULL] = "stack_map_full",
-	[STATUS_OFFCPU_WAKERS_MAP_FULL] = "wakers_map_full",
-};
+	return c ? c->key : "?";
+}
 
 const char *statusfile_drop_name(enum status_drop d)
 {
-	return d < STATUS_DROP_NR ? drop_names[d] : "?";
+	return group_name(COUNTER_DROP, d);
 }
 
 const char *statusfile_skip_name(enum status_skip s)
 {
-	return s < STATUS_SKIP_NR ? skip_names[s] : "?";
+	return group_name(COUNTER_SKIP, s);
 }
 
 const char *statusfile_cache_name(enum status_cache c)
@@ -223,17 +160,19 @@ const char *statusfile_cache_name(enum status_cache c)
 
 const char *statusfile_unwind_name(enum status_unwind u)
 {
-	return u < STATUS_UNWIND_NR ? unwind_names[u] : "?";
+	return group_name(COUNTER_UNWIND, u);
 }
 
 const char *statusfile_offcpu_name(enum status_offcpu o)
 {
-	return o < STATUS_OFFCPU_NR ? offcpu_names[o] : "?";
+	return group_name(COUNTER_OFFCPU, o);
 }
 
 bool statusfile_offcpu_loss(enum status_offcpu o)
 {
-	return o >= STATUS_OFFCPU_PARKED_EVICTED && o < STATUS_OFFCPU_NR;
+	const struct counter *c = counter_of(COUNTER_OFFCPU, o);
+
+	return c && c->loss;
 }
 
 /* --- formatting ----------------------------------------------------------------- */
@@ -336,6 +275,26 @@ static void put_startup(struct out *o, const struct status_startup *r)
 	put(o, "startup %s %" PRIu64 "\n", app_word(r->app, app), r->bytes);
 }
 
+/* The counter table's: plain totals as "KEY V", the groups' as "WORD NAME I T". */
+static void put_counters(struct out *o, const struct ember_status *st)
+{
+	for (size_t i = 0; i < counters_nr; i++)
+		if (counters[i].group == COUNTER_TOTAL)
+			put(o, "%s %" PRIu64 "\n", counters[i].key,
+			    counter_value(st, &counters[i]).total);
+	for (int g = 0; g < COUNTER_TOTAL; g++)
+		for (unsigned int i = 0; i < counter_group_size(g); i++) {
+			const struct counter *c = counter_of(g, i);
+			struct status_count v;
+
+			if (!c)
+				continue;
+			v = counter_value(st, c);
+			put(o, "%s %s %" PRIu64 " %" PRIu64 "\n", counter_group_word(g), c->key,
+			    v.interval, v.total);
+		}
+}
+
 int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 {
 	struct out o = {.buf = buf, .len = len};
@@ -347,18 +306,7 @@ int statusfile_format(const struct ember_status *st, char *buf, size_t len)
 	put(&o, "%s %d\n", STATUSFILE_MAGIC, STATUSFILE_VERSION);
 	for (i = 0; i < N_KEYS; i++)
 		put_key(&o, st, &keys[i]);
-	for (i = 0; i < STATUS_DROP_NR; i++)
-		put(&o, "drop %s %" PRIu64 " %" PRIu64 "\n", drop_names[i], st->drops[i].interval,
-		    st->drops[i].total);
-	for (i = 0; i < STATUS_SKIP_NR; i++)
-		put(&o, "skip %s %" PRIu64 " %" PRIu64 "\n", skip_names[i], st->skips[i].interval,
-		    st->skips[i].total);
-	for (i = 0; i < STATUS_UNWIND_NR; i++)
-		put(&o, "unwind %s %" PRIu64 " %" PRIu64 "\n", unwind_names[i],
-		    st->unwind[i].interval, st->unwind[i].total);
-	for (i = 0; i < STATUS_OFFCPU_NR; i++)
-		put(&o, "offcpu %s %" PRIu64 " %" PRIu64 "\n", offcpu_names[i],
-		    st->offcpu[i].interval, st->offcpu[i].total);
+	put_counters(&o, st);
 	for (i = 0; i < STATUS_CACHE_NR; i++)
 		put(&o, "cache %s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 		    cache_names[i], st->caches[i].entries, st->caches[i].bytes, st->caches[i].cap,
@@ -500,18 +448,30 @@ static int name_index(const char *const *names, size_t n, const char *name)
 }
 
 /* "drop CAUSE I T", "skip REASON I T": unknown names are a newer writer's, ignored. */
-static bool set_named_count(struct status_count *v, const char *const *names, size_t n, char *value)
+/* "WORD NAME I T" of a group of the counter table; an unknown NAME is a newer writer's. */
+static bool set_group_count(struct ember_status *st, enum counter_group g, char *value)
 {
-	char *w[3];
+	const struct counter *k;
 	struct status_count c;
-	int i;
+	char *w[3];
 
 	if (!split_words(value, w, 3) || !parse_u64(w[1], &c.interval) ||
 	    !parse_u64(w[2], &c.total))
 		return false;
-	i = name_index(names, n, w[0]);
-	if (i >= 0)
-		v[i] = c;
+	k = counter_named(g, w[0]);
+	if (k && counter_count(st, k))
+		*counter_count(st, k) = c;
+	return true;
+}
+
+/* "KEY V" of a plain total of the counter table; false when KEY is none. */
+static bool set_total(struct ember_status *st, const char *key, const char *value, bool *ok)
+{
+	const struct counter *k = counter_named(COUNTER_TOTAL, key);
+
+	if (!k)
+		return false;
+	*ok = parse_u64(value, counter_total(st, k));
 	return true;
 }
 
@@ -589,6 +549,7 @@ static void parse_line(struct ember_status *st, char *line, unsigned int no,
 	char *value = strchr(line, ' ');
 	bool ok = true;
 	size_t i;
+	int g;
 
 	if (!line[0])
 		return;
@@ -597,14 +558,10 @@ static void parse_line(struct ember_status *st, char *line, unsigned int no,
 		return;
 	}
 	*value++ = '\0';
-	if (!strcmp(line, "drop")) {
-		ok = set_named_count(st->drops, drop_names, STATUS_DROP_NR, value);
-	} else if (!strcmp(line, "skip")) {
-		ok = set_named_count(st->skips, skip_names, STATUS_SKIP_NR, value);
-	} else if (!strcmp(line, "unwind")) {
-		ok = set_named_count(st->unwind, unwind_names, STATUS_UNWIND_NR, value);
-	} else if (!strcmp(line, "offcpu")) {
-		ok = set_named_count(st->offcpu, offcpu_names, STATUS_OFFCPU_NR, value);
+	for (g = 0; g < COUNTER_TOTAL && strcmp(line, counter_group_word(g)); g++)
+		;
+	if (g < COUNTER_TOTAL) {
+		ok = set_group_count(st, g, value);
 	} else if (!strcmp(line, "cache")) {
 		ok = set_cache(st, value);
 	} else if (!strcmp(line, "bpf_map")) {
@@ -613,7 +570,7 @@ static void parse_line(struct ember_status *st, char *line, unsigned int no,
 		ok = set_runq(st, value);
 	} else if (!strcmp(line, "startup")) {
 		ok = set_startup(st, value);
-	} else {
+	} else if (!set_total(st, line, value, &ok)) {
 		for (i = 0; i < N_KEYS && strcmp(keys[i].key, line); i++)
 			;
 		if (i < N_KEYS)

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* statusfile: what emberd writes is what emberctl reads; bad input is bounded and reported. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
+#include "ember/offcpu.h"
+#include "ember/proc.h"
+#include "ember/sample.h"
 #include "statusfile.h"
 #include "suites.h"
 
@@ -384,6 +389,87 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* Every slot of every group has one counter, with every name, and a source in bounds. */
+START_TEST(test_counter_table)
+{
+	unsigned int totals = 0;
+
+	for (int g = 0; g < COUNTER_TOTAL; g++) {
+		ck_assert_ptr_nonnull(counter_group_word(g));
+		for (unsigned int i = 0; i < counter_group_size(g); i++) {
+			unsigned int rows = 0;
+
+			for (size_t k = 0; k < counters_nr; k++)
+				rows += counters[k].group == (enum counter_group)g &&
+					counters[k].index == i;
+			ck_assert_msg(rows == 1, "%s slot %u has %u counters",
+				      counter_group_word(g), i, rows);
+		}
+		ck_assert_ptr_null(counter_of(g, counter_group_size(g)));
+	}
+	for (size_t k = 0; k < counters_nr; k++) {
+		const struct counter *c = &counters[k];
+
+		ck_assert_ptr_nonnull(c->key);
+		ck_assert_ptr_nonnull(c->label);
+		ck_assert_int_lt(c->family, FAMILY_NR);
+		ck_assert_msg(!c->log || c->loss, "%s: only losses reach the losses' line", c->key);
+		ck_assert_uint_lt(c->metric, c->src == COUNTER_SRC_OFFCPU ? EMBER_OFFCPU_M_NR :
+					     c->src == COUNTER_SRC_PROC	  ? EMBER_PROC_M_NR :
+									    EMBER_SAMPLE_M_NR);
+		totals += c->group == COUNTER_TOTAL;
+		for (size_t j = 0; j < k; j++) {
+			ck_assert_msg(c->group != counters[j].group ||
+					      strcmp(c->key, counters[j].key),
+				      "%s twice in the status file", c->key);
+			ck_assert_msg(c->family != counters[j].family ||
+					      strcmp(c->label, counters[j].label),
+				      "%s twice in %s", c->label, counter_families[c->family].name);
+		}
+	}
+	ck_assert_uint_eq(counter_group_size(COUNTER_TOTAL), totals);
+	for (int f = 0; f < FAMILY_NR; f++) {
+		ck_assert_ptr_nonnull(counter_families[f].name);
+		ck_assert_ptr_nonnull(counter_families[f].label);
+		ck_assert_ptr_nonnull(counter_families[f].help);
+		ck_assert(!counter_families[f].interval == !counter_families[f].interval_help);
+	}
+}
+END_TEST
+
+/* Each counter's figures go through the file and come back, each in its own place. */
+START_TEST(test_counter_round_trip)
+{
+	static struct ember_status in, out;
+	static char text[STATUSFILE_MAX_BYTES];
+	struct statusfile_errors e = {};
+	int n;
+
+	memset(&in, 0, sizeof(in));
+	in.format = STATUSFILE_VERSION;
+	for (size_t k = 0; k < counters_nr; k++) {
+		struct status_count *c = counter_count(&in, &counters[k]);
+
+		if (c)
+			*c = (struct status_count){1000 + k, 2000 + k};
+		else
+			*counter_total(&in, &counters[k]) = 3000 + k;
+	}
+	n = statusfile_format(&in, text, sizeof(text));
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(statusfile_parse(text, (size_t)n, &out, &e), 0);
+	ck_assert_uint_eq(e.n, 0);
+	for (size_t k = 0; k < counters_nr; k++) {
+		struct status_count a = counter_value(&in, &counters[k]);
+		struct status_count b = counter_value(&out, &counters[k]);
+
+		ck_assert_msg(a.interval == b.interval && a.total == b.total,
+			      "%s: %" PRIu64 " %" PRIu64 " came back as %" PRIu64 " %" PRIu64,
+			      counters[k].key, a.interval, a.total, b.interval, b.total);
+	}
+}
+END_TEST
+
 Suite *statusfile_suite(void)
 {
 	Suite *s = suite_create("statusfile");
@@ -400,6 +486,8 @@ Suite *statusfile_suite(void)
 	tcase_add_test(tc, test_unknown_ignored);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_counter_table);
+	tcase_add_test(tc, test_counter_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }
