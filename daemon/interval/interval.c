@@ -186,16 +186,16 @@ static int store_type(struct interval *iv, struct drain_result *r, int64_t start
 	 * with three types is one application. Lost stacks are lost in any type.
 	 */
 	tot->st.lost_stacks += r->total.lost_stacks;
-	if (r->type == &profile_types[PROFILE_CPU]) {
+	if (r->type->report & PROFILE_REPORT_CLOCK) {
 		tot->st.samples += r->total.samples;
 		tot->st.stacks += r->total.stacks;
 		tot->st.processes += r->total.processes;
 		tot->excluded += r->excluded;
 		tot->apps += r->n;
 	}
-	if (r->type == &profile_types[PROFILE_OFFCPU])
+	if (r->type->report & PROFILE_REPORT_RUNQ)
 		note_runq(r, tot);
-	if (r->type == &profile_types[PROFILE_MEMORY_GROWTH])
+	if (r->type->report & PROFILE_REPORT_STARTUP)
 		note_startup(r, tot);
 	drain_result_free(r);
 	return failed;

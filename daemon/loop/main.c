@@ -461,7 +461,25 @@ static int open_bpf(struct daemon *d)
 	return 0;
 }
 
-/* The interval's owner, reading the parts opened above; the cpu type drains the sampler. */
+/* The owner of a type's maps, opened by open_bpf(); NULL: not open (off, or unavailable). */
+static void *type_source(const struct daemon *d, enum profile_source s)
+{
+	switch (s) {
+	case PROFILE_SRC_SAMPLER:
+		return d->sampler;
+	case PROFILE_SRC_ALLOCS:
+		return d->allocs;
+	case PROFILE_SRC_GROWTH:
+		return d->growth;
+	case PROFILE_SRC_OFFCPU:
+		return d->offcpu;
+	case PROFILE_SRC_NONE:
+		break;
+	}
+	return NULL;
+}
+
+/* The interval's owner, reading the parts opened above; each type drains its source. */
 static int open_interval(struct daemon *d)
 {
 	d->iv = interval_open(
@@ -483,24 +501,20 @@ static int open_interval(struct daemon *d)
 					.rollups = d->rollups,
 					.classify = procevents_classify,
 					.classify_arg = d});
-	/*
-	 * memory first: its buffers flip right after the interval's exits are read, so
-	 * that no allocation of a process that exited lands in the next interval, where
-	 * the process table no longer knows it
-	 */
-	if (!d->iv ||
-	    (d->allocs && interval_add_type(d->iv, &profile_types[PROFILE_MEMORY], d->allocs)) ||
-	    interval_add_type(d->iv, &profile_types[PROFILE_CPU], d->sampler) ||
-	    (d->growth &&
-	     interval_add_type(d->iv, &profile_types[PROFILE_MEMORY_GROWTH], d->growth)) ||
-	    (d->offcpu && interval_add_type(d->iv, &profile_types[PROFILE_OFFCPU], d->offcpu)) ||
-	    /* right after offcpu, whose drain flips the buffers the wakers' follow */
-	    (d->offcpu &&
-	     interval_add_type(d->iv, &profile_types[PROFILE_OFFCPU_WAKERS], d->offcpu))) {
-		log_err("cannot set up the interval: %s", strerror(ENOMEM));
-		return 1;
+	if (!d->iv)
+		goto fail;
+	/* in the table's order, which is the drains' (profile_type.h) */
+	for (int i = 0; i < PROFILE_TYPES_NR; i++) {
+		const struct profile_type *t = &profile_types[i];
+		void *src = type_source(d, t->source);
+
+		if (src && interval_add_type(d->iv, t, src))
+			goto fail;
 	}
 	return 0;
+fail:
+	log_err("cannot set up the interval: %s", strerror(ENOMEM));
+	return 1;
 }
 
 /*

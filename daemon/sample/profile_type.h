@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The profile types emberd writes, each described once: its name, what its
- * sample values mean in pprof, and the maps its drain reads. A new type is its
- * BPF program, its ABI header and one entry in profile_types.c.
+ * sample values mean in pprof, the maps its drain reads, when the interval
+ * drains it and what its report takes. A new type is its BPF program, its ABI
+ * header, its owner (daemon/sample/) and one entry in profile_types.c.
  */
 #ifndef EMBER_PROFILE_TYPE_H
 #define EMBER_PROFILE_TYPE_H
@@ -56,6 +57,23 @@ typedef void (*profile_flip_fn)(void *src);
  */
 typedef void (*profile_keep_fn)(void *src, void (*keep)(void *arg, pid_t pid), void *arg);
 
+/* Whose maps a type drains: the owners emberd opens (daemon/loop/main.c's open_bpf()). */
+enum profile_source {
+	PROFILE_SRC_NONE = 0, /* no interval's: on-demand captures only (emberctl capture) */
+	PROFILE_SRC_SAMPLER,  /* struct sampler: the on-CPU sampler, always open */
+	PROFILE_SRC_ALLOCS,   /* struct allocs: when an [app] sets memory */
+	PROFILE_SRC_GROWTH,   /* struct growth: when growth_fault_period is not 0 */
+	PROFILE_SRC_OFFCPU,   /* struct offcpu: when offcpu is on */
+};
+
+/* What the interval's report takes from a type's drains (struct profile_type's report). */
+enum profile_report {
+	/* its samples, stacks, processes and applications are the report's: the sampling clock's */
+	PROFILE_REPORT_CLOCK = 1 << 0,
+	PROFILE_REPORT_RUNQ = 1 << 1,	 /* each application's run-queue delay (runq lines) */
+	PROFILE_REPORT_STARTUP = 1 << 2, /* each application's growth in its start-ups */
+};
+
 /* One profile type, shared by the interval, the drain and on-demand captures. */
 struct profile_type {
 	const char *name; /* the history's type and emberctl's --type */
@@ -69,16 +87,25 @@ struct profile_type {
 	profile_keep_fn keep; /* NULL: no frames named after the interval they were taken in */
 	/* one line for the drained profiles' comment (how they were sampled), or NULL */
 	const char *(*comment)(void *src);
+	enum profile_source source; /* whose maps: the interval drains it when that is open */
+	unsigned int report;	    /* enum profile_report: what the report takes from it */
 };
 
-/* Every type emberd knows, indexed by enum profile_type_id (profile_types.c). */
+/*
+ * Every type emberd knows, indexed by enum profile_type_id (profile_types.c),
+ * in the order the interval drains them: memory first, its buffers flipped
+ * right after the interval's exits are read, so that no allocation of a
+ * process that exited lands in the next interval, where the process table no
+ * longer knows it; offcpu_wakers right after offcpu, whose drain flips the
+ * buffers the wakers' follow.
+ */
 enum profile_type_id {
-	PROFILE_CPU,
 	PROFILE_MEMORY,
-	PROFILE_MALLOC,
+	PROFILE_CPU,
 	PROFILE_MEMORY_GROWTH,
 	PROFILE_OFFCPU,
 	PROFILE_OFFCPU_WAKERS,
+	PROFILE_MALLOC,
 	PROFILE_TYPES_NR,
 };
 extern const struct profile_type profile_types[PROFILE_TYPES_NR];

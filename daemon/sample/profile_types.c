@@ -255,6 +255,8 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period = cpu_period,
 			.drain = cpu_drain,
 			.flip = flip_cpu,
+			.source = PROFILE_SRC_SAMPLER,
+			.report = PROFILE_REPORT_CLOCK,
 		},
 	/*
 	 * sampled allocations (bpf/alloc.bpf.c) in Go's convention: the interval's
@@ -273,6 +275,7 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period = memory_period,
 			.drain = memory_drain,
 			.flip = flip_memory,
+			.source = PROFILE_SRC_ALLOCS,
 		},
 	/* every malloc/calloc/realloc of one process, by uprobes (bpf/malloc.bpf.c): the
 	 * emergency capture only, never an interval's */
@@ -295,6 +298,8 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period = growth_period,
 			.drain = growth_drain_type,
 			.flip = flip_growth,
+			.source = PROFILE_SRC_GROWTH,
+			.report = PROFILE_REPORT_STARTUP,
 		},
 	/*
 	 * time off the CPU by stack, sampled at sched_switch (bpf/offcpu.bpf.c), the
@@ -312,6 +317,8 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.flip = flip_offcpu,
 			.keep = keep_offcpu,
 			.comment = comment_offcpu,
+			.source = PROFILE_SRC_OFFCPU,
+			.report = PROFILE_REPORT_RUNQ,
 		},
 	/* who ended the sampled waits of offcpu: the wait, "[woken by]", the waker's stack */
 	[PROFILE_OFFCPU_WAKERS] =
@@ -324,5 +331,6 @@ const struct profile_type profile_types[PROFILE_TYPES_NR] = {
 			.period = offcpu_period,
 			.drain = wakers_drain_type,
 			.comment = comment_offcpu,
+			.source = PROFILE_SRC_OFFCPU,
 		},
 };
