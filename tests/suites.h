@@ -77,6 +77,7 @@ Suite *geometric_suite(void);
 Suite *growth_class_suite(void);
 Suite *mapsize_suite(void);
 Suite *hostrows_suite(void);
+Suite *rowspace_suite(void);
 Suite *bpfload_suite(void);
 Suite *stackparts_suite(void);
 Suite *clock_suite(void);

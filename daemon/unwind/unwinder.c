@@ -29,6 +29,7 @@
 #include "mapfile.h"
 #include "procmaps.h"
 #include "procsnap.h"
+#include "rowspace.h"
 #include "runtime.h"
 #include "unwinder.h"
 #include "util.h"
@@ -90,16 +91,14 @@ struct req {
 /* One binary's table, or a negative entry (id == NO_ID) saying why it has none. */
 struct table {
 	struct file_key key;
-	bool vdso;	       /* the vDSO's table: not in the tree, never evicted */
-	uint32_t id;	       /* index in the tables map, or NO_ID */
-	uint32_t first, nrows; /* where its rows lie in the rows map */
-	uint64_t base;	       /* ELF vaddr of row pc 0 */
+	bool vdso;		    /* the vDSO's table: not in the tree, never evicted */
+	uint32_t id;		    /* index in the tables map, or NO_ID */
+	struct rowspace_extent ext; /* its rows in the rows map, its uses (rowspace.h) */
+	uint64_t base;		    /* ELF vaddr of row pc 0 */
 	struct unwtab_seg segs[UNWTAB_MAX_SEGS];
 	size_t nsegs;
 	enum unwtab_err err;	 /* why there is no table */
 	struct ember_rt_proc rt; /* the runtime the binary holds (ELF vaddrs), if any */
-	uint32_t refs;		 /* processes whose mappings use it */
-	uint64_t used;		 /* tick of its last use, for the LRU */
 };
 #define NO_ID UINT32_MAX
 
@@ -253,46 +252,6 @@ static void publish_table(struct unwinder *u, uint32_t id, uint32_t first, uint3
 	bpf_map_update_elem(u->fds.tables, &id, &v, BPF_ANY);
 }
 
-/* --- row space: first fit among the loaded tables' extents ------------------------------- */
-
-static int cmp_extent(const void *a, const void *b)
-{
-	const struct table *x = *(struct table *const *)a, *y = *(struct table *const *)b;
-
-	return x->first < y->first ? -1 : x->first > y->first;
-}
-
-static size_t block_align(size_t row)
-{
-	return (row + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK * ROWS_PER_BLOCK;
-}
-
-/* The first index where n rows fit, or -1. Tables start on a block: no two share one. */
-static int64_t find_space(struct unwinder *u, size_t n)
-{
-	struct table *v[EMBER_UNWIND_TABLES_MAX];
-	size_t nv = 0, at = 0;
-
-	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
-		if (u->by_id[i])
-			v[nv++] = u->by_id[i];
-	qsort(v, nv, sizeof(*v), cmp_extent);
-	for (size_t i = 0; i < nv; i++) {
-		if (v[i]->first - at >= n)
-			return at;
-		at = block_align(v[i]->first + v[i]->nrows);
-	}
-	return u->rows_cap - at >= n ? (int64_t)at : -1;
-}
-
-static int64_t free_id(struct unwinder *u)
-{
-	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
-		if (!u->by_id[i])
-			return i;
-	return -1;
-}
-
 /* Blocks deleted by one system call. */
 #define DELETE_BATCH 256
 
@@ -331,50 +290,43 @@ static void evict(struct unwinder *u, struct table *t)
 		bpf_map_delete_elem(u->fds.rt_exes, &k);
 	publish_table(u, t->id, 0, 0);
 	hostrows_drop(u->host, t->id);
-	delete_rows(u, t->first, t->nrows);
+	delete_rows(u, t->ext.first, t->ext.nrows);
 	u->by_id[t->id] = NULL;
 	tdelete(t, &u->tables, cmp_table);
 	worker_lock(&u->worker);
 	u->st.tables--;
-	u->st.used_bytes -= (uint64_t)t->nrows * sizeof(struct ember_unwind_row);
+	u->st.used_bytes -= (uint64_t)t->ext.nrows * sizeof(struct ember_unwind_row);
 	u->st.evicted++;
 	worker_unlock(&u->worker);
 	free(t);
 }
 
-/* The least recently used table no process uses, or NULL. */
-static struct table *lru_victim(struct unwinder *u)
-{
-	struct table *victim = NULL;
-
-	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++) {
-		struct table *t = u->by_id[i];
-
-		if (t && !t->refs && !t->vdso && (!victim || t->used < victim->used))
-			victim = t;
-	}
-	return victim;
-}
-
 /*
  * Room for n rows and an id, evicting unused tables, least recently used
- * first. 0, or -ENOSPC when the cap is full of tables in use.
+ * first (rowspace.h). 0, or -ENOSPC when the cap is full of tables in use.
  */
 static int make_room(struct unwinder *u, size_t n, uint32_t *id, uint32_t *first)
 {
+	const struct rowspace_extent *v[EMBER_UNWIND_TABLES_MAX];
+
+	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
+		v[i] = u->by_id[i] ? &u->by_id[i]->ext : NULL;
 	for (;;) {
-		int64_t f = find_space(u, n), i = free_id(u);
-		struct table *victim;
+		int64_t f =
+			rowspace_fit(v, EMBER_UNWIND_TABLES_MAX, u->rows_cap, ROWS_PER_BLOCK, n);
+		int64_t i = rowspace_free_id(v, EMBER_UNWIND_TABLES_MAX);
+		int64_t victim;
 
 		if (f >= 0 && i >= 0) {
-			*first = f;
-			*id = i;
+			*first = (uint32_t)f;
+			*id = (uint32_t)i;
 			return 0;
 		}
-		victim = lru_victim(u);
-		if (!victim)
+		victim = rowspace_victim(v, EMBER_UNWIND_TABLES_MAX);
+		if (victim < 0)
 			return -ENOSPC;
-		evict(u, victim);
+		evict(u, u->by_id[victim]);
+		v[victim] = NULL;
 	}
 }
 
@@ -431,8 +383,8 @@ static int load_table(struct unwinder *u, struct table *t, const struct unwtab *
 	if (hostrows_add(u->host, id, first, tab->rows, tab->nrows))
 		log_debug("unwinder: out of memory: table %u not walked on the host", id);
 	t->id = id;
-	t->first = first;
-	t->nrows = tab->nrows;
+	t->ext.first = first;
+	t->ext.nrows = tab->nrows;
 	t->base = tab->base;
 	t->nsegs = tab->nsegs;
 	memcpy(t->segs, tab->segs, sizeof(t->segs));
@@ -743,6 +695,7 @@ static void vdso_build(struct unwinder *u)
 
 	u->vdso.id = NO_ID;
 	u->vdso.vdso = true;
+	u->vdso.ext.pinned = true;
 	if (!base || procmaps_read(getpid(), &maps))
 		return;
 	m = procmaps_find(&maps, base);
@@ -786,7 +739,7 @@ static struct proc *proc_find(struct unwinder *u, pid_t pid)
 static void proc_unref(struct proc *p)
 {
 	for (size_t i = 0; i < p->ntables; i++)
-		p->tables[i]->refs--;
+		p->tables[i]->ext.refs--;
 	free(p->tables);
 	p->tables = NULL;
 	p->ntables = 0;
@@ -883,8 +836,8 @@ static size_t fill_entry(struct unwinder *u, const struct proc_snap *snap, struc
 				e->rt = t->rt;
 				rt_relocate(&e->rt, bias - t->base);
 			}
-			t->used = u->tick;
-			t->refs++;
+			t->ext.used = u->tick;
+			t->ext.refs++;
 			used[(*nused)++] = t;
 		}
 	}
@@ -1047,7 +1000,7 @@ static void proc_scan(struct unwinder *u, pid_t pid, int64_t asked_ns, struct pr
 	}
 	if (rc) { /* not loaded: its stacks are walked with frame pointers */
 		for (size_t i = 0; i < nused; i++)
-			used[i]->refs--;
+			used[i]->ext.refs--;
 		free(used);
 		ev = rc == -ESTALE ? UNWINDER_EXEC : UNWINDER_DROPPING;
 		/*
