@@ -32,17 +32,12 @@
 #include "ember/offcpu.h"
 #include "ember/proc.h"
 #include "log.h"
+#include "recentprocs.h"
 #include "runtime.h"
 #include "uwalk.h"
 
 /* Walked samples kept for the drain at once; beyond, they are counted lost. */
 #define WALKED_MAX 8192
-/*
- * Processes whose exit was read lately: a sample of one read after its exit
- * (the two rings are read one after the other) is walked at once.
- */
-#define EXITED_MAX 256
-
 /*
  * How an off-CPU wait ended (struct ember_offcpu_wait_end): ended false until
  * it has; and who woke it: waker_ulen user then waker_klen kernel frames in
@@ -240,12 +235,6 @@ static bool vec_push(struct walked_vec *a, struct walked *s)
 	return true;
 }
 
-/* An exec read: pid's samples taken before ktime_ns are of its old program. */
-struct exec_note {
-	uint32_t pid;
-	uint64_t ktime_ns;
-};
-
 struct deferred {
 	struct ring_buffer *rb;
 	int ring_fd;
@@ -267,10 +256,7 @@ struct deferred {
 	uint64_t metrics[DEFERRED_KINDS]
 			[EMBER_SAMPLE_M_NR]; /* the walks' frames and ends, COUNTED */
 	struct deferred_stats st;	     /* but waiting, read from nwaiting */
-	uint32_t exited[EXITED_MAX];	     /* the last processes whose exit was read, a ring */
-	uint32_t nexited;		     /* exits noted since the start */
-	struct exec_note execs[EXITED_MAX];  /* the last execs read, a ring */
-	uint32_t nexecs;		     /* execs noted since the start */
+	struct recent_procs recent;	     /* the exits and execs read lately */
 	uint32_t late[DEFERRED_LATE_MAX];    /* processes whose samples waited too long, */
 	size_t nlate;			     /* distinct, until deferred_take_late() */
 };
@@ -725,28 +711,6 @@ static struct waiting *from_record(struct deferred *d, const struct ember_deferr
 	return w;
 }
 
-/* Under the lock: whether pid exec'd after ktime_ns (an exec read lately). */
-static bool execd_after_locked(const struct deferred *d, uint32_t pid, uint64_t ktime_ns)
-{
-	uint32_t n = d->nexecs < EXITED_MAX ? d->nexecs : EXITED_MAX;
-
-	for (uint32_t i = 0; i < n; i++)
-		if (d->execs[i].pid == pid && d->execs[i].ktime_ns > ktime_ns)
-			return true;
-	return false;
-}
-
-/* Under the lock: whether pid's exit was read lately. */
-static bool exited_locked(const struct deferred *d, uint32_t pid)
-{
-	uint32_t n = d->nexited < EXITED_MAX ? d->nexited : EXITED_MAX;
-
-	for (uint32_t i = 0; i < n; i++)
-		if (d->exited[i] == pid)
-			return true;
-	return false;
-}
-
 /*
  * Under the lock: the end of an off-CPU wait (which it takes: its waker's
  * stacks), onto its copy still waiting, or making its walked wait a sample; a
@@ -879,7 +843,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	if (w->wait_id)
 		d->st.waits++;
 	loaded = tfind(pid_key(w->tgid), &d->loaded, cmp_pid);
-	old_program = execd_after_locked(d, w->tgid, w->ktime_ns);
+	old_program = recent_execd_after(&d->recent, w->tgid, w->ktime_ns);
 	pthread_mutex_unlock(&d->mu);
 	/* taken before an exec read already: no entry is of its program any more */
 	if (old_program) {
@@ -911,7 +875,7 @@ static int on_record(void *ctx, void *data, size_t size)
 	      d->nwaiting >= DEFERRED_WAITING_MAX ||
 	      d->waiting_bytes + held_bytes(w) > DEFERRED_WAITING_BYTES ||
 	      held_by_locked(d, w->tgid) + held_bytes(w) > DEFERRED_PROC_BYTES ||
-	      exited_locked(d, w->tgid) || !hold_locked(d, w);
+	      recent_exited(&d->recent, w->tgid) || !hold_locked(d, w);
 	if (!now) {
 		*d->tail = w;
 		d->tail = &w->next;
@@ -938,7 +902,7 @@ void deferred_exec(struct deferred *d, uint32_t pid, uint64_t ktime_ns)
 	struct waiting *w;
 
 	pthread_mutex_lock(&d->mu);
-	d->execs[d->nexecs++ % EXITED_MAX] = (struct exec_note){pid, ktime_ns};
+	recent_exec(&d->recent, pid, ktime_ns);
 	w = take_locked(d, pid, ktime_ns, INT64_MIN);
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, w, ENTRY_NONE);
@@ -950,7 +914,7 @@ void deferred_exited(struct deferred *d, uint32_t pid, bool loading)
 
 	pthread_mutex_lock(&d->mu);
 	if (!loading) {
-		d->exited[d->nexited++ % EXITED_MAX] = pid;
+		recent_exit(&d->recent, pid);
 		w = take_locked(d, pid, UINT64_MAX, INT64_MIN);
 	}
 	pthread_mutex_unlock(&d->mu);
