@@ -55,6 +55,14 @@ static void count(struct status_count *c, uint64_t delta)
 	c->total += delta;
 }
 
+/* Metric totals now into the interval's deltas (out), now becoming the last totals. */
+static void deltas(uint64_t *out, const uint64_t *now, uint64_t *last, size_t n)
+{
+	for (size_t m = 0; m < n; m++)
+		out[m] = now[m] - last[m];
+	memcpy(last, now, n * sizeof(*now));
+}
+
 /* A counter's interval delta from its BPF metrics (its source's, lib/proto/counters.c). */
 static uint64_t counter_delta(const struct interval_report *r, const struct counter *c)
 {
@@ -119,9 +127,7 @@ static void gather_growth(struct interval_report *r, const struct report_sources
 	memset(r->growth, 0, sizeof(r->growth));
 	if (!src->growth || growth_metrics(src->growth, g))
 		return;
-	for (int m = 0; m < EMBER_GROWTH_M_NR; m++)
-		r->growth[m] = g[m] - r->last_growth[m];
-	memcpy(r->last_growth, g, sizeof(g));
+	deltas(r->growth, g, r->last_growth, EMBER_GROWTH_M_NR);
 }
 
 /* Off-CPU time's metric totals into interval deltas; offcpu.c's own line logs the same. */
@@ -132,9 +138,7 @@ static void gather_offcpu(struct interval_report *r, const struct report_sources
 	memset(r->offcpu, 0, sizeof(r->offcpu));
 	if (!src->offcpu || offcpu_metrics(src->offcpu, o))
 		return;
-	for (int m = 0; m < EMBER_OFFCPU_M_NR; m++)
-		r->offcpu[m] = o[m] - r->last_offcpu[m];
-	memcpy(r->last_offcpu, o, sizeof(o));
+	deltas(r->offcpu, o, r->last_offcpu, EMBER_OFFCPU_M_NR);
 }
 
 /* Sampled allocations: what is attached, and what was lost or refused since the start. */
@@ -167,19 +171,14 @@ static void gather_bpf(struct interval_report *r, const struct report_sources *s
 	memset(r->cpu, 0, sizeof(r->cpu));
 	memset(r->proc, 0, sizeof(r->proc));
 	if (!sampler_metrics(src->sampler, cpu)) {
-		for (int m = 0; m < EMBER_SAMPLE_M_NR; m++)
-			r->cpu[m] = cpu[m] - r->last_cpu[m];
-		memcpy(r->last_cpu, cpu, sizeof(cpu));
+		deltas(r->cpu, cpu, r->last_cpu, EMBER_SAMPLE_M_NR);
 		count(&st->bpf_samples, r->cpu[EMBER_SAMPLE_M_SAMPLES]);
 	}
 	gather_growth(r, src);
 	gather_offcpu(r, src);
 	gather_allocs(st, src);
-	if (!proctrack_metrics(src->proc, proc)) {
-		for (int m = 0; m < EMBER_PROC_M_NR; m++)
-			r->proc[m] = proc[m] - r->last_proc[m];
-		memcpy(r->last_proc, proc, sizeof(proc));
-	}
+	if (!proctrack_metrics(src->proc, proc))
+		deltas(r->proc, proc, r->last_proc, EMBER_PROC_M_NR);
 	gather_counters(r);
 }
 

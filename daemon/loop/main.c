@@ -373,6 +373,15 @@ static int open_allocs(struct daemon *d, const struct unwinder_fds *unw)
 	return 0;
 }
 
+/* The CPU sampler's maps that growth and off-CPU time share (process events, drops, unwinding). */
+static struct fold_shared sampler_shared(const struct daemon *d, const struct sampler_opts *so)
+{
+	return (struct fold_shared){.events_fd = so->events_fd,
+				    .known_fd = so->known_fd,
+				    .drop_fd = sampler_drop_fd(d->sampler),
+				    .unwind = so->unwind};
+}
+
 /*
  * Memory growth, sharing the CPU sampler's maps; the CPU profile goes on
  * without it when it cannot load (said).
@@ -381,10 +390,7 @@ static void open_growth(struct daemon *d, const struct sampler_opts *so)
 {
 	struct growth_opts go = {.fault_period = d->cfg.growth_fault_period,
 				 .min_age_ns = d->cfg.growth_min_age_ns,
-				 .shared = {.events_fd = so->events_fd,
-					    .known_fd = so->known_fd,
-					    .drop_fd = sampler_drop_fd(d->sampler),
-					    .unwind = so->unwind},
+				 .shared = sampler_shared(d, so),
 				 .defer = sampler_deferred(d->sampler)};
 	char err[512];
 
@@ -400,10 +406,7 @@ static void open_offcpu(struct daemon *d, const struct sampler_opts *so)
 	struct offcpu_opts oo = {.sample_period = d->cfg.offcpu_sample_period,
 				 .min_block_ns = d->cfg.offcpu_min_block_ns,
 				 .parked = d->cfg.offcpu_parked,
-				 .shared = {.events_fd = so->events_fd,
-					    .known_fd = so->known_fd,
-					    .drop_fd = sampler_drop_fd(d->sampler),
-					    .unwind = so->unwind},
+				 .shared = sampler_shared(d, so),
 				 .defer = sampler_deferred(d->sampler)};
 	char err[512];
 
