@@ -320,8 +320,8 @@ int interval_run(struct interval *iv)
 	symbolizer_flipped(iv->d.src.sym);
 	proctable_flipped(iv->d.src.procs);
 	/* samples to walk before exits (which drop their tables), then exits and first sights */
-	if (iv->d.src.sampler)
-		sampler_consume(iv->d.src.sampler);
+	if (owner_sampler(iv->d.src.owner))
+		sampler_consume(owner_sampler(iv->d.src.owner));
 	proctrack_consume(iv->d.src.proc); /* before the drains use them */
 	step_end(iv, STEP_CAPTURE);
 	for (size_t i = 0; i < iv->n_types; i++) {

@@ -22,10 +22,9 @@
 #include "allocs.h"
 #include "clock.h"
 #include "counters.h"
-#include "growth.h"
+#include "ember/growth.h"
 #include "history.h"
 #include "log.h"
-#include "offcpu.h"
 #include "proctable.h"
 #include "proctrack.h"
 #include "report.h"
@@ -63,22 +62,17 @@ static void deltas(uint64_t *out, const uint64_t *now, uint64_t *last, size_t n)
 	memcpy(last, now, n * sizeof(*now));
 }
 
-/* A counter's interval delta from its BPF metrics (its source's, lib/proto/counters.c). */
+/* A counter's interval delta from its BPF metrics: the sum of the owners' that count it. */
 static uint64_t counter_delta(const struct interval_report *r, const struct counter *c)
 {
-	switch (c->src) {
-	case COUNTER_SRC_CPU:
-		return c->metric < EMBER_SAMPLE_M_NR ? r->cpu[c->metric] : 0;
-	case COUNTER_SRC_SAMPLING:
-		return c->metric < EMBER_SAMPLE_M_NR ? r->cpu[c->metric] + r->growth[c->metric] : 0;
-	case COUNTER_SRC_OFFCPU:
-		return c->metric < EMBER_OFFCPU_M_NR ? r->offcpu[c->metric] : 0;
-	case COUNTER_SRC_PROC:
+	uint64_t n = 0;
+
+	if (c->src == COUNTER_SRC_PROC)
 		return c->metric < EMBER_PROC_M_NR ? r->proc[c->metric] : 0;
-	case COUNTER_SRC_HOST:
-		break;
-	}
-	return 0;
+	for (int s = 0; s < PROFILE_SRC_NR; s++)
+		if (owners[s].counters & 1u << c->src && c->metric < owners[s].n_metrics)
+			n += r->m[s][c->metric];
+	return n;
 }
 
 /* Every counter of the table read from BPF metrics: the interval's deltas and the totals. */
@@ -119,37 +113,29 @@ static void gather_unwinder(struct interval_report *r, struct unwinder *unw)
 		(struct status_cache_use){us->procs, 0, 0, us->procs_full};
 }
 
-/* Memory growth's metric totals into interval deltas (its losses: the sampling drops'). */
-static void gather_growth(struct interval_report *r, const struct report_sources *src)
+/* Each open owner's metric totals into interval deltas (zero for those not open). */
+static void gather_owners(struct interval_report *r, const struct report_sources *src)
 {
-	uint64_t g[EMBER_GROWTH_M_NR] = {};
+	for (int s = 0; s < PROFILE_SRC_NR; s++) {
+		uint64_t now[OWNER_METRICS_MAX] = {};
+		const struct owner *o = &owners[s];
 
-	memset(r->growth, 0, sizeof(r->growth));
-	if (!src->growth || growth_metrics(src->growth, g))
-		return;
-	deltas(r->growth, g, r->last_growth, EMBER_GROWTH_M_NR);
-}
-
-/* Off-CPU time's metric totals into interval deltas; offcpu.c's own line logs the same. */
-static void gather_offcpu(struct interval_report *r, const struct report_sources *src)
-{
-	uint64_t o[EMBER_OFFCPU_M_NR] = {};
-
-	memset(r->offcpu, 0, sizeof(r->offcpu));
-	if (!src->offcpu || offcpu_metrics(src->offcpu, o))
-		return;
-	deltas(r->offcpu, o, r->last_offcpu, EMBER_OFFCPU_M_NR);
+		memset(r->m[s], 0, sizeof(r->m[s]));
+		if (src->owner[s] && o->metrics && !o->metrics(src->owner[s], now))
+			deltas(r->m[s], now, r->last_m[s], o->n_metrics);
+	}
 }
 
 /* Sampled allocations: what is attached, and what was lost or refused since the start. */
 static void gather_allocs(struct ember_status *st, const struct report_sources *src)
 {
+	struct allocs *a = owner_allocs(src->owner);
 	struct allocs_stats s;
 
 	memset(&st->allocs, 0, sizeof(st->allocs));
-	if (!src->allocs)
+	if (!a)
 		return;
-	allocs_stats(src->allocs, &s);
+	allocs_stats(a, &s);
 	st->allocs = (struct status_allocs){
 		.procs = s.procs,
 		.files = s.files_attached,
@@ -165,17 +151,12 @@ static void gather_allocs(struct ember_status *st, const struct report_sources *
 /* BPF metric totals into interval deltas, and those into the table's counters. */
 static void gather_bpf(struct interval_report *r, const struct report_sources *src)
 {
-	uint64_t cpu[EMBER_SAMPLE_M_NR] = {}, proc[EMBER_PROC_M_NR] = {};
+	uint64_t proc[EMBER_PROC_M_NR] = {};
 	struct ember_status *st = &r->st;
 
-	memset(r->cpu, 0, sizeof(r->cpu));
 	memset(r->proc, 0, sizeof(r->proc));
-	if (!sampler_metrics(src->sampler, cpu)) {
-		deltas(r->cpu, cpu, r->last_cpu, EMBER_SAMPLE_M_NR);
-		count(&st->bpf_samples, r->cpu[EMBER_SAMPLE_M_SAMPLES]);
-	}
-	gather_growth(r, src);
-	gather_offcpu(r, src);
+	gather_owners(r, src);
+	count(&st->bpf_samples, r->m[PROFILE_SRC_SAMPLER][EMBER_SAMPLE_M_SAMPLES]);
 	gather_allocs(st, src);
 	if (!proctrack_metrics(src->proc, proc))
 		deltas(r->proc, proc, r->last_proc, EMBER_PROC_M_NR);
@@ -449,12 +430,10 @@ void report_init(struct interval_report *r, const struct report_sources *src)
 	st->pid = getpid();
 	st->start_ns = real_ns();
 	/* the BPF metrics since load count from here: the first interval's deltas are right */
-	sampler_metrics(src->sampler, r->last_cpu);
 	proctrack_metrics(src->proc, r->last_proc);
-	if (src->growth)
-		growth_metrics(src->growth, r->last_growth);
-	if (src->offcpu)
-		offcpu_metrics(src->offcpu, r->last_offcpu);
+	for (int s = 0; s < PROFILE_SRC_NR; s++)
+		if (src->owner[s] && owners[s].metrics)
+			owners[s].metrics(src->owner[s], r->last_m[s]);
 }
 
 /* What the heap holds, SQLite's part apart: where RSS growth comes from (bench/soak.sh). */
@@ -500,6 +479,7 @@ void report_gather(struct interval_report *r, const struct report_sources *src,
 		   uint64_t profiles_stored)
 {
 	struct ember_status *st = &r->st;
+	struct sampler *sampler;
 	uint64_t jit;
 
 	r->drained = *drained;
@@ -511,7 +491,8 @@ void report_gather(struct interval_report *r, const struct report_sources *src,
 	r->last_profiles = profiles_stored;
 	st->apps = apps;
 	count(&st->skips[STATUS_SKIP_EXCLUDED], excluded);
-	r->has_defer = src->sampler && sampler_deferred_stats(src->sampler, &r->defer);
+	sampler = owner_sampler(src->owner);
+	r->has_defer = sampler && sampler_deferred_stats(sampler, &r->defer);
 	gather_bpf(r, src);
 	report_gather_common(r, src);
 	/* the JIT frames of a V8 without a layout are named so on the host, not in BPF */
@@ -554,7 +535,7 @@ static void log_symbols(const struct interval_report *r)
 /* Memory growth's line: a warning when it lost samples or stacks, else debug. */
 static void log_growth(const struct interval_report *r)
 {
-	const uint64_t *g = r->growth;
+	const uint64_t *g = r->m[PROFILE_SRC_GROWTH];
 	uint64_t lost = g[EMBER_SAMPLE_M_COUNTS_FULL] + g[EMBER_SAMPLE_M_STACKS_FULL] +
 			g[EMBER_SAMPLE_M_KSTACK_FAILED];
 	char line[896];
@@ -606,8 +587,10 @@ void report_log(const struct interval_report *r)
 			  " apps (excluded %lu, filtered in BPF %lu, idle skipped %lu)",
 			  st->samples, st->stacks, st->processes, r->st.apps,
 			  r->st.skips[STATUS_SKIP_EXCLUDED].interval,
-			  r->cpu[EMBER_SAMPLE_M_FILTERED], r->cpu[EMBER_SAMPLE_M_IDLE_SKIPPED]);
-	if (r->growth[EMBER_SAMPLE_M_SAMPLES] || r->growth[EMBER_GROWTH_M_MAP_CALLS])
+			  r->m[PROFILE_SRC_SAMPLER][EMBER_SAMPLE_M_FILTERED],
+			  r->m[PROFILE_SRC_SAMPLER][EMBER_SAMPLE_M_IDLE_SKIPPED]);
+	if (r->m[PROFILE_SRC_GROWTH][EMBER_SAMPLE_M_SAMPLES] ||
+	    r->m[PROFILE_SRC_GROWTH][EMBER_GROWTH_M_MAP_CALLS])
 		log_growth(r);
 	if (r->proc[EMBER_PROC_M_EXIT_MAPS] || r->proc[EMBER_PROC_M_EXIT_MAPS_LOCKED])
 		log_debug("process exits: %lu sent the mappings of a process emberd had not "

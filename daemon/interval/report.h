@@ -13,31 +13,24 @@
 #include "config.h"
 #include "drain.h"
 #include "ember/sample.h"
-#include "ember/growth.h"
-#include "ember/offcpu.h"
 #include "ember/proc.h"
+#include "owners.h"
 #include "statusfile.h"
 #include "symbolizer.h"
 #include "unwinder.h"
 
-struct allocs;
-struct growth;
-struct offcpu;
 struct history;
 struct proctrack;
 struct rollups;
-struct sampler;
 struct unwinder;
 struct uploader;
 
 /* Where the figures come from: the daemon's parts, owned by main and read at every gather. */
 struct report_sources {
 	const struct ember_config *cfg; /* the running configuration (reloads in place) */
-	struct sampler *sampler;	/* the cpu type's BPF metrics */
-	struct growth *growth;		/* memory growth's; NULL when off */
-	struct offcpu *offcpu;		/* off-CPU time's; NULL when off */
-	struct allocs *allocs;		/* sampled allocations'; NULL when no app asks */
-	struct proctrack *proc;		/* the process events' BPF metrics */
+	void *const
+		*owner; /* each source's owner by enum profile_source (owners.h); NULL: not open */
+	struct proctrack *proc; /* the process events' BPF metrics */
 	struct proctable *procs;
 	struct symbolizer *sym;
 	struct unwinder *unw; /* NULL: frame pointers only */
@@ -51,19 +44,17 @@ struct report_sources {
 
 /* One interval's figures (cumulative ones since the start), filled by report_gather(). */
 struct interval_report {
-	struct ember_status st;		    /* what the status file holds, as it holds it */
-	uint64_t cpu[EMBER_SAMPLE_M_NR];    /* the cpu BPF metrics of this interval */
-	uint64_t proc[EMBER_PROC_M_NR];	    /* the process events' metrics of this interval */
-	struct symbolizer_stats sym;	    /* the symbolizer's, at the end of the interval */
-	struct drain_stats drained;	    /* every type's drains of the interval, summed */
-	uint64_t perfmaps_refused;	    /* perf map files refused since the start */
-	uint64_t perfmaps_refused_before;   /* the same at the previous interval */
-	uint64_t growth[EMBER_GROWTH_M_NR]; /* memory growth's BPF metrics of this interval */
-	uint64_t offcpu[EMBER_OFFCPU_M_NR]; /* off-CPU time's BPF metrics of this interval */
+	struct ember_status st; /* what the status file holds, as it holds it */
+	/* each owner's BPF metrics of this interval, by enum profile_source (zero: not open) */
+	uint64_t m[PROFILE_SRC_NR][OWNER_METRICS_MAX];
+	uint64_t proc[EMBER_PROC_M_NR];	  /* the process events' metrics of this interval */
+	struct symbolizer_stats sym;	  /* the symbolizer's, at the end of the interval */
+	struct drain_stats drained;	  /* every type's drains of the interval, summed */
+	uint64_t perfmaps_refused;	  /* perf map files refused since the start */
+	uint64_t perfmaps_refused_before; /* the same at the previous interval */
 	/* totals at the previous gather, to turn totals into interval deltas */
-	uint64_t last_cpu[EMBER_SAMPLE_M_NR], last_proc[EMBER_PROC_M_NR], last_profiles;
-	uint64_t last_growth[EMBER_GROWTH_M_NR];
-	uint64_t last_offcpu[EMBER_OFFCPU_M_NR];
+	uint64_t last_m[PROFILE_SRC_NR][OWNER_METRICS_MAX];
+	uint64_t last_proc[EMBER_PROC_M_NR], last_profiles;
 	uint64_t last_rt_unsupported; /* the symbolizer's runtime_unsupported */
 	struct unwinder_stats unw;    /* the unwinder's since the start (zero without one) */
 	struct deferred_stats defer;  /* the deferred walks' since the start ... */

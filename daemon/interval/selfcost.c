@@ -17,10 +17,8 @@
 
 #include <bpf/bpf.h>
 
-#include "allocs.h"
 #include "budget.h"
 #include "clock.h"
-#include "growth.h"
 #include "log.h"
 #include "offcpu.h"
 #include "proctrack.h"
@@ -44,12 +42,16 @@ struct selfcost {
 /* Run time of every program emberd loaded, and of off-CPU's apart, since their load (ns). */
 static void read_bpf(const struct report_sources *src, struct selfcost_mark *m)
 {
-	m->offcpu_bpf = src->offcpu ? offcpu_run_ns(src->offcpu) : 0;
-	m->bpf = sampler_run_ns(src->sampler) + proctrack_run_ns(src->proc) + m->offcpu_bpf;
-	if (src->growth)
-		m->bpf += growth_run_ns(src->growth);
-	if (src->allocs)
-		m->bpf += allocs_run_ns(src->allocs);
+	m->offcpu_bpf = 0;
+	m->bpf = proctrack_run_ns(src->proc);
+	for (int s = 0; s < PROFILE_SRC_NR; s++) {
+		int64_t ns =
+			src->owner[s] && owners[s].run_ns ? owners[s].run_ns(src->owner[s]) : 0;
+
+		m->bpf += ns;
+		if (s == PROFILE_SRC_OFFCPU)
+			m->offcpu_bpf = ns;
+	}
 }
 
 static void mark(const struct report_sources *src, struct selfcost_mark *m)
@@ -66,7 +68,7 @@ static void mark(const struct report_sources *src, struct selfcost_mark *m)
  */
 static bool hold_stats(struct selfcost *sc, const struct report_sources *src)
 {
-	bool want = src->cfg->cpu_budget_ns > 0 && src->offcpu;
+	bool want = src->cfg->cpu_budget_ns > 0 && owner_offcpu(src->owner);
 
 	if (!want && sc->stats_fd >= 0) {
 		close(sc->stats_fd);
@@ -127,8 +129,9 @@ static void log_change(const struct selfcost *sc, enum budget_change c, uint64_t
 void selfcost_interval(struct selfcost *sc, const struct report_sources *src,
 		       struct status_budget *out)
 {
+	struct offcpu *oc = owner_offcpu(src->owner);
 	struct budget_config c = {.budget_ns_per_s = src->cfg->cpu_budget_ns,
-				  .offcpu = src->offcpu != NULL,
+				  .offcpu = oc != NULL,
 				  .offcpu_shift_max = EMBER_OFFCPU_DUTY_SHIFT_MAX};
 	struct selfcost_mark now;
 	struct budget_cost m;
@@ -146,8 +149,8 @@ void selfcost_interval(struct selfcost *sc, const struct report_sources *src,
 	sc->over = ch == BUDGET_AT_FLOOR;
 	sc->lowered += ch == BUDGET_LOWERED;
 	sc->restored += ch == BUDGET_RESTORED;
-	if (src->offcpu && offcpu_duty(src->offcpu) != sc->st.offcpu_shift)
-		offcpu_set_duty(src->offcpu, sc->st.offcpu_shift);
+	if (oc && offcpu_duty(oc) != sc->st.offcpu_shift)
+		offcpu_set_duty(oc, sc->st.offcpu_shift);
 	/* after the measure: held from now on, its intervals are known */
 	hold_stats(sc, src);
 	*out = (struct status_budget){.ns_per_s = c.budget_ns_per_s,

@@ -12,6 +12,7 @@
 #include "args.h"
 #include "capture.h"
 #include "config.h"
+#include "owners.h"
 #include "procevents.h"
 
 struct daemon;
@@ -39,10 +40,8 @@ enum event_id {
 struct daemon {
 	struct ember_config cfg;
 	struct history *hist;
-	struct sampler *sampler; /* on-CPU stacks: the cpu profile type's maps */
-	struct allocs *allocs;	 /* sampled allocations (memory); NULL: no app asks */
-	struct growth *growth;	 /* memory growth's maps; NULL when off or unavailable */
-	struct offcpu *offcpu;	 /* off-CPU time's maps; NULL when off or unavailable */
+	/* each profile source's owner (owners.h) by enum profile_source; NULL: not open */
+	void *owner[PROFILE_SRC_NR];
 	struct proctrack *proc;
 	struct proctable *procs;
 	struct cgroup_names *cgroups; /* names the cgroup of a process gone before it was read */

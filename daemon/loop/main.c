@@ -25,21 +25,19 @@
 #include "config.h"
 #include "control.h"
 #include "daemon.h"
-#include "growth.h"
-#include "offcpu.h"
 #include "history.h"
 #include "interval.h"
 #include "ksymbpf.h"
 #include "log.h"
 #include "membound.h"
 #include "notify.h"
+#include "owners.h"
 #include "procevents.h"
 #include "proctable.h"
 #include "proctrack.h"
 #include "reload.h"
 #include "retention.h"
 #include "rollups.h"
-#include "allocs.h"
 #include "sampler.h"
 #include "startscan.h"
 #include "symbolizer.h"
@@ -135,14 +133,14 @@ static int on_recapture(struct daemon *d)
 static int on_proc(struct daemon *d)
 {
 	/* samples to walk first: an exit read before them would drop the tables they need */
-	sampler_consume(d->sampler);
+	sampler_consume(owner_sampler(d->owner));
 	proctrack_wakeup(d->proc);
 	return 0;
 }
 
 static int on_defer(struct daemon *d)
 {
-	sampler_consume(d->sampler);
+	sampler_consume(owner_sampler(d->owner));
 	/*
 	 * and the process events they wait for, which wake emberd seldom (young
 	 * processes): the exits that let their samples be walked, before
@@ -203,7 +201,8 @@ static int setup_loop(struct daemon *d)
 		return rc;
 	/* proctrack's and the control socket's fds belong to them: not closed by teardown */
 	d->ev[EV_PROC] = (struct event_source){proctrack_epoll_fd(d->proc), on_proc};
-	d->ev[EV_DEFER] = (struct event_source){sampler_epoll_fd(d->sampler), on_defer};
+	d->ev[EV_DEFER] =
+		(struct event_source){sampler_epoll_fd(owner_sampler(d->owner)), on_defer};
 	d->ev[EV_CONTROL] = (struct event_source){control_fd(d->ctl), on_control};
 	for (int i = 0; i < EV_NR; i++) {
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &d->ev[i]};
@@ -254,7 +253,7 @@ static int run_loop(struct daemon *d)
 			 "for them are walked by frame pointers",
 			 (int)(STOP_SETTLE_NS / 1000000000));
 	}
-	sampler_flush(d->sampler);
+	sampler_flush(owner_sampler(d->owner));
 	return interval_run(d->iv);
 }
 
@@ -264,10 +263,9 @@ static void teardown(struct daemon *d)
 	interval_close(d->iv);
 	uploader_stop(d->up);
 	rollups_stop(d->rollups);
-	allocs_close(d->allocs);
-	offcpu_close(d->offcpu);
-	growth_close(d->growth);
-	sampler_close(d->sampler);
+	for (int s = PROFILE_SRC_NR - 1; s >= 0; s--)
+		if (owners[s].close)
+			owners[s].close(d->owner[s]);
 	procevents_close(d);
 	/* its thread joins between builds: one still running ends with the process */
 	if (!d->unw_busy_at_stop || unwinder_idle(d->unw))
@@ -348,84 +346,36 @@ static int open_symbols(struct daemon *d)
 	return 0;
 }
 
-static bool any_app_memory(const struct ember_config *c)
+/*
+ * Opens every owner the configuration wants, in the sources' order (the CPU
+ * sampler first: the others share its maps). One emberd cannot do without
+ * stops it (said); the rest goes on without another (said). 0 or 1.
+ */
+static int open_owners(struct daemon *d, struct owner_env *env)
 {
-	for (size_t i = 0; i < c->n_apps; i++)
-		if (c->apps[i].memory != APP_MEMORY_OFF)
-			return true;
-	return false;
-}
-
-/* Sampled allocations, when an [app] asks for them (restart to turn on). 0 or 1 (said). */
-static int open_allocs(struct daemon *d, const struct unwinder_fds *unw)
-{
-	struct allocs_opts ao = {.unwind = *unw,
-				 .live_max = d->cfg.live_allocs,
-				 .live_proc_max = d->cfg.live_allocs_per_process};
 	char err[512];
 
-	if (!any_app_memory(&d->cfg))
-		return 0;
-	if (allocs_open(&ao, &d->allocs, err, sizeof(err))) {
-		log_err("%s", err);
-		return 1;
+	for (int s = 0; s < PROFILE_SRC_NR; s++) {
+		const struct owner *o = &owners[s];
+
+		if (!o->open || (o->wanted && !o->wanted(&d->cfg)))
+			continue;
+		if (!o->open(env, &d->owner[s], err, sizeof(err)))
+			continue;
+		d->owner[s] = NULL;
+		if (o->fatal) {
+			log_err("%s: %s", err, o->without);
+			return 1;
+		}
+		log_warnx("%s: %s", err, o->without);
 	}
 	return 0;
 }
 
-/* The CPU sampler's maps that growth and off-CPU time share (process events, drops, unwinding). */
-static struct fold_shared sampler_shared(const struct daemon *d, const struct sampler_opts *so)
-{
-	return (struct fold_shared){.events_fd = so->events_fd,
-				    .known_fd = so->known_fd,
-				    .drop_fd = sampler_drop_fd(d->sampler),
-				    .unwind = so->unwind};
-}
-
-/*
- * Memory growth, sharing the CPU sampler's maps; the CPU profile goes on
- * without it when it cannot load (said).
- */
-static void open_growth(struct daemon *d, const struct sampler_opts *so)
-{
-	struct growth_opts go = {.fault_period = d->cfg.growth_fault_period,
-				 .min_age_ns = d->cfg.growth_min_age_ns,
-				 .shared = sampler_shared(d, so),
-				 .defer = sampler_deferred(d->sampler)};
-	char err[512];
-
-	if (!go.fault_period)
-		return;
-	if (growth_open(&go, &d->growth, err, sizeof(err)))
-		log_warnx("%s: no memory_growth profiles", err);
-}
-
-/* Off-CPU time, when on, sharing the CPU sampler's maps; the rest goes on without it (said). */
-static void open_offcpu(struct daemon *d, const struct sampler_opts *so)
-{
-	struct offcpu_opts oo = {.sample_period = d->cfg.offcpu_sample_period,
-				 .min_block_ns = d->cfg.offcpu_min_block_ns,
-				 .parked = d->cfg.offcpu_parked,
-				 .shared = sampler_shared(d, so),
-				 .defer = sampler_deferred(d->sampler)};
-	char err[512];
-
-	if (!d->cfg.offcpu)
-		return;
-	if (offcpu_open(&oo, &d->offcpu, err, sizeof(err)))
-		log_warnx("%s: no offcpu profiles", err);
-	else
-		log_info("off-CPU time: 1 switch-out in %u sampled past each CPU's first %d a "
-			 "second (a storm raises it: about %d sampled a second a CPU), waits under "
-			 "%" PRId64 " us left out, %u stacks of threads away kept",
-			 oo.sample_period, OFFCPU_CPU_WALKS, OFFCPU_CPU_SAMPLED,
-			 oo.min_block_ns / 1000, oo.parked);
-}
-
-/* The BPF side: process events, unwind tables, the on-CPU sampler. 0 or 1 (said). */
+/* The BPF side: process events, unwind tables, then the owners of the samplers. 0 or 1 (said). */
 static int open_bpf(struct daemon *d)
 {
-	struct sampler_opts so = {};
+	struct owner_env env = {.cfg = &d->cfg, .drop_fd = -1};
 	char err[512];
 
 	d->unw = unwinder_open(d->cfg.unwind_memory, err, sizeof(err));
@@ -433,53 +383,25 @@ static int open_bpf(struct daemon *d)
 		log_warnx("%s: user stacks are walked with frame pointers only", err);
 	else
 		symbolizer_set_runtime(d->sym, unwinder_runtime, d->unw);
-	unwinder_fds(d->unw, &so.unwind);
-	if (proctrack_open(procevents_on_event, d, so.unwind.procs, so.unwind.execs, &d->proc, err,
-			   sizeof(err))) {
+	unwinder_fds(d->unw, &env.unwind);
+	if (proctrack_open(procevents_on_event, d, env.unwind.procs, env.unwind.execs, &d->proc,
+			   err, sizeof(err))) {
 		log_err("%s", err);
 		return 1;
 	}
-	so.events_fd = proctrack_events_fd(d->proc);
-	so.known_fd = proctrack_known_fd(d->proc);
-	so.hz = d->cfg.hz;
-	so.interval_ns = d->cfg.interval_ns;
-	so.include_idle = d->cfg.include_idle;
-	d->cenv = (struct capture_env){.events_fd = so.events_fd,
-				       .known_fd = so.known_fd,
+	env.events_fd = proctrack_events_fd(d->proc);
+	env.known_fd = proctrack_known_fd(d->proc);
+	env.unw = d->unw; /* the main sampler walks what it samples before a process is loaded */
+	d->cenv = (struct capture_env){.events_fd = env.events_fd,
+				       .known_fd = env.known_fd,
 				       .unw = d->unw,
 				       .sym = d->sym,
 				       .cfg = &d->cfg};
-	so.unw = d->unw; /* the main sampler walks what it samples before a process is loaded */
-	if (sampler_open(&so, &d->sampler, err, sizeof(err))) {
-		log_err("%s: without its CPU sampler emberd stops", err);
-		return 1;
-	}
-	so.unw = NULL;
-	open_growth(d, &so);
-	open_offcpu(d, &so);
-	if (open_allocs(d, &so.unwind))
+	if (open_owners(d, &env))
 		return 1;
 	/* allocations are attached at exec: then every exec is handled at once */
-	proctrack_wake_on_every_exec(d->proc, d->allocs != NULL);
+	proctrack_wake_on_every_exec(d->proc, owner_allocs(d->owner) != NULL);
 	return 0;
-}
-
-/* The owner of a type's maps, opened by open_bpf(); NULL: not open (off, or unavailable). */
-static void *type_source(const struct daemon *d, enum profile_source s)
-{
-	switch (s) {
-	case PROFILE_SRC_SAMPLER:
-		return d->sampler;
-	case PROFILE_SRC_ALLOCS:
-		return d->allocs;
-	case PROFILE_SRC_GROWTH:
-		return d->growth;
-	case PROFILE_SRC_OFFCPU:
-		return d->offcpu;
-	case PROFILE_SRC_NONE:
-		break;
-	}
-	return NULL;
 }
 
 /* The interval's owner, reading the parts opened above; each type drains its source. */
@@ -487,10 +409,7 @@ static int open_interval(struct daemon *d)
 {
 	d->iv = interval_open(
 		&(struct interval_deps){.src = {.cfg = &d->cfg,
-						.sampler = d->sampler,
-						.growth = d->growth,
-						.offcpu = d->offcpu,
-						.allocs = d->allocs,
+						.owner = d->owner,
 						.proc = d->proc,
 						.procs = d->procs,
 						.sym = d->sym,
@@ -509,7 +428,7 @@ static int open_interval(struct daemon *d)
 	/* in the table's order, which is the drains' (profile_type.h) */
 	for (int i = 0; i < PROFILE_TYPES_NR; i++) {
 		const struct profile_type *t = &profile_types[i];
-		void *src = type_source(d, t->source);
+		void *src = d->owner[t->source];
 
 		if (src && interval_add_type(d->iv, t, src))
 			goto fail;
@@ -564,25 +483,24 @@ static void load_running(struct daemon *d, const struct startscan *scan)
  * Sampling begins, every sampler at once and once emberd is set up, so that
  * its own start-up (the kernel's verifier, the tables of the processes
  * running) is in no profile; the interval and --duration count from here.
- * Growth and off-CPU time go on without theirs (said). 0 or 1 (said).
+ * An owner emberd can do without goes on without its own (said). 0 or 1 (said).
  */
 static int start_sampling(struct daemon *d)
 {
 	char err[512];
 
-	if (sampler_start(d->sampler, err, sizeof(err))) {
-		log_err("%s: without its CPU sampler emberd stops", err);
-		return 1;
-	}
-	if (d->growth && growth_start(d->growth, err, sizeof(err))) {
-		log_warnx("%s: no memory_growth profiles", err);
-		growth_close(d->growth);
-		d->growth = NULL;
-	}
-	if (d->offcpu && offcpu_start(d->offcpu, err, sizeof(err))) {
-		log_warnx("%s: no offcpu profiles", err);
-		offcpu_close(d->offcpu);
-		d->offcpu = NULL;
+	for (int s = 0; s < PROFILE_SRC_NR; s++) {
+		const struct owner *o = &owners[s];
+
+		if (!d->owner[s] || !o->start || !o->start(d->owner[s], err, sizeof(err)))
+			continue;
+		if (o->fatal) {
+			log_err("%s: %s", err, o->without);
+			return 1;
+		}
+		log_warnx("%s: %s", err, o->without);
+		o->close(d->owner[s]);
+		d->owner[s] = NULL;
 	}
 	return 0;
 }
@@ -664,9 +582,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_info("sampling %u CPUs at %u Hz; one profile every %.3gs into %s",
-		 sampler_ncpus(d.sampler), d.cfg.hz, d.cfg.interval_ns / 1e9, history_path(d.hist));
-	notify_ready("sampling %u CPUs at %u Hz into %s", sampler_ncpus(d.sampler), d.cfg.hz,
-		     history_path(d.hist));
+		 sampler_ncpus(owner_sampler(d.owner)), d.cfg.hz, d.cfg.interval_ns / 1e9,
+		 history_path(d.hist));
+	notify_ready("sampling %u CPUs at %u Hz into %s", sampler_ncpus(owner_sampler(d.owner)),
+		     d.cfg.hz, history_path(d.hist));
 	log_info("look at it: emberctl --data-dir %s top --since -15m (or list, tree, "
 		 "flamegraph -o cpu.html, export -o cpu.pb.gz for go tool pprof); "
 		 "emberctl status --runtime-dir %s",

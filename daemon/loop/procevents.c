@@ -192,7 +192,8 @@ static void recapture_now(struct daemon *d, pid_t pid, int round, struct proc_sn
 {
 	struct proc_snap *snap;
 
-	allocs_rescan(d->allocs, pid); /* the libraries ld.so mapped since: LD_PRELOAD's */
+	allocs_rescan(owner_allocs(d->owner),
+		      pid); /* the libraries ld.so mapped since: LD_PRELOAD's */
 	if (capture(d, pid, prev, &snap)) {
 		/*
 		 * gone before ld.so was done, its exit not read yet: the
@@ -276,12 +277,13 @@ static enum app_memory app_memory(const struct daemon *d, const struct proc_clas
 void procevents_apply_class(const struct proc_class *pc, void *arg)
 {
 	struct daemon *d = arg;
+	struct allocs *a = owner_allocs(d->owner);
 
-	if (sampler_drop(d->sampler, pc->pid, pc->match.excluded) == -E2BIG)
+	if (sampler_drop(owner_sampler(d->owner), pc->pid, pc->match.excluded) == -E2BIG)
 		log_debug("kernel filter full: pid %d is filtered in user space", pc->pid);
 	control_proc_classified(d->ctl, pc);
-	if (d->allocs)
-		allocs_classified(d->allocs, pc->pid, app_memory(d, pc));
+	if (a)
+		allocs_classified(a, pc->pid, app_memory(d, pc));
 }
 
 static void on_exit_event(struct daemon *d, pid_t pid)
@@ -313,17 +315,17 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 	 * the unwinder has loaded it (the ring holds them now).
 	 */
 	if (loading)
-		sampler_consume(d->sampler);
+		sampler_consume(owner_sampler(d->owner));
 	/*
 	 * its samples waiting for tables it will not get: named while its
 	 * snapshot lasts; or, being loaded, once it is
 	 */
-	sampler_exited(d->sampler, pid, loading);
+	sampler_exited(owner_sampler(d->owner), pid, loading);
 	unwinder_exited(d->unw, pid);
 	symbolizer_exited(d->sym, pid);
 	proctable_exited(d->procs, pid);
-	sampler_drop(d->sampler, pid, false);
-	allocs_exited(d->allocs, pid);
+	sampler_drop(owner_sampler(d->owner), pid, false);
+	allocs_exited(owner_allocs(d->owner), pid);
 	control_proc_exited(d->ctl, pid);
 }
 
@@ -337,7 +339,7 @@ static void on_exit_event(struct daemon *d, pid_t pid)
 static void unread(struct daemon *d, pid_t pid, bool exit_follows)
 {
 	if (!exit_follows)
-		sampler_exited(d->sampler, pid, false);
+		sampler_exited(owner_sampler(d->owner), pid, false);
 	else
 		*slot_of(d->recap.unread, pid) = pid;
 	d->processes_unread++;
@@ -457,7 +459,8 @@ static bool recapture_queued(const struct daemon *d, pid_t pid)
 
 void procevents_late(struct daemon *d)
 {
-	struct deferred *defer = d->sampler ? sampler_deferred(d->sampler) : NULL;
+	struct sampler *s = owner_sampler(d->owner);
+	struct deferred *defer = s ? sampler_deferred(s) : NULL;
 	uint32_t pids[DEFERRED_LATE_MAX];
 	size_t n = defer ? deferred_take_late(defer, pids, DEFERRED_LATE_MAX) : 0;
 
@@ -520,14 +523,15 @@ static void on_exec_event(struct daemon *d, const struct ember_proc_exec_event *
 	 * program; those after wait for the new one's tables (or exit).
 	 */
 	slot_take(d->recap.unread, pid);
-	sampler_exec(d->sampler, pid, x->e.ktime_ns);
+	sampler_exec(owner_sampler(d->owner), pid, x->e.ktime_ns);
 	unwinder_exec(d->unw, pid);
 	/* its samples from before are named and classified by its old image */
 	d->execs_noted++;
 	symbolizer_exec(d->sym, pid, d->execs_noted);
 	proctable_exec(d->procs, pid, d->execs_noted);
 	/* otherwise the first sample after it reports the process again, with its libraries */
-	if (!d->allocs || !memory_may_match(&d->cfg, x->comm) || proctrack_mark_known(d->proc, pid))
+	if (!owner_allocs(d->owner) || !memory_may_match(&d->cfg, x->comm) ||
+	    proctrack_mark_known(d->proc, pid))
 		return;
 	log_debug("pid %d (%s): exec'd, taken now: an application with sampled allocations "
 		  "may match it",

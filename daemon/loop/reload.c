@@ -117,7 +117,7 @@ int reload_start_uploader(struct daemon *d)
  */
 static void apply_interval(struct daemon *d, struct ember_config *n)
 {
-	if (!sampler_fits(d->sampler, d->cfg.hz, n->interval_ns)) {
+	if (!sampler_fits(owner_sampler(d->owner), d->cfg.hz, n->interval_ns)) {
 		log_warnx("interval %gs needs bigger BPF maps than emberd sized at start: it "
 			  "changes only with a restart; keeping %gs",
 			  n->interval_ns / 1e9, d->cfg.interval_ns / 1e9);

@@ -3,7 +3,8 @@
  * The profile types emberd writes, each described once: its name, what its
  * sample values mean in pprof, the maps its drain reads, when the interval
  * drains it and what its report takes. A new type is its BPF program, its ABI
- * header, its owner (daemon/sample/) and one entry in profile_types.c.
+ * header, its owner (daemon/sample/) with its entry in owners.c, and one
+ * entry in profile_types.c.
  */
 #ifndef EMBER_PROFILE_TYPE_H
 #define EMBER_PROFILE_TYPE_H
@@ -57,13 +58,17 @@ typedef void (*profile_flip_fn)(void *src);
  */
 typedef void (*profile_keep_fn)(void *src, void (*keep)(void *arg, pid_t pid), void *arg);
 
-/* Whose maps a type drains: the owners emberd opens (daemon/loop/main.c's open_bpf()). */
+/*
+ * Whose maps a type drains: the owners emberd opens (owners.h), in the order
+ * it opens them: the CPU sampler first, whose maps the others share.
+ */
 enum profile_source {
 	PROFILE_SRC_NONE = 0, /* no interval's: on-demand captures only (emberctl capture) */
 	PROFILE_SRC_SAMPLER,  /* struct sampler: the on-CPU sampler, always open */
-	PROFILE_SRC_ALLOCS,   /* struct allocs: when an [app] sets memory */
 	PROFILE_SRC_GROWTH,   /* struct growth: when growth_fault_period is not 0 */
 	PROFILE_SRC_OFFCPU,   /* struct offcpu: when offcpu is on */
+	PROFILE_SRC_ALLOCS,   /* struct allocs: when an [app] sets memory */
+	PROFILE_SRC_NR,
 };
 
 /* What the interval's report takes from a type's drains (struct profile_type's report). */
