@@ -131,7 +131,7 @@ static int check_target(const struct ctl_msg *req, char *err, size_t errlen)
  * Probes the process's allocator. Its tables are loaded first: every stack
  * starts inside libc, which frame pointers cannot leave.
  */
-static int start_malloc(struct capture *c, char *err, size_t errlen)
+static int load_malloc(struct capture *c, char *err, size_t errlen)
 {
 	struct malloccap_opts mo = {
 		.pid = c->req.pid,
@@ -140,22 +140,40 @@ static int start_malloc(struct capture *c, char *err, size_t errlen)
 	};
 
 	unwinder_fds(c->env->unw, &mo.unwind);
-	unwinder_settle(c->env->unw); /* capture_start() asked for them */
+	unwinder_settle(c->env->unw); /* capture_prepare() asked for them */
 	return malloccap_open(&mo, &c->mc, err, errlen);
 }
 
-int capture_start(const struct capture_env *env, const struct ctl_msg *req, struct capture **out,
-		  char *err, size_t errlen)
+/* A CPU capture's sampler, filtered in BPF to its process or its app's allow list. */
+static int load_sampler(struct capture *c, char *err, size_t errlen)
 {
 	struct sampler_opts so = {
-		.hz = req->hz,
+		.hz = c->req.hz,
 		.interval_ns = CAPTURE_DRAIN_EVERY_NS,
 		.include_idle = false,
-		.target_tgid = req->target == CTL_TARGET_PID ? req->pid : 0,
-		.allow_list = req->target == CTL_TARGET_APP,
-		.events_fd = env->events_fd,
-		.known_fd = env->known_fd,
+		.target_tgid = c->req.target == CTL_TARGET_PID ? c->req.pid : 0,
+		.allow_list = c->req.target == CTL_TARGET_APP,
+		.events_fd = c->env->events_fd,
+		.known_fd = c->env->known_fd,
 	};
+	int rc;
+
+	unwinder_fds(c->env->unw, &so.unwind);
+	rc = sampler_open(&so, &c->sampler, err, errlen);
+	return rc ? rc : sampler_start(c->sampler, err, errlen);
+}
+
+/* A one-line cause in err for rc when the step that failed gave none. */
+static int said(int rc, char *err, size_t errlen)
+{
+	if (rc && errlen && (rc == -ENOMEM || !err[0]))
+		snprintf(err, errlen, "cannot start the capture: %s", strerror(-rc));
+	return rc;
+}
+
+int capture_prepare(const struct capture_env *env, const struct ctl_msg *req, struct capture **out,
+		    char *err, size_t errlen)
+{
 	struct capture *c;
 	int rc;
 
@@ -166,7 +184,7 @@ int capture_start(const struct capture_env *env, const struct ctl_msg *req, stru
 		return rc;
 	c = calloc(1, sizeof(*c));
 	if (!c)
-		return -ENOMEM;
+		return said(-ENOMEM, err, errlen);
 	c->req = *req;
 	c->env = env;
 	c->timerfd = -1;
@@ -174,34 +192,40 @@ int capture_start(const struct capture_env *env, const struct ctl_msg *req, stru
 	ctl_target_name(req, c->cls.match.service, sizeof(c->cls.match.service));
 	c->cls.match.app = -1;
 	c->type = &profile_types[req->kind == CTL_KIND_MALLOC ? PROFILE_MALLOC : PROFILE_CPU];
-	unwinder_fds(env->unw, &so.unwind);
 	if (req->target == CTL_TARGET_PID) /* it may be excluded, thus never loaded */
 		unwinder_add(env->unw, req->pid);
-	if (req->kind == CTL_KIND_MALLOC)
-		rc = start_malloc(c, err, errlen);
-	else
-		rc = sampler_open(&so, &c->sampler, err, errlen);
-	if (!rc && c->sampler)
-		rc = sampler_start(c->sampler, err, errlen);
-	if (!rc && req->target == CTL_TARGET_APP && !allow_app(c)) {
+	*out = c;
+	return 0;
+}
+
+int capture_load(struct capture *c, char *err, size_t errlen)
+{
+	if (errlen)
+		err[0] = '\0';
+	return said(c->req.kind == CTL_KIND_MALLOC ? load_malloc(c, err, errlen) :
+						     load_sampler(c, err, errlen),
+		    err, errlen);
+}
+
+int capture_begin(struct capture *c, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (errlen)
+		err[0] = '\0';
+	if (c->req.target == CTL_TARGET_APP && !allow_app(c)) {
 		snprintf(err, errlen,
 			 "no running process belongs to app %s (the service name "
 			 "that emberctl list shows)",
-			 req->app);
-		rc = -ESRCH;
+			 c->req.app);
+		return -ESRCH;
 	}
-	if (!rc)
-		rc = arm_end(c);
-	if (rc) {
-		if (rc == -ENOMEM || (!err[0] && errlen))
-			snprintf(err, errlen, "cannot start the capture: %s", strerror(-rc));
-		capture_free(c);
+	rc = said(arm_end(c), err, errlen);
+	if (rc)
 		return rc;
-	}
 	c->start_ns = real_ns();
-	c->end_ns = c->start_ns + (int64_t)req->duration_ms * NS_PER_MS;
+	c->end_ns = c->start_ns + (int64_t)c->req.duration_ms * NS_PER_MS;
 	c->start_mono_ns = c->last_drain_mono_ns = mono_ns();
-	*out = c;
 	return 0;
 }
 
@@ -225,6 +249,11 @@ int capture_timer_fd(const struct capture *c)
 const char *capture_target(const struct capture *c)
 {
 	return c->target;
+}
+
+const struct ctl_msg *capture_request(const struct capture *c)
+{
+	return &c->req;
 }
 
 bool capture_same_target(const struct capture *c, const struct ctl_msg *req)

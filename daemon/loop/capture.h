@@ -26,12 +26,25 @@ struct capture_env {
 struct capture;
 
 /*
- * Starts sampling req's target (a CTL_CAPTURE, already validated) now. 0, or a
- * negative errno with a one-line cause in err: -ESRCH (no such process, or no
- * process of that app), -EINVAL (a thread id), or what loading BPF failed with.
+ * Checks req's target (a CTL_CAPTURE, already validated) and prepares its
+ * capture, nothing loaded yet. 0, or a negative errno with a one-line cause
+ * in err: -ESRCH (no such process), -EINVAL (a thread id), -ENOMEM.
  */
-int capture_start(const struct capture_env *env, const struct ctl_msg *req, struct capture **out,
-		  char *err, size_t errlen);
+int capture_prepare(const struct capture_env *env, const struct ctl_msg *req, struct capture **out,
+		    char *err, size_t errlen);
+/*
+ * Loads and attaches the capture's BPF programs (sampling begins), after the
+ * tables of a malloc capture's process: the kernel's verifier and the
+ * unwinder take their time, so this runs on a thread (capload.h) and touches
+ * nothing but the capture and the kernel. 0, or a negative errno and a cause.
+ */
+int capture_load(struct capture *c, char *err, size_t errlen);
+/*
+ * On the loop, once loaded: an app capture lets its app's running processes
+ * in, and the duration counts from now. 0, or a negative errno with a cause
+ * in err: -ESRCH (no running process belongs to the app).
+ */
+int capture_begin(struct capture *c, char *err, size_t errlen);
 /* Stops sampling and frees everything; accepts NULL. */
 void capture_free(struct capture *c);
 
@@ -39,6 +52,8 @@ void capture_free(struct capture *c);
 int capture_timer_fd(const struct capture *c);
 /* "pid 1234" or "app checkout". */
 const char *capture_target(const struct capture *c);
+/* What was asked: target, kind, rate, duration. */
+const struct ctl_msg *capture_request(const struct capture *c);
 bool capture_same_target(const struct capture *c, const struct ctl_msg *req);
 int64_t capture_end_ns(const struct capture *c); /* CLOCK_REALTIME */
 uint32_t capture_elapsed_ms(const struct capture *c);

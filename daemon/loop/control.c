@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capload.h"
 #include "clock.h"
 #include "control.h"
 #include "log.h"
@@ -26,12 +27,13 @@
 #define TICK_NS NS_PER_SEC
 
 /* What an epoll event of the control set is about: kind << 32 | client index. */
-enum ev_kind { EV_LISTEN = 1, EV_TICK, EV_CLIENT, EV_CAPTURE_END };
+enum ev_kind { EV_LISTEN = 1, EV_TICK, EV_CLIENT, EV_CAPTURE_END, EV_LOADED };
 
 /* Where a connection stands. */
 enum cl_state {
 	CL_FREE = 0,
 	CL_READING,   /* waiting for its request */
+	CL_LOADING,   /* its capture's programs load on a thread (capload.h); it may cancel */
 	CL_CAPTURING, /* its capture runs; it may send CTL_CANCEL */
 	CL_CLOSING,   /* the last reply is being written, then it is closed */
 };
@@ -45,17 +47,21 @@ struct client {
 	size_t in_len;
 	uint8_t *out; /* frames not yet written */
 	size_t out_len, out_off;
-	bool want_out;	     /* EPOLLOUT is watched */
-	int64_t deadline_ns; /* CLOCK_MONOTONIC: request or reply timeout */
-	struct capture *cap; /* while CL_CAPTURING */
+	bool want_out;	       /* EPOLLOUT is watched */
+	int64_t deadline_ns;   /* CLOCK_MONOTONIC: request or reply timeout */
+	struct capture *cap;   /* while CL_CAPTURING */
+	struct capload *load;  /* while CL_LOADING: the thread's until its message comes */
+	int64_t load_start_ns; /* CLOCK_MONOTONIC: when it began loading */
 };
 
 struct control {
 	int epfd, lfd, tickfd;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	const struct capture_env *env;
+	int loadfd[2]; /* the pipe finished loads come back through (capload.h) */
 	struct client cl[CONTROL_MAX_CLIENTS];
-	size_t nclients, ncaptures;
+	size_t nclients, ncaptures; /* captures: loading ones too, until their message */
+	size_t loads;		    /* loads whose message is not read yet */
 };
 
 static int watch(struct control *c, int op, int fd, uint32_t events, enum ev_kind kind, size_t idx)
@@ -75,8 +81,21 @@ static void arm_tick(struct control *c, bool on)
 	timerfd_settime(c->tickfd, 0, &its, NULL);
 }
 
+/* The target of the client's capture, running or loading; NULL: it has none. */
+static const char *client_target(const struct client *cl)
+{
+	if (cl->load)
+		return capture_target(cl->load->cap);
+	return cl->cap ? capture_target(cl->cap) : NULL;
+}
+
+/*
+ * Ends the client's capture; a load in flight is forgotten here and freed,
+ * still counted until then, when its message comes (on_loaded()).
+ */
 static void end_capture(struct control *c, struct client *cl)
 {
+	cl->load = NULL;
 	if (!cl->cap)
 		return;
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, capture_timer_fd(cl->cap), NULL);
@@ -114,9 +133,9 @@ static void flush(struct control *c, struct client *cl)
 			return;
 		}
 		if (n < 0) {
-			if (cl->cap)
+			if (client_target(cl))
 				log_info("capture of %s cancelled: emberctl (pid %d) went away",
-					 capture_target(cl->cap), cl->peer_pid);
+					 client_target(cl), cl->peer_pid);
 			drop_client(c, cl);
 			return;
 		}
@@ -199,11 +218,16 @@ static void refuse(int fd, int code, const char *text)
 	close(fd);
 }
 
+/* The client whose capture, running or loading, has req's target (a load only reads its request). */
 static struct client *running_capture(struct control *c, const struct ctl_msg *req)
 {
-	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		if (c->cl[i].cap && capture_same_target(c->cl[i].cap, req))
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		const struct client *cl = &c->cl[i];
+		const struct capture *cap = cl->load ? cl->load->cap : cl->cap;
+
+		if (cap && capture_same_target(cap, req))
 			return &c->cl[i];
+	}
 	return NULL;
 }
 
@@ -217,15 +241,20 @@ static int64_t next_end_ns(struct control *c)
 	return next;
 }
 
-static void start_capture(struct control *c, struct client *cl, const struct ctl_msg *req)
+/* Refuses a second capture of the same target, or one past CONTROL_MAX_CAPTURES. True: refused. */
+static bool busy(struct control *c, struct client *cl, const struct ctl_msg *req,
+		 const char *target)
 {
-	struct ctl_msg acc = {.type = CTL_ACCEPTED, .hz = req->hz, .duration_ms = req->duration_ms};
 	struct client *other = running_capture(c, req);
-	char target[CONFIG_NAME_MAX + 8], when[32], err[512];
-	int64_t t0;
-	int rc;
+	char when[32];
 
-	ctl_target_name(req, target, sizeof(target));
+	if (other && other->load) {
+		send_error(c, cl, EBUSY,
+			   "%s is already being captured (by emberctl pid %d, its programs "
+			   "still loading): wait for it, or stop that one",
+			   target, other->peer_pid);
+		return true;
+	}
 	if (other) {
 		int64_t end = capture_end_ns(other->cap);
 
@@ -235,31 +264,83 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 			   "until %s, %lld s from now): wait for it, or stop that one",
 			   target, other->peer_pid, when,
 			   (long long)((end - real_ns()) / NS_PER_SEC + 1));
-		return;
+		return true;
 	}
-	if (c->ncaptures >= CONTROL_MAX_CAPTURES) {
+	if (c->ncaptures < CONTROL_MAX_CAPTURES)
+		return false;
+	if (next_end_ns(c) == INT64_MAX)
+		snprintf(when, sizeof(when), "once one has loaded");
+	else
 		format_time_of_day(next_end_ns(c), when, sizeof(when));
-		send_error(c, cl, EAGAIN,
-			   "emberd already runs %d captures, the most at once; "
-			   "the next one ends at %s",
-			   CONTROL_MAX_CAPTURES, when);
+	send_error(c, cl, EAGAIN,
+		   "emberd already runs %d captures, the most at once; "
+		   "the next one ends at %s",
+		   CONTROL_MAX_CAPTURES, when);
+	return true;
+}
+
+/* Checks the request, then loads its capture on a thread: the loop goes on meanwhile. */
+static void start_capture(struct control *c, struct client *cl, const struct ctl_msg *req)
+{
+	char target[CONFIG_NAME_MAX + 8], err[512];
+	struct capture *cap;
+	int rc;
+
+	ctl_target_name(req, target, sizeof(target));
+	if (busy(c, cl, req, target))
 		return;
+	rc = capture_prepare(c->env, req, &cap, err, sizeof(err));
+	if (!rc) {
+		rc = capload_start(cap, (size_t)(cl - c->cl), c->loadfd[1], &cl->load);
+		if (rc) {
+			capture_free(cap);
+			snprintf(err, sizeof(err), "cannot start loading the capture: %s",
+				 strerror(-rc));
+		}
 	}
-	t0 = mono_ns();
-	rc = capture_start(c->env, req, &cl->cap, err, sizeof(err));
 	if (rc) {
 		log_info("capture of %s refused: %s", target, err);
 		send_error(c, cl, -rc, "%s", err);
 		return;
 	}
 	c->ncaptures++;
-	if (watch(c, EPOLL_CTL_ADD, capture_timer_fd(cl->cap), EPOLLIN, EV_CAPTURE_END,
-		  (size_t)(cl - c->cl))) {
+	c->loads++;
+	cl->state = CL_LOADING;
+	cl->load_start_ns = mono_ns();
+	log_info("capture of %s for emberctl (pid %d): loading its programs", target, cl->peer_pid);
+}
+
+/* A capture loaded: it begins (its end armed), and emberctl is told; or why not. */
+static void capture_loaded(struct control *c, struct client *cl, struct capload *l)
+{
+	struct ctl_msg acc = {.type = CTL_ACCEPTED};
+	const struct ctl_msg *req;
+	char target[CONFIG_NAME_MAX + 8], err[512];
+	int rc = l->rc;
+
+	cl->load = NULL;
+	cl->cap = l->cap;
+	l->cap = NULL;
+	snprintf(target, sizeof(target), "%s", capture_target(cl->cap));
+	snprintf(err, sizeof(err), "%s", l->err);
+	capload_free(l);
+	if (!rc)
+		rc = capture_begin(cl->cap, err, sizeof(err));
+	if (!rc && watch(c, EPOLL_CTL_ADD, capture_timer_fd(cl->cap), EPOLLIN, EV_CAPTURE_END,
+			 (size_t)(cl - c->cl))) {
+		rc = -EIO;
+		snprintf(err, sizeof(err), "cannot watch the capture's timer: %s", strerror(errno));
+	}
+	if (rc) {
+		log_info("capture of %s refused: %s", target, err);
 		end_capture(c, cl);
-		send_error(c, cl, EIO, "cannot watch the capture's timer: %s", strerror(errno));
+		send_error(c, cl, -rc, "%s", err);
 		return;
 	}
 	cl->state = CL_CAPTURING;
+	req = capture_request(cl->cap);
+	acc.hz = req->hz;
+	acc.duration_ms = req->duration_ms;
 	acc.end_ns = capture_end_ns(cl->cap);
 	if (req->kind == CTL_KIND_MALLOC)
 		log_info("capture of %s: malloc, calloc and realloc probed for %.3gs for emberctl "
@@ -268,28 +349,50 @@ static void start_capture(struct control *c, struct client *cl, const struct ctl
 	else
 		log_info("capture of %s at %u Hz for %.3gs started for emberctl (pid %d)", target,
 			 req->hz, req->duration_ms / 1000.0, cl->peer_pid);
-	log_debug("capture of %s: sampler loaded and attached in %.1f ms", target,
-		  (mono_ns() - t0) / 1e6);
+	log_debug("capture of %s: its programs loaded and attached in %.1f ms, off the loop",
+		  target, (mono_ns() - cl->load_start_ns) / 1e6);
 	send_msg(c, cl, &acc);
+}
+
+/*
+ * Every load finished: its client's capture begins, or the load is freed
+ * when its client went away or cancelled meanwhile (its slot forgot it).
+ */
+static void on_loaded(struct control *c)
+{
+	struct capload *l;
+
+	while ((l = capload_read(c->loadfd[0]))) {
+		struct client *cl = &c->cl[l->owner % CONTROL_MAX_CLIENTS];
+
+		c->loads--;
+		if (cl->load == l) {
+			capture_loaded(c, cl, l);
+			continue;
+		}
+		capload_free(l);
+		c->ncaptures--;
+	}
 }
 
 static void on_request(struct control *c, struct client *cl, const struct ctl_msg *m)
 {
 	if (cl->state == CL_READING && m->type == CTL_CAPTURE) {
 		start_capture(c, cl, m);
-	} else if (cl->state == CL_CAPTURING && m->type == CTL_CANCEL) {
+	} else if ((cl->state == CL_CAPTURING || cl->state == CL_LOADING) &&
+		   m->type == CTL_CANCEL) {
 		char target[CONFIG_NAME_MAX + 8];
 
-		snprintf(target, sizeof(target), "%s", capture_target(cl->cap));
+		snprintf(target, sizeof(target), "%s", client_target(cl));
 		log_info("capture of %s cancelled by emberctl (pid %d)", target, cl->peer_pid);
 		end_capture(c, cl);
 		send_error(c, cl, ECANCELED, "capture of %s cancelled; nothing was written",
 			   target);
 	} else {
-		if (cl->cap)
+		if (client_target(cl))
 			log_info("capture of %s cancelled: emberctl (pid %d) sent a request of "
 				 "type %d",
-				 capture_target(cl->cap), cl->peer_pid, (int)m->type);
+				 client_target(cl), cl->peer_pid, (int)m->type);
 		end_capture(c, cl);
 		send_error(c, cl, EPROTO, "unexpected request (type %d) at this point",
 			   (int)m->type);
@@ -312,9 +415,9 @@ static void on_readable(struct control *c, struct client *cl)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
-			if (cl->cap)
+			if (client_target(cl))
 				log_info("capture of %s cancelled: emberctl (pid %d) went away",
-					 capture_target(cl->cap), cl->peer_pid);
+					 client_target(cl), cl->peer_pid);
 			drop_client(c, cl);
 			return;
 		}
@@ -331,10 +434,10 @@ static void on_readable(struct control *c, struct client *cl)
 				snprintf(err, sizeof(err), "%s",
 					 flen == -EMSGSIZE ? "request too large" :
 							     "not a control request");
-			if (cl->cap)
+			if (client_target(cl))
 				log_info("capture of %s cancelled: bad request from emberctl "
 					 "(pid %d): %s",
-					 capture_target(cl->cap), cl->peer_pid, err);
+					 client_target(cl), cl->peer_pid, err);
 			end_capture(c, cl);
 			send_error(c, cl, EINVAL, "bad request: %s", err);
 			return;
@@ -469,6 +572,8 @@ void control_dispatch(struct control *c)
 			on_accept(c);
 		} else if (kind == EV_TICK) {
 			on_tick(c);
+		} else if (kind == EV_LOADED) {
+			on_loaded(c);
 		} else if (kind == EV_CAPTURE_END && cl->cap) {
 			on_capture_end(c, cl);
 		} else if (kind == EV_CLIENT && cl->state != CL_FREE) {
@@ -542,7 +647,7 @@ int control_open(const char *runtime_dir, const struct capture_env *env, struct 
 
 	if (!c)
 		return -ENOMEM;
-	c->epfd = c->lfd = c->tickfd = -1;
+	c->epfd = c->lfd = c->tickfd = c->loadfd[0] = c->loadfd[1] = -1;
 	c->env = env;
 	if (strlen(runtime_dir) + sizeof("/" SOCKET_NAME) > sizeof(c->path)) {
 		snprintf(err, errlen,
@@ -575,8 +680,9 @@ int control_open(const char *runtime_dir, const struct capture_env *env, struct 
 	}
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	c->tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (c->epfd < 0 || c->tickfd < 0 ||
+	if (c->epfd < 0 || c->tickfd < 0 || capload_pipe(c->loadfd) ||
 	    watch(c, EPOLL_CTL_ADD, c->lfd, EPOLLIN, EV_LISTEN, 0) ||
+	    watch(c, EPOLL_CTL_ADD, c->loadfd[0], EPOLLIN, EV_LOADED, 0) ||
 	    watch(c, EPOLL_CTL_ADD, c->tickfd, EPOLLIN, EV_TICK, 0)) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot set up the control socket: %s", strerror(errno));
@@ -594,10 +700,10 @@ void control_close(struct control *c)
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		if (c->cl[i].state == CL_FREE)
 			continue;
-		if (c->cl[i].cap) {
+		if (client_target(&c->cl[i])) {
 			char target[CONFIG_NAME_MAX + 8];
 
-			snprintf(target, sizeof(target), "%s", capture_target(c->cl[i].cap));
+			snprintf(target, sizeof(target), "%s", client_target(&c->cl[i]));
 			log_info("capture of %s cancelled: emberd is stopping", target);
 			end_capture(c, &c->cl[i]);
 			send_error(c, &c->cl[i], ECANCELED,
@@ -607,6 +713,13 @@ void control_close(struct control *c)
 		}
 		if (c->cl[i].state != CL_FREE) /* what the socket did not take is lost */
 			drop_client(c, &c->cl[i]);
+	}
+	/* loads in flight end on their own (the verifier cannot be cut short) */
+	for (; c->loads; c->loads--)
+		capload_free(capload_wait(c->loadfd[0]));
+	if (c->loadfd[0] >= 0) {
+		close(c->loadfd[0]);
+		close(c->loadfd[1]);
 	}
 	if (c->lfd >= 0)
 		close(c->lfd);
