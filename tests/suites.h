@@ -79,6 +79,7 @@ Suite *mapsize_suite(void);
 Suite *hostrows_suite(void);
 Suite *rowspace_suite(void);
 Suite *owners_suite(void);
+Suite *tablecache_suite(void);
 Suite *recentprocs_suite(void);
 Suite *bpfload_suite(void);
 Suite *stackparts_suite(void);

@@ -31,6 +31,7 @@
 #include "procsnap.h"
 #include "rowspace.h"
 #include "runtime.h"
+#include "tablecache.h"
 #include "unwinder.h"
 #include "util.h"
 #include "worker.h"
@@ -40,8 +41,6 @@
 #define BLOCK_BYTES (ROWS_PER_BLOCK * sizeof(struct ember_unwind_row))
 /* Requests waiting for the thread: beyond, they are dropped and counted. */
 #define QUEUE_MAX 16384
-/* Binaries remembered as having no table, so that they are not tried again and again. */
-#define NEGATIVE_MAX 16384
 /*
  * A process is read again for a frame outside its mappings at most this
  * often; twice as late each time the read found nothing new (JIT code that
@@ -88,20 +87,6 @@ struct req {
  */
 #define HINTS 256
 
-/* One binary's table, or a negative entry (id == NO_ID) saying why it has none. */
-struct table {
-	struct file_key key;
-	bool vdso;		    /* the vDSO's table: not in the tree, never evicted */
-	uint32_t id;		    /* index in the tables map, or NO_ID */
-	struct rowspace_extent ext; /* its rows in the rows map, its uses (rowspace.h) */
-	uint64_t base;		    /* ELF vaddr of row pc 0 */
-	struct unwtab_seg segs[UNWTAB_MAX_SEGS];
-	size_t nsegs;
-	enum unwtab_err err;	 /* why there is no table */
-	struct ember_rt_proc rt; /* the runtime the binary holds (ELF vaddrs), if any */
-};
-#define NO_ID UINT32_MAX
-
 /*
  * A table to compile: the file of a mapping of the processes waiting for it.
  * Compiled after every pending process is loaded with the tables it has, the
@@ -139,10 +124,8 @@ struct unwinder {
 	struct hostrows *host; /* the deferred walks' view of the rows map */
 
 	/* the thread's own state: nobody else touches it */
-	void *tables; /* tsearch tree of struct table by key */
-	struct table *by_id[EMBER_UNWIND_TABLES_MAX];
-	size_t negatives;
-	void *procs; /* tsearch tree of struct proc by pid */
+	struct tablecache tables; /* by file identity and by id (tablecache.h) */
+	void *procs;		  /* tsearch tree of struct proc by pid */
 	size_t nprocs;
 	struct table vdso;
 	uint64_t vdso_size;
@@ -191,11 +174,6 @@ static void notify(struct unwinder *u, pid_t pid, enum unwinder_event ev)
 	if (u->hook)
 		u->hook(u->hook_arg, pid, ev);
 	pthread_mutex_unlock(&u->hook_mu);
-}
-
-static int cmp_table(const void *a, const void *b)
-{
-	return file_key_cmp(&((const struct table *)a)->key, &((const struct table *)b)->key);
 }
 
 static int cmp_proc(const void *a, const void *b)
@@ -291,8 +269,7 @@ static void evict(struct unwinder *u, struct table *t)
 	publish_table(u, t->id, 0, 0);
 	hostrows_drop(u->host, t->id);
 	delete_rows(u, t->ext.first, t->ext.nrows);
-	u->by_id[t->id] = NULL;
-	tdelete(t, &u->tables, cmp_table);
+	tablecache_remove(&u->tables, t);
 	worker_lock(&u->worker);
 	u->st.tables--;
 	u->st.used_bytes -= (uint64_t)t->ext.nrows * sizeof(struct ember_unwind_row);
@@ -310,7 +287,7 @@ static int make_room(struct unwinder *u, size_t n, uint32_t *id, uint32_t *first
 	const struct rowspace_extent *v[EMBER_UNWIND_TABLES_MAX];
 
 	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
-		v[i] = u->by_id[i] ? &u->by_id[i]->ext : NULL;
+		v[i] = u->tables.by_id[i] ? &u->tables.by_id[i]->ext : NULL;
 	for (;;) {
 		int64_t f =
 			rowspace_fit(v, EMBER_UNWIND_TABLES_MAX, u->rows_cap, ROWS_PER_BLOCK, n);
@@ -325,7 +302,7 @@ static int make_room(struct unwinder *u, size_t n, uint32_t *id, uint32_t *first
 		victim = rowspace_victim(v, EMBER_UNWIND_TABLES_MAX);
 		if (victim < 0)
 			return -ENOSPC;
-		evict(u, u->by_id[victim]);
+		evict(u, u->tables.by_id[victim]);
 		v[victim] = NULL;
 	}
 }
@@ -388,7 +365,7 @@ static int load_table(struct unwinder *u, struct table *t, const struct unwtab *
 	t->base = tab->base;
 	t->nsegs = tab->nsegs;
 	memcpy(t->segs, tab->segs, sizeof(t->segs));
-	u->by_id[id] = t;
+	tablecache_place(&u->tables, t);
 	publish_table(u, id, first, tab->nrows);
 	worker_lock(&u->worker);
 	u->st.tables++;
@@ -467,27 +444,6 @@ static void build_table(struct unwinder *u, struct table *t, int fd, const void 
 	worker_unlock(&u->worker);
 }
 
-static void free_negative(void *p)
-{
-	struct table *t = p;
-
-	if (t->id == NO_ID)
-		free(t);
-}
-
-/* Forgets every negative entry once there are too many (each is merely tried again). */
-static void trim_negatives(struct unwinder *u)
-{
-	if (u->negatives < NEGATIVE_MAX)
-		return;
-	tdestroy(u->tables, free_negative);
-	u->tables = NULL;
-	u->negatives = 0;
-	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
-		if (u->by_id[i] && !u->by_id[i]->vdso)
-			tsearch(u->by_id[i], &u->tables, cmp_table);
-}
-
 /*
  * A table already known (loaded, or negative) for mapping m of pid, by one
  * stat(), or none when its snapshot (snap_err 0: snap_key; else the error)
@@ -497,16 +453,15 @@ static struct table *table_cached(struct unwinder *u, pid_t pid, const struct pr
 				  const struct file_key *snap_key, int snap_err,
 				  struct file_key *key)
 {
-	struct table probe = {0}, **found;
+	struct file_key k = {0};
 
 	memset(key, 0, sizeof(*key));
 	if (snap_key)
-		probe.key = *snap_key;
-	else if (snap_err != -ENODATA || mapfile_key(pid, m, &probe.key))
+		k = *snap_key;
+	else if (snap_err != -ENODATA || mapfile_key(pid, m, &k))
 		return NULL;
-	*key = probe.key;
-	found = tfind(&probe, &u->tables, cmp_table);
-	return found ? *found : NULL;
+	*key = k;
+	return tablecache_find(&u->tables, key);
 }
 
 /* Adds pid to the processes j refreshes once built; false past JOB_WAITERS or on ENOMEM. */
@@ -610,8 +565,9 @@ static int job_open(const struct job *j, struct stat *st)
  */
 static struct table *table_build(struct unwinder *u, const struct job *j)
 {
-	struct table probe = {0}, **found, *t;
+	struct file_key key;
 	struct stat st;
+	struct table *t;
 	int fd;
 
 	fd = job_open(j, &st);
@@ -621,18 +577,18 @@ static struct table *table_build(struct unwinder *u, const struct job *j)
 		worker_unlock(&u->worker);
 		return NULL;
 	}
-	probe.key = file_key_of(&st);
-	found = tfind(&probe, &u->tables, cmp_table);
-	if (found) {
+	key = file_key_of(&st);
+	t = tablecache_find(&u->tables, &key);
+	if (t) {
 		close(fd);
-		return *found;
+		return t;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		close(fd);
 		return NULL;
 	}
-	t->key = probe.key;
+	t->key = key;
 	build_table(u, t, fd, NULL, 0);
 	close(fd);
 	log_debug("unwinder: the table of %s (%" PRIu64 ":%" PRIu64 ") built%s", j->m.path,
@@ -642,11 +598,7 @@ static struct table *table_build(struct unwinder *u, const struct job *j)
 		free(t);
 		return NULL;
 	}
-	if (t->id == NO_ID) {
-		trim_negatives(u);
-		u->negatives++;
-	}
-	if (!tsearch(t, &u->tables, cmp_table)) {
+	if (!tablecache_insert(&u->tables, t)) {
 		if (t->id != NO_ID)
 			evict(u, t);
 		else
@@ -675,7 +627,7 @@ static void exe_runtime(struct unwinder *u, pid_t pid)
 		return; /* gone, or a kernel thread */
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
 		probe.key = file_key_of(&st);
-		if (!tfind(&probe, &u->tables, cmp_table))
+		if (!tablecache_find(&u->tables, &probe.key))
 			table_runtime(u, &probe, fd);
 		if (probe.rt.kind)
 			log_debug(
@@ -1505,12 +1457,6 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 	return u;
 }
 
-static void free_table(void *p)
-{
-	if (!((struct table *)p)->vdso)
-		free(p);
-}
-
 static void no_free(void *p)
 {
 	(void)p;
@@ -1532,7 +1478,7 @@ void unwinder_close(struct unwinder *u)
 		procsnap_unref(u->q[(u->qhead + i) % QUEUE_MAX].snap);
 	tdestroy(u->asked, no_free);
 	tdestroy(u->procs, free_proc);
-	tdestroy(u->tables, free_table);
+	tablecache_free(&u->tables);
 	for (int *fd = &u->fds.rows; fd <= &u->fds.rt_exes; fd++)
 		if (*fd >= 0)
 			close(*fd);
