@@ -80,6 +80,7 @@ Suite *hostrows_suite(void);
 Suite *rowspace_suite(void);
 Suite *owners_suite(void);
 Suite *tablecache_suite(void);
+Suite *jobqueue_suite(void);
 Suite *recentprocs_suite(void);
 Suite *bpfload_suite(void);
 Suite *stackparts_suite(void);

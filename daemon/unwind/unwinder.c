@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "ember/unwind.h"
 #include "hostrows.h"
+#include "jobqueue.h"
 #include "log.h"
 #include "mapfile.h"
 #include "procmaps.h"
@@ -60,17 +61,6 @@
 /* Processes the callers' side remembers having asked for (8x the procs map). */
 #define ASKED_MAX (8 * EMBER_UNWIND_PROCS_MAX)
 
-/* Tables waiting to be compiled: beyond, a process is merely scanned again later. */
-#define JOBS_MAX 1024
-/*
- * Processes refreshed as soon as the table they wait for is built (the rest:
- * once every job is done). Every process the procs map holds: at start-up a
- * hundred processes wait for libc's table, and one beyond the first eight
- * waited for the last job (a compiler's, seconds later), its samples walked
- * without libc's table meanwhile (measured: fx_qsort's first 2 s of samples).
- */
-#define JOB_WAITERS EMBER_UNWIND_PROCS_MAX
-
 enum req_op { REQ_ADD, REQ_EXIT, REQ_EXEC, REQ_RUNTIME };
 
 struct req {
@@ -86,18 +76,6 @@ struct req {
  * program started again and again asks once (while its slot lasts).
  */
 #define HINTS 256
-
-/*
- * A table to compile: the file of a mapping of the processes waiting for it.
- * Compiled after every pending process is loaded with the tables it has, the
- * smallest file first, so that one large binary delays no other process.
- */
-struct job {
-	struct proc_map m;   /* path owned */
-	struct file_key key; /* from a stat() of the mapping; size 0 if unknown */
-	pid_t *pids;	     /* who maps it (pids[0] opens it, or the next one alive); owned */
-	size_t npids, cap;
-};
 
 /* One loaded process: the tables its entry in the procs map refers to. */
 struct proc {
@@ -132,8 +110,7 @@ struct unwinder {
 	uint64_t tick;
 	uint32_t gen; /* of the last procs entry written */
 	struct ember_unwind_proc *scratch;
-	struct job jobs[JOBS_MAX];
-	size_t njobs;
+	struct jobqueue jobs; /* the tables to compile, who waits for each (jobqueue.h) */
 
 	/* shared with the other threads, under the worker's lock; its done means idle */
 	struct worker worker;
@@ -464,74 +441,6 @@ static struct table *table_cached(struct unwinder *u, pid_t pid, const struct pr
 	return tablecache_find(&u->tables, key);
 }
 
-/* Adds pid to the processes j refreshes once built; false past JOB_WAITERS or on ENOMEM. */
-static bool job_wait(struct job *j, pid_t pid)
-{
-	if (j->npids == j->cap) {
-		size_t cap = j->cap ? 2 * j->cap : 8;
-		pid_t *v = cap <= JOB_WAITERS ? realloc(j->pids, cap * sizeof(*v)) : NULL;
-
-		if (!v)
-			return false; /* refreshed once every job is done */
-		j->pids = v;
-		j->cap = cap;
-	}
-	j->pids[j->npids++] = pid;
-	return true;
-}
-
-static void job_free(struct job *j)
-{
-	free(j->m.path);
-	free(j->pids);
-}
-
-/* Asks for mapping m's table to be compiled for pid. false when the queue is full. */
-static bool job_add(struct unwinder *u, pid_t pid, const struct proc_map *m,
-		    const struct file_key *key)
-{
-	struct job *j;
-
-	for (size_t i = 0; key->size && i < u->njobs; i++) {
-		j = &u->jobs[i];
-		if (!file_key_cmp(&j->key, key)) {
-			for (size_t k = 0; k < j->npids; k++)
-				if (j->pids[k] == pid)
-					return true;
-			job_wait(j, pid);
-			return true;
-		}
-	}
-	if (u->njobs == JOBS_MAX)
-		return false;
-	j = &u->jobs[u->njobs];
-	memset(j, 0, sizeof(*j));
-	j->m = *m;
-	j->m.path = strdup(m->path);
-	if (!j->m.path || !job_wait(j, pid)) {
-		job_free(j);
-		return false;
-	}
-	j->key = *key;
-	u->njobs++;
-	return true;
-}
-
-/* Takes the pending job of the smallest file. */
-static bool job_take(struct unwinder *u, struct job *out)
-{
-	size_t best = 0;
-
-	if (!u->njobs)
-		return false;
-	for (size_t i = 1; i < u->njobs; i++)
-		if (u->jobs[i].key.size < u->jobs[best].key.size)
-			best = i;
-	*out = u->jobs[best];
-	u->jobs[best] = u->jobs[--u->njobs];
-	return true;
-}
-
 /*
  * Opens job j's file: through the process that asked first, else through
  * another that waits for it, else by its path in emberd's own root; those
@@ -749,7 +658,7 @@ static struct table *mapping_table(struct unwinder *u, const struct proc_snap *s
 	 * is no job: its table, built, could never be found again, and the
 	 * process would be rescanned for it forever.
 	 */
-	if (!t && key.ino && job_add(u, pid, m, &key))
+	if (!t && key.ino && jobqueue_add(&u->jobs, pid, m, &key))
 		(*missing)++;
 	return t;
 }
@@ -1074,7 +983,7 @@ static void run_job(struct unwinder *u)
 	struct job j;
 	struct table *t;
 
-	if (!job_take(u, &j))
+	if (!jobqueue_take(&u->jobs, &j))
 		return;
 	t = table_build(u, &j);
 	for (size_t i = 0; i < j.npids; i++)
@@ -1082,7 +991,10 @@ static void run_job(struct unwinder *u)
 	job_free(&j);
 }
 
-/* Once every job is done: loads again whoever still waits (beyond JOB_WAITERS, or a failed job). */
+/*
+ * Once every job is done: loads again whoever still waits (beyond
+ * JOBQUEUE_WAITERS, or a failed job).
+ */
 static void gather_waiting(const void *node, VISIT which, void *arg)
 {
 	struct proc *p = *(struct proc *const *)node;
@@ -1113,11 +1025,11 @@ static void unwinder_main(struct worker *w, void *arg)
 
 	worker_lock(w);
 	while (!worker_stopping(w)) {
-		if (!u->qn && u->njobs) {
+		if (!u->qn && u->jobs.n) {
 			/* processes first: one job at a time, between requests */
 			worker_unlock(&u->worker);
 			run_job(u);
-			if (!u->njobs)
+			if (!u->jobs.n)
 				rescan_waiting(u);
 			worker_lock(&u->worker);
 		} else if (!u->qn && !u->stale) {
@@ -1159,8 +1071,7 @@ static void unwinder_main(struct worker *w, void *arg)
 	u->busy = false;
 	worker_done(w);
 	worker_unlock(w);
-	for (size_t i = 0; i < u->njobs; i++)
-		job_free(&u->jobs[i]);
+	jobqueue_free(&u->jobs);
 }
 
 static int cmp_asked(const void *a, const void *b)
