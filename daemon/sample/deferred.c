@@ -10,9 +10,9 @@
  * until DEFERRED_WAIT_NS has passed. Walked samples wait for the next drain.
  * An off-CPU wait's copy is walked the same way; its end, a later record,
  * finds it waiting (and goes with it) or walked and open, which makes it a
- * walked sample; one ended without its copy is counted lost. One mutex guards
- * the waiting list, the open waits, the walked samples, the set of loaded
- * processes and the figures.
+ * walked sample; one ended without its copy is counted lost (the pairing:
+ * waitpair.c). One mutex guards the waiting list, the open waits, the walked
+ * samples, the set of loaded processes and the figures.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,34 +35,10 @@
 #include "recentprocs.h"
 #include "runtime.h"
 #include "uwalk.h"
+#include "waitpair.h"
 
 /* Walked samples kept for the drain at once; beyond, they are counted lost. */
 #define WALKED_MAX 8192
-/*
- * How an off-CPU wait ended (struct ember_offcpu_wait_end): ended false until
- * it has; and who woke it: waker_ulen user then waker_klen kernel frames in
- * waker_ips (its own allocation, or NULL: none), owned by whoever holds it.
- */
-struct wait_end {
-	bool ended;
-	uint64_t wait_ns, runq_ns;
-	uint32_t waker_tgid, waker_ulen, waker_klen;
-	uint32_t waker_uflags; /* EMBER_STACK_* of the waker's user stack */
-	uint64_t *waker_ips;
-};
-
-static void end_free(struct wait_end *e)
-{
-	free(e->waker_ips);
-	e->waker_ips = NULL;
-}
-
-/* Whether an ended wait is left out (too short: the program sends both times 0). */
-static bool end_drops(const struct wait_end *e)
-{
-	return e->ended && !e->wait_ns && !e->runq_ns;
-}
-
 /*
  * Whose sample a record is, from its source and wait id (an off-CPU wait's
  * has one, a sample's none); DEFERRED_KINDS for a record not as the programs
@@ -81,18 +57,6 @@ static enum deferred_kind kind_of(uint32_t source, uint64_t wait_id)
 		return DEFERRED_KINDS;
 	}
 }
-
-/*
- * Ends read while their wait was being walked on the unwinder's thread (in
- * neither list): kept for it, a ring of this many.
- */
-#define EARLY_ENDS 64
-
-struct early_end {
-	uint64_t wait_id; /* 0: free */
-	uint32_t tgid;
-	struct wait_end end;
-};
 
 /*
  * A record waiting for its process's tables: the ring's, less the stack below
@@ -186,7 +150,7 @@ static bool same_sample(const struct waiting *a, const struct waiting *b)
 
 static void free_waiting(struct waiting *w)
 {
-	end_free(&w->end);
+	wait_end_free(&w->end);
 	free(w->kips);
 	free(w);
 }
@@ -196,10 +160,8 @@ static void free_waiting(struct waiting *w)
  * kernel. An off-CPU wait's n is its weight; it is open until it has ended.
  */
 struct walked {
-	struct walked *next; /* in the open waits */
+	struct wait_sample wait; /* its wait (wait_id 0: none) and end, as paired */
 	enum deferred_kind kind;
-	uint64_t wait_id;
-	struct wait_end end;
 	struct ember_sample_key key;
 	uint64_t n;
 	uint32_t ulen, klen;
@@ -209,8 +171,20 @@ struct walked {
 
 static void free_walked(struct walked *s)
 {
-	end_free(&s->end);
+	wait_end_free(&s->wait.end);
 	free(s);
+}
+
+/* The walked sample that holds w. */
+static struct walked *walked_of(struct wait_sample *w)
+{
+	return (struct walked *)((char *)w - offsetof(struct walked, wait));
+}
+
+/* Frees the walked sample that holds w: the pairing's free_sample. */
+static void free_wait(struct wait_sample *w)
+{
+	free_walked(walked_of(w));
 }
 
 /* Walked samples in order, at most WALKED_MAX; zero-initialized is empty. */
@@ -249,10 +223,7 @@ struct deferred {
 	void *loaded;			       /* tsearch set of pids the unwinder has loaded */
 	struct walked_vec walked;	       /* for the drains */
 	struct walked_vec woken; /* drained waits whose waker is known, for their wakers' drain */
-	struct walked *open;	 /* off-CPU waits walked, before their end: newest first */
-	uint32_t nopen;
-	struct early_end early[EARLY_ENDS]; /* ends that came while their wait was walked */
-	uint32_t nearly;		    /* ends put there since the start */
+	struct waitpair waits;	 /* off-CPU waits open for their end, ends early for their wait */
 	uint64_t metrics[DEFERRED_KINDS]
 			[EMBER_SAMPLE_M_NR]; /* the walks' frames and ends, COUNTED */
 	struct deferred_stats st;	     /* but waiting, read from nwaiting */
@@ -367,52 +338,6 @@ static struct walked_vec vec_take(struct deferred *d, struct walked_vec *a)
 	return out;
 }
 
-/* Under the lock: drops the oldest open wait (the list's last), counted lost. */
-static void drop_oldest_open(struct deferred *d)
-{
-	struct walked **pp = &d->open;
-
-	while (*pp && (*pp)->next)
-		pp = &(*pp)->next;
-	if (*pp) {
-		free_walked(*pp);
-		*pp = NULL;
-		d->nopen--;
-		d->st.waits_lost++;
-	}
-}
-
-/*
- * Under the lock: keeps a walked sample, for the drain when it is one or an
- * ended wait; a wait not ended waits for its end (the oldest of too many is
- * dropped, counted).
- */
-static void keep_sample(struct deferred *d, struct walked *s)
-{
-	for (int i = 0; s->wait_id && !s->end.ended && i < EARLY_ENDS; i++) {
-		struct early_end *e = &d->early[i];
-
-		if (e->wait_id == s->wait_id && e->tgid == s->key.tgid) {
-			s->end = e->end; /* its waker's stacks go with it */
-			e->end.waker_ips = NULL;
-			e->wait_id = 0;
-		}
-	}
-	if (end_drops(&s->end)) {
-		free_walked(s);
-		return;
-	}
-	if (!s->wait_id || s->end.ended) {
-		keep_walked(d, s);
-		return;
-	}
-	if (d->nopen >= DEFERRED_OPEN_MAX)
-		drop_oldest_open(d);
-	s->next = d->open;
-	d->open = s;
-	d->nopen++;
-}
-
 /* Which entry of its process a walk uses. */
 enum walk_entry {
 	ENTRY_ANY,    /* the procs map's now; none: frame pointers over the copy */
@@ -500,11 +425,12 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	if (!s)
 		goto fail;
 	memset(&s->key, 0, sizeof(s->key));
-	s->next = NULL;
-	s->kind = w->kind;
-	s->wait_id = w->wait_id;
-	s->end = w->end; /* its waker's stacks go with it */
+	s->wait.next = NULL;
+	s->wait.wait_id = w->wait_id;
+	s->wait.tgid = w->tgid;
+	s->wait.end = w->end; /* its waker's stacks go with it */
 	w->end.waker_ips = NULL;
+	s->kind = w->kind;
 	s->key.tgid = w->tgid;
 	s->key.flags = w->flags;
 	memcpy(s->key.comm, w->comm, sizeof(s->key.comm));
@@ -529,7 +455,8 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	m[EMBER_SAMPLE_M_FRAMES_BAD_RULE] += (uint64_t)res->bad_rule * w->records;
 	count_runtime(m, loaded ? proc->rt.kind : EMBER_RT_NONE, res, w->records);
 	m[EMBER_SAMPLE_M_COUNTED] += w->records;
-	keep_sample(d, s);
+	if (waitpair_walked(&d->waits, &s->wait)) /* else open for its end, or dropped by it */
+		keep_walked(d, s);
 	pthread_mutex_unlock(&d->mu);
 	free(res);
 	return true;
@@ -713,46 +640,27 @@ static struct waiting *from_record(struct deferred *d, const struct ember_deferr
 
 /*
  * Under the lock: the end of an off-CPU wait (which it takes: its waker's
- * stacks), onto its copy still waiting, or making its walked wait a sample; a
- * drop (both times 0) frees it. False when the wait is nowhere (lost: its copy
- * never came, or was dropped), the end left to the caller.
+ * stacks) onto its copy still waiting, or, a drop (both times 0), freeing
+ * both. False when the copy is not waiting, the end left to the caller.
  */
-static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_end *e,
-			    struct wait_end *end)
+static bool end_waiting_locked(struct deferred *d, const struct ember_offcpu_wait_end *e,
+			       struct wait_end *end)
 {
-	bool drop = end_drops(end);
-
 	for (struct waiting **pp = &d->head; *pp; pp = &(*pp)->next) {
 		struct waiting *w = *pp;
 
 		if (w->wait_id != e->wait_id || w->tgid != e->tgid)
 			continue;
-		if (drop) {
+		if (wait_end_drops(end)) {
 			forget_repeat(d, w);
 			*pp = w->next;
 			if (!*pp)
 				d->tail = pp;
 			release_locked(d, w);
 			free_waiting(w);
-			end_free(end);
+			wait_end_free(end);
 		} else {
 			w->end = *end;
-		}
-		return true;
-	}
-	for (struct walked **pp = &d->open; *pp; pp = &(*pp)->next) {
-		struct walked *s = *pp;
-
-		if (s->wait_id != e->wait_id || s->key.tgid != e->tgid)
-			continue;
-		*pp = s->next;
-		d->nopen--;
-		if (drop) {
-			free_walked(s);
-			end_free(end);
-		} else {
-			s->end = *end;
-			keep_walked(d, s);
 		}
 		return true;
 	}
@@ -760,53 +668,26 @@ static bool end_wait_locked(struct deferred *d, const struct ember_offcpu_wait_e
 }
 
 /*
- * The waker e names into end: its stacks copied (none: nothing to copy, or out
- * of memory, which leaves the wait without a waker). False when e's stacks
- * are not as the program writes them (left out).
- */
-static bool waker_of(const struct ember_offcpu_wait_end *e, struct wait_end *end)
-{
-	uint32_t ulen = e->waker_user.len, klen = e->waker_kern.len;
-
-	if (ulen > EMBER_MAX_STACK_DEPTH || klen > EMBER_MAX_STACK_DEPTH)
-		return false;
-	if (!ulen && !klen)
-		return true;
-	end->waker_ips = malloc((ulen + klen) * sizeof(uint64_t));
-	if (!end->waker_ips)
-		return true;
-	memcpy(end->waker_ips, e->waker_user.ips, ulen * sizeof(uint64_t));
-	memcpy(end->waker_ips + ulen, e->waker_kern.ips, klen * sizeof(uint64_t));
-	end->waker_tgid = e->waker_tgid;
-	end->waker_ulen = ulen;
-	end->waker_klen = klen;
-	end->waker_uflags = e->waker_user.flags;
-	return true;
-}
-
-/*
- * A record that ends an off-CPU wait (struct ember_offcpu_wait_end). One whose
- * wait is nowhere may be being walked on the unwinder's thread: it is kept
- * for it; one kept that long and never taken was lost.
+ * A record that ends an off-CPU wait (struct ember_offcpu_wait_end): onto its
+ * copy waiting, or its wait walked and open, which makes it a walked sample;
+ * or kept early for a wait being walked on the unwinder's thread (waitpair.h).
  */
 static void on_wait_end(struct deferred *d, const struct ember_offcpu_wait_end *e)
 {
-	struct wait_end end = {.ended = true, .wait_ns = e->wait_ns, .runq_ns = e->runq_ns};
-	bool bad = !waker_of(e, &end);
-	struct early_end *slot;
+	struct wait_end end;
+	bool bad = !wait_end_read(e, &end);
+	struct wait_sample *s;
 
 	pthread_mutex_lock(&d->mu);
 	if (bad)
 		d->st.bad++; /* the wait is kept, without its waker */
 	if (!e->wait_id) {   /* not as the program writes it: 0 is a sample's, not a wait's */
 		d->st.bad++;
-		end_free(&end);
-	} else if (!end_wait_locked(d, e, &end)) {
-		slot = &d->early[d->nearly++ % EARLY_ENDS];
-		if (slot->wait_id)
-			d->st.waits_lost++;
-		end_free(&slot->end);
-		*slot = (struct early_end){e->wait_id, e->tgid, end};
+		wait_end_free(&end);
+	} else if (!end_waiting_locked(d, e, &end)) {
+		s = waitpair_end(&d->waits, e->wait_id, e->tgid, &end);
+		if (s)
+			keep_walked(d, walked_of(s));
 	}
 	pthread_mutex_unlock(&d->mu);
 }
@@ -920,18 +801,7 @@ void deferred_exited(struct deferred *d, uint32_t pid, bool loading)
 	pthread_mutex_unlock(&d->mu);
 	walk_list(d, w, ENTRY_ANY);
 	pthread_mutex_lock(&d->mu);
-	for (struct walked **pp = &d->open; *pp;) {
-		struct walked *s = *pp;
-
-		if (s->key.tgid != pid) {
-			pp = &s->next;
-			continue;
-		}
-		*pp = s->next;
-		d->nopen--;
-		d->st.waits_lost++;
-		free_walked(s);
-	}
+	waitpair_exited(&d->waits, pid);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -957,8 +827,8 @@ static int wait_samples(struct walked *s, const struct sampler_stack *us,
 	const struct {
 		uint32_t reason;
 		uint64_t ns;
-	} seg[2] = {{EMBER_OFFCPU_REASON(s->key.flags), s->end.wait_ns},
-		    {EMBER_OFFCPU_RUNQ, s->end.runq_ns}};
+	} seg[2] = {{EMBER_OFFCPU_REASON(s->key.flags), s->wait.end.wait_ns},
+		    {EMBER_OFFCPU_RUNQ, s->wait.end.runq_ns}};
 	uint32_t lost = s->key.flags & (EMBER_KEY_USTACK_LOST | EMBER_KEY_KSTACK_LOST);
 	int rc = 0;
 
@@ -1032,7 +902,7 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 			all.v[kept++] = s; /* the other drain's */
 			continue;
 		}
-		if (!rc && s->wait_id) {
+		if (!rc && s->wait.wait_id) {
 			uint32_t flags = s->key.flags;
 
 			rc = wait_samples(s, &us, &ks, cb, arg);
@@ -1040,7 +910,7 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 		} else if (!rc) {
 			rc = cb(&s->key, s->n, &us, &ks, arg);
 		}
-		if (!rc && s->end.waker_ips && s->end.wait_ns)
+		if (!rc && wait_end_has_waker(&s->wait.end))
 			keep_woken(d, s); /* for deferred_drain_wakers() */
 		else
 			free_walked(s);
@@ -1060,7 +930,7 @@ int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg)
 
 	for (size_t i = 0; i < all.n; i++) {
 		struct walked *s = all.v[i];
-		const struct wait_end *e = &s->end;
+		const struct wait_end *e = &s->wait.end;
 		struct sampler_stack st[4] = {
 			[2] = {.ips = e->waker_ips, .n = e->waker_ulen},
 			[3] = {.ips = e->waker_ips + e->waker_ulen, .n = e->waker_klen},
@@ -1086,6 +956,7 @@ struct deferred *deferred_open(int ring_fd, struct unwinder *u)
 	if (!d)
 		return NULL;
 	d->tail = &d->head;
+	d->waits.free_sample = free_wait;
 	d->unw = u;
 	d->ring_fd = ring_fd;
 	unwinder_fds(u, &d->fds);
@@ -1129,12 +1000,7 @@ void deferred_close(struct deferred *d)
 	for (size_t i = 0; i < d->woken.n; i++)
 		free_walked(d->woken.v[i]);
 	free(d->woken.v);
-	for (int i = 0; i < EARLY_ENDS; i++)
-		end_free(&d->early[i].end);
-	for (struct walked *s = d->open, *next; s; s = next) {
-		next = s->next;
-		free_walked(s);
-	}
+	waitpair_clear(&d->waits);
 	tdestroy(d->loaded, no_free);
 	tdestroy(d->held, free);
 	pthread_mutex_unlock(&d->mu);
@@ -1174,6 +1040,7 @@ void deferred_stats(struct deferred *d, struct deferred_stats *out)
 	pthread_mutex_lock(&d->mu);
 	*out = d->st;
 	out->waiting = d->nwaiting;
-	out->waits_open = d->nopen;
+	out->waits_lost += d->waits.lost;
+	out->waits_open = d->waits.nopen;
 	pthread_mutex_unlock(&d->mu);
 }

@@ -46,8 +46,6 @@
 #define DEFERRED_WAIT_NS (2ll * 1000 * 1000 * 1000)
 /* Processes whose samples waited too long, remembered between two deferred_take_late(). */
 #define DEFERRED_LATE_MAX 16
-/* Off-CPU waits walked and waiting for their end at once; beyond, the oldest is dropped. */
-#define DEFERRED_OPEN_MAX 1024
 
 /* Whose samples: the cpu program's, the growth program's, or the offcpu program's waits. */
 enum deferred_kind {
