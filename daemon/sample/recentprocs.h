@@ -23,7 +23,7 @@ struct recent_procs {
 		uint32_t pid;
 		uint64_t ktime_ns; /* bpf_ktime_get_ns() of the exec */
 	} execs[RECENT_PROCS_MAX]; /* a ring */
-	uint32_t nexecs;	   /* execs noted since the start */
+	uint64_t nexecs;	   /* execs noted since the start (64 bits: never wraps) */
 };
 
 void recent_exit(struct recent_procs *r, uint32_t pid);

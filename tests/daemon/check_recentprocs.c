@@ -33,7 +33,7 @@ END_TEST
 
 /*
  * The last RECENT_PROCS_MAX are remembered, the older forgotten; past 2^32
- * exits (50 days at 1,000 a second) the ring is still whole.
+ * exits or execs (50 days at 1,000 a second) the rings are still whole.
  */
 START_TEST(test_rings)
 {
@@ -54,6 +54,14 @@ START_TEST(test_rings)
 	ck_assert_uint_eq(r.exited[RECENT_PROCS_MAX - 1], 9999);
 	ck_assert_uint_eq(r.exited[0], 9998);
 	ck_assert(recent_exited(&r, 9999) && recent_exited(&r, 9998));
+	ck_assert(recent_exited(&r, 200)); /* an older one, still in the ring */
+	r.nexecs = UINT32_MAX;		   /* the same for the execs */
+	recent_exec(&r, 9999, 1);
+	recent_exec(&r, 9998, 1);
+	ck_assert_uint_eq(r.execs[RECENT_PROCS_MAX - 1].pid, 9999);
+	ck_assert_uint_eq(r.execs[0].pid, 9998);
+	ck_assert(recent_execd_after(&r, 9999, 0) && recent_execd_after(&r, 9998, 0));
+	ck_assert(recent_execd_after(&r, 200, 0));
 }
 END_TEST
 
