@@ -213,6 +213,10 @@ int capture_begin(struct capture *c, char *err, size_t errlen)
 
 	if (errlen)
 		err[0] = '\0';
+	/* its process may have exited while it loaded, unseen: its exit came meanwhile */
+	rc = check_target(&c->req, err, errlen);
+	if (rc)
+		return rc;
 	if (c->req.target == CTL_TARGET_APP && !allow_app(c)) {
 		snprintf(err, errlen,
 			 "no running process belongs to app %s (the service name "

@@ -42,7 +42,8 @@ int capture_load(struct capture *c, char *err, size_t errlen);
 /*
  * On the loop, once loaded: an app capture lets its app's running processes
  * in, and the duration counts from now. 0, or a negative errno with a cause
- * in err: -ESRCH (no running process belongs to the app).
+ * in err: -ESRCH (its process exited while it loaded, or no running process
+ * belongs to its app).
  */
 int capture_begin(struct capture *c, char *err, size_t errlen);
 /* Stops sampling and frees everything; accepts NULL. */

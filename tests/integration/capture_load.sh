@@ -5,7 +5,8 @@
 # 1 s intervals while a capture loads; a second capture of the same target is refused
 # as still loading; the held capture then runs and ends with a profile of its
 # process; one whose emberctl goes away while it loads is let go once its load ends
-# (its programs closed, and the same target captured again).
+# (its programs closed, and the same target captured again); one whose process exits
+# while it loads is refused once loaded.
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go
@@ -74,6 +75,22 @@ cap --pid "$WL" --duration 1s -o "$T/d.pb.gz" >"$T/d.out" 2>&1 ||
 	fail "the same target after an abandoned load: $(cat "$T/d.out")"
 pid_alive "$EMBERD_PID" || fail "emberd died"
 pass "a capture abandoned while loading was let go: its programs closed, its target free"
+
+# 3. its process exits while the capture loads: refused once loaded, not sampled in vain
+sleep 600 &
+GONE=$!
+PIDS+=("$GONE")
+n=$(loading_lines)
+rc=0
+cap --pid "$GONE" --duration 60s -o "$T/e.pb.gz" >"$T/e.out" 2>&1 &
+E=$!
+wait_for loading_more "$n" || fail "the capture of pid $GONE did not begin loading"
+kill "$GONE"
+wait "$E" || rc=$?
+[ "$rc" -ne 0 ] || fail "the capture of a process gone while it loaded succeeded"
+grep -q "no such process: pid $GONE" "$T/e.out" ||
+	fail "a process gone while its capture loaded: $(cat "$T/e.out")"
+pass "a process gone while its capture loaded: refused once loaded"
 
 kill -INT "$EMBERD_PID"
 wait_emberd
