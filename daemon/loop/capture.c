@@ -209,7 +209,7 @@ int capture_load(struct capture *c, char *err, size_t errlen)
 
 int capture_begin(struct capture *c, char *err, size_t errlen)
 {
-	int rc = 0;
+	int rc;
 
 	if (errlen)
 		err[0] = '\0';

@@ -346,6 +346,16 @@ static int open_symbols(struct daemon *d)
 	return 0;
 }
 
+/* Says why owner o failed and what goes with it; true when emberd stops for it. */
+static bool owner_failed(const struct owner *o, const char *err)
+{
+	if (o->fatal)
+		log_err("%s: %s", err, o->without);
+	else
+		log_warnx("%s: %s", err, o->without);
+	return o->fatal;
+}
+
 /*
  * Opens every owner the configuration wants, in the sources' order (the CPU
  * sampler first: the others share its maps). One emberd cannot do without
@@ -363,11 +373,8 @@ static int open_owners(struct daemon *d, struct owner_env *env)
 		if (!o->open(env, &d->owner[s], err, sizeof(err)))
 			continue;
 		d->owner[s] = NULL;
-		if (o->fatal) {
-			log_err("%s: %s", err, o->without);
+		if (owner_failed(o, err))
 			return 1;
-		}
-		log_warnx("%s: %s", err, o->without);
 	}
 	return 0;
 }
@@ -494,11 +501,8 @@ static int start_sampling(struct daemon *d)
 
 		if (!d->owner[s] || !o->start || !o->start(d->owner[s], err, sizeof(err)))
 			continue;
-		if (o->fatal) {
-			log_err("%s: %s", err, o->without);
+		if (owner_failed(o, err))
 			return 1;
-		}
-		log_warnx("%s: %s", err, o->without);
 		o->close(d->owner[s]);
 		d->owner[s] = NULL;
 	}
