@@ -522,14 +522,16 @@ static void log_symbols(const struct interval_report *r)
 		  "%lu of %lu MiB (%lu named from a debug file), names read back %lu (%lu "
 		  "unreadable); perf maps %lu, %lu KiB, "
 		  "%lu frames named, %lu malformed lines; kernel names asked %lu, cached %lu; "
-		  "runtime frames %lu, read as sampled %lu in %lu stacks (%lu could not be), "
-		  "%lu code objects named from another process's read (%lu KiB)",
+		  "runtime frames %lu, read as sampled %lu in %lu stacks (%lu could not be; %lu "
+		  "code objects checked, %lu read again: another at the address), %lu code "
+		  "objects named from another process's read (%lu KiB)",
 		  s->named, s->frames, s->demangled, s->files_cached, s->file_cache_bytes >> 20,
 		  s->file_cache_bound >> 20, s->debug_build_id + s->debug_link, s->names_read,
 		  s->names_unread, s->perfmap.maps, s->perfmap.memory >> 10, s->perfmap.named,
 		  s->perfmap.bad_lines, s->kernel_asked, s->kernel_cached, s->runtime_frames,
 		  s->runtime_seen, s->runtime_seen_stacks, s->runtime_seen_unread,
-		  s->runtime_shared, s->runtime_shared_bytes >> 10);
+		  s->runtime_checked, s->runtime_reread, s->runtime_shared,
+		  s->runtime_shared_bytes >> 10);
 }
 
 /* Memory growth's line: a warning when it lost samples or stacks, else debug. */

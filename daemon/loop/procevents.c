@@ -552,7 +552,8 @@ static void on_rt_event(struct daemon *d, const struct ember_proc_event *e, size
 	if (size < head || !r->n || r->n > EMBER_PROC_RT_WORDS ||
 	    (size - head) / sizeof(r->words[0]) < r->n)
 		return;
-	symbolizer_runtime_seen(d->sym, (pid_t)e->tgid, (const uint64_t *)r->words, r->n);
+	symbolizer_runtime_seen(d->sym, (pid_t)e->tgid, (const uint64_t *)r->words, r->n,
+				(int64_t)e->ktime_ns);
 }
 
 /*

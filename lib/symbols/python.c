@@ -352,57 +352,87 @@ static int read_linetable(const struct rt_mem *mem, uint64_t bytes, struct py_co
 	return 0;
 }
 
-/* The code object's fields at code: its type, names, table and first line (0 or -EFAULT). */
-static int read_head(const struct rt_mem *mem, const struct py_layout *l, uint64_t code,
-		     uint64_t *type, uint64_t *qualname, uint64_t *filename, uint64_t *linetable,
-		     int32_t *first)
+/* The fields of a code object that name it: its names', its table's addresses, its first line. */
+struct py_head {
+	uint64_t qualname, filename, linetable;
+	int32_t first;
+};
+
+/*
+ * The fields at code, of an object whose type is code_type: 0, -EFAULT, or
+ * -EINVAL (another type). One read where they fit a block, else the type
+ * read and checked before the rest, field by field.
+ */
+static int read_head(const struct rt_mem *mem, const struct py_layout *l, uint64_t code_type,
+		     uint64_t code, struct py_head *h)
 {
 	uint8_t head[PY_BLOCK];
-	size_t end = (size_t)l->co_firstlineno + sizeof(*first);
+	size_t end = (size_t)l->co_firstlineno + sizeof(h->first);
+	uint64_t type;
 
 	end = end > (size_t)l->co_qualname + 8 ? end : (size_t)l->co_qualname + 8;
 	end = end > (size_t)l->co_filename + 8 ? end : (size_t)l->co_filename + 8;
 	end = end > (size_t)l->co_linetable + 8 ? end : (size_t)l->co_linetable + 8;
 	if (end <= sizeof(head) && mem->read(mem->arg, head, end, code)) {
-		*type = block_u64(head, PY_OB_TYPE);
-		*qualname = block_u64(head, l->co_qualname);
-		*filename = block_u64(head, l->co_filename);
-		*linetable = block_u64(head, l->co_linetable);
-		memcpy(first, head + l->co_firstlineno, sizeof(*first));
+		if (block_u64(head, PY_OB_TYPE) != code_type)
+			return -EINVAL;
+		h->qualname = block_u64(head, l->co_qualname);
+		h->filename = block_u64(head, l->co_filename);
+		h->linetable = block_u64(head, l->co_linetable);
+		memcpy(&h->first, head + l->co_firstlineno, sizeof(h->first));
 		return 0;
 	}
-	/* field by field: a type read and checked before the rest, as ever */
-	if (!mem_u64(mem, code + PY_OB_TYPE, type))
+	if (!mem_u64(mem, code + PY_OB_TYPE, &type))
 		return -EFAULT;
-	*qualname = *filename = *linetable = 0;
-	*first = 0;
-	return 1;
+	if (type != code_type)
+		return -EINVAL;
+	if (!mem_u64(mem, code + l->co_qualname, &h->qualname) ||
+	    !mem_u64(mem, code + l->co_filename, &h->filename) ||
+	    !mem_u64(mem, code + l->co_linetable, &h->linetable) ||
+	    !mem->read(mem->arg, &h->first, sizeof(h->first), code + l->co_firstlineno))
+		return -EFAULT;
+	return 0;
+}
+
+/* A hash of what names a code object (struct py_code's head). */
+static uint64_t head_key(const struct py_head *h)
+{
+	uint64_t k = 0xcbf29ce484222325ULL;
+	const uint64_t v[] = {h->qualname, h->filename, h->linetable, (uint32_t)h->first};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		k = (k ^ v[i]) * 0x100000001b3ULL;
+	return k;
+}
+
+int py_code_head(const struct rt_mem *mem, const struct py_layout *l, uint64_t code_type,
+		 uint64_t code, uint64_t *key)
+{
+	struct py_head h;
+	int rc = read_head(mem, l, code_type, code, &h);
+
+	if (!rc)
+		*key = head_key(&h);
+	return rc;
 }
 
 int py_code_read(const struct rt_mem *mem, const struct py_layout *l, uint64_t code_type,
 		 uint64_t code, struct py_code *out)
 {
-	uint64_t type, qualname, filename, linetable;
-	int32_t first;
+	struct py_head h;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = read_head(mem, l, code, &type, &qualname, &filename, &linetable, &first);
-	if (rc < 0)
+	rc = read_head(mem, l, code_type, code, &h);
+	if (rc)
 		return rc;
-	if (type != code_type)
-		return -EINVAL;
-	if (rc > 0 && (!mem_u64(mem, code + l->co_qualname, &qualname) ||
-		       !mem_u64(mem, code + l->co_filename, &filename) ||
-		       !mem_u64(mem, code + l->co_linetable, &linetable) ||
-		       !mem->read(mem->arg, &first, sizeof(first), code + l->co_firstlineno)))
-		return -EFAULT;
-	out->firstlineno = first;
-	rc = read_str(mem, l, qualname, out->qualname, sizeof(out->qualname));
+	out->firstlineno = h.first;
+	out->head = head_key(&h);
+	rc = read_str(mem, l, h.qualname, out->qualname, sizeof(out->qualname));
 	if (!rc)
-		rc = read_str(mem, l, filename, out->filename, sizeof(out->filename));
+		rc = read_str(mem, l, h.filename, out->filename, sizeof(out->filename));
 	if (!rc)
-		rc = read_linetable(mem, linetable, out);
+		rc = read_linetable(mem, h.linetable, out);
 	if (rc)
 		py_code_release(out);
 	return rc;

@@ -44,6 +44,7 @@ struct py_code {
 	int32_t firstlineno;
 	uint8_t *linetable; /* malloc'd, linetable_len bytes */
 	size_t linetable_len;
+	uint64_t head; /* py_code_head()'s key of the object read: whether one there now is it */
 };
 
 /*
@@ -54,6 +55,14 @@ struct py_code {
 int py_code_read(const struct rt_mem *mem, const struct py_layout *l, uint64_t code_type,
 		 uint64_t code, struct py_code *out);
 void py_code_release(struct py_code *c);
+/*
+ * A key of what names the code object at code (its names' and table's
+ * addresses, its first line; struct py_code's head), in one read: 0, or
+ * py_code_read()'s errors. Another key at an address read before: the object
+ * there is another (the first freed, its room taken).
+ */
+int py_code_head(const struct rt_mem *mem, const struct py_layout *l, uint64_t code_type,
+		 uint64_t code, uint64_t *key);
 
 /* Bounds of what is read from a process: longer is refused (strings: cut). */
 #define PY_STR_MAX 255		    /* characters of a name read */

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "hashtab.h"
 #include "python.h"
 #include "v8.h"
@@ -167,13 +168,14 @@ bool rt_read_pid(void *arg, void *dst, size_t len, uint64_t addr)
  */
 #define RT_CACHE_TABLE_BYTES (16u << 20)
 
-/* A slot: small, so that the table of slots costs 16 bytes an object, not a name's room. */
+/* A slot: small, so that the table of slots costs 24 bytes an object, not a name's room. */
 struct rt_entry {
 	uint64_t obj; /* 0: free; a Python code object, or a V8 frame's whole word (tagged) */
 	union {
 		struct py_code *code;	/* Python: its names, or NULL: reading it failed */
 		struct rt_named *named; /* V8: its names when last read */
 	};
+	int64_t read_ns; /* Python: when the object there was last read or checked (mono_ns()) */
 };
 
 /* One function of struct rt_named: its lines, its strings in the block. */
@@ -427,6 +429,29 @@ static struct rt_entry *entry_for(struct rt_cache *c, uint64_t obj)
 	return &c->v[i];
 }
 
+/* Reads the code object of e into it, for the first time or again (it was another's). */
+static void entry_read(struct rt_cache *c, const struct rt_mem *mem, const struct py_layout *l,
+		       const struct ember_rt_proc *rt, struct rt_entry *e)
+{
+	struct py_code *pc = malloc(sizeof(*pc));
+
+	e->read_ns = mono_ns();
+	if (e->code) {
+		c->bytes -= sizeof(*e->code) + e->code->linetable_len;
+		py_code_release(e->code);
+		free(e->code);
+		e->code = NULL;
+	}
+	if (!pc)
+		return; /* named unreadable; read again at its next check */
+	if (code_read(c, mem, l, rt->addr[1], e->obj, pc)) {
+		free(pc); /* remembered as unreadable: not read again before its next check */
+		return;
+	}
+	e->code = pc;
+	c->bytes += sizeof(*pc) + pc->linetable_len;
+}
+
 static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
 		   uint64_t word, struct rt_name *out)
 {
@@ -449,17 +474,9 @@ static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct em
 	if (!e)
 		return -ENOMEM;
 	if (!e->obj) {
-		pc = malloc(sizeof(*pc));
-		if (!pc)
-			return -ENOMEM;
 		e->obj = obj;
 		c->n++;
-		if (code_read(c, mem, l, rt->addr[1], obj, pc)) {
-			free(pc); /* remembered as unreadable: not read again */
-		} else {
-			e->code = pc;
-			c->bytes += sizeof(*pc) + pc->linetable_len;
-		}
+		entry_read(c, mem, l, rt, e);
 	}
 	pc = e->code;
 	if (!pc) {
@@ -584,6 +601,36 @@ static int v8_cached(struct rt_cache *c, const struct rt_mem *mem, const struct 
 	e->named = nm;
 	c->bytes += nm->bytes;
 	return 0;
+}
+
+enum rt_check rt_cache_check(struct rt_cache *c, const struct rt_mem *mem,
+			     const struct ember_rt_proc *rt, uint64_t word, int64_t sampled_ns)
+{
+	const struct py_layout *l = py_layout((rt->version >> 8) & 0xff);
+	uint64_t obj = EMBER_RT_WORD_PTR(word), key;
+	struct rt_entry *e;
+
+	if (EMBER_RT_WORD_KIND(word) != EMBER_RT_PYTHON || rt->kind != EMBER_RT_PYTHON || !obj ||
+	    !l || rt->version >> 16 != 3 || !c->cap)
+		return RT_CHECK_NONE;
+	/* the binary's own objects never move (and are shared by address) */
+	if (c->sh && obj >= c->img.lo && obj < c->img.hi)
+		return RT_CHECK_NONE;
+	e = &c->v[slot_of(c, obj)];
+	if (e->obj != obj || sampled_ns < e->read_ns)
+		return RT_CHECK_NONE; /* not named yet (read when it is), or read after the sample */
+	if (e->code) {
+		int rc = py_code_head(mem, l, rt->addr[1], obj, &key);
+
+		if (rc == -EFAULT)
+			return RT_CHECK_NONE; /* the process gone: what it was is what it named */
+		if (!rc && key == e->code->head) {
+			e->read_ns = mono_ns();
+			return RT_CHECK_SAME;
+		}
+	}
+	entry_read(c, mem, l, rt, e);
+	return RT_CHECK_READ;
 }
 
 int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,

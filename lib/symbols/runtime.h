@@ -87,6 +87,23 @@ int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct emb
 		  uint64_t word, struct rt_name *out);
 
 /*
+ * Checks the names c holds for frame word, sampled at sampled_ns (mono_ns()'s
+ * clock, bpf_ktime_get_ns()'s): a code object read before the sample may
+ * have been freed since and another made at its address (a module's body
+ * after its import, code of exec()), which its names would name for the rest
+ * of the process. One read of its head where so; another object there is read
+ * anew, and so is one that could not be read. RT_CHECK_READ when read anew,
+ * RT_CHECK_SAME when its head was read and is the same, else RT_CHECK_NONE
+ * (not named yet, read after the sample, the binary's own, the process gone).
+ * The drain's naming (rt_cache_name()) trusts the names: a sample of the
+ * object that died and one of the object after it, of one stack in one
+ * interval (announced once: bpf/fold.bpf.h's rt_seen), are named alike.
+ */
+enum rt_check { RT_CHECK_NONE, RT_CHECK_SAME, RT_CHECK_READ };
+enum rt_check rt_cache_check(struct rt_cache *c, const struct rt_mem *mem,
+			     const struct ember_rt_proc *rt, uint64_t word, int64_t sampled_ns);
+
+/*
  * Where one process maps its runtime's binary. A code object inside [lo, hi)
  * is the binary's own (CPython's deep-frozen code: importlib, site, os, ...):
  * the same bytes at the same vaddr (its address less bias) in every process

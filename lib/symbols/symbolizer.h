@@ -61,6 +61,8 @@ struct symbolizer_stats {
 	uint64_t runtime_seen;	       /* runtime frames named moments after their sample */
 	uint64_t runtime_seen_stacks;  /* stacks announced with them (EMBER_PROC_RT_FRAMES) */
 	uint64_t runtime_seen_unread;  /* of them, those that could not be read then */
+	uint64_t runtime_checked;      /* code objects named before, checked at a sample after */
+	uint64_t runtime_reread;       /* of them, read anew: another was at the address */
 	uint64_t runtime_unsupported;  /* JIT frames of a runtime version without a layout */
 	uint64_t runtime_shared;       /* code objects named from another process's read */
 	uint64_t runtime_shared_bytes; /* held for that (runtime.h's struct rt_shared) */
@@ -101,10 +103,13 @@ typedef bool (*symbolizer_runtime_fn)(void *arg, pid_t pid, struct ember_rt_proc
 void symbolizer_set_runtime(struct symbolizer *s, symbolizer_runtime_fn fn, void *arg);
 /*
  * Names the runtime frames (include/ember/runtime.h) among the n words of a
- * user stack of pid sampled moments ago, into the process's cache: what the
- * drain names them from when the process is gone by then.
+ * user stack of pid sampled moments ago (at sampled_ns, mono_ns()'s clock),
+ * into the process's cache: what the drain names them from when the process
+ * is gone by then. A name read before the sample is checked against what
+ * lies there now (rt_cache_check()).
  */
-void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n);
+void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n,
+			     int64_t sampled_ns);
 void symbolizer_free(struct symbolizer *s);
 /* Resolves addr of process pid (or of the kernel). Always fills out. */
 void symbolizer_frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel,

@@ -63,8 +63,14 @@ static void share_image(struct symbolizer *s, struct pid_entry *pe)
 	rt_cache_share(pe->rt_names, uid != SYMSHARE_NO_UID ? s->rt_shared : NULL, &pe->rt_img);
 }
 
-/* Names runtime frame word of pid into *n (its cache, else a name saying why not): 0 when named. */
-static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, struct rt_name *n)
+/*
+ * Names runtime frame word of pid into *n (its cache, else a name saying why
+ * not): 0 when named. sampled_ns >= 0: the cache's name checked first against
+ * what lies at the object's address now (rt_cache_check()), for a word
+ * sampled then.
+ */
+static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, int64_t sampled_ns,
+			struct rt_name *n)
 {
 	struct pid_entry *pe = pid_maps(s, pid);
 	struct rt_mem mem = {rt_read_pid, (void *)(intptr_t)pid};
@@ -80,6 +86,18 @@ static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, struct r
 		return -ENOMEM;
 	}
 	share_image(s, pe);
+	if (sampled_ns >= 0)
+		switch (rt_cache_check(pe->rt_names, &mem, pe->rt.kind ? &pe->rt : &none, word,
+				       sampled_ns)) {
+		case RT_CHECK_READ:
+			s->st.runtime_reread++;
+			/* fall through */
+		case RT_CHECK_SAME:
+			s->st.runtime_checked++;
+			break;
+		case RT_CHECK_NONE:
+			break;
+		}
 	return rt_cache_name(pe->rt_names, &mem, pe->rt.kind ? &pe->rt : &none, word, n);
 }
 
@@ -87,7 +105,7 @@ void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_fr
 {
 	struct rt_name *n = &s->rt_last;
 
-	rt_name_into(s, pid, word, n);
+	rt_name_into(s, pid, word, -1, n);
 	out->function = n->function;
 	out->file = NULL;
 	out->address = word;
@@ -106,13 +124,14 @@ bool runtime_jit_unsupported(struct symbolizer *s, struct pid_entry *pe, pid_t p
 	if (!pe || pe->rt.kind != EMBER_RT_V8 || !(pe->rt.flags & EMBER_RT_F_UNSUPPORTED))
 		return false;
 	/* the word of no object: the name says the version */
-	rt_name_into(s, pid, EMBER_RT_WORD(EMBER_RT_V8, 0, 0), &s->rt_last);
+	rt_name_into(s, pid, EMBER_RT_WORD(EMBER_RT_V8, 0, 0), -1, &s->rt_last);
 	out->function = s->rt_last.function;
 	s->st.runtime_unsupported++;
 	return true;
 }
 
-void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n)
+void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n,
+			     int64_t sampled_ns)
 {
 	struct rt_name scratch;
 
@@ -120,7 +139,7 @@ void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *wo
 	for (size_t i = 0; i < n; i++)
 		if (EMBER_RT_IS_WORD(words[i])) {
 			s->st.runtime_seen++;
-			if (rt_name_into(s, pid, words[i], &scratch))
+			if (rt_name_into(s, pid, words[i], sampled_ns, &scratch))
 				s->st.runtime_seen_unread++;
 		}
 }

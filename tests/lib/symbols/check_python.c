@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "python.h"
 #include "runtime.h"
 #include "suites.h"
@@ -334,6 +335,95 @@ static void name_ok(struct rt_cache *c, struct memory *m, const struct ember_rt_
 	ck_assert_str_eq(n.file, o->want_filename);
 	ck_assert_uint_eq(n.start_line, (uint32_t)o->first);
 }
+
+/*
+ * A code object freed and another made at its address (a module's body after
+ * its import, then a function of the next module): the name read before is
+ * checked when a stack sampled after that read is announced, by one read of
+ * the object's head, and the new object read anew; one sampled before the
+ * read, the same object, or a process gone keep the name read.
+ */
+START_TEST(test_name_reused)
+{
+	for (uint32_t minor = 11; minor <= 13; minor++) {
+		const struct py_rec_object *a = NULL, *b = NULL;
+		struct rt_cache *cache = rt_cache_new();
+		struct memory m, gone = {0};
+		struct ember_rt_proc rt;
+		struct rt_name n;
+		uint64_t word;
+		int64_t before;
+		unsigned reads;
+
+		for (size_t k = 0; k < sizeof(py_rec_objects) / sizeof(py_rec_objects[0]); k++) {
+			const struct py_rec_object *o = &py_rec_objects[k];
+
+			if (o->minor != minor)
+				continue;
+			if (!a)
+				a = o;
+			else if (!b && strcmp(o->want_qualname, a->want_qualname))
+				b = o;
+		}
+		ck_assert_ptr_nonnull(cache);
+		ck_assert_ptr_nonnull(b);
+		rt = rt_of(minor, a->code_type);
+		word = EMBER_RT_WORD(EMBER_RT_PYTHON, 0, a->code.addr);
+		/* a checked before it was ever named: nothing to check, nothing read */
+		rec_memory(a, &m);
+		ck_assert_int_eq(
+			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
+			RT_CHECK_NONE);
+		ck_assert_uint_eq(m.reads, 0);
+		before = mono_ns();
+		name_ok(cache, &m, &rt, word, a);
+		/* sampled before its read, or sampled after and still a: the name stands */
+		reads = m.reads;
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word,
+						before - 1),
+				 RT_CHECK_NONE);
+		ck_assert_uint_eq(m.reads, reads);
+		ck_assert_int_eq(
+			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
+			RT_CHECK_SAME);
+		ck_assert_uint_eq(m.reads, reads + 1);
+		/* the process gone: its name is what it was */
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &gone}, &rt, word,
+						mono_ns()),
+				 RT_CHECK_NONE);
+		name_ok(cache, &gone, &rt, word, a);
+		/* a freed, b made at its address: the drain alone trusts the name */
+		rec_memory(b, &m);
+		m.r[0].addr = a->code.addr;
+		name_ok(cache, &m, &rt, word, a);
+		ck_assert_int_eq(
+			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
+			RT_CHECK_READ);
+		name_ok(cache, &m, &rt, word, b);
+		/* read anew: not again for a stack sampled before that */
+		ck_assert_int_eq(
+			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, before),
+			RT_CHECK_NONE);
+		/* no code object there any more: read anew, unreadable, said so */
+		memset(&m, 0, sizeof(m));
+		mem_add(&m, a->code.addr, b->qualname.bytes, b->qualname.len);
+		ck_assert_int_eq(
+			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
+			RT_CHECK_READ);
+		ck_assert_int_eq(
+			rt_cache_name(cache, &(struct rt_mem){mem_read, &m}, &rt, word, &n),
+			-ENOENT);
+		ck_assert(strstr(n.function, "[python code 0x") == n.function);
+		/* and a again: read anew at the next check */
+		rec_memory(a, &m);
+		ck_assert_int_eq(
+			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
+			RT_CHECK_READ);
+		name_ok(cache, &m, &rt, word, a);
+		rt_cache_free(cache);
+	}
+}
+END_TEST
 
 /*
  * A binary's own code object (CPython's deep-frozen code), read by one
@@ -1210,6 +1300,7 @@ Suite *python_suite(void)
 	tcase_add_test(code, test_code_blocks);
 	tcase_add_test(code, test_name_recorded);
 	tcase_add_test(code, test_name_shared);
+	tcase_add_test(code, test_name_reused);
 	tcase_add_test(code, test_code_hostile);
 	tcase_add_test(code, test_name_hostile);
 	tcase_add_test(code, test_cache_bounded);
