@@ -57,6 +57,25 @@ static void take_early(struct waitpair *p, struct wait_sample *s)
 	}
 }
 
+/* Frees open wait s, dropped: lost, and its end, if it comes, freed (gone_take()). */
+static void drop(struct waitpair *p, struct wait_sample *s)
+{
+	p->gone[p->ngone++ % WAITPAIR_EARLY_MAX] = (struct wait_gone){s->wait_id, s->tgid};
+	p->lost++;
+	p->free_sample(s);
+}
+
+/* Whether tgid's wait wait_id was dropped (forgotten now: an end comes once). */
+static bool gone_take(struct waitpair *p, uint64_t wait_id, uint32_t tgid)
+{
+	for (int i = 0; i < WAITPAIR_EARLY_MAX; i++)
+		if (p->gone[i].wait_id == wait_id && p->gone[i].tgid == tgid) {
+			p->gone[i].wait_id = 0;
+			return true;
+		}
+	return false;
+}
+
 /* Drops the oldest open wait (the list's last), lost. */
 static void drop_oldest(struct waitpair *p)
 {
@@ -65,10 +84,9 @@ static void drop_oldest(struct waitpair *p)
 	while (*pp && (*pp)->next)
 		pp = &(*pp)->next;
 	if (*pp) {
-		p->free_sample(*pp);
+		drop(p, *pp);
 		*pp = NULL;
 		p->nopen--;
-		p->lost++;
 	}
 }
 
@@ -124,6 +142,10 @@ struct wait_sample *waitpair_end(struct waitpair *p, uint64_t wait_id, uint32_t 
 {
 	struct wait_sample *s = take_open(p, wait_id, tgid);
 
+	if (!s && gone_take(p, wait_id, tgid)) {
+		wait_end_free(end);
+		return NULL;
+	}
 	if (!s) {
 		keep_early(p, wait_id, tgid, end);
 		return NULL;
@@ -147,8 +169,7 @@ void waitpair_exited(struct waitpair *p, uint32_t tgid)
 		}
 		*pp = s->next;
 		p->nopen--;
-		p->lost++;
-		p->free_sample(s);
+		drop(p, s);
 	}
 }
 

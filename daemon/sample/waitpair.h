@@ -47,6 +47,12 @@ struct wait_early {
 	struct wait_end end;
 };
 
+/* An open wait dropped (lost): its end, when it comes, is not kept nor counted again. */
+struct wait_gone {
+	uint64_t wait_id; /* 0: a free slot */
+	uint32_t tgid;
+};
+
 /* The open waits and the early ends: zero-initialized with free_sample set, it is empty. */
 struct waitpair {
 	void (*free_sample)(struct wait_sample *s); /* the caller's, for the samples dropped */
@@ -54,6 +60,8 @@ struct waitpair {
 	uint32_t nopen;
 	struct wait_early early[WAITPAIR_EARLY_MAX]; /* a ring */
 	uint32_t nearly;			     /* ends put there since the start */
+	struct wait_gone gone[WAITPAIR_EARLY_MAX];   /* the waits dropped last: a ring */
+	uint32_t ngone;				     /* put there since the start */
 	uint64_t lost; /* waits left out: ended without their sample, or never */
 };
 
@@ -78,7 +86,8 @@ struct wait_sample *waitpair_walked(struct waitpair *p, struct wait_sample *s);
 /*
  * The end (taken) of tgid's wait wait_id: the open wait it ends, out of p and
  * with its end, for the drain; NULL when its end dropped it (freed), or when
- * none is open: the end is kept early, the oldest of too many lost.
+ * none is open: the end is kept early, the oldest of too many lost; or freed
+ * when its wait was dropped already (counted lost then, not again).
  */
 struct wait_sample *waitpair_end(struct waitpair *p, uint64_t wait_id, uint32_t tgid,
 				 struct wait_end *end);

@@ -170,7 +170,11 @@ START_TEST(test_early_bound)
 }
 END_TEST
 
-/* Beyond WAITPAIR_OPEN_MAX open waits, the oldest is dropped, lost; its end is kept early. */
+/*
+ * Beyond WAITPAIR_OPEN_MAX open waits, the oldest is dropped, lost once: its
+ * end, when it comes, is freed, neither kept early nor counted again when the
+ * ends kept early after it push it out.
+ */
 START_TEST(test_open_bound)
 {
 	struct waitpair p = pairs();
@@ -190,9 +194,17 @@ START_TEST(test_open_bound)
 	e1 = end_of(1000, 0);
 	e2 = end_of(2000, 0);
 	ck_assert_ptr_null(waitpair_end(&p, 1, 100, &e1));
+	ck_assert_uint_eq(p.nearly, 0);
 	ck_assert_ptr_eq(waitpair_end(&p, 2, 100, &e2), s);
 	free_sample(s);
 	ck_assert_uint_eq(p.nopen, WAITPAIR_OPEN_MAX - 1);
+	/* ends of waits never walked fill the early ring: the first pushed out is lost */
+	for (uint64_t id = 1; id <= WAITPAIR_EARLY_MAX + 1; id++) {
+		struct wait_end e = end_of(id, 0);
+
+		ck_assert_ptr_null(waitpair_end(&p, 100000 + id, 300, &e));
+		ck_assert_uint_eq(p.lost, id <= WAITPAIR_EARLY_MAX ? 1 : 2);
+	}
 	waitpair_clear(&p);
 	ck_assert_uint_eq(freed, WAITPAIR_OPEN_MAX + 1);
 }
@@ -248,6 +260,9 @@ START_TEST(test_exited)
 	ck_assert_ptr_null(waitpair_end(&p, 1, 100, &e1));
 	ck_assert_ptr_eq(waitpair_end(&p, 2, 200, &e2), s);
 	free_sample(s);
+	/* the end of a wait lost at the exit: not kept early, not lost again */
+	ck_assert_uint_eq(p.nearly, 0);
+	ck_assert_uint_eq(p.lost, 2);
 	waitpair_clear(&p);
 }
 END_TEST
