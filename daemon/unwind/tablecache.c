@@ -14,37 +14,33 @@ struct table *tablecache_find(struct tablecache *c, const struct file_key *key)
 {
 	struct table probe = {.key = *key}, **found = tfind(&probe, &c->tree, cmp_table);
 
+	if (!found)
+		found = tfind(&probe, &c->negative, cmp_table);
 	return found ? *found : NULL;
 }
 
-static void free_negative(void *p)
-{
-	struct table *t = p;
-
-	if (t->id == NO_ID)
-		free(t);
-}
-
-/* Forgets every negative entry once there are too many (each is merely tried again). */
+/*
+ * Forgets every negative entry once there are too many (each is merely tried
+ * again): a tree of their own, so that the loaded tables' is never rebuilt.
+ */
 static void trim_negatives(struct tablecache *c)
 {
 	if (c->negatives < TABLECACHE_NEGATIVE_MAX)
 		return;
-	tdestroy(c->tree, free_negative);
-	c->tree = NULL;
+	tdestroy(c->negative, free);
+	c->negative = NULL;
 	c->negatives = 0;
-	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
-		if (c->by_id[i] && !c->by_id[i]->vdso)
-			tsearch(c->by_id[i], &c->tree, cmp_table);
 }
 
 bool tablecache_insert(struct tablecache *c, struct table *t)
 {
-	if (t->id == NO_ID) {
-		trim_negatives(c);
-		c->negatives++;
-	}
-	return tsearch(t, &c->tree, cmp_table) != NULL;
+	if (t->id != NO_ID)
+		return tsearch(t, &c->tree, cmp_table) != NULL;
+	trim_negatives(c);
+	if (!tsearch(t, &c->negative, cmp_table))
+		return false;
+	c->negatives++;
+	return true;
 }
 
 void tablecache_place(struct tablecache *c, struct table *t)
@@ -67,6 +63,7 @@ static void free_table(void *p)
 void tablecache_free(struct tablecache *c)
 {
 	tdestroy(c->tree, free_table);
-	c->tree = NULL;
+	tdestroy(c->negative, free);
+	c->tree = c->negative = NULL;
 	c->negatives = 0;
 }

@@ -39,9 +39,10 @@ struct table {
 
 /* The unwinder thread's tables: nobody else touches them. */
 struct tablecache {
-	void *tree;				      /* tsearch tree of struct table by key */
+	void *tree;				      /* tsearch tree of the loaded tables by key */
+	void *negative;				      /* tsearch tree of the negative entries */
 	struct table *by_id[EMBER_UNWIND_TABLES_MAX]; /* the loaded ones, the vDSO's too */
-	size_t negatives; /* negative entries put in the tree since it last forgot them */
+	size_t negatives; /* negative entries in their tree since it last forgot them */
 };
 
 /* The table (loaded, or negative) of the file key names, or NULL. */
