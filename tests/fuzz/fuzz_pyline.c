@@ -99,7 +99,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rt_mem mem = {mem_read, &m};
 	struct ember_rt_proc rt = {.kind = EMBER_RT_PYTHON, .addr = {0, CODE_TYPE}};
 	struct rt_cache *cache;
-	struct rt_name name;
+	struct rt_name name, again;
+	enum rt_check chk;
 	struct py_code c;
 	uint8_t sel;
 	int32_t first;
@@ -149,6 +150,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     0 :
 					     py_line_at(c.linetable, c.linetable_len, c.firstlineno,
 							idx & EMBER_RT_AUX_MAX))))
+		__builtin_trap();
+	/* checked against memory unchanged (rt_cache_check()): the same object, named alike */
+	chk = rt_cache_check(cache, &mem, &rt, EMBER_RT_WORD(EMBER_RT_PYTHON, idx, MEM), INT64_MAX);
+	if ((named == 0 && chk != RT_CHECK_SAME) || (named != 0 && chk == RT_CHECK_SAME))
+		__builtin_trap();
+	if (rt_cache_name(cache, &mem, &rt, EMBER_RT_WORD(EMBER_RT_PYTHON, idx, MEM), &again) !=
+		    named ||
+	    strcmp(again.function, name.function) || strcmp(again.file, name.file) ||
+	    again.line != name.line)
 		__builtin_trap();
 	rt_cache_free(cache);
 	py_code_release(&c);
