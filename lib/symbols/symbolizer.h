@@ -62,7 +62,7 @@ struct symbolizer_stats {
 	uint64_t runtime_seen_stacks;  /* stacks announced with them (EMBER_PROC_RT_FRAMES) */
 	uint64_t runtime_seen_unread;  /* of them, those that could not be read then */
 	uint64_t runtime_checked;      /* code objects named before, checked at a sample after */
-	uint64_t runtime_reread;       /* of them, read anew: another was at the address */
+	uint64_t runtime_reread;       /* of them, read anew: another there, or unreadable before */
 	uint64_t runtime_unsupported;  /* JIT frames of a runtime version without a layout */
 	uint64_t runtime_shared;       /* code objects named from another process's read */
 	uint64_t runtime_shared_bytes; /* held for that (runtime.h's struct rt_shared) */
