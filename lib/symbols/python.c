@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hashtab.h"
 #include "python.h"
 
 #define NONE EMBER_RT_OFF_NONE
@@ -397,12 +398,8 @@ static int read_head(const struct rt_mem *mem, const struct py_layout *l, uint64
 /* A hash of what names a code object (struct py_code's head). */
 static uint64_t head_key(const struct py_head *h)
 {
-	uint64_t k = 0xcbf29ce484222325ULL;
-	const uint64_t v[] = {h->qualname, h->filename, h->linetable, (uint32_t)h->first};
-
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		k = (k ^ v[i]) * 0x100000001b3ULL;
-	return k;
+	return hash_mix(hash_mix(hash_mix(hash_mix(0, h->qualname), h->filename), h->linetable),
+			(uint32_t)h->first);
 }
 
 int py_code_head(const struct rt_mem *mem, const struct py_layout *l, uint64_t code_type,

@@ -91,6 +91,12 @@ static bool py_scan(Elf *elf, struct py_syms *p)
 	return p->runtime && p->eval && p->eval_size && p->code_type;
 }
 
+/* The layout of rt's CPython (3.minor), or NULL: another major, or a minor without one. */
+static const struct py_layout *py_layout_of(const struct ember_rt_proc *rt)
+{
+	return rt->version >> 16 == 3 ? py_layout((rt->version >> 8) & 0xff) : NULL;
+}
+
 static bool py_detect(Elf *elf, int fd, struct ember_rt_proc *out)
 {
 	const struct py_layout *l;
@@ -108,7 +114,7 @@ static bool py_detect(Elf *elf, int fd, struct ember_rt_proc *out)
 	out->text[1] = p.eval + p.eval_size;
 	out->addr[0] = p.runtime;
 	out->addr[1] = p.code_type;
-	l = out->version >> 16 == 3 ? py_layout((out->version >> 8) & 0xff) : NULL;
+	l = py_layout_of(out);
 	if (!l) {
 		out->flags |= EMBER_RT_F_UNSUPPORTED;
 		return true;
@@ -455,13 +461,13 @@ static void entry_read(struct rt_cache *c, const struct rt_mem *mem, const struc
 static int py_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
 		   uint64_t word, struct rt_name *out)
 {
-	const struct py_layout *l = py_layout((rt->version >> 8) & 0xff);
+	const struct py_layout *l = py_layout_of(rt);
 	uint64_t obj = EMBER_RT_WORD_PTR(word);
 	uint32_t idx = EMBER_RT_WORD_AUX(word);
 	struct rt_entry *e;
 	struct py_code *pc;
 
-	if (!obj || !l || rt->version >> 16 != 3) {
+	if (!obj || !l) {
 		if (!obj && idx)
 			snprintf(out->function, sizeof(out->function),
 				 "[python %u.%u: not supported]", idx >> 8, idx & 0xff);
@@ -606,12 +612,12 @@ static int v8_cached(struct rt_cache *c, const struct rt_mem *mem, const struct 
 enum rt_check rt_cache_check(struct rt_cache *c, const struct rt_mem *mem,
 			     const struct ember_rt_proc *rt, uint64_t word, int64_t sampled_ns)
 {
-	const struct py_layout *l = py_layout((rt->version >> 8) & 0xff);
+	const struct py_layout *l = py_layout_of(rt);
 	uint64_t obj = EMBER_RT_WORD_PTR(word), key;
 	struct rt_entry *e;
 
 	if (EMBER_RT_WORD_KIND(word) != EMBER_RT_PYTHON || rt->kind != EMBER_RT_PYTHON || !obj ||
-	    !l || rt->version >> 16 != 3 || !c->cap)
+	    !l || !c->cap)
 		return RT_CHECK_NONE;
 	/* the binary's own objects never move (and are shared by address) */
 	if (c->sh && obj >= c->img.lo && obj < c->img.hi)
