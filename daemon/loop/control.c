@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "control.h"
 #include "log.h"
+#include "timer.h"
 
 #define SOCKET_NAME "control"
 #define TICK_NS NS_PER_SEC
@@ -52,6 +53,7 @@ struct client {
 	struct capture *cap;   /* while CL_CAPTURING */
 	struct capload *load;  /* while CL_LOADING: the thread's until its message comes */
 	int64_t load_start_ns; /* CLOCK_MONOTONIC: when it began loading */
+	bool naming_held;      /* its end came while the symbol loader parsed: held for it */
 };
 
 struct control {
@@ -101,6 +103,7 @@ static void end_capture(struct control *c, struct client *cl)
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, capture_timer_fd(cl->cap), NULL);
 	capture_free(cl->cap);
 	cl->cap = NULL;
+	cl->naming_held = false;
 	c->ncaptures--;
 }
 
@@ -522,13 +525,31 @@ static void finish(struct control *c, struct client *cl)
 	free(gz);
 }
 
+/*
+ * The capture's time is up. While the symbol loader parses binaries, its end
+ * is held, up to SYMBOLIZER_WAIT_NS, for the loader to say it is idle
+ * (control_loader_idle()), so that their frames are named; it samples on
+ * meanwhile, and its profile's duration says so.
+ */
 static void on_capture_end(struct control *c, struct client *cl)
 {
 	uint64_t ticks;
 
 	if (read(capture_timer_fd(cl->cap), &ticks, sizeof(ticks)) < 0 && errno == EAGAIN)
 		return;
+	if (!cl->naming_held && symbolizer_loading(c->env->sym) &&
+	    !timer_arm(capture_timer_fd(cl->cap), SYMBOLIZER_WAIT_NS, 0)) {
+		cl->naming_held = true;
+		return;
+	}
 	finish(c, cl);
+}
+
+void control_loader_idle(struct control *c)
+{
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (c->cl[i].state == CL_CAPTURING && c->cl[i].naming_held)
+			finish(c, &c->cl[i]);
 }
 
 /* Every second while clients are connected: timeouts, progress, periodic drains. */

@@ -41,5 +41,7 @@ void control_dispatch(struct control *c);
 /* Hooks for the daemon's process tracking: app captures follow their processes. */
 void control_proc_classified(struct control *c, const struct proc_class *pc);
 void control_proc_exited(struct control *c, uint32_t pid);
+/* The symbol loader is idle: captures whose end was held for it finish now. */
+void control_loader_idle(struct control *c);
 
 #endif

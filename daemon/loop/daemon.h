@@ -29,9 +29,11 @@ enum event_id {
 	EV_TICK,      /* timerfd: the end of an interval */
 	EV_END,	      /* timerfd: the end of --duration */
 	EV_RECAPTURE, /* timerfd: processes to capture again (procevents.c) */
+	EV_NAMING,    /* timerfd: the end of a held interval's wait for the symbol loader */
 	EV_PROC,      /* proctrack's ring buffer: exec and exit events */
 	EV_DEFER,     /* the sampler's ring of samples to walk here (daemon/sample/deferred.c) */
 	EV_CONTROL,   /* the control socket */
+	EV_LOADER,    /* the symbol loader's eventfd: every binary queued is parsed */
 	EV_WATCHDOG,  /* timerfd: WATCHDOG=1 (only under a systemd watchdog) */
 	EV_NR,
 };
@@ -57,6 +59,8 @@ struct daemon {
 	const struct args *args;
 	struct ember_config next_cfg; /* a reloaded configuration, applied after the drain */
 	bool reload_pending;
+	bool interval_held;    /* the interval is due, held while the loader parses (on_tick) */
+	int64_t held_since_ns; /* CLOCK_MONOTONIC: when it was held */
 	int epfd;
 	struct event_source ev[EV_NR]; /* fd -1: not open */
 	struct recapture recap;

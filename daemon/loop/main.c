@@ -104,16 +104,72 @@ static int on_signal(struct daemon *d)
 }
 
 /* The end of an interval: store it, then a reloaded configuration takes effect. */
+static void run_interval(struct daemon *d)
+{
+	d->interval_held = false;
+	timer_arm(d->ev[EV_NAMING].fd, 0, 0);
+	interval_run(d->iv);
+	procevents_late(d);
+	if (d->reload_pending)
+		apply_reload(d);
+}
+
+/* Runs the interval held for the symbol loader, saying how long and why it ends now. */
+static void run_held(struct daemon *d, bool loader_idle)
+{
+	if (loader_idle)
+		log_debug("interval held %.0f ms, until the symbol loader had parsed every binary",
+			  (mono_ns() - d->held_since_ns) / 1e6);
+	else
+		log_debug("interval held %.0f ms, its limit: frames of binaries the symbol loader "
+			  "still parses stay addresses",
+			  (mono_ns() - d->held_since_ns) / 1e6);
+	run_interval(d);
+}
+
+/*
+ * The interval is due. While the symbol loader parses binaries (those of
+ * processes first seen lately), it is held, up to SYMBOLIZER_WAIT_NS, until
+ * the loader says it is idle (on_loader): its frames are then named, and the
+ * loop never waits on the loader's thread meanwhile.
+ */
 static int on_tick(struct daemon *d)
 {
 	uint64_t ticks;
 
 	if (read(d->ev[EV_TICK].fd, &ticks, sizeof(ticks)) <= 0)
 		return 0;
-	interval_run(d->iv);
-	procevents_late(d);
-	if (d->reload_pending)
-		apply_reload(d);
+	if (d->interval_held)
+		run_held(d, false); /* the next one is due: the held one first */
+	if (!symbolizer_loading(d->sym) || timer_arm(d->ev[EV_NAMING].fd, SYMBOLIZER_WAIT_NS, 0)) {
+		run_interval(d);
+		return 0;
+	}
+	d->interval_held = true;
+	d->held_since_ns = mono_ns();
+	return 0;
+}
+
+/* The loader is idle: a held interval runs now, and captures that end wait no more. */
+static int on_loader(struct daemon *d)
+{
+	if (symbolizer_loading(d->sym))
+		return 0;
+	if (d->interval_held)
+		run_held(d, true);
+	control_loader_idle(d->ctl);
+	return 0;
+}
+
+/* The held interval waited long enough: binaries still parsing name its frames by address. */
+static int on_naming(struct daemon *d)
+{
+	uint64_t ticks;
+
+	if (read(d->ev[EV_NAMING].fd, &ticks, sizeof(ticks)) <= 0)
+		return 0;
+	if (d->interval_held)
+		run_held(d, false);
 	return 0;
 }
 
@@ -177,14 +233,15 @@ static int open_fds(struct daemon *d)
 		return -errno;
 	d->ev[EV_SIGNAL] =
 		(struct event_source){signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK), on_signal};
-	for (int i = EV_TICK; i <= EV_RECAPTURE; i++)
+	for (int i = EV_TICK; i <= EV_NAMING; i++)
 		d->ev[i].fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->ev[EV_TICK].handle = on_tick;
 	d->ev[EV_END].handle = on_end;
 	d->ev[EV_RECAPTURE].handle = on_recapture;
+	d->ev[EV_NAMING].handle = on_naming;
 	d->ev[EV_WATCHDOG].handle = on_watchdog;
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	for (int i = EV_SIGNAL; i <= EV_RECAPTURE; i++)
+	for (int i = EV_SIGNAL; i <= EV_NAMING; i++)
 		if (d->ev[i].fd < 0)
 			return -errno;
 	if (d->epfd < 0)
@@ -204,6 +261,7 @@ static int setup_loop(struct daemon *d)
 	d->ev[EV_DEFER] =
 		(struct event_source){sampler_epoll_fd(owner_sampler(d->owner)), on_defer};
 	d->ev[EV_CONTROL] = (struct event_source){control_fd(d->ctl), on_control};
+	d->ev[EV_LOADER] = (struct event_source){symbolizer_loader_fd(d->sym), on_loader};
 	for (int i = 0; i < EV_NR; i++) {
 		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &d->ev[i]};
 
@@ -254,6 +312,12 @@ static int run_loop(struct daemon *d)
 			 (int)(STOP_SETTLE_NS / 1000000000));
 	}
 	sampler_flush(owner_sampler(d->owner));
+	/* the last interval (with one held, if any: never flipped, they are one) named whole */
+	d->interval_held = false;
+	if (!symbolizer_settle_until(d->sym, mono_ns() + SYMBOLIZER_WAIT_NS))
+		log_info("stopping: binaries still being parsed after %.0f s: their frames in the "
+			 "last interval stay addresses",
+			 SYMBOLIZER_WAIT_NS / 1e9);
 	return interval_run(d->iv);
 }
 
@@ -280,7 +344,7 @@ static void teardown(struct daemon *d)
 	ksymbpf_close(d->ksym);
 	history_close(d->hist);
 	notify_close();
-	for (int i = EV_SIGNAL; i <= EV_RECAPTURE; i++)
+	for (int i = EV_SIGNAL; i <= EV_NAMING; i++)
 		if (d->ev[i].fd >= 0)
 			close(d->ev[i].fd);
 	if (d->epfd >= 0)
@@ -326,12 +390,34 @@ static void raise_nofile(void)
 }
 
 /* The symbolizer (with kernel names from BPF when it can), the process table. 0 or 1. */
+/*
+ * Tests only: EMBER_TEST_SLOW_BINARY=PART:MS has the symbol loader wait MS
+ * (at most 60 s) before parsing each binary whose path contains PART.
+ */
+static void slow_binaries(struct symbolizer *s)
+{
+	const char *v = getenv("EMBER_TEST_SLOW_BINARY"), *colon = v ? strrchr(v, ':') : NULL;
+	char part[64];
+	long ms;
+
+	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(part))
+		return;
+	ms = strtol(colon + 1, NULL, 10);
+	if (ms <= 0 || ms > 60000)
+		return;
+	snprintf(part, sizeof(part), "%.*s", (int)(colon - v), v);
+	symbolizer_slow_loads(s, part, ms * 1000000ll);
+	log_info("tests: binaries whose path holds \"%s\" are parsed %ld ms late", part, ms);
+}
+
 static int open_symbols(struct daemon *d)
 {
 	int rc;
 
 	raise_nofile();
 	d->sym = symbolizer_new();
+	if (d->sym)
+		slow_binaries(d->sym);
 	rc = d->sym ? ksymbpf_open(&d->ksym) : 0;
 	if (d->ksym)
 		symbolizer_set_kernel_namer(d->sym, ksymbpf_name, d->ksym);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -197,6 +198,15 @@ static void file_charge(struct symbolizer *s, struct file_entry *f)
 	f->charged = !symshare_charge(&s->shares, f->load_uid, f->load_pid, (int64_t)f->bytes);
 }
 
+/* Tells the loop, through the loader's eventfd, that every queued binary is parsed. */
+static void loader_tell_idle(struct symbolizer *s)
+{
+	uint64_t one = 1;
+
+	if (s->loader_efd >= 0 && write(s->loader_efd, &one, sizeof(one)) < 0)
+		log_debug("symbolizer: cannot signal the loader's end: %s", strerror(errno));
+}
+
 /* The loader: parses queued files, then looks for their debug files. */
 static void loader_main(struct worker *w, void *arg)
 {
@@ -216,12 +226,17 @@ static void loader_main(struct worker *w, void *arg)
 		if (!s->jobs)
 			s->jobs_tail = NULL;
 		file_set_max(s, f);
+		if (s->slow_part[0] && f->load_path && strstr(f->load_path, s->slow_part))
+			worker_sleep(w,
+				     s->slow_ns); /* tests: a slow file (on stop, parsed at once) */
 		worker_unlock(w);
 		/* only this thread touches the entry's symbols while it is loading */
 		load_file(f);
 		worker_lock(w);
 		file_charge(s, f);
 		f->loading = false;
+		if (!--s->loading)
+			loader_tell_idle(s);
 		worker_done(w);
 	}
 	worker_unlock(w);
@@ -254,26 +269,21 @@ static void file_settle(struct symbolizer *s, struct file_entry *f)
 }
 
 /*
- * Waits until f is parsed, within what is left of the interval's budget
- * (SYM_WAIT_BUDGET_NS), then accounts for it once: false when it is still
- * being parsed. Its symbols are only read after this (the lock orders them
- * after the loader's writes).
+ * Whether f is parsed, then accounted for once; false while the loader still
+ * parses it: the frame stays an address (counted). Nothing here waits: the
+ * loop starts an interval's drain once the loader is idle, or a deadline
+ * passed (symbolizer_loading()). Its symbols are only read after this (the
+ * lock orders them after the loader's writes).
  */
-static bool file_wait(struct symbolizer *s, struct file_entry *f)
+static bool file_ready(struct symbolizer *s, struct file_entry *f)
 {
-	int64_t start, until;
 	bool loading;
 
 	if (f->settled)
 		return true;
-	start = mono_ns();
-	until = start + (SYM_WAIT_BUDGET_NS > s->waited_ns ? SYM_WAIT_BUDGET_NS - s->waited_ns : 0);
 	loader_lock(s);
-	while (f->loading && worker_wait_done_until(&s->loader, until))
-		;
 	loading = f->loading;
 	loader_unlock(s);
-	s->waited_ns += mono_ns() - start;
 	if (loading) {
 		s->st.loader_waits_cut++;
 		return false;
@@ -338,6 +348,7 @@ static struct file_entry *file_insert(struct symbolizer *s, int fd, const struct
 		else
 			s->jobs = f;
 		s->jobs_tail = f;
+		s->loading++;
 		worker_wake_locked(&s->loader);
 		worker_unlock(&s->loader);
 	} else {
@@ -474,7 +485,7 @@ static bool file_frame(struct symbolizer *s, struct pid_entry *pe, const struct 
 	if (!mapping_has_file(m))
 		return false;
 	f = mapping_file(s, pe, (size_t)(m - pe->maps.v));
-	if (f == &no_file || !file_wait(s, f) || !f->syms)
+	if (f == &no_file || !file_ready(s, f) || !f->syms)
 		return false;
 	out->build_id = elf_syms_build_id(f->syms);
 	syms = file_symbols(f);
@@ -596,6 +607,7 @@ struct symbolizer *symbolizer_new(void)
 
 	if (!s)
 		return NULL;
+	s->loader_efd = -1;
 	s->file_cap = SYM_MAX_CACHE_BYTES;
 	s->perfmaps = perfmap_cache_new(SYM_MAX_PERFMAP_BYTES);
 	s->demangle = demangle_cache_new(SYM_MAX_DEMANGLE_BYTES);
@@ -611,10 +623,15 @@ struct symbolizer *symbolizer_new(void)
 	 * It is created with every signal blocked, so that signals meant for the
 	 * daemon's signalfd (TERM, INT, HUP) can never be delivered to it.
 	 */
-	s->loader_running = !worker_init(&s->loader) &&
+	s->loader_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->loader_running = s->loader_efd >= 0 && !worker_init(&s->loader) &&
 			    !worker_start(&s->loader, "ember-symbols", loader_main, s);
-	if (!s->loader_running)
+	if (!s->loader_running) {
 		log_warnx("symbolizer: no loader thread, binaries are parsed inline");
+		if (s->loader_efd >= 0)
+			close(s->loader_efd);
+		s->loader_efd = -1;
+	}
 	return s;
 }
 
@@ -653,7 +670,44 @@ void symbolizer_end_interval(struct symbolizer *s)
 	pid_expire(s);
 	s->last_pid = NULL;
 	s->interval++;
-	s->waited_ns = 0;
+}
+
+void symbolizer_slow_loads(struct symbolizer *s, const char *path_part, int64_t ns)
+{
+	loader_lock(s);
+	snprintf(s->slow_part, sizeof(s->slow_part), "%s", path_part);
+	s->slow_ns = ns;
+	loader_unlock(s);
+}
+
+int symbolizer_loader_fd(const struct symbolizer *s)
+{
+	return s->loader_efd;
+}
+
+bool symbolizer_loading(struct symbolizer *s)
+{
+	uint64_t n;
+	bool busy;
+
+	if (s->loader_efd >= 0 && read(s->loader_efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_debug("symbolizer: cannot read the loader's eventfd: %s", strerror(errno));
+	loader_lock(s);
+	busy = s->loading > 0;
+	loader_unlock(s);
+	return busy;
+}
+
+bool symbolizer_settle_until(struct symbolizer *s, int64_t until_ns)
+{
+	bool busy;
+
+	loader_lock(s);
+	while (s->loading && worker_wait_done_until(&s->loader, until_ns))
+		;
+	busy = s->loading > 0;
+	loader_unlock(s);
+	return !busy;
 }
 
 void symbolizer_stats(const struct symbolizer *s, struct symbolizer_stats *st)
@@ -752,6 +806,8 @@ void symbolizer_free(struct symbolizer *s)
 	if (!s)
 		return;
 	worker_stop(&s->loader); /* the loader finishes the queued files first */
+	if (s->loader_efd >= 0)
+		close(s->loader_efd);
 	tdestroy(s->pids, pid_entry_free);
 	tdestroy(s->files, file_entry_free);
 	symshare_free(&s->shares);

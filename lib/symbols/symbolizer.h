@@ -48,23 +48,23 @@ struct symbolizer_stats {
 	uint64_t demangle_entries;	     /* names it holds */
 	uint64_t pids_held;		     /* processes whose mappings are held */
 	uint64_t pids_bytes;		     /* the heap their mappings hold */
-	uint64_t file_cache_full;      /* binaries not parsed: the cache was full of ones in use */
-	uint64_t files_too_big;	       /* binaries refused: symbols over a file's share */
-	uint64_t files_over_share;     /* binaries refused: over their process's or user's share */
-	uint64_t loader_waits_cut;     /* frames left unnamed: the drain's wait budget was spent */
-	uint64_t names_read;	       /* function names read back from a binary (not cached) */
-	uint64_t names_unread;	       /* frames left unnamed: their binary changed since loading */
-	uint64_t kernel_asked;	       /* kernel addresses the kernel namer was asked for */
-	uint64_t kernel_cached;	       /* kernel names held in the cache of the namer's answers */
-	struct perfmap_stats perfmap;  /* JIT frames from /tmp/perf-PID.map */
-	uint64_t runtime_frames;       /* runtime frames (Python, JavaScript) named */
-	uint64_t runtime_seen;	       /* runtime frames named moments after their sample */
-	uint64_t runtime_seen_stacks;  /* stacks announced with them (EMBER_PROC_RT_FRAMES) */
-	uint64_t runtime_seen_unread;  /* of them, those that could not be read then */
-	uint64_t runtime_checked;      /* code objects named before, checked at a sample after */
-	uint64_t runtime_reread;       /* of them, read anew: another there, or unreadable before */
-	uint64_t runtime_unsupported;  /* JIT frames of a runtime version without a layout */
-	uint64_t runtime_shared;       /* code objects named from another process's read */
+	uint64_t file_cache_full;     /* binaries not parsed: the cache was full of ones in use */
+	uint64_t files_too_big;	      /* binaries refused: symbols over a file's share */
+	uint64_t files_over_share;    /* binaries refused: over their process's or user's share */
+	uint64_t loader_waits_cut;    /* frames left unnamed: their binary was still being parsed */
+	uint64_t names_read;	      /* function names read back from a binary (not cached) */
+	uint64_t names_unread;	      /* frames left unnamed: their binary changed since loading */
+	uint64_t kernel_asked;	      /* kernel addresses the kernel namer was asked for */
+	uint64_t kernel_cached;	      /* kernel names held in the cache of the namer's answers */
+	struct perfmap_stats perfmap; /* JIT frames from /tmp/perf-PID.map */
+	uint64_t runtime_frames;      /* runtime frames (Python, JavaScript) named */
+	uint64_t runtime_seen;	      /* runtime frames named moments after their sample */
+	uint64_t runtime_seen_stacks; /* stacks announced with them (EMBER_PROC_RT_FRAMES) */
+	uint64_t runtime_seen_unread; /* of them, those that could not be read then */
+	uint64_t runtime_checked;     /* code objects named before, checked at a sample after */
+	uint64_t runtime_reread;      /* of them, read anew: another there, or unreadable before */
+	uint64_t runtime_unsupported; /* JIT frames of a runtime version without a layout */
+	uint64_t runtime_shared;      /* code objects named from another process's read */
 	uint64_t runtime_shared_bytes; /* held for that (runtime.h's struct rt_shared) */
 };
 
@@ -126,7 +126,9 @@ int symbolizer_capture_snap(struct symbolizer *s, const struct proc_snap *snap);
 bool symbolizer_has_maps(struct symbolizer *s, pid_t pid);
 /*
  * Notes that pid runs code outside the mappings read (the stack walk said so:
- * a library loaded since): the next address outside them reads them again,
+ * a library loaded since): they are read again now, and the binaries mapped
+ * since queued for the loader, so that they are parsed before the drain (which
+ * waits for none); the next address outside them still reads them once more,
  * even in the interval they were read in.
  */
 void symbolizer_maps_stale(struct symbolizer *s, pid_t pid);
@@ -160,6 +162,33 @@ uint64_t symbolizer_before_exec(struct symbolizer *s, pid_t pid, uint64_t addr);
  * now on may have samples in the new ones, drained at the next interval.
  */
 void symbolizer_flipped(struct symbolizer *s);
+/*
+ * How long the loop may hold back an interval's drain, or a capture's end, for
+ * the loader still parsing binaries that name its frames: a frame left an
+ * address once is better than an interval stored late by a slow or hostile file.
+ */
+#define SYMBOLIZER_WAIT_NS (1000ll * 1000 * 1000)
+/*
+ * The loader's eventfd, readable when every binary queued is parsed; -1 when
+ * binaries are parsed inline (no loader thread: nothing is ever pending).
+ */
+int symbolizer_loader_fd(const struct symbolizer *s);
+/*
+ * Whether binaries are queued or being parsed: frames in them would stay
+ * addresses if drained now (counted). Clears the eventfd's readiness.
+ */
+bool symbolizer_loading(struct symbolizer *s);
+/*
+ * Waits, until until_ns (mono_ns()), for the loader to parse every binary
+ * queued: only where waiting is right (emberd's stop, tests). True when idle.
+ */
+bool symbolizer_settle_until(struct symbolizer *s, int64_t until_ns);
+/*
+ * Tests only (emberd's EMBER_TEST_SLOW_BINARY=PART:MS): the loader waits ns
+ * before parsing each binary whose path contains path_part, standing for a
+ * huge or slow file, so that a test can see the loop go on meanwhile.
+ */
+void symbolizer_slow_loads(struct symbolizer *s, const char *path_part, int64_t ns);
 /*
  * Called after each drain: drops processes that exited or went idle, and lets
  * live ones be re-read on next use. Strings handed out stay valid until here.

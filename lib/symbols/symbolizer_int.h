@@ -36,12 +36,6 @@ _Static_assert(SYMBOLIZER_MAX_FDS == 2 * SYM_MAX_FILES, "a binary and its debug 
  * or user, keeping its binaries busy, leaves every other binary on the host
  * unnamed.
  */
-/*
- * Time an interval's drain may spend waiting for the loader, in all: a frame
- * left unnamed this interval is better than a main loop blocked past the
- * watchdog by a slow or hostile file.
- */
-#define SYM_WAIT_BUDGET_NS (1000ll * 1000 * 1000)
 /* Processes whose mappings are held during one interval. */
 #define SYM_MAX_PIDS 16384
 /*
@@ -156,18 +150,22 @@ struct symbolizer {
 	uint64_t vdso_size;
 	/*
 	 * The loader thread parses new binaries (and finds their debug files) so
-	 * that a cold 200 MB binary never blocks the event loop; the drain waits
-	 * only for a binary it needs that is still being parsed.
+	 * that a cold 200 MB binary never blocks the event loop, which starts an
+	 * interval's drain once the loader is idle (its eventfd) or after a
+	 * deadline; the drain itself never waits.
 	 */
 	struct worker loader; /* its lock guards the queue and every entry's loading */
 	bool loader_running;
 	struct file_entry *jobs, *jobs_tail;
+	uint32_t loading;   /* binaries queued or being parsed (under the loader's lock) */
+	int loader_efd;	    /* loader -> loop: loading fell to 0 (eventfd); -1 without a loader */
+	char slow_part[64]; /* tests: binaries whose path holds it are parsed slow_ns late */
+	int64_t slow_ns;
 	struct symshare shares; /* bytes loaded per user and process (under the loader's lock) */
 	symbolizer_runtime_fn runtime; /* the runtime of a process, for its frames' names */
 	void *runtime_arg;
 	struct rt_name rt_last;	     /* the strings of the last runtime frame named */
 	struct rt_shared *rt_shared; /* names of runtimes' own code, between processes */
-	int64_t waited_ns;	     /* this interval's waits for the loader (SYM_WAIT_BUDGET_NS) */
 };
 
 void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out);

@@ -285,9 +285,19 @@ static int capture(struct symbolizer *s, pid_t pid, const struct proc_snap *snap
 void symbolizer_maps_stale(struct symbolizer *s, pid_t pid)
 {
 	struct pid_entry *pe = pid_find(s, pid);
+	uint64_t read_interval;
 
-	if (pe)
-		pe->maps_stale = true;
+	if (!pe)
+		return;
+	pe->maps_stale = true;
+	if (pe->exited)
+		return;
+	read_interval = pe->read_interval;
+	if (pid_read(s, pe))
+		return;
+	pid_resolve_files(s, pe, NULL);
+	/* a library still being mapped (ld.so, dlopen) is read once more by the drain */
+	pe->read_interval = read_interval;
 }
 
 int symbolizer_capture(struct symbolizer *s, pid_t pid)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "drain.h"
 #include "suites.h"
 
@@ -141,6 +142,9 @@ static void setup(void)
 	memset(leaf_seen, 0xff, sizeof(leaf_seen));
 	sym = symbolizer_new();
 	ck_assert_ptr_nonnull(sym);
+	/* as emberd does: this process captured, the drain held until its binaries are parsed */
+	ck_assert_int_eq(symbolizer_capture(sym, getpid()), 0);
+	ck_assert(symbolizer_settle_until(sym, mono_ns() + 30 * NS_PER_SEC));
 }
 
 static void teardown(void)

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "nm.h"
 #include <ember/runtime.h>
 
@@ -28,10 +30,33 @@ __attribute__((noinline)) static int symbolizer_test_target(int x)
 	return x + 1;
 }
 
+/*
+ * Names addr as emberd's drain does: a frame whose binary the loader still
+ * parses is an address (counted), and the loop holds the drain until the
+ * loader is idle; so the frame is named again once it is.
+ */
+static unsigned frames_asked_again; /* by frame(): each counts in the stats twice */
+
+static void frame(struct symbolizer *s, pid_t pid, uint64_t addr, bool kernel, struct sym_frame *f)
+{
+	struct symbolizer_stats before, after;
+
+	symbolizer_stats(s, &before);
+	symbolizer_frame(s, pid, addr, kernel, f);
+	symbolizer_stats(s, &after);
+	if (after.loader_waits_cut == before.loader_waits_cut)
+		return;
+	ck_assert(!f->function);
+	ck_assert(symbolizer_settle_until(s, mono_ns() + 30 * NS_PER_SEC));
+	frames_asked_again++;
+	symbolizer_frame(s, pid, addr, kernel, f);
+}
+
 static struct symbolizer *new_symbolizer(void)
 {
 	struct symbolizer *s = symbolizer_new();
 
+	frames_asked_again = 0;
 	ck_assert_ptr_nonnull(s);
 	return s;
 }
@@ -42,7 +67,7 @@ START_TEST(test_self)
 	struct symbolizer *s = new_symbolizer();
 	struct sym_frame f;
 
-	symbolizer_frame(s, getpid(), addr, false, &f);
+	frame(s, getpid(), addr, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	ck_assert_ptr_nonnull(strstr(f.file, "check_ember"));
 	ck_assert_uint_eq(strlen(f.build_id), 40);
@@ -60,7 +85,7 @@ START_TEST(test_libc)
 	struct sym_frame f;
 
 	ck_assert_uint_ne(addr, 0);
-	symbolizer_frame(s, getpid(), addr + 1, false, &f);
+	frame(s, getpid(), addr + 1, false, &f);
 	ck_assert_str_eq(f.function, "getpid");
 	ck_assert_ptr_nonnull(strstr(f.file, "libc"));
 	symbolizer_free(s);
@@ -81,14 +106,14 @@ START_TEST(test_kernel)
 		    !strcmp(name, "schedule"))
 			break;
 	fclose(kf);
-	symbolizer_frame(s, getpid(), addr + 4, true, &f);
+	frame(s, getpid(), addr + 4, true, &f);
 	ck_assert(f.kernel);
 	ck_assert_str_eq(f.file, "[kernel.kallsyms]");
 	if (addr == 0)
 		ck_assert_ptr_null(f.function); /* kallsyms hidden */
 	else
 		ck_assert_str_eq(f.function, "schedule");
-	symbolizer_frame(s, getpid(), 0x10, true, &f);
+	frame(s, getpid(), 0x10, true, &f);
 	ck_assert_ptr_null(f.function);
 	ck_assert_str_eq(f.file, "[kernel.kallsyms]");
 	symbolizer_free(s);
@@ -126,12 +151,12 @@ START_TEST(test_kernel_namer)
 
 	symbolizer_set_kernel_namer(s, fake_name, &fn);
 	for (int round = 0; round < 3; round++) {
-		symbolizer_frame(s, getpid(), 0x1000, true, &f);
+		frame(s, getpid(), 0x1000, true, &f);
 		ck_assert_str_eq(f.function, "do_work");
 		ck_assert_str_eq(f.file, "[kernel.kallsyms]");
-		symbolizer_frame(s, getpid(), 0x2000, true, &f);
+		frame(s, getpid(), 0x2000, true, &f);
 		ck_assert_str_eq(f.function, "mod_fn");
-		symbolizer_frame(s, getpid(), 0x3000, true, &f);
+		frame(s, getpid(), 0x3000, true, &f);
 		ck_assert_ptr_null(f.function);
 		symbolizer_end_interval(s);
 	}
@@ -151,10 +176,10 @@ START_TEST(test_kernel_namer_fails)
 	struct sym_frame f;
 
 	symbolizer_set_kernel_namer(s, fake_name, &fn);
-	symbolizer_frame(s, getpid(), 0x10, true, &f);
+	frame(s, getpid(), 0x10, true, &f);
 	ck_assert_ptr_null(f.function);
 	ck_assert(f.kernel);
-	symbolizer_frame(s, getpid(), 0x1000, true, &f);
+	frame(s, getpid(), 0x1000, true, &f);
 	ck_assert_ptr_null(f.function); /* kallsyms has nothing at 0x1000 */
 	ck_assert_int_eq(fn.asked, 1);
 	symbolizer_free(s);
@@ -173,23 +198,23 @@ START_TEST(test_unnamed)
 	void *text = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 
 	ck_assert(anon != MAP_FAILED && text != MAP_FAILED);
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)anon + 8, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)anon + 8, false, &f);
 	ck_assert_ptr_null(f.file);
 	ck_assert_ptr_null(f.function);
 	ck_assert_str_eq(f.build_id, "");
-	symbolizer_frame(s, getpid(), 8, false, &f);
+	frame(s, getpid(), 8, false, &f);
 	ck_assert_ptr_null(f.file);
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)text + 8, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)text + 8, false, &f);
 	ck_assert_ptr_nonnull(strstr(f.file, "pie_main.c"));
 	ck_assert_ptr_null(f.function);
 	ck_assert_uint_eq(f.map_start, (uint64_t)(uintptr_t)text);
 	/* No such process: read once, then remembered as failed. */
-	symbolizer_frame(s, 0x3ffffff0, 0x400000, false, &f);
-	symbolizer_frame(s, 0x3ffffff0, 0x400010, false, &f);
+	frame(s, 0x3ffffff0, 0x400000, false, &f);
+	frame(s, 0x3ffffff0, 0x400010, false, &f);
 	ck_assert_ptr_null(f.file);
 	symbolizer_stats(s, &st);
-	ck_assert_uint_eq(st.frames, 5);
-	ck_assert_uint_eq(st.unnamed, 5);
+	ck_assert_uint_eq(st.frames, 5 + frames_asked_again);
+	ck_assert_uint_eq(st.unnamed, 5 + frames_asked_again);
 	ck_assert_uint_eq(st.maps_read, 1);
 	ck_assert_uint_eq(st.maps_failed, 1);
 	ck_assert_uint_eq(st.files_cached, 1); /* the negative entry of pie_main.c */
@@ -214,7 +239,7 @@ static void check_named(struct symbolizer *s, pid_t pid, uint64_t addr, const ch
 {
 	struct sym_frame f;
 
-	symbolizer_frame(s, pid, addr, false, &f);
+	frame(s, pid, addr, false, &f);
 	if (function)
 		ck_assert_str_eq(f.function, function);
 	else
@@ -292,14 +317,14 @@ START_TEST(test_cache)
 	int i;
 
 	for (i = 0; i < 3; i++)
-		symbolizer_frame(s, getpid(), addr + (uint64_t)i, false, &f);
+		frame(s, getpid(), addr + (uint64_t)i, false, &f);
 	symbolizer_stats(s, &st);
 	ck_assert_uint_eq(st.maps_read, 1);
 	ck_assert_uint_eq(st.named, 3);
 	ck_assert_uint_eq(st.files_cached, 1);
 	ck_assert_uint_gt(st.file_cache_bytes, 0);
 	symbolizer_end_interval(s);
-	symbolizer_frame(s, getpid(), addr, false, &f);
+	frame(s, getpid(), addr, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	symbolizer_stats(s, &st2);
 	ck_assert_uint_eq(st2.maps_read, 1);
@@ -311,9 +336,9 @@ START_TEST(test_cache)
 	void *late = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 
 	ck_assert_ptr_ne(late, MAP_FAILED);
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)late + 16, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)late + 16, false, &f);
 	ck_assert_ptr_nonnull(f.file);
-	symbolizer_frame(s, getpid(), 16, false, &f); /* unmapped: no second read */
+	frame(s, getpid(), 16, false, &f); /* unmapped: no second read */
 	ck_assert_ptr_null(f.file);
 	symbolizer_stats(s, &st2);
 	ck_assert_uint_eq(st2.maps_read, 2);
@@ -377,7 +402,7 @@ START_TEST(test_exec_keeps_old_image)
 	ck_assert(!symbolizer_before_exec(s, pid, mapping_start(pid, "/sleep", true) + 16));
 	ck_assert_int_eq(symbolizer_capture(s, pid), 0);
 	check_named(s, pid, addr, "symbolizer_test_target");
-	symbolizer_frame(s, pid, mapping_start(pid, "/sleep", true) + 16, false, &f);
+	frame(s, pid, mapping_start(pid, "/sleep", true) + 16, false, &f);
 	ck_assert_ptr_nonnull(f.file);
 	ck_assert_str_eq(f.file + strlen(f.file) - strlen("/sleep"), "/sleep");
 	symbolizer_end_interval(s);
@@ -397,7 +422,7 @@ static void check_file(struct symbolizer *s, pid_t pid, uint64_t addr, const cha
 {
 	struct sym_frame f;
 
-	symbolizer_frame(s, pid, addr, false, &f);
+	frame(s, pid, addr, false, &f);
 	ck_assert_ptr_nonnull(f.file);
 	ck_assert_uint_ge(strlen(f.file), strlen(suffix));
 	ck_assert_str_eq(f.file + strlen(f.file) - strlen(suffix), suffix);
@@ -482,7 +507,7 @@ static void check_child_frame(struct symbolizer *s, pid_t pid, const char *file,
 
 	ck_assert_msg(base && addr, "%s in %s", name, suffix);
 	/* PIEs and libraries are linked at 0: runtime = load base + ELF address. */
-	symbolizer_frame(s, pid, base + addr + 2, false, &f);
+	frame(s, pid, base + addr + 2, false, &f);
 	ck_assert_str_eq(f.function, name);
 	ck_assert_ptr_nonnull(f.file);
 	ck_assert_str_eq(f.file + strlen(f.file) - strlen(suffix), suffix);
@@ -506,10 +531,43 @@ START_TEST(test_capture_defers_parsing)
 	ck_assert_uint_eq(st.captured, 1);
 	ck_assert_uint_ge(st.files_cached, 2);	   /* this test binary, libc, ... */
 	ck_assert_uint_eq(st.file_cache_bytes, 0); /* none waited for yet */
-	symbolizer_frame(s, getpid(), addr, false, &f);
+	frame(s, getpid(), addr, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	symbolizer_stats(s, &st);
 	ck_assert_uint_gt(st.file_cache_bytes, 0);
+	symbolizer_free(s);
+}
+END_TEST
+
+/*
+ * A frame never waits for the loader: one in a binary still being parsed is an
+ * address, counted; the loader's eventfd says when every binary queued is
+ * parsed, and reading symbolizer_loading() clears it.
+ */
+START_TEST(test_loader_pending)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolizer_test_target;
+	struct symbolizer *s = new_symbolizer();
+	struct pollfd p = {.fd = symbolizer_loader_fd(s), .events = POLLIN};
+	struct symbolizer_stats st;
+	struct sym_frame f;
+
+	ck_assert_int_ge(p.fd, 0);
+	ck_assert(!symbolizer_loading(s));
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	ck_assert_int_eq(symbolizer_capture(s, getpid()), 0); /* queues every binary mapped */
+	symbolizer_frame(s, getpid(), addr, false, &f);
+	symbolizer_stats(s, &st);
+	/* asked a few µs after the queueing, the loader is most likely not done */
+	ck_assert(st.loader_waits_cut ? !f.function : f.function != NULL);
+	ck_assert(symbolizer_settle_until(s, mono_ns() + 30 * NS_PER_SEC));
+	ck_assert_int_eq(poll(&p, 1, 0), 1); /* it said so once idle */
+	ck_assert(!symbolizer_loading(s));
+	ck_assert_int_eq(poll(&p, 1, 0), 0);
+	symbolizer_frame(s, getpid(), addr, false, &f);
+	ck_assert_str_eq(f.function, "symbolizer_test_target");
+	symbolizer_stats(s, &st);
+	ck_assert_uint_le(st.loader_waits_cut, 1);
 	symbolizer_free(s);
 }
 END_TEST
@@ -579,9 +637,9 @@ START_TEST(test_cap_full)
 	struct sym_frame f;
 
 	symbolizer_set_caps(s, &caps);
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
 	ck_assert_ptr_null(f.function);
-	symbolizer_frame(s, getpid(), libc, false, &f);
+	frame(s, getpid(), libc, false, &f);
 	ck_assert_ptr_null(f.function);
 	symbolizer_stats(s, &st);
 	ck_assert_uint_eq(st.files_too_big, 2);
@@ -605,7 +663,7 @@ START_TEST(test_proc_share)
 	struct sym_frame f;
 	uint64_t own;
 
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	symbolizer_stats(s, &st);
 	own = st.file_cache_bytes;
@@ -614,9 +672,9 @@ START_TEST(test_proc_share)
 	s = new_symbolizer();
 	caps.files = 2 * own; /* its share is exactly what this binary takes */
 	symbolizer_set_caps(s, &caps);
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
-	symbolizer_frame(s, getpid(), libc, false, &f);
+	frame(s, getpid(), libc, false, &f);
 	ck_assert_ptr_null(f.function);
 	symbolizer_stats(s, &st);
 	ck_assert_uint_eq(st.files_over_share, 1);
@@ -668,7 +726,7 @@ START_TEST(test_shrink)
 	/* this process's binary, then the child's: fx_pie before its library */
 	struct sym_frame f;
 
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	own = file_bytes(s, NULL);
 	check_child_frame(s, pid, FX("fx_pie"), "/fx_pie", "pie_hot_function");
@@ -701,7 +759,7 @@ START_TEST(test_shrink)
 	ck_assert_uint_eq(maps_bytes(s), maps);
 	ck_assert_uint_eq(file_bytes(s, &files), own);
 	ck_assert_uint_eq(files, 1);
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	symbolizer_free(s);
 }
@@ -722,7 +780,7 @@ START_TEST(test_vdso)
 			m = &maps.v[i];
 	ck_assert_ptr_nonnull(m);
 	for (uint64_t a = m->start; a < m->end && !found; a += 4) {
-		symbolizer_frame(s, getpid(), a, false, &f);
+		frame(s, getpid(), a, false, &f);
 		ck_assert_str_eq(f.file, "[vdso]");
 		found = f.function && !strcmp(f.function, "clock_gettime");
 	}
@@ -762,17 +820,17 @@ START_TEST(test_jit_unsupported)
 
 	ck_assert_ptr_ne(code, MAP_FAILED);
 	ck_assert_ptr_ne(data, MAP_FAILED);
-	symbolizer_frame(s, getpid(), at, false, &f);
+	frame(s, getpid(), at, false, &f);
 	ck_assert_ptr_null(f.function); /* no runtime source: an address */
 	symbolizer_free(s);
 
 	s = new_symbolizer();
 	symbolizer_set_runtime(s, v8_unsupported, NULL);
-	symbolizer_frame(s, getpid(), at, false, &f);
+	frame(s, getpid(), at, false, &f);
 	ck_assert_str_eq(f.function, "[v8 13.6: not supported]");
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)data + 8, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)data + 8, false, &f);
 	ck_assert_ptr_null(f.function); /* not code */
-	symbolizer_frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
+	frame(s, getpid(), (uint64_t)(uintptr_t)&symbolizer_test_target, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
 	symbolizer_stats(s, &st);
 	ck_assert_uint_eq(st.runtime_unsupported, 1);
@@ -789,7 +847,7 @@ START_TEST(test_kernel_address_in_user_stack)
 	struct symbolizer_stats st;
 	struct sym_frame f;
 
-	symbolizer_frame(s, getpid(), 0xffffffff81000000ull, false, &f);
+	frame(s, getpid(), 0xffffffff81000000ull, false, &f);
 	ck_assert(f.kernel);
 	ck_assert_str_eq(f.file, "[kernel.kallsyms]");
 	symbolizer_stats(s, &st);
@@ -811,13 +869,47 @@ START_TEST(test_versioned)
 	/* The default version is what dlsym binds: fx_versioned_new. */
 	addr = (uint64_t)(uintptr_t)dlsym(lib, "fx_vfn");
 	ck_assert_uint_ne(addr, 0);
-	symbolizer_frame(s, getpid(), addr + 1, false, &f);
+	frame(s, getpid(), addr + 1, false, &f);
 	ck_assert_str_eq(f.function, "fx_vfn");
 	ck_assert_str_eq(f.system_name, "fx_vfn@@FX_2");
 	/* libc: its debug file (libc6-dbg), where installed, has clock_gettime@@GLIBC_2.17. */
-	symbolizer_frame(s, getpid(), libc_addr + 1, false, &f);
+	frame(s, getpid(), libc_addr + 1, false, &f);
 	ck_assert_str_eq(f.function, "clock_gettime");
 	ck_assert(!f.system_name || !strncmp(f.system_name, "clock_gettime@", 14));
+	symbolizer_free(s);
+	dlclose(lib);
+}
+END_TEST
+
+/*
+ * A walk that met a library mapped since its process was read: the mappings
+ * are read again at once and the library queued for the loader, so that the
+ * drain finds it parsed (it waits for none): its frame is named on first ask.
+ */
+START_TEST(test_stale_reads_now)
+{
+	struct symbolizer *s = new_symbolizer();
+	struct symbolizer_stats a, b;
+	struct sym_frame f;
+	void *lib;
+	uint64_t addr;
+
+	ck_assert_int_eq(symbolizer_capture(s, getpid()), 0);
+	ck_assert(symbolizer_settle_until(s, mono_ns() + 30 * NS_PER_SEC));
+	lib = dlopen(FX("libfx_versioned.so"), RTLD_NOW);
+	ck_assert_msg(lib != NULL, "%s", dlerror());
+	addr = (uint64_t)(uintptr_t)dlsym(lib, "fx_vfn");
+	symbolizer_stats(s, &a);
+	symbolizer_maps_stale(s, getpid());
+	symbolizer_stats(s, &b);
+	ck_assert_uint_eq(b.maps_read, a.maps_read + 1);
+	ck_assert_uint_eq(b.files_cached, a.files_cached + 1); /* the library, queued */
+	ck_assert(symbolizer_settle_until(s, mono_ns() + 30 * NS_PER_SEC));
+	symbolizer_frame(s, getpid(), addr + 1, false, &f);
+	ck_assert_str_eq(f.function, "fx_vfn");
+	symbolizer_stats(s, &a);
+	ck_assert_uint_eq(a.loader_waits_cut, 0);
+	ck_assert_uint_eq(a.maps_read, b.maps_read); /* read once, not again at the frame */
 	symbolizer_free(s);
 	dlclose(lib);
 }
@@ -846,7 +938,7 @@ START_TEST(test_plt)
 		if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2 || strlen(name) < 4 ||
 		    strcmp(name + strlen(name) - 4, "@plt"))
 			continue;
-		symbolizer_frame(s, getpid(), base + addr + 4, false, &f);
+		frame(s, getpid(), base + addr + 4, false, &f);
 		ck_assert_str_eq(f.function, name);
 		checked++;
 	}
@@ -876,6 +968,8 @@ Suite *symbolizer_suite(void)
 	tcase_add_test(tc, test_two_execs_keep_both_images);
 	tcase_add_test(tc, test_execs_kept_bounded);
 	tcase_add_test(tc, test_capture_defers_parsing);
+	tcase_add_test(tc, test_loader_pending);
+	tcase_add_test(tc, test_stale_reads_now);
 	tcase_add_test(tc, test_other_process);
 	tcase_add_test(tc, test_vdso);
 	tcase_add_test(tc, test_caps);
