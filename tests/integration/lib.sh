@@ -130,6 +130,24 @@ wait_for() {
 	return 1
 }
 
+# run_dlopen LIB SECS: starts fx_dlopen (its pid in WL), which spins until emberd's unwinder
+# has read it (DLOPEN_READS: its reads of it so far), then loads LIB and spends SECS s of CPU
+# in it; returns once it has (it stays alive for the drain).
+dlopen_done() { grep -q '^done' "$T/dlopen.out" || ! kill -0 "$WL" 2>/dev/null; }
+run_dlopen() {
+	"$FX/fx_dlopen" "$1" "$2" >"$T/dlopen.out" 2>&1 &
+	WL=$!
+	PIDS+=("$WL")
+	wait_for grep -q "unwinder: pid $WL: .* mappings with a table" "$T/emberd.log" ||
+		fail "emberd never read fx_dlopen's mappings"
+	DLOPEN_READS=$(grep -c "unwinder: pid $WL: " "$T/emberd.log")
+	kill -USR1 "$WL"
+	# its CPU seconds: a minute of wall time on a host that gives it a fifteenth of a CPU
+	for _ in 1 2; do dlopen_done || wait_for dlopen_done || true; done
+	grep -q '^done' "$T/dlopen.out" ||
+		fail "fx_dlopen did not finish its work: $(tail -3 "$T/dlopen.out")"
+}
+
 # older_than PID MS: PID has lived MS ms or more (its start time in /proc/PID/stat, in
 # clock ticks since boot, against /proc/uptime). Memory growth leaves out a process's
 # first growth_min_age (100 ms by default): a fixture that grows on a signal gets it

@@ -38,15 +38,7 @@ at_least() { [ "$1" -ge "$2" ]; }
 cp "$FX/libfx_nofp.so" "$T/slow/libfx_nofp_held.so"
 EMBER_TEST_SLOW_BINARY=nofp_held:900 start_emberd --hz 99 --interval 1s -v
 grep -q 'parsed 900 ms late' "$T/emberd.log" || fail "the test hook was not taken"
-"$FX/fx_dlopen" "$T/slow/libfx_nofp_held.so" 3 >"$T/dlopen.out" 2>&1 &
-WL=$!
-PIDS+=("$WL")
-scanned() { grep -q "unwinder: pid $WL: .* mappings with a table" "$T/emberd.log"; }
-wait_for scanned || fail "emberd never read fx_dlopen's mappings"
-kill -USR1 "$WL"
-done_working() { grep -q '^done' "$T/dlopen.out" || ! kill -0 "$WL" 2>/dev/null; }
-for _ in 1 2; do done_working || wait_for done_working || true; done
-grep -q '^done' "$T/dlopen.out" || fail "fx_dlopen did not finish: $(tail -3 "$T/dlopen.out")"
+run_dlopen "$T/slow/libfx_nofp_held.so" 3
 kill -INT "$EMBERD_PID"
 wait_emberd
 kill "$WL"

@@ -13,17 +13,8 @@
 require_bpf
 
 start_emberd --hz 99 --interval 1h -v
-"$FX/fx_dlopen" "$FX/libfx_nofp.so" 4 >"$T/dlopen.out" 2>&1 &
-WL=$!
-PIDS+=("$WL")
-scanned() { grep -q "unwinder: pid $WL: .* mappings with a table" "$T/emberd.log"; }
-wait_for scanned || fail "emberd never read fx_dlopen's mappings"
-before=$(grep -c "unwinder: pid $WL: " "$T/emberd.log")
-kill -USR1 "$WL"
-done_working() { grep -q '^done' "$T/dlopen.out" || ! kill -0 "$WL" 2>/dev/null; }
-# its 4 s of CPU: a minute of wall time on a host that gives it a fifteenth of a CPU
-for _ in 1 2; do done_working || wait_for done_working || true; done
-grep -q '^done' "$T/dlopen.out" || fail "fx_dlopen did not finish its work: $(tail -3 "$T/dlopen.out")"
+run_dlopen "$FX/libfx_nofp.so" 4
+before=$DLOPEN_READS
 kill -TERM "$EMBERD_PID"
 wait_emberd
 kill "$WL"
