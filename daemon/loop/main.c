@@ -153,7 +153,7 @@ static int on_tick(struct daemon *d)
 /* The loader is idle: a held interval runs now, and captures that end wait no more. */
 static int on_loader(struct daemon *d)
 {
-	if (symbolizer_loading(d->sym))
+	if (!symbolizer_loader_woke(d->sym))
 		return 0;
 	if (d->interval_held)
 		run_held(d, true);
@@ -389,7 +389,6 @@ static void raise_nofile(void)
 		log_debug("cannot raise the limit on open files: %s", strerror(errno));
 }
 
-/* The symbolizer (with kernel names from BPF when it can), the process table. 0 or 1. */
 /*
  * Tests only: EMBER_TEST_SLOW_BINARY=PART:MS has the symbol loader wait MS
  * (at most 60 s) before parsing each binary whose path contains PART.
@@ -410,6 +409,7 @@ static void slow_binaries(struct symbolizer *s)
 	log_info("tests: binaries whose path holds \"%s\" are parsed %ld ms late", part, ms);
 }
 
+/* The symbolizer (with kernel names from BPF when it can), the process table. 0 or 1. */
 static int open_symbols(struct daemon *d)
 {
 	int rc;

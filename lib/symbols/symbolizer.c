@@ -226,9 +226,9 @@ static void loader_main(struct worker *w, void *arg)
 		if (!s->jobs)
 			s->jobs_tail = NULL;
 		file_set_max(s, f);
+		/* tests: a slow file (on stop, parsed at once) */
 		if (s->slow_part[0] && f->load_path && strstr(f->load_path, s->slow_part))
-			worker_sleep(w,
-				     s->slow_ns); /* tests: a slow file (on stop, parsed at once) */
+			worker_sleep(w, s->slow_ns);
 		worker_unlock(w);
 		/* only this thread touches the entry's symbols while it is loading */
 		load_file(f);
@@ -687,15 +687,21 @@ int symbolizer_loader_fd(const struct symbolizer *s)
 
 bool symbolizer_loading(struct symbolizer *s)
 {
-	uint64_t n;
 	bool busy;
 
-	if (s->loader_efd >= 0 && read(s->loader_efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		log_debug("symbolizer: cannot read the loader's eventfd: %s", strerror(errno));
 	loader_lock(s);
 	busy = s->loading > 0;
 	loader_unlock(s);
 	return busy;
+}
+
+bool symbolizer_loader_woke(struct symbolizer *s)
+{
+	uint64_t n;
+
+	if (s->loader_efd >= 0 && read(s->loader_efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_debug("symbolizer: cannot read the loader's eventfd: %s", strerror(errno));
+	return !symbolizer_loading(s);
 }
 
 bool symbolizer_settle_until(struct symbolizer *s, int64_t until_ns)

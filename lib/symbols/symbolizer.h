@@ -175,9 +175,11 @@ void symbolizer_flipped(struct symbolizer *s);
 int symbolizer_loader_fd(const struct symbolizer *s);
 /*
  * Whether binaries are queued or being parsed: frames in them would stay
- * addresses if drained now (counted). Clears the eventfd's readiness.
+ * addresses if drained now (counted).
  */
 bool symbolizer_loading(struct symbolizer *s);
+/* The loader's eventfd was readable: clears it; true when the loader is idle still. */
+bool symbolizer_loader_woke(struct symbolizer *s);
 /*
  * Waits, until until_ns (mono_ns()), for the loader to parse every binary
  * queued: only where waiting is right (emberd's stop, tests). True when idle.

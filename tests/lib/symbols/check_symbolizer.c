@@ -542,7 +542,7 @@ END_TEST
 /*
  * A frame never waits for the loader: one in a binary still being parsed is an
  * address, counted; the loader's eventfd says when every binary queued is
- * parsed, and reading symbolizer_loading() clears it.
+ * parsed, and symbolizer_loader_woke() clears it.
  */
 START_TEST(test_loader_pending)
 {
@@ -553,7 +553,7 @@ START_TEST(test_loader_pending)
 	struct sym_frame f;
 
 	ck_assert_int_ge(p.fd, 0);
-	ck_assert(!symbolizer_loading(s));
+	ck_assert(symbolizer_loader_woke(s));
 	ck_assert_int_eq(poll(&p, 1, 0), 0);
 	ck_assert_int_eq(symbolizer_capture(s, getpid()), 0); /* queues every binary mapped */
 	symbolizer_frame(s, getpid(), addr, false, &f);
@@ -563,6 +563,8 @@ START_TEST(test_loader_pending)
 	ck_assert(symbolizer_settle_until(s, mono_ns() + 30 * NS_PER_SEC));
 	ck_assert_int_eq(poll(&p, 1, 0), 1); /* it said so once idle */
 	ck_assert(!symbolizer_loading(s));
+	ck_assert_int_eq(poll(&p, 1, 0), 1); /* for the loop to read: still there */
+	ck_assert(symbolizer_loader_woke(s));
 	ck_assert_int_eq(poll(&p, 1, 0), 0);
 	symbolizer_frame(s, getpid(), addr, false, &f);
 	ck_assert_str_eq(f.function, "symbolizer_test_target");
