@@ -628,9 +628,13 @@ enum rt_check rt_cache_check(struct rt_cache *c, const struct rt_mem *mem,
 	if (e->code) {
 		int rc = py_code_head(mem, l, rt->addr[1], obj, &key);
 
-		if (rc == -EFAULT)
-			return RT_CHECK_NONE; /* the process gone: what it was is what it named */
-		if (!rc && key == e->code->head) {
+		/*
+		 * the process gone, or no code object there now: freed since the
+		 * sample (a module's body once imported), what it was is what it named
+		 */
+		if (rc)
+			return RT_CHECK_NONE;
+		if (key == e->code->head) {
 			e->read_ns = mono_ns();
 			return RT_CHECK_SAME;
 		}

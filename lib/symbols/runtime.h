@@ -91,10 +91,12 @@ int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct emb
  * clock, bpf_ktime_get_ns()'s): a code object read before the sample may
  * have been freed since and another made at its address (a module's body
  * after its import, code of exec()), which its names would name for the rest
- * of the process. One read of its head where so; another object there is read
- * anew, and so is one that could not be read. RT_CHECK_READ when read anew,
- * RT_CHECK_SAME when its head was read and is the same, else RT_CHECK_NONE
- * (not named yet, read after the sample, the binary's own, the process gone).
+ * of the process. One read of its head where so; another code object there is
+ * read anew, and so is one that could not be read before; no code object there
+ * now (freed since the sample) keeps its name. RT_CHECK_READ when read anew,
+ * RT_CHECK_SAME when its head was read and is the same, else RT_CHECK_NONE (not
+ * named yet, read after the sample, the binary's own, the process gone, none
+ * there now).
  * The drain's naming (rt_cache_name()) trusts the names: a sample of the
  * object that died and one of the object after it, of one stack in one
  * interval (announced once: bpf/fold.bpf.h's rt_seen), are named alike.
