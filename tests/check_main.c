@@ -150,6 +150,7 @@ int main(void)
 	srunner_add_suite(sr, tablecache_suite());
 	srunner_add_suite(sr, jobqueue_suite());
 	srunner_add_suite(sr, recentprocs_suite());
+	srunner_add_suite(sr, outbox_suite());
 	srunner_add_suite(sr, waitpair_suite());
 	srunner_add_suite(sr, bpfload_suite());
 	srunner_add_suite(sr, stackparts_suite());

@@ -82,6 +82,7 @@ Suite *owners_suite(void);
 Suite *tablecache_suite(void);
 Suite *jobqueue_suite(void);
 Suite *recentprocs_suite(void);
+Suite *outbox_suite(void);
 Suite *waitpair_suite(void);
 Suite *bpfload_suite(void);
 Suite *stackparts_suite(void);

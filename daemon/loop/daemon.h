@@ -32,6 +32,7 @@ enum event_id {
 	EV_NAMING,    /* timerfd: the end of a held interval's wait for the symbol loader */
 	EV_PROC,      /* proctrack's ring buffer: exec and exit events */
 	EV_DEFER,     /* the sampler's ring of samples to walk here (daemon/sample/deferred.c) */
+	EV_UNWOUND,   /* the unwinder's eventfd: processes loaded or dropped (unwind/outbox.h) */
 	EV_CONTROL,   /* the control socket */
 	EV_LOADER,    /* the symbol loader's eventfd: every binary queued is parsed */
 	EV_WATCHDOG,  /* timerfd: WATCHDOG=1 (only under a systemd watchdog) */

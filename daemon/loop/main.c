@@ -260,6 +260,9 @@ static int setup_loop(struct daemon *d)
 	d->ev[EV_PROC] = (struct event_source){proctrack_epoll_fd(d->proc), on_proc};
 	d->ev[EV_DEFER] =
 		(struct event_source){sampler_epoll_fd(owner_sampler(d->owner)), on_defer};
+	/* their samples that waited are walked as the ring's are */
+	d->ev[EV_UNWOUND] =
+		(struct event_source){d->unw ? unwinder_events_fd(d->unw) : -1, on_defer};
 	d->ev[EV_CONTROL] = (struct event_source){control_fd(d->ctl), on_control};
 	d->ev[EV_LOADER] = (struct event_source){symbolizer_loader_fd(d->sym), on_loader};
 	for (int i = 0; i < EV_NR; i++) {

@@ -1,21 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * Deferred walks (deferred.h). Records come from the ring on the main thread;
- * a record whose process is loaded is walked at once, the others wait in
- * arrival order until the unwinder's hook says their process is loaded (or
- * about to be dropped: exit, exec, not loadable), which walks them on the
- * unwinder's thread; until the daemon reads its exit or finds it gone
+ * Deferred walks (deferred.h), all on the event loop. Records come from the
+ * ring; a record whose process is loaded is walked at once, the others wait
+ * in arrival order until the unwinder's message says their process is loaded
+ * (or dropped: exit, exec, not loadable; a dropped one's entry and tables come
+ * with it, lent until its samples are walked: outbox.h); until the daemon
+ * reads its exit or finds it gone
  * (deferred_exited(): walked then, while its application is still known, but
  * for one the unwinder loads from the mappings its exit sent); or
  * until DEFERRED_WAIT_NS has passed. Walked samples wait for the next drain.
  * An off-CPU wait's copy is walked the same way; its end, a later record,
  * finds it waiting (and goes with it) or walked and open, which makes it a
  * walked sample; one ended without its copy is counted lost (the pairing:
- * waitpair.c). One mutex guards the waiting list, the open waits, the walked
- * samples, the set of loaded processes and the figures.
+ * waitpair.c). Nothing here is shared with another thread: the unwinder's
+ * thread only posts its messages (unwinder_read_events()).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <search.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -214,7 +214,6 @@ struct deferred {
 	int ring_fd;
 	struct unwinder *unw;
 	struct unwinder_fds fds;
-	pthread_mutex_t mu;
 	struct waiting *head, **tail; /* arrival order */
 	uint32_t nwaiting;
 	size_t waiting_bytes; /* of stacks the waiting records hold (held_bytes()) */
@@ -232,16 +231,16 @@ struct deferred {
 	size_t nlate;			     /* distinct, until deferred_take_late() */
 };
 
-/* Under the lock: the bytes tgid's waiting samples hold. */
-static size_t held_by_locked(const struct deferred *d, uint32_t tgid)
+/* The bytes tgid's waiting samples hold. */
+static size_t held_by(const struct deferred *d, uint32_t tgid)
 {
 	struct proc_held key = {.tgid = tgid}, **p = tfind(&key, &d->held, cmp_held);
 
 	return p ? (*p)->bytes : 0;
 }
 
-/* Under the lock: w's bytes join the waiting list's counts; false, none added, without memory. */
-static bool hold_locked(struct deferred *d, const struct waiting *w)
+/* w's bytes join the waiting list's counts; false, none added, without memory. */
+static bool hold(struct deferred *d, const struct waiting *w)
 {
 	struct proc_held key = {.tgid = w->tgid}, *n, **p = tfind(&key, &d->held, cmp_held);
 
@@ -262,8 +261,8 @@ static bool hold_locked(struct deferred *d, const struct waiting *w)
 	return true;
 }
 
-/* Under the lock: w's bytes leave the waiting list's counts. */
-static void release_locked(struct deferred *d, const struct waiting *w)
+/* w's bytes leave the waiting list's counts. */
+static void release_held(struct deferred *d, const struct waiting *w)
 {
 	struct proc_held key = {.tgid = w->tgid}, *n, **p = tfind(&key, &d->held, cmp_held);
 	size_t b = held_bytes(w);
@@ -302,7 +301,7 @@ static void *pid_key(uint32_t pid)
 	return (void *)(uintptr_t)pid;
 }
 
-/* Under the lock: keeps a walked sample for the drain (beyond WALKED_MAX: lost, counted). */
+/* Keeps a walked sample for the drain (beyond WALKED_MAX: lost, counted). */
 static void keep_walked(struct deferred *d, struct walked *s)
 {
 	if (!vec_push(&d->walked, s)) {
@@ -317,24 +316,16 @@ static void keep_walked(struct deferred *d, struct walked *s)
  */
 static void keep_woken(struct deferred *d, struct walked *s)
 {
-	bool kept;
-
-	pthread_mutex_lock(&d->mu);
-	kept = vec_push(&d->woken, s);
-	pthread_mutex_unlock(&d->mu);
-	if (!kept)
+	if (!vec_push(&d->woken, s))
 		free_walked(s);
 }
 
-/* Takes a's samples (d's, under its lock), leaving it empty. */
-static struct walked_vec vec_take(struct deferred *d, struct walked_vec *a)
+/* Takes a's samples, leaving it empty. */
+static struct walked_vec vec_take(struct walked_vec *a)
 {
-	struct walked_vec out;
+	struct walked_vec out = *a;
 
-	pthread_mutex_lock(&d->mu);
-	out = *a;
 	*a = (struct walked_vec){0};
-	pthread_mutex_unlock(&d->mu);
 	return out;
 }
 
@@ -348,11 +339,9 @@ enum walk_entry {
 /* w could not be walked (no memory): counted lost. */
 static void count_lost(struct deferred *d, const struct waiting *w)
 {
-	pthread_mutex_lock(&d->mu);
 	d->st.lost++;
 	if (w->wait_id)
 		d->st.waits_lost++;
-	pthread_mutex_unlock(&d->mu);
 }
 
 /*
@@ -394,7 +383,7 @@ static void count_runtime(uint64_t *m, uint32_t kind, const struct uwalk_result 
 
 /*
  * Walks w with its process's entry as how says (memo: the entry as last
- * looked up), and keeps the sample for the drain. Any thread. False, with
+ * looked up), and keeps the sample for the drain. False, with
  * nothing done, when ENTRY_NEEDED finds none.
  */
 static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how,
@@ -443,7 +432,6 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 		s->uflags |= EMBER_STACK_NO_TABLES;
 	memcpy(s->ips, res->ips, res->n * sizeof(uint64_t));
 	memcpy(s->ips + res->n, w->kips, w->kstack_len * sizeof(uint64_t));
-	pthread_mutex_lock(&d->mu);
 	if (loaded)
 		d->st.walked++;
 	else
@@ -457,7 +445,6 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	m[EMBER_SAMPLE_M_COUNTED] += w->records;
 	if (waitpair_walked(&d->waits, &s->wait)) /* else open for its end, or dropped by it */
 		keep_walked(d, s);
-	pthread_mutex_unlock(&d->mu);
 	free(res);
 	return true;
 fail:
@@ -466,14 +453,12 @@ fail:
 	return true;
 }
 
-/* Adds the thread's CPU time since t0 to the walks' (two clock reads per call, not per walk). */
+/* Adds the loop's CPU time since t0 to the walks' (two clock reads per call, not per walk). */
 static void walk_time(struct deferred *d, int64_t t0)
 {
 	int64_t ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 
-	pthread_mutex_lock(&d->mu);
 	d->st.walk_ns += ns;
-	pthread_mutex_unlock(&d->mu);
 }
 
 /* walk_with() for one record: its entry looked up for it alone. */
@@ -496,17 +481,14 @@ static bool walk(struct deferred *d, struct waiting *w, enum walk_entry how)
 
 /*
  * Walks (as how says) and frees a list of records, most often all of one
- * process: its entry is looked up once for each run of its records.
+ * process: its entry is looked up once for each run of its records (memo:
+ * the last one, NULL: no memory, each counted lost).
  */
-static void walk_list(struct deferred *d, struct waiting *w, enum walk_entry how)
+static void walk_list_with(struct deferred *d, struct waiting *w, enum walk_entry how,
+			   struct entry_memo *memo)
 {
-	struct entry_memo *memo;
-	int64_t t0;
+	int64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	if (!w)
-		return;
-	memo = malloc(sizeof(*memo));
-	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	while (w) {
 		struct waiting *next = w->next;
 
@@ -518,11 +500,24 @@ static void walk_list(struct deferred *d, struct waiting *w, enum walk_entry how
 		free_waiting(w);
 		w = next;
 	}
-	free(memo);
 	walk_time(d, t0);
 }
 
-/* Under the lock: w leaves the waiting list, and the index of repeats. */
+/* walk_list_with(), the entries looked up as the walks go. */
+static void walk_list(struct deferred *d, struct waiting *w, enum walk_entry how)
+{
+	struct entry_memo *memo;
+
+	if (!w)
+		return;
+	memo = malloc(sizeof(*memo));
+	if (memo)
+		memo->valid = false;
+	walk_list_with(d, w, how, memo);
+	free(memo);
+}
+
+/* w leaves the waiting list, and the index of repeats. */
 static void forget_repeat(struct deferred *d, const struct waiting *w)
 {
 	struct waiting **slot = &d->repeats[w->hash % REPEAT_SLOTS];
@@ -532,11 +527,11 @@ static void forget_repeat(struct deferred *d, const struct waiting *w)
 }
 
 /*
- * Under the lock: takes out the waiting records of pid taken before taken_ns,
+ * Takes out the waiting records of pid taken before taken_ns,
  * and those read before before.
  */
-static struct waiting *take_locked(struct deferred *d, uint32_t pid, uint64_t taken_ns,
-				   int64_t before)
+static struct waiting *take_waiting(struct deferred *d, uint32_t pid, uint64_t taken_ns,
+				    int64_t before)
 {
 	struct waiting *out = NULL, **otail = &out, **pp = &d->head;
 
@@ -549,7 +544,7 @@ static struct waiting *take_locked(struct deferred *d, uint32_t pid, uint64_t ta
 			w->next = NULL;
 			*otail = w;
 			otail = &w->next;
-			release_locked(d, w);
+			release_held(d, w);
 		} else {
 			pp = &w->next;
 		}
@@ -559,26 +554,39 @@ static struct waiting *take_locked(struct deferred *d, uint32_t pid, uint64_t ta
 }
 
 /*
- * The unwinder's hook (its thread): pid loaded, its samples are walked; its
- * tables being built, they wait; about to be dropped, they are walked now;
+ * The unwinder's message, read on the loop in order: pid loaded, its samples
+ * are walked with its entry, unless it went since (a later message drops it,
+ * and takes them); its tables being built, they wait; dropped, they are walked
+ * with the entry it had, whose tables the unwinder keeps until this returns;
  * forgotten at an exec, those left (the new program's) wait for its tables.
  */
-static void on_unwinder(void *arg, pid_t pid, enum unwinder_event ev)
+static void on_unwinder(void *arg, const struct outbox_msg *m)
 {
 	struct deferred *d = arg;
-	struct waiting *w = NULL;
+	struct entry_memo *memo;
+	uint32_t pid = (uint32_t)m->pid;
 
-	pthread_mutex_lock(&d->mu);
-	if (ev == UNWINDER_LOADED) {
+	if (m->ev == UNWINDER_LOADED) {
 		if (!tsearch(pid_key(pid), &d->loaded, cmp_pid))
-			log_debug("deferred: out of memory: pid %d's samples wait", (int)pid);
+			log_debug("deferred: out of memory: pid %u's samples wait", pid);
 	} else {
 		tdelete(pid_key(pid), &d->loaded, cmp_pid);
 	}
-	if (ev == UNWINDER_LOADED || ev == UNWINDER_DROPPING)
-		w = take_locked(d, pid, UINT64_MAX, INT64_MIN);
-	pthread_mutex_unlock(&d->mu);
-	walk_list(d, w, ENTRY_ANY);
+	if (m->ev != UNWINDER_LOADED && m->ev != UNWINDER_DROPPING)
+		return;
+	memo = malloc(sizeof(*memo)); /* none: they wait for its exit, or DEFERRED_WAIT_NS */
+	if (!memo)
+		return;
+	*memo = (struct entry_memo){.pid = pid, .valid = true};
+	if (m->entry) {
+		memo->proc = *m->entry;
+		memo->loaded = true;
+	} else {
+		memo->loaded = !bpf_map_lookup_elem(d->fds.procs, &pid, &memo->proc);
+	}
+	if (memo->loaded || m->ev == UNWINDER_DROPPING)
+		walk_list_with(d, take_waiting(d, pid, UINT64_MAX, INT64_MIN), ENTRY_ANY, memo);
+	free(memo);
 }
 
 /* --- the ring ---------------------------------------------------------------------------- */
@@ -631,20 +639,18 @@ static struct waiting *from_record(struct deferred *d, const struct ember_deferr
 	w->hash = w->wait_id ? 0 : sample_hash(w); /* waits are never merged: no pass over them */
 	w->records = 1;
 	if (v.bad_stack || v.bad_kstack) {
-		pthread_mutex_lock(&d->mu);
 		d->st.bad++;
-		pthread_mutex_unlock(&d->mu);
 	}
 	return w;
 }
 
 /*
- * Under the lock: the end of an off-CPU wait (which it takes: its waker's
+ * The end of an off-CPU wait (which it takes: its waker's
  * stacks) onto its copy still waiting, or, a drop (both times 0), freeing
  * both. False when the copy is not waiting, the end left to the caller.
  */
-static bool end_waiting_locked(struct deferred *d, const struct ember_offcpu_wait_end *e,
-			       struct wait_end *end)
+static bool end_waiting(struct deferred *d, const struct ember_offcpu_wait_end *e,
+			struct wait_end *end)
 {
 	for (struct waiting **pp = &d->head; *pp; pp = &(*pp)->next) {
 		struct waiting *w = *pp;
@@ -656,7 +662,7 @@ static bool end_waiting_locked(struct deferred *d, const struct ember_offcpu_wai
 			*pp = w->next;
 			if (!*pp)
 				d->tail = pp;
-			release_locked(d, w);
+			release_held(d, w);
 			free_waiting(w);
 			wait_end_free(end);
 		} else {
@@ -670,7 +676,7 @@ static bool end_waiting_locked(struct deferred *d, const struct ember_offcpu_wai
 /*
  * A record that ends an off-CPU wait (struct ember_offcpu_wait_end): onto its
  * copy waiting, or its wait walked and open, which makes it a walked sample;
- * or kept early for a wait being walked on the unwinder's thread (waitpair.h).
+ * or kept early for a wait not walked yet (waitpair.h).
  */
 static void on_wait_end(struct deferred *d, const struct ember_offcpu_wait_end *e)
 {
@@ -678,18 +684,16 @@ static void on_wait_end(struct deferred *d, const struct ember_offcpu_wait_end *
 	bool bad = !wait_end_read(e, &end);
 	struct wait_sample *s;
 
-	pthread_mutex_lock(&d->mu);
 	if (bad)
 		d->st.bad++; /* the wait is kept, without its waker */
 	if (!e->wait_id) {   /* not as the program writes it: 0 is a sample's, not a wait's */
 		d->st.bad++;
 		wait_end_free(&end);
-	} else if (!end_waiting_locked(d, e, &end)) {
+	} else if (!end_waiting(d, e, &end)) {
 		s = waitpair_end(&d->waits, e->wait_id, e->tgid, &end);
 		if (s)
 			keep_walked(d, walked_of(s));
 	}
-	pthread_mutex_unlock(&d->mu);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -705,19 +709,14 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	/* too short, or of no sampler (no profile to go to) */
 	if (size < sizeof(*r) || kind_of(r->source, r->wait_id) == DEFERRED_KINDS) {
-		pthread_mutex_lock(&d->mu);
 		d->st.bad++;
-		pthread_mutex_unlock(&d->mu);
 		return 0;
 	}
 	w = from_record(d, data, size);
 	if (!w) {
-		pthread_mutex_lock(&d->mu);
 		d->st.lost++;
-		pthread_mutex_unlock(&d->mu);
 		return 0;
 	}
-	pthread_mutex_lock(&d->mu);
 	d->st.received++;
 	if (w->rt)
 		d->st.rt_traced++;
@@ -725,7 +724,6 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->st.waits++;
 	loaded = tfind(pid_key(w->tgid), &d->loaded, cmp_pid);
 	old_program = recent_execd_after(&d->recent, w->tgid, w->ktime_ns);
-	pthread_mutex_unlock(&d->mu);
 	/* taken before an exec read already: no entry is of its program any more */
 	if (old_program) {
 		walk(d, w, ENTRY_NONE);
@@ -740,34 +738,29 @@ static int on_record(void *ctx, void *data, size_t size)
 		free_waiting(w);
 		return 0;
 	}
-	/* checked and queued under one lock: the hook takes it, or it is walked now */
-	pthread_mutex_lock(&d->mu);
+	/* queued: the unwinder's message of its process takes it, or it is walked now */
 	slot = &d->repeats[w->hash % REPEAT_SLOTS];
 	if (*slot && same_sample(*slot, w)) { /* waits already: counted there */
 		(*slot)->n += w->n;
 		(*slot)->records++;
 		d->st.repeats++;
-		pthread_mutex_unlock(&d->mu);
 		free_waiting(w);
 		return 0;
 	}
 	/* past its share of the bytes a process's samples are walked at once: no slow one fills the budget */
-	now = (!loaded && tfind(pid_key(w->tgid), &d->loaded, cmp_pid)) ||
-	      d->nwaiting >= DEFERRED_WAITING_MAX ||
+	now = d->nwaiting >= DEFERRED_WAITING_MAX ||
 	      d->waiting_bytes + held_bytes(w) > DEFERRED_WAITING_BYTES ||
-	      held_by_locked(d, w->tgid) + held_bytes(w) > DEFERRED_PROC_BYTES ||
-	      recent_exited(&d->recent, w->tgid) || !hold_locked(d, w);
-	if (!now) {
-		*d->tail = w;
-		d->tail = &w->next;
-		if (!w->wait_id)
-			*slot = w;
-	}
-	pthread_mutex_unlock(&d->mu);
+	      held_by(d, w->tgid) + held_bytes(w) > DEFERRED_PROC_BYTES ||
+	      recent_exited(&d->recent, w->tgid) || !hold(d, w);
 	if (now) {
 		walk(d, w, ENTRY_ANY);
 		free_waiting(w);
+		return 0;
 	}
+	*d->tail = w;
+	d->tail = &w->next;
+	if (!w->wait_id)
+		*slot = w;
 	return 0;
 }
 
@@ -775,6 +768,8 @@ int deferred_consume(struct deferred *d)
 {
 	int rc = ring_buffer__consume(d->rb);
 
+	/* then the unwinder's news: a process dropped takes the samples just read with it */
+	unwinder_read_events(d->unw, on_unwinder, d);
 	return rc < 0 ? rc : 0;
 }
 
@@ -782,10 +777,8 @@ void deferred_exec(struct deferred *d, uint32_t pid, uint64_t ktime_ns)
 {
 	struct waiting *w;
 
-	pthread_mutex_lock(&d->mu);
 	recent_exec(&d->recent, pid, ktime_ns);
-	w = take_locked(d, pid, ktime_ns, INT64_MIN);
-	pthread_mutex_unlock(&d->mu);
+	w = take_waiting(d, pid, ktime_ns, INT64_MIN);
 	walk_list(d, w, ENTRY_NONE);
 }
 
@@ -793,16 +786,12 @@ void deferred_exited(struct deferred *d, uint32_t pid, bool loading)
 {
 	struct waiting *w = NULL;
 
-	pthread_mutex_lock(&d->mu);
 	if (!loading) {
 		recent_exit(&d->recent, pid);
-		w = take_locked(d, pid, UINT64_MAX, INT64_MIN);
+		w = take_waiting(d, pid, UINT64_MAX, INT64_MIN);
 	}
-	pthread_mutex_unlock(&d->mu);
 	walk_list(d, w, ENTRY_ANY);
-	pthread_mutex_lock(&d->mu);
 	waitpair_exited(&d->waits, pid);
-	pthread_mutex_unlock(&d->mu);
 }
 
 void deferred_flush(struct deferred *d)
@@ -810,9 +799,7 @@ void deferred_flush(struct deferred *d)
 	struct waiting *all;
 
 	deferred_consume(d);
-	pthread_mutex_lock(&d->mu);
-	all = take_locked(d, 0, 0, INT64_MAX);
-	pthread_mutex_unlock(&d->mu);
+	all = take_waiting(d, 0, 0, INT64_MAX);
 	walk_list(d, all, ENTRY_ANY);
 }
 
@@ -844,8 +831,8 @@ static int wait_samples(struct walked *s, const struct sampler_stack *us,
 	return rc;
 }
 
-/* Under the lock: the processes of list, samples that waited too long, noted once each. */
-static void note_late_locked(struct deferred *d, const struct waiting *list)
+/* The processes of list, samples that waited too long, noted once each. */
+static void note_late(struct deferred *d, const struct waiting *list)
 {
 	for (const struct waiting *w = list; w && d->nlate < DEFERRED_LATE_MAX; w = w->next) {
 		size_t i = 0;
@@ -861,11 +848,9 @@ size_t deferred_take_late(struct deferred *d, uint32_t *pids, size_t max)
 {
 	size_t n;
 
-	pthread_mutex_lock(&d->mu);
 	n = d->nlate < max ? d->nlate : max;
 	memcpy(pids, d->late, n * sizeof(*pids));
 	d->nlate = 0;
-	pthread_mutex_unlock(&d->mu);
 	return n;
 }
 
@@ -887,12 +872,10 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 	size_t kept = 0;
 	int rc = deferred_consume(d);
 
-	pthread_mutex_lock(&d->mu);
-	late = take_locked(d, 0, 0, mono_ns() - DEFERRED_WAIT_NS);
-	note_late_locked(d, late);
-	pthread_mutex_unlock(&d->mu);
+	late = take_waiting(d, 0, 0, mono_ns() - DEFERRED_WAIT_NS);
+	note_late(d, late);
 	walk_list(d, late, ENTRY_ANY);
-	all = vec_take(d, &d->walked);
+	all = vec_take(&d->walked);
 	for (size_t i = 0; i < all.n; i++) {
 		struct walked *s = all.v[i];
 		struct sampler_stack us, ks;
@@ -915,17 +898,15 @@ int deferred_drain(struct deferred *d, enum deferred_kind kind, sampler_cb cb, v
 		else
 			free_walked(s);
 	}
-	pthread_mutex_lock(&d->mu);
 	for (size_t i = 0; i < kept; i++)
 		keep_walked(d, all.v[i]);
-	pthread_mutex_unlock(&d->mu);
 	free(all.v);
 	return rc;
 }
 
 int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg)
 {
-	struct walked_vec all = vec_take(d, &d->woken);
+	struct walked_vec all = vec_take(&d->woken);
 	int rc = 0;
 
 	for (size_t i = 0; i < all.n; i++) {
@@ -960,21 +941,14 @@ struct deferred *deferred_open(int ring_fd, struct unwinder *u)
 	d->unw = u;
 	d->ring_fd = ring_fd;
 	unwinder_fds(u, &d->fds);
-	rc = pthread_mutex_init(&d->mu, NULL);
-	if (rc) {
-		free(d);
-		errno = rc;
-		return NULL;
-	}
 	d->rb = ring_buffer__new(ring_fd, on_record, d, NULL);
 	if (!d->rb) {
 		rc = errno;
-		pthread_mutex_destroy(&d->mu);
 		free(d);
 		errno = rc;
 		return NULL;
 	}
-	unwinder_set_hook(u, on_unwinder, d);
+	unwinder_listen(u, true);
 	return d;
 }
 
@@ -983,13 +957,12 @@ static void no_free(void *p)
 	(void)p;
 }
 
-/* The unwinder's hook must be gone (unwinder_set_hook(u, NULL, NULL)) or the unwinder closed. */
+/* The unwinder must no longer be listened to (unwinder_listen(u, false)) or be closed. */
 void deferred_close(struct deferred *d)
 {
 	if (!d)
 		return;
 	ring_buffer__free(d->rb);
-	pthread_mutex_lock(&d->mu);
 	for (struct waiting *w = d->head, *next; w; w = next) {
 		next = w->next;
 		free_waiting(w);
@@ -1003,8 +976,6 @@ void deferred_close(struct deferred *d)
 	waitpair_clear(&d->waits);
 	tdestroy(d->loaded, no_free);
 	tdestroy(d->held, free);
-	pthread_mutex_unlock(&d->mu);
-	pthread_mutex_destroy(&d->mu);
 	free(d);
 }
 
@@ -1029,18 +1000,14 @@ int deferred_share_ring(const struct deferred *d, struct bpf_map *ring, char *er
 
 void deferred_metrics(struct deferred *d, enum deferred_kind kind, uint64_t m[EMBER_SAMPLE_M_NR])
 {
-	pthread_mutex_lock(&d->mu);
 	for (int i = 0; i < EMBER_SAMPLE_M_NR; i++)
 		m[i] += d->metrics[kind][i];
-	pthread_mutex_unlock(&d->mu);
 }
 
 void deferred_stats(struct deferred *d, struct deferred_stats *out)
 {
-	pthread_mutex_lock(&d->mu);
 	*out = d->st;
 	out->waiting = d->nwaiting;
 	out->waits_lost += d->waits.lost;
 	out->waits_open = d->waits.nopen;
-	pthread_mutex_unlock(&d->mu);
 }

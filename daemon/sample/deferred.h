@@ -78,8 +78,8 @@ struct bpf_map;
 
 /*
  * Reads ring_fd (the cpu object's deferred ring) and walks its samples with
- * u's tables, which tells it (unwinder_set_hook) when a process is loaded.
- * NULL with errno set.
+ * u's tables, listening to its messages of the processes it loads or drops
+ * (unwinder_listen()). NULL with errno set.
  */
 struct deferred *deferred_open(int ring_fd, struct unwinder *u);
 void deferred_close(struct deferred *d);
@@ -91,7 +91,11 @@ int deferred_epoll_fd(const struct deferred *d);
  * errno and a one-line cause in err.
  */
 int deferred_share_ring(const struct deferred *d, struct bpf_map *ring, char *err, size_t errlen);
-/* Reads the ring: a record whose process is loaded is walked now, the others wait. */
+/*
+ * Reads the ring: a record whose process is loaded is walked now, the others
+ * wait; then the unwinder's messages (unwinder_events_fd() readable), which
+ * walk those of the processes loaded or dropped since.
+ */
 int deferred_consume(struct deferred *d);
 /*
  * Reads the ring, walks what waited DEFERRED_WAIT_NS or more, then hands every
@@ -117,7 +121,7 @@ int deferred_drain_wakers(struct deferred *d, deferred_waker_cb cb, void *arg);
 /*
  * pid exited (its event is read): its waiting samples are walked now, with
  * what is loaded, unless loading (the unwinder loads it from the mappings the
- * kernel read at its exit: they wait for its hook, as a live process's); its
+ * kernel read at its exit: they wait for its message, as a live process's); its
  * waits still open will not end (left out, counted).
  */
 void deferred_exited(struct deferred *d, uint32_t pid, bool loading);

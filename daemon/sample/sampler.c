@@ -31,7 +31,7 @@ struct sampler {
 	struct map_sizes size; /* daemon/sample/mapsize.h: from hz, interval and CPUs */
 	struct fold_buffers buf;
 	struct deferred *defer;	    /* samples of processes not loaded yet; NULL: none sent */
-	struct unwinder *unw;	    /* whose hook defer is */
+	struct unwinder *unw;	    /* which defer listens to */
 	struct bpf_link *exit_link; /* ember_cpu_exit, or NULL */
 	unsigned int hz;	    /* of the perf events sampler_start() opens */
 };
@@ -166,7 +166,7 @@ void sampler_close(struct sampler *s)
 	fold_perf_close(&s->perf);
 	bpf_link__destroy(s->exit_link);
 	if (s->defer) {
-		unwinder_set_hook(s->unw, NULL, NULL);
+		unwinder_listen(s->unw, false);
 		deferred_close(s->defer);
 	}
 	fold_buffers_free(&s->buf);

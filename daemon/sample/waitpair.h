@@ -3,8 +3,8 @@
  * The pairing of a deferred off-CPU wait's walked sample with its end (struct
  * ember_offcpu_wait_end: when the thread ran again, and who woke it), in
  * either order: a wait walked before its end stays open for it; an end read
- * before its wait was walked (being walked on the unwinder's thread) is kept
- * early for it. Pure: two lists, no lock (the caller's).
+ * before its wait was walked (whose copy the ring lost, or gives later) is
+ * kept early for it. Pure: two lists, no lock (one thread uses them).
  */
 #ifndef EMBER_WAITPAIR_H
 #define EMBER_WAITPAIR_H

@@ -28,6 +28,7 @@
 #include "jobqueue.h"
 #include "log.h"
 #include "mapfile.h"
+#include "outbox.h"
 #include "procmaps.h"
 #include "procsnap.h"
 #include "rowspace.h"
@@ -135,22 +136,43 @@ struct unwinder {
 	/* when marks the thread keeps for their backoff fall due (its timer), or -1 */
 	int64_t stale_due;
 	struct unwinder_stats st;
-	/*
-	 * Called on the thread (unwinder_set_hook()), under hook_mu: a hook
-	 * removed is never running once unwinder_set_hook() has returned.
-	 */
-	pthread_mutex_t hook_mu;
-	unwinder_hook hook;
-	void *hook_arg;
+	/* what became of processes, for the loop (unwinder_read_events()) */
+	struct outbox out;
 };
 
-/* Tells the hook, if any, what became of pid's entry. */
+/* Tells the loop, if it listens, what became of pid's entry. */
 static void notify(struct unwinder *u, pid_t pid, enum unwinder_event ev)
 {
-	pthread_mutex_lock(&u->hook_mu);
-	if (u->hook)
-		u->hook(u->hook_arg, pid, ev);
-	pthread_mutex_unlock(&u->hook_mu);
+	struct outbox_msg *m = outbox_msg_new(&u->out, pid, ev, false);
+
+	if (m)
+		outbox_post(&u->out, m);
+}
+
+static void proc_unref(struct proc *p)
+{
+	for (size_t i = 0; i < p->ntables; i++)
+		p->tables[i]->ext.refs--;
+	free(p->tables);
+	p->tables = NULL;
+	p->ntables = 0;
+}
+
+/* A process forgotten, lent to the loop with its tables (proc_drop()): back. */
+static void give_back(void *lent)
+{
+	proc_unref(lent);
+	free(lent);
+}
+
+/* The processes the loop has walked the samples of with their tables: those tables unused. */
+static void take_back(struct unwinder *u)
+{
+	struct outbox_msg *back = outbox_take_back(&u->out);
+
+	for (struct outbox_msg *m = back; m; m = m->next)
+		give_back(m->lent);
+	outbox_msg_free(back);
 }
 
 static int cmp_proc(const void *a, const void *b)
@@ -263,6 +285,7 @@ static int make_room(struct unwinder *u, size_t n, uint32_t *id, uint32_t *first
 {
 	const struct rowspace_extent *v[EMBER_UNWIND_TABLES_MAX];
 
+	take_back(u); /* tables the loop no longer walks with may go */
 	for (size_t i = 0; i < EMBER_UNWIND_TABLES_MAX; i++)
 		v[i] = u->tables.by_id[i] ? &u->tables.by_id[i]->ext : NULL;
 	for (;;) {
@@ -597,29 +620,34 @@ static struct proc *proc_find(struct unwinder *u, pid_t pid)
 	return found ? *found : NULL;
 }
 
-static void proc_unref(struct proc *p)
-{
-	for (size_t i = 0; i < p->ntables; i++)
-		p->tables[i]->ext.refs--;
-	free(p->tables);
-	p->tables = NULL;
-	p->ntables = 0;
-}
-
-/* Forgets pid, told to the hook as ev (dropping: its entry still there; or an exec). */
+/*
+ * Forgets pid, told to the loop as ev (dropping: with a copy of its entry,
+ * its tables kept until the samples that wait for it are walked with them;
+ * or an exec).
+ */
 static void proc_drop(struct unwinder *u, pid_t pid, enum unwinder_event ev)
 {
 	struct proc *p = proc_find(u, pid);
+	struct outbox_msg *m;
 
 	if (!p)
 		return;
 	log_debug("unwinder: pid %d forgotten%s", (int)pid, ev == UNWINDER_EXEC ? " (exec)" : "");
-	notify(u, pid, ev);
+	m = outbox_msg_new(&u->out, pid, ev, ev == UNWINDER_DROPPING);
+	if (m && m->entry && bpf_map_lookup_elem(u->fds.procs, &pid, m->entry)) {
+		free(m->entry);
+		m->entry = NULL;
+	}
 	bpf_map_delete_elem(u->fds.procs, &pid);
-	proc_unref(p);
 	procsnap_unref(p->kept);
+	p->kept = NULL;
 	tdelete(p, &u->procs, cmp_proc);
-	free(p);
+	if (m && m->entry)
+		m->lent = p;
+	else
+		give_back(p);
+	if (m)
+		outbox_post(&u->out, m);
 	u->nprocs--;
 	worker_lock(&u->worker);
 	u->st.procs = u->nprocs;
@@ -1049,6 +1077,7 @@ static void unwinder_main(struct worker *w, void *arg)
 			u->qn--;
 			u->busy = true;
 			worker_unlock(&u->worker);
+			take_back(u);
 			if (r.op == REQ_ADD)
 				proc_add(u, r.pid, r.ns, r.snap);
 			else if (r.op == REQ_EXIT)
@@ -1280,12 +1309,19 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *out)
 	out->host_bytes = hs.bytes;
 }
 
-void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg)
+void unwinder_listen(struct unwinder *u, bool on)
 {
-	pthread_mutex_lock(&u->hook_mu);
-	u->hook = fn;
-	u->hook_arg = arg;
-	pthread_mutex_unlock(&u->hook_mu);
+	outbox_listen(&u->out, on);
+}
+
+int unwinder_events_fd(const struct unwinder *u)
+{
+	return outbox_fd(&u->out);
+}
+
+size_t unwinder_read_events(struct unwinder *u, outbox_fn fn, void *arg)
+{
+	return outbox_read(&u->out, fn, arg);
 }
 
 bool unwinder_find_rule(struct unwinder *u, uint32_t table, uint64_t pc,
@@ -1337,7 +1373,7 @@ struct unwinder *unwinder_open(uint64_t cap_bytes, char *err, size_t errlen)
 		return NULL;
 	u->fds = (struct unwinder_fds){-1, -1, -1, -1, -1, -1};
 	u->stale_due = -1;
-	rc = -pthread_mutex_init(&u->hook_mu, NULL);
+	rc = outbox_init(&u->out);
 	if (rc) {
 		free(u);
 		errno = -rc;
@@ -1388,6 +1424,7 @@ void unwinder_close(struct unwinder *u)
 	for (size_t i = 0; i < u->qn; i++)
 		procsnap_unref(u->q[(u->qhead + i) % QUEUE_MAX].snap);
 	tdestroy(u->asked, no_free);
+	outbox_free(&u->out, give_back); /* before the tables the processes lent hold */
 	tdestroy(u->procs, free_proc);
 	tablecache_free(&u->tables);
 	for (int *fd = &u->fds.rows; fd <= &u->fds.rt_exes; fd++)
@@ -1395,6 +1432,5 @@ void unwinder_close(struct unwinder *u)
 			close(*fd);
 	free(u->scratch);
 	hostrows_free(u->host);
-	pthread_mutex_destroy(&u->hook_mu);
 	free(u);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "outbox.h"
 #include "unwtab.h"
 
 /* Default bytes of table rows the kernel may hold (the cap: taken as tables load). */
@@ -94,17 +95,15 @@ void unwinder_stale(struct unwinder *u);
  * reported (objects without the process-event ring), from the interval.
  */
 void unwinder_check_stale(struct unwinder *u);
-/* What the unwinder's hook is told of a process, on the unwinder's thread. */
-enum unwinder_event {
-	UNWINDER_LOADED,   /* its entry holds the table of every mapping that will get one */
-	UNWINDER_BUILDING, /* its entry is written, tables of it are still being compiled */
-	UNWINDER_DROPPING, /* it could not be loaded, or its entry goes now (exit): still there */
-	UNWINDER_EXEC,	   /* forgotten after an exec, which deleted its entry (the new program's
-			      samples wait for its own) */
-};
-typedef void (*unwinder_hook)(void *arg, pid_t pid, enum unwinder_event ev);
-/* Sets the hook (NULL: none); a hook replaced is not running once this returns. */
-void unwinder_set_hook(struct unwinder *u, unwinder_hook fn, void *arg);
+/*
+ * Whether the loop listens to what becomes of processes (outbox.h): on, a
+ * process dropped keeps its tables until the loop has read of it.
+ */
+void unwinder_listen(struct unwinder *u, bool on);
+/* Readable while events wait for unwinder_read_events(). */
+int unwinder_events_fd(const struct unwinder *u);
+/* The loop: hands fn each event since the last call, in order. Returns how many. */
+size_t unwinder_read_events(struct unwinder *u, outbox_fn fn, void *arg);
 
 /*
  * The row of table in force at pc, for the host's walks (any thread): from
