@@ -44,8 +44,8 @@ typedef void (*outbox_fn)(void *arg, const struct outbox_msg *m);
 /* The queue between the two; zero-filled then outbox_init(). */
 struct outbox {
 	pthread_mutex_t mu;
-	int efd;		       /* readable while messages wait */
-	bool open;		       /* a reader listens: posts are kept */
+	int efd;			 /* readable while messages wait */
+	bool open;			 /* a reader listens: posts are kept */
 	struct outbox_msg *head, **tail; /* posted, not read */
 	struct outbox_msg *back;	 /* read (or never to be), with something lent */
 	uint64_t posted, read;
