@@ -577,14 +577,13 @@ static void on_unwinder(void *arg, const struct outbox_msg *m)
 	memo = malloc(sizeof(*memo)); /* none: they wait for its exit, or DEFERRED_WAIT_NS */
 	if (!memo)
 		return;
-	*memo = (struct entry_memo){.pid = pid, .valid = true};
-	if (m->entry) {
+	memo->valid = false;
+	if (m->entry) { /* the entry it had: the map's is gone */
+		memo->pid = pid;
+		memo->valid = memo->loaded = true;
 		memo->proc = *m->entry;
-		memo->loaded = true;
-	} else {
-		memo->loaded = !bpf_map_lookup_elem(d->fds.procs, &pid, &memo->proc);
 	}
-	if (memo->loaded || m->ev == UNWINDER_DROPPING)
+	if (entry_of(d, memo, pid) || m->ev == UNWINDER_DROPPING)
 		walk_list_with(d, take_waiting(d, pid, UINT64_MAX, INT64_MIN), ENTRY_ANY, memo);
 	free(memo);
 }
@@ -638,9 +637,8 @@ static struct waiting *from_record(struct deferred *d, const struct ember_deferr
 	memcpy((uint8_t *)(w->kips + w->kstack_len) + w->rt_bytes, v.stack, v.stack_len);
 	w->hash = w->wait_id ? 0 : sample_hash(w); /* waits are never merged: no pass over them */
 	w->records = 1;
-	if (v.bad_stack || v.bad_kstack) {
+	if (v.bad_stack || v.bad_kstack)
 		d->st.bad++;
-	}
 	return w;
 }
 

@@ -91,6 +91,15 @@ static void back_locked(struct outbox *o, struct outbox_msg *m)
 	}
 }
 
+/* Under the lock: back_locked() for each message of list. */
+static void back_all_locked(struct outbox *o, struct outbox_msg *list)
+{
+	for (struct outbox_msg *next; list; list = next) {
+		next = list->next;
+		back_locked(o, list);
+	}
+}
+
 void outbox_post(struct outbox *o, struct outbox_msg *m)
 {
 	uint64_t one = 1;
@@ -106,7 +115,6 @@ void outbox_post(struct outbox *o, struct outbox_msg *m)
 	first = !o->head;
 	*o->tail = m;
 	o->tail = &m->next;
-	o->posted++;
 	pthread_mutex_unlock(&o->mu);
 	/* once per batch: the reader takes every message waiting */
 	if (first && write(o->efd, &one, sizeof(one)) != sizeof(one))
@@ -115,7 +123,7 @@ void outbox_post(struct outbox *o, struct outbox_msg *m)
 
 size_t outbox_read(struct outbox *o, outbox_fn fn, void *arg)
 {
-	struct outbox_msg *list, *next;
+	struct outbox_msg *list;
 	uint64_t n;
 	size_t count = 0;
 
@@ -130,11 +138,7 @@ size_t outbox_read(struct outbox *o, outbox_fn fn, void *arg)
 	for (struct outbox_msg *m = list; m; m = m->next, count++)
 		fn(arg, m);
 	pthread_mutex_lock(&o->mu);
-	o->read += count;
-	for (; list; list = next) {
-		next = list->next;
-		back_locked(o, list);
-	}
+	back_all_locked(o, list);
 	pthread_mutex_unlock(&o->mu);
 	return count;
 }
@@ -152,19 +156,14 @@ struct outbox_msg *outbox_take_back(struct outbox *o)
 
 void outbox_listen(struct outbox *o, bool on)
 {
-	struct outbox_msg *list, *next;
 	uint64_t n;
 
 	pthread_mutex_lock(&o->mu);
 	o->open = on;
-	list = on ? NULL : o->head;
 	if (!on) {
+		back_all_locked(o, o->head);
 		o->head = NULL;
 		o->tail = &o->head;
-	}
-	for (; list; list = next) {
-		next = list->next;
-		back_locked(o, list);
 	}
 	pthread_mutex_unlock(&o->mu);
 	if (!on && read(o->efd, &n, sizeof(n)) < 0)

@@ -48,7 +48,6 @@ struct outbox {
 	bool open;			 /* a reader listens: posts are kept */
 	struct outbox_msg *head, **tail; /* posted, not read */
 	struct outbox_msg *back;	 /* read (or never to be), with something lent */
-	uint64_t posted, read;
 };
 
 /* 0, or -errno (no eventfd). */
