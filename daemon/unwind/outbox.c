@@ -2,10 +2,10 @@
 /* Messages from the unwinder's thread to the event loop (outbox.h). */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "outbox.h"
+#include "worker.h"
 
 int outbox_init(struct outbox *o)
 {
@@ -13,9 +13,9 @@ int outbox_init(struct outbox *o)
 
 	if (rc)
 		return -rc;
-	o->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	o->efd = loop_bell_new();
 	if (o->efd < 0) {
-		rc = -errno;
+		rc = o->efd;
 		pthread_mutex_destroy(&o->mu);
 		return rc;
 	}
@@ -102,7 +102,6 @@ static void back_all_locked(struct outbox *o, struct outbox_msg *list)
 
 void outbox_post(struct outbox *o, struct outbox_msg *m)
 {
-	uint64_t one = 1;
 	bool first;
 
 	m->next = NULL;
@@ -117,18 +116,17 @@ void outbox_post(struct outbox *o, struct outbox_msg *m)
 	o->tail = &m->next;
 	pthread_mutex_unlock(&o->mu);
 	/* once per batch: the reader takes every message waiting */
-	if (first && write(o->efd, &one, sizeof(one)) != sizeof(one))
-		return; /* the counter cannot overflow at one write per batch read */
+	if (first)
+		(void)loop_bell_ring(o->efd); /* cannot overflow at one ring per batch read */
 }
 
 size_t outbox_read(struct outbox *o, outbox_fn fn, void *arg)
 {
 	struct outbox_msg *list;
-	uint64_t n;
 	size_t count = 0;
 
 	/* cleared first: a post after the list is taken finds it empty and writes again */
-	if (read(o->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+	if (loop_bell_clear(o->efd))
 		return 0;
 	pthread_mutex_lock(&o->mu);
 	list = o->head;
@@ -156,7 +154,6 @@ struct outbox_msg *outbox_take_back(struct outbox *o)
 
 void outbox_listen(struct outbox *o, bool on)
 {
-	uint64_t n;
 
 	pthread_mutex_lock(&o->mu);
 	o->open = on;
@@ -166,8 +163,8 @@ void outbox_listen(struct outbox *o, bool on)
 		o->tail = &o->head;
 	}
 	pthread_mutex_unlock(&o->mu);
-	if (!on && read(o->efd, &n, sizeof(n)) < 0)
-		return; /* nothing was waiting */
+	if (!on)
+		(void)loop_bell_clear(o->efd);
 }
 
 int outbox_fd(const struct outbox *o)

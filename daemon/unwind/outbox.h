@@ -44,7 +44,7 @@ typedef void (*outbox_fn)(void *arg, const struct outbox_msg *m);
 /* The queue between the two; zero-filled then outbox_init(). */
 struct outbox {
 	pthread_mutex_t mu;
-	int efd;			 /* readable while messages wait */
+	int efd;			 /* readable while messages wait (or after a race, none) */
 	bool open;			 /* a reader listens: posts are kept */
 	struct outbox_msg *head, **tail; /* posted, not read */
 	struct outbox_msg *back;	 /* read (or never to be), with something lent */
@@ -65,7 +65,10 @@ struct outbox_msg *outbox_msg_new(struct outbox *o, pid_t pid, enum unwinder_eve
  * stopped listening for meanwhile goes back at once (outbox_take_back()).
  */
 void outbox_post(struct outbox *o, struct outbox_msg *m);
-/* The loop: clears the eventfd and hands every message posted to fn. Returns how many. */
+/*
+ * The loop: clears the eventfd and hands every message posted to fn. Returns how many: 0 when
+ * a post rang after this read had taken its message.
+ */
 size_t outbox_read(struct outbox *o, outbox_fn fn, void *arg);
 /*
  * The sender's thread: the messages read whose lent things it takes back,

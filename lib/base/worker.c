@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "util.h"
@@ -145,4 +147,25 @@ bool worker_wait_done_until(struct worker *w, int64_t until_ns)
 	struct timespec until = ns_to_timespec(until_ns);
 
 	return pthread_cond_timedwait(&w->done, &w->lock, &until) != ETIMEDOUT;
+}
+
+int loop_bell_new(void)
+{
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int loop_bell_ring(int fd)
+{
+	uint64_t one = 1;
+
+	return write(fd, &one, sizeof(one)) == sizeof(one) ? 0 : -errno;
+}
+
+int loop_bell_clear(int fd)
+{
+	uint64_t n;
+
+	return read(fd, &n, sizeof(n)) >= 0 || errno == EAGAIN ? 0 : -errno;
 }

@@ -69,4 +69,14 @@ void worker_wait_done(struct worker *w);
 /* The same until until_ns (mono_ns()); false when that time came first. */
 bool worker_wait_done_until(struct worker *w, int64_t until_ns);
 
+/*
+ * A thread's bell for the event loop: an eventfd (non-blocking, close-on-exec) that the
+ * thread rings and the loop watches, then clears before it takes what the thread left.
+ * loop_bell_new() returns the fd or -errno; ring and clear return 0 or -errno (clear: 0
+ * when it was not rung).
+ */
+int loop_bell_new(void);
+int loop_bell_ring(int fd);
+int loop_bell_clear(int fd);
+
 #endif

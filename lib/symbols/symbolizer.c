@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -201,10 +200,10 @@ static void file_charge(struct symbolizer *s, struct file_entry *f)
 /* Tells the loop, through the loader's eventfd, that every queued binary is parsed. */
 static void loader_tell_idle(struct symbolizer *s)
 {
-	uint64_t one = 1;
+	int rc = s->loader_efd >= 0 ? loop_bell_ring(s->loader_efd) : 0;
 
-	if (s->loader_efd >= 0 && write(s->loader_efd, &one, sizeof(one)) < 0)
-		log_debug("symbolizer: cannot signal the loader's end: %s", strerror(errno));
+	if (rc)
+		log_debug("symbolizer: cannot signal the loader's end: %s", strerror(-rc));
 }
 
 /* The loader: parses queued files, then looks for their debug files. */
@@ -623,7 +622,7 @@ struct symbolizer *symbolizer_new(void)
 	 * It is created with every signal blocked, so that signals meant for the
 	 * daemon's signalfd (TERM, INT, HUP) can never be delivered to it.
 	 */
-	s->loader_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->loader_efd = loop_bell_new();
 	s->loader_running = s->loader_efd >= 0 && !worker_init(&s->loader) &&
 			    !worker_start(&s->loader, "ember-symbols", loader_main, s);
 	if (!s->loader_running) {
@@ -697,10 +696,10 @@ bool symbolizer_loading(struct symbolizer *s)
 
 bool symbolizer_loader_woke(struct symbolizer *s)
 {
-	uint64_t n;
+	int rc = s->loader_efd >= 0 ? loop_bell_clear(s->loader_efd) : 0;
 
-	if (s->loader_efd >= 0 && read(s->loader_efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
-		log_debug("symbolizer: cannot read the loader's eventfd: %s", strerror(errno));
+	if (rc)
+		log_debug("symbolizer: cannot read the loader's eventfd: %s", strerror(-rc));
 	return !symbolizer_loading(s);
 }
 
