@@ -154,7 +154,6 @@ struct outbox_msg *outbox_take_back(struct outbox *o)
 
 void outbox_listen(struct outbox *o, bool on)
 {
-
 	pthread_mutex_lock(&o->mu);
 	o->open = on;
 	if (!on) {
