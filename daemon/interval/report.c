@@ -610,11 +610,13 @@ void report_log(const struct interval_report *r)
 		log_debug(
 			"deferred walks since the start: %lu samples of processes not loaded yet, "
 			"%lu walked with their tables, %lu without (gone first, or waited too "
-			"long), %lu added to one alike, %u waiting; %lu lost, %lu malformed; %lu "
+			"long), %lu walked again (a table dropped during the walk), %lu added to one "
+			"alike, %u waiting; %lu lost, %lu malformed; %lu "
 			"with CPython's frames read at the sample; %.0f us "
 			"of CPU a walk; of them %lu off-CPU waits, %u open, %lu lost",
-			r->defer.received, r->defer.walked, r->defer.unloaded, r->defer.repeats,
-			r->defer.waiting, r->defer.lost, r->defer.bad, r->defer.rt_traced,
+			r->defer.received, r->defer.walked, r->defer.unloaded, r->defer.rewalked,
+			r->defer.repeats, r->defer.waiting, r->defer.lost, r->defer.bad,
+			r->defer.rt_traced,
 			r->defer.walked + r->defer.unloaded ?
 				r->defer.walk_ns / 1e3 / (r->defer.walked + r->defer.unloaded) :
 				0.0,

@@ -351,6 +351,8 @@ static void count_lost(struct deferred *d, const struct waiting *w)
 struct entry_memo {
 	uint32_t pid;
 	bool valid, loaded; /* valid: looked up for pid */
+	bool lent;	    /* a copy whose tables the unwinder keeps for the walks (DROPPING) */
+	uint64_t drops;	    /* unwinder_tables_dropped() before the lookup */
 	struct ember_unwind_proc proc;
 };
 
@@ -361,6 +363,8 @@ static const struct ember_unwind_proc *entry_of(struct deferred *d, struct entry
 	if (!memo->valid || memo->pid != pid) {
 		memo->pid = pid;
 		memo->valid = true;
+		memo->lent = false;
+		memo->drops = unwinder_tables_dropped(d->unw); /* before: a drop after is seen */
 		memo->loaded = !bpf_map_lookup_elem(d->fds.procs, &pid, &memo->proc);
 	}
 	return memo->loaded ? &memo->proc : NULL;
@@ -381,6 +385,39 @@ static void count_runtime(uint64_t *m, uint32_t kind, const struct uwalk_result 
 		m[EMBER_SAMPLE_M_RT_BAD_FRAME] += records;
 }
 
+/* Walks of a sample at most, when the unwinder drops tables during each (walk_rows()). */
+#define WALK_TRIES 3
+
+/*
+ * Walks w into res with proc, w's entry in memo (NULL: by frame pointers) and returns the
+ * entry it walked with. The entry's tables are the unwinder's to drop once no entry names
+ * them: a walk during which one was dropped may have read its rows gone, or another
+ * table's under its id. Walked again with the entry looked up anew, WALK_TRIES times at
+ * most, then by frame pointers (NULL). Entries lent with their tables need no check.
+ */
+static const struct ember_unwind_proc *walk_rows(struct deferred *d, struct waiting *w,
+						 const struct ember_unwind_proc *proc,
+						 struct entry_memo *memo, struct uwalk_result *res)
+{
+	struct uwalk_rows src = {find_rule, d};
+	struct uwalk_stack stk = {w->stack, w->stack_base, w->stack_len};
+	/*
+	 * V8's frames are on the copy; the objects they point at live on in its
+	 * heap. CPython's chain moved on: read at the sample (w->rt), if it was.
+	 */
+	struct uwalk_mem live = {.read = rt_read_pid, .arg = (void *)(intptr_t)w->tgid};
+
+	for (int tries = 1;; tries++) {
+		uwalk_traced(proc, &src, &stk, proc && proc->rt.kind == EMBER_RT_V8 ? &live : NULL,
+			     w->rt, &w->regs, res);
+		if (!proc || memo->lent || unwinder_tables_dropped(d->unw) == memo->drops)
+			return proc;
+		d->st.rewalked++;
+		memo->valid = false;
+		proc = tries < WALK_TRIES ? entry_of(d, memo, w->tgid) : NULL;
+	}
+}
+
 /*
  * Walks w with its process's entry as how says (memo: the entry as last
  * looked up), and keeps the sample for the drain. False, with
@@ -392,24 +429,17 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	const struct ember_unwind_proc *proc =
 		how != ENTRY_NONE ? entry_of(d, memo, w->tgid) : NULL;
 	struct uwalk_result *res;
-	struct uwalk_rows src = {find_rule, d};
-	struct uwalk_stack stk = {w->stack, w->stack_base, w->stack_len};
-	/*
-	 * V8's frames are on the copy; the objects they point at live on in its
-	 * heap. CPython's chain moved on: read at the sample (w->rt), if it was.
-	 */
-	struct uwalk_mem live = {.read = rt_read_pid, .arg = (void *)(intptr_t)w->tgid};
 	struct walked *s = NULL;
 	uint64_t *m;
-	bool loaded = proc != NULL;
+	bool loaded;
 
-	if (!loaded && how == ENTRY_NEEDED)
+	if (!proc && how == ENTRY_NEEDED)
 		return false;
 	res = malloc(sizeof(*res));
 	if (!res)
 		goto fail;
-	uwalk_traced(loaded ? proc : NULL, &src, &stk,
-		     loaded && proc->rt.kind == EMBER_RT_V8 ? &live : NULL, w->rt, &w->regs, res);
+	proc = walk_rows(d, w, proc, memo, res);
+	loaded = proc != NULL;
 	s = malloc(sizeof(*s) + (res->n + w->kstack_len) * sizeof(uint64_t));
 	if (!s)
 		goto fail;
@@ -580,7 +610,7 @@ static void on_unwinder(void *arg, const struct outbox_msg *m)
 	memo->valid = false;
 	if (m->entry) { /* the entry it had: the map's is gone */
 		memo->pid = pid;
-		memo->valid = memo->loaded = true;
+		memo->valid = memo->loaded = memo->lent = true;
 		memo->proc = *m->entry;
 	}
 	if (entry_of(d, memo, pid) || m->ev == UNWINDER_DROPPING)

@@ -64,6 +64,7 @@ struct deferred_stats {
 			    * or left out when of no sampler */
 	uint64_t lost;	    /* walked samples lost: out of memory, or WALKED_MAX before a drain */
 	uint64_t repeats;   /* of the received, added to one alike waiting (not walked again) */
+	uint64_t rewalked;  /* walks done again: the unwinder dropped a table during them */
 	uint64_t rt_traced; /* of the received, with CPython's frames read at the sample */
 	uint64_t walk_ns;   /* CPU time spent walking (walked and unloaded) */
 	uint32_t waiting;   /* waiting now */

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@ struct hostrows {
 	struct slot *slots[HOSTROWS_SLOTS]; /* NULL: never used */
 	bool valid[HOSTROWS_SLOTS];
 	struct hostrows_stats st;
+	_Atomic uint64_t drops; /* tables dropped since the start (hostrows_drops()) */
 };
 
 static uint32_t nblocks(uint32_t nrows)
@@ -89,6 +91,7 @@ static void drop_locked(struct hostrows *h, uint32_t id)
 
 	if (!t->pcs)
 		return;
+	atomic_fetch_add(&h->drops, 1);
 	forget_blocks(h, t->first, t->nrows);
 	h->st.bytes -= nblocks(t->nrows) * sizeof(*t->pcs);
 	free(t->pcs);
@@ -124,6 +127,11 @@ void hostrows_drop(struct hostrows *h, uint32_t id)
 	pthread_mutex_lock(&h->mu);
 	drop_locked(h, id);
 	pthread_mutex_unlock(&h->mu);
+}
+
+uint64_t hostrows_drops(struct hostrows *h)
+{
+	return atomic_load(&h->drops);
 }
 
 /* The last of a table's blocks whose first pc is <= pc, or -1 (pc before its first row). */

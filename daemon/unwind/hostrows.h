@@ -49,6 +49,11 @@ int hostrows_add(struct hostrows *h, uint32_t id, uint32_t first,
 		 const struct ember_unwind_row *rows, uint32_t nrows);
 /* Table id is dropped: its blocks may hold another table's rows from now on. */
 void hostrows_drop(struct hostrows *h, uint32_t id);
+/*
+ * Tables dropped since the start (any thread, no lock): a search made while it changed may
+ * have found a dropped table's rows missing, or another table's under its id.
+ */
+uint64_t hostrows_drops(struct hostrows *h);
 
 /*
  * The row of table id in force at pc (the last whose pc <= pc, as

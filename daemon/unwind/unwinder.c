@@ -1330,6 +1330,11 @@ bool unwinder_find_rule(struct unwinder *u, uint32_t table, uint64_t pc,
 	return hostrows_find(u->host, table, pc, out);
 }
 
+uint64_t unwinder_tables_dropped(struct unwinder *u)
+{
+	return u ? hostrows_drops(u->host) : 0;
+}
+
 /* hostrows' reader: one block of the rows map, one system call. */
 static bool read_block(void *arg, uint32_t block, struct ember_unwind_row *rows)
 {

@@ -112,6 +112,11 @@ size_t unwinder_read_events(struct unwinder *u, outbox_fn fn, void *arg);
  */
 bool unwinder_find_rule(struct unwinder *u, uint32_t table, uint64_t pc,
 			struct ember_unwind_row *out);
+/*
+ * Tables dropped since the start (any thread): a walk that saw it change between its
+ * entry's lookup and its end may have read rows of a table its entry no longer names.
+ */
+uint64_t unwinder_tables_dropped(struct unwinder *u);
 
 /* Blocks until every request made so far has been handled (tests, capture start). */
 void unwinder_settle(struct unwinder *u);

@@ -108,8 +108,14 @@ START_TEST(test_dropped_table_not_read)
 	ck_assert_int_eq(hostrows_add(h, 7, 0, map, N), 0);
 	ck_assert(hostrows_find(h, 7, 0x1010, &r));
 	ck_assert_int_eq(r.cfa_off, 1);
+	ck_assert_uint_eq(hostrows_drops(h), 0);
 	hostrows_drop(h, 7);
 	ck_assert(!hostrows_find(h, 7, 0x1010, &r));
+	/* the walks' sign that a table went under them: counted once, unknown ids not */
+	ck_assert_uint_eq(hostrows_drops(h), 1);
+	hostrows_drop(h, 7);
+	hostrows_drop(h, 9);
+	ck_assert_uint_eq(hostrows_drops(h), 1);
 	/* another table in the same blocks, under another id: its rows, not the cached ones */
 	write_table(0, N, 32, 2);
 	ck_assert_int_eq(hostrows_add(h, 8, 0, map, N), 0);
@@ -132,6 +138,7 @@ START_TEST(test_reused_id_and_failed_read)
 	/* the id given again to a table elsewhere: the old blocks are not its */
 	write_table(4 * N, N, 16, 3);
 	ck_assert_int_eq(hostrows_add(h, 1, 4 * N, &map[4 * N], N), 0);
+	ck_assert_uint_eq(hostrows_drops(h), 1); /* the id's old table went */
 	ck_assert(hostrows_find(h, 1, 0x1000, &r));
 	ck_assert_int_eq(r.cfa_off, 3);
 	/* a read that fails: no row, counted, tried again next time */
