@@ -15,7 +15,9 @@ if ! command -v go >/dev/null || ! go tool -n pprof >/dev/null 2>&1; then
 fi
 
 # go wants a writable home and build cache; reading a local file needs no network
-export HOME=$tmp/home GOCACHE=$tmp/gocache PPROF_TMPDIR=$tmp GOFLAGS= GOPROXY=off
+# (the integration tests' shared build cache: lib.sh)
+export HOME=$tmp/home GOCACHE=${EMBER_TEST_GOCACHE:-/var/tmp/ember-test-gocache}
+export PPROF_TMPDIR=$tmp GOFLAGS= GOPROXY=off
 mkdir -p "$HOME"
 
 # top FILE: go tool pprof's flat list counted in samples

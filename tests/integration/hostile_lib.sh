@@ -3,11 +3,6 @@
 # sets, hostile programs run as an unprivileged user, and what emberd's figures say.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# One Go build cache for these tests, kept between runs: go (1.26) builds its pprof tool
-# into the cache on first use, which took 3 to 6 min of a shared 2-CPU host per fresh cache.
-# It is content-addressed: sharing it changes no answer.
-export GOCACHE=${EMBER_TEST_GOCACHE:-/var/tmp/ember-test-gocache}
-
 # The unit's MemoryMax (systemd/emberd.service): over it the kernel kills emberd.
 UNIT_MEMORY_MAX=$(sed -n 's/^MemoryMax=//p' "$EMBER_SRC/systemd/emberd.service")
 HOSTILE_USER=nobody
