@@ -3,7 +3,7 @@
 # Installs what is missing, builds with -Werror, and runs the whole test suite:
 # unit suites and BPF integration tests (ctest), the unit suites again under
 # ASan+UBSan, and a short run of every fuzz target over its seed corpus.
-# FUZZ_SECONDS (default 20) sets the time per fuzz target.
+# FUZZ_SECONDS (default 20) sets the time per fuzz target; they run one a CPU at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,12 +65,26 @@ run_fuzz() {
 	return "$rc"
 }
 
+# the fuzz targets, $jobs at a time (each is one thread): output and status kept per target,
+# then reported in order as stages
+fuzz_all() {
+	local t n=0
+	for t in $(fuzz_targets); do
+		if [ "$n" -ge "$jobs" ]; then wait -n; n=$((n - 1)); fi
+		(run_fuzz "$t" >"build-fuzz/$t.out" 2>&1; echo $? >"build-fuzz/$t.rc") &
+		n=$((n + 1))
+	done
+	wait
+}
+fuzz_report() { cat "build-fuzz/$1.out"; return "$(cat "build-fuzz/$1.rc" 2>/dev/null || echo 1)"; }
+
 stage build build_main || true
 stage ctest run_ctest
 stage build-asan build_asan
 stage unit-asan run_asan
 if stage build-fuzz build_fuzz; then
-	for t in $(fuzz_targets); do stage "$t" run_fuzz "$t"; done
+	fuzz_all
+	for t in $(fuzz_targets); do stage "$t" fuzz_report "$t"; done
 fi
 failed_tails
 echo "summary: $passed passed, $failed failed"
