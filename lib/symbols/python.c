@@ -271,24 +271,51 @@ static uint64_t block_u64(const uint8_t *b, size_t off)
 }
 
 /*
- * The compact string at addr as UTF-8 into out (cap bytes), cut at
- * PY_STR_MAX characters. Only compact strings (all names and file names of
- * code objects are): others are refused.
+ * A block at each of n addresses (0: none wanted), in one call where mem can: read[i] says
+ * which were read whole (one near the end of a mapping is not: its reader then reads its
+ * fields one by one).
  */
-static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_t addr, char *out,
-		    size_t cap)
+static void read_blocks(const struct rt_mem *mem, const uint64_t *addrs, size_t n,
+			uint8_t (*blocks)[PY_BLOCK], bool *read)
+{
+	struct rt_piece p[RT_READV_MAX];
+	size_t idx[RT_READV_MAX], np = 0, whole = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		read[i] = false;
+		if (addrs[i] && np < RT_READV_MAX) {
+			p[np] = (struct rt_piece){blocks[i], PY_BLOCK, addrs[i]};
+			idx[np++] = i;
+		}
+	}
+	if (mem->readv)
+		whole = mem->readv(mem->arg, p, np);
+	for (size_t k = 0; k < np; k++)
+		read[idx[k]] = k < whole ||
+			       /* the one that failed stays unread; those after it were not tried */
+			       ((!mem->readv || k > whole) &&
+				mem->read(mem->arg, p[k].dst, p[k].len, p[k].addr));
+}
+
+/*
+ * The compact string at addr as UTF-8 into out (cap bytes), cut at
+ * PY_STR_MAX characters; head: a block read at addr (NULL: none could be).
+ * Only compact strings (all names and file names of code objects are): others
+ * are refused.
+ */
+static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_t addr,
+		    const uint8_t *head, char *out, size_t cap)
 {
 	uint64_t len, state, data;
-	uint8_t head[PY_BLOCK], buf[4 * PY_STR_MAX];
+	uint8_t buf[4 * PY_STR_MAX];
 	const uint8_t *bytes = buf;
-	bool block;
+	bool block = head != NULL;
 	uint32_t kind;
 	size_t n = 0;
 
 	out[0] = '\0';
 	if (!addr)
 		return -EFAULT;
-	block = mem->read(mem->arg, head, sizeof(head), addr);
 	if (block) {
 		len = block_u64(head, PY_STR_LENGTH);
 		state = block_u64(head, PY_STR_STATE);
@@ -304,7 +331,7 @@ static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_
 	if (PY_STR_ASCII(state) && kind != 1)
 		return -EINVAL;
 	data = PY_STR_ASCII(state) ? l->ascii_size : l->compact_size;
-	if (block && data + len * kind <= sizeof(head))
+	if (block && data + len * kind <= PY_BLOCK)
 		bytes = head + data;
 	else if (len && !mem->read(mem->arg, buf, len * kind, addr + data))
 		return -EFAULT;
@@ -327,15 +354,15 @@ static int read_str(const struct rt_mem *mem, const struct py_layout *l, uint64_
 	return 0;
 }
 
-static int read_linetable(const struct rt_mem *mem, uint64_t bytes, struct py_code *out)
+/* The location table of the bytes object at bytes; head: a block read there (NULL: none). */
+static int read_linetable(const struct rt_mem *mem, uint64_t bytes, const uint8_t *head,
+			  struct py_code *out)
 {
-	uint8_t head[PY_BLOCK];
 	uint64_t len;
-	bool block;
+	bool block = head != NULL;
 
 	if (!bytes)
 		return -EFAULT;
-	block = mem->read(mem->arg, head, sizeof(head), bytes);
 	if (block)
 		len = block_u64(head, PY_BYTES_SIZE);
 	else if (!mem_u64(mem, bytes + PY_BYTES_SIZE, &len))
@@ -346,7 +373,7 @@ static int read_linetable(const struct rt_mem *mem, uint64_t bytes, struct py_co
 	if (!out->linetable)
 		return -ENOMEM;
 	out->linetable_len = len;
-	if (block && PY_BYTES_DATA + len <= sizeof(head))
+	if (block && PY_BYTES_DATA + len <= PY_BLOCK)
 		memcpy(out->linetable, head + PY_BYTES_DATA, len);
 	else if (len && !mem->read(mem->arg, out->linetable, len, bytes + PY_BYTES_DATA))
 		return -EFAULT;
@@ -417,6 +444,8 @@ int py_code_read(const struct rt_mem *mem, const struct py_layout *l, uint64_t c
 		 uint64_t code, struct py_code *out)
 {
 	struct py_head h;
+	uint8_t blocks[3][PY_BLOCK];
+	bool read[3];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -425,11 +454,15 @@ int py_code_read(const struct rt_mem *mem, const struct py_layout *l, uint64_t c
 		return rc;
 	out->firstlineno = h.first;
 	out->head = head_key(&h);
-	rc = read_str(mem, l, h.qualname, out->qualname, sizeof(out->qualname));
+	/* the names' and the table's first bytes at once: one system call, not three */
+	read_blocks(mem, (const uint64_t[]){h.qualname, h.filename, h.linetable}, 3, blocks, read);
+	rc = read_str(mem, l, h.qualname, read[0] ? blocks[0] : NULL, out->qualname,
+		      sizeof(out->qualname));
 	if (!rc)
-		rc = read_str(mem, l, h.filename, out->filename, sizeof(out->filename));
+		rc = read_str(mem, l, h.filename, read[1] ? blocks[1] : NULL, out->filename,
+			      sizeof(out->filename));
 	if (!rc)
-		rc = read_linetable(mem, h.linetable, out);
+		rc = read_linetable(mem, h.linetable, read[2] ? blocks[2] : NULL, out);
 	if (rc)
 		py_code_release(out);
 	return rc;

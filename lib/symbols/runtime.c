@@ -163,6 +163,27 @@ bool rt_read_pid(void *arg, void *dst, size_t len, uint64_t addr)
 	return len && process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
 
+size_t rt_readv_pid(void *arg, const struct rt_piece *p, size_t n)
+{
+	pid_t pid = (pid_t)(intptr_t)arg;
+	struct iovec local[RT_READV_MAX], remote[RT_READV_MAX];
+	ssize_t got;
+	size_t whole = 0;
+
+	n = n < RT_READV_MAX ? n : RT_READV_MAX;
+	for (size_t i = 0; i < n; i++) {
+		local[i] = (struct iovec){p[i].dst, p[i].len};
+		remote[i] = (struct iovec){(void *)(uintptr_t)p[i].addr, p[i].len};
+	}
+	got = n ? process_vm_readv(pid, local, n, remote, n, 0) : 0;
+	/* the kernel stops at the first piece it cannot read: those before it are whole */
+	for (size_t i = 0; i < n && got >= (ssize_t)p[i].len; i++) {
+		got -= (ssize_t)p[i].len;
+		whole++;
+	}
+	return whole;
+}
+
 /* --- names of one process's frames ------------------------------------------------------------- */
 
 /* Objects named at once in one process: beyond, the cache starts over. */

@@ -18,17 +18,32 @@
 
 #include "mapfile.h"
 
-/* Reads len bytes of a process's memory at addr into dst: false when it cannot. */
-struct rt_mem {
-	bool (*read)(void *arg, void *dst, size_t len, uint64_t addr);
-	void *arg;
+/* One piece of a process's memory to read: len bytes at addr into dst. */
+struct rt_piece {
+	void *dst;
+	size_t len;
+	uint64_t addr;
 };
 
 /*
- * struct rt_mem's reader of a live process, arg its pid ((void *)(intptr_t)pid):
- * one process_vm_readv() (root or CAP_SYS_PTRACE).
+ * A process's memory: read reads len bytes at addr into dst (false when it cannot);
+ * readv, when not NULL, reads n pieces in one call and returns how many of them, from the
+ * first, it read whole (those after one it could not read are left unread).
  */
+struct rt_mem {
+	bool (*read)(void *arg, void *dst, size_t len, uint64_t addr);
+	void *arg;
+	size_t (*readv)(void *arg, const struct rt_piece *p, size_t n);
+};
+
+/*
+ * struct rt_mem's readers of a live process, arg its pid ((void *)(intptr_t)pid):
+ * one process_vm_readv() each (root or CAP_SYS_PTRACE). rt_readv_pid() takes at most
+ * RT_READV_MAX pieces.
+ */
+#define RT_READV_MAX 8
 bool rt_read_pid(void *arg, void *dst, size_t len, uint64_t addr);
+size_t rt_readv_pid(void *arg, const struct rt_piece *p, size_t n);
 
 /* A function inlined into a runtime frame's code: its names and lines. */
 struct rt_fn {

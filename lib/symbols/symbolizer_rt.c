@@ -73,7 +73,7 @@ static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, int64_t 
 			struct rt_name *n)
 {
 	struct pid_entry *pe = pid_maps(s, pid);
-	struct rt_mem mem = {rt_read_pid, (void *)(intptr_t)pid};
+	struct rt_mem mem = {rt_read_pid, (void *)(intptr_t)pid, rt_readv_pid};
 	struct ember_rt_proc none = {0};
 
 	pid_runtime(s, pe, pid);

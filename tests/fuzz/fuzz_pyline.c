@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct py_layout *layouts, *l;
 	struct memory m;
-	struct rt_mem mem = {mem_read, &m};
+	struct rt_mem mem = {mem_read, &m, NULL};
 	struct ember_rt_proc rt = {.kind = EMBER_RT_PYTHON, .addr = {0, CODE_TYPE}};
 	struct rt_cache *cache;
 	struct rt_name name, again;

@@ -65,7 +65,7 @@ static void check_name(const struct rt_name *n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct image im = {data, size};
-	struct rt_mem mem = {image_read, &im};
+	struct rt_mem mem = {image_read, &im, NULL};
 	struct ember_rt_proc rt;
 	struct rt_name n;
 	uint64_t pos;

@@ -291,7 +291,7 @@ static void runtime_walk(struct replay *r, const struct uwalk_rows *src,
 {
 	static struct uwalk_result res;
 	struct uwalk_mem mem = {.read = read_rt, .arg = r, .ts_memo = &r->ts_memo};
-	struct rt_mem rmem = {read_rt, r};
+	struct rt_mem rmem = {read_rt, r, NULL};
 	struct rt_name name;
 
 	uregs->tid = (uint32_t)r->pid;

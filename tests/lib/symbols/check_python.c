@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "python.h"
@@ -48,6 +50,18 @@ static bool mem_read(void *arg, void *dst, size_t len, uint64_t addr)
 		}
 	}
 	return false;
+}
+
+/* The kernel's process_vm_readv(): one call, the pieces in order up to one it cannot read. */
+static size_t mem_readv(void *arg, const struct rt_piece *p, size_t n)
+{
+	struct memory *m = arg;
+	size_t whole = 0;
+
+	for (; whole < n && mem_read(m, p[whole].dst, p[whole].len, p[whole].addr); whole++)
+		m->reads--;	/* one call for them all */
+	m->reads += whole == n; /* the one that failed counted itself */
+	return whole;
 }
 
 static void mem_add(struct memory *m, uint64_t addr, const void *bytes, size_t len)
@@ -206,8 +220,8 @@ START_TEST(test_code_recorded)
 
 		ck_assert_ptr_nonnull(l);
 		rec_memory(o, &m);
-		ck_assert_int_eq(py_code_read(&(struct rt_mem){mem_read, &m}, l, o->code_type,
-					      o->code.addr, &c),
+		ck_assert_int_eq(py_code_read(&(struct rt_mem){mem_read, &m, mem_readv}, l,
+					      o->code_type, o->code.addr, &c),
 				 0);
 		ck_assert_str_eq(c.qualname, o->want_qualname);
 		ck_assert_str_eq(c.filename, o->want_filename);
@@ -258,20 +272,27 @@ START_TEST(test_code_blocks)
 				fits = fits && parts[i]->len <= 256;
 			}
 		}
-		ck_assert_int_eq(
-			py_code_read(&(struct rt_mem){mem_read, &m}, l, o->code_type, 0x10000, &c),
-			0);
-		ck_assert_str_eq(c.qualname, o->want_qualname);
-		ck_assert_str_eq(c.filename, o->want_filename);
-		ck_assert_int_eq(c.firstlineno, o->first);
-		memcpy(&size, o->linetable.bytes + 16, sizeof(size));
-		ck_assert_uint_eq(c.linetable_len, size);
-		ck_assert_mem_eq(c.linetable, o->linetable.bytes + 32, size);
-		/* a part past the block: one more read for its bytes */
-		ck_assert_uint_eq(m.reads, fits ? 4 : m.reads);
-		ck_assert_uint_le(m.reads, 7);
+		/* a reader of one piece a call (fuzzers, V8's), then the live one's vectored calls */
+		for (int v = 0; v < 2; v++) {
+			struct rt_mem mem = {mem_read, &m, v ? mem_readv : NULL};
+
+			m.reads = 0;
+			ck_assert_int_eq(py_code_read(&mem, l, o->code_type, 0x10000, &c), 0);
+			ck_assert_str_eq(c.qualname, o->want_qualname);
+			ck_assert_str_eq(c.filename, o->want_filename);
+			ck_assert_int_eq(c.firstlineno, o->first);
+			memcpy(&size, o->linetable.bytes + 16, sizeof(size));
+			ck_assert_uint_eq(c.linetable_len, size);
+			ck_assert_mem_eq(c.linetable, o->linetable.bytes + 32, size);
+			/*
+			 * the head, then the names' and the table's blocks: one call, or
+			 * three; a part past the block: one more read for its bytes
+			 */
+			ck_assert_uint_eq(m.reads, fits ? (v ? 2 : 4) : m.reads);
+			ck_assert_uint_le(m.reads, v ? 5 : 7);
+			py_code_release(&c);
+		}
 		in_blocks += fits;
-		py_code_release(&c);
 	}
 	ck_assert_uint_gt(in_blocks, 0);
 }
@@ -297,9 +318,10 @@ START_TEST(test_name_recorded)
 		for (uint32_t i = 0; i < t->n; i++) {
 			uint64_t word = EMBER_RT_WORD(EMBER_RT_PYTHON, i, o->code.addr);
 
-			ck_assert_int_eq(
-				rt_cache_name(cache, &(struct rt_mem){mem_read, &m}, &rt, word, &n),
-				0);
+			ck_assert_int_eq(rt_cache_name(cache,
+						       &(struct rt_mem){mem_read, &m, mem_readv},
+						       &rt, word, &n),
+					 0);
 			ck_assert_str_eq(n.function, o->want_qualname);
 			ck_assert_str_eq(n.file, o->want_filename);
 			ck_assert_uint_eq(n.start_line, (uint32_t)o->first);
@@ -312,11 +334,11 @@ START_TEST(test_name_recorded)
 		ck_assert_uint_eq(m.reads, reads);
 		ck_assert_uint_gt(rt_cache_bytes(cache), 0);
 		/* an index past what the word holds: the function, no line */
-		ck_assert_int_eq(rt_cache_name(cache, &(struct rt_mem){mem_read, &m}, &rt,
-					       EMBER_RT_WORD(EMBER_RT_PYTHON, EMBER_RT_AUX_MAX,
-							     o->code.addr),
-					       &n),
-				 0);
+		ck_assert_int_eq(
+			rt_cache_name(
+				cache, &(struct rt_mem){mem_read, &m, mem_readv}, &rt,
+				EMBER_RT_WORD(EMBER_RT_PYTHON, EMBER_RT_AUX_MAX, o->code.addr), &n),
+			0);
 		ck_assert_str_eq(n.function, o->want_qualname);
 		ck_assert_uint_eq(n.line, 0);
 		rt_cache_free(cache);
@@ -330,7 +352,8 @@ static void name_ok(struct rt_cache *c, struct memory *m, const struct ember_rt_
 {
 	struct rt_name n;
 
-	ck_assert_int_eq(rt_cache_name(c, &(struct rt_mem){mem_read, m}, rt, word, &n), 0);
+	ck_assert_int_eq(rt_cache_name(c, &(struct rt_mem){mem_read, m, mem_readv}, rt, word, &n),
+			 0);
 	ck_assert_str_eq(n.function, o->want_qualname);
 	ck_assert_str_eq(n.file, o->want_filename);
 	ck_assert_uint_eq(n.start_line, (uint32_t)o->first);
@@ -370,54 +393,54 @@ START_TEST(test_name_reused)
 		word = EMBER_RT_WORD(EMBER_RT_PYTHON, 0, a->code.addr);
 		/* a checked before it was ever named: nothing to check, nothing read */
 		rec_memory(a, &m);
-		ck_assert_int_eq(
-			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
-			RT_CHECK_NONE);
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m, mem_readv},
+						&rt, word, mono_ns()),
+				 RT_CHECK_NONE);
 		ck_assert_uint_eq(m.reads, 0);
 		before = mono_ns();
 		name_ok(cache, &m, &rt, word, a);
 		/* sampled before its read, or sampled after and still a: the name stands */
 		reads = m.reads;
-		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word,
-						before - 1),
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m, mem_readv},
+						&rt, word, before - 1),
 				 RT_CHECK_NONE);
 		ck_assert_uint_eq(m.reads, reads);
-		ck_assert_int_eq(
-			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
-			RT_CHECK_SAME);
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m, mem_readv},
+						&rt, word, mono_ns()),
+				 RT_CHECK_SAME);
 		ck_assert_uint_eq(m.reads, reads + 1);
 		/* the process gone: its name is what it was */
-		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &gone}, &rt, word,
-						mono_ns()),
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &gone, mem_readv},
+						&rt, word, mono_ns()),
 				 RT_CHECK_NONE);
 		name_ok(cache, &gone, &rt, word, a);
 		/* a freed, b made at its address: the drain alone trusts the name */
 		rec_memory(b, &m);
 		m.r[0].addr = a->code.addr;
 		name_ok(cache, &m, &rt, word, a);
-		ck_assert_int_eq(
-			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
-			RT_CHECK_READ);
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m, mem_readv},
+						&rt, word, mono_ns()),
+				 RT_CHECK_READ);
 		name_ok(cache, &m, &rt, word, b);
 		/* read anew: not again for a stack sampled before that */
-		ck_assert_int_eq(
-			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, before),
-			RT_CHECK_NONE);
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m, mem_readv},
+						&rt, word, before),
+				 RT_CHECK_NONE);
 		/*
 		 * no code object there any more (freed since the sample, as a module's
 		 * body once imported): the name kept, never made unreadable
 		 */
 		memset(&m, 0, sizeof(m));
 		mem_add(&m, a->code.addr, b->qualname.bytes, b->qualname.len);
-		ck_assert_int_eq(
-			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
-			RT_CHECK_NONE);
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m, mem_readv},
+						&rt, word, mono_ns()),
+				 RT_CHECK_NONE);
 		name_ok(cache, &m, &rt, word, b);
 		/* and a again: read anew at the next check */
 		rec_memory(a, &m);
-		ck_assert_int_eq(
-			rt_cache_check(cache, &(struct rt_mem){mem_read, &m}, &rt, word, mono_ns()),
-			RT_CHECK_READ);
+		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m, mem_readv},
+						&rt, word, mono_ns()),
+				 RT_CHECK_READ);
 		name_ok(cache, &m, &rt, word, a);
 		rt_cache_free(cache);
 	}
@@ -523,7 +546,7 @@ static void damaged_init(struct damaged *d, uint32_t minor, const char *qualname
 
 static int damaged_read(struct damaged *d, struct py_code *c)
 {
-	int rc = py_code_read(&(struct rt_mem){mem_read, &d->m}, py_layout(d->o->minor),
+	int rc = py_code_read(&(struct rt_mem){mem_read, &d->m, mem_readv}, py_layout(d->o->minor),
 			      d->o->code_type, d->o->code.addr, c);
 
 	if (rc) /* nothing kept on failure */
@@ -597,8 +620,8 @@ START_TEST(test_code_hostile)
 		/* an empty table: read, and no line in it */
 		damaged_init(&d, minor, "multi");
 		put_u64(d.linetable + BYTES_SIZE, 0);
-		ck_assert_int_eq(py_code_read(&(struct rt_mem){mem_read, &d.m}, l, d.o->code_type,
-					      d.o->code.addr, &c),
+		ck_assert_int_eq(py_code_read(&(struct rt_mem){mem_read, &d.m, mem_readv}, l,
+					      d.o->code_type, d.o->code.addr, &c),
 				 0);
 		ck_assert_uint_eq(c.linetable_len, 0);
 		ck_assert_uint_eq(py_line_at(c.linetable, c.linetable_len, c.firstlineno, 0), 0);
@@ -613,7 +636,7 @@ START_TEST(test_name_hostile)
 	struct rt_cache *cache = rt_cache_new();
 	struct ember_rt_proc rt = rt_of(12, 0x7f0000001000ull), old = rt;
 	struct memory m = {0};
-	struct rt_mem mem = {mem_read, &m};
+	struct rt_mem mem = {mem_read, &m, mem_readv};
 	struct rt_name n;
 	struct damaged d;
 	unsigned reads;
@@ -667,7 +690,7 @@ START_TEST(test_name_hostile)
 	damaged_init(&d, 12, "multi");
 	put_u64(d.code + OB_TYPE, 0x1234);
 	rt = rt_of(12, d.o->code_type);
-	ck_assert_int_eq(rt_cache_name(cache, &(struct rt_mem){mem_read, &d.m}, &rt,
+	ck_assert_int_eq(rt_cache_name(cache, &(struct rt_mem){mem_read, &d.m, mem_readv}, &rt,
 				       EMBER_RT_WORD(EMBER_RT_PYTHON, 1, d.o->code.addr), &n),
 			 -ENOENT);
 	ck_assert(!strncmp(n.function, "[python code 0x", 15));
@@ -689,8 +712,8 @@ START_TEST(test_cache_bounded)
 	for (uint64_t i = 0; i < 100000; i++) {
 		uint64_t obj = 0x7f0000100000ull + 8 * i;
 
-		ck_assert_int_eq(rt_cache_name(cache, &(struct rt_mem){mem_read, &m}, &rt,
-					       EMBER_RT_WORD(EMBER_RT_PYTHON, 1, obj), &n),
+		ck_assert_int_eq(rt_cache_name(cache, &(struct rt_mem){mem_read, &m, mem_readv},
+					       &rt, EMBER_RT_WORD(EMBER_RT_PYTHON, 1, obj), &n),
 				 -ENOENT);
 		if (rt_cache_bytes(cache) > most)
 			most = rt_cache_bytes(cache);
@@ -762,7 +785,7 @@ START_TEST(test_cache_bounded_tables)
 	ck_assert_ptr_nonnull(cache);
 	for (uint64_t i = 0; i < 200; i++) {
 		ck_assert_int_eq(
-			rt_cache_name(cache, &(struct rt_mem){syn_read, (void *)l}, &rt,
+			rt_cache_name(cache, &(struct rt_mem){syn_read, (void *)l, NULL}, &rt,
 				      EMBER_RT_WORD(EMBER_RT_PYTHON, 1, SYN_CODE + 0x100 * i), &n),
 			0);
 		ck_assert_str_eq(n.function, "f");
@@ -1285,6 +1308,33 @@ START_TEST(test_walk_unsupported)
 }
 END_TEST
 
+/* The live reader's vectored call, on this process: the pieces whole up to one not mapped. */
+START_TEST(test_readv_pid)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *mem =
+		mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t a[16], b[16], c[32];
+	void *self = (void *)(intptr_t)getpid();
+	uint64_t base;
+
+	ck_assert_ptr_ne(mem, MAP_FAILED);
+	base = (uint64_t)(uintptr_t)mem;
+	memset(mem, 0xab, page);
+	ck_assert_int_eq(munmap(mem + page, page), 0);
+	struct rt_piece all[] = {{a, 16, base}, {b, 16, base + 100}, {c, 32, base + page - 32}};
+	struct rt_piece cut[] = {{a, 16, base}, {c, 32, base + page - 16}, {b, 16, base}};
+	struct rt_piece none[] = {{a, 16, base + page}, {b, 16, base}};
+
+	ck_assert_uint_eq(rt_readv_pid(self, all, 3), 3);
+	ck_assert_uint_eq(a[0] & b[15] & c[31], 0xab);
+	ck_assert_uint_eq(rt_readv_pid(self, cut, 3), 1); /* the second runs off the mapping */
+	ck_assert_uint_eq(rt_readv_pid(self, none, 2), 0);
+	ck_assert_uint_eq(rt_readv_pid(self, all, 0), 0);
+	munmap(mem, page);
+}
+END_TEST
+
 Suite *python_suite(void)
 {
 	Suite *s = suite_create("python");
@@ -1297,6 +1347,7 @@ Suite *python_suite(void)
 	tcase_add_test(lines, test_lines_malformed);
 	tcase_add_test(code, test_code_recorded);
 	tcase_add_test(code, test_code_blocks);
+	tcase_add_test(code, test_readv_pid);
 	tcase_add_test(code, test_name_recorded);
 	tcase_add_test(code, test_name_shared);
 	tcase_add_test(code, test_name_reused);

@@ -493,7 +493,7 @@ static void fixture_init_as(struct fixture *x, void (*layout_of)(struct ember_rt
 	memset(x, 0, sizeof(*x));
 	layout_of(&x->rt);
 	x->h.off = x->rt.off;
-	x->mem = (struct rt_mem){heap_read, &x->h};
+	x->mem = (struct rt_mem){heap_read, &x->h, NULL};
 	x->script = object(&x->h, off[EMBER_V8_TYPE_SCRIPT], 64);
 	put64(&x->h, x->script - 1 + off[EMBER_V8_SCRIPT_SOURCE], str(&x->h, SOURCE));
 	put64(&x->h, x->script - 1 + off[EMBER_V8_SCRIPT_NAME], str(&x->h, "/srv/app.js"));
@@ -785,7 +785,7 @@ START_TEST(test_cache_after_exit)
 {
 	struct fixture *x = calloc(1, sizeof(*x));
 	struct rt_cache *cache = rt_cache_new();
-	struct rt_mem gone = {gone_read, NULL};
+	struct rt_mem gone = {gone_read, NULL, NULL};
 	struct rt_name n;
 
 	fixture_init(x);
@@ -825,7 +825,7 @@ START_TEST(test_unsupported)
 {
 	struct ember_rt_proc rt;
 	struct heap *h = calloc(1, sizeof(*h));
-	struct rt_mem mem = {heap_read, h};
+	struct rt_mem mem = {heap_read, h, NULL};
 	struct rt_name n;
 
 	layout(&rt);
