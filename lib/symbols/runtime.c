@@ -664,6 +664,80 @@ enum rt_check rt_cache_check(struct rt_cache *c, const struct rt_mem *mem,
 	return RT_CHECK_READ;
 }
 
+uint64_t rt_cache_to_read(struct rt_cache *c, const struct ember_rt_proc *rt, uint64_t word,
+			  int64_t sampled_ns)
+{
+	uint64_t obj = EMBER_RT_WORD_PTR(word);
+	const struct rt_entry *e;
+
+	if (EMBER_RT_WORD_KIND(word) != EMBER_RT_PYTHON || rt->kind != EMBER_RT_PYTHON || !obj ||
+	    !py_layout_of(rt) || (c->sh && obj >= c->img.lo && obj < c->img.hi))
+		return 0;
+	if (!c->cap)
+		return obj;
+	e = &c->v[slot_of(c, obj)];
+	if (e->obj != obj)
+		return obj;					      /* named when first seen */
+	return sampled_ns >= 0 && sampled_ns >= e->read_ns ? obj : 0; /* a check */
+}
+
+size_t rt_prefetch_fill(struct rt_prefetch *pf, const struct rt_mem *under, const uint64_t *addrs,
+			size_t n)
+{
+	size_t calls = 0;
+
+	pf->under = *under;
+	pf->n = 0;
+	for (size_t i = 0; i < n && pf->n < RT_PREFETCH_MAX && under->readv; i++) {
+		size_t k = 0;
+
+		while (k < pf->n && pf->addr[k] != addrs[i])
+			k++;
+		if (k == pf->n && addrs[i])
+			pf->addr[pf->n++] = addrs[i];
+	}
+	for (size_t at = 0; at < pf->n;) {
+		struct rt_piece p[RT_READV_MAX];
+		size_t np = pf->n - at < RT_READV_MAX ? pf->n - at : RT_READV_MAX, whole;
+
+		for (size_t k = 0; k < np; k++)
+			p[k] = (struct rt_piece){pf->bytes[at + k], RT_PREFETCH_BLOCK,
+						 pf->addr[at + k]};
+		whole = under->readv(under->arg, p, np);
+		calls++;
+		for (size_t k = 0; k < np; k++)
+			pf->read[at + k] = k < whole;
+		/* the one that failed is read as asked, later; those after it in the next call */
+		at += whole < np ? whole + 1 : np;
+	}
+	return calls;
+}
+
+static bool prefetch_read(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	struct rt_prefetch *pf = arg;
+
+	for (size_t k = 0; k < pf->n; k++)
+		if (pf->read[k] && addr >= pf->addr[k] && len <= RT_PREFETCH_BLOCK &&
+		    addr - pf->addr[k] <= RT_PREFETCH_BLOCK - len) {
+			memcpy(dst, pf->bytes[k] + (addr - pf->addr[k]), len);
+			return true;
+		}
+	return pf->under.read(pf->under.arg, dst, len, addr);
+}
+
+static size_t prefetch_readv(void *arg, const struct rt_piece *p, size_t n)
+{
+	struct rt_prefetch *pf = arg;
+
+	return pf->under.readv(pf->under.arg, p, n);
+}
+
+struct rt_mem rt_prefetch_mem(struct rt_prefetch *pf)
+{
+	return (struct rt_mem){prefetch_read, pf, pf->under.readv ? prefetch_readv : NULL};
+}
+
 int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct ember_rt_proc *rt,
 		  uint64_t word, struct rt_name *out)
 {

@@ -119,6 +119,37 @@ int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct emb
 enum rt_check { RT_CHECK_NONE, RT_CHECK_SAME, RT_CHECK_READ };
 enum rt_check rt_cache_check(struct rt_cache *c, const struct rt_mem *mem,
 			     const struct ember_rt_proc *rt, uint64_t word, int64_t sampled_ns);
+/*
+ * The object rt_cache_check() and rt_cache_name() would read for word sampled at
+ * sampled_ns (< 0: naming only), or 0 when they would read none: one of the binary's own,
+ * named and read after the sample (a check), or named already (naming only).
+ */
+uint64_t rt_cache_to_read(struct rt_cache *c, const struct ember_rt_proc *rt, uint64_t word,
+			  int64_t sampled_ns);
+
+/*
+ * The first bytes of several objects of one process read at once, for the reads of one
+ * stack's names: a block at each, in as few vectored calls as they fit (RT_READV_MAX a
+ * call), served to reads that lie inside one; other reads go to the process.
+ */
+#define RT_PREFETCH_MAX 64
+#define RT_PREFETCH_BLOCK 256
+struct rt_prefetch {
+	struct rt_mem under; /* the process's memory */
+	size_t n;
+	uint64_t addr[RT_PREFETCH_MAX];
+	bool read[RT_PREFETCH_MAX];
+	uint8_t bytes[RT_PREFETCH_MAX][RT_PREFETCH_BLOCK];
+};
+
+/*
+ * Reads a block at each of addrs (n of them, repeats once, RT_PREFETCH_MAX at most) from
+ * under (whose readv it needs: without one, nothing is read ahead). Returns the calls made.
+ */
+size_t rt_prefetch_fill(struct rt_prefetch *pf, const struct rt_mem *under, const uint64_t *addrs,
+			size_t n);
+/* A reader of pf's blocks, the process's memory beyond them. */
+struct rt_mem rt_prefetch_mem(struct rt_prefetch *pf);
 
 /*
  * Where one process maps its runtime's binary. A code object inside [lo, hi)

@@ -821,6 +821,7 @@ void symbolizer_free(struct symbolizer *s)
 	perfmap_cache_free(s->perfmaps);
 	demangle_cache_free(s->demangle);
 	rt_shared_free(s->rt_shared);
+	free(s->prefetch);
 	elf_syms_free(s->vdso);
 	free(s);
 }

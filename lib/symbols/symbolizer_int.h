@@ -164,8 +164,9 @@ struct symbolizer {
 	struct symshare shares; /* bytes loaded per user and process (under the loader's lock) */
 	symbolizer_runtime_fn runtime; /* the runtime of a process, for its frames' names */
 	void *runtime_arg;
-	struct rt_name rt_last;	     /* the strings of the last runtime frame named */
-	struct rt_shared *rt_shared; /* names of runtimes' own code, between processes */
+	struct rt_name rt_last;	      /* the strings of the last runtime frame named */
+	struct rt_shared *rt_shared;  /* names of runtimes' own code, between processes */
+	struct rt_prefetch *prefetch; /* one stack's code objects read at once (NULL: not yet) */
 };
 
 void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out);

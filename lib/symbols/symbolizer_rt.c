@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "symbolizer_int.h"
@@ -63,17 +64,22 @@ static void share_image(struct symbolizer *s, struct pid_entry *pe)
 	rt_cache_share(pe->rt_names, uid != SYMSHARE_NO_UID ? s->rt_shared : NULL, &pe->rt_img);
 }
 
+/* The memory of a live process pid: one process_vm_readv() a read. */
+static struct rt_mem live_mem(pid_t pid)
+{
+	return (struct rt_mem){rt_read_pid, (void *)(intptr_t)pid, rt_readv_pid};
+}
+
 /*
  * Names runtime frame word of pid into *n (its cache, else a name saying why
  * not): 0 when named. sampled_ns >= 0: the cache's name checked first against
  * what lies at the object's address now (rt_cache_check()), for a word
  * sampled then.
  */
-static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, int64_t sampled_ns,
-			struct rt_name *n)
+static int rt_name_into(struct symbolizer *s, pid_t pid, const struct rt_mem *mem, uint64_t word,
+			int64_t sampled_ns, struct rt_name *n)
 {
 	struct pid_entry *pe = pid_maps(s, pid);
-	struct rt_mem mem = {rt_read_pid, (void *)(intptr_t)pid, rt_readv_pid};
 	struct ember_rt_proc none = {0};
 
 	pid_runtime(s, pe, pid);
@@ -87,7 +93,7 @@ static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, int64_t 
 	}
 	share_image(s, pe);
 	if (sampled_ns >= 0)
-		switch (rt_cache_check(pe->rt_names, &mem, pe->rt.kind ? &pe->rt : &none, word,
+		switch (rt_cache_check(pe->rt_names, mem, pe->rt.kind ? &pe->rt : &none, word,
 				       sampled_ns)) {
 		case RT_CHECK_READ:
 			s->st.runtime_reread++;
@@ -98,14 +104,16 @@ static int rt_name_into(struct symbolizer *s, pid_t pid, uint64_t word, int64_t 
 		case RT_CHECK_NONE:
 			break;
 		}
-	return rt_cache_name(pe->rt_names, &mem, pe->rt.kind ? &pe->rt : &none, word, n);
+	return rt_cache_name(pe->rt_names, mem, pe->rt.kind ? &pe->rt : &none, word, n);
 }
 
 void runtime_frame(struct symbolizer *s, pid_t pid, uint64_t word, struct sym_frame *out)
 {
 	struct rt_name *n = &s->rt_last;
 
-	rt_name_into(s, pid, word, -1, n);
+	struct rt_mem mem = live_mem(pid);
+
+	rt_name_into(s, pid, &mem, word, -1, n);
 	out->function = n->function;
 	out->file = NULL;
 	out->address = word;
@@ -124,22 +132,52 @@ bool runtime_jit_unsupported(struct symbolizer *s, struct pid_entry *pe, pid_t p
 	if (!pe || pe->rt.kind != EMBER_RT_V8 || !(pe->rt.flags & EMBER_RT_F_UNSUPPORTED))
 		return false;
 	/* the word of no object: the name says the version */
-	rt_name_into(s, pid, EMBER_RT_WORD(EMBER_RT_V8, 0, 0), -1, &s->rt_last);
+	struct rt_mem mem = live_mem(pid);
+
+	rt_name_into(s, pid, &mem, EMBER_RT_WORD(EMBER_RT_V8, 0, 0), -1, &s->rt_last);
 	out->function = s->rt_last.function;
 	s->st.runtime_unsupported++;
 	return true;
 }
 
+/*
+ * The memory pid's stack of words is named from: the objects its checks and names will
+ * read (CPython's code objects), their first bytes read at once (up to 8 a system call,
+ * where each was one), the rest from the process.
+ */
+static struct rt_mem stack_mem(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n,
+			       int64_t sampled_ns)
+{
+	struct pid_entry *pe = pid_maps(s, pid);
+	struct rt_mem live = live_mem(pid);
+	uint64_t addrs[RT_PREFETCH_MAX];
+	size_t na = 0;
+
+	pid_runtime(s, pe, pid);
+	if (!pe || pe->rt.kind != EMBER_RT_PYTHON || !pe->rt_names)
+		return live; /* a process's first stack: its cache made by the first name */
+	share_image(s, pe);
+	for (size_t i = 0; i < n && na < RT_PREFETCH_MAX; i++)
+		if (EMBER_RT_IS_WORD(words[i]) &&
+		    (addrs[na] = rt_cache_to_read(pe->rt_names, &pe->rt, words[i], sampled_ns)))
+			na++;
+	if (na < 2 || (!s->prefetch && !(s->prefetch = malloc(sizeof(*s->prefetch)))))
+		return live;
+	rt_prefetch_fill(s->prefetch, &live, addrs, na);
+	return rt_prefetch_mem(s->prefetch);
+}
+
 void symbolizer_runtime_seen(struct symbolizer *s, pid_t pid, const uint64_t *words, size_t n,
 			     int64_t sampled_ns)
 {
+	struct rt_mem mem = stack_mem(s, pid, words, n, sampled_ns);
 	struct rt_name scratch;
 
 	s->st.runtime_seen_stacks++;
 	for (size_t i = 0; i < n; i++)
 		if (EMBER_RT_IS_WORD(words[i])) {
 			s->st.runtime_seen++;
-			if (rt_name_into(s, pid, words[i], sampled_ns, &scratch))
+			if (rt_name_into(s, pid, &mem, words[i], sampled_ns, &scratch))
 				s->st.runtime_seen_unread++;
 		}
 }

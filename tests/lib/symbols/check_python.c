@@ -397,8 +397,19 @@ START_TEST(test_name_reused)
 						&rt, word, mono_ns()),
 				 RT_CHECK_NONE);
 		ck_assert_uint_eq(m.reads, 0);
+		/* what a stack's names will read, to be read ahead: a, to name it */
+		ck_assert_uint_eq(rt_cache_to_read(cache, &rt, word, mono_ns()), a->code.addr);
+		ck_assert_uint_eq(rt_cache_to_read(cache, &rt, word, -1), a->code.addr);
 		before = mono_ns();
 		name_ok(cache, &m, &rt, word, a);
+		/* then only to check it for a stack sampled after that read */
+		ck_assert_uint_eq(rt_cache_to_read(cache, &rt, word, -1), 0);
+		ck_assert_uint_eq(rt_cache_to_read(cache, &rt, word, before - 1), 0);
+		ck_assert_uint_eq(rt_cache_to_read(cache, &rt, word, mono_ns()), a->code.addr);
+		ck_assert_uint_eq(rt_cache_to_read(cache, &rt,
+						   EMBER_RT_WORD(EMBER_RT_V8, 0, a->code.addr),
+						   mono_ns()),
+				  0);
 		/* sampled before its read, or sampled after and still a: the name stands */
 		reads = m.reads;
 		ck_assert_int_eq(rt_cache_check(cache, &(struct rt_mem){mem_read, &m, mem_readv},
@@ -1308,6 +1319,62 @@ START_TEST(test_walk_unsupported)
 }
 END_TEST
 
+/* One stack's code objects read at once: repeats once, a piece that fails read alone later. */
+START_TEST(test_prefetch)
+{
+	static uint8_t page[3][1024];
+	struct memory m = {0};
+	struct rt_prefetch *pf = malloc(sizeof(*pf));
+	struct rt_mem under = {mem_read, &m, mem_readv}, pm;
+	/* 0x10000, 0x20000 and 0x40000 mapped, 0x30000 not */
+	uint64_t addrs[] = {0x10000, 0x20000, 0x10000, 0, 0x30000, 0x40000}, many[12];
+	uint8_t out[16];
+
+	ck_assert_ptr_nonnull(pf);
+	for (int i = 0; i < 3; i++)
+		for (size_t j = 0; j < sizeof(page[i]); j++)
+			page[i][j] = (uint8_t)(j * 7 + 0x40 * i);
+	mem_add(&m, 0x10000, page[0], sizeof(page[0]));
+	mem_add(&m, 0x20000, page[1], sizeof(page[1]));
+	mem_add(&m, 0x40000, page[2], sizeof(page[2]));
+	/* two whole in one call, which stops at the unmapped one; the last in a second */
+	ck_assert_uint_eq(rt_prefetch_fill(pf, &under, addrs, 6), 2);
+	ck_assert_uint_eq(m.reads, 2);
+	ck_assert_uint_eq(pf->n, 4);
+	pm = rt_prefetch_mem(pf);
+	ck_assert_ptr_nonnull(pm.readv);
+	/* inside a block: no read */
+	ck_assert(pm.read(pm.arg, out, 16, 0x20000 + 240));
+	ck_assert_mem_eq(out, page[1] + 240, 16);
+	ck_assert(pm.read(pm.arg, out, 8, 0x40000));
+	ck_assert_mem_eq(out, page[2], 8);
+	ck_assert_uint_eq(m.reads, 2);
+	/* past a block's end, or at the one not read: the process's */
+	ck_assert(pm.read(pm.arg, out, 16, 0x10000 + 250));
+	ck_assert_uint_eq(m.reads, 3);
+	ck_assert(!pm.read(pm.arg, out, 8, 0x30000));
+	ck_assert_uint_eq(m.reads, 4);
+	/* more than a call takes: 12 blocks in 2 calls */
+	for (int i = 0; i < 12; i++)
+		many[i] = (uint64_t[]){0x10000, 0x20000, 0x40000}[i / 4] + 256 * (i % 4);
+	m.reads = 0;
+	ck_assert_uint_eq(rt_prefetch_fill(pf, &under, many, 12), 2);
+	ck_assert_uint_eq(m.reads, 2);
+	pm = rt_prefetch_mem(pf);
+	ck_assert(pm.read(pm.arg, out, 16, 0x40000 + 1000));
+	ck_assert_mem_eq(out, page[2] + 1000, 16);
+	ck_assert_uint_eq(m.reads, 2);
+	/* a reader without readv: nothing read ahead, every read the process's */
+	under.readv = NULL;
+	ck_assert_uint_eq(rt_prefetch_fill(pf, &under, addrs, 6), 0);
+	pm = rt_prefetch_mem(pf);
+	ck_assert_ptr_null(pm.readv);
+	ck_assert(pm.read(pm.arg, out, 8, 0x10000));
+	ck_assert_uint_eq(m.reads, 3);
+	free(pf);
+}
+END_TEST
+
 /* The live reader's vectored call, on this process: the pieces whole up to one not mapped. */
 START_TEST(test_readv_pid)
 {
@@ -1348,6 +1415,7 @@ Suite *python_suite(void)
 	tcase_add_test(code, test_code_recorded);
 	tcase_add_test(code, test_code_blocks);
 	tcase_add_test(code, test_readv_pid);
+	tcase_add_test(code, test_prefetch);
 	tcase_add_test(code, test_name_recorded);
 	tcase_add_test(code, test_name_shared);
 	tcase_add_test(code, test_name_reused);
