@@ -124,17 +124,21 @@ static struct wait_sample *take_open(struct waitpair *p, uint64_t wait_id, uint3
 }
 
 /*
- * Keeps an end (taken) for its wait, in place of the oldest kept: that one,
- * if its wait was never walked, is lost.
+ * Keeps an end (taken) for its wait, in a free slot; all taken, in place of the
+ * oldest kept, whose wait, never walked, is lost. (A ring lost an end kept
+ * while WAITPAIR_EARLY_MAX others came and went: a slow walk's wait.)
  */
 static void keep_early(struct waitpair *p, uint64_t wait_id, uint32_t tgid, struct wait_end *end)
 {
-	struct wait_early *slot = &p->early[p->nearly++ % WAITPAIR_EARLY_MAX];
+	struct wait_early *slot = &p->early[0];
 
+	for (int i = 0; i < WAITPAIR_EARLY_MAX && slot->wait_id; i++)
+		if (!p->early[i].wait_id || p->nearly - p->early[i].put > p->nearly - slot->put)
+			slot = &p->early[i];
 	if (slot->wait_id)
 		p->lost++;
 	wait_end_free(&slot->end);
-	*slot = (struct wait_early){wait_id, tgid, *end};
+	*slot = (struct wait_early){wait_id, tgid, p->nearly++, *end};
 }
 
 struct wait_sample *waitpair_end(struct waitpair *p, uint64_t wait_id, uint32_t tgid,

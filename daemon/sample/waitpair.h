@@ -16,7 +16,7 @@
 
 /* Waits walked and open for their end at once; beyond, the oldest is dropped. */
 #define WAITPAIR_OPEN_MAX 1024
-/* Ends read before their wait was walked: kept for it, a ring of this many. */
+/* Ends read before their wait was walked: kept for it, this many at once (then the oldest goes). */
 #define WAITPAIR_EARLY_MAX 64
 
 /*
@@ -42,8 +42,9 @@ struct wait_sample {
 
 /* An end read before its wait was walked; wait_id 0: a free slot. */
 struct wait_early {
-	uint64_t wait_id;
+	uint64_t wait_id; /* 0: a free slot */
 	uint32_t tgid;
+	uint32_t put; /* when it was kept (struct waitpair's nearly then) */
 	struct wait_end end;
 };
 
@@ -58,7 +59,7 @@ struct waitpair {
 	void (*free_sample)(struct wait_sample *s); /* the caller's, for the samples dropped */
 	struct wait_sample *open;		    /* newest first */
 	uint32_t nopen;
-	struct wait_early early[WAITPAIR_EARLY_MAX]; /* a ring */
+	struct wait_early early[WAITPAIR_EARLY_MAX]; /* a free slot first, else the oldest */
 	uint32_t nearly;			     /* ends put there since the start */
 	struct wait_gone gone[WAITPAIR_EARLY_MAX];   /* the waits dropped last: a ring */
 	uint32_t ngone;				     /* put there since the start */

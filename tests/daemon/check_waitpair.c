@@ -170,6 +170,31 @@ START_TEST(test_early_bound)
 }
 END_TEST
 
+/* An end kept early stays while many more come and are taken: only a full set pushes one out. */
+START_TEST(test_early_kept_while_others_come)
+{
+	struct waitpair p = pairs();
+	struct wait_end e = end_of(7000, 0);
+	struct wait_sample *s;
+
+	ck_assert_ptr_null(waitpair_end(&p, 7, 100, &e)); /* its wait walked late (not loaded) */
+	for (uint64_t id = 10; id < 10 + 4 * WAITPAIR_EARLY_MAX; id++) {
+		struct wait_end o = end_of(id, 0);
+
+		ck_assert_ptr_null(waitpair_end(&p, id, 200, &o));
+		s = sample(id, 200);
+		ck_assert_ptr_eq(waitpair_walked(&p, s), s);
+		free_sample(s);
+	}
+	s = sample(7, 100);
+	ck_assert_ptr_eq(waitpair_walked(&p, s), s);
+	ck_assert_uint_eq(s->end.wait_ns, 7000);
+	free_sample(s);
+	ck_assert_uint_eq(p.lost, 0);
+	waitpair_clear(&p);
+}
+END_TEST
+
 /*
  * Beyond WAITPAIR_OPEN_MAX open waits, the oldest is dropped, lost once: its
  * end, when it comes, is freed, neither kept early nor counted again when the
@@ -305,6 +330,7 @@ Suite *waitpair_suite(void)
 	tcase_add_test(tc, test_end_before_sample);
 	tcase_add_test(tc, test_other_wait);
 	tcase_add_test(tc, test_early_bound);
+	tcase_add_test(tc, test_early_kept_while_others_come);
 	tcase_add_test(tc, test_open_bound);
 	tcase_add_test(tc, test_drop);
 	tcase_add_test(tc, test_not_a_wait);
