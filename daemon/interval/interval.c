@@ -291,7 +291,8 @@ static void log_steps(struct interval *iv)
 	for (size_t i = 0; i < iv->n_types && off < sizeof(drains); i++)
 		off += snprintf(drains + off, sizeof(drains) - off, "%s%s %.2f", i ? ", " : "",
 				iv->types[i].type->name, t[STEP_DRAIN + i] / 1e6);
-	log_debug("interval CPU (main thread, ms): capturing processes %.2f, drains (%s), "
+	log_debug("interval CPU (main thread, ms): between intervals (events, walks, captures) "
+		  "%.2f, drains (%s), "
 		  "stores %.2f, retention and rollups %.2f, report %.2f",
 		  t[STEP_CAPTURE] / 1e6, drains, t[STEP_STORE] / 1e6, t[STEP_PRUNE] / 1e6,
 		  t[STEP_REPORT] / 1e6);
