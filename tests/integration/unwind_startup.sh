@@ -38,7 +38,11 @@ silent() {
 	n=$(WANT=$3 M=$MARKED awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s)
 		if (s !~ ENVIRON["WANT"] && $0 !~ ENVIRON["M"]) n += $NF } END { print n + 0 }' "$2")
 	echo "$1: $n samples incomplete without a frame saying so"
-	[ "$n" -eq 0 ] || FAILED+=("$1: $n samples silently incomplete")
+	[ "$n" -eq 0 ] && return
+	WANT=$3 M=$MARKED awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s)
+		if (s !~ ENVIRON["WANT"] && $0 !~ ENVIRON["M"]) print }' "$2" | head -3 |
+		cut -c1-400 | sed 's/^/  /'
+	FAILED+=("$1: $n samples silently incomplete")
 }
 tables_at_start && loaded=1 || loaded=
 [ -n "$loaded" ] || echo "emberd sampled before every running process's tables were in (a" \
