@@ -271,15 +271,16 @@ static uint64_t block_u64(const uint8_t *b, size_t off)
 }
 
 /*
- * A block at each of n addresses (0: none wanted), in one call where mem can: read[i] says
- * which were read whole (one near the end of a mapping is not: its reader then reads its
- * fields one by one).
+ * A block at each of n addresses (0: none wanted), in one call where mem can
+ * (rt_read_pieces()): read[i] says which were read whole (one near the end of a mapping is
+ * not: its reader then reads its fields one by one).
  */
 static void read_blocks(const struct rt_mem *mem, const uint64_t *addrs, size_t n,
 			uint8_t (*blocks)[PY_BLOCK], bool *read)
 {
 	struct rt_piece p[RT_READV_MAX];
-	size_t idx[RT_READV_MAX], np = 0, whole = 0;
+	size_t idx[RT_READV_MAX], np = 0;
+	bool got[RT_READV_MAX];
 
 	for (size_t i = 0; i < n; i++) {
 		read[i] = false;
@@ -288,13 +289,9 @@ static void read_blocks(const struct rt_mem *mem, const uint64_t *addrs, size_t 
 			idx[np++] = i;
 		}
 	}
-	if (mem->readv)
-		whole = mem->readv(mem->arg, p, np);
+	rt_read_pieces(mem, p, np, got);
 	for (size_t k = 0; k < np; k++)
-		read[idx[k]] = k < whole ||
-			       /* the one that failed stays unread; those after it were not tried */
-			       ((!mem->readv || k > whole) &&
-				mem->read(mem->arg, p[k].dst, p[k].len, p[k].addr));
+		read[idx[k]] = got[k];
 }
 
 /*

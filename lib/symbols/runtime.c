@@ -681,10 +681,31 @@ uint64_t rt_cache_to_read(struct rt_cache *c, const struct ember_rt_proc *rt, ui
 	return sampled_ns >= 0 && sampled_ns >= e->read_ns ? obj : 0; /* a check */
 }
 
+size_t rt_read_pieces(const struct rt_mem *mem, const struct rt_piece *p, size_t n, bool *read)
+{
+	size_t calls = 0;
+
+	for (size_t at = 0; at < n; calls++) {
+		size_t np = n - at < RT_READV_MAX ? n - at : RT_READV_MAX, whole;
+
+		if (!mem->readv) {
+			read[at] = mem->read(mem->arg, p[at].dst, p[at].len, p[at].addr);
+			at++;
+			continue;
+		}
+		whole = mem->readv(mem->arg, p + at, np);
+		for (size_t k = 0; k < np; k++)
+			read[at + k] = k < whole;
+		/* the one that failed stays unread; those after it in the next call */
+		at += whole < np ? whole + 1 : np;
+	}
+	return calls;
+}
+
 size_t rt_prefetch_fill(struct rt_prefetch *pf, const struct rt_mem *under, const uint64_t *addrs,
 			size_t n)
 {
-	size_t calls = 0;
+	struct rt_piece p[RT_PREFETCH_MAX];
 
 	pf->under = *under;
 	pf->n = 0;
@@ -696,21 +717,10 @@ size_t rt_prefetch_fill(struct rt_prefetch *pf, const struct rt_mem *under, cons
 		if (k == pf->n && addrs[i])
 			pf->addr[pf->n++] = addrs[i];
 	}
-	for (size_t at = 0; at < pf->n;) {
-		struct rt_piece p[RT_READV_MAX];
-		size_t np = pf->n - at < RT_READV_MAX ? pf->n - at : RT_READV_MAX, whole;
-
-		for (size_t k = 0; k < np; k++)
-			p[k] = (struct rt_piece){pf->bytes[at + k], RT_PREFETCH_BLOCK,
-						 pf->addr[at + k]};
-		whole = under->readv(under->arg, p, np);
-		calls++;
-		for (size_t k = 0; k < np; k++)
-			pf->read[at + k] = k < whole;
-		/* the one that failed is read as asked, later; those after it in the next call */
-		at += whole < np ? whole + 1 : np;
-	}
-	return calls;
+	for (size_t k = 0; k < pf->n; k++)
+		p[k] = (struct rt_piece){pf->bytes[k], RT_PREFETCH_BLOCK, pf->addr[k]};
+	/* one that failed is read as asked, later */
+	return rt_read_pieces(under, p, pf->n, pf->read);
 }
 
 static bool prefetch_read(void *arg, void *dst, size_t len, uint64_t addr)

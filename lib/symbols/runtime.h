@@ -45,6 +45,13 @@ struct rt_mem {
 bool rt_read_pid(void *arg, void *dst, size_t len, uint64_t addr);
 size_t rt_readv_pid(void *arg, const struct rt_piece *p, size_t n);
 
+/*
+ * Reads the n pieces p from mem; read[i]: piece i read whole. With mem's readv, in calls of
+ * RT_READV_MAX pieces, the next call resuming past a piece the kernel could not read;
+ * without, one read a piece. Returns the calls made.
+ */
+size_t rt_read_pieces(const struct rt_mem *mem, const struct rt_piece *p, size_t n, bool *read);
+
 /* A function inlined into a runtime frame's code: its names and lines. */
 struct rt_fn {
 	char function[256];
