@@ -17,14 +17,18 @@
 #   -z  sampling rate of emberd and of the peer                (BENCH_HZ, 19)
 #   -e  the emberd binary                                      (EMBERD: build/)
 #   -b  a second emberd to compare (another commit's build), shown as emberd-b
-#   -p  peers: bpftrace and/or none                            (BENCH_PEERS, bpftrace)
+#   -p  peers: bpftrace, floor and/or none                     (BENCH_PEERS, bpftrace)
 #   -o  also write the report to this file
 #   -k  also write the raw per-run rows (TSV) to this file
 # The host keeps two CPU-bound processes throughout (as a busy host has). "quiet"
 # adds nothing; "loop" adds issue 46's command loop: python3 -c, gcc -c and
-# git --version one after the other, 0.3 s apart (~8 new processes a second).
-# The peer is bpftrace's `profile:hz:HZ` keeping user and kernel stacks in a
-# map (named at exit); the OpenTelemetry profiler is measured by bench/peer.sh.
+# git --version one after the other, 0.3 s apart (~8 new processes a second;
+# the distribution's /usr/bin/python3, not a version manager's shim: pyenv's
+# runs some 25 processes of its own at each call).
+# Peers: bpftrace's `profile:hz:HZ` keeping user and kernel stacks in a map
+# (named at exit); "floor", bpftrace's `profile:hz:HZ` counting samples by pid
+# alone, the least a sampler's BPF program can do. The OpenTelemetry profiler is
+# measured by bench/peer.sh.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -39,7 +43,7 @@ EMBERD2=
 REPORT=
 RAWOUT=
 
-usage() { sed -n '11,26p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '11,31p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=cost
 . "$HERE/lib.sh"
 cost_opt() {
@@ -59,9 +63,11 @@ bench_emberd_setup
 [ -z "$EMBERD2" ] || [ -x "$EMBERD2" ] || die "no emberd at $EMBERD2"
 need perf "install linux-perf: system calls are counted with perf stat"
 need cc "install gcc: the CPU-bound processes are compiled here"
-need python3 "the command loop runs python3 -c"
+# the distribution's python3, as a service's command runs it
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || die "the command loop runs python3 -c: install python3"
 need git "the command loop runs git --version"
-case ",$PEERS," in *,bpftrace,*) need bpftrace "install bpftrace, the peer" ;; esac
+case ",$PEERS," in *,bpftrace,* | *,floor,*) need bpftrace "install bpftrace, the peer" ;; esac
 # perf stat names tracepoints through tracefs
 [ -d /sys/kernel/tracing/events/raw_syscalls ] || mount -t tracefs nodev /sys/kernel/tracing ||
 	die "tracefs is not mounted and cannot be"
@@ -71,6 +77,7 @@ PROFILERS=emberd
 for p in ${PEERS//,/ }; do
 	case $p in
 	bpftrace) PROFILERS+=" bpftrace" ;;
+	floor) PROFILERS+=" floor" ;;
 	none) ;;
 	*) die "unknown peer '$p'" ;;
 	esac
@@ -91,7 +98,7 @@ echo 'int f(int x) { return 3 * x; }' >"$T/a.c"
 cat >"$T/loop.sh" <<EOF
 #!/bin/bash
 while :; do
-	python3 -c 'import json; json.dumps({"a": 1})'; sleep 0.3
+	$PY -c 'import json; json.dumps({"a": 1})'; sleep 0.3
 	gcc -c -o "$T/a.o" "$T/a.c"; sleep 0.3
 	git --version >/dev/null; sleep 0.3
 done
@@ -173,12 +180,18 @@ start() {
 		PID=$!
 		ready "$1" Attaching
 		;;
+	floor)
+		bpftrace -e "profile:hz:$HZ { @[pid] = count(); }" >"$log" 2>&1 &
+		PID=$!
+		ready "$1" Attaching
+		;;
 	esac
 }
 
 # run REP SCENARIO PROFILER: one measured run, one raw row
 run() {
 	local rep=$1 scen=$2 prof=$3 c0 c1 b0 b1 f0 f1 k0 k1 st rss mb sys bpfc verified t0 t1 m0 m1
+	local p0 p1 r0 r1
 	[ "$scen" = quiet ] || { "$T/loop.sh" >/dev/null 2>&1 & LOOP=$!; }
 	start "$prof"
 	st=$(cpu_ns "$PID")
@@ -186,14 +199,14 @@ run() {
 		awk '{ s += $1 } END { print s + 0 }')
 	sleep "$WARMUP"
 	c0=$(cpu_ns "$PID")
-	read -r _ _ b0 _ <<<"$(bpf_stats "$PID")"
+	read -r p0 r0 b0 _ <<<"$(bpf_stats "$PID")"
 	f0=$(faults "$PID")
 	k0=$(forks)
 	read -r t0 m0 <<<"$(builds "$prof")"
 	perf stat -x, -e raw_syscalls:sys_enter,syscalls:sys_enter_bpf -p "$PID" -o "$T/pstat" \
 		-- sleep "$DURATION" 2>/dev/null
 	c1=$(cpu_ns "$PID")
-	read -r _ _ b1 _ <<<"$(bpf_stats "$PID")"
+	read -r p1 r1 b1 _ <<<"$(bpf_stats "$PID")"
 	f1=$(faults "$PID")
 	k1=$(forks)
 	read -r t1 m1 <<<"$(builds "$prof")"
@@ -210,11 +223,11 @@ run() {
 		sed 's/.*debug: bpf //' >"$T/verified.$prof" || true
 	stop_load
 	# rep scenario profiler proc_ns bpf_ns window_s rss_kib map_bytes syscalls bpf_calls
-	# faults forks start_ns verified tables_built build_ms
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$scen" \
+	# faults forks start_ns verified tables_built build_ms sampling_ns sampling_runs
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$scen" \
 		"$prof" $((c1 - c0)) $((b1 - b0)) "$DURATION" "$rss" "$mb" "${sys:-0}" "${bpfc:-0}" \
 		$((f1 - f0)) $((k1 - k0)) "$st" "$verified" $((t1 - t0)) "$(awk -v a="$m0" -v b="$m1" \
-		'BEGIN { print b - a }')" >>"$T/raw"
+		'BEGIN { print b - a }')" $((p1 - p0)) $((r1 - r0)) >>"$T/raw"
 	log "run $rep $scen $prof: process $(((c1 - c0) / 1000000)) ms, BPF $(((b1 - b0) / 1000000)) ms"
 }
 
@@ -251,18 +264,19 @@ PER_FORK='($4 + $5) / ($12 > 0 ? $12 : 1) / 1e3'
 	echo
 	echo "| host | profiler | process % of one CPU | BPF % | total % | RSS MB | BPF maps MiB |" \
 		"syscalls / 10 s | bpf() / 10 s | faults / 10 s | host forks / s | us / host fork |" \
-		"tables built / 10 s | their build % |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+		"tables built / 10 s | their build % | BPF ns / sampling run |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	for scen in quiet loop; do
 		for prof in $PROFILERS; do
-			printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+			printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
 				"$scen" "$prof" "$(med $scen $prof "$PCT_PROC" %.3f)" \
 				"$(med $scen $prof "$PCT_BPF" %.3f)" "$(med $scen $prof "$PCT_ALL" %.3f)" \
 				"$(med $scen $prof '$7 / 1024' %.1f)" "$(med $scen $prof '$8 / 1048576' %.1f)" \
 				"$(med $scen $prof '$9 * 10 / w' %.0f)" "$(med $scen $prof '$10 * 10 / w' %.0f)" \
 				"$(med $scen $prof '$11 * 10 / w' %.0f)" "$(med $scen $prof '$12 / w' %.1f)" \
 				"$(med $scen $prof "$PER_FORK" %.0f)" "$(med $scen $prof '$15 * 10 / w' %.1f)" \
-				"$(med $scen $prof '$16 / (w * 10)' %.2f)"
+				"$(med $scen $prof '$16 / (w * 10)' %.2f)" \
+				"$(med $scen $prof '$17 / ($18 > 0 ? $18 : 1)' %.0f)"
 		done
 	done
 	echo
@@ -286,7 +300,7 @@ PER_FORK='($4 + $5) / ($12 > 0 ? $12 : 1) / 1e3'
 				xargs printf %.0f) instructions verified in all:"
 		sed 's/^/  - /' "$T/verified.$prof" 2>/dev/null || true
 	done
-	for prof in emberd-b bpftrace; do
+	for prof in emberd-b bpftrace floor; do
 		[[ " $PROFILERS " == *" $prof "* ]] || continue
 		for scen in quiet loop; do
 			a=$(col $scen emberd '($4 + $5) / w' | median)
