@@ -217,6 +217,22 @@ static __always_inline struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env 
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
+/*
+ * Thread tid's thread pointer (fs_base), when tid is the task this program
+ * runs for (a walk of another task's stack has none); else 0.
+ */
+static __always_inline __u64 uw_env_tp(struct uw_env *env, __u32 tid)
+{
+	(void)env;
+	if ((__u32)bpf_get_current_pid_tgid() != tid)
+		return 0;
+#if defined(__TARGET_ARCH_x86)
+	return bpf_get_current_task_btf()->thread.fsbase;
+#else
+	return 0; /* the runtimes' walk is x86-64's */
+#endif
+}
+
 /* The kernel reads every runtime's chain as it is: no trace read earlier (uwalk_rt.bpf.h). */
 static __always_inline const struct ember_rt_trace *uw_env_rt_trace(struct uw_env *env)
 {

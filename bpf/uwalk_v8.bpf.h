@@ -68,14 +68,31 @@ static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
 }
 
 /*
+ * V8 14.6: the isolate thread tid runs, from its thread pointer
+ * (EMBER_V8_ISOLATE_TLS); 0 where it cannot be read (the walk of a copy, a
+ * thread that entered none), and the group's first isolate stands for it.
+ */
+static __always_inline __u64 uw_v8_thread_isolate(const struct ember_rt_proc *rt,
+						  struct uw_env *env, __u32 tid)
+{
+	__u64 tp = rt->off[EMBER_V8_ISOLATE_TLS] != EMBER_RT_OFF_NONE ? uw_env_tp(env, tid) : 0;
+	__u64 isolate = 0;
+
+	if (tp <= rt->off[EMBER_V8_ISOLATE_TLS] ||
+	    !uw_env_read_mem(env, &isolate, sizeof(isolate), tp - rt->off[EMBER_V8_ISOLATE_TLS]))
+		return 0;
+	return isolate;
+}
+
+/*
  * The Code a JSFunction (tagged) runs: its code field, or from V8 13.6 the
  * entry of its dispatch handle in its isolate group's table (14.6: the
- * table of the group's first isolate), a Code checked by its type: the
- * table's place is a constant of the version. False when it cannot be
- * reached.
+ * table of thread tid's isolate, else of the group's first), a Code checked
+ * by its type: the table's place is a constant of the version. False when
+ * it cannot be reached.
  */
 static __always_inline bool uw_v8_code(const struct ember_rt_proc *rt, struct uw_env *env,
-				       __u64 func, __u64 *code)
+				       __u32 tid, __u64 func, __u64 *code)
 {
 	__u64 group = 0, table = 0, entry = 0;
 	__u32 handle = 0;
@@ -84,11 +101,14 @@ static __always_inline bool uw_v8_code(const struct ember_rt_proc *rt, struct uw
 		return uw_env_read_mem(env, code, sizeof(*code),
 				       func - 1 + rt->off[EMBER_V8_JSFUNC_CODE]) &&
 		       uw_v8_is_obj(*code);
+	if (rt->off[EMBER_V8_ISOLATE_TABLE] != EMBER_RT_OFF_NONE)
+		table = uw_v8_thread_isolate(rt, env, tid);
 	if (!rt->addr[0] || rt->off[EMBER_V8_JSFUNC_DISPATCH] == EMBER_RT_OFF_NONE ||
-	    !uw_env_read_mem(env, &group, sizeof(group), rt->addr[0]) || !group ||
-	    !uw_env_read_mem(env, &table, sizeof(table), group + rt->off[EMBER_V8_GROUP_TABLE]) ||
-	    !table ||
-	    /* 14.6: that was the group's isolate, which holds its own table */
+	    (!table &&
+	     (!uw_env_read_mem(env, &group, sizeof(group), rt->addr[0]) || !group ||
+	      !uw_env_read_mem(env, &table, sizeof(table), group + rt->off[EMBER_V8_GROUP_TABLE]) ||
+	      !table)) ||
+	    /* 14.6: that was an isolate, which holds its own table */
 	    (rt->off[EMBER_V8_ISOLATE_TABLE] != EMBER_RT_OFF_NONE &&
 	     (!uw_env_read_mem(env, &table, sizeof(table),
 			       table + rt->off[EMBER_V8_ISOLATE_TABLE]) ||
@@ -147,7 +167,7 @@ static __always_inline bool uw_v8_jit(const struct uw_frame *f, const struct emb
 	__u16 base = inline_code ? at_flags - 8 : rt->off[EMBER_V8_CODE_START];
 
 	*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
-	if (!uw_v8_code(rt, env, func, &code))
+	if (!uw_v8_code(rt, env, f->tid, func, &code))
 		return true;
 	if (at_flags < base || at_size < base ||
 	    !uw_env_read_mem(env, w, sizeof(w), code - 1 + base))

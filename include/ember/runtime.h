@@ -188,6 +188,13 @@ enum ember_v8_off {
 	EMBER_V8_TYPE_WEAK_ARRAY,	    /* WEAK_FIXED_ARRAY_TYPE */
 	EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY,   /* TRUSTED_WEAK_FIXED_ARRAY_TYPE (13 on) */
 	EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY, /* PROTECTED_WEAK_FIXED_ARRAY_TYPE (13 on) */
+	/*
+	 * V8 14.6 (with ISOLATE_TABLE): bytes below a thread's pointer (x86-64's
+	 * fs_base) where the isolate it runs lies (v8::internal::g_current_isolate_,
+	 * static TLS of the executable), so that a worker's frames are read through
+	 * its own isolate's table; EMBER_RT_OFF_NONE where the binary does not say.
+	 */
+	EMBER_V8_ISOLATE_TLS,
 	EMBER_V8_OFF_NR,
 };
 _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");

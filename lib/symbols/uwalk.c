@@ -127,6 +127,13 @@ static struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid,
 	return env && env->mem ? env->mem->ts_memo : NULL;
 }
 
+/* The walked thread's pointer, as the caller knows it (a copy's walk does not: 0). */
+static __u64 uw_env_tp(struct uw_env *env, __u32 tid)
+{
+	(void)tid;
+	return env && env->mem ? env->mem->tp : 0;
+}
+
 /* CPython's chain as the kernel read it at the sample, if it did: given in place of the live one. */
 static const struct ember_rt_trace *uw_env_rt_trace(struct uw_env *env)
 {

@@ -86,6 +86,7 @@ struct uwalk_mem {
 	bool (*read)(void *arg, void *dst, size_t len, uint64_t addr);
 	void *arg;
 	struct ember_py_ts_memo *ts_memo; /* the walked thread's, as the kernel keeps; or NULL */
+	uint64_t tp; /* the walked thread's pointer (x86-64's fs_base); 0: not known */
 };
 
 /*

@@ -16,6 +16,8 @@
 
 /* The isolate group every isolate of a node belongs to (a pointer to it). */
 #define V8_GROUP_SYM "_ZN2v88internal12IsolateGroup22default_isolate_group_E"
+/* v8::internal::g_current_isolate_: the isolate a thread runs (thread-local) */
+#define V8_TLS_ISOLATE_SYM "_ZN2v88internal18g_current_isolate_E"
 
 /*
  * What v8_detect() reads: the v8dbg_* constants and a few symbols' values.
@@ -259,9 +261,11 @@ static const struct {
 struct v8_dbg {
 	int64_t v[D_NR];
 	bool have[D_NR];
-	uint64_t blob;	    /* the embedded builtins' address, 0: unknown */
-	uint64_t blob_data; /* V8 10: theirs (blob is then a pointer to them), 0: none */
-	uint64_t group;	    /* &IsolateGroup::default_isolate_group_, 0: none */
+	uint64_t blob;	      /* the embedded builtins' address, 0: unknown */
+	uint64_t blob_data;   /* V8 10: theirs (blob is then a pointer to them), 0: none */
+	uint64_t group;	      /* &IsolateGroup::default_isolate_group_, 0: none */
+	uint64_t tls_isolate; /* g_current_isolate_'s offset in the TLS segment */
+	bool have_tls;	      /* ... found, a TLS symbol */
 };
 
 /* The value a symbol holds: up to 4 bytes (v8dbg_* are ints), signed. */
@@ -333,6 +337,11 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct v8_d
 		    (!strncmp(name, "v8", 2) || !strncmp(name, "_ZN2v88internal7Version", 23) ||
 		     !strcmp(name, V8_GROUP_SYM)))
 			take_sym(elf, name, &sym, g);
+		else if (name && GELF_ST_TYPE(sym.st_info) == STT_TLS &&
+			 !strcmp(name, V8_TLS_ISOLATE_SYM)) {
+			g->tls_isolate = sym.st_value;
+			g->have_tls = true;
+		}
 	}
 }
 
@@ -660,10 +669,44 @@ static bool version_known(uint32_t ver)
 	       (ver >= v8_ver(13, 6, 0) && table_at(ver));
 }
 
+/*
+ * How far below a thread's pointer (x86-64's fs_base) g_current_isolate_ lies,
+ * 0 when unknown: a variable of the executable's own TLS segment (static TLS,
+ * the first module's block, which ends at the thread pointer: glibc's
+ * _dl_determine_tlsoffset for TLS_TCB_AT_TP); a shared library's block lies
+ * wherever the loader put it (a node built on a shared libnode: none).
+ */
+static uint16_t tls_isolate_below_tp(Elf *elf, const struct v8_dbg *g)
+{
+	size_t n = 0;
+	bool exe = false;
+	GElf_Phdr tls = {0}, ph;
+	uint64_t align, first, off;
+
+	if (!g->have_tls || elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n && i < 64; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return 0;
+		exe |= ph.p_type == PT_INTERP;
+		if (ph.p_type == PT_TLS)
+			tls = ph;
+	}
+	align = tls.p_align ? tls.p_align : 1;
+	if (!exe || tls.p_type != PT_TLS || (align & (align - 1)) || align > 4096 ||
+	    tls.p_memsz > 0x10000 || g->tls_isolate + 8 > tls.p_memsz)
+		return 0;
+	first = -(tls.p_vaddr & (align - 1)) & (align - 1);
+	off = ((tls.p_memsz - first + align - 1) & ~(align - 1)) + first;
+	off -= g->tls_isolate;
+	return off >= 8 && off < EMBER_RT_OFF_NONE ? (uint16_t)off : 0;
+}
+
 bool v8_detect(Elf *elf, struct ember_rt_proc *out)
 {
 	struct v8_dbg *g = calloc(1, sizeof(*g));
 	uint32_t ver;
+	uint16_t below;
 
 	memset(out, 0, sizeof(*out));
 	if (!elf || !g || !scan_syms(elf, g)) {
@@ -686,6 +729,10 @@ bool v8_detect(Elf *elf, struct ember_rt_proc *out)
 	find_text(elf, g, out);
 	if (g->have[D_JSF_DISPATCH])
 		out->addr[0] = g->group;
+	/* 14.6: each isolate its table; a thread's own isolate read from its pointer */
+	below = tls_isolate_below_tp(elf, g);
+	if (out->off[EMBER_V8_ISOLATE_TABLE] != EMBER_RT_OFF_NONE && below)
+		out->off[EMBER_V8_ISOLATE_TLS] = below;
 	free(g);
 	return true;
 }

@@ -10,11 +10,12 @@
 # so where the table is not read nearly every sample of it is on that line.
 # EMBER_TEST_DISPATCH_NODE runs it under another node (symbols_v8_dispatch_node26.sh).
 # EMBER_TEST_DISPATCH_WORKER=1 runs big in a worker thread while the main thread runs other
-# functions hot (symbols_v8_worker_node26.sh): where a worker's isolate has a table of its
-# own (V8 14.6), which ember does not read, big's frames must still be big's, at its first
-# line or its body's, and no frame under driver another function's.
-# EMBER_TEST_DISPATCH_WORKER=lines: a V8 whose isolates share their group's table (14.1),
-# where a worker's optimised code must be named by its lines as the main thread's is.
+# functions hot: big's frames must be big's, at its first line or its body's, and no frame
+# under driver another function's.
+# EMBER_TEST_DISPATCH_WORKER=lines: the same, and the worker's optimised code must be named
+# by its lines as the main thread's is: a V8 whose isolates share their group's table (14.1,
+# symbols_v8_worker_node25.sh), or one whose worker has a table of its own, read through the
+# isolate its thread runs (14.6, symbols_v8_worker_node26.sh).
 . "$(dirname "$0")/lib.sh"
 require_bpf
 require_go

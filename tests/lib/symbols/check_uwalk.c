@@ -461,7 +461,8 @@ END_TEST
  * holds a dispatch handle: its Code is the handle's entry in the table the
  * isolate group holds (the group found through rt->addr[0]), named with the
  * pc's offset in it; an entry that holds no Code leaves the function alone.
- * V8 14.6 (Node 26): the same through the group's isolate.
+ * V8 14.6 (Node 26): the same through the group's isolate, or the isolate the
+ * walked thread runs (a worker's, with a table of its own).
  */
 START_TEST(test_v8_dispatch)
 {
@@ -542,6 +543,47 @@ START_TEST(test_v8_dispatch)
 	heap_put(group + 0x20, 0); /* no isolate yet */
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+	heap_put(group + 0x20, isolate);
+	/*
+	 * A worker: the isolate its thread runs, from its thread pointer
+	 * (EMBER_V8_ISOLATE_TLS below it), holds a table of its own, whose entry
+	 * for the same handle is the worker's Code: named by the pc's offset in it.
+	 */
+	{
+		const uint64_t tp = HEAP + 0xd00, worker = HEAP + 0xc00, table2 = HEAP + 0xd80;
+		const uint64_t code2 = HEAP + 0xe00, jit2 = 0x7f0000300000ull;
+
+		rt->off[EMBER_V8_ISOLATE_TLS] = 0x178;
+		heap_put(tp - 0x178, worker);
+		heap_put(worker + 0x30, table2);
+		heap_put(table2 + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code2 + 1) << 16 | 2);
+		heap_put(code2, map_code + 1);
+		heap_put(code2 + 40, jit2);
+		heap_put(code2 + 48, (uint64_t)12 << 32);
+		heap_put(code2 + 56, 0x1000);
+		regs.ip = jit2 + 0x80;
+		live.tp = tp;
+		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x80, code2));
+		/* the main thread's pointer leads to the group's first isolate: its Code */
+		heap_put(tp - 0x178, isolate);
+		regs.ip = jit + 0x40;
+		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code));
+		/* a thread in no isolate (0 there), or no pointer known (a copy): the group's */
+		heap_put(tp - 0x178, 0);
+		regs.ip = jit2 + 0x80;
+		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+		heap_put(tp - 0x178, worker);
+		live.tp = 0;
+		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+		/* a pointer below the offset (garbage): never read under address 0 */
+		live.tp = 0x100;
+		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+	}
 }
 END_TEST
 

@@ -205,6 +205,7 @@ static void layout22(struct ember_rt_proc *rt)
 		[EMBER_V8_TYPE_WEAK_ARRAY] = 247,
 		[EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY] = EMBER_RT_OFF_NONE,
 		[EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY] = EMBER_RT_OFF_NONE,
+		[EMBER_V8_ISOLATE_TLS] = EMBER_RT_OFF_NONE,
 	};
 
 	memset(rt, 0, sizeof(*rt));
@@ -299,7 +300,8 @@ static void layout25(struct ember_rt_proc *rt)
 /*
  * Node 26's (V8 14.6): Node 24's fields but the types' numbers and
  * CodeKind::BASELINE; the dispatch table is its isolate's, the group holding
- * its first isolate.
+ * its first isolate, a thread's own isolate 0x178 below its thread pointer
+ * (g_current_isolate_: measured in a live Node 26.12.1, fs_base - 0x178).
  */
 static void layout26(struct ember_rt_proc *rt)
 {
@@ -313,6 +315,7 @@ static void layout26(struct ember_rt_proc *rt)
 		{EMBER_V8_TYPE_SCRIPT, 166},	   {EMBER_V8_TYPE_SCOPE_INFO, 286},
 		{EMBER_V8_TYPE_BYTE_ARRAY, 218},   {EMBER_V8_GROUP_TABLE, 0x31b8},
 		{EMBER_V8_ISOLATE_TABLE, 0x268},   {EMBER_V8_TYPE_WEAK_ARRAY, 258},
+		{EMBER_V8_ISOLATE_TLS, 0x178},
 	};
 
 	layout24(rt);
