@@ -149,6 +149,15 @@ builds() {
 	} END { print b + 0, ms + 0 }' "$T/log.$1" 2>/dev/null || echo 0 0
 }
 
+# window_count EVENT START W0 W1: EVENT's count in perf stat -I 1000's seconds (started at
+# START) that fall between W0 and W1, scaled to W1 - W0 (epoch seconds)
+window_count() {
+	awk -F, -v e="$1" -v a="$(awk -v s="$2" -v w="$3" 'BEGIN { print w - s }')" \
+		-v b="$(awk -v s="$2" -v w="$4" 'BEGIN { print w - s }')" '
+		$4 == e && $1 + 0 > a && $1 + 0 <= b { sum += $2; n++ }
+		END { printf "%.0f\n", n ? sum * (b - a) / n : 0 }' "$T/pstat"
+}
+
 # --- one run ----------------------------------------------------------------------
 # ready PROFILER WORD: waits (at most 60 s) until PROFILER (PID) logs WORD, as it does once
 # it samples; dies if it exits first or never does
@@ -191,20 +200,27 @@ start() {
 # run REP SCENARIO PROFILER: one measured run, one raw row
 run() {
 	local rep=$1 scen=$2 prof=$3 c0 c1 b0 b1 f0 f1 k0 k1 st rss mb sys bpfc verified t0 t1 m0 m1
-	local p0 p1 r0 r1
+	local p0 p1 r0 r1 pstat p_at w0 w1
 	[ "$scen" = quiet ] || { "$T/loop.sh" >/dev/null 2>&1 & LOOP=$!; }
 	start "$prof"
 	st=$(cpu_ns "$PID")
 	verified=$(sed -n 's/.*instructions verified: .*; \([0-9]*\) in all$/\1/p' "$T/log.$prof" 2>/dev/null |
 		awk '{ s += $1 } END { print s + 0 }')
+	# counting from the warm-up on: perf's own start (a new process, whose binaries emberd
+	# reads and builds tables for) falls before the window; the window's seconds are summed
+	perf stat -I 1000 -x, -e raw_syscalls:sys_enter,syscalls:sys_enter_bpf -p "$PID" \
+		-o "$T/pstat" 2>/dev/null &
+	pstat=$!
+	p_at=$(date +%s.%N)
 	sleep "$WARMUP"
+	w0=$(date +%s.%N)
 	c0=$(cpu_ns "$PID")
 	read -r p0 r0 b0 _ <<<"$(bpf_stats "$PID")"
 	f0=$(faults "$PID")
 	k0=$(forks)
 	read -r t0 m0 <<<"$(builds "$prof")"
-	perf stat -x, -e raw_syscalls:sys_enter,syscalls:sys_enter_bpf -p "$PID" -o "$T/pstat" \
-		-- sleep "$DURATION" 2>/dev/null
+	sleep "$DURATION"
+	w1=$(date +%s.%N)
 	c1=$(cpu_ns "$PID")
 	read -r p1 r1 b1 _ <<<"$(bpf_stats "$PID")"
 	f1=$(faults "$PID")
@@ -212,8 +228,10 @@ run() {
 	read -r t1 m1 <<<"$(builds "$prof")"
 	rss=$(rss_kib "$PID")
 	mb=$(map_bytes "$PID")
-	sys=$(awk -F, '$3 == "raw_syscalls:sys_enter" { print $1 }' "$T/pstat")
-	bpfc=$(awk -F, '$3 == "syscalls:sys_enter_bpf" { print $1 }' "$T/pstat")
+	kill -INT "$pstat" 2>/dev/null || true
+	wait "$pstat" 2>/dev/null || true
+	sys=$(window_count raw_syscalls:sys_enter "$p_at" "$w0" "$w1")
+	bpfc=$(window_count syscalls:sys_enter_bpf "$p_at" "$w0" "$w1")
 	kill -INT "$PID" 2>/dev/null || true
 	wait "$PID" 2>/dev/null || true
 	EPID=
