@@ -185,11 +185,13 @@ start() {
 		ready "$1" sampling
 		;;
 	bpftrace)
+		: >"$log" # ready() reads it at once
 		bpftrace -e "profile:hz:$HZ { @[ustack, kstack, comm, pid] = count(); }" >"$log" 2>&1 &
 		PID=$!
 		ready "$1" Attaching
 		;;
 	floor)
+		: >"$log"
 		bpftrace -e "profile:hz:$HZ { @[pid] = count(); }" >"$log" 2>&1 &
 		PID=$!
 		ready "$1" Attaching
