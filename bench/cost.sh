@@ -152,8 +152,8 @@ builds() {
 # window_count EVENT START W0 W1: EVENT's count in perf stat -I 1000's seconds (started at
 # START) that fall between W0 and W1, scaled to W1 - W0 (epoch seconds)
 window_count() {
-	awk -F, -v e="$1" -v a="$(awk -v s="$2" -v w="$3" 'BEGIN { print w - s }')" \
-		-v b="$(awk -v s="$2" -v w="$4" 'BEGIN { print w - s }')" '
+	awk -F, -v e="$1" -v s="$2" -v w0="$3" -v w1="$4" '
+		BEGIN { a = w0 - s; b = w1 - s }
 		$4 == e && $1 + 0 > a && $1 + 0 <= b { sum += $2; n++ }
 		END { printf "%.0f\n", n ? sum * (b - a) / n : 0 }' "$T/pstat"
 }
@@ -184,15 +184,11 @@ start() {
 		EPID=$PID
 		ready "$1" sampling
 		;;
-	bpftrace)
-		: >"$log" # ready() reads it at once
-		bpftrace -e "profile:hz:$HZ { @[ustack, kstack, comm, pid] = count(); }" >"$log" 2>&1 &
-		PID=$!
-		ready "$1" Attaching
-		;;
-	floor)
-		: >"$log"
-		bpftrace -e "profile:hz:$HZ { @[pid] = count(); }" >"$log" 2>&1 &
+	bpftrace | floor)
+		local key="ustack, kstack, comm, pid"
+		[ "$1" = bpftrace ] || key=pid # the floor: a sample counted, no stack
+		: >"$log"                       # ready() reads it at once
+		bpftrace -e "profile:hz:$HZ { @[$key] = count(); }" >"$log" 2>&1 &
 		PID=$!
 		ready "$1" Attaching
 		;;
