@@ -34,14 +34,13 @@ app_windows "$APP"
 
 # silent WHAT FOLDED WANT: fails when a sample neither matches WANT nor says why not
 silent() {
-	local n
-	n=$(WANT=$3 M=$MARKED awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s)
-		if (s !~ ENVIRON["WANT"] && $0 !~ ENVIRON["M"]) n += $NF } END { print n + 0 }' "$2")
+	local bad n
+	bad=$(WANT=$3 M=$MARKED awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s)
+		if (s !~ ENVIRON["WANT"] && $0 !~ ENVIRON["M"]) print }' "$2")
+	n=$(awk '{ n += $NF } END { print n + 0 }' <<<"$bad")
 	echo "$1: $n samples incomplete without a frame saying so"
 	[ "$n" -eq 0 ] && return
-	WANT=$3 M=$MARKED awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s)
-		if (s !~ ENVIRON["WANT"] && $0 !~ ENVIRON["M"]) print }' "$2" | head -3 |
-		cut -c1-400 | sed 's/^/  /'
+	head -3 <<<"$bad" | cut -c1-400 | sed 's/^/  /'
 	FAILED+=("$1: $n samples silently incomplete")
 }
 tables_at_start && loaded=1 || loaded=
