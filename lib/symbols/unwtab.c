@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -40,6 +41,14 @@
  */
 #define UNWTAB_SECTION_MAX (64ull << 20)
 #define UNWTAB_DWARF_MAX (64ull << 20)
+
+/*
+ * Code between two FDEs is read for alignment padding (gap_is_padding) up to this long: the
+ * most a .p2align 6 leaves (glibc aligns its string functions so); through a window of the
+ * file this wide, read once for the gaps in it.
+ */
+#define UNWTAB_PAD_MAX 63
+#define UNWTAB_CODE_WIN (64u << 10)
 
 /* One FDE's address range and the CFI that describes it. */
 struct range {
@@ -78,10 +87,21 @@ struct offs {
 	size_t n, cap;
 };
 
+/* Where the file's code is read from, for the padding between FDEs: an fd or an image. */
+struct code_src {
+	int fd;		      /* pread here, when >= 0 */
+	const uint8_t *image; /* else the whole file, len bytes (NULL: no code is read) */
+	size_t len;
+	uint8_t *win; /* fd: UNWTAB_CODE_WIN bytes, win_len of them read from file offset win_off */
+	uint64_t win_off;
+	size_t win_len;
+};
+
 /* What one compilation carries around. */
 struct build {
 	Elf *elf;
 	struct unwtab *t;
+	struct code_src code;
 	Dwarf *dw;
 	Dwarf_CFI *eh, *debug;
 	struct ranges eh_r, debug_r;
@@ -1112,6 +1132,74 @@ static enum unwtab_err walk_range(struct build *b, const struct range *rg)
 	return UNWTAB_OK;
 }
 
+/*
+ * n bytes of the file at offset off, or NULL where they cannot be read: from the image, or
+ * the fd through the window (one pread for the gaps of UNWTAB_CODE_WIN bytes of code).
+ */
+static const uint8_t *code_at(struct code_src *c, uint64_t off, size_t n)
+{
+	ssize_t got;
+
+	if (c->image)
+		return off <= c->len && n <= c->len - off ? c->image + off : NULL;
+	if (c->fd < 0 || n > UNWTAB_CODE_WIN)
+		return NULL;
+	if (c->win && off >= c->win_off && off - c->win_off <= c->win_len &&
+	    n <= c->win_len - (off - c->win_off))
+		return c->win + (off - c->win_off);
+	if (!c->win && !(c->win = malloc(UNWTAB_CODE_WIN)))
+		return NULL;
+	got = pread(c->fd, c->win, UNWTAB_CODE_WIN, (off_t)off);
+	c->win_off = off;
+	c->win_len = got > 0 ? (size_t)got : 0;
+	return n <= c->win_len ? c->win : NULL;
+}
+
+size_t unwtab_pad_len(const uint8_t *p, size_t n)
+{
+	size_t i = 0, len;
+	uint8_t modrm, mod, rm;
+
+	if (n > 15)
+		n = 15; /* an x86 instruction's longest */
+	while (i < n && (p[i] == 0x66 || p[i] == 0x2e))
+		i++; /* operand-size and cs prefixes: gas's longer nops */
+	if (i < n && p[i] == 0x90)
+		return i + 1; /* nop, xchg %ax,%ax */
+	if (n - i < 3 || p[i] != 0x0f || p[i + 1] != 0x1f || ((p[i + 2] >> 3) & 7))
+		return 0; /* 0f 1f /0: nopl/nopw with a memory operand */
+	modrm = p[i + 2];
+	mod = modrm >> 6;
+	rm = modrm & 7;
+	len = i + 3;
+	if (mod != 3 && rm == 4) { /* a SIB byte; with no base, a disp32 */
+		if (len >= n)
+			return 0;
+		len += mod == 0 && (p[len] & 7) == 5 ? 5 : 1;
+	} else if (mod == 0 && rm == 5) {
+		len += 4; /* rip + disp32 */
+	}
+	len += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	return len <= n ? len : 0;
+}
+
+/* Whether [lo, hi), between two FDEs, is nothing but alignment padding (nops). */
+static bool gap_is_padding(struct build *b, uint64_t lo, uint64_t hi)
+{
+	const struct unwtab_seg *s = seg_of(b->t, lo, hi);
+	const uint8_t *p;
+	size_t n = hi - lo, i, len;
+
+	if (hi - lo > UNWTAB_PAD_MAX || !s || hi - s->vaddr > s->filesz)
+		return false;
+	if (!(p = code_at(&b->code, s->offset + (lo - s->vaddr), n)))
+		return false;
+	for (i = 0; i < n; i += len)
+		if (!(len = unwtab_pad_len(p + i, n - i)))
+			return false;
+	return true;
+}
+
 static enum unwtab_err walk_all(struct build *b, const struct ranges *rr)
 {
 	const struct ember_unwind_row none = {.cfa_kind = EMBER_CFA_NONE};
@@ -1121,7 +1209,14 @@ static enum unwtab_err walk_all(struct build *b, const struct ranges *rr)
 	size_t i;
 
 	for (i = 0; i < rr->n; i++) {
-		if (rr->r[i].lo > prev && (why = push(b, prev, none)))
+		/*
+		 * padding after an FDE is run only by falling through from its code, into
+		 * the next (glibc's __memcpy_chk into memmove): the rule at the FDE's end
+		 * holds there; elsewhere, no rule (frame pointers)
+		 */
+		if (i && rr->r[i].lo > prev && gap_is_padding(b, prev, rr->r[i].lo))
+			t->st.pads++;
+		else if (rr->r[i].lo > prev && (why = push(b, prev, none)))
 			return why;
 		if ((why = walk_range(b, &rr->r[i])))
 			return why;
@@ -1327,9 +1422,10 @@ static enum unwtab_err span(struct build *b)
 	return UNWTAB_OK;
 }
 
-int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
+/* Compiles elf's table; the padding between its FDEs is read from code. */
+static int build_elf(Elf *elf, struct code_src code, struct unwtab *out, enum unwtab_err *why)
 {
-	struct build b = {.elf = elf, .t = out};
+	struct build b = {.elf = elf, .t = out, .code = code};
 	enum unwtab_err err;
 
 	memset(out, 0, sizeof(*out));
@@ -1348,6 +1444,7 @@ int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
 		dwarf_end(b.dw);
 	free(b.eh_r.r);
 	free(b.debug_r.r);
+	free(b.code.win);
 	if (err) {
 		free(out->rows);
 		memset(out, 0, sizeof(*out));
@@ -1360,7 +1457,12 @@ int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
 	return errno_of(err);
 }
 
-static int build_and_end(Elf *elf, struct unwtab *out, enum unwtab_err *why)
+int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
+{
+	return build_elf(elf, (struct code_src){.fd = -1}, out, why);
+}
+
+static int build_and_end(Elf *elf, struct code_src code, struct unwtab *out, enum unwtab_err *why)
 {
 	int rc;
 
@@ -1370,25 +1472,29 @@ static int build_and_end(Elf *elf, struct unwtab *out, enum unwtab_err *why)
 			*why = UNWTAB_E_NOT_ELF;
 		return errno_of(UNWTAB_E_NOT_ELF);
 	}
-	rc = unwtab_build_elf(elf, out, why);
+	rc = build_elf(elf, code, out, why);
 	elf_end(elf);
 	return rc;
 }
 
 int unwtab_build_fd(int fd, struct unwtab *out, enum unwtab_err *why)
 {
+	struct code_src code = {.fd = fd};
+
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return build_and_end(NULL, out, why);
+		return build_and_end(NULL, code, out, why);
 	/* Read, not mapped: see UNWTAB_SECTION_MAX. */
-	return build_and_end(elf_begin(fd, ELF_C_READ, NULL), out, why);
+	return build_and_end(elf_begin(fd, ELF_C_READ, NULL), code, out, why);
 }
 
 int unwtab_build_mem(const void *image, size_t len, struct unwtab *out, enum unwtab_err *why)
 {
+	struct code_src code = {.fd = -1, .image = image, .len = len};
+
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return build_and_end(NULL, out, why);
+		return build_and_end(NULL, code, out, why);
 	/* libelf only reads an image opened this way: the cast drops const for its API. */
-	return build_and_end(elf_memory((char *)image, len), out, why);
+	return build_and_end(elf_memory((char *)image, len), code, out, why);
 }
 
 /* Whether the FDE e (in .eh_frame data d at vaddr) covers pc: its range in *r. */

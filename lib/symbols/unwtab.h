@@ -38,6 +38,7 @@ struct unwtab_stats {
 	uint32_t rows_end;
 	uint32_t rows_signal;
 	uint32_t gaps; /* EMBER_CFA_NONE rows: addresses no FDE covers */
+	uint32_t pads; /* gaps of alignment nops after an FDE: its last rule holds on there */
 	uint32_t crt;  /* .init and .fini without FDEs given crti/crtn's rules */
 };
 
@@ -77,6 +78,13 @@ const char *unwtab_strerror(enum unwtab_err why);
  * rsp + 8 after. Pure; any other byte refuses.
  */
 bool unwtab_crt_shape(const uint8_t *p, size_t n, uint32_t *sub_end, uint32_t *add_end);
+
+/*
+ * The length of the x86-64 nop at p (n bytes readable), as assemblers pad code to an
+ * alignment with: nop, xchg %ax,%ax, nopl/nopw with a memory operand, behind 0x66 and cs
+ * prefixes; 0 for anything else. Pure.
+ */
+size_t unwtab_pad_len(const uint8_t *p, size_t n);
 
 /*
  * Compile the table of an ELF file. 0, or -errno with *why set (why may be NULL) and *out

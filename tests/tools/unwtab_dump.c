@@ -38,8 +38,8 @@ static void print_stats(const char *file, const struct unwtab *t, double secs)
 	printf("# rows %u (%zu bytes) fdes %u dropped %u bad %u from_debug_frame %u%s\n", s->rows,
 	       t->nrows * sizeof(*t->rows), s->fdes, s->fdes_dropped, s->fdes_bad,
 	       s->from_debug_frame, s->debug_frame_unread ? " (.debug_frame unread)" : "");
-	printf("# rows_fp %u rows_plt %u rows_end %u rows_signal %u gaps %u crt %u\n", s->rows_fp,
-	       s->rows_plt, s->rows_end, s->rows_signal, s->gaps, s->crt);
+	printf("# rows_fp %u rows_plt %u rows_end %u rows_signal %u gaps %u pads %u crt %u\n",
+	       s->rows_fp, s->rows_plt, s->rows_end, s->rows_signal, s->gaps, s->pads, s->crt);
 }
 
 int main(int argc, char **argv)

@@ -90,7 +90,7 @@ static void check_shape(const struct unwtab *t)
 static void check_asm(const char *file)
 {
 	struct unwtab t;
-	uint64_t a;
+	uint64_t a, size, body;
 
 	build(file, &t);
 	check_shape(&t);
@@ -121,6 +121,14 @@ static void check_asm(const char *file)
 	expect(&t, a + 1, EMBER_CFA_FP, 0, 0);
 	ck_assert_uint_ge(t.st.rows_fp, 2);
 	ck_assert_uint_ge(t.st.gaps, 2);
+	/* the nops after asm_chk, run only by falling through it: its last rule holds there */
+	a = nm_addr(file, "asm_chk", &size);
+	body = nm_addr(file, "asm_chk_body", NULL);
+	ck_assert_uint_gt(body, a + size); /* .p2align 6 left some */
+	expect(&t, a + size - 1, EMBER_CFA_RSP, 8, 0);
+	expect(&t, a + size, EMBER_CFA_RSP, 8, 0);
+	expect(&t, body - 1, EMBER_CFA_RSP, 8, 0);
+	ck_assert_uint_ge(t.st.pads, 1);
 	unwtab_free(&t);
 }
 
@@ -184,6 +192,48 @@ START_TEST(test_crt_shape)
 	/* every truncation of a good one */
 	for (size_t n = 0; n < sizeof(glibc); n++)
 		ck_assert(!unwtab_crt_shape(glibc, n, &sub_end, &add_end));
+}
+END_TEST
+
+START_TEST(test_pad_len)
+{
+	/* gas's nops of 1 to 11 bytes (tc-i386.c), and LLVM's of 15 */
+	static const uint8_t nops[][15] = {
+		{0x90},
+		{0x66, 0x90},
+		{0x0f, 0x1f, 0x00},
+		{0x0f, 0x1f, 0x40, 0x00},
+		{0x0f, 0x1f, 0x44, 0x00, 0x00},
+		{0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+		{0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00},
+		{0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+		{0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+		{0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+		{0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+		{0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00,
+		 0x00},
+	};
+	static const size_t lens[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15};
+	/* ret, pause, endbr64, int3, a reserved hint nop (0f 1f /1), 15 prefixes and a nop */
+	static const uint8_t ret[] = {0xc3}, pause[] = {0xf3, 0x90},
+			     endbr[] = {0xf3, 0x0f, 0x1e, 0xfa}, int3[] = {0xcc},
+			     hint[] = {0x0f, 0x1f, 0x48, 0x00};
+	uint8_t long_pfx[16];
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		ck_assert_uint_eq(unwtab_pad_len(nops[i], lens[i]), lens[i]);
+		ck_assert_uint_eq(unwtab_pad_len(nops[i], 15), lens[i]); /* more bytes after */
+		for (size_t n = 0; n < lens[i]; n++) /* cut short: never read past n */
+			ck_assert_uint_eq(unwtab_pad_len(nops[i], n), 0);
+	}
+	ck_assert_uint_eq(unwtab_pad_len(ret, sizeof(ret)), 0);
+	ck_assert_uint_eq(unwtab_pad_len(pause, sizeof(pause)), 0);
+	ck_assert_uint_eq(unwtab_pad_len(endbr, sizeof(endbr)), 0);
+	ck_assert_uint_eq(unwtab_pad_len(int3, sizeof(int3)), 0);
+	ck_assert_uint_eq(unwtab_pad_len(hint, sizeof(hint)), 0);
+	memset(long_pfx, 0x66, sizeof(long_pfx));
+	long_pfx[15] = 0x90;
+	ck_assert_uint_eq(unwtab_pad_len(long_pfx, sizeof(long_pfx)), 0);
 }
 END_TEST
 
@@ -877,6 +927,7 @@ Suite *unwtab_suite(void)
 	tcase_add_test(tc, test_readelf_libc);
 	tcase_add_test(tc, test_crt_init);
 	tcase_add_test(tc, test_crt_shape);
+	tcase_add_test(tc, test_pad_len);
 	tcase_add_test(tc, test_readelf_ldso);
 	tcase_add_test(tc, test_refused);
 	tcase_add_loop_test(tc, test_fuzz_seeds, 0, sizeof(seeds) / sizeof(seeds[0]));
