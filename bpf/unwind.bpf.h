@@ -387,7 +387,7 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 	st->len = w.f.n;
 	st->flags = w.f.end == UW_DEPTH ? EMBER_STACK_TRUNCATED : 0;
 	/* frame pointers where a table is missing or still being built: not known complete */
-	if (!proc || (proc->pending && w.f.by_fp))
+	if (uw_fp_guessed(&w.f, proc))
 		st->flags |= EMBER_STACK_NO_TABLES;
 	res->end = w.f.end;
 	res->no_proc = !proc;

@@ -433,4 +433,18 @@ static __always_inline void uw_walk_frames(struct uw_walk_state *w)
 		w->f.end = UW_DEPTH;
 }
 
+/*
+ * Whether the walk's frame-pointer steps may have skipped callers, so that its stack is
+ * not known whole: the process has no tables, or took such a step where its tables were
+ * still being built, or from code outside every mapping it was given (a library it
+ * loaded since it was read; not V8's code, which moves and keeps frame pointers).
+ */
+static __always_inline bool uw_fp_guessed(const struct uw_frame *f,
+					  const struct ember_unwind_proc *proc)
+{
+	if (!proc)
+		return true;
+	return f->by_fp && (proc->pending || (f->stale && proc->rt.kind != EMBER_RT_V8));
+}
+
 #endif /* EMBER_UWALK_BPF_H */

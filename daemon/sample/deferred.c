@@ -458,7 +458,7 @@ static bool walk_with(struct deferred *d, struct waiting *w, enum walk_entry how
 	s->klen = w->kstack_len;
 	/* callers missing: [truncated]; frame pointers where its tables were not in */
 	s->uflags = res->truncated || res->copy_short ? EMBER_STACK_TRUNCATED : 0;
-	if (!loaded || (proc->pending && res->by_fp))
+	if (res->fp_guessed) /* as the kernel's walk says it: uw_fp_guessed() */
 		s->uflags |= EMBER_STACK_NO_TABLES;
 	memcpy(s->ips, res->ips, res->n * sizeof(uint64_t));
 	memcpy(s->ips + res->n, w->kips, w->kstack_len * sizeof(uint64_t));

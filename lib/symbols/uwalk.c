@@ -223,6 +223,7 @@ void uwalk_traced(const struct ember_unwind_proc *proc, const struct uwalk_rows 
 	out->rt_miss = w.rt.miss;
 	out->rt_unsupported = w.rt.unsupported;
 	out->truncated = end == UW_DEPTH;
+	out->fp_guessed = uw_fp_guessed(&w.f, proc);
 	out->copy_short = env.beyond && end != UW_OUTERMOST && end != UW_DEPTH;
 }
 

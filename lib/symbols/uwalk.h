@@ -58,6 +58,7 @@ struct uwalk_result {
 	 */
 	uint32_t stack_reads, mem_reads, mem_bytes, rules;
 	bool truncated;	 /* EMBER_MAX_STACK_DEPTH reached */
+	bool fp_guessed; /* frame-pointer steps may have skipped callers (uw_fp_guessed()) */
 	bool copy_short; /* it ended reading past the copy: callers missing, not a bad stack */
 };
 
