@@ -20,10 +20,7 @@ start_emberd --hz 99 --interval 1h
 WL=$!
 PIDS+=("$WL")
 wait "$WL" || fail "python3.11 late_import.py failed: $(tail -3 "$T/py.out")"
-kill -TERM "$EMBERD_PID"
-wait_emberd
-"$EMBERCTL" --data-dir "$T/data" folded --pid "$WL" -o "$T/py.folded" 2>"$T/folded.err" ||
-	fail "emberctl folded failed: $(cat "$T/folded.err")"
+stop_and_fold "$WL:$T/py.folded"
 JSON=';(_json[.]cpython-[^;]*[+]0x[0-9a-f]+|encoder_[a-z_]+);'
 silent=$(M=$MARKED J=$JSON awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s) }
 	s ~ ENVIRON["J"] && s !~ /^;_start;/ && $0 !~ ENVIRON["M"] { n += $NF; print > "/dev/stderr" }

@@ -23,8 +23,7 @@ kill "$WL"
 after=$(grep -c "unwinder: pid $WL: " "$T/emberd.log")
 echo "unwinder reads of fx_dlopen: $before before the dlopen, $after in all"
 [ "$after" -gt "$before" ] || fail "fx_dlopen's mappings were not read again after its dlopen"
-"$EMBERCTL" --data-dir "$T/data" folded --pid "$WL" -o "$T/dlopen.folded" 2>"$T/folded.err" ||
-	fail "emberctl folded failed: $(cat "$T/folded.err")"
+fold_pid "$WL" "$T/dlopen.folded"
 expect_share "$T/dlopen.folded" "nofp_work under main -> after_dlopen" 90 200 \
 	';main;after_dlopen;nofp_work;' ';nofp_work;'
 silent=$(M=$MARKED awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s) }

@@ -4,6 +4,21 @@
 # at 99 Hz and measure, from its folded stacks, the share of samples whose stack
 # has the expected shape. bench/unwind.sh sources it too, for share.
 
+# fold_pid PID FILE: PID's stacks in emberd's history (start_emberd's), folded into FILE.
+fold_pid() {
+	"$EMBERCTL" --data-dir "$T/data" folded --pid "$1" -o "$2" 2>"$T/folded.err" ||
+		fail "emberctl folded failed: $(cat "$T/folded.err")"
+}
+
+# stop_and_fold PID:FILE...: stops emberd (it stores its last interval), then folds each
+# PID's stacks into its FILE.
+stop_and_fold() {
+	local pf
+	kill -TERM "$EMBERD_PID"
+	wait_emberd
+	for pf in "$@"; do fold_pid "${pf%%:*}" "${pf#*:}"; done
+}
+
 # profile_fixture NAME CMD...: runs CMD (it stops by itself) under a fresh emberd at
 # 99 Hz, stops emberd (which stores its last interval), and writes the folded stacks
 # of CMD's process to $T/NAME.folded. Sets WL to CMD's pid.
@@ -15,10 +30,7 @@ profile_fixture() {
 	WL=$!
 	PIDS+=("$WL")
 	wait "$WL" || fail "$name exited with status $?: $(tail -3 "$T/$name.out")"
-	kill -TERM "$EMBERD_PID"
-	wait_emberd
-	"$EMBERCTL" --data-dir "$T/data" folded --pid "$WL" -o "$T/$name.folded" 2>"$T/folded.err" ||
-		fail "emberctl folded failed: $(cat "$T/folded.err")"
+	stop_and_fold "$WL:$T/$name.folded"
 }
 
 # share FOLDED WANT [OF]: of the samples whose stack matches the ERE OF (all if
@@ -71,8 +83,7 @@ exec_when_loaded() {
 	wait "$WL" || fail "fx_qsort exited with status $?: $(tail -3 "$T/exec.out")"
 	kill -TERM "$EMBERD_PID"
 	wait_emberd
-	"$EMBERCTL" --data-dir "$T/data" folded --pid "$WL" -o "$T/exec.folded" 2>"$T/folded.err" ||
-		fail "emberctl folded failed: $(cat "$T/folded.err")"
+	fold_pid "$WL" "$T/exec.folded"
 }
 
 # finish PASSMSG: fails with every expect_share that missed, else passes

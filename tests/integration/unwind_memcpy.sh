@@ -21,12 +21,7 @@ SMALL=$!
 PIDS+=("$BIG" "$SMALL")
 wait "$BIG" || fail "fx_memcpy exited with status $?: $(tail -3 "$T/big.out")"
 wait "$SMALL" || fail "fx_memcpy (64 bytes) exited with status $?: $(tail -3 "$T/small.out")"
-kill -TERM "$EMBERD_PID"
-wait_emberd
-for p in big:$BIG small:$SMALL; do
-	"$EMBERCTL" --data-dir "$T/data" folded --pid "${p#*:}" -o "$T/${p%:*}.folded" \
-		2>"$T/folded.err" || fail "emberctl folded failed: $(cat "$T/folded.err")"
-done
+stop_and_fold "$BIG:$T/big.folded" "$SMALL:$T/small.folded"
 
 F=$T/big.folded
 MEMCPY=';(__)?mem(cpy|move)[^;]*;'

@@ -42,12 +42,7 @@ PIDS+=("$MULTI" "$SINGLE")
 trap 'rm -f "/tmp/perf-$MULTI.map" "/tmp/perf-$SINGLE.map"; cleanup' EXIT
 wait "$MULTI" || fail "node exited with status $?: $(tail -3 "$T/multi.out")"
 wait "$SINGLE" || fail "node --single-threaded exited with status $?: $(tail -3 "$T/single.out")"
-kill -TERM "$EMBERD_PID"
-wait_emberd
-for w in multi:$MULTI single:$SINGLE; do
-	"$EMBERCTL" --data-dir "$T/data" folded --pid "${w#*:}" -o "$T/${w%%:*}.folded" \
-		2>"$T/folded.err" || fail "emberctl folded failed: $(cat "$T/folded.err")"
-done
+stop_and_fold "$MULTI:$T/multi.folded" "$SINGLE:$T/single.folded"
 
 START='(main|node::Start(\([^;]*\))?)'
 expect_share "$T/multi.folded" "complete (process or thread start)" 98 300 \
