@@ -1457,11 +1457,6 @@ static int build_elf(Elf *elf, struct code_src code, struct unwtab *out, enum un
 	return errno_of(err);
 }
 
-int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why)
-{
-	return build_elf(elf, (struct code_src){.fd = -1}, out, why);
-}
-
 static int build_and_end(Elf *elf, struct code_src code, struct unwtab *out, enum unwtab_err *why)
 {
 	int rc;

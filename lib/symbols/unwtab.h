@@ -88,9 +88,8 @@ size_t unwtab_pad_len(const uint8_t *p, size_t n);
 
 /*
  * Compile the table of an ELF file. 0, or -errno with *why set (why may be NULL) and *out
- * zeroed. The Elf is not released; the fd is not closed; the image must outlive the call only.
+ * zeroed. The fd is not closed; the image must outlive the call only.
  */
-int unwtab_build_elf(Elf *elf, struct unwtab *out, enum unwtab_err *why);
 int unwtab_build_fd(int fd, struct unwtab *out, enum unwtab_err *why);
 int unwtab_build_mem(const void *image, size_t len, struct unwtab *out, enum unwtab_err *why);
 /*
