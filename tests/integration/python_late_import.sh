@@ -22,11 +22,6 @@ PIDS+=("$WL")
 wait "$WL" || fail "python3.11 late_import.py failed: $(tail -3 "$T/py.out")"
 stop_and_fold "$WL:$T/py.folded"
 JSON=';(_json[.]cpython-[^;]*[+]0x[0-9a-f]+|encoder_[a-z_]+);'
-silent=$(M=$MARKED J=$JSON awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s) }
-	s ~ ENVIRON["J"] && s !~ /^;_start;/ && $0 !~ ENVIRON["M"] { n += $NF; print > "/dev/stderr" }
-	END { print n + 0 }' "$T/py.folded" 2>"$T/silent")
-echo "samples through _json.so neither whole nor saying why: $silent"
-head -3 "$T/silent" | cut -c1-300 | sed 's/^/  /'
-[ "$silent" -eq 0 ] || FAILED+=("$silent samples through _json.so silently incomplete")
+silent "samples through _json.so" "$T/py.folded" '^;_start;' "$JSON"
 expect_share "$T/py.folded" "samples through _json.so whole, from _start" 85 150 '^;_start;' "$JSON"
 finish "python3.11: a C extension imported late is walked whole, or said not to be"

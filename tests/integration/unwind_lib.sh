@@ -81,9 +81,7 @@ exec_when_loaded() {
 	wait_for loaded || fail "emberd never loaded $1's unwind tables"
 	touch "$T/go"
 	wait "$WL" || fail "fx_qsort exited with status $?: $(tail -3 "$T/exec.out")"
-	kill -TERM "$EMBERD_PID"
-	wait_emberd
-	fold_pid "$WL" "$T/exec.folded"
+	stop_and_fold "$WL:$T/exec.folded"
 }
 
 # finish PASSMSG: fails with every expect_share that missed, else passes
@@ -137,6 +135,21 @@ pprof_folded() {
 
 # The root frames that say why a stack is not whole (daemon/interval/drain.h).
 MARKED='^\[(incomplete: [a-z ]+|execve|truncated|lost user stack)\](;| [0-9]+$)'
+
+# silent WHAT FOLDED WANT [OF]: of the samples whose stack matches the ERE OF (all if
+# empty), fails (FAILED) when one neither matches WANT nor says why at its root (MARKED);
+# stacks matched as share() matches them. Prints the count, and the first of them.
+silent() {
+	local bad n
+	bad=$(WANT=$3 OF=${4:-} M=$MARKED awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s)
+		if ((ENVIRON["OF"] == "" || s ~ ENVIRON["OF"]) && s !~ ENVIRON["WANT"] &&
+		    $0 !~ ENVIRON["M"]) print }' "$2")
+	n=$(awk '{ n += $NF } END { print n + 0 }' <<<"$bad")
+	echo "$1: $n samples incomplete without a frame saying so"
+	[ "$n" -eq 0 ] && return
+	head -3 <<<"$bad" | cut -c1-400 | sed 's/^/  /'
+	FAILED+=("$1: $n samples silently incomplete")
+}
 
 # wait_intervals N: emberd's status counts N intervals, polled for 2 min (a starved host
 # stretches an interval: 38 s for 4 s seen beside soak tests)

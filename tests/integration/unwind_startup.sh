@@ -32,17 +32,6 @@ kill -TERM "$EMBERD_PID"
 wait_emberd
 app_windows "$APP"
 
-# silent WHAT FOLDED WANT: fails when a sample neither matches WANT nor says why not
-silent() {
-	local bad n
-	bad=$(WANT=$3 M=$MARKED awk '{ s = ";" $0; sub(/ [0-9]+$/, ";", s)
-		if (s !~ ENVIRON["WANT"] && $0 !~ ENVIRON["M"]) print }' "$2")
-	n=$(awk '{ n += $NF } END { print n + 0 }' <<<"$bad")
-	echo "$1: $n samples incomplete without a frame saying so"
-	[ "$n" -eq 0 ] && return
-	head -3 <<<"$bad" | cut -c1-400 | sed 's/^/  /'
-	FAILED+=("$1: $n samples silently incomplete")
-}
 tables_at_start && loaded=1 || loaded=
 [ -n "$loaded" ] || echo "emberd sampled before every running process's tables were in (a" \
 	"starved host): the first interval's stacks must say so, not be complete"
