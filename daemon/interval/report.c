@@ -5,6 +5,7 @@
  * the interval's log line written from it.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "allocs.h"
+#include "bpfload.h"
 #include "clock.h"
 #include "counters.h"
 #include "ember/growth.h"
@@ -35,18 +37,19 @@
 #ifndef EMBER_VERSION
 #define EMBER_VERSION "0.1.0"
 #endif
-/* Lines of an fdinfo file read at most. */
-#define FDINFO_LINES 32
+/* Bytes of an fdinfo file read: a map's has some 300. */
+#define FDINFO_BYTES 1024
 /* File descriptors looked at for BPF maps: emberd holds far fewer. */
 #define MAX_FDS_SCANNED 65536
 /*
- * The BPF maps are scanned again when the open fds changed (an object loaded
- * or closed: a capture, a reload), else every MAPS_RESCAN gathers: a scan reads
- * a link and an fdinfo file per fd, the dearest part of a report, and maps
- * come and go with fds. The periodic scan catches a fd number that another
- * object took over between two gathers, and maps that allocate on use.
+ * The BPF maps are scanned again when an object was loaded or closed (a
+ * capture, a reload: bpfload_generation()), else every MAPS_RESCAN gathers: a
+ * scan reads a link and an fdinfo file per fd, the dearest part of a report.
+ * Between scans, only the maps whose memory follows their elements have their
+ * fdinfo read again. The periodic scan (an hour at the default interval) is a
+ * backstop for a map no load reported.
  */
-#define MAPS_RESCAN 30
+#define MAPS_RESCAN 360
 
 static void count(struct status_count *c, uint64_t delta)
 {
@@ -295,25 +298,34 @@ static void gather_cpu(struct ember_status *st)
 	st->cpu_system_ns = ru.ru_stime.tv_sec * NS_PER_SEC + ru.ru_stime.tv_usec * NS_PER_US;
 }
 
-/* map_id and memlock of one BPF map fd, from its fdinfo; false when it is no map. */
+/*
+ * map_id and memlock of one BPF map fd, from its fdinfo (one read: a few
+ * hundred bytes); false when it is no map.
+ */
 static bool map_fdinfo(int fd, uint64_t *id, uint64_t *memlock)
 {
-	char path[64], line[128];
+	char path[64], buf[FDINFO_BYTES];
 	bool is_map = false;
-	FILE *f;
+	ssize_t n;
+	int f;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
 		return false;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
 	*id = *memlock = 0;
-	for (int i = 0; i < FDINFO_LINES && fgets(line, sizeof(line), f); i++) {
+	for (char *line = buf, *nl; line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
 		if (!strncmp(line, "map_type:", 9))
 			is_map = true;
 		else if (sscanf(line, "map_id: %" SCNu64, id) != 1)
 			sscanf(line, "memlock: %" SCNu64, memlock);
 	}
-	fclose(f);
 	return is_map;
 }
 
@@ -325,46 +337,58 @@ static bool seen_id(const uint64_t *ids, size_t n, uint64_t id)
 	return false;
 }
 
-/*
- * Every BPF map this process holds, once each (the cpu object reuses the proc
- * object's shared maps through a second fd): its memlock is what the kernel
- * charges to the cgroup for it, which RSS does not show.
- */
-/*
- * Adds a map to the one of the same name already listed (counts0 of the cpu
- * and growth objects): one series per name. False when there is none.
- */
-static bool add_same_name(struct ember_status *st, const struct bpf_map_info *info,
-			  uint64_t memlock)
+/* Adds a map's bytes to its row (of its name) and the total; its row, or -1 when rows are full. */
+static int add_map(struct ember_status *st, const struct bpf_map_info *info, uint64_t memlock)
 {
-	for (size_t i = 0; i < st->n_maps; i++)
-		if (!strncmp(st->maps[i].name, info->name, sizeof(info->name))) {
-			st->maps[i].max_entries += info->max_entries;
-			st->maps[i].bytes += memlock;
-			return true;
-		}
-	return false;
+	size_t i;
+
+	st->mem.bpf_map_bytes += memlock;
+	for (i = 0; i < st->n_maps; i++)
+		if (!strncmp(st->maps[i].name, info->name, sizeof(info->name)))
+			break;
+	if (i == st->n_maps) {
+		if (st->n_maps == STATUSFILE_MAX_MAPS)
+			return -1;
+		snprintf(st->maps[i].name, sizeof(st->maps[0].name), "%s", info->name);
+		st->maps[i].max_entries = st->maps[i].bytes = 0;
+		st->n_maps++;
+	}
+	st->maps[i].max_entries += info->max_entries;
+	st->maps[i].bytes += memlock;
+	return (int)i;
 }
 
-/* The numbers of the open fds, hashed (FNV-1a): what tells a new scan of the maps is due. */
-static uint64_t fds_hash(void)
+/*
+ * Whether a map's memlock follows its elements: a hash made without
+ * preallocation, a trie. (A local storage's counts itself alone: its elements
+ * are charged to the tasks, sockets and inodes that hold them.)
+ */
+static bool counts_elements(const struct bpf_map_info *info)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t scanned = 0;
-	struct dirent *e;
-	DIR *d = opendir("/proc/self/fd");
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) && scanned++ < MAX_FDS_SCANNED)
-		for (const char *c = e->d_name; *c; c++)
-			h = (h ^ (uint8_t)*c) * 0x100000001b3ULL;
-	closedir(d);
-	return h;
+	switch (info->type) {
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+		return info->map_flags & BPF_F_NO_PREALLOC;
+	case BPF_MAP_TYPE_LPM_TRIE:
+		return true;
+	default:
+		return false;
+	}
 }
 
-static void scan_maps(struct ember_status *st)
+/* Keeps a map that allocates on use, found by a scan in row slot, for the gathers until the next. */
+static void keep_growing(struct interval_report *r, int fd, const struct bpf_map_info *info,
+			 int slot, uint64_t memlock)
 {
+	if (!counts_elements(info) || r->n_growing == REPORT_GROWING_MAX)
+		return;
+	r->growing[r->n_growing++] = (struct report_growing_map){
+		.fd = fd, .id = info->id, .slot = slot, .bytes = memlock};
+}
+
+static void scan_maps(struct interval_report *r)
+{
+	struct ember_status *st = &r->st;
 	uint64_t ids[256];
 	size_t n_ids = 0, scanned = 0;
 	struct dirent *e;
@@ -372,6 +396,7 @@ static void scan_maps(struct ember_status *st)
 
 	st->n_maps = 0;
 	st->mem.bpf_map_bytes = 0;
+	r->n_growing = 0;
 	if (!d)
 		return;
 	while ((e = readdir(d)) && scanned++ < MAX_FDS_SCANNED) {
@@ -395,27 +420,47 @@ static void scan_maps(struct ember_status *st)
 		if (seen_id(ids, n_ids, id) || n_ids == sizeof(ids) / sizeof(ids[0]))
 			continue;
 		ids[n_ids++] = id;
-		st->mem.bpf_map_bytes += memlock;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || add_same_name(st, &info, memlock) ||
-		    st->n_maps == STATUSFILE_MAX_MAPS)
+		if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			st->mem.bpf_map_bytes += memlock;
 			continue;
-		snprintf(st->maps[st->n_maps].name, sizeof(st->maps[0].name), "%s", info.name);
-		st->maps[st->n_maps].max_entries = info.max_entries;
-		st->maps[st->n_maps].bytes = memlock;
-		st->n_maps++;
+		}
+		keep_growing(r, fd, &info, add_map(st, &info, memlock), memlock);
 	}
 	closedir(d);
 }
 
-/* The BPF maps in the status, scanned again only when due (MAPS_RESCAN). */
+/*
+ * The memlock of the maps that allocate on use, read again into their rows.
+ * False when one is no longer at its fd (the maps changed unreported).
+ */
+static bool reread_growing(struct interval_report *r)
+{
+	struct ember_status *st = &r->st;
+
+	for (size_t i = 0; i < r->n_growing; i++) {
+		struct report_growing_map *g = &r->growing[i];
+		uint64_t id, memlock;
+
+		if (!map_fdinfo(g->fd, &id, &memlock) || id != g->id)
+			return false;
+		st->mem.bpf_map_bytes += memlock - g->bytes;
+		if (g->slot >= 0)
+			st->maps[g->slot].bytes += memlock - g->bytes;
+		g->bytes = memlock;
+	}
+	return true;
+}
+
+/* The BPF maps in the status: scanned again when due, else their growing maps read again. */
 static void gather_maps(struct interval_report *r)
 {
-	uint64_t fds = fds_hash();
+	uint64_t gen = bpfload_generation();
 
-	if (r->st.n_maps && fds == r->maps_fds && ++r->maps_gathers < MAPS_RESCAN)
+	if (r->st.n_maps && gen == r->maps_gen && ++r->maps_gathers < MAPS_RESCAN &&
+	    reread_growing(r))
 		return;
-	scan_maps(&r->st);
-	r->maps_fds = fds;
+	scan_maps(r);
+	r->maps_gen = gen;
 	r->maps_gathers = 0;
 }
 

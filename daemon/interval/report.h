@@ -42,6 +42,17 @@ struct report_sources {
 	const uint64_t *processes_late; /* read when their samples had waited (a report missed) */
 };
 
+/* Maps that allocate on use followed between scans: emberd makes a few (unwind_rows). */
+#define REPORT_GROWING_MAX 16
+
+/* A BPF map that allocates on use (BPF_F_NO_PREALLOC), as the last scan found it. */
+struct report_growing_map {
+	int fd;		/* its fd, which holds while bpfload_generation() does */
+	uint32_t id;	/* the kernel's id: another id at fd means the maps changed */
+	int slot;	/* its row in ember_status.maps, or -1 (rows full) */
+	uint64_t bytes; /* its memlock, as last read */
+};
+
 /* One interval's figures (cumulative ones since the start), filled by report_gather(). */
 struct interval_report {
 	struct ember_status st; /* what the status file holds, as it holds it */
@@ -59,8 +70,11 @@ struct interval_report {
 	struct unwinder_stats unw;    /* the unwinder's since the start (zero without one) */
 	struct deferred_stats defer;  /* the deferred walks' since the start ... */
 	bool has_defer;		      /* ... when the sampler sends any */
-	uint64_t maps_fds;	      /* the open fds at the last scan of the BPF maps (a hash) */
+	uint64_t maps_gen;	      /* bpfload_generation() at the last scan of the BPF maps */
 	uint32_t maps_gathers;	      /* gathers since that scan */
+	/* the maps that allocate on use, whose memlock each gather reads again */
+	struct report_growing_map growing[REPORT_GROWING_MAX];
+	size_t n_growing;
 };
 
 /* The report's fixed fields, and the BPF metrics' baselines: the first deltas count from here. */

@@ -134,6 +134,7 @@ void allocs_close(struct allocs *a)
 		detach(&a->procs[i]);
 	free(a->gc_prev);
 	alloc_bpf__destroy(a->skel);
+	bpfload_closed();
 	free(a);
 }
 

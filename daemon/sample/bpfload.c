@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@ static struct {
 	char why[128];
 	char tail[640];
 } refused;
+
+/* Objects loaded and closed since the start (bpfload_generation()). */
+static _Atomic uint64_t generation;
 
 static const char LOG_BEGIN[] = "-- BEGIN PROG LOAD LOG --";
 static const char LOG_END[] = "-- END PROG LOAD LOG --";
@@ -199,6 +203,7 @@ void bpfload_report(const struct bpf_object *obj, const char *what)
 	struct bpf_program *prog;
 	unsigned long total = 0;
 
+	atomic_fetch_add(&generation, 1);
 	if (!log_enabled(LOG_LVL_DEBUG))
 		return;
 	line[0] = '\0';
@@ -217,4 +222,14 @@ void bpfload_report(const struct bpf_object *obj, const char *what)
 						 info.verified_insns);
 	}
 	log_debug("bpf %s: instructions verified:%s; %lu in all", what, line, total);
+}
+
+void bpfload_closed(void)
+{
+	atomic_fetch_add(&generation, 1);
+}
+
+uint64_t bpfload_generation(void)
+{
+	return atomic_load(&generation);
 }

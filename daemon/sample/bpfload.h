@@ -41,8 +41,20 @@ const char *bpfload_refused(void);
  */
 int64_t bpfload_run_ns(const struct bpf_object *obj);
 
-/* Logs (debug) the instructions the verifier processed for each program of obj loaded. */
+/*
+ * After obj's load: logs (debug) the instructions the verifier processed for
+ * each program, and counts a load in bpfload_generation().
+ */
 void bpfload_report(const struct bpf_object *obj, const char *what);
+
+/* After an object loaded with bpfload_report() is closed: counts in bpfload_generation(). */
+void bpfload_closed(void);
+
+/*
+ * Objects loaded and closed since the start (any thread: a capture loads on
+ * its own): while it holds, the daemon's BPF maps are the same fds.
+ */
+uint64_t bpfload_generation(void);
 
 /*
  * The last lines (at most lines, each trimmed, joined by " | ") of a verifier

@@ -133,6 +133,7 @@ void growth_close(struct growth *g)
 	fold_perf_close(&g->perf);
 	fold_buffers_free(&g->buf);
 	growth_bpf__destroy(g->skel);
+	bpfload_closed();
 	free(g);
 }
 

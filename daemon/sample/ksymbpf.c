@@ -86,5 +86,6 @@ void ksymbpf_close(struct ksymbpf *k)
 	if (!k)
 		return;
 	ksym_bpf__destroy(k->skel);
+	bpfload_closed();
 	free(k);
 }

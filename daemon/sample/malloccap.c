@@ -172,6 +172,7 @@ void malloccap_close(struct malloccap *m)
 		return;
 	malloccap_detach(m);
 	malloc_bpf__destroy(m->skel);
+	bpfload_closed();
 	free(m);
 }
 

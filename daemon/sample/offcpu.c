@@ -231,6 +231,7 @@ void offcpu_close(struct offcpu *oc)
 	free(oc->hkeys);
 	free(oc->hpids);
 	offcpu_bpf__destroy(oc->skel);
+	bpfload_closed();
 	free(oc);
 }
 

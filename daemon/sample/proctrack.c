@@ -113,6 +113,7 @@ void proctrack_close(struct proctrack *p)
 		return;
 	ring_buffer__free(p->rb);
 	proc_bpf__destroy(p->skel);
+	bpfload_closed();
 	free(p);
 }
 

@@ -171,6 +171,7 @@ void sampler_close(struct sampler *s)
 	}
 	fold_buffers_free(&s->buf);
 	cpu_bpf__destroy(s->skel);
+	bpfload_closed();
 	free(s);
 }
 

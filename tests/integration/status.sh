@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # emberctl status against a live emberd (private data and runtime dirs): the
 # daemon section (hz, samples of the last interval, processes, RSS, BPF map
-# memory), the same numbers in --format prometheus (checked by promcheck),
+# memory, which follows the unwind rows as tables load and a capture's maps while
+# it runs), the same numbers in --format prometheus (checked by promcheck),
 # "stale" while emberd is stopped, "not running" after it exits or when its pid
 # is gone, and a low memory_limit that makes it shrink its caches and say so.
 . "$(dirname "$0")/lib.sh"
@@ -87,6 +88,57 @@ for c in user_stack_unreadable kernel_stack_unreadable stack_map_full counts_map
 done
 grep -q '^ember_bpf_map_bytes{map="counts0"} [1-9]' "$T/prom" || fail "no per-map memory"
 [ "$(prom_value ember_history_profiles "$T/prom")" -gt 0 ] || fail "no history profiles in prometheus"
+
+# --- the maps' memory follows their use, and a capture's maps come and go ---------
+# map_bytes NAME [FILE]: the status's bytes of map NAME ("bpf_map NAME MAX BYTES")
+map_bytes() { awk -v n="$1" '$1 == "bpf_map" && $2 == n { print $4 }' "${2:-$RUN/status}"; }
+# kernel_rows: the unwind rows map's memlock as the kernel counts it (bpftool reads fdinfo)
+kernel_rows() {
+	bpftool map show -j 2>/dev/null | python3 -c 'import json, sys
+print(sum(m.get("bytes_memlock", 0) for m in json.load(sys.stdin) if m.get("name") == "unwind_rows"))'
+}
+command -v bpftool >/dev/null || fail "bpftool not installed (scripts/install-deps.sh installs it)"
+rows0=$(map_bytes unwind_rows)
+[ -n "$rows0" ] || fail "no unwind_rows line in the status: $(grep bpf_map "$RUN/status")"
+# python3.11's tables (its interpreter, libc's and the rest are loaded): the rows map grows
+/usr/bin/python3.11 -c 'while True: pass' &
+PY=$!
+PIDS+=("$PY")
+for _ in $(seq 1 300); do
+	krows=$(kernel_rows)
+	[ "${krows:-0}" -gt "$rows0" ] && break
+	sleep 0.1
+done
+[ "${krows:-0}" -gt "$rows0" ] || fail "python3.11's tables never grew unwind_rows ($rows0 bytes)"
+# no object was loaded: the status follows the map's memlock between its scans
+for _ in $(seq 1 200); do
+	srows=$(map_bytes unwind_rows)
+	[ "${srows:-0}" -ge "$krows" ] && break
+	sleep 0.1
+done
+[ "${srows:-0}" -ge "$krows" ] ||
+	fail "the status's unwind_rows stayed at $srows bytes, the kernel's at $krows (from $rows0)"
+kill "$PY"
+pass "unwind_rows followed in the status: $rows0 -> $srows bytes (kernel: $krows)"
+# a capture loads its own maps: counted while it runs, not after
+total0=$(status_key memory.bpf_map_bytes)
+"$EMBERCTL" capture --runtime-dir "$RUN" --pid "$BUSY" --hz 99 --duration 4s -o "$T/cap.pb.gz" \
+	>"$T/cap.out" 2>&1 &
+CAP=$!
+for _ in $(seq 1 300); do
+	during=$(status_key memory.bpf_map_bytes)
+	[ "${during:-0}" -gt "$total0" ] && break
+	sleep 0.1
+done
+[ "${during:-0}" -gt "$total0" ] || fail "a capture's maps never showed in the status ($total0 bytes)"
+wait "$CAP" || fail "the capture failed: $(cat "$T/cap.out")"
+for _ in $(seq 1 200); do
+	after=$(status_key memory.bpf_map_bytes)
+	[ "${after:-0}" -lt "$during" ] && break
+	sleep 0.1
+done
+[ "${after:-0}" -lt "$during" ] || fail "the capture's maps stayed in the status: $after bytes"
+pass "BPF map memory $total0 -> $during bytes during a capture -> $after after"
 
 # stopped (SIGSTOP) for more than 3 intervals: stale, not running
 kill -STOP "$EMBERD_PID"
