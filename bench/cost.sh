@@ -17,7 +17,7 @@
 #   -z  sampling rate of emberd and of the peer                (BENCH_HZ, 19)
 #   -e  the emberd binary                                      (EMBERD: build/)
 #   -b  a second emberd to compare (another commit's build), shown as emberd-b
-#   -p  peers: bpftrace, floor and/or none                     (BENCH_PEERS, bpftrace)
+#   -p  peers: otel, bpftrace, floor and/or none               (BENCH_PEERS, bpftrace)
 #   -o  also write the report to this file
 #   -k  also write the raw per-run rows (TSV) to this file
 # The host keeps two CPU-bound processes throughout (as a busy host has). "quiet"
@@ -25,10 +25,11 @@
 # git --version one after the other, 0.3 s apart (~8 new processes a second;
 # the distribution's /usr/bin/python3, not a version manager's shim: pyenv's
 # runs some 25 processes of its own at each call).
-# Peers: bpftrace's `profile:hz:HZ` keeping user and kernel stacks in a map
-# (named at exit); "floor", bpftrace's `profile:hz:HZ` counting samples by pid
-# alone, the least a sampler's BPF program can do. The OpenTelemetry profiler is
-# measured by bench/peer.sh.
+# Peers: "otel", the OpenTelemetry eBPF profiler (issue 46's peer; built as
+# bench/peer.sh builds it, exporting to a local receiver) at its default 20 Hz
+# beside emberd's 19 (at -z HZ otherwise); bpftrace's `profile:hz:HZ` keeping user
+# and kernel stacks in a map (named at exit); "floor", bpftrace's `profile:hz:HZ`
+# counting samples by pid alone, the least a sampler's BPF program can do.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -43,7 +44,7 @@ EMBERD2=
 REPORT=
 RAWOUT=
 
-usage() { sed -n '11,31p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '11,32p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 BENCH_NAME=cost
 . "$HERE/lib.sh"
 cost_opt() {
@@ -68,6 +69,8 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3) || die "the command loop runs python3 -c: install python3"
 need git "the command loop runs git --version"
 case ",$PEERS," in *,bpftrace,* | *,floor,*) need bpftrace "install bpftrace, the peer" ;; esac
+OTEL_ARGS=()
+[ "$HZ" = 19 ] || OTEL_ARGS=(-samples-per-second "$HZ") # else both at their defaults
 # perf stat names tracepoints through tracefs
 [ -d /sys/kernel/tracing/events/raw_syscalls ] || mount -t tracefs nodev /sys/kernel/tracing ||
 	die "tracefs is not mounted and cannot be"
@@ -76,6 +79,7 @@ PROFILERS=emberd
 [ -z "$EMBERD2" ] || PROFILERS+=" emberd-b"
 for p in ${PEERS//,/ }; do
 	case $p in
+	otel) PROFILERS+=" otel" ;;
 	bpftrace) PROFILERS+=" bpftrace" ;;
 	floor) PROFILERS+=" floor" ;;
 	none) ;;
@@ -110,11 +114,13 @@ stop_load() {
 PID=
 cleanup_all() {
 	[ -z "$PID" ] || { kill -INT "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || true; }
+	otel_stop
 	stop_load
 	for p in "${BUSY[@]}"; do kill "$p" 2>/dev/null || true; done
 	bench_emberd_cleanup
 }
 trap cleanup_all EXIT
+[[ " $PROFILERS " != *" otel "* ]] || otel_build
 for _ in 1 2; do
 	"$T/spin" &
 	BUSY+=($!)
@@ -192,6 +198,10 @@ start() {
 		PID=$!
 		ready "$1" Attaching
 		;;
+	otel)
+		otel_start "$log" "${OTEL_ARGS[@]}"
+		PID=$OTEL_PID
+		;;
 	esac
 }
 
@@ -232,6 +242,7 @@ run() {
 	bpfc=$(window_count syscalls:sys_enter_bpf "$p_at" "$w0" "$w1")
 	kill -INT "$PID" 2>/dev/null || true
 	wait "$PID" 2>/dev/null || true
+	otel_stop # the peer's receiver
 	EPID=
 	PID=
 	# the verifier's work per program, as the last run of each emberd logged it
@@ -316,7 +327,7 @@ PER_FORK='($4 + $5) / ($12 > 0 ? $12 : 1) / 1e3'
 				xargs printf %.0f) instructions verified in all:"
 		sed 's/^/  - /' "$T/verified.$prof" 2>/dev/null || true
 	done
-	for prof in emberd-b bpftrace floor; do
+	for prof in emberd-b otel bpftrace floor; do
 		[[ " $PROFILERS " == *" $prof "* ]] || continue
 		for scen in quiet loop; do
 			a=$(col $scen emberd '($4 + $5) / w' | median)

@@ -133,3 +133,71 @@ bpf_stats() {
 	done
 	echo "$pe_t $pe_c $all_t $all_c"
 }
+
+# wait_line FILE ERE PID WHAT: until FILE has a line matching ERE (180 s), or PID dies
+wait_line() {
+	local i
+	for ((i = 0; i < 1800; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || die "$4 exited: $(tail -3 "$1")"
+		sleep 0.1
+	done
+	die "$4 not ready in 180 s: $(tail -3 "$1")"
+}
+
+# --- the OpenTelemetry eBPF profiler, issues 44 and 46's peer ---------------------------
+# otel_build: builds into $T the peer at the version bench/peer/go.mod pins (from the Go
+# module proxy; nothing fetched is kept in the tree), the local OTLP receiver that folds its
+# exports (bench/peer/receiver.go, against the same profiles package) and bench/memlock_ok.c,
+# the launcher under which it starts here (see its header); sets OTEL_VERSION
+otel_build() {
+	local here
+	here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	need go "install Go: the peer and its receiver are built with go build"
+	need cc "install gcc: the launcher bench/memlock_ok.c is compiled here"
+	[ -r /usr/include/seccomp.h ] || die "no <seccomp.h>: install libseccomp-dev (scripts/install-deps.sh)"
+	cc -O2 -Wall -o "$T/memlock_ok" "$here/memlock_ok.c" -lseccomp ||
+		die "could not build bench/memlock_ok.c (libseccomp-dev?)"
+	log "building the peer and the receiver (go build, module proxy; a minute the first time)"
+	(cd "$here/peer" && GOFLAGS=-mod=readonly go build -o "$T/receiver" . &&
+		GOFLAGS=-mod=readonly go build -o "$T/ebpf-profiler" go.opentelemetry.io/ebpf-profiler) \
+		>"$T/go.log" 2>&1 || die "go build failed: $(tail -5 "$T/go.log")"
+	OTEL_VERSION=$(awk '$1 == "go.opentelemetry.io/ebpf-profiler" { print $2 }' "$here/peer/go.mod")
+}
+# otel_start LOG [ARG...]: starts the receiver (folding into $T/otlp, its log in
+# $T/log.recv), then the peer at its defaults but ARGs (its log in LOG) and waits until it
+# samples; sets OTEL_PID and OTEL_RECV (the receiver's pid)
+otel_start() {
+	local addr log=$1
+	shift
+	rm -rf "$T/otlp" "$T/log.recv" "$log"
+	mkdir -p "$T/otlp"
+	"$T/receiver" -listen 127.0.0.1:0 -dir "$T/otlp" >"$T/log.recv" 2>&1 &
+	OTEL_RECV=$!
+	wait_line "$T/log.recv" 'listening on' "$OTEL_RECV" "the receiver"
+	addr=$(sed -n 's/.*listening on \(.*\)$/\1/p' "$T/log.recv")
+	"$T/memlock_ok" "$T/ebpf-profiler" -collection-agent "$addr" -disable-tls "$@" >"$log" 2>&1 &
+	OTEL_PID=$!
+	wait_line "$log" 'Attached tracer program' "$OTEL_PID" "the peer"
+}
+# otel_stop [flush]: stops the peer (with flush, once two more exports than now arrived:
+# its samples are in) and its receiver
+otel_stop() {
+	local n i
+	if [ -n "${OTEL_PID:-}" ] && [ "${1:-}" = flush ]; then
+		n=$(grep -c 'receiver: export' "$T/log.recv" || true)
+		for ((i = 0; i < 600; i++)); do
+			[ "$(grep -c 'receiver: export' "$T/log.recv" || true)" -ge $((n + 2)) ] && break
+			sleep 0.1
+		done
+	fi
+	if [ -n "${OTEL_PID:-}" ]; then
+		kill -INT "$OTEL_PID" 2>/dev/null || true # already stopped by its caller, maybe
+		wait "$OTEL_PID" 2>/dev/null || true
+	fi
+	if [ -n "${OTEL_RECV:-}" ]; then
+		kill "$OTEL_RECV" 2>/dev/null || true
+		wait "$OTEL_RECV" 2>/dev/null || true
+	fi
+	OTEL_PID= OTEL_RECV=
+}

@@ -64,34 +64,25 @@ bench_check_counts
 [[ $WARMUP =~ ^[0-9]+$ && $WARMUP -lt $DURATION ]] || die "-w wants whole seconds below -d"
 [ -z "$KEEP" ] || mkdir -p "$KEEP" || die "cannot make $KEEP"
 [ -x "$EMBERCTL" ] || die "emberctl not built at $EMBERCTL (cmake --build build)"
-need go "install Go: the peer and its receiver are built with go build"
-need cc "install gcc: the launcher bench/memlock_ok.c is compiled here"
-[ -r /usr/include/seccomp.h ] || die "no <seccomp.h>: install libseccomp-dev (scripts/install-deps.sh)"
 [ -x /usr/bin/python3.11 ] || die "Debian's python3.11 is not installed (scripts/install-deps.sh)"
 need node "install nodejs (Node 20, Debian's): the JavaScript workload"
 bench_emberd_setup # root, emberd, bpftool; T, and a trap that stops emberd
 
 # --- clean-up: every process this script started, and the sysctl --------------------
-PEER= RECV= WLS=()
+WLS=()
 cleanup() {
 	local p
 	for p in "${WLS[@]}"; do kill "$p" 2>/dev/null || true; done
-	[ -z "$PEER" ] || { kill -INT "$PEER" 2>/dev/null; wait "$PEER" 2>/dev/null || true; }
-	[ -z "$RECV" ] || { kill "$RECV" 2>/dev/null; wait "$RECV" 2>/dev/null || true; }
+	otel_stop
 	bench_emberd_cleanup # emberd, kernel.bpf_stats_enabled, $T
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- build the launcher, the peer and the receiver --------------------------------------
-cc -O2 -Wall -o "$T/memlock_ok" "$HERE/memlock_ok.c" -lseccomp ||
-	die "could not build bench/memlock_ok.c (libseccomp-dev?)"
+# --- build the peer, the receiver and the launcher; bench/proginfo.c --------------------
+otel_build
+PEER_VERSION=$OTEL_VERSION
 cc -O2 -o "$T/proginfo" "$HERE/proginfo.c" -lbpf || die "cannot build bench/proginfo.c (libbpf-dev?)"
-log "building the peer and the receiver (go build, module proxy; a minute the first time)"
-(cd "$HERE/peer" && GOFLAGS=-mod=readonly go build -o "$T/receiver" . &&
-	GOFLAGS=-mod=readonly go build -o "$T/ebpf-profiler" go.opentelemetry.io/ebpf-profiler) \
-	>"$T/go.log" 2>&1 || die "go build failed: $(tail -5 "$T/go.log")"
-PEER_VERSION=$(awk '$1 == "go.opentelemetry.io/ebpf-profiler" { print $2 }' "$HERE/peer/go.mod")
 
 # --- the workloads: issue 44's, tests/integration/hot_loop.{py,js} (runtime_exited.sh's) ---
 cp "$SRC/tests/integration/hot_loop.py" "$T/app.py"
@@ -131,17 +122,6 @@ share() {
 		if (hit) s += n
 	} END { print s + 0, t + 0 }' "$1"
 }
-# wait_line FILE ERE PID WHAT: until FILE has a line matching ERE (180 s), or PID dies
-wait_line() {
-	local i
-	for ((i = 0; i < 1800; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || die "$4 exited: $(tail -3 "$1")"
-		sleep 0.1
-	done
-	die "$4 not ready in 180 s: $(tail -3 "$1")"
-}
-
 # start PROFILER: sets PROF_PID (the profiler's pid) once it samples
 start() {
 	case $1 in
@@ -154,18 +134,8 @@ start() {
 		wait_line "$T/log.ember" 'sampling .* CPUs' "$EPID" emberd
 		;;
 	peer)
-		rm -rf "$T/otlp" "$T/log.recv" "$T/log.peer"
-		mkdir -p "$T/otlp"
-		"$T/receiver" -listen 127.0.0.1:0 -dir "$T/otlp" >"$T/log.recv" 2>&1 &
-		RECV=$!
-		wait_line "$T/log.recv" 'listening on' "$RECV" "the receiver"
-		local addr
-		addr=$(sed -n 's/.*listening on \(.*\)$/\1/p' "$T/log.recv")
-		"$T/memlock_ok" "$T/ebpf-profiler" -collection-agent "$addr" -disable-tls \
-			>"$T/log.peer" 2>&1 &
-		PEER=$!
-		PROF_PID=$PEER
-		wait_line "$T/log.peer" 'Attached tracer program' "$PEER" "the peer"
+		otel_start "$T/log.peer"
+		PROF_PID=$OTEL_PID
 		;;
 	esac
 }
@@ -179,20 +149,7 @@ stop() {
 		wait "$EPID" || log "emberd exited with status $?"
 		EPID=
 		;;
-	peer)
-		local n i
-		n=$(grep -c 'receiver: export' "$T/log.recv" || true)
-		for ((i = 0; i < 600; i++)); do
-			[ "$(grep -c 'receiver: export' "$T/log.recv" || true)" -ge $((n + 2)) ] && break
-			sleep 0.1
-		done
-		kill -INT "$PEER"
-		wait "$PEER" || true
-		PEER=
-		kill "$RECV"
-		wait "$RECV" 2>/dev/null || true
-		RECV=
-		;;
+	peer) otel_stop flush ;;
 	esac
 }
 
