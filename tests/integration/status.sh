@@ -104,40 +104,24 @@ rows0=$(map_bytes unwind_rows)
 /usr/bin/python3.11 -c 'while True: pass' &
 PY=$!
 PIDS+=("$PY")
-for _ in $(seq 1 300); do
-	krows=$(kernel_rows)
-	[ "${krows:-0}" -gt "$rows0" ] && break
-	sleep 0.1
-done
-[ "${krows:-0}" -gt "$rows0" ] || fail "python3.11's tables never grew unwind_rows ($rows0 bytes)"
+rows_grew() { krows=$(kernel_rows) && [ "${krows:-0}" -gt "$rows0" ]; }
+wait_for rows_grew || fail "python3.11's tables never grew unwind_rows ($rows0 bytes)"
 # no object was loaded: the status follows the map's memlock between its scans
-for _ in $(seq 1 200); do
-	srows=$(map_bytes unwind_rows)
-	[ "${srows:-0}" -ge "$krows" ] && break
-	sleep 0.1
-done
-[ "${srows:-0}" -ge "$krows" ] ||
+rows_shown() { srows=$(map_bytes unwind_rows) && [ "${srows:-0}" -ge "$krows" ]; }
+wait_for rows_shown ||
 	fail "the status's unwind_rows stayed at $srows bytes, the kernel's at $krows (from $rows0)"
 kill "$PY"
 pass "unwind_rows followed in the status: $rows0 -> $srows bytes (kernel: $krows)"
 # a capture loads its own maps: counted while it runs, not after
 total0=$(status_key memory.bpf_map_bytes)
-"$EMBERCTL" capture --runtime-dir "$RUN" --pid "$BUSY" --hz 99 --duration 4s -o "$T/cap.pb.gz" \
+"$EMBERCTL" capture --runtime-dir "$RUN" --pid "$BUSY" --hz 99 --duration 6s -o "$T/cap.pb.gz" \
 	>"$T/cap.out" 2>&1 &
 CAP=$!
-for _ in $(seq 1 300); do
-	during=$(status_key memory.bpf_map_bytes)
-	[ "${during:-0}" -gt "$total0" ] && break
-	sleep 0.1
-done
-[ "${during:-0}" -gt "$total0" ] || fail "a capture's maps never showed in the status ($total0 bytes)"
+maps_added() { during=$(status_key memory.bpf_map_bytes) && [ "${during:-0}" -gt "$total0" ]; }
+wait_for maps_added || fail "a capture's maps never showed in the status ($total0 bytes)"
 wait "$CAP" || fail "the capture failed: $(cat "$T/cap.out")"
-for _ in $(seq 1 200); do
-	after=$(status_key memory.bpf_map_bytes)
-	[ "${after:-0}" -lt "$during" ] && break
-	sleep 0.1
-done
-[ "${after:-0}" -lt "$during" ] || fail "the capture's maps stayed in the status: $after bytes"
+maps_gone() { after=$(status_key memory.bpf_map_bytes) && [ "${after:-0}" -lt "$during" ]; }
+wait_for maps_gone || fail "the capture's maps stayed in the status: $after bytes"
 pass "BPF map memory $total0 -> $during bytes during a capture -> $after after"
 
 # stopped (SIGSTOP) for more than 3 intervals: stale, not running
