@@ -177,12 +177,23 @@ for i in $(seq 0 $((${#PYS[@]} - 1))); do
 	awk -v re="^($names)$" '{ sub(/ [0-9]+$/, ""); n = split($0, f, ";"); s = ""
 		for (k = 1; k <= n; k++) if (f[k] ~ re) s = (s == "") ? f[k] : s ";" f[k]
 		print s }' "$T/folded.$i" | sort -u >"$T/ember_py.$i"
+	# a dump whose leaf function none of ember's ~300 samples caught (JSONEncoder.__init__,
+	# ~1 % of the time: py-spy's 5 dumps catch it 1 run in 20, ember's samples miss it 1 in
+	# 20; CI saw both once) tells nothing of the order: left out, but at most 2 of 5
+	checked=0
 	while read -r st; do
+		awk -v f="${st##*;}" '{ n = split($0, a, ";"); for (k = 1; k <= n; k++)
+			if (a[k] == f) found = 1 } END { exit !found }' "$T/ember_py.$i" || continue
+		checked=$((checked + 1))
 		awk -v s="$st" '$0 == s || index($0, s ";") == 1 { found = 1 } END { exit !found }' \
 			"$T/ember_py.$i" ||
 			fail "$py: py-spy saw '$st', a Python stack ember never shows; ember's: $(head -5 "$T/ember_py.$i" | paste -sd' ')"
 	done <"$T/spy.$i"
-	echo "  py-spy's $(wc -l <"$T/spy.$i") stacks begin ember's; json's C code between iterencode and py_default"
+	dumps=$(wc -l <"$T/spy.$i")
+	[ $((2 * checked)) -gt "$dumps" ] ||
+		fail "$py: of py-spy's $dumps stacks, $checked end in a function ember sampled: $(paste -sd' ' "$T/spy.$i")"
+	echo "  py-spy's $checked of $dumps stacks (ending in functions ember sampled) begin ember's;" \
+		"json's C code between iterencode and py_default"
 done
 
 if [ -n "$OLD" ]; then
