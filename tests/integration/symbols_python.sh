@@ -76,11 +76,13 @@ for p in "$PYENV_ROOT"/versions/3.10.*/bin/python3.10; do
 	[ -x "$p" ] && OLD=$p
 done
 
-# dumps P (a running app.py) with py-spy, N times, into FILE: one stack a line, root first
+# dumps P (a running app.py) with py-spy, N times, into FILE: one stack a line, root first;
+# a dump py-spy itself fails (on a loaded host it once said "Failed to find a python
+# interpreter in the .data section") is left out, its error in pyspy.err
 spy() {
 	local pid=$1 n=$2 out=$3
 	for _ in $(seq 1 "$n"); do
-		"$PYSPY" dump --pid "$pid" 2>>"$T/pyspy.err" |
+		{ "$PYSPY" dump --pid "$pid" 2>>"$T/pyspy.err" || true; } |
 			awk '/^Thread/ { if (s != "") print s; s = ""; next }
 			     /^ +[^ ].* \(.*:[0-9]+\)$/ { sub(/^ +/, ""); sub(/ \(.*$/, ""); s = (s == "") ? $0 : $0 ";" s }
 			     END { if (s != "") print s }' >>"$out"
