@@ -376,7 +376,7 @@ static bool counts_elements(const struct bpf_map_info *info)
 	}
 }
 
-/* Keeps a map that allocates on use, found by a scan in row slot, for the gathers until the next. */
+/* Keeps a map whose memlock follows its elements, found in row slot, for the gathers until the next scan. */
 static void keep_growing(struct interval_report *r, int fd, const struct bpf_map_info *info,
 			 int slot, uint64_t memlock)
 {
@@ -430,7 +430,7 @@ static void scan_maps(struct interval_report *r)
 }
 
 /*
- * The memlock of the maps that allocate on use, read again into their rows.
+ * The memlock of the maps that follow their elements, read again into their rows.
  * False when one is no longer at its fd (the maps changed unreported).
  */
 static bool reread_growing(struct interval_report *r)
@@ -451,7 +451,7 @@ static bool reread_growing(struct interval_report *r)
 	return true;
 }
 
-/* The BPF maps in the status: scanned again when due, else their growing maps read again. */
+/* The BPF maps in the status: scanned again when due, else the growing ones read again. */
 static void gather_maps(struct interval_report *r)
 {
 	uint64_t gen = bpfload_generation();

@@ -42,10 +42,10 @@ struct report_sources {
 	const uint64_t *processes_late; /* read when their samples had waited (a report missed) */
 };
 
-/* Maps that allocate on use followed between scans: emberd makes a few (unwind_rows). */
+/* Maps whose memlock follows their elements, read between scans: emberd makes two. */
 #define REPORT_GROWING_MAX 16
 
-/* A BPF map that allocates on use (BPF_F_NO_PREALLOC), as the last scan found it. */
+/* A BPF map whose memlock follows its elements (counts_elements()), as the last scan found it. */
 struct report_growing_map {
 	int fd;		/* its fd, which holds while bpfload_generation() does */
 	uint32_t id;	/* the kernel's id: another id at fd means the maps changed */
@@ -72,7 +72,7 @@ struct interval_report {
 	bool has_defer;		      /* ... when the sampler sends any */
 	uint64_t maps_gen;	      /* bpfload_generation() at the last scan of the BPF maps */
 	uint32_t maps_gathers;	      /* gathers since that scan */
-	/* the maps that allocate on use, whose memlock each gather reads again */
+	/* the maps whose memlock follows their elements, read again at each gather */
 	struct report_growing_map growing[REPORT_GROWING_MAX];
 	size_t n_growing;
 };
