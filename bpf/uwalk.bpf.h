@@ -118,6 +118,44 @@ static long uw_map_step(__u32 i, void *arg)
 	return 0;
 }
 
+/* uw_in_map()'s search: uw_search's fields for mappings alone (the BPF stack is short there). */
+struct uw_map_search {
+	const struct ember_unwind_proc *proc;
+	__u64 key;
+	__u32 lo, hi; /* the answer is lo: mappings starting at or below key */
+};
+
+static long uw_in_map_step(__u32 i, void *arg)
+{
+	struct uw_map_search *q = arg;
+	__u32 mid;
+
+	(void)i; /* the state says where the search is */
+	if (q->lo >= q->hi)
+		return 1;
+	mid = (q->lo + q->hi) / 2;
+	if (q->proc->maps[mid & (EMBER_UNWIND_MAPS_MAX - 1)].start <= q->key)
+		q->lo = mid + 1;
+	else
+		q->hi = mid;
+	return 0;
+}
+
+/*
+ * Whether ip lies in one of p's mappings (uw_find_map() with a smaller
+ * state, in the caller's room *q: the BPF stack is short where it is asked).
+ */
+static __always_inline bool uw_in_map(const struct ember_unwind_proc *p, __u64 ip,
+				      struct uw_map_search *q)
+{
+	q->proc = p;
+	q->key = ip;
+	q->lo = 0;
+	q->hi = p->nmaps < EMBER_UNWIND_MAPS_MAX ? p->nmaps : EMBER_UNWIND_MAPS_MAX;
+	UW_LOOP(9, uw_in_map_step, q); /* 9 halvings cover EMBER_UNWIND_MAPS_MAX mappings */
+	return q->lo && ip < p->maps[(q->lo - 1) & (EMBER_UNWIND_MAPS_MAX - 1)].end;
+}
+
 /* The mapping of p holding ip, or NULL. */
 static __always_inline const struct ember_unwind_map *uw_find_map(const struct ember_unwind_proc *p,
 								  __u64 ip)
@@ -397,7 +435,7 @@ static long uw_walk_step(__u32 i, void *arg)
 		return 1;
 	}
 	if (w->proc && w->proc->rt.kind != EMBER_RT_NONE)
-		say = uw_rt_frame(&w->f, &w->rt, &w->proc->rt, w->env);
+		say = uw_rt_frame(&w->f, &w->rt, w->proc, w->env);
 	if (say == UW_RT_MORE || say == UW_RT_LAST) {
 		word = w->rt.word;
 		/* FNV-1a step, as stack_hash()'s */

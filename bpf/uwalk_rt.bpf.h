@@ -364,16 +364,18 @@ static __always_inline __u32 uw_py_replay(struct uw_rt *rt, const struct ember_r
  * enum uw_rt_say, the runtime frame (if any) in rt->word. A global subprogram
  * in BPF, verified once; its pointers may be NULL to the verifier.
  */
-UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt, const struct ember_rt_proc *info,
-			  struct uw_env *env)
+UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt,
+			  const struct ember_unwind_proc *proc, struct uw_env *env)
 {
+	const struct ember_rt_proc *info;
 	const struct ember_rt_trace *trace;
 
-	if (!f || !rt || !info)
+	if (!f || !rt || !proc)
 		return UW_RT_NATIVE;
+	info = &proc->rt;
 	if (info->kind == EMBER_RT_V8) {
 		/* V8 keeps frame pointers: one word for its frame, then the native step */
-		if (!uw_v8_frame(f, info, env, &rt->word))
+		if (!uw_v8_frame(f, proc, env, &rt->word))
 			return UW_RT_NATIVE;
 		rt->frames++;
 		return UW_RT_LAST;

@@ -15,6 +15,18 @@
 
 #include "ember/runtime.h"
 
+/*
+ * The words a V8 frame's reads go through, one after the other (a frame's
+ * slots, a Code's fields, the words above sp), and the search of the
+ * mappings between: one room, since the walk's deepest calls leave the BPF
+ * stack no more.
+ */
+#define UW_V8_ROOM_WORDS 3
+union uw_v8_room {
+	__u64 w[UW_V8_ROOM_WORDS];
+	struct uw_map_search q;
+};
+
 /* A tagged pointer to a heap object: low bits 01 (no pointer compression). */
 #define UW_V8_HEAP_TAG 1
 #define UW_V8_HEAP_TAG_MASK 3
@@ -48,12 +60,12 @@ static __always_inline __u16 uw_v8_type(const struct ember_rt_proc *rt, struct u
  */
 static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
 					      const struct ember_rt_proc *rt, struct uw_env *env,
-					      __u64 sfi, __u64 *word)
+					      __u64 sfi, __u64 *word, union uw_v8_room *room)
 {
-	__u64 slot[2] = {}; /* the bytecode offset, the BytecodeArray */
+	__u64 *slot = room->w; /* the bytecode offset, the BytecodeArray */
 	__s64 bc;
 
-	if (!uw_env_read_mem(env, slot, sizeof(slot),
+	if (!uw_env_read_mem(env, slot, 2 * sizeof(*slot),
 			     f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET]) ||
 	    (slot[0] & 1) || uw_v8_type(rt, env, slot[1]) != rt->off[EMBER_V8_TYPE_BYTECODE])
 		return false;
@@ -144,10 +156,30 @@ static __always_inline __u32 uw_v8_u32(const __u32 *w, __u16 i)
 }
 
 /*
+ * Where frame f of code [start, start + size) runs when its ip lies
+ * elsewhere: in a builtin that builds no frame (baseline and optimised code
+ * call such builtins for arithmetic and property access), whose return into
+ * the code lies in the first words above its sp (the OpenTelemetry profiler
+ * looks there too); 0 when none does.
+ */
+#define UW_V8_RET_SCAN UW_V8_ROOM_WORDS
+static __always_inline __u64 uw_v8_ret(const struct uw_frame *f, struct uw_env *env, __u64 start,
+				       __u32 size, __u64 *w /* UW_V8_RET_SCAN words of room */)
+{
+	if (!uw_env_read_mem(env, w, UW_V8_RET_SCAN * sizeof(*w), f->sp))
+		return 0;
+	for (int i = 0; i < UW_V8_RET_SCAN; i++)
+		if (w[i] > start && w[i] - start < size)
+			return w[i];
+	return 0;
+}
+
+/*
  * The word of a frame outside the binary's builtins: its function's
- * optimised Code and the pc's offset in it, when the pc lies there; else
- * (baseline code, which has no way back to its function, or code replaced
- * since: on-stack replacement, deoptimisation) the function alone. Code's
+ * optimised Code and the pc's offset in it, when the pc lies there (baseline
+ * code, which has no way back to its function: the function and the offset);
+ * else (code entered on the stack from a loop, or replaced since) the
+ * JSFunction with the pc's low bits (EMBER_RT_WORD_V8_OSR). Code's
  * instructions' address (V8 11.1.204 on), flags and size lie within the 24
  * bytes from the address, read at once (v8_detect()'s code_ok() checks);
  * before, the instructions follow Code's header inline, their size 8 before
@@ -157,11 +189,13 @@ static __always_inline __u32 uw_v8_u32(const __u32 *w, __u16 i)
  * its JIT code, short builtin calls, outside text[0..1]) or was not
  * reached; the caller tells such frames by their slots.
  */
-static __always_inline bool uw_v8_jit(const struct uw_frame *f, const struct ember_rt_proc *rt,
-				      struct uw_env *env, __u64 func, __u64 sfi, __u64 *word)
+static __always_inline bool uw_v8_jit(const struct uw_frame *f,
+				      const struct ember_unwind_proc *proc, struct uw_env *env,
+				      __u64 func, __u64 sfi, __u64 *word, union uw_v8_room *room)
 {
-	__u64 code = 0, start;
-	__u32 w[6] = {}, kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size, kind;
+	const struct ember_rt_proc *rt = &proc->rt;
+	__u64 code = 0, start, ip = f->ip, *w = room->w;
+	__u32 kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size, kind;
 	__u16 at_flags = rt->off[EMBER_V8_CODE_FLAGS], at_size = rt->off[EMBER_V8_CODE_SIZE];
 	bool inline_code = rt->off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE;
 	__u16 base = inline_code ? at_flags - 8 : rt->off[EMBER_V8_CODE_START];
@@ -170,19 +204,31 @@ static __always_inline bool uw_v8_jit(const struct uw_frame *f, const struct emb
 	if (!uw_v8_code(rt, env, f->tid, func, &code))
 		return true;
 	if (at_flags < base || at_size < base ||
-	    !uw_env_read_mem(env, w, sizeof(w), code - 1 + base))
+	    !uw_env_read_mem(env, w, sizeof(room->w), code - 1 + base))
 		return false;
-	start = inline_code ? code - 1 + rt->off[EMBER_V8_CODE_HEADER] :
-			      (__u64)w[0] | (__u64)w[1] << 32;
-	flags = uw_v8_u32(w, at_flags - base);
-	size = uw_v8_u32(w, at_size - base);
+	start = inline_code ? code - 1 + rt->off[EMBER_V8_CODE_HEADER] : w[0];
+	flags = uw_v8_u32((const __u32 *)w, at_flags - base);
+	size = uw_v8_u32((const __u32 *)w, at_size - base);
 	kind = (flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff);
 	if (kind < rt->off[EMBER_V8_KIND_BASELINE])
 		return true;
-	if (kind == rt->off[EMBER_V8_KIND_BASELINE] || f->ip < start || f->ip - start >= size ||
-	    f->ip - start >= EMBER_RT_AUX_MAX)
+	/*
+	 * a pc in a mapping (the binary's builtins, or their copy beside the JIT
+	 * code): a builtin that built no frame, its return into the code found
+	 * above sp; in no mapping, JIT code: code entered on the stack (OSR)
+	 */
+	if (ip < start || ip - start >= size)
+		ip = uw_in_map(proc, f->ip, &room->q) ? uw_v8_ret(f, env, start, size, w) : 0;
+	if (!ip) { /* code the function runs from its loop (OSR), found on the host */
+		*word = EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, f->ip & EMBER_RT_AUX_MAX, func - 1);
 		return false;
-	*word = EMBER_RT_WORD(EMBER_RT_V8, f->ip - start, code - 1);
+	}
+	if (ip - start >= EMBER_RT_AUX_MAX)
+		return false;
+	if (kind == rt->off[EMBER_V8_KIND_BASELINE])
+		*word = EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, ip - start, sfi - 1);
+	else
+		*word = EMBER_RT_WORD(EMBER_RT_V8, ip - start, code - 1);
 	return false;
 }
 
@@ -193,10 +239,13 @@ static __always_inline bool uw_v8_jit(const struct uw_frame *f, const struct emb
  * the slot below (v8_detect() checks); the node binary's own C++ code
  * (rt->text[2..3], but for the builtins in text[0..1]) holds none.
  */
-static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct ember_rt_proc *rt,
-					struct uw_env *env, __u64 *word)
+static __always_inline bool uw_v8_frame(const struct uw_frame *f,
+					const struct ember_unwind_proc *proc, struct uw_env *env,
+					__u64 *word)
 {
-	__u64 slot[2] = {}, sfi = 0; /* the JSFunction, the context */
+	const struct ember_rt_proc *rt = &proc->rt;
+	union uw_v8_room room = {};
+	__u64 func, sfi;
 	bool builtins = f->ip >= rt->text[0] && f->ip < rt->text[1];
 	__u16 type;
 
@@ -204,25 +253,37 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f, const struct e
 		return false;
 	if (!builtins && f->ip >= rt->text[2] && f->ip < rt->text[3])
 		return false;
+	/* the JSFunction, the context */
 	if (f->bp < f->sp ||
-	    !uw_env_read_mem(env, slot, sizeof(slot), f->bp - rt->off[EMBER_V8_FP_FUNCTION]) ||
-	    !uw_v8_is_obj(slot[1]))
+	    !uw_env_read_mem(env, room.w, 2 * sizeof(room.w[0]),
+			     f->bp - rt->off[EMBER_V8_FP_FUNCTION]) ||
+	    !uw_v8_is_obj(room.w[1]))
 		return false;
-	type = uw_v8_type(rt, env, slot[0]);
+	func = room.w[0];
+	type = uw_v8_type(rt, env, func);
 	if (type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
 	    type > rt->off[EMBER_V8_TYPE_JSFUNC_LAST] ||
-	    !uw_env_read_mem(env, &sfi, sizeof(sfi),
-			     slot[0] - 1 + rt->off[EMBER_V8_JSFUNC_SHARED]) ||
-	    !uw_v8_is_obj(sfi))
+	    !uw_env_read_mem(env, room.w, sizeof(room.w[0]),
+			     func - 1 + rt->off[EMBER_V8_JSFUNC_SHARED]) ||
+	    !uw_v8_is_obj(room.w[0]))
 		return false;
+	sfi = room.w[0];
 	/*
 	 * In the binary's builtins, a frame that is not interpreted is a
-	 * builtin's own (named as native code); elsewhere, a function whose code
-	 * is a builtin but whose frame is not interpreted keeps its own word.
+	 * builtin's own (named as native code), but for a builtin that built no
+	 * frame, called from the function's code: the function's word, at the
+	 * return there (as where the builtins run from a copy, outside them);
+	 * elsewhere, a function whose code is a builtin but whose frame is not
+	 * interpreted keeps its own word.
 	 */
-	if (!builtins && !uw_v8_jit(f, rt, env, slot[0], sfi, word))
+	if (builtins && uw_v8_interpreted(f, rt, env, sfi, word, &room))
 		return true;
-	return uw_v8_interpreted(f, rt, env, sfi, word) || !builtins;
+	if (!uw_v8_jit(f, proc, env, func, sfi, word, &room))
+		return !builtins || EMBER_RT_WORD_AUX(*word) != EMBER_RT_AUX_MAX ||
+		       EMBER_RT_WORD_KIND(*word) == EMBER_RT_WORD_V8_OSR;
+	if (!builtins)
+		uw_v8_interpreted(f, rt, env, sfi, word, &room); /* else the function's */
+	return !builtins;
 }
 
 #endif /* EMBER_UWALK_V8_BPF_H */

@@ -19,6 +19,19 @@ enum ember_rt_kind {
 	EMBER_RT_PYTHON = 1, /* CPython: the eval loop's frames, by code object */
 	EMBER_RT_V8 = 2,     /* V8 (Node.js): JavaScript frames, by function */
 };
+/*
+ * A word's kind only, never a process's: a V8 frame of baseline (Sparkplug)
+ * code, by its function (a SharedFunctionInfo) and its pc's offset in the
+ * function's baseline Code, which holds no way back to the function.
+ */
+#define EMBER_RT_WORD_V8_BASELINE 3
+/*
+ * A word's kind only: a V8 frame whose pc lies outside its function's code
+ * (optimised code entered on the stack: on-stack replacement), by its
+ * JSFunction and the pc's low 16 bits; the drain finds the code holding it
+ * among those the function's feedback vector keeps.
+ */
+#define EMBER_RT_WORD_V8_OSR 4
 
 /*
  * A stack word that is a runtime's frame, not an address: bit 63 set, a kind
@@ -74,7 +87,7 @@ enum ember_py_off {
 	EMBER_PY_CODE_ADAPTIVE,		  /* PyCodeObject.co_code_adaptive: instruction 0 */
 	EMBER_PY_OFF_NR,
 };
-#define EMBER_RT_OFF_MAX 48
+#define EMBER_RT_OFF_MAX 56
 /* Words of the runtime walk's memos (the walk's environment holds them: uwalk_rt.bpf.h). */
 #define EMBER_RT_SCRATCH_WORDS 3
 /*
@@ -104,10 +117,12 @@ struct ember_py_ts_memo {
  * interpreter's trampoline and handlers among them); text[2..3]: the binary's
  * text holding them (its C++ frames are never JavaScript's); addr[0]: V8
  * 13.6 on, &IsolateGroup::default_isolate_group_ (where its dispatch table
- * is found), else 0.
+ * is found), else 0; addr[1]: V8's table of bytecode sizes (read on the host
+ * only), 0: none found.
  * A frame word's object: a SharedFunctionInfo (aux: the bytecode offset of an
- * interpreted frame, EMBER_RT_AUX_MAX when unknown) or an optimised Code
- * (aux: the pc's offset in its instructions).
+ * interpreted frame, EMBER_RT_AUX_MAX when unknown; of kind
+ * EMBER_RT_WORD_V8_BASELINE, the pc's offset in its baseline Code) or an
+ * optimised Code (aux: the pc's offset in its instructions).
  */
 enum ember_v8_off {
 	EMBER_V8_FP_CONTEXT = 0,     /* fp - this: the context, or a typed frame's marker (a Smi) */
@@ -195,6 +210,23 @@ enum ember_v8_off {
 	 * its own isolate's table; EMBER_RT_OFF_NONE where the binary does not say.
 	 */
 	EMBER_V8_ISOLATE_TLS,
+	/*
+	 * Read on the host only, to tell a baseline frame's bytecode from its pc:
+	 * the bytecodes in the table of their sizes at addr[1]
+	 * (interpreter::Bytecodes::kBytecodeSizes, three scales of them), 0: none.
+	 */
+	EMBER_V8_BYTECODE_COUNT,
+	/*
+	 * Read on the host only, to find a frame's on-stack-replaced code: the
+	 * function's feedback cell, the cell's value (its feedback vector, whose
+	 * slots hold weak references to that code, or from V8 12 to its
+	 * CodeWrapper), the vector's type, the wrapper's (EMBER_RT_OFF_NONE
+	 * before 12).
+	 */
+	EMBER_V8_JSFUNC_FEEDBACK,
+	EMBER_V8_CELL_VALUE,
+	EMBER_V8_TYPE_FEEDBACK_VECTOR,
+	EMBER_V8_TYPE_CODE_WRAPPER,
 	EMBER_V8_OFF_NR,
 };
 _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_proc.off");

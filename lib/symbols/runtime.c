@@ -759,6 +759,8 @@ int rt_cache_name(struct rt_cache *c, const struct rt_mem *mem, const struct emb
 			return py_name(c, mem, rt, word, out);
 		break;
 	case EMBER_RT_V8:
+	case EMBER_RT_WORD_V8_BASELINE:
+	case EMBER_RT_WORD_V8_OSR:
 		if (rt->kind == EMBER_RT_V8)
 			return v8_cached(c, mem, rt, word, out);
 		break;

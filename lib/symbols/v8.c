@@ -18,6 +18,8 @@
 #define V8_GROUP_SYM "_ZN2v88internal12IsolateGroup22default_isolate_group_E"
 /* v8::internal::g_current_isolate_: the isolate a thread runs (thread-local) */
 #define V8_TLS_ISOLATE_SYM "_ZN2v88internal18g_current_isolate_E"
+/* interpreter::Bytecodes::kBytecodeSizes: uint8_t[3][bytecodes], by operand scale */
+#define V8_BYTECODE_SIZES_SYM "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE"
 
 /*
  * What v8_detect() reads: the v8dbg_* constants and a few symbols' values.
@@ -103,6 +105,10 @@ enum v8d {
 	D_T_WFA,	 /* WeakFixedArray */
 	D_T_TWFA,	 /* TrustedWeakFixedArray (13 on) */
 	D_T_PWFA,	 /* ProtectedWeakFixedArray (13 on) */
+	D_JSF_FEEDBACK,	 /* JSFunction.raw_feedback_cell */
+	D_CELL_VALUE,	 /* FeedbackCell.value */
+	D_T_FV,		 /* FeedbackVector */
+	D_T_CW,		 /* CodeWrapper (12 on) */
 	D_NR,
 };
 
@@ -202,6 +208,12 @@ static const struct {
 	 D_T_SFI_WRAPPER},
 	{"v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_",
 	 D_SFIW_SHARED},
+	{"v8dbg_class_JSFunction__raw_feedback_cell__FeedbackCell", D_JSF_FEEDBACK},
+	{"v8dbg_class_JSFunction__raw_feedback_cell__Tagged_FeedbackCell_", D_JSF_FEEDBACK},
+	{"v8dbg_class_FeedbackCell__value__HeapObject", D_CELL_VALUE},
+	{"v8dbg_class_FeedbackCell__value__Tagged_HeapObject_", D_CELL_VALUE},
+	{"v8dbg_type_FeedbackVector__FEEDBACK_VECTOR_TYPE", D_T_FV},
+	{"v8dbg_type_CodeWrapper__CODE_WRAPPER_TYPE", D_T_CW},
 };
 
 /*
@@ -266,31 +278,62 @@ struct v8_dbg {
 	uint64_t group;	      /* &IsolateGroup::default_isolate_group_, 0: none */
 	uint64_t tls_isolate; /* g_current_isolate_'s offset in the TLS segment */
 	bool have_tls;	      /* ... found, a TLS symbol */
+	uint64_t sizes;	      /* &Bytecodes::kBytecodeSizes, 0: none (or not as expected) */
+	uint32_t n_sizes;     /* ... bytecodes in it */
 };
 
-/* The value a symbol holds: up to 4 bytes (v8dbg_* are ints), signed. */
-static bool sym_value(Elf *elf, const GElf_Sym *sym, int64_t *v)
+/* The first size bytes a symbol holds into dst (zeros in a NOBITS section). */
+static bool sym_bytes(Elf *elf, const GElf_Sym *sym, void *dst, size_t size)
 {
 	Elf_Scn *scn = elf_getscn(elf, sym->st_shndx);
-	size_t size = sym->st_size && sym->st_size < 4 ? sym->st_size : 4;
 	GElf_Shdr sh;
 	Elf_Data *d;
-	int32_t x = 0;
 	uint64_t at;
 
 	if (!scn || !gelf_getshdr(scn, &sh) || sym->st_value < sh.sh_addr)
 		return false;
 	at = sym->st_value - sh.sh_addr;
 	if (sh.sh_type == SHT_NOBITS) {
-		*v = 0;
+		memset(dst, 0, size);
 		return true;
 	}
 	d = elf_getdata(scn, NULL);
 	if (!d || !d->d_buf || at > d->d_size || d->d_size - at < size)
 		return false;
-	memcpy(&x, (const char *)d->d_buf + at, size);
+	memcpy(dst, (const char *)d->d_buf + at, size);
+	return true;
+}
+
+/* The value a symbol holds: up to 4 bytes (v8dbg_* are ints), signed. */
+static bool sym_value(Elf *elf, const GElf_Sym *sym, int64_t *v)
+{
+	size_t size = sym->st_size && sym->st_size < 4 ? sym->st_size : 4;
+	int32_t x = 0;
+
+	if (!sym_bytes(elf, sym, &x, size))
+		return false;
 	*v = size == 4 ? x : (int64_t)(uint32_t)x;
 	return true;
+}
+
+/*
+ * kBytecodeSizes into *g when it is what V8's BytecodeOffsetIterator steps by:
+ * three scales of up to 256 bytecodes, the prefixes one byte each, none empty.
+ */
+static void take_sizes(Elf *elf, const GElf_Sym *sym, struct v8_dbg *g)
+{
+	uint8_t sz[3 * 256];
+	size_t n = sym->st_size / 3;
+
+	if (sym->st_size % 3 || n <= V8_BYTECODE_PREFIXES || n > 256 || !sym->st_value ||
+	    !sym_bytes(elf, sym, sz, sym->st_size))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!sz[i] || !sz[n + i] || !sz[2 * n + i] ||
+		    (i < V8_BYTECODE_PREFIXES && sz[i] != 1))
+			return;
+	g->sizes = sym->st_value;
+	g->n_sizes = (uint32_t)n;
 }
 
 static void take_sym(Elf *elf, const char *name, const GElf_Sym *sym, struct v8_dbg *g)
@@ -341,7 +384,9 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct v8_d
 			 !strcmp(name, V8_TLS_ISOLATE_SYM)) {
 			g->tls_isolate = sym.st_value;
 			g->have_tls = true;
-		}
+		} else if (name && name[0] == '_' && !g->sizes &&
+			   !strcmp(name, V8_BYTECODE_SIZES_SYM))
+			take_sizes(elf, &sym, g);
 	}
 }
 
@@ -549,6 +594,10 @@ static bool fill_off(const struct v8_dbg *g, struct ember_rt_proc *out)
 		{EMBER_V8_TYPE_WEAK_ARRAY, D_T_WFA},
 		{EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY, D_T_TWFA},
 		{EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY, D_T_PWFA},
+		{EMBER_V8_JSFUNC_FEEDBACK, D_JSF_FEEDBACK},
+		{EMBER_V8_CELL_VALUE, D_CELL_VALUE},
+		{EMBER_V8_TYPE_FEEDBACK_VECTOR, D_T_FV},
+		{EMBER_V8_TYPE_CODE_WRAPPER, D_T_CW},
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -729,6 +778,10 @@ bool v8_detect(Elf *elf, struct ember_rt_proc *out)
 	find_text(elf, g, out);
 	if (g->have[D_JSF_DISPATCH])
 		out->addr[0] = g->group;
+	if (g->sizes) {
+		out->addr[1] = g->sizes;
+		out->off[EMBER_V8_BYTECODE_COUNT] = (__u16)g->n_sizes;
+	}
 	/* 14.6: each isolate its table; a thread's own isolate read from its pointer */
 	below = tls_isolate_below_tp(elf, g);
 	if (out->off[EMBER_V8_ISOLATE_TABLE] != EMBER_RT_OFF_NONE && below)
@@ -1007,6 +1060,49 @@ bool v8_position_at(const uint8_t *tab, size_t len, int64_t off, uint64_t *pos)
 	return found;
 }
 
+/* Bytes of bytecode at bc[at], prefix included: 0 past the end or for no bytecode. */
+static size_t bytecode_size(const uint8_t *bc, size_t n, size_t at, const uint8_t *sizes,
+			    uint32_t n_sizes)
+{
+	uint32_t scale = 0;
+	size_t prefix = 0, size;
+
+	if (at >= n)
+		return 0;
+	/* Wide and DebugBreakWide double the next one's operands, the Extra ones quadruple */
+	if (bc[at] < V8_BYTECODE_PREFIXES) {
+		scale = bc[at] & 1 ? 2 : 1;
+		prefix = 1;
+		if (++at >= n)
+			return 0;
+	}
+	if (bc[at] >= n_sizes)
+		return 0;
+	size = prefix + sizes[scale * n_sizes + bc[at]];
+	return size <= n - (at - prefix) ? size : 0;
+}
+
+bool v8_baseline_offset(const uint8_t *tab, size_t len, const uint8_t *bc, size_t n,
+			const uint8_t *sizes, uint32_t n_sizes, uint32_t pc, int64_t *off)
+{
+	uint64_t end = 0, d;
+	size_t i = 0, next = 0;
+
+	*off = -1; /* kFunctionEntryBytecodeOffset: the prologue's code comes first */
+	if (!n_sizes || n_sizes > 256 || !vlq(tab, len, &i, &end))
+		return false;
+	while (end < pc) {
+		size_t size = bytecode_size(bc, n, next, sizes, n_sizes);
+
+		if (!size || !vlq(tab, len, &i, &d) || d > UINT32_MAX)
+			return false;
+		*off = (int64_t)next;
+		next += size;
+		end += d;
+	}
+	return true;
+}
+
 /* SourcePosition's fields (V8's codegen/source-position.h). */
 static uint32_t pos_script_offset(uint64_t pos)
 {
@@ -1216,6 +1312,166 @@ static uint32_t bytecode_line(struct v8_ctx *c, const struct v8_fn *fn, uint32_t
 	return line;
 }
 
+/* A Code's instructions and kind, as the walk reads them (uw_v8_jit()). */
+struct v8_span {
+	uint64_t start;
+	uint32_t size, kind;
+};
+
+/* Tagged t's span into *sp: false when t is no Code. */
+static bool code_span(struct v8_ctx *c, uint64_t t, struct v8_span *sp)
+{
+	const uint16_t *off = c->rt->off;
+	uint32_t flags;
+	uint16_t type;
+
+	if (!obj_type(c, t, &type) || type != off[EMBER_V8_TYPE_CODE] ||
+	    !rd(c, &flags, sizeof(flags), t - 1 + off[EMBER_V8_CODE_FLAGS]) ||
+	    !rd(c, &sp->size, sizeof(sp->size), t - 1 + off[EMBER_V8_CODE_SIZE]))
+		return false;
+	sp->kind =
+		(flags >> ((off[EMBER_V8_CODE_KIND] >> 8) & 31)) & (off[EMBER_V8_CODE_KIND] & 0xff);
+	if (off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE) {
+		sp->start = t - 1 + off[EMBER_V8_CODE_HEADER];
+		return true;
+	}
+	return rd64(c, t - 1 + off[EMBER_V8_CODE_START], &sp->start);
+}
+
+/* Whether tagged Code code is baseline code, its instructions holding pc offset pc. */
+static bool baseline_holds(struct v8_ctx *c, uint64_t code, uint32_t pc)
+{
+	struct v8_span sp;
+
+	return code_span(c, code, &sp) && sp.kind == c->rt->off[EMBER_V8_KIND_BASELINE] &&
+	       pc <= sp.size;
+}
+
+/* Slots of a feedback vector looked at for its on-stack-replaced code. */
+#define V8_OSR_SLOTS 1024
+/* Words of a feedback vector's header (V8 10-14: 6-7) looked past its length. */
+#define V8_FV_HEADER_WORDS 8
+/* Maps of weak references found not to be a Code's, remembered while one vector is looked at. */
+#define V8_OSR_MAPS 8
+/* CodeWrapper.code (V8 12 on; no sandbox: a plain tagged pointer after the map) */
+#define V8_WRAPPER_CODE 8
+
+/*
+ * Whether weak reference w of a feedback vector is optimised Code of
+ * function sfi holding a pc with low bits lo: then *code and *off, its
+ * offset. maps[] (*n): maps already found not to be Code's.
+ */
+static bool osr_holds(struct v8_ctx *c, uint64_t w, uint64_t sfi, uint32_t lo, uint64_t *maps,
+		      size_t *n, uint64_t *code, uint32_t *off)
+{
+	uint64_t t = w & ~2ull, map, deopt, own = 0, pc;
+	struct v8_span sp;
+	uint16_t type = 0;
+	size_t i;
+
+	if (!is_obj(t) || !rd64(c, t - 1, &map) || !is_obj(map))
+		return false;
+	for (i = 0; i < *n; i++)
+		if (maps[i] == map)
+			return false;
+	if (!rd(c, &type, sizeof(type), map - 1 + c->rt->off[EMBER_V8_MAP_TYPE]))
+		return false;
+	if (opt_type(c, type, EMBER_V8_TYPE_CODE_WRAPPER)) { /* V8 12 on: the Code it wraps */
+		if (!rd64(c, t - 1 + V8_WRAPPER_CODE, &t))
+			return false;
+	} else if (type != c->rt->off[EMBER_V8_TYPE_CODE]) {
+		if (*n < V8_OSR_MAPS)
+			maps[(*n)++] = map;
+		return false;
+	}
+	if (!code_span(c, t, &sp) || sp.kind <= c->rt->off[EMBER_V8_KIND_BASELINE] || !sp.size)
+		return false;
+	pc = (sp.start & ~(uint64_t)EMBER_RT_AUX_MAX) | lo;
+	if (pc < sp.start)
+		pc += EMBER_RT_AUX_MAX + 1;
+	if (pc - sp.start >= sp.size || pc - sp.start >= EMBER_RT_AUX_MAX ||
+	    c->rt->off[EMBER_V8_DEOPT_SFI] == EMBER_RT_OFF_NONE ||
+	    !rd64(c, t - 1 + c->rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
+	    !fixed_elem(c, deopt, c->rt->off[EMBER_V8_DEOPT_SFI], &own) || !unwrap_sfi(c, &own) ||
+	    own != sfi)
+		return false;
+	*code = t;
+	*off = (uint32_t)(pc - sp.start);
+	return true;
+}
+
+/*
+ * The optimised code JSFunction func (of sfi) runs a frame in whose pc's
+ * low bits are lo, where that is not the function's own code: code entered
+ * from a loop (on-stack replacement), which the function's feedback vector
+ * keeps a weak reference to. Its tagged Code and the pc's offset in it.
+ */
+static bool osr_code(struct v8_ctx *c, uint64_t func, uint64_t sfi, uint32_t lo, uint64_t *code,
+		     uint32_t *off)
+{
+	const uint16_t *o = c->rt->off;
+	uint64_t cell, vec, head, *w, maps[V8_OSR_MAPS];
+	size_t n = 0, words;
+	int32_t len;
+	uint16_t type;
+	bool found = false;
+
+	if (o[EMBER_V8_JSFUNC_FEEDBACK] == EMBER_RT_OFF_NONE ||
+	    o[EMBER_V8_CELL_VALUE] == EMBER_RT_OFF_NONE ||
+	    o[EMBER_V8_TYPE_FEEDBACK_VECTOR] == EMBER_RT_OFF_NONE ||
+	    !rd64(c, func - 1 + o[EMBER_V8_JSFUNC_FEEDBACK], &cell) || !is_obj(cell) ||
+	    !rd64(c, cell - 1 + o[EMBER_V8_CELL_VALUE], &vec) || !obj_type(c, vec, &type) ||
+	    type != o[EMBER_V8_TYPE_FEEDBACK_VECTOR] || !rd64(c, vec - 1 + 8, &head))
+		return false;
+	len = (int32_t)(uint32_t)head; /* FeedbackVector.length, an int32 after the map */
+	if (len < 0 || len > V8_OSR_SLOTS)
+		return false;
+	words = (size_t)len + V8_FV_HEADER_WORDS;
+	w = calloc(words, sizeof(*w));
+	if (!w || !rd(c, w, words * sizeof(*w), vec - 1 + 16)) {
+		free(w);
+		return false;
+	}
+	/* a weak reference's low bits are 11; 3 alone is a cleared one */
+	for (size_t i = 0; i < words && !found; i++)
+		found = (w[i] & V8_HEAP_TAG_MASK) == V8_HEAP_TAG_MASK && w[i] != V8_HEAP_TAG_MASK &&
+			osr_holds(c, w[i], sfi, lo, maps, &n, code, off);
+	free(w);
+	return found;
+}
+
+/*
+ * The bytecode offset pc offset pc runs in the baseline Code of function sfi
+ * (its function_data, as in the frame sampled), fn->bytecode's: -1 when it
+ * cannot be told (a binary without V8's bytecode sizes, code dropped since).
+ */
+static int64_t baseline_bytecode(struct v8_ctx *c, uint64_t sfi, const struct v8_fn *fn,
+				 uint32_t pc)
+{
+	const struct ember_rt_proc *rt = c->rt;
+	uint32_t n_sizes = rt->off[EMBER_V8_BYTECODE_COUNT];
+	uint8_t sizes[3 * 256], *tab = NULL, *bc = NULL;
+	uint64_t code, spt, lw;
+	int64_t len = -1, off = -1;
+
+	if (!rt->addr[1] || n_sizes <= V8_BYTECODE_PREFIXES || n_sizes > 256 || !fn->bytecode ||
+	    !rd64(c, sfi - 1 + rt->off[EMBER_V8_SFI_DATA], &code) || !baseline_holds(c, code, pc) ||
+	    !rd(c, sizes, 3 * n_sizes, rt->addr[1]) ||
+	    !rd64(c, fn->bytecode - 1 + V8_FA_LENGTH, &lw) || !is_smi(lw) || smi(lw) <= 0 ||
+	    (uint32_t)smi(lw) > V8_TABLE_MAX ||
+	    !rd64(c, code - 1 + rt->off[EMBER_V8_CODE_POSITIONS], &spt))
+		return -1;
+	bc = malloc((size_t)smi(lw));
+	if (bc && rd(c, bc, (size_t)smi(lw), fn->bytecode - 1 + rt->off[EMBER_V8_BYTECODE_DATA]))
+		len = byte_array(c, spt, &tab);
+	if (len <= 0 ||
+	    !v8_baseline_offset(tab, (size_t)len, bc, (size_t)smi(lw), sizes, n_sizes, pc, &off))
+		off = -1;
+	free(tab);
+	free(bc);
+	return off;
+}
+
 /*
  * Names pc offset off in optimised Code code of function sfi (deopt: its
  * deoptimization data): out->line the line there, or where it calls the
@@ -1287,6 +1543,9 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
 	struct v8_ctx c = {.mem = mem, .rt = rt, .budget = V8_SOURCE_MAX};
 	uint64_t obj = EMBER_RT_WORD_PTR(word), t = obj | V8_HEAP_TAG, sfi = t, deopt = 0;
 	uint32_t aux = EMBER_RT_WORD_AUX(word);
+	bool baseline = EMBER_RT_WORD_KIND(word) == EMBER_RT_WORD_V8_BASELINE;
+	bool osr = EMBER_RT_WORD_KIND(word) == EMBER_RT_WORD_V8_OSR;
+	int64_t bc;
 	struct rt_fn own = {0};
 	struct v8_fn fn;
 	uint16_t type;
@@ -1299,9 +1558,24 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
 	}
 	if (!obj_type(&c, t, &type))
 		return v8_fail(out, "unreadable object", obj);
+	/* a JSFunction whose frame ran other code: that code, found, else its function */
+	if (osr) {
+		if (type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
+		    type > rt->off[EMBER_V8_TYPE_JSFUNC_LAST] ||
+		    !rd64(&c, t - 1 + rt->off[EMBER_V8_JSFUNC_SHARED], &sfi))
+			return v8_fail(out, "function", obj);
+		if (osr_code(&c, t, sfi, aux, &t, &aux))
+			type = rt->off[EMBER_V8_TYPE_CODE];
+		else {
+			t = sfi;
+			aux = EMBER_RT_AUX_MAX;
+			if (!obj_type(&c, t, &type))
+				return v8_fail(out, "function", obj);
+		}
+	}
 	if (type == rt->off[EMBER_V8_TYPE_CODE] &&
-	    (rt->off[EMBER_V8_DEOPT_SFI] == EMBER_RT_OFF_NONE ||
-	     !rd64(&c, obj + rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
+	    (baseline || rt->off[EMBER_V8_DEOPT_SFI] == EMBER_RT_OFF_NONE ||
+	     !rd64(&c, t - 1 + rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
 	     !fixed_elem(&c, deopt, rt->off[EMBER_V8_DEOPT_SFI], &sfi) || !unwrap_sfi(&c, &sfi)))
 		return v8_fail(out, "code", obj);
 	else if (type != rt->off[EMBER_V8_TYPE_CODE] && type != rt->off[EMBER_V8_TYPE_SFI]) {
@@ -1317,7 +1591,9 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
 		out->start_line = line_of(&c, fn.source, (uint32_t)fn.start);
 	if (aux != EMBER_RT_AUX_MAX && type == rt->off[EMBER_V8_TYPE_CODE])
 		code_lines(&c, &fn, sfi, t, deopt, aux, out);
-	else if (aux != EMBER_RT_AUX_MAX)
+	else if (baseline && (bc = baseline_bytecode(&c, sfi, &fn, aux)) >= 0)
+		out->line = bytecode_line(&c, &fn, (uint32_t)bc);
+	else if (aux != EMBER_RT_AUX_MAX && !baseline)
 		out->line = bytecode_line(&c, &fn, aux);
 	if (!out->line)
 		out->line = out->start_line;

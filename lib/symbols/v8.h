@@ -48,4 +48,18 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
  */
 bool v8_position_at(const uint8_t *tab, size_t len, int64_t off, uint64_t *pos);
 
+/*
+ * The bytecode a baseline (Sparkplug) frame runs, as V8's
+ * BytecodeOffsetIterator finds it: pc offset pc (a return address: the
+ * bytecode whose code ends at pc is the one) in baseline code whose bytecode
+ * offset table is tab (len bytes: base-128 sizes of the machine code of the
+ * prologue, then of each bytecode in turn), of the bytecodes bc (n bytes),
+ * each as long as sizes says (V8's kBytecodeSizes: three operand scales of
+ * n_sizes bytecodes, the first V8_BYTECODE_PREFIXES scaling the next), into
+ * *off: -1 in the prologue. False when the tables disagree or end first.
+ */
+#define V8_BYTECODE_PREFIXES 4
+bool v8_baseline_offset(const uint8_t *tab, size_t len, const uint8_t *bc, size_t n,
+			const uint8_t *sizes, uint32_t n_sizes, uint32_t pc, int64_t *off);
+
 #endif /* EMBER_V8_H */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer: the input as a V8 source position table (every code offset
- * looked up), and as a process's memory in which a frame word is named with
- * Node 20's layout: whatever the heap holds, naming ends, within bounds,
- * with a NUL-terminated name.
+ * looked up), as a baseline code's bytecode offset table and bytecodes, and
+ * as a process's memory in which a frame word (interpreted, optimised,
+ * baseline or on-stack-replaced) is named with Node 20's layout, V8's bytecode sizes at its
+ * start: whatever the heap holds, naming ends, within bounds, with a
+ * NUL-terminated name.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +51,11 @@ static void layout(struct ember_rt_proc *rt)
 		rt->off[i] = EMBER_RT_OFF_NONE; /* V8 13.6's: none */
 	rt->off[EMBER_V8_DEOPT_LITERALS] = 2;	/* the functions inlined */
 	rt->off[EMBER_V8_TYPE_WEAK_ARRAY] = 240;
+	rt->off[EMBER_V8_BYTECODE_COUNT] = 8; /* sizes of 8 bytecodes, at HEAP */
+	rt->addr[1] = HEAP;
+	rt->off[EMBER_V8_JSFUNC_FEEDBACK] = 40; /* on-stack-replaced code: Node 20's */
+	rt->off[EMBER_V8_CELL_VALUE] = 8;
+	rt->off[EMBER_V8_TYPE_FEEDBACK_VECTOR] = 249;
 }
 
 static void check_name(const struct rt_name *n)
@@ -69,9 +76,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ember_rt_proc rt;
 	struct rt_name n;
 	uint64_t pos;
+	int64_t bc;
 
 	for (int64_t off = -1; off < 64; off++)
 		(void)v8_position_at(data, size, off, &pos);
+	for (uint32_t pc = 0; size > 24 && pc < 256; pc += 13)
+		(void)v8_baseline_offset(data + 24, size - 24, data + 24, size - 24, data, 8, pc,
+					 &bc);
 	layout(&rt);
 	/* words at the first objects the input could hold, with a few offsets */
 	for (uint64_t obj = HEAP; obj < HEAP + 256 && obj < HEAP + size; obj += 8) {
@@ -79,6 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		for (size_t i = 0; i < sizeof(aux) / sizeof(aux[0]); i++) {
 			(void)v8_name(&mem, &rt, EMBER_RT_WORD(EMBER_RT_V8, aux[i], obj), &n);
+			check_name(&n);
+			(void)v8_name(&mem, &rt,
+				      EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, aux[i], obj), &n);
+			check_name(&n);
+			(void)v8_name(&mem, &rt, EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, aux[i], obj),
+				      &n);
 			check_name(&n);
 		}
 	}

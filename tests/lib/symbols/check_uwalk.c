@@ -523,11 +523,38 @@ START_TEST(test_v8_dispatch)
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
 	rt->addr[0] = group_ptr;
-	/* the pc outside the Code's instructions (on-stack-replaced code): the same */
+	/*
+	 * the pc outside the Code's instructions (on-stack-replaced code): the
+	 * JSFunction with the pc's low bits, the host to find the code holding it
+	 */
 	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code + 1) << 16 | 2);
-	regs.ip = jit + 0x2000;
+	regs.ip = jit + 0x12345;
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
-	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, 0x2345, fn));
+	/*
+	 * ... but in a builtin that built no frame (its pc in a mapping: the
+	 * builtins' copy), called from the Code: its return there; a return
+	 * address there above the sp of JIT code is not one (OSR code's frame
+	 * holds the call that entered it)
+	 */
+	put(sp + 8, jit + 0x88);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, 0x2345, fn));
+	fx.proc.nmaps = 1;
+	fx.proc.maps[0] = (struct ember_unwind_map){.start = jit + 0x10000,
+						    .end = jit + 0x20000,
+						    .bias = jit,
+						    .table = EMBER_UNWIND_NO_TABLE};
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x88, code));
+	ck_assert_uint_eq(fx.res.ips[1], 0x7f0000005678ull);
+	/* baseline code (kind 10): the function with the pc's offset, its Code unnamed */
+	heap_put(code + 48, (uint64_t)10 << 32);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, 0x88, sfi));
+	heap_put(code + 48, (uint64_t)12 << 32);
+	put(sp + 8, 0);
+	fx.proc.nmaps = 0;
 	regs.ip = jit + 0x40;
 	/*
 	 * V8 14.6 (Node 26): the table is the isolate's, the group holding its
@@ -552,6 +579,7 @@ START_TEST(test_v8_dispatch)
 	{
 		const uint64_t tp = HEAP + 0xd00, worker = HEAP + 0xc00, table2 = HEAP + 0xd80;
 		const uint64_t code2 = HEAP + 0xe00, jit2 = 0x7f0000300000ull;
+		const uint64_t osr = EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, 0x80, fn);
 
 		rt->off[EMBER_V8_ISOLATE_TLS] = 0x178;
 		heap_put(tp - 0x178, worker);
@@ -570,19 +598,23 @@ START_TEST(test_v8_dispatch)
 		regs.ip = jit + 0x40;
 		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code));
-		/* a thread in no isolate (0 there), or no pointer known (a copy): the group's */
+		/*
+		 * a thread in no isolate (0 there), or no pointer known (a copy): the
+		 * group's, whose Code does not hold the pc: the function and the pc's
+		 * low bits, as for on-stack-replaced code
+		 */
 		heap_put(tp - 0x178, 0);
 		regs.ip = jit2 + 0x80;
 		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
-		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+		ck_assert_uint_eq(fx.res.ips[0], osr);
 		heap_put(tp - 0x178, worker);
 		live.tp = 0;
 		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
-		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+		ck_assert_uint_eq(fx.res.ips[0], osr);
 		/* a pointer below the offset (garbage): never read under address 0 */
 		live.tp = 0x100;
 		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
-		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi));
+		ck_assert_uint_eq(fx.res.ips[0], osr);
 	}
 }
 END_TEST

@@ -113,6 +113,10 @@ static void layout(struct ember_rt_proc *rt)
 		rt->off[i] = EMBER_RT_OFF_NONE; /* V8 13.6's: none */
 	rt->off[EMBER_V8_DEOPT_LITERALS] = 2;
 	rt->off[EMBER_V8_TYPE_WEAK_ARRAY] = 240;
+	rt->off[EMBER_V8_BYTECODE_COUNT] = 198; /* kBytecodeSizes: 0x252 bytes */
+	rt->off[EMBER_V8_JSFUNC_FEEDBACK] = 40;
+	rt->off[EMBER_V8_CELL_VALUE] = 8;
+	rt->off[EMBER_V8_TYPE_FEEDBACK_VECTOR] = 249;
 }
 
 /*
@@ -142,6 +146,7 @@ static void layout18(struct ember_rt_proc *rt)
 		{EMBER_V8_TYPE_FIXED_ARRAY, 179},
 		{EMBER_V8_TYPE_BYTE_ARRAY, 194},
 		{EMBER_V8_TYPE_WEAK_ARRAY, 237},
+		{EMBER_V8_TYPE_FEEDBACK_VECTOR, 245},
 	};
 
 	layout(rt);
@@ -206,6 +211,11 @@ static void layout22(struct ember_rt_proc *rt)
 		[EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY] = EMBER_RT_OFF_NONE,
 		[EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY] = EMBER_RT_OFF_NONE,
 		[EMBER_V8_ISOLATE_TLS] = EMBER_RT_OFF_NONE,
+		[EMBER_V8_BYTECODE_COUNT] = 203,
+		[EMBER_V8_JSFUNC_FEEDBACK] = 48,
+		[EMBER_V8_CELL_VALUE] = 8,
+		[EMBER_V8_TYPE_FEEDBACK_VECTOR] = 258,
+		[EMBER_V8_TYPE_CODE_WRAPPER] = 153,
 	};
 
 	memset(rt, 0, sizeof(*rt));
@@ -257,6 +267,8 @@ static void layout24(struct ember_rt_proc *rt)
 		{EMBER_V8_TYPE_WEAK_ARRAY, 256},
 		{EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY, 199},
 		{EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY, 194},
+		{EMBER_V8_BYTECODE_COUNT, 208},
+		{EMBER_V8_TYPE_FEEDBACK_VECTOR, 266},
 	};
 
 	layout22(rt);
@@ -289,6 +301,9 @@ static void layout25(struct ember_rt_proc *rt)
 		{EMBER_V8_TYPE_WEAK_ARRAY, 257},
 		{EMBER_V8_TYPE_TRUSTED_WEAK_ARRAY, 198},
 		{EMBER_V8_TYPE_PROTECTED_WEAK_ARRAY, 193},
+		{EMBER_V8_BYTECODE_COUNT, 212},
+		{EMBER_V8_TYPE_FEEDBACK_VECTOR, 269},
+		{EMBER_V8_TYPE_CODE_WRAPPER, 152},
 	};
 
 	layout24(rt);
@@ -309,13 +324,22 @@ static void layout26(struct ember_rt_proc *rt)
 		enum ember_v8_off o;
 		uint16_t v;
 	} diff[] = {
-		{EMBER_V8_KIND_BASELINE, 11},	   {EMBER_V8_TYPE_JSFUNC_FIRST, 2066},
-		{EMBER_V8_TYPE_JSFUNC_LAST, 2080}, {EMBER_V8_TYPE_SFI, 288},
-		{EMBER_V8_TYPE_CODE, 186},	   {EMBER_V8_TYPE_BYTECODE, 185},
-		{EMBER_V8_TYPE_SCRIPT, 166},	   {EMBER_V8_TYPE_SCOPE_INFO, 286},
-		{EMBER_V8_TYPE_BYTE_ARRAY, 218},   {EMBER_V8_GROUP_TABLE, 0x31b8},
-		{EMBER_V8_ISOLATE_TABLE, 0x268},   {EMBER_V8_TYPE_WEAK_ARRAY, 258},
+		{EMBER_V8_KIND_BASELINE, 11},
+		{EMBER_V8_TYPE_JSFUNC_FIRST, 2066},
+		{EMBER_V8_TYPE_JSFUNC_LAST, 2080},
+		{EMBER_V8_TYPE_SFI, 288},
+		{EMBER_V8_TYPE_CODE, 186},
+		{EMBER_V8_TYPE_BYTECODE, 185},
+		{EMBER_V8_TYPE_SCRIPT, 166},
+		{EMBER_V8_TYPE_SCOPE_INFO, 286},
+		{EMBER_V8_TYPE_BYTE_ARRAY, 218},
+		{EMBER_V8_GROUP_TABLE, 0x31b8},
+		{EMBER_V8_ISOLATE_TABLE, 0x268},
+		{EMBER_V8_TYPE_WEAK_ARRAY, 258},
 		{EMBER_V8_ISOLATE_TLS, 0x178},
+		{EMBER_V8_BYTECODE_COUNT, 212},
+		{EMBER_V8_TYPE_FEEDBACK_VECTOR, 271},
+		{EMBER_V8_TYPE_CODE_WRAPPER, 152},
 	};
 
 	layout24(rt);
@@ -424,7 +448,22 @@ struct fixture {
 	struct ember_rt_proc rt;
 	struct rt_mem mem;
 	uint64_t sfi_hot, sfi_inner, code, script, scope;
+	uint64_t bytecode, baseline; /* hot's BytecodeArray, and its baseline Code (unused) */
 };
+
+/*
+ * Bytecode sizes of a made-up V8 (kBytecodeSizes' shape): 4 prefixes, then
+ * bytecodes 4-7 of 3, 4, 2 and 1 bytes, more when their operands are scaled.
+ */
+static const uint8_t sizes8[3 * 8] = {1, 1, 1, 1, 3, 4, 2, 1, 1, 1,  1, 1,
+				      5, 7, 3, 1, 1, 1, 1, 1, 9, 13, 5, 1};
+/* hot's bytecodes by them: at 0, 4, 7 (Wide), 11 and 12 (ExtraWide); 22 bytes */
+static const uint8_t hot_bc[] = {5, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 7, 1, 4, 0, 0, 0, 0, 0, 0, 0, 0};
+/*
+ * Its baseline code's bytecode offset table (unsigned base-128): the
+ * prologue's 0x20 bytes, then those of each bytecode: 0x10, 8, 0x30, 0x200, 4.
+ */
+static const uint8_t hot_pcs[] = {0x20, 0x10, 0x08, 0x30, 0x80, 0x04, 0x04};
 
 /*
  * A function's ScopeInfo, no context locals: its name (the function variable's)
@@ -500,9 +539,24 @@ static void fixture_init_as(struct fixture *x, void (*layout_of)(struct ember_rt
 	x->script = object(&x->h, off[EMBER_V8_TYPE_SCRIPT], 64);
 	put64(&x->h, x->script - 1 + off[EMBER_V8_SCRIPT_SOURCE], str(&x->h, SOURCE));
 	put64(&x->h, x->script - 1 + off[EMBER_V8_SCRIPT_NAME], str(&x->h, "/srv/app.js"));
-	bca = object(&x->h, off[EMBER_V8_TYPE_BYTECODE], 64);
+	bca = object(&x->h, off[EMBER_V8_TYPE_BYTECODE], 96);
 	put64(&x->h, bca - 1 + off[EMBER_V8_BYTECODE_POSITIONS],
 	      byte_array(&x->h, tab, (uint32_t)table(tab, bc, 3)));
+	put64(&x->h, bca - 1 + 8, smi(sizeof(hot_bc)));
+	memcpy(x->h.b + (bca - 1 - HEAP_BASE) + off[EMBER_V8_BYTECODE_DATA], hot_bc,
+	       sizeof(hot_bc));
+	x->bytecode = bca;
+	/* the made-up sizes in the process, and hot's baseline code by them */
+	x->rt.addr[1] = alloc(&x->h, sizeof(sizes8));
+	memcpy(x->h.b + (x->rt.addr[1] - HEAP_BASE), sizes8, sizeof(sizes8));
+	x->rt.off[EMBER_V8_BYTECODE_COUNT] = 8;
+	x->baseline = object(&x->h, off[EMBER_V8_TYPE_CODE], 64);
+	put64(&x->h, x->baseline - 1 + off[EMBER_V8_CODE_DEOPT], bca);
+	put64(&x->h, x->baseline - 1 + off[EMBER_V8_CODE_POSITIONS],
+	      byte_array(&x->h, hot_pcs, sizeof(hot_pcs)));
+	put32(&x->h, x->baseline - 1 + off[EMBER_V8_CODE_FLAGS],
+	      (uint32_t)off[EMBER_V8_KIND_BASELINE] << (off[EMBER_V8_CODE_KIND] >> 8));
+	put32(&x->h, x->baseline - 1 + off[EMBER_V8_CODE_SIZE], 0x280);
 	x->sfi_hot = sfi(x, "hot", at("function hot"), at("}\n") + 40, bca);
 	x->sfi_inner = sfi(x, "inner", at("function inner"), at("}\n"), 0);
 	memcpy(inl, &call, 8);
@@ -550,7 +604,159 @@ static uint64_t word(uint32_t aux, uint64_t tagged)
 	return EMBER_RT_WORD(EMBER_RT_V8, aux, tagged - 1);
 }
 
+static uint64_t baseline_word(uint32_t pc, uint64_t tagged)
+{
+	return EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, pc, tagged - 1);
+}
+
 /* --- tests -------------------------------------------------------------------------------------- */
+
+/* V8's BytecodeOffsetIterator: a return address at a bytecode's code's end is that bytecode's. */
+START_TEST(test_baseline_offset)
+{
+	const struct {
+		uint32_t pc;
+		int64_t off;
+	} want[] = {{0, -1},   {0x20, -1}, {0x21, 0},  {0x30, 0},   {0x31, 4},
+		    {0x39, 7}, {0x68, 7},  {0x69, 11}, {0x268, 11}, {0x26c, 12}};
+	uint8_t bc[sizeof(hot_bc)];
+	int64_t off;
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_msg(v8_baseline_offset(hot_pcs, sizeof(hot_pcs), hot_bc, sizeof(hot_bc),
+						 sizes8, 8, want[i].pc, &off),
+			      "pc 0x%x", want[i].pc);
+		ck_assert_msg(off == want[i].off, "pc 0x%x: bytecode %lld, not %lld", want[i].pc,
+			      (long long)off, (long long)want[i].off);
+	}
+	/* past the table's end; bytecodes that end first, or are none, or a prefix at the end */
+	ck_assert(!v8_baseline_offset(hot_pcs, sizeof(hot_pcs), hot_bc, sizeof(hot_bc), sizes8, 8,
+				      0x26d, &off));
+	ck_assert(
+		!v8_baseline_offset(hot_pcs, sizeof(hot_pcs), hot_bc, 12, sizes8, 8, 0x26c, &off));
+	memcpy(bc, hot_bc, sizeof(bc));
+	bc[4] = 8; /* no such bytecode in 8 */
+	ck_assert(!v8_baseline_offset(hot_pcs, sizeof(hot_pcs), bc, sizeof(bc), sizes8, 8, 0x31,
+				      &off));
+	ck_assert(
+		!v8_baseline_offset(hot_pcs, sizeof(hot_pcs), hot_bc, 13, sizes8, 8, 0x26c, &off));
+	/* a varint cut short, no sizes */
+	ck_assert(!v8_baseline_offset(hot_pcs, 5, hot_bc, sizeof(hot_bc), sizes8, 8, 0x100, &off));
+	ck_assert(!v8_baseline_offset(hot_pcs, sizeof(hot_pcs), hot_bc, sizeof(hot_bc), sizes8, 0,
+				      0x31, &off));
+}
+END_TEST
+
+/*
+ * Each layout (_i): a frame of code entered from hot's loop (on-stack
+ * replacement), given as hot's JSFunction and the pc's low bits, named as
+ * that code is: the function's feedback vector holds a weak reference to it
+ * (from V8 12, to its CodeWrapper).
+ */
+START_TEST(test_osr)
+{
+	struct fixture *x = calloc(1, sizeof(*x));
+	const uint16_t *off;
+	uint64_t fn, cell, vec, ref, start = 0x7f0000012000ull;
+	struct rt_name n;
+
+	fixture_init_as(x, layouts[_i]);
+	off = x->rt.off;
+	if (off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE)
+		start = x->code - 1 + off[EMBER_V8_CODE_HEADER]; /* V8 10: inline */
+	else
+		put64(&x->h, x->code - 1 + off[EMBER_V8_CODE_START], start);
+	put32(&x->h, x->code - 1 + off[EMBER_V8_CODE_SIZE], 0x100);
+	fn = object(&x->h, off[EMBER_V8_TYPE_JSFUNC_FIRST], 64);
+	put64(&x->h, fn - 1 + off[EMBER_V8_JSFUNC_SHARED], x->sfi_hot);
+	cell = object(&x->h, 170, 16);
+	put64(&x->h, fn - 1 + off[EMBER_V8_JSFUNC_FEEDBACK], cell);
+	vec = object(&x->h, off[EMBER_V8_TYPE_FEEDBACK_VECTOR], 16 + 8 * 12);
+	put64(&x->h, cell - 1 + off[EMBER_V8_CELL_VALUE], vec);
+	put32(&x->h, vec - 1 + 8, 4); /* its length: 4 slots after a header */
+	ref = x->code;
+	if (off[EMBER_V8_TYPE_CODE_WRAPPER] != EMBER_RT_OFF_NONE) {
+		ref = object(&x->h, off[EMBER_V8_TYPE_CODE_WRAPPER], 16);
+		put64(&x->h, ref - 1 + 8, x->code);
+	}
+	/* a Smi, a weak reference to what is no code, a cleared one, then the code's */
+	put64(&x->h, vec - 1 + 16 + 8 * 5, smi(3));
+	put64(&x->h, vec - 1 + 16 + 8 * 6, x->script | 2);
+	put64(&x->h, vec - 1 + 16 + 8 * 7, 3);
+	/* the function's frame at pc 0x48 of the code, inner inlined there */
+	ck_assert_int_eq(
+		v8_name(&x->mem, &x->rt,
+			EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, (start + 0x48) & 0xffff, fn - 1), &n),
+		0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_uint_eq(n.line, 5); /* no code referred to yet: the function's first line */
+	put64(&x->h, vec - 1 + 16 + 8 * 8, ref | 2);
+	ck_assert_int_eq(
+		v8_name(&x->mem, &x->rt,
+			EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, (start + 0x48) & 0xffff, fn - 1), &n),
+		0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_uint_eq(n.line, 8);
+	ck_assert_uint_eq(n.n_inlined, 1);
+	ck_assert_str_eq(n.inlined[0].function, "inner");
+	ck_assert_uint_eq(n.inlined[0].line, 3);
+	/* a pc the code does not hold; code of another function; no JSFunction */
+	ck_assert_int_eq(
+		v8_name(&x->mem, &x->rt,
+			EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, (start + 0x148) & 0xffff, fn - 1), &n),
+		0);
+	ck_assert_uint_eq(n.line, 5);
+	ck_assert_uint_eq(n.n_inlined, 0);
+	put64(&x->h, fn - 1 + off[EMBER_V8_JSFUNC_SHARED], x->sfi_inner);
+	ck_assert_int_eq(
+		v8_name(&x->mem, &x->rt,
+			EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, (start + 0x48) & 0xffff, fn - 1), &n),
+		0);
+	ck_assert_str_eq(n.function, "inner");
+	ck_assert_uint_eq(n.line, 2);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt,
+				 EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, 0x48, x->sfi_hot - 1), &n),
+			 -ENOENT);
+	free(x);
+}
+END_TEST
+
+/* Each layout (_i): a baseline frame named at the line of its pc's bytecode. */
+START_TEST(test_baseline)
+{
+	const struct {
+		uint32_t pc, line;
+	} want[] = {{0x10, 5},	{0x31, 6},  {0x40, 8}, {0x100, 8},
+		    {0x26c, 9}, {0x27f, 5}, {0x300, 5}};
+	struct fixture *x = calloc(1, sizeof(*x));
+	struct rt_name n;
+
+	fixture_init_as(x, layouts[_i]);
+	/* its function's data the BytecodeArray: no baseline code to read the pc in */
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, baseline_word(0x40, x->sfi_hot), &n), 0);
+	ck_assert_str_eq(n.function, "hot");
+	ck_assert_uint_eq(n.line, 5);
+	put64(&x->h, x->sfi_hot - 1 + x->rt.off[EMBER_V8_SFI_DATA], x->baseline);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_int_eq(
+			v8_name(&x->mem, &x->rt, baseline_word(want[i].pc, x->sfi_hot), &n), 0);
+		ck_assert_str_eq(n.function, "hot");
+		ck_assert_str_eq(n.file, "/srv/app.js");
+		ck_assert_uint_eq(n.start_line, 5);
+		ck_assert_msg(n.line == want[i].line, "pc 0x%x: line %u, not %u", want[i].pc,
+			      n.line, want[i].line);
+	}
+	/* the same offset read as an interpreted frame's bytecode: another line */
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, word(0x40, x->sfi_hot), &n), 0);
+	ck_assert_uint_eq(n.line, 9);
+	/* a binary whose sizes were not found; a Code where the function goes */
+	x->rt.addr[1] = 0;
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, baseline_word(0x40, x->sfi_hot), &n), 0);
+	ck_assert_uint_eq(n.line, 5);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, baseline_word(0x40, x->baseline), &n), -ENOENT);
+	free(x);
+}
+END_TEST
 
 START_TEST(test_position_table)
 {
@@ -875,6 +1081,10 @@ static void detect_node(const char *env, const char *path, uint32_t major, uint3
 			for (int i = 0; i < EMBER_V8_OFF_NR; i++)
 				ck_assert_msg(rt.off[i] == want.off[i], "%s: off[%d] %u, not %u",
 					      path, i, rt.off[i], want.off[i]);
+			ck_assert_msg((rt.addr[1] != 0) == (want.off[EMBER_V8_BYTECODE_COUNT] !=
+							    EMBER_RT_OFF_NONE),
+				      "%s: kBytecodeSizes at 0x%llx", path,
+				      (unsigned long long)rt.addr[1]);
 			ck_assert_uint_lt(rt.text[0], rt.text[1]);
 			ck_assert_uint_le(rt.text[2], rt.text[0]);
 			ck_assert_uint_le(rt.text[1], rt.text[3]);
@@ -956,6 +1166,9 @@ Suite *v8_suite(void)
 	tcase_add_loop_test(tc, test_interpreted, 0, sizeof(layouts) / sizeof(layouts[0]));
 	tcase_add_loop_test(tc, test_optimised_inlined, 0, sizeof(layouts) / sizeof(layouts[0]));
 	tcase_add_loop_test(tc, test_inlined_unknown, 0, sizeof(layouts) / sizeof(layouts[0]));
+	tcase_add_test(tc, test_baseline_offset);
+	tcase_add_loop_test(tc, test_baseline, 0, sizeof(layouts) / sizeof(layouts[0]));
+	tcase_add_loop_test(tc, test_osr, 0, sizeof(layouts) / sizeof(layouts[0]));
 	tcase_add_test(tc, test_cons_source);
 	tcase_add_test(tc, test_trusted_arrays);
 	tcase_add_test(tc, test_hostile);
