@@ -9,6 +9,8 @@
 # Code was not reached is named by the function's first line, as on-stack-replaced code is,
 # so where the table is not read nearly every sample of it is on that line.
 # EMBER_TEST_DISPATCH_NODE runs it under another node (symbols_v8_dispatch_node26.sh).
+# EMBER_TEST_DISPATCH_FLAGS gives node flags: symbols_v8_baseline.sh holds big in baseline
+# (Sparkplug) code, whose frames must be named by their lines as well.
 # EMBER_TEST_DISPATCH_WORKER=1 runs big in a worker thread while the main thread runs other
 # functions hot: big's frames must be big's, at its first line or its body's, and no frame
 # under driver another function's.
@@ -73,7 +75,8 @@ start_emberd --hz 99 --interval 2s -v
 warm_node "$NODE"
 WORKER=${EMBER_TEST_DISPATCH_WORKER:+worker}
 WORKER_LINES=${EMBER_TEST_DISPATCH_WORKER:-}
-"$NODE" "$T/big.js" 6000 $WORKER >"$T/node.out" &
+# shellcheck disable=SC2086 # the flags are words
+"$NODE" ${EMBER_TEST_DISPATCH_FLAGS:-} "$T/big.js" 6000 $WORKER >"$T/node.out" &
 WL=$!
 PIDS+=("$WL")
 wait "$WL" || fail "node big.js failed"
@@ -119,5 +122,6 @@ fi
 awk -v b="$in_body" -v a="$at_first" -v t="$total" 'BEGIN { exit !(b + a >= 0.8 * t) }' ||
 	fail "big named on $((in_body + at_first)) of $total samples only"
 awk -v b="$in_body" -v a="$at_first" 'BEGIN { exit !(b >= 0.8 * (a + b)) }' ||
-	fail "big's optimised code not named by its lines: $at_first of its samples at its first line"
+	fail "big's ${EMBER_TEST_DISPATCH_FLAGS:+baseline }code not named by its lines: $at_first of" \
+		"its samples at its first line"
 pass "big named at a line of its body on $in_body of $total samples ($at_first at its first line)"
