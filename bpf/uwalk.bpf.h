@@ -94,38 +94,21 @@ static bool uw_env_rule(struct uw_frame *f, const struct ember_unwind_proc *proc
  * path by path ("the sequence of 8193 jumps is too complex").
  */
 struct uw_search {
-	const struct ember_unwind_proc *proc; /* mappings: searched when set */
-	const uw_row_src *src;		      /* rows: read through it */
-	__u32 first;			      /* rows: the table's first row */
-	__u32 lo, hi;			      /* the answer is lo: items <= key */
-	__u32 failed;			      /* a row could not be read */
+	const uw_row_src *src; /* a table's rows: read through it */
+	__u32 first;	       /* the table's first row */
+	__u32 lo, hi;	       /* the answer is lo: rows <= key */
+	__u32 failed;	       /* a row could not be read */
 	__u64 key;
 };
 
-static long uw_map_step(__u32 i, void *arg)
-{
-	struct uw_search *q = arg;
-	__u32 mid;
-
-	(void)i; /* the state says where the search is */
-	if (q->lo >= q->hi)
-		return 1;
-	mid = (q->lo + q->hi) / 2;
-	if (q->proc->maps[mid & (EMBER_UNWIND_MAPS_MAX - 1)].start <= q->key)
-		q->lo = mid + 1;
-	else
-		q->hi = mid;
-	return 0;
-}
-
-/* uw_in_map()'s search: uw_search's fields for mappings alone (the BPF stack is short there). */
+/* A search of a process's mappings, as uw_search is of a table's rows. */
 struct uw_map_search {
 	const struct ember_unwind_proc *proc;
 	__u64 key;
 	__u32 lo, hi; /* the answer is lo: mappings starting at or below key */
 };
 
-static long uw_in_map_step(__u32 i, void *arg)
+static long uw_map_step(__u32 i, void *arg)
 {
 	struct uw_map_search *q = arg;
 	__u32 mid;
@@ -142,35 +125,32 @@ static long uw_in_map_step(__u32 i, void *arg)
 }
 
 /*
- * Whether ip lies in one of p's mappings (uw_find_map() with a smaller
- * state, in the caller's room *q: the BPF stack is short where it is asked).
+ * The mapping of p holding ip, or NULL, searched in *q (the caller's room:
+ * the BPF stack is short where the runtime walk asks).
  */
-static __always_inline bool uw_in_map(const struct ember_unwind_proc *p, __u64 ip,
-				      struct uw_map_search *q)
+static __always_inline const struct ember_unwind_map *
+uw_find_map_in(const struct ember_unwind_proc *p, __u64 ip, struct uw_map_search *q)
 {
+	const struct ember_unwind_map *m;
+
 	q->proc = p;
 	q->key = ip;
 	q->lo = 0;
 	q->hi = p->nmaps < EMBER_UNWIND_MAPS_MAX ? p->nmaps : EMBER_UNWIND_MAPS_MAX;
-	UW_LOOP(9, uw_in_map_step, q); /* 9 halvings cover EMBER_UNWIND_MAPS_MAX mappings */
-	return q->lo && ip < p->maps[(q->lo - 1) & (EMBER_UNWIND_MAPS_MAX - 1)].end;
+	UW_LOOP(9, uw_map_step, q); /* 9 halvings cover EMBER_UNWIND_MAPS_MAX mappings */
+	if (q->lo == 0)
+		return NULL;
+	m = &p->maps[(q->lo - 1) & (EMBER_UNWIND_MAPS_MAX - 1)];
+	return ip < m->end ? m : NULL;
 }
 
 /* The mapping of p holding ip, or NULL. */
 static __always_inline const struct ember_unwind_map *uw_find_map(const struct ember_unwind_proc *p,
 								  __u64 ip)
 {
-	struct uw_search q = {.proc = p, .hi = p->nmaps, .key = ip};
-	const struct ember_unwind_map *m;
+	struct uw_map_search q;
 
-	if (q.hi > EMBER_UNWIND_MAPS_MAX)
-		q.hi = EMBER_UNWIND_MAPS_MAX;
-	/* bound: 9 halvings cover EMBER_UNWIND_MAPS_MAX mappings */
-	UW_LOOP(9, uw_map_step, &q);
-	if (q.lo == 0)
-		return NULL;
-	m = &p->maps[(q.lo - 1) & (EMBER_UNWIND_MAPS_MAX - 1)];
-	return ip < m->end ? m : NULL;
+	return uw_find_map_in(p, ip, &q);
 }
 
 static long uw_row_step(__u32 i, void *arg)

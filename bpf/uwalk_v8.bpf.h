@@ -218,7 +218,7 @@ static __always_inline bool uw_v8_jit(const struct uw_frame *f,
 	 * above sp; in no mapping, JIT code: code entered on the stack (OSR)
 	 */
 	if (ip < start || ip - start >= size)
-		ip = uw_in_map(proc, f->ip, &room->q) ? uw_v8_ret(f, env, start, size, w) : 0;
+		ip = uw_find_map_in(proc, f->ip, &room->q) ? uw_v8_ret(f, env, start, size, w) : 0;
 	if (!ip) { /* code the function runs from its loop (OSR), found on the host */
 		*word = EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, f->ip & EMBER_RT_AUX_MAX, func - 1);
 		return false;
