@@ -14,7 +14,9 @@
 #   -w  comma-separated workloads                         (BENCH_WORKLOADS, all:
 #       qsort,memcpy,clock,mixed,lazy,node; also python, pynative: a Python
 #       stack 33 Python frames deep, and a native one as deep, for the runtime
-#       walk's cost per sample)
+#       walk's cost per sample; js: a JavaScript stack 32 functions deep whose
+#       loop runs in on-stack-replaced code, under BENCH_NODE (Node 22 from
+#       scripts/install-deps.sh by default), without flags)
 #   -b  the build tree with the fixtures (tests/fx_*)     (EMBER_BUILD, build/)
 #   -e  the emberd binary                                 (EMBERD, BUILD/daemon/emberd);
 #       or several, LABEL=PATH,LABEL=PATH: each run in turn within every round, so
@@ -33,6 +35,7 @@ DURATION=${BENCH_DURATION:-12}
 REPEAT=${BENCH_REPEAT:-3}
 WORKLOADS=${BENCH_WORKLOADS:-qsort,memcpy,clock,mixed,lazy,node}
 BUILD=${EMBER_BUILD:-$SRC/build}
+JS_NODE=${BENCH_NODE:-/usr/local/lib/ember-tools/node_modules/node22/bin/node}
 EMBERD=${EMBERD:-}
 REPORT=
 RAWOUT=
@@ -83,6 +86,7 @@ for w in ${WORKLOADS//,/ }; do
 	lazy) [ -x "$BUILD/tests/fx_lazy_bind" ] ||
 		die "fixture $BUILD/tests/fx_lazy_bind not built (cmake --build $BUILD --target fx_lazy_bind)" ;;
 	node) need node "install nodejs for the node workload" ;;
+	js) [ -x "$JS_NODE" ] || die "$JS_NODE: no such node (scripts/install-deps.sh installs it)" ;;
 	python) [ -x /usr/bin/python3.11 ] || die "install python3.11 for the python workload" ;;
 	pynative) [ -x "$BUILD/tests/fx_deep" ] ||
 		die "fixture $BUILD/tests/fx_deep not built (cmake --build $BUILD --target fx_deep)" ;;
@@ -107,6 +111,21 @@ trap 'exit 130' INT TERM
 # --- the workloads --------------------------------------------------------------------
 # Node.js under GC pressure: the unwind_node test's workload
 cp "$SRC/tests/integration/gc.js" "$T/gc.js"
+
+# JavaScript: descend x 31 -> spin, whose loop V8 22 on runs in on-stack-replaced code
+cat >"$T/deep.js" <<'JS'
+'use strict';
+function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
+function spin(end) {
+	let x = 0;
+	while (cpuMs() < end)
+		for (let i = 0; i < 200000; i++)
+			x = (x * 31 + i) % 1000003;
+	return x;
+}
+function descend(d, end) { return d === 0 ? spin(end) : descend(d - 1, end) + 1; }
+descend(30, cpuMs() + 1000 * Number(process.argv[2]));
+JS
 
 # Python: <module> -> descend x 31 -> spin, 33 Python frames on ~11 of the interpreter's
 cat >"$T/deep.py" <<'PY'
@@ -137,6 +156,7 @@ workload_cmd() {
 	case $1 in
 	node) echo node --perf-basic-prof "$T/gc.js" "$DURATION" ;;
 	python) echo /usr/bin/python3.11 "$T/deep.py" "$DURATION" ;;
+	js) echo "$JS_NODE" "$T/deep.js" "$DURATION" ;;
 	# as many frames as the python workload's stacks: main, descend x 39, spin, libc's
 	pynative) echo "$BUILD/tests/fx_deep" "$DURATION" 38 ;;
 	# ld.so resolves every PLT call again (its lazy-binding trampoline: CFA from rbx)
