@@ -1312,6 +1312,18 @@ static uint32_t bytecode_line(struct v8_ctx *c, const struct v8_fn *fn, uint32_t
 	return line;
 }
 
+/*
+ * The function optimised Code t (tagged) was made for, from its
+ * deoptimization data (into *deopt): false when the version's layout has
+ * no index for it, or t's data does not hold one.
+ */
+static bool code_sfi(struct v8_ctx *c, uint64_t t, uint64_t *deopt, uint64_t *sfi)
+{
+	return c->rt->off[EMBER_V8_DEOPT_SFI] != EMBER_RT_OFF_NONE &&
+	       rd64(c, t - 1 + c->rt->off[EMBER_V8_CODE_DEOPT], deopt) &&
+	       fixed_elem(c, *deopt, c->rt->off[EMBER_V8_DEOPT_SFI], sfi) && unwrap_sfi(c, sfi);
+}
+
 /* A Code's instructions and kind, as the walk reads them (uw_v8_jit()). */
 struct v8_span {
 	uint64_t start;
@@ -1390,10 +1402,7 @@ static bool osr_holds(struct v8_ctx *c, uint64_t w, uint64_t sfi, uint32_t lo, u
 	if (pc < sp.start)
 		pc += EMBER_RT_AUX_MAX + 1;
 	if (pc - sp.start >= sp.size || pc - sp.start >= EMBER_RT_AUX_MAX ||
-	    c->rt->off[EMBER_V8_DEOPT_SFI] == EMBER_RT_OFF_NONE ||
-	    !rd64(c, t - 1 + c->rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
-	    !fixed_elem(c, deopt, c->rt->off[EMBER_V8_DEOPT_SFI], &own) || !unwrap_sfi(c, &own) ||
-	    own != sfi)
+	    !code_sfi(c, t, &deopt, &own) || own != sfi)
 		return false;
 	*code = t;
 	*off = (uint32_t)(pc - sp.start);
@@ -1573,10 +1582,7 @@ int v8_name(const struct rt_mem *mem, const struct ember_rt_proc *rt, uint64_t w
 				return v8_fail(out, "function", obj);
 		}
 	}
-	if (type == rt->off[EMBER_V8_TYPE_CODE] &&
-	    (baseline || rt->off[EMBER_V8_DEOPT_SFI] == EMBER_RT_OFF_NONE ||
-	     !rd64(&c, t - 1 + rt->off[EMBER_V8_CODE_DEOPT], &deopt) ||
-	     !fixed_elem(&c, deopt, rt->off[EMBER_V8_DEOPT_SFI], &sfi) || !unwrap_sfi(&c, &sfi)))
+	if (type == rt->off[EMBER_V8_TYPE_CODE] && (baseline || !code_sfi(&c, t, &deopt, &sfi)))
 		return v8_fail(out, "code", obj);
 	else if (type != rt->off[EMBER_V8_TYPE_CODE] && type != rt->off[EMBER_V8_TYPE_SFI]) {
 		v8_fail(out, "object", obj);

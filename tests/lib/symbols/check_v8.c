@@ -609,6 +609,12 @@ static uint64_t baseline_word(uint32_t pc, uint64_t tagged)
 	return EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, pc, tagged - 1);
 }
 
+/* An on-stack-replaced frame's word: its JSFunction, the pc's low 16 bits. */
+static uint64_t osr_word(uint64_t pc, uint64_t tagged)
+{
+	return EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, pc & EMBER_RT_AUX_MAX, tagged - 1);
+}
+
 /* --- tests -------------------------------------------------------------------------------------- */
 
 /* V8's BytecodeOffsetIterator: a return address at a bytecode's code's end is that bytecode's. */
@@ -684,39 +690,25 @@ START_TEST(test_osr)
 	put64(&x->h, vec - 1 + 16 + 8 * 6, x->script | 2);
 	put64(&x->h, vec - 1 + 16 + 8 * 7, 3);
 	/* the function's frame at pc 0x48 of the code, inner inlined there */
-	ck_assert_int_eq(
-		v8_name(&x->mem, &x->rt,
-			EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, (start + 0x48) & 0xffff, fn - 1), &n),
-		0);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, osr_word(start + 0x48, fn), &n), 0);
 	ck_assert_str_eq(n.function, "hot");
 	ck_assert_uint_eq(n.line, 5); /* no code referred to yet: the function's first line */
 	put64(&x->h, vec - 1 + 16 + 8 * 8, ref | 2);
-	ck_assert_int_eq(
-		v8_name(&x->mem, &x->rt,
-			EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, (start + 0x48) & 0xffff, fn - 1), &n),
-		0);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, osr_word(start + 0x48, fn), &n), 0);
 	ck_assert_str_eq(n.function, "hot");
 	ck_assert_uint_eq(n.line, 8);
 	ck_assert_uint_eq(n.n_inlined, 1);
 	ck_assert_str_eq(n.inlined[0].function, "inner");
 	ck_assert_uint_eq(n.inlined[0].line, 3);
 	/* a pc the code does not hold; code of another function; no JSFunction */
-	ck_assert_int_eq(
-		v8_name(&x->mem, &x->rt,
-			EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, (start + 0x148) & 0xffff, fn - 1), &n),
-		0);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, osr_word(start + 0x148, fn), &n), 0);
 	ck_assert_uint_eq(n.line, 5);
 	ck_assert_uint_eq(n.n_inlined, 0);
 	put64(&x->h, fn - 1 + off[EMBER_V8_JSFUNC_SHARED], x->sfi_inner);
-	ck_assert_int_eq(
-		v8_name(&x->mem, &x->rt,
-			EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, (start + 0x48) & 0xffff, fn - 1), &n),
-		0);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, osr_word(start + 0x48, fn), &n), 0);
 	ck_assert_str_eq(n.function, "inner");
 	ck_assert_uint_eq(n.line, 2);
-	ck_assert_int_eq(v8_name(&x->mem, &x->rt,
-				 EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, 0x48, x->sfi_hot - 1), &n),
-			 -ENOENT);
+	ck_assert_int_eq(v8_name(&x->mem, &x->rt, osr_word(0x48, x->sfi_hot), &n), -ENOENT);
 	free(x);
 }
 END_TEST
