@@ -193,6 +193,26 @@ static __always_inline bool uw_env_row(const uw_row_src *src, __u32 idx,
 }
 
 /*
+ * The V8 walk's functions read lately (struct ember_v8_memo), per CPU: a
+ * walk runs on one CPU to its end, and no other walk runs there meanwhile
+ * (struct uw_env's busy).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EMBER_V8_MEMO_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ember_v8_memo);
+} v8_memo SEC(".maps");
+
+/* Slot i of this CPU's V8 memo. */
+static __always_inline struct ember_v8_memo *uw_env_v8_memo(struct uw_env *env, __u32 i)
+{
+	(void)env;
+	i &= EMBER_V8_MEMO_SLOTS - 1;
+	return bpf_map_lookup_elem(&v8_memo, &i);
+}
+
+/*
  * Per thread: its CPython thread state as its last walk found it
  * (uwalk_rt.bpf.h's uw_py_thread_frame()), gone with the thread.
  */

@@ -19,6 +19,8 @@
  *   struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid, bool create);
  *       (thread tid's CPython state as its last walk found it, or NULL: none kept;
  *       create: made for a state just found, else only looked up)
+ *   struct ember_v8_memo *uw_env_v8_memo(struct uw_env *env, __u32 i);
+ *       (slot i, below EMBER_V8_MEMO_SLOTS, of the V8 walk's memo of functions, or NULL)
  *   __u64 uw_env_tp(struct uw_env *env, __u32 tid);
  *       (thread tid's thread pointer, x86-64's fs_base, or 0: not known)
  *   bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *out);

@@ -370,7 +370,7 @@ UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt,
 	const struct ember_rt_proc *info;
 	const struct ember_rt_trace *trace;
 
-	if (!f || !rt || !proc)
+	if (!f || !rt || !proc || !env)
 		return UW_RT_NATIVE;
 	info = &proc->rt;
 	if (info->kind == EMBER_RT_V8) {

@@ -52,30 +52,48 @@ static __always_inline __u16 uw_v8_type(const struct ember_rt_proc *rt, struct u
 }
 
 /*
- * The word of an interpreted frame (the interpreter runs in the embedded
- * builtins): its function and the bytecode offset V8 keeps in the frame (a
- * Smi: the offset from the BytecodeArray's tagged address), the
- * BytecodeArray in the slot above it. Other frames of the builtins are the
- * builtins' own, named as native code.
+ * Reads n words of the stack at addr into w: a frame's slots, through the
+ * walk's window of the stack (the native step reads the frame's next).
+ */
+static __always_inline bool uw_v8_stack(struct uw_env *env, __u64 *w, int n, __u64 addr)
+{
+	for (int i = 0; i < n; i++)
+		if (!uw_env_read(env, &w[i], addr + 8 * i))
+			return false;
+	return true;
+}
+
+/*
+ * The word of an interpreted frame of function m (the interpreter runs in
+ * the embedded builtins): the function and the bytecode offset V8 keeps in
+ * the frame (a Smi: the offset from the BytecodeArray's tagged address), the
+ * BytecodeArray in the slot above it (its type checked once, then
+ * remembered). Other frames of the builtins are the builtins' own, named as
+ * native code.
  */
 static __always_inline bool uw_v8_interpreted(const struct uw_frame *f,
 					      const struct ember_rt_proc *rt, struct uw_env *env,
-					      __u64 sfi, __u64 *word, union uw_v8_room *room)
+					      struct ember_v8_memo *m, __u64 *word,
+					      union uw_v8_room *room)
 {
 	__u64 *slot = room->w; /* the bytecode offset, the BytecodeArray */
 	__s64 bc;
 
-	if (!uw_env_read_mem(env, slot, 2 * sizeof(*slot),
-			     f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET]) ||
-	    (slot[0] & 1) || uw_v8_type(rt, env, slot[1]) != rt->off[EMBER_V8_TYPE_BYTECODE])
+	if (!uw_v8_stack(env, slot, 2, f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET]) ||
+	    (slot[0] & 1))
 		return false;
+	if (!m->bytecode || slot[1] != m->bytecode) {
+		if (uw_v8_type(rt, env, slot[1]) != rt->off[EMBER_V8_TYPE_BYTECODE])
+			return false;
+		m->bytecode = slot[1];
+	}
 	bc = (__s64)slot[0] >> UW_V8_SMI_SHIFT;
 	bc -= rt->off[EMBER_V8_BYTECODE_DATA] - UW_V8_HEAP_TAG;
 	if (bc < 0)
 		bc = 0; /* the function's entry (kFunctionEntryBytecodeOffset) */
 	if (bc > (__s64)EMBER_RT_AUX_MAX)
 		bc = EMBER_RT_AUX_MAX;
-	*word = EMBER_RT_WORD(EMBER_RT_V8, (__u64)bc, sfi - 1);
+	*word = EMBER_RT_WORD(EMBER_RT_V8, (__u64)bc, m->sfi - 1);
 	return true;
 }
 
@@ -97,25 +115,18 @@ static __always_inline __u64 uw_v8_thread_isolate(const struct ember_rt_proc *rt
 }
 
 /*
- * The Code a JSFunction (tagged) runs: its code field, or from V8 13.6 the
- * entry of its dispatch handle in its isolate group's table (14.6: the
- * table of thread tid's isolate, else of the group's first), a Code checked
- * by its type: the table's place is a constant of the version. False when
- * it cannot be reached.
+ * The dispatch table of V8 13.6 on: its isolate group's (14.6: the table of
+ * thread tid's isolate, else of the group's first); its place is a constant
+ * of the version. 0 when it cannot be reached.
  */
-static __always_inline bool uw_v8_code(const struct ember_rt_proc *rt, struct uw_env *env,
-				       __u32 tid, __u64 func, __u64 *code)
+static __always_inline __u64 uw_v8_table(const struct ember_rt_proc *rt, struct uw_env *env,
+					 __u32 tid)
 {
-	__u64 group = 0, table = 0, entry = 0;
-	__u32 handle = 0;
+	__u64 group = 0, table = 0;
 
-	if (rt->off[EMBER_V8_JSFUNC_CODE] != EMBER_RT_OFF_NONE)
-		return uw_env_read_mem(env, code, sizeof(*code),
-				       func - 1 + rt->off[EMBER_V8_JSFUNC_CODE]) &&
-		       uw_v8_is_obj(*code);
 	if (rt->off[EMBER_V8_ISOLATE_TABLE] != EMBER_RT_OFF_NONE)
 		table = uw_v8_thread_isolate(rt, env, tid);
-	if (!rt->addr[0] || rt->off[EMBER_V8_JSFUNC_DISPATCH] == EMBER_RT_OFF_NONE ||
+	if (!rt->addr[0] ||
 	    (!table &&
 	     (!uw_env_read_mem(env, &group, sizeof(group), rt->addr[0]) || !group ||
 	      !uw_env_read_mem(env, &table, sizeof(table), group + rt->off[EMBER_V8_GROUP_TABLE]) ||
@@ -124,16 +135,22 @@ static __always_inline bool uw_v8_code(const struct ember_rt_proc *rt, struct uw
 	    (rt->off[EMBER_V8_ISOLATE_TABLE] != EMBER_RT_OFF_NONE &&
 	     (!uw_env_read_mem(env, &table, sizeof(table),
 			       table + rt->off[EMBER_V8_ISOLATE_TABLE]) ||
-	      !table)) ||
-	    !uw_env_read_mem(env, &handle, sizeof(handle),
-			     func - 1 + rt->off[EMBER_V8_JSFUNC_DISPATCH]) ||
-	    !uw_env_read_mem(
+	      !table)))
+		return 0;
+	return table;
+}
+
+/* The Code dispatch handle m->code_at's entry of m->table holds; 0 when unreadable. */
+static __always_inline __u64 uw_v8_entry(const struct ember_v8_memo *m, struct uw_env *env)
+{
+	__u64 entry = 0;
+
+	if (!uw_env_read_mem(
 		    env, &entry, sizeof(entry),
-		    table + (__u64)(handle >> EMBER_V8_DISPATCH_SHIFT) * EMBER_V8_DISPATCH_ENTRY +
+		    m->table + (m->code_at >> EMBER_V8_DISPATCH_SHIFT) * EMBER_V8_DISPATCH_ENTRY +
 			    8))
-		return false;
-	*code = entry >> EMBER_V8_DISPATCH_CODE_SHIFT | UW_V8_HEAP_TAG;
-	return uw_v8_type(rt, env, *code) == rt->off[EMBER_V8_TYPE_CODE];
+		return 0;
+	return entry >> EMBER_V8_DISPATCH_CODE_SHIFT | UW_V8_HEAP_TAG;
 }
 
 /* The u32 at byte i (4-aligned, below 24) of w: Code's fields read at once. */
@@ -156,6 +173,117 @@ static __always_inline __u32 uw_v8_u32(const __u32 *w, __u16 i)
 }
 
 /*
+ * Where m's function's code field, or (V8 13.6 on) its dispatch handle,
+ * lies in its header (v8_detect()'s head_ok() checks both fit).
+ */
+static __always_inline __u16 uw_v8_code_at(const struct ember_rt_proc *rt)
+{
+	if (rt->off[EMBER_V8_JSFUNC_CODE] != EMBER_RT_OFF_NONE)
+		return rt->off[EMBER_V8_JSFUNC_CODE];
+	if (rt->off[EMBER_V8_JSFUNC_DISPATCH] != EMBER_RT_OFF_NONE)
+		return rt->off[EMBER_V8_JSFUNC_DISPATCH];
+	return 0; /* neither: its code is never reached (the map's word stands for it) */
+}
+
+/*
+ * Reads JSFunction func's header (map to code field) at once into m, the
+ * memo's slot for it, and checks it against what m keeps: its map (whose
+ * type was checked when it was kept) and its SharedFunctionInfo; what
+ * changed is taken anew, its Code forgotten. False when func is no
+ * JSFunction.
+ */
+static __always_inline bool uw_v8_memo_fn(struct ember_v8_memo *m, const struct uw_frame *f,
+					  const struct ember_rt_proc *rt, struct uw_env *env,
+					  __u64 func)
+{
+	__u16 at_sfi = rt->off[EMBER_V8_JSFUNC_SHARED], at_code = uw_v8_code_at(rt);
+	__u32 len = (at_sfi > at_code ? at_sfi : at_code) + 8;
+	__u64 sfi, code_at;
+	__u16 type = 0;
+
+	/* the mask: a bound the verifier sees on the register the read takes (len is 8 to 64) */
+	if (len > sizeof(m->head) ||
+	    !uw_env_read_mem(env, m->head, ((len - 1) & (sizeof(m->head) - 1)) + 1, func - 1))
+		return false;
+	sfi = m->head[(at_sfi / 8) & (EMBER_V8_HEAD_WORDS - 1)];
+	code_at = rt->off[EMBER_V8_JSFUNC_CODE] != EMBER_RT_OFF_NONE ?
+			  m->head[(at_code / 8) & (EMBER_V8_HEAD_WORDS - 1)] :
+			  ((const __u32 *)m->head)[(at_code / 4) & (2 * EMBER_V8_HEAD_WORDS - 1)];
+	if (m->func != func || m->tgid != f->tgid || m->gen != f->gen || m->map != m->head[0]) {
+		m->func = 0;
+		if (!uw_v8_is_obj(m->head[0]) ||
+		    !uw_env_read_mem(env, &type, sizeof(type),
+				     m->head[0] - 1 + rt->off[EMBER_V8_MAP_TYPE]) ||
+		    type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
+		    type > rt->off[EMBER_V8_TYPE_JSFUNC_LAST])
+			return false;
+		m->func = func;
+		m->tgid = f->tgid;
+		m->gen = f->gen;
+		m->map = m->head[0];
+		m->sfi = 0;
+		m->table = 0;
+	}
+	if (!uw_v8_is_obj(sfi))
+		return false;
+	if (m->sfi != sfi) {
+		m->sfi = sfi;
+		m->bytecode = 0;
+		m->code = 0;
+	}
+	if (m->code_at != code_at) {
+		m->code_at = code_at;
+		m->code = 0;
+	}
+	return true;
+}
+
+/*
+ * The Code m's function runs, and its instructions, into m: kept while its
+ * code field holds the same (V8 13.6 on: while its dispatch entry does,
+ * one read), else read, the instructions' address (V8 11.1.204 on), flags
+ * and size within the 24 bytes from the address, read at once (v8_detect()'s
+ * code_ok() checks); before, the instructions follow Code's header inline,
+ * their size 8 before the flags. False when it cannot be reached.
+ */
+static __always_inline bool uw_v8_memo_code(struct ember_v8_memo *m, const struct uw_frame *f,
+					    const struct ember_rt_proc *rt, struct uw_env *env,
+					    __u64 *w /* 3 words of room */)
+{
+	__u32 kind_bits = rt->off[EMBER_V8_CODE_KIND], flags;
+	__u16 at_flags = rt->off[EMBER_V8_CODE_FLAGS], at_size = rt->off[EMBER_V8_CODE_SIZE];
+	bool inline_code = rt->off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE;
+	__u16 base = inline_code ? at_flags - 8 : rt->off[EMBER_V8_CODE_START];
+	__u64 code = m->code_at;
+
+	if (rt->off[EMBER_V8_JSFUNC_CODE] == EMBER_RT_OFF_NONE) {
+		if (rt->off[EMBER_V8_JSFUNC_DISPATCH] == EMBER_RT_OFF_NONE)
+			return false;
+		if (!m->table)
+			m->table = uw_v8_table(rt, env, f->tid);
+		code = m->table ? uw_v8_entry(m, env) : 0;
+		if (code == m->code && code)
+			return true;
+		m->code = 0;
+		if (uw_v8_type(rt, env, code) != rt->off[EMBER_V8_TYPE_CODE]) {
+			m->table = 0; /* found anew next time */
+			return false;
+		}
+	} else if (code == m->code) {
+		return true;
+	}
+	if (!uw_v8_is_obj(code) || at_flags < base || at_size < base ||
+	    !uw_env_read_mem(env, w, UW_V8_ROOM_WORDS * sizeof(*w), code - 1 + base))
+		return false;
+	m->start = inline_code ? code - 1 + rt->off[EMBER_V8_CODE_HEADER] : w[0];
+	flags = uw_v8_u32((const __u32 *)w, at_flags - base);
+	m->size = uw_v8_u32((const __u32 *)w, at_size - base);
+	m->kind = (flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff);
+	m->code = code;
+	return true;
+}
+
+/*
  * Where frame f of code [start, start + size) runs when its ip lies
  * elsewhere: in a builtin that builds no frame (baseline and optimised code
  * call such builtins for arithmetic and property access), whose return into
@@ -166,7 +294,7 @@ static __always_inline __u32 uw_v8_u32(const __u32 *w, __u16 i)
 static __always_inline __u64 uw_v8_ret(const struct uw_frame *f, struct uw_env *env, __u64 start,
 				       __u32 size, __u64 *w /* UW_V8_RET_SCAN words of room */)
 {
-	if (!uw_env_read_mem(env, w, UW_V8_RET_SCAN * sizeof(*w), f->sp))
+	if (!uw_v8_stack(env, w, UW_V8_RET_SCAN, f->sp))
 		return 0;
 	for (int i = 0; i < UW_V8_RET_SCAN; i++)
 		if (w[i] > start && w[i] - start < size)
@@ -175,61 +303,57 @@ static __always_inline __u64 uw_v8_ret(const struct uw_frame *f, struct uw_env *
 }
 
 /*
- * The word of a frame outside the binary's builtins: its function's
+ * The word of a frame of function m outside the binary's builtins: its
  * optimised Code and the pc's offset in it, when the pc lies there (baseline
  * code, which has no way back to its function: the function and the offset);
  * else (code entered on the stack from a loop, or replaced since) the
- * JSFunction with the pc's low bits (EMBER_RT_WORD_V8_OSR). Code's
- * instructions' address (V8 11.1.204 on), flags and size lie within the 24
- * bytes from the address, read at once (v8_detect()'s code_ok() checks);
- * before, the instructions follow Code's header inline, their size 8 before
- * the flags. True when the frame may be interpreted: the function's code is
- * a builtin (kinds below BASELINE: an interpreted function's is the
- * interpreter's entry, which V8 12 runs from a copy of the builtins beside
- * its JIT code, short builtin calls, outside text[0..1]) or was not
- * reached; the caller tells such frames by their slots.
+ * JSFunction with the pc's low bits (EMBER_RT_WORD_V8_OSR). True when the
+ * frame may be interpreted: the function's code is a builtin (kinds below
+ * BASELINE: an interpreted function's is the interpreter's entry, which V8
+ * 12 runs from a copy of the builtins beside its JIT code, short builtin
+ * calls, outside text[0..1]) or was not reached; the caller tells such
+ * frames by their slots.
  */
 static __always_inline bool uw_v8_jit(const struct uw_frame *f,
 				      const struct ember_unwind_proc *proc, struct uw_env *env,
-				      __u64 func, __u64 sfi, __u64 *word, union uw_v8_room *room)
+				      struct ember_v8_memo *m, __u64 *word, union uw_v8_room *room)
 {
 	const struct ember_rt_proc *rt = &proc->rt;
-	__u64 code = 0, start, ip = f->ip, *w = room->w;
-	__u32 kind_bits = rt->off[EMBER_V8_CODE_KIND], flags, size, kind;
-	__u16 at_flags = rt->off[EMBER_V8_CODE_FLAGS], at_size = rt->off[EMBER_V8_CODE_SIZE];
-	bool inline_code = rt->off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE;
-	__u16 base = inline_code ? at_flags - 8 : rt->off[EMBER_V8_CODE_START];
+	__u64 start, ip = f->ip;
+	__u32 size;
 
-	*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, sfi - 1);
-	if (!uw_v8_code(rt, env, f->tid, func, &code))
+	*word = EMBER_RT_WORD(EMBER_RT_V8, EMBER_RT_AUX_MAX, m->sfi - 1);
+	if (!uw_v8_memo_code(m, f, rt, env, room->w) || m->kind < rt->off[EMBER_V8_KIND_BASELINE])
 		return true;
-	if (at_flags < base || at_size < base ||
-	    !uw_env_read_mem(env, w, sizeof(room->w), code - 1 + base))
-		return false;
-	start = inline_code ? code - 1 + rt->off[EMBER_V8_CODE_HEADER] : w[0];
-	flags = uw_v8_u32((const __u32 *)w, at_flags - base);
-	size = uw_v8_u32((const __u32 *)w, at_size - base);
-	kind = (flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff);
-	if (kind < rt->off[EMBER_V8_KIND_BASELINE])
-		return true;
+	start = m->start;
+	size = m->size;
 	/*
 	 * a pc in a mapping (the binary's builtins, or their copy beside the JIT
 	 * code): a builtin that built no frame, its return into the code found
 	 * above sp; in no mapping, JIT code: code entered on the stack (OSR)
 	 */
 	if (ip < start || ip - start >= size)
-		ip = uw_find_map_in(proc, f->ip, &room->q) ? uw_v8_ret(f, env, start, size, w) : 0;
+		ip = uw_find_map_in(proc, f->ip, &room->q) ?
+			     uw_v8_ret(f, env, start, size, room->w) :
+			     0;
 	if (!ip) { /* code the function runs from its loop (OSR), found on the host */
-		*word = EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, f->ip & EMBER_RT_AUX_MAX, func - 1);
+		*word = EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, f->ip & EMBER_RT_AUX_MAX, m->func - 1);
 		return false;
 	}
 	if (ip - start >= EMBER_RT_AUX_MAX)
 		return false;
-	if (kind == rt->off[EMBER_V8_KIND_BASELINE])
-		*word = EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, ip - start, sfi - 1);
+	if (m->kind == rt->off[EMBER_V8_KIND_BASELINE])
+		*word = EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, ip - start, m->sfi - 1);
 	else
-		*word = EMBER_RT_WORD(EMBER_RT_V8, ip - start, code - 1);
+		*word = EMBER_RT_WORD(EMBER_RT_V8, ip - start, m->code - 1);
 	return false;
+}
+
+/* The memo's slot for function func: a hash of its address (Fibonacci's). */
+static __always_inline struct ember_v8_memo *uw_v8_memo_of(struct uw_env *env, __u64 func)
+{
+	return uw_env_v8_memo(
+		env, (__u32)((func >> 3) * 0x9e3779b97f4a7c15ull >> (64 - EMBER_V8_MEMO_BITS)));
 }
 
 /*
@@ -245,29 +369,20 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f,
 {
 	const struct ember_rt_proc *rt = &proc->rt;
 	union uw_v8_room room = {};
-	__u64 func, sfi;
+	struct ember_v8_memo *m;
 	bool builtins = f->ip >= rt->text[0] && f->ip < rt->text[1];
-	__u16 type;
 
 	if (rt->flags & EMBER_RT_F_UNSUPPORTED)
 		return false;
 	if (!builtins && f->ip >= rt->text[2] && f->ip < rt->text[3])
 		return false;
 	/* the JSFunction, the context */
-	if (f->bp < f->sp ||
-	    !uw_env_read_mem(env, room.w, 2 * sizeof(room.w[0]),
-			     f->bp - rt->off[EMBER_V8_FP_FUNCTION]) ||
-	    !uw_v8_is_obj(room.w[1]))
+	if (f->bp < f->sp || !uw_v8_stack(env, room.w, 2, f->bp - rt->off[EMBER_V8_FP_FUNCTION]) ||
+	    !uw_v8_is_obj(room.w[1]) || !uw_v8_is_obj(room.w[0]))
 		return false;
-	func = room.w[0];
-	type = uw_v8_type(rt, env, func);
-	if (type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
-	    type > rt->off[EMBER_V8_TYPE_JSFUNC_LAST] ||
-	    !uw_env_read_mem(env, room.w, sizeof(room.w[0]),
-			     func - 1 + rt->off[EMBER_V8_JSFUNC_SHARED]) ||
-	    !uw_v8_is_obj(room.w[0]))
+	m = uw_v8_memo_of(env, room.w[0]);
+	if (!m || !uw_v8_memo_fn(m, f, rt, env, room.w[0]))
 		return false;
-	sfi = room.w[0];
 	/*
 	 * In the binary's builtins, a frame that is not interpreted is a
 	 * builtin's own (named as native code), but for a builtin that built no
@@ -276,13 +391,13 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f,
 	 * elsewhere, a function whose code is a builtin but whose frame is not
 	 * interpreted keeps its own word.
 	 */
-	if (builtins && uw_v8_interpreted(f, rt, env, sfi, word, &room))
+	if (builtins && uw_v8_interpreted(f, rt, env, m, word, &room))
 		return true;
-	if (!uw_v8_jit(f, proc, env, func, sfi, word, &room))
+	if (!uw_v8_jit(f, proc, env, m, word, &room))
 		return !builtins || EMBER_RT_WORD_AUX(*word) != EMBER_RT_AUX_MAX ||
 		       EMBER_RT_WORD_KIND(*word) == EMBER_RT_WORD_V8_OSR;
 	if (!builtins)
-		uw_v8_interpreted(f, rt, env, sfi, word, &room); /* else the function's */
+		uw_v8_interpreted(f, rt, env, m, word, &room); /* else the function's */
 	return !builtins;
 }
 

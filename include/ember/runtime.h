@@ -236,6 +236,33 @@ _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_p
 #define EMBER_V8_DISPATCH_CODE_SHIFT 16
 
 /*
+ * A JavaScript function the V8 walk read (bpf/uwalk_v8.bpf.h), kept in a
+ * direct-mapped table by its address (per CPU: bpf/unwind.bpf.h's v8_memo;
+ * the host walk's caller's): a function met again, as in a recursive or a
+ * repeated stack, costs one read of its header, compared with what was read
+ * before, where reading it whole took six to twelve (its map and type, its
+ * shared info, its code, the Code's fields).
+ */
+#define EMBER_V8_MEMO_BITS 7
+#define EMBER_V8_MEMO_SLOTS (1u << EMBER_V8_MEMO_BITS)
+/* A JSFunction's header as read at once: map to its code field (v8_detect() checks). */
+#define EMBER_V8_HEAD_WORDS 8
+struct ember_v8_memo {
+	__u64 func;	 /* the JSFunction (tagged); 0: none */
+	__u32 tgid, gen; /* its process, and the generation of the process's entry */
+	__u64 map;	 /* its map, of a JSFunction's type (checked when kept) */
+	__u64 sfi;	 /* its SharedFunctionInfo */
+	__u64 code_at;	 /* its code field, or dispatch handle (V8 13.6 on) */
+	__u64 table;	 /* the dispatch table the handle indexes; 0: a code field */
+	__u64 code;	 /* the Code it runs; 0: not read since the above changed */
+	__u64 start;	 /* the Code's instructions */
+	__u32 size;	 /* their size */
+	__u32 kind;	 /* the Code's kind */
+	__u64 bytecode;	 /* a BytecodeArray of its interpreted frames, checked; 0: none */
+	__u64 head[EMBER_V8_HEAD_WORDS]; /* its header as just read (the walk's scratch) */
+};
+
+/*
  * A process's runtime, as the daemon found it in its mappings (the symbols a
  * runtime exports about itself): part of its unwind entry (struct
  * ember_unwind_proc). Addresses are the process's own.

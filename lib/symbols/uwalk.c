@@ -44,7 +44,8 @@ struct uw_env {
 		__attribute__((aligned(8))); /* read as words (uwalk_rt.bpf.h) */
 	bool beyond;		 /* a read went past the copy's end: a deeper stack than it holds */
 	__u64 win_base, win_len; /* the kernel's window of the stack, as it would be */
-	struct uwalk_result *cost; /* where the kernel's reads and lookups are counted */
+	struct uwalk_result *cost;   /* where the kernel's reads and lookups are counted */
+	struct ember_v8_memo v8_one; /* the V8 memo's one slot where the caller keeps none */
 };
 
 /* Counts a kernel read of the stack word at addr: one where its window would be refilled. */
@@ -125,6 +126,16 @@ static struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid,
 	(void)tid;
 	(void)create;
 	return env && env->mem ? env->mem->ts_memo : NULL;
+}
+
+/* Slot i of the caller's V8 memo, or the walk's own single slot (each function read whole). */
+static struct ember_v8_memo *uw_env_v8_memo(struct uw_env *env, __u32 i)
+{
+	if (!env)
+		return NULL;
+	if (env->mem && env->mem->v8_memo)
+		return &env->mem->v8_memo[i & (EMBER_V8_MEMO_SLOTS - 1)];
+	return &env->v8_one;
 }
 
 /* The walked thread's pointer, as the caller knows it (a copy's walk does not: 0). */

@@ -651,6 +651,21 @@ static bool code_ok(const struct v8_dbg *g)
 }
 
 /*
+ * Whether a JSFunction's fields the walk reads lie in the header it reads at
+ * once (struct ember_v8_memo): its shared info and code field, 8-aligned, or
+ * its dispatch handle, 4-aligned.
+ */
+static bool head_ok(const struct v8_dbg *g)
+{
+	const int64_t end = EMBER_V8_HEAD_WORDS * 8, *v = g->v;
+
+	return v[D_JSF_SHARED] % 8 == 0 && v[D_JSF_SHARED] + 8 <= end &&
+	       (!g->have[D_JSF_CODE] || (v[D_JSF_CODE] % 8 == 0 && v[D_JSF_CODE] + 8 <= end)) &&
+	       (!g->have[D_JSF_DISPATCH] ||
+		(v[D_JSF_DISPATCH] % 4 == 0 && v[D_JSF_DISPATCH] + 4 <= end));
+}
+
+/*
  * Constants ember does not carry but relies on: false when one differs (or is
  * missing). The walk reads two frame slots at once (the JSFunction below the
  * context), and, where it reaches a function's Code, Code's fields in 24
@@ -660,7 +675,7 @@ static bool fixed_ok(const struct v8_dbg *g)
 {
 	const int64_t *v = g->v;
 
-	if (v[D_FP_FUNCTION] != v[D_FP_CONTEXT] - 8)
+	if (v[D_FP_FUNCTION] != v[D_FP_CONTEXT] - 8 || !head_ok(g))
 		return false;
 	if ((g->have[D_JSF_CODE] || g->have[D_JSF_DISPATCH]) &&
 	    (!code_ok(g) || !g->have[D_DEOPT_SFI] || !g->have[D_DEOPT_INL]))

@@ -12,7 +12,11 @@
  * whose eval loop is the first mapping, its chain read at the sample); a byte m, then
  * m rows of table 0 (16 bytes each, as include/ember/unwind.h); with n & 0x40, a
  * byte t, 16 bytes of the trace's run ends and t % 129 words of it; the rest is the
- * stack, from sp's page.
+ * stack, from sp's page. Else with n & 0x20, a V8 whose builtins are the first
+ * mapping's code (Node 22's layout; n & 0x10: Node 24's, functions holding dispatch
+ * handles), its heap the stack's bytes seen again at HEAP, and the memo of its
+ * functions kept from input to input, as the kernel keeps it per CPU whatever
+ * process it walks: stale slots never break the walk.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -84,8 +88,66 @@ static bool take_trace(const uint8_t **p, size_t *left, struct ember_unwind_proc
 	return true;
 }
 
+/* The V8 heap: the input's stack bytes, mapped again here. */
+#define HEAP 0x10000000ull
+
+struct heap {
+	const uint8_t *bytes;
+	size_t len;
+};
+
+static bool heap_read(void *arg, void *dst, size_t len, uint64_t addr)
+{
+	const struct heap *h = arg;
+
+	if (addr < HEAP || addr - HEAP > h->len || len > h->len - (addr - HEAP))
+		return false;
+	memcpy(dst, h->bytes + (addr - HEAP), len);
+	return true;
+}
+
+/* A V8 of Node 22's layout, or (dispatch) Node 24's, as v8_detect() finds them. */
+static void v8_proc(struct ember_unwind_proc *proc, bool dispatch)
+{
+	struct ember_rt_proc *rt = &proc->rt;
+	static const struct {
+		enum ember_v8_off o;
+		uint16_t v;
+	} off[] = {
+		{EMBER_V8_FP_CONTEXT, 8},	   {EMBER_V8_FP_FUNCTION, 16},
+		{EMBER_V8_FP_BYTECODE_OFFSET, 32}, {EMBER_V8_MAP_TYPE, 12},
+		{EMBER_V8_JSFUNC_SHARED, 32},	   {EMBER_V8_TYPE_JSFUNC_FIRST, 2066},
+		{EMBER_V8_TYPE_JSFUNC_LAST, 2080}, {EMBER_V8_TYPE_BYTECODE, 170},
+		{EMBER_V8_TYPE_CODE, 187},	   {EMBER_V8_CODE_START, 40},
+		{EMBER_V8_CODE_FLAGS, 52},	   {EMBER_V8_CODE_SIZE, 56},
+		{EMBER_V8_CODE_KIND, 15},	   {EMBER_V8_KIND_BASELINE, 10},
+		{EMBER_V8_BYTECODE_DATA, 40},
+	};
+
+	rt->kind = EMBER_RT_V8;
+	for (int i = 0; i < EMBER_RT_OFF_MAX; i++)
+		rt->off[i] = EMBER_RT_OFF_NONE;
+	for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+		rt->off[off[i].o] = off[i].v;
+	if (dispatch) {
+		rt->off[EMBER_V8_JSFUNC_DISPATCH] = 24;
+		rt->off[EMBER_V8_GROUP_TABLE] = 16;
+		rt->addr[0] = HEAP;
+	} else {
+		rt->off[EMBER_V8_JSFUNC_CODE] = 24;
+	}
+	if (proc->nmaps) {
+		rt->text[0] = proc->maps[0].start;
+		rt->text[1] = proc->maps[0].end;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static struct ember_v8_memo memo[EMBER_V8_MEMO_SLOTS];
+	struct heap heap;
+	struct uwalk_mem mem = {.read = heap_read, .arg = &heap, .v8_memo = memo};
+	const struct uwalk_mem *live = NULL;
 	static struct ember_unwind_proc proc;
 	static struct uwalk_result res;
 	static struct ember_rt_trace trace;
@@ -116,8 +178,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	traced = n & 0x40 ? &trace : NULL;
 	stk = (struct uwalk_stack){data, regs[1] & ~4095ull, size};
+	if ((n & 0x60) == 0x20) {
+		v8_proc(&proc, n & 0x10);
+		heap = (struct heap){data, size};
+		live = &mem;
+	}
 	uwalk_traced(
-		n & 0x80 ? NULL : &proc, &src, &stk, NULL, traced,
+		n & 0x80 ? NULL : &proc, &src, &stk, live, traced,
 		&(struct uwalk_regs){.ip = regs[0], .sp = regs[1], .bp = regs[2], .bx = regs[3]},
 		&res);
 	if (res.n < 1 || res.n > EMBER_MAX_STACK_DEPTH)
@@ -127,7 +194,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 		return 0;
 	}
-	if (res.ips[0] != regs[0])
+	if (res.rt_frames > res.n)
+		__builtin_trap();
+	if (!live && res.ips[0] != regs[0])
 		__builtin_trap();
 	if (res.end < EMBER_SAMPLE_M_END_OUTERMOST || res.end > EMBER_SAMPLE_M_END_DEPTH)
 		__builtin_trap();

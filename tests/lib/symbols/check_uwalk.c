@@ -619,6 +619,156 @@ START_TEST(test_v8_dispatch)
 }
 END_TEST
 
+/*
+ * The V8 memo (struct ember_v8_memo), kept between walks as the kernel keeps
+ * it per CPU: a function met again costs the read of its header (V8 13.6: and
+ * of its dispatch entry), and its words are the same as when read whole; what
+ * changed in between (its code, shared info, map, an interpreted frame's
+ * BytecodeArray, the process) is read anew, never taken from the memo.
+ */
+static struct ember_v8_memo v8_memo[EMBER_V8_MEMO_SLOTS];
+
+START_TEST(test_v8_memo)
+{
+	const uint64_t builtins = 0x7f0000100000ull, jit = 0x7f0000200000ull;
+	const uint64_t fn = HEAP + 0x100, map_fn = HEAP + 0x200, sfi = HEAP + 0x300;
+	const uint64_t sfi2 = HEAP + 0x380, bca = HEAP + 0x400, map_bca = HEAP + 0x500;
+	const uint64_t code = HEAP + 0x900, map_code = HEAP + 0xa00, code2 = HEAP + 0xb00;
+	const uint64_t table = HEAP + 0xc00, group_ptr = HEAP + 0xd00, group = HEAP + 0xd80;
+	const uint64_t code3 = HEAP + 0xe00;
+	const uint64_t ret = 0x7f0000005678ull, ctx = HEAP + 0x801;
+	uint64_t sp = STACK + 0x100, bp = STACK + 0x180;
+	struct uwalk_rows src = {find, &fx};
+	struct uwalk_stack stk = {fx.stack, STACK, sizeof(fx.stack)};
+	struct uwalk_mem live = {.read = live_read, .v8_memo = v8_memo};
+	struct uwalk_regs regs = {.ip = jit + 0x40, .sp = sp, .bp = bp};
+	struct ember_rt_proc *rt = &fx.proc.rt;
+	uint32_t whole;
+
+	memset(heap, 0, sizeof(heap));
+	memset(v8_memo, 0, sizeof(v8_memo));
+	v8_rt(rt, builtins, 32); /* Node 22's: code at 24, shared info at 32 */
+	rt->off[EMBER_V8_JSFUNC_CODE] = 24;
+	rt->off[EMBER_V8_TYPE_CODE] = 187;
+	rt->off[EMBER_V8_CODE_START] = 40;
+	rt->off[EMBER_V8_CODE_FLAGS] = 52;
+	rt->off[EMBER_V8_CODE_SIZE] = 56;
+	rt->off[EMBER_V8_CODE_KIND] = 15;
+	rt->off[EMBER_V8_KIND_BASELINE] = 10;
+	rt->off[EMBER_V8_BYTECODE_DATA] = 40;
+	heap_put(fn, map_fn + 1);
+	heap_put(map_fn + 12, 2005);
+	heap_put(fn + 24, code + 1);
+	heap_put(fn + 32, sfi + 1);
+	/* two TurboFan Codes (kind 12) of 0x1000 bytes: at jit, and at jit + 0x1000 */
+	heap_put(code, map_code + 1);
+	heap_put(map_code + 12, 187);
+	heap_put(code + 40, jit);
+	heap_put(code + 48, (uint64_t)12 << 32);
+	heap_put(code + 56, 0x1000);
+	heap_put(code2, map_code + 1);
+	heap_put(code2 + 40, jit + 0x1000);
+	heap_put(code2 + 48, (uint64_t)12 << 32);
+	heap_put(code2 + 56, 0x1000);
+	put(bp - 16, fn + 1);
+	put(bp - 8, ctx);
+	put(bp, 0);
+	put(bp + 8, ret);
+	fx.proc.nmaps = 0;
+
+	/* read whole, then again from the memo: one read, the same words */
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code), ret}, 2);
+	whole = fx.res.mem_reads;
+	ck_assert_uint_ge(whole, 3);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code), ret}, 2);
+	ck_assert_uint_eq(fx.res.mem_reads, 1);
+	/* on-stack-replaced code (a pc outside it) from the memo too */
+	regs.ip = jit + 0x12345;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, 0x2345, fn));
+	ck_assert_uint_eq(fx.res.mem_reads, 1);
+	/* optimised anew: its code field holds the other Code, whose offset names it */
+	heap_put(fn + 24, code2 + 1);
+	regs.ip = jit + 0x1040;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code2));
+	ck_assert_uint_eq(fx.res.mem_reads, 2);
+	/* another shared info: the word names it */
+	heap_put(code2 + 48, (uint64_t)10 << 32); /* baseline: named by the shared info */
+	heap_put(fn + 24, code + 1);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res); /* code read anew */
+	heap_put(fn + 24, code2 + 1);
+	heap_put(fn + 32, sfi2 + 1);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, 0x40, sfi2));
+	/* the same address now another object (a map of no function's type): no word */
+	heap_put(fn, map_bca + 1);
+	heap_put(map_bca + 12, 170);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], regs.ip);
+	ck_assert_uint_eq(fx.res.rt_frames, 0);
+	heap_put(fn, map_fn + 1);
+	/* another process (or its entry's next generation): the function read whole again */
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.mem_reads, 3); /* header, map's type, Code's fields */
+	fx.proc.gen++;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, 0x40, sfi2));
+	ck_assert_uint_eq(fx.res.mem_reads, 3);
+
+	/*
+	 * An interpreted frame (in the builtins): its BytecodeArray's type read
+	 * once; another object in its slot is checked, and is no BytecodeArray
+	 */
+	heap_put(fn + 24, code3 + 1); /* the interpreter's entry, a builtin (kind 1) */
+	heap_put(code3, map_code + 1);
+	heap_put(code3 + 40, builtins);
+	heap_put(code3 + 48, (uint64_t)1 << 32);
+	heap_put(code3 + 56, 0x1000);
+	heap_put(bca, map_bca + 1);
+	put(bp - 32, (uint64_t)(7 + 40 - 1) << 32);
+	put(bp - 24, bca + 1);
+	regs.ip = builtins + 0x40;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 7, sfi2));
+	ck_assert_uint_eq(fx.res.mem_reads, 3); /* header, the array's map and type */
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 7, sfi2));
+	ck_assert_uint_eq(fx.res.mem_reads, 1);
+	put(bp - 24, ctx);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], builtins + 0x40);
+
+	/*
+	 * V8 13.6: the dispatch entry is read at each walk (its code changes in
+	 * place when the function is optimised), the table kept
+	 */
+	memset(v8_memo, 0, sizeof(v8_memo));
+	rt->off[EMBER_V8_JSFUNC_CODE] = EMBER_RT_OFF_NONE;
+	rt->off[EMBER_V8_JSFUNC_DISPATCH] = 24;
+	rt->off[EMBER_V8_GROUP_TABLE] = 0x10;
+	rt->addr[0] = group_ptr;
+	heap_put(fn + 24, 2 << EMBER_V8_DISPATCH_SHIFT);
+	heap_put(group_ptr, group);
+	heap_put(group + 0x10, table);
+	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code + 1) << 16 | 2);
+	regs.ip = jit + 0x40;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code));
+	ck_assert_uint_gt(fx.res.mem_reads, 2);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code));
+	ck_assert_uint_eq(fx.res.mem_reads, 2);
+	heap_put(code2 + 48, (uint64_t)12 << 32);
+	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code2 + 1) << 16 | 2);
+	regs.ip = jit + 0x1040;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code2));
+}
+END_TEST
+
 /* The search: the row in force and the pcs it covers. */
 START_TEST(test_search)
 {
@@ -662,6 +812,7 @@ Suite *uwalk_suite(void)
 	tcase_add_test(tc, test_search);
 	tcase_add_test(tc, test_v8_frame_from_copy);
 	tcase_add_test(tc, test_v8_dispatch);
+	tcase_add_test(tc, test_v8_memo);
 	suite_add_tcase(s, tc);
 	return s;
 }
