@@ -16,7 +16,8 @@
 #       stack 33 Python frames deep, and a native one as deep, for the runtime
 #       walk's cost per sample; js: a JavaScript stack 32 functions deep whose
 #       loop runs in on-stack-replaced code, under BENCH_NODE (Node 22 from
-#       scripts/install-deps.sh by default), without flags)
+#       scripts/install-deps.sh by default), without flags, 55 frames with
+#       node's; jsnative: a native stack as deep, 55 frames)
 #   -b  the build tree with the fixtures (tests/fx_*)     (EMBER_BUILD, build/)
 #   -e  the emberd binary                                 (EMBERD, BUILD/daemon/emberd);
 #       or several, LABEL=PATH,LABEL=PATH: each run in turn within every round, so
@@ -88,7 +89,7 @@ for w in ${WORKLOADS//,/ }; do
 	node) need node "install nodejs for the node workload" ;;
 	js) [ -x "$JS_NODE" ] || die "$JS_NODE: no such node (scripts/install-deps.sh installs it)" ;;
 	python) [ -x /usr/bin/python3.11 ] || die "install python3.11 for the python workload" ;;
-	pynative) [ -x "$BUILD/tests/fx_deep" ] ||
+	pynative | jsnative) [ -x "$BUILD/tests/fx_deep" ] ||
 		die "fixture $BUILD/tests/fx_deep not built (cmake --build $BUILD --target fx_deep)" ;;
 	*) die "unknown workload '$w'" ;;
 	esac
@@ -159,6 +160,8 @@ workload_cmd() {
 	js) echo "$JS_NODE" "$T/deep.js" "$DURATION" ;;
 	# as many frames as the python workload's stacks: main, descend x 39, spin, libc's
 	pynative) echo "$BUILD/tests/fx_deep" "$DURATION" 38 ;;
+	# as many frames as the js workload's: _start, libc's two, main, descend x 50, spin
+	jsnative) echo "$BUILD/tests/fx_deep" "$DURATION" 49 ;;
 	# ld.so resolves every PLT call again (its lazy-binding trampoline: CFA from rbx)
 	lazy) echo env LD_BIND_NOT=1 "$BUILD/tests/fx_lazy_bind" "$DURATION" ;;
 	*) echo "$BUILD/tests/fx_$1" "$DURATION" ;;
@@ -182,6 +185,7 @@ known_of() {
 	# spelt out: mawk's EREs have no {n}
 	python) printf '%s\t%s\n' ";<module>;$(printf 'descend;%.0s' $(seq 31))spin;" '' ;;
 	pynative) printf '%s\t%s\n' ";main;$(printf 'descend;%.0s' $(seq 39))spin;" '' ;;
+	jsnative) printf '%s\t%s\n' ";main;$(printf 'descend;%.0s' $(seq 50))spin;" '' ;;
 	esac # node: none (tests/integration/unwind_node.sh looks at V8's C++ single-threaded)
 }
 
@@ -278,10 +282,11 @@ run_ember() {
 		sleep 0.1
 	done
 	if ! grep -q 'sampling .* CPUs' "$T/emberd.log"; then # a lost run, not a lost benchmark
-		log "$w at $hz Hz: emberd did not start sampling within 180 s, run skipped:" \
-			"$(tail -3 "$T/emberd.log" | tr '\n' '|')"
+		local rc=0
 		kill -KILL "$epid" 2>/dev/null || true
-		wait "$epid" 2>/dev/null || true
+		wait "$epid" 2>/dev/null || rc=$?
+		log "$w at $hz Hz${label:+ ($label)}: emberd did not start sampling within 180 s" \
+			"(exit status $rc), run skipped: $(tail -3 "$T/emberd.log" | tr '\n' '|')"
 		return 0
 	fi
 	read -r idle_t idle_c <<<"$(bpf_prog_stats "$epid" ember_cpu_sample)"
@@ -374,10 +379,10 @@ spread() {
 		m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
 		printf f " [" f "-" f "]\n", m, a[1], a[NR] }'
 }
-# ratios PROFILER [own]: python ÷ pynative BPF ns/sample of each round (runs moments apart),
-# sorted; own: of the workload's own (vals' "own")
+# ratios PROFILER RT NATIVE [own]: workload RT ÷ NATIVE BPF ns/sample of each round (runs
+# moments apart), sorted; own: of the workloads' own (vals' "own")
 ratios() {
-	awk -F'\t' -v p="$1" -v own="${2:-}" '$2 == p && $9 > 0 && ($1 == "python" || $1 == "pynative") {
+	awk -F'\t' -v p="$1" -v a="$2" -v b="$3" -v own="${4:-}" '$2 == p && $9 > 0 && ($1 == a || $1 == b) {
 			v = $8 / $9
 			if (own != "") {
 				if ($14 <= 0 || $4 <= 0 || $9 < $4 || 4 * $4 < $9)
@@ -385,8 +390,8 @@ ratios() {
 				v = ($8 - ($9 - $4) * $13 / $14) / $4
 			}
 			ns[$1, $3] = v; reps[$3] = 1 }
-		END { for (r in reps) if (ns["pynative", r] > 0 && ns["python", r] != "")
-			print ns["python", r] / ns["pynative", r] }' "$RAW" | sort -g
+		END { for (r in reps) if (ns[b, r] > 0 && ns[a, r] != "")
+			print ns[a, r] / ns[b, r] }' "$RAW" | sort -g
 }
 fmt() { [ "$2" = - ] && echo - || awk -v f="$1" -v v="$2" 'BEGIN{printf f, v}'; }
 # pct3 W PROFILER EXPR: "ember / dwarf / fp" percentages
@@ -395,7 +400,7 @@ pct3() {
 		"/ $(fmt %.1f "$(med "$1" perf-fp "$3")")"
 }
 
-KNOWN_WHAT="python: <module>, descend x 31, spin (Python frames); pynative: main, descend x 39, spin; qsort: cmp_records under qsort, sort_rounds, main; memcpy: copy_buffers directly above memcpy (of the samples in memcpy); clock: read_clock_loop above clock_gettime and the vDSO (of the samples in the vDSO); mixed: through fp_driver to main or start_thread; node: none (see tests/integration/unwind_node.sh)"
+KNOWN_WHAT="python: <module>, descend x 31, spin (Python frames); pynative: main, descend x 39, spin; jsnative: main, descend x 50, spin; js: none (its names: tests/integration/symbols_v8.sh); qsort: cmp_records under qsort, sort_rounds, main; memcpy: copy_buffers directly above memcpy (of the samples in memcpy); clock: read_clock_loop above clock_gettime and the vDSO (of the samples in the vDSO); mixed: through fp_driver to main or start_thread; node: none (see tests/integration/unwind_node.sh)"
 TABLE=$T/table.md
 {
 	echo "| workload | complete % ember / perf dwarf / perf fp | known stack % ember / dwarf / fp | samples ember / dwarf / fp | ember ÷ dwarf (complete) | BPF ns/sample 99 Hz | BPF ns/sample 19 Hz | emberd % of one CPU 99 Hz | 19 Hz |"
@@ -426,23 +431,25 @@ TABLE=$T/table.md
 				"$(fmt %.3f "$(med "$w" "$e99" rt)")" "$(fmt %.3f "$(med "$w" "$e19" rt)")"
 		done
 	done
-	if [[ ,$WORKLOADS, == *,python,* && ,$WORKLOADS, == *,pynative,* ]]; then
+	for pair in python:pynative js:jsnative; do
+		a=${pair%:*} b=${pair#*:}
+		[[ ,$WORKLOADS, == *,$a,* && ,$WORKLOADS, == *,$b,* ]] || continue
 		echo
-		echo "| build | python ÷ pynative 99 Hz: of medians; per round, median [min-max] | 19 Hz | the workloads' own 99 Hz | 19 Hz |"
+		echo "| build | $a ÷ $b 99 Hz: of medians; per round, median [min-max] | 19 Hz | the workloads' own 99 Hz | 19 Hz |"
 		echo "| --- | ---: | ---: | ---: | ---: |"
 		for l in "${LABELS[@]}"; do
 			line="| ${l:--} |"
 			for x in bpf own; do
 				for hz in 99 19; do
 					e=ember-$hz${l:+:$l}
-					line+=" $(awk -v a="$(med python "$e" "$x")" -v b="$(med pynative "$e" "$x")" \
+					line+=" $(awk -v a="$(med "$a" "$e" "$x")" -v b="$(med "$b" "$e" "$x")" \
 						'BEGIN{ if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }');"
-					line+=" $(ratios "$e" "${x#bpf}" | spread %.2f) |"
+					line+=" $(ratios "$e" "$a" "$b" "${x#bpf}" | spread %.2f) |"
 				done
 			done
 			echo "$line"
 		done
-	fi
+	done
 	echo
 	echo "- complete: the stack reaches main (node::Start for node) or start_thread."
 	echo "- known stack: $KNOWN_WHAT."
@@ -457,7 +464,7 @@ TABLE=$T/table.md
 	echo "  workload's samples."
 } >"$TABLE"
 
-HDR="unwind: $REPEAT runs of ${DURATION} CPU s per workload and profiler, medians; perf at 99 Hz; $START; $(uname -r); $(nproc) CPUs; emberd $EMBERD$([ -n "$MATCHED" ] && echo "; profile = matched")"
+HDR="unwind: $REPEAT runs of ${DURATION} CPU s per workload and profiler, medians; perf at 99 Hz; $START; $(uname -r); $(nproc) CPUs; emberd $EMBERD$([ -z "$MATCHED" ] || echo "; profile = matched")"
 echo
 echo "$HDR"
 echo
