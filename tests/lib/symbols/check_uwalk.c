@@ -410,6 +410,30 @@ static void v8_rt(struct ember_rt_proc *rt, uint64_t builtins, uint16_t shared)
 }
 
 /*
+ * V8 13.6's Code as the walk's tests lay it out (type 187): its instructions'
+ * address at 40, flags 12 after it (the kind in their low 4 bits, baseline
+ * 10), their size at 56.
+ */
+static void v8_code_rt(struct ember_rt_proc *rt)
+{
+	rt->off[EMBER_V8_TYPE_CODE] = 187;
+	rt->off[EMBER_V8_CODE_START] = 40;
+	rt->off[EMBER_V8_CODE_FLAGS] = 52;
+	rt->off[EMBER_V8_CODE_SIZE] = 56;
+	rt->off[EMBER_V8_CODE_KIND] = 15;
+	rt->off[EMBER_V8_KIND_BASELINE] = 10;
+}
+
+/* A Code of kind at code, map map_code, its instructions at start, 0x1000 bytes. */
+static void v8_code(uint64_t code, uint64_t map_code, uint64_t start, uint64_t kind)
+{
+	heap_put(code, map_code + 1);
+	heap_put(code + 40, start);
+	heap_put(code + 48, kind << 32);
+	heap_put(code + 56, 0x1000);
+}
+
+/*
  * A deferred walk of a V8 process (daemon/sample/deferred.c): the JavaScript frame's
  * slots are read from the copy of the stack, as at the sample, not from the
  * live stack; the objects they point at from the live heap.
@@ -483,12 +507,7 @@ START_TEST(test_v8_dispatch)
 	rt->addr[0] = group_ptr;
 	rt->off[EMBER_V8_JSFUNC_DISPATCH] = 24;
 	rt->off[EMBER_V8_GROUP_TABLE] = 0x10;
-	rt->off[EMBER_V8_TYPE_CODE] = 187;
-	rt->off[EMBER_V8_CODE_START] = 40; /* 13.6: flags 12 after it, size 16 */
-	rt->off[EMBER_V8_CODE_FLAGS] = 52;
-	rt->off[EMBER_V8_CODE_SIZE] = 56;
-	rt->off[EMBER_V8_CODE_KIND] = 15;
-	rt->off[EMBER_V8_KIND_BASELINE] = 10;
+	v8_code_rt(rt);
 	/* the function, its group and table; the entry: its Code << 16 | a parameter count */
 	heap_put(fn, map_fn + 1);
 	heap_put(map_fn + 12, 2005);
@@ -498,11 +517,8 @@ START_TEST(test_v8_dispatch)
 	heap_put(group + 0x10, table);
 	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code + 1) << 16 | 2);
 	/* a TurboFan Code (kind 12): its instructions at jit, 0x1000 bytes */
-	heap_put(code, map_code + 1);
+	v8_code(code, map_code, jit, 12);
 	heap_put(map_code + 12, 187);
-	heap_put(code + 40, jit);
-	heap_put(code + 48, (uint64_t)12 << 32);
-	heap_put(code + 56, 0x1000);
 	put(bp - 16, fn + 1);
 	put(bp - 8, HEAP + 0x801);
 	put(bp, 0);
@@ -585,10 +601,7 @@ START_TEST(test_v8_dispatch)
 		heap_put(tp - 0x178, worker);
 		heap_put(worker + 0x30, table2);
 		heap_put(table2 + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code2 + 1) << 16 | 2);
-		heap_put(code2, map_code + 1);
-		heap_put(code2 + 40, jit2);
-		heap_put(code2 + 48, (uint64_t)12 << 32);
-		heap_put(code2 + 56, 0x1000);
+		v8_code(code2, map_code, jit2, 12);
 		regs.ip = jit2 + 0x80;
 		live.tp = tp;
 		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
@@ -649,27 +662,16 @@ START_TEST(test_v8_memo)
 	memset(v8_memo, 0, sizeof(v8_memo));
 	v8_rt(rt, builtins, 32); /* Node 22's: code at 24, shared info at 32 */
 	rt->off[EMBER_V8_JSFUNC_CODE] = 24;
-	rt->off[EMBER_V8_TYPE_CODE] = 187;
-	rt->off[EMBER_V8_CODE_START] = 40;
-	rt->off[EMBER_V8_CODE_FLAGS] = 52;
-	rt->off[EMBER_V8_CODE_SIZE] = 56;
-	rt->off[EMBER_V8_CODE_KIND] = 15;
-	rt->off[EMBER_V8_KIND_BASELINE] = 10;
+	v8_code_rt(rt);
 	rt->off[EMBER_V8_BYTECODE_DATA] = 40;
 	heap_put(fn, map_fn + 1);
 	heap_put(map_fn + 12, 2005);
 	heap_put(fn + 24, code + 1);
 	heap_put(fn + 32, sfi + 1);
 	/* two TurboFan Codes (kind 12) of 0x1000 bytes: at jit, and at jit + 0x1000 */
-	heap_put(code, map_code + 1);
+	v8_code(code, map_code, jit, 12);
+	v8_code(code2, map_code, jit + 0x1000, 12);
 	heap_put(map_code + 12, 187);
-	heap_put(code + 40, jit);
-	heap_put(code + 48, (uint64_t)12 << 32);
-	heap_put(code + 56, 0x1000);
-	heap_put(code2, map_code + 1);
-	heap_put(code2 + 40, jit + 0x1000);
-	heap_put(code2 + 48, (uint64_t)12 << 32);
-	heap_put(code2 + 56, 0x1000);
 	put(bp - 16, fn + 1);
 	put(bp - 8, ctx);
 	put(bp, 0);
@@ -723,10 +725,7 @@ START_TEST(test_v8_memo)
 	 * once; another object in its slot is checked, and is no BytecodeArray
 	 */
 	heap_put(fn + 24, code3 + 1); /* the interpreter's entry, a builtin (kind 1) */
-	heap_put(code3, map_code + 1);
-	heap_put(code3 + 40, builtins);
-	heap_put(code3 + 48, (uint64_t)1 << 32);
-	heap_put(code3 + 56, 0x1000);
+	v8_code(code3, map_code, builtins, 1);
 	heap_put(bca, map_bca + 1);
 	put(bp - 32, (uint64_t)(7 + 40 - 1) << 32);
 	put(bp - 24, bca + 1);
