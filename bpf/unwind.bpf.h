@@ -112,6 +112,7 @@ struct uw_env {
 	__u64 rt_base;			  /* user address of rt_buf[0] */
 	__u32 rt_len;			  /* valid bytes in rt_buf; 0: empty */
 	__u32 rt_pad;
+	__u64 walk; /* walks begun on this CPU: the one running (the V8 memo's, uwalk_v8.bpf.h) */
 	__u8 buf[UW_WINDOW];
 	__u8 rt_buf[EMBER_RT_WINDOW]; /* a runtime's memory around its frames (uwalk_rt.bpf.h) */
 };
@@ -203,6 +204,12 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ember_v8_memo);
 } v8_memo SEC(".maps");
+
+/* The walk running on this CPU, told from every other it ran (0: none counted). */
+static __always_inline __u64 uw_env_walk(struct uw_env *env)
+{
+	return env ? env->walk : 0;
+}
 
 /* Slot i of this CPU's V8 memo. */
 static __always_inline struct ember_v8_memo *uw_env_v8_memo(struct uw_env *env, __u32 i)
@@ -397,6 +404,7 @@ static __always_inline void uw_walk(struct ember_stack *st, __u32 tgid,
 	if (win) {
 		win->len = 0;
 		win->busy = 1;
+		win->walk++;
 	}
 	w.env = win;
 	uw_walk_frames(&w);

@@ -19,6 +19,8 @@
  *   struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid, bool create);
  *       (thread tid's CPython state as its last walk found it, or NULL: none kept;
  *       create: made for a state just found, else only looked up)
+ *   __u64 uw_env_walk(struct uw_env *env);
+ *       (the walk running, told from every other that used the same memo; 0: none told)
  *   struct ember_v8_memo *uw_env_v8_memo(struct uw_env *env, __u32 i);
  *       (slot i, below EMBER_V8_MEMO_SLOTS, of the V8 walk's memo of functions, or NULL)
  *   __u64 uw_env_tp(struct uw_env *env, __u32 tid);

@@ -197,13 +197,24 @@ static __always_inline bool uw_v8_memo_fn(struct ember_v8_memo *m, const struct 
 					  __u64 func)
 {
 	__u16 at_sfi = rt->off[EMBER_V8_JSFUNC_SHARED], at_code = uw_v8_code_at(rt);
-	__u32 len = (at_sfi > at_code ? at_sfi : at_code) + 8;
-	__u64 sfi, code_at;
+	__u64 sfi, code_at, walk = uw_env_walk(env);
 	__u16 type = 0;
 
-	/* the mask: a bound the verifier sees on the register the read takes (len is 8 to 64) */
-	if (len > sizeof(m->head) ||
-	    !uw_env_read_mem(env, m->head, ((len - 1) & (sizeof(m->head) - 1)) + 1, func - 1))
+	/* checked in this walk already (a recursion): it has not changed in the microseconds since */
+	if (walk && m->walk == walk && m->func == func && m->tgid == f->tgid && m->gen == f->gen)
+		return true;
+	m->walk = 0;
+	/*
+	 * 64 bytes at once (a size the verifier sees whole); where they run past
+	 * what can be read (a function at the end of the heap's readable part),
+	 * the three words it needs one by one
+	 */
+	if (!uw_env_read_mem(env, m->head, sizeof(m->head), func - 1) &&
+	    (!uw_env_read_mem(env, &m->head[0], sizeof(m->head[0]), func - 1) ||
+	     !uw_env_read_mem(env, &m->head[(at_sfi / 8) & (EMBER_V8_HEAD_WORDS - 1)],
+			      sizeof(m->head[0]), func - 1 + (at_sfi & ~7)) ||
+	     !uw_env_read_mem(env, &m->head[(at_code / 8) & (EMBER_V8_HEAD_WORDS - 1)],
+			      sizeof(m->head[0]), func - 1 + (at_code & ~7))))
 		return false;
 	sfi = m->head[(at_sfi / 8) & (EMBER_V8_HEAD_WORDS - 1)];
 	code_at = rt->off[EMBER_V8_JSFUNC_CODE] != EMBER_RT_OFF_NONE ?
@@ -235,6 +246,9 @@ static __always_inline bool uw_v8_memo_fn(struct ember_v8_memo *m, const struct 
 		m->code_at = code_at;
 		m->code = 0;
 	}
+	/* a code field is checked by now; a dispatch entry once read (uw_v8_memo_code()) */
+	if (rt->off[EMBER_V8_JSFUNC_CODE] != EMBER_RT_OFF_NONE)
+		m->walk = walk;
 	return true;
 }
 
@@ -254,16 +268,20 @@ static __always_inline bool uw_v8_memo_code(struct ember_v8_memo *m, const struc
 	__u16 at_flags = rt->off[EMBER_V8_CODE_FLAGS], at_size = rt->off[EMBER_V8_CODE_SIZE];
 	bool inline_code = rt->off[EMBER_V8_CODE_HEADER] != EMBER_RT_OFF_NONE;
 	__u16 base = inline_code ? at_flags - 8 : rt->off[EMBER_V8_CODE_START];
-	__u64 code = m->code_at;
+	__u64 code = m->code_at, walk = uw_env_walk(env);
 
 	if (rt->off[EMBER_V8_JSFUNC_CODE] == EMBER_RT_OFF_NONE) {
 		if (rt->off[EMBER_V8_JSFUNC_DISPATCH] == EMBER_RT_OFF_NONE)
 			return false;
+		if (m->code && walk && m->walk == walk)
+			return true; /* its entry read in this walk already */
 		if (!m->table)
 			m->table = uw_v8_table(rt, env, f->tid);
 		code = m->table ? uw_v8_entry(m, env) : 0;
-		if (code == m->code && code)
+		if (code == m->code && code) {
+			m->walk = walk;
 			return true;
+		}
 		m->code = 0;
 		if (uw_v8_type(rt, env, code) != rt->off[EMBER_V8_TYPE_CODE]) {
 			m->table = 0; /* found anew next time */
@@ -280,6 +298,8 @@ static __always_inline bool uw_v8_memo_code(struct ember_v8_memo *m, const struc
 	m->size = uw_v8_u32((const __u32 *)w, at_size - base);
 	m->kind = (flags >> ((kind_bits >> 8) & 31)) & (kind_bits & 0xff);
 	m->code = code;
+	if (rt->off[EMBER_V8_JSFUNC_CODE] == EMBER_RT_OFF_NONE)
+		m->walk = walk;
 	return true;
 }
 

@@ -259,6 +259,7 @@ struct ember_v8_memo {
 	__u32 size;	 /* their size */
 	__u32 kind;	 /* the Code's kind */
 	__u64 bytecode;	 /* a BytecodeArray of its interpreted frames, checked; 0: none */
+	__u64 walk;	 /* the walk (uw_env_walk()) that last checked all the above; 0: none */
 	__u64 head[EMBER_V8_HEAD_WORDS]; /* its header as just read (the walk's scratch) */
 };
 

@@ -46,7 +46,11 @@ struct uw_env {
 	__u64 win_base, win_len; /* the kernel's window of the stack, as it would be */
 	struct uwalk_result *cost;   /* where the kernel's reads and lookups are counted */
 	struct ember_v8_memo v8_one; /* the V8 memo's one slot where the caller keeps none */
+	__u64 walk;		     /* this walk, told from every other of the process's */
 };
+
+/* Walks begun, whatever their memo: each its own number (uw_env_walk()). */
+static __u64 uw_walks;
 
 /* Counts a kernel read of the stack word at addr: one where its window would be refilled. */
 static void uw_env_count_read(struct uw_env *env, __u64 addr)
@@ -126,6 +130,12 @@ static struct ember_py_ts_memo *uw_env_py_ts_memo(struct uw_env *env, __u32 tid,
 	(void)tid;
 	(void)create;
 	return env && env->mem ? env->mem->ts_memo : NULL;
+}
+
+/* The walk running, told from every other (the V8 memo's slots checked in it). */
+static __u64 uw_env_walk(struct uw_env *env)
+{
+	return env ? env->walk : 0;
 }
 
 /* Slot i of the caller's V8 memo, or the walk's own single slot (each function read whole). */
@@ -210,7 +220,12 @@ void uwalk_traced(const struct ember_unwind_proc *proc, const struct uwalk_rows 
 		  const struct ember_rt_trace *trace, const struct uwalk_regs *regs,
 		  struct uwalk_result *out)
 {
-	struct uw_env env = {.stk = stk, .src = src, .mem = mem, .trace = trace, .cost = out};
+	struct uw_env env = {.stk = stk,
+			     .src = src,
+			     .mem = mem,
+			     .trace = trace,
+			     .cost = out,
+			     .walk = __atomic_add_fetch(&uw_walks, 1, __ATOMIC_RELAXED)};
 	struct uw_walk_state w = {.f = {.ip = regs->ip,
 					.sp = regs->sp,
 					.bp = regs->bp,

@@ -375,13 +375,16 @@ static void heap_put(uint64_t addr, uint64_t v)
 
 /*
  * The live process's memory, moments after the sample: its heap as it was,
- * its stack moved on (every other byte reads as 0xee).
+ * its stack moved on (every other byte reads as 0xee); the page after the
+ * heap unmapped.
  */
 static bool live_read(void *arg, void *dst, size_t len, uint64_t addr)
 {
 	(void)arg;
 	if (addr >= HEAP && addr + len <= HEAP + sizeof(heap))
 		memcpy(dst, heap + (addr - HEAP), len);
+	else if (addr < HEAP + sizeof(heap) && addr + len > HEAP + sizeof(heap))
+		return false; /* past the heap's end: unmapped */
 	else
 		memset(dst, 0xee, len);
 	return true;
@@ -641,6 +644,20 @@ END_TEST
  */
 static struct ember_v8_memo v8_memo[EMBER_V8_MEMO_SLOTS];
 
+/*
+ * The frame at bp returns to ra in a frame of fn's 0x40 above it, which
+ * returns to ret (ra 0: the frame at bp returns to ret, the outermost).
+ */
+static void recurse(uint64_t bp, uint64_t ra, uint64_t fn, uint64_t ctx, uint64_t ret)
+{
+	put(bp, ra ? bp + 0x40 : 0);
+	put(bp + 8, ra ? ra : ret);
+	put(bp + 0x40 - 16, fn + 1);
+	put(bp + 0x40 - 8, ctx);
+	put(bp + 0x40, 0);
+	put(bp + 0x48, ret);
+}
+
 START_TEST(test_v8_memo)
 {
 	const uint64_t builtins = 0x7f0000100000ull, jit = 0x7f0000200000ull;
@@ -686,6 +703,26 @@ START_TEST(test_v8_memo)
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code), ret}, 2);
 	ck_assert_uint_eq(fx.res.mem_reads, 1);
+	/* a recursion: the function's frame under its own, its header read once a walk */
+	recurse(bp, jit + 0x80, fn, ctx, ret);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code),
+				      EMBER_RT_WORD(EMBER_RT_V8, 0x80, code), ret},
+		   3);
+	ck_assert_uint_eq(fx.res.mem_reads, 1);
+	recurse(bp, 0, 0, 0, ret);
+	/* a function at the end of readable memory: its words read one by one */
+	{
+		const uint64_t end_fn = HEAP + sizeof(heap) - 40;
+
+		heap_put(end_fn, map_fn + 1);
+		heap_put(end_fn + 24, code + 1);
+		heap_put(end_fn + 32, sfi + 1);
+		put(bp - 16, end_fn + 1);
+		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code));
+		put(bp - 16, fn + 1);
+	}
 	/* on-stack-replaced code (a pc outside it) from the memo too */
 	regs.ip = jit + 0x12345;
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
@@ -760,6 +797,11 @@ START_TEST(test_v8_memo)
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code));
 	ck_assert_uint_eq(fx.res.mem_reads, 2);
+	recurse(bp, jit + 0x80, fn, ctx, ret); /* the entry too read once a walk */
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[1], EMBER_RT_WORD(EMBER_RT_V8, 0x80, code));
+	ck_assert_uint_eq(fx.res.mem_reads, 2);
+	recurse(bp, 0, 0, 0, ret);
 	heap_put(code2 + 48, (uint64_t)12 << 32);
 	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code2 + 1) << 16 | 2);
 	regs.ip = jit + 0x1040;
