@@ -38,17 +38,26 @@ static __always_inline bool uw_v8_is_obj(__u64 t)
 	return (t & UW_V8_HEAP_TAG_MASK) == UW_V8_HEAP_TAG && t > 4096;
 }
 
+/* The instance type map (a tagged Map) gives its objects, or 0. */
+static __always_inline __u16 uw_v8_map_type(const struct ember_rt_proc *rt, struct uw_env *env,
+					    __u64 map)
+{
+	__u16 type = 0;
+
+	if (!uw_v8_is_obj(map) ||
+	    !uw_env_read_mem(env, &type, sizeof(type), map - 1 + rt->off[EMBER_V8_MAP_TYPE]))
+		return 0;
+	return type;
+}
+
 /* The instance type of tagged object t, or 0 (no type is 0... but a string's: never asked). */
 static __always_inline __u16 uw_v8_type(const struct ember_rt_proc *rt, struct uw_env *env, __u64 t)
 {
 	__u64 map = 0;
-	__u16 type = 0;
 
-	if (!uw_v8_is_obj(t) || !uw_env_read_mem(env, &map, sizeof(map), t - 1) ||
-	    !uw_v8_is_obj(map) ||
-	    !uw_env_read_mem(env, &type, sizeof(type), map - 1 + rt->off[EMBER_V8_MAP_TYPE]))
+	if (!uw_v8_is_obj(t) || !uw_env_read_mem(env, &map, sizeof(map), t - 1))
 		return 0;
-	return type;
+	return uw_v8_map_type(rt, env, map);
 }
 
 /*
@@ -198,7 +207,7 @@ static __always_inline bool uw_v8_memo_fn(struct ember_v8_memo *m, const struct 
 {
 	__u16 at_sfi = rt->off[EMBER_V8_JSFUNC_SHARED], at_code = uw_v8_code_at(rt);
 	__u64 sfi, code_at, walk = uw_env_walk(env);
-	__u16 type = 0;
+	__u16 type;
 
 	/* checked in this walk already (a recursion): it has not changed in the microseconds since */
 	if (walk && m->walk == walk && m->func == func && m->tgid == f->tgid && m->gen == f->gen)
@@ -222,10 +231,8 @@ static __always_inline bool uw_v8_memo_fn(struct ember_v8_memo *m, const struct 
 			  ((const __u32 *)m->head)[(at_code / 4) & (2 * EMBER_V8_HEAD_WORDS - 1)];
 	if (m->func != func || m->tgid != f->tgid || m->gen != f->gen || m->map != m->head[0]) {
 		m->func = 0;
-		if (!uw_v8_is_obj(m->head[0]) ||
-		    !uw_env_read_mem(env, &type, sizeof(type),
-				     m->head[0] - 1 + rt->off[EMBER_V8_MAP_TYPE]) ||
-		    type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
+		type = uw_v8_map_type(rt, env, m->head[0]);
+		if (type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
 		    type > rt->off[EMBER_V8_TYPE_JSFUNC_LAST])
 			return false;
 		m->func = func;
