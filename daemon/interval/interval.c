@@ -339,7 +339,8 @@ int interval_run(struct interval *iv)
 	for (size_t i = 0; i < iv->n_types; i++)
 		if (store_type(iv, &r[i], start, end, &tot))
 			rc = -EIO;
-	store_end_interval(iv->store);
+	if (store_end_interval(iv->store))
+		rc = -EIO;
 	step_end(iv, STEP_STORE);
 	after_stores(iv, end, tot.apps > 0);
 	step_end(iv, STEP_PRUNE);

@@ -36,6 +36,13 @@ struct store {
 	int64_t check_period_ns, last_check_ns; /* CLOCK_MONOTONIC */
 	const struct ember_config *cfg;
 	struct backlog backlog;
+	/*
+	 * The interval's profiles, held (copies) until its end, when one
+	 * transaction writes them all (store_end_interval): the pages every put
+	 * changes (the table's last leaf, its five indexes) go to the WAL once
+	 * an interval, not once a profile. No cap: what the interval drained.
+	 */
+	struct backlog held;
 	uint64_t stored, failed;
 	int64_t failing_since_ns, last_error_ns;
 	int last_err;
@@ -60,6 +67,7 @@ struct store *store_open(struct history *h, const struct ember_config *cfg)
 	s->h = h;
 	s->cfg = cfg;
 	backlog_init(&s->backlog, cfg->store_backlog);
+	backlog_init(&s->held, UINT64_MAX);
 	s->check_period_ns = CHECK_PERIOD_NS;
 	if (getenv(TEST_CHECK_ENV) && atoi(getenv(TEST_CHECK_ENV)) > 0)
 		s->check_period_ns = atoi(getenv(TEST_CHECK_ENV)) * NS_PER_SEC;
@@ -225,7 +233,8 @@ void store_flush(struct store *s)
 			 n, s->backlog.n);
 }
 
-int store_put(struct store *s, const struct history_meta *m, const uint8_t *pprof, size_t len)
+/* One profile stored now: 0, 1 (kept in the backlog, or dropped from it, counted) or -errno. */
+static int put_one(struct store *s, const struct history_meta *m, const uint8_t *pprof, size_t len)
 {
 	int rc = put(s, m, pprof, len);
 
@@ -242,13 +251,78 @@ int store_put(struct store *s, const struct history_meta *m, const uint8_t *ppro
 	return 1;
 }
 
-void store_end_interval(struct store *s)
+int store_put(struct store *s, const struct history_meta *m, const uint8_t *pprof, size_t len)
+{
+	/* while storing works, held for the interval's one transaction; else as it fails */
+	if (!s->failing_since_ns && !backlog_push(&s->held, m, pprof, len))
+		return 0;
+	return put_one(s, m, pprof, len);
+}
+
+/*
+ * The held profiles in one transaction, if the file system has room for
+ * them all: true when they are stored.
+ */
+static bool put_held_at_once(struct store *s)
+{
+	struct history_put *v = calloc(s->held.n, sizeof(*v));
+	size_t n = 0;
+	int rc;
+
+	if (!v)
+		return false;
+	for (const struct backlog_entry *e = s->held.head; e; e = e->next) {
+		if (room_low(s, e->len)) {
+			free(v);
+			s->room = 0; /* measured again by the puts one by one */
+			return false;
+		}
+		v[n++] = (struct history_put){.meta = e->meta, .pprof = e->pprof, .len = e->len};
+	}
+	rc = history_put_all(s->h, v, n);
+	free(v);
+	if (rc) {
+		log_debug("storing the interval's %zu profiles at once failed (%s): one by one", n,
+			  strerror(-rc));
+		s->room = 0;
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		note_success(s);
+	return true;
+}
+
+/*
+ * Writes the held profiles: at once, or where that fails one by one as
+ * store_put() would have (a damaged file moved aside, room made, the
+ * failures kept in the backlog). -EIO when some were not stored.
+ */
+static int put_held(struct store *s)
+{
+	const struct backlog_entry *e;
+	int ret = 0;
+
+	if (s->held.n && put_held_at_once(s)) {
+		while (s->held.n)
+			backlog_pop(&s->held);
+		return 0;
+	}
+	while ((e = backlog_peek(&s->held))) {
+		if (put_one(s, &e->meta, e->pprof, e->len))
+			ret = -EIO;
+		backlog_pop(&s->held);
+	}
+	return ret;
+}
+
+int store_end_interval(struct store *s)
 {
 	char kept[32], cap[32];
+	int ret = put_held(s);
 	uint64_t dropped = s->backlog.dropped - s->dropped_before;
 
 	if (!s->interval_failed && !dropped)
-		return;
+		return ret;
 	format_bytes(s->backlog.bytes, kept, sizeof(kept));
 	format_bytes(s->backlog.cap, cap, sizeof(cap));
 	/* one line per interval, no application in it: the rate limiter's summary stays true */
@@ -257,6 +331,7 @@ void store_end_interval(struct store *s)
 		  " oldest dropped this interval, %" PRIu64 " since the start",
 		  s->interval_failed, s->last_error, s->backlog.n, kept, cap, dropped,
 		  s->backlog.dropped);
+	return ret;
 }
 
 void store_damaged(struct store *s, const char *why)
@@ -314,6 +389,7 @@ void store_close(struct store *s)
 		return;
 	if (s->backlog.n)
 		store_flush(s);
+	put_held(s); /* none: every interval's end writes them */
 	format_bytes(s->backlog.bytes, kept, sizeof(kept));
 	if (s->backlog.n)
 		log_err("stopping with %" PRIu64
@@ -325,5 +401,6 @@ void store_close(struct store *s)
 			  "full) since the start",
 			  s->backlog.dropped);
 	backlog_free(&s->backlog);
+	backlog_free(&s->held);
 	free(s);
 }

@@ -23,10 +23,19 @@ struct store *store_open(struct history *h, const struct ember_config *cfg);
  * before an interval's stores, so that profiles land in their order.
  */
 void store_flush(struct store *s);
-/* 0: stored; 1: kept in the backlog (or dropped from it, counted); -errno: refused input. */
+/*
+ * One of the interval's profiles (copied): held for store_end_interval(),
+ * 0; while storing fails, tried now: 0 stored, 1 kept in the backlog (or
+ * dropped from it, counted), -errno refused input.
+ */
 int store_put(struct store *s, const struct history_meta *m, const uint8_t *pprof, size_t len);
-/* After an interval's stores: logs what this interval could not store. */
-void store_end_interval(struct store *s);
+/*
+ * After an interval's store_put()s: writes what they held in one
+ * transaction (one by one where that fails: the failures kept in the
+ * backlog), and logs what this interval could not store. -EIO when some
+ * profile was not stored.
+ */
+int store_end_interval(struct store *s);
 /* A prune or another reader said the file is damaged: moved aside as a store would. */
 void store_damaged(struct store *s, const char *why);
 /*
@@ -34,7 +43,7 @@ void store_damaged(struct store *s, const char *why);
  * page the writer has cached is found before a store trips on it.
  */
 void store_check(struct store *s);
-/* Profiles written by store_put() and store_flush(). */
+/* Profiles written since the start (store_end_interval(), store_flush()). */
 uint64_t store_stored(const struct store *s);
 void store_status(const struct store *s, struct status_store *out);
 /* A last flush, then logs what could not be stored (a stop), and frees. Accepts NULL. */

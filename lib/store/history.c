@@ -646,3 +646,26 @@ int history_put(struct history *h, const struct history_meta *m, const uint8_t *
 		ret = hist_prepare(h, insert_sql, &h->insert);
 	return ret ? ret : hist_put_row(h, h->insert, m, pprof, len, 0, id_out);
 }
+
+int history_put_all(struct history *h, const struct history_put *v, size_t n)
+{
+	int ret, rc;
+
+	if (!h || (n && !v))
+		return -EINVAL;
+	if (h->read_only)
+		return -EROFS;
+	if (!n)
+		return 0;
+	ret = hist_follow(h);
+	if (!ret)
+		ret = hist_prepare(h, insert_sql, &h->insert);
+	if (ret)
+		return ret;
+	rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return sqlite_errno(rc);
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = hist_put_row(h, h->insert, &v[i].meta, v[i].pprof, v[i].len, 0, NULL);
+	return hist_end_transaction(h, ret);
+}

@@ -65,6 +65,19 @@ const char *history_path(const struct history *h);
 int history_put(struct history *h, const struct history_meta *m, const uint8_t *pprof, size_t len,
 		int64_t *id_out);
 
+/* One profile of history_put_all(). */
+struct history_put {
+	struct history_meta meta;
+	const uint8_t *pprof; /* uncompressed */
+	size_t len;
+};
+/*
+ * Stores v[0..n) as history_put() would, in one transaction: all of them, or
+ * none (the first error). The pages they share (the table's last leaf, the
+ * indexes') are written to the WAL once, where n puts wrote them n times.
+ */
+int history_put_all(struct history *h, const struct history_put *v, size_t n);
+
 /* Calls cb for each matching row, oldest first; with_blob decompresses the
  * profile (a corrupt blob is reported to cb as pprof == NULL, not an error).
  * A non-zero return of cb stops and is returned. */

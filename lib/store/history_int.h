@@ -106,6 +106,8 @@ int hist_push_stmt(struct history *h, enum push_stmt which, bool writes, sqlite3
 int hist_step_done(sqlite3_stmt *st);
 char *hist_dup_column(sqlite3_stmt *st, int col);
 int hist_state_set_int(struct history *h, const char *key, int64_t v);
+/* Ends the transaction that BEGIN IMMEDIATE opened: committed when ret is 0, else rolled back. */
+int hist_end_transaction(struct history *h, int ret);
 
 /* history.c: closes the file and opens h->path again (a replaced file), in place. */
 int hist_reopen(struct history *h);

@@ -173,8 +173,7 @@ int history_mark(struct history *h, int64_t id, enum history_push_state state, c
 	return step_changed(h, st);
 }
 
-/* Ends the transaction that BEGIN IMMEDIATE opened: committed when ret is 0, else rolled back. */
-static int end_transaction(struct history *h, int ret)
+int hist_end_transaction(struct history *h, int ret)
 {
 	int rc = sqlite3_exec(h->db, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
 
@@ -206,7 +205,7 @@ int history_mark_all(struct history *h, const struct history_verdict *v, size_t 
 		if (ret == -ENOENT)
 			ret = 0;
 	}
-	return end_transaction(h, ret);
+	return hist_end_transaction(h, ret);
 }
 
 int history_mark_attempt(struct history *h, int64_t id, const char *message, int64_t now_ns)
@@ -401,7 +400,7 @@ int history_collector_save(struct history *h, const struct history_collector_sta
 		ret = history_state_set(h, KEY_LAST_ERROR, s->last_error);
 	if (!ret)
 		ret = hist_state_set_int(h, KEY_OUTAGE, s->outage_since_ns);
-	return end_transaction(h, ret);
+	return hist_end_transaction(h, ret);
 }
 
 int history_collector_load(struct history *h, struct history_collector_state *s)

@@ -350,6 +350,92 @@ START_TEST(test_put_refuses_bad_input)
 }
 END_TEST
 
+/* The WAL's size now (0 when there is none). */
+static int64_t wal_bytes(void)
+{
+	char path[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/history.db-wal", datadir);
+	return stat(path, &st) ? 0 : (int64_t)st.st_size;
+}
+
+#define PUT_ALL_ROWS 12
+
+/* Row i of test_put_all's interval: two types, six applications. */
+static struct history_put put_all_row(int i, uint8_t *buf, size_t len, char *app, size_t app_len)
+{
+	snprintf(app, app_len, "app%d", i / 2);
+	memset(buf, 'a' + i, len);
+	return (struct history_put){.meta = {.start_ns = 100,
+					     .end_ns = 110,
+					     .type = i % 2 ? "memory_growth" : "cpu",
+					     .app = app,
+					     .labels = "env=test",
+					     .samples = (uint64_t)i + 1,
+					     .processes = 1},
+				    .pprof = buf,
+				    .len = len};
+}
+
+/*
+ * An interval's profiles in one transaction: every one stored and read back,
+ * with a fraction of the WAL that as many single puts write; a bad one among
+ * them stores none.
+ */
+START_TEST(test_put_all)
+{
+	static uint8_t bufs[PUT_ALL_ROWS][40];
+	char apps[PUT_ALL_ROWS][8];
+	struct history_put v[PUT_ALL_ROWS];
+	struct history *h = open_rw(), *ro;
+	int64_t one_by_one, at_once;
+	struct seen seen;
+
+	for (int i = 0; i < PUT_ALL_ROWS; i++)
+		v[i] = put_all_row(i, bufs[i], sizeof(bufs[i]), apps[i], sizeof(apps[i]));
+	/* the same rows one by one, then at once, each from an empty WAL */
+	sql("PRAGMA wal_checkpoint(TRUNCATE)");
+	ck_assert_int_eq(wal_bytes(), 0);
+	for (int i = 0; i < PUT_ALL_ROWS; i++)
+		ck_assert_int_eq(history_put(h, &v[i].meta, v[i].pprof, v[i].len, NULL), 0);
+	one_by_one = wal_bytes();
+	sql("DELETE FROM profiles; PRAGMA wal_checkpoint(TRUNCATE)");
+	ck_assert_int_eq(wal_bytes(), 0);
+	ck_assert_int_eq(history_put_all(h, v, PUT_ALL_ROWS), 0);
+	at_once = wal_bytes();
+	ck_assert_msg(at_once > 0 && at_once * 4 < one_by_one,
+		      "the WAL took %lld bytes at once, %lld one by one", (long long)at_once,
+		      (long long)one_by_one);
+
+	seen = query(h, INT64_MIN, INT64_MAX, NULL, NULL, true);
+	ck_assert_int_eq(seen.n, PUT_ALL_ROWS);
+	for (int i = 0; i < PUT_ALL_ROWS; i++) {
+		ck_assert_str_eq(seen.rows[i].type, v[i].meta.type);
+		ck_assert_str_eq(seen.rows[i].app, apps[i]);
+		ck_assert_uint_eq(seen.rows[i].samples, (uint64_t)i + 1);
+		ck_assert_uint_eq(seen.rows[i].pprof_len, sizeof(bufs[i]));
+		ck_assert_mem_eq(seen.rows[i].pprof, bufs[i], sizeof(bufs[i]));
+	}
+
+	/* one bad row (no type): none of the others is stored either */
+	v[PUT_ALL_ROWS / 2].meta.type = "";
+	ck_assert_int_eq(history_put_all(h, v, PUT_ALL_ROWS), -EINVAL);
+	ck_assert_int_eq(query(h, INT64_MIN, INT64_MAX, NULL, NULL, false).n, PUT_ALL_ROWS);
+	/* and the handle goes on storing */
+	ck_assert_int_eq(history_put_all(h, v, 2), 0);
+	ck_assert_int_eq(query(h, INT64_MIN, INT64_MAX, NULL, NULL, false).n, PUT_ALL_ROWS + 2);
+
+	ck_assert_int_eq(history_put_all(h, NULL, 0), 0);
+	ck_assert_int_eq(history_put_all(h, NULL, 1), -EINVAL);
+	ro = history_open(datadir, true, NULL);
+	ck_assert_ptr_nonnull(ro);
+	ck_assert_int_eq(history_put_all(ro, v, 1), -EROFS);
+	history_close(ro);
+	history_close(h);
+}
+END_TEST
+
 /*
  * emberctl opens read-only while emberd writes: committed rows are visible,
  * an open write transaction neither blocks the reader nor shows through.
@@ -1541,6 +1627,7 @@ Suite *history_suite(void)
 	tcase_add_test(tc, test_window_overlap);
 	tcase_add_test(tc, test_filters);
 	tcase_add_test(tc, test_order);
+	tcase_add_test(tc, test_put_all);
 	tcase_add_test(tc, test_callback_stops);
 	tcase_add_test(tc, test_put_refuses_bad_input);
 	tcase_add_test(tc, test_reader_beside_writer);
