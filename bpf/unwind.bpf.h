@@ -137,28 +137,43 @@ struct {
 	__type(value, struct ember_rt_exe);
 } rt_exes SEC(".maps");
 
+/*
+ * Refills the window around addr (ember_unwind_window_at()): 0; 1 where the
+ * word at addr fits in no window (read it alone); -1 where it cannot be read.
+ * A global subprogram: verified once, not at every read that may refill.
+ */
+UW_GLOBAL int uw_env_refill(struct uw_env *win, __u64 addr)
+{
+	__u64 lo, len;
+
+	if (!win)
+		return 1;
+	ember_unwind_window_at(addr, &lo, &len);
+	if (!len)
+		return 1;
+	win->len = 0;
+	if (bpf_probe_read_user(win->buf, len & (UW_WINDOW * 2 - 1), (const void *)lo))
+		return -1;
+	win->base = lo;
+	win->len = len;
+	return 0;
+}
+
 /* Reads the word at user address addr, through the window when there is one. */
 static __always_inline bool uw_env_read(struct uw_env *win, __u64 *v, __u64 addr)
 {
-	__u64 off, len;
+	__u64 off;
+	int got;
 
 	if (!win)
 		return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
-	off = addr - win->base;
-	if (addr < win->base || off + sizeof(*v) > win->len) {
-		/* refill from addr, up to UW_WINDOW bytes within its page */
-		len = 4096 - (addr & 4095);
-		if (len > UW_WINDOW)
-			len = UW_WINDOW;
-		if (len < sizeof(*v))
-			return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
-		win->len = 0;
-		if (bpf_probe_read_user(win->buf, len & (UW_WINDOW * 2 - 1), (const void *)addr))
-			return false;
-		win->base = addr;
-		win->len = len;
-		off = 0;
+	if (addr < win->base || addr - win->base + sizeof(*v) > win->len) {
+		got = uw_env_refill(win, addr);
+		if (got)
+			return got > 0 &&
+			       bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
 	}
+	off = addr - win->base;
 	if (off > UW_WINDOW - sizeof(*v))
 		return false;
 	*v = *(const __u64 *)(win->buf + off);

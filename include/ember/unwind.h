@@ -128,6 +128,32 @@ _Static_assert(sizeof(struct ember_unwind_proc) ==
  * window); the host's walk counts the reads it would take (lib/symbols/uwalk.c).
  */
 #define EMBER_UNWIND_WINDOW 512
+/*
+ * Bytes below the word asked for that a refill takes too: a V8 frame's slots
+ * lie just below its frame pointer and are read after the frame pointer's
+ * own words (a Node stack's refills: 32 -> 17 a walk with 64).
+ */
+#define EMBER_UNWIND_WINDOW_BELOW 64
+
+/*
+ * Where the window is refilled for a read at addr: from *lo, *len bytes, all
+ * within addr's page (the next one may not be mapped), at most
+ * EMBER_UNWIND_WINDOW; *len 0 where the word at addr does not fit.
+ */
+static inline __attribute__((always_inline)) void ember_unwind_window_at(__u64 addr, __u64 *lo,
+									 __u64 *len)
+{
+	__u64 page = addr & ~4095ull;
+
+	*lo = addr - EMBER_UNWIND_WINDOW_BELOW;
+	if (*lo < page || *lo > addr)
+		*lo = page;
+	*len = 4096 - (*lo & 4095);
+	if (*len > EMBER_UNWIND_WINDOW)
+		*len = EMBER_UNWIND_WINDOW;
+	if (*len < addr - *lo + 8)
+		*len = 0;
+}
 
 /* Rules the walk remembers per CPU (an address range and its row, by process): 96 KiB a CPU. */
 #define EMBER_UNWIND_CACHE_SLOTS 2048

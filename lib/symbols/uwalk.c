@@ -55,15 +55,14 @@ static __u64 uw_walks;
 /* Counts a kernel read of the stack word at addr: one where its window would be refilled. */
 static void uw_env_count_read(struct uw_env *env, __u64 addr)
 {
-	__u64 len = 4096 - (addr & 4095); /* as bpf/unwind.bpf.h's uw_env_read() */
+	__u64 lo, len;
 
 	if (addr >= env->win_base && addr - env->win_base + sizeof(__u64) <= env->win_len)
 		return;
 	env->cost->stack_reads++;
-	if (len > EMBER_UNWIND_WINDOW)
-		len = EMBER_UNWIND_WINDOW;
-	if (len >= sizeof(__u64)) {
-		env->win_base = addr;
+	ember_unwind_window_at(addr, &lo, &len); /* as bpf/unwind.bpf.h's uw_env_read() */
+	if (len) {
+		env->win_base = lo;
 		env->win_len = len;
 	}
 }

@@ -810,6 +810,86 @@ START_TEST(test_v8_memo)
 }
 END_TEST
 
+/*
+ * Where the stack window is refilled (the kernel's and the host's count, one
+ * source): from 64 bytes below the word asked for, never outside its page.
+ */
+START_TEST(test_window_at)
+{
+	const __u64 page = STACK;
+	__u64 lo, len;
+
+	/* mid-page: the frame slots below a frame pointer come along */
+	ember_unwind_window_at(page + 0x800, &lo, &len);
+	ck_assert_uint_eq(lo, page + 0x800 - EMBER_UNWIND_WINDOW_BELOW);
+	ck_assert_uint_eq(len, EMBER_UNWIND_WINDOW);
+	/* near the page's start: from its start, never from the page below (maybe unmapped) */
+	ember_unwind_window_at(page + 0x10, &lo, &len);
+	ck_assert_uint_eq(lo, page);
+	ck_assert_uint_eq(len, EMBER_UNWIND_WINDOW);
+	/* near its end: up to its end, never into the next page */
+	ember_unwind_window_at(page + 0xf80, &lo, &len);
+	ck_assert_uint_eq(lo, page + 0xf40);
+	ck_assert_uint_eq(len, 0xc0);
+	ember_unwind_window_at(page + 0xff8, &lo, &len); /* the page's last word */
+	ck_assert_uint_eq(lo, page + 0xfb8);
+	ck_assert_uint_eq(len, 0x48);
+	/* a word across the page's end: no window, read on its own */
+	ember_unwind_window_at(page + 0xffc, &lo, &len);
+	ck_assert_uint_eq(len, 0);
+	/* the first page: no wrap below 0 */
+	ember_unwind_window_at(0x20, &lo, &len);
+	ck_assert_uint_eq(lo, 0);
+	ck_assert_uint_eq(len, EMBER_UNWIND_WINDOW);
+}
+END_TEST
+
+/*
+ * A native frame's return address is read before its saved rbp, 8 below it,
+ * and the JavaScript frame it returns to has its slots below its frame
+ * pointer: one window, refilled at the return address, holds them all.
+ */
+START_TEST(test_window_below)
+{
+	const uint64_t builtins = 0x7f0000100000ull, jit = 0x7f0000200000ull;
+	const uint64_t fn = HEAP + 0x100, map_fn = HEAP + 0x200, sfi = HEAP + 0x300;
+	const uint64_t code = HEAP + 0x900, map_code = HEAP + 0xa00;
+	const uint64_t ret = 0x7f0000005678ull, ctx = HEAP + 0x801;
+	/* the leaf's frame: CFA = rsp + 0x890, rbp saved below its return address */
+	uint64_t sp = STACK + 0x100, cfa = sp + 0x890, bp2 = cfa + 0x30;
+	struct uwalk_rows src = {find, &fx};
+	struct uwalk_stack stk = {fx.stack, STACK, sizeof(fx.stack)};
+	struct uwalk_mem live = {.read = live_read, .v8_memo = v8_memo};
+	struct uwalk_regs regs = {.ip = TEXT + 0x10, .sp = sp};
+	struct ember_rt_proc *rt = &fx.proc.rt;
+
+	memset(heap, 0, sizeof(heap));
+	memset(v8_memo, 0, sizeof(v8_memo));
+	v8_rt(rt, builtins, 32);
+	rt->off[EMBER_V8_JSFUNC_CODE] = 24;
+	v8_code_rt(rt);
+	heap_put(fn, map_fn + 1);
+	heap_put(map_fn + 12, 2005);
+	heap_put(fn + 24, code + 1);
+	heap_put(fn + 32, sfi + 1);
+	v8_code(code, map_code, jit, 12);
+	heap_put(map_code + 12, 187);
+	add_row(0x000, EMBER_CFA_RSP, 0x890, EMBER_RBP_CFA, -16);
+	put(cfa - 8, jit + 0x40);
+	put(cfa - 16, bp2);
+	put(bp2 - 16, fn + 1);
+	put(bp2 - 8, ctx);
+	put(bp2, 0);
+	put(bp2 + 8, ret);
+
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){TEXT + 0x10, EMBER_RT_WORD(EMBER_RT_V8, 0x40, code), ret}, 3);
+	ck_assert_uint_eq(fx.res.by_table, 1);
+	/* one window from 64 bytes below the return address: its frame's and the next's words */
+	ck_assert_uint_eq(fx.res.stack_reads, 1);
+}
+END_TEST
+
 /* The search: the row in force and the pcs it covers. */
 START_TEST(test_search)
 {
@@ -854,6 +934,8 @@ Suite *uwalk_suite(void)
 	tcase_add_test(tc, test_v8_frame_from_copy);
 	tcase_add_test(tc, test_v8_dispatch);
 	tcase_add_test(tc, test_v8_memo);
+	tcase_add_test(tc, test_window_at);
+	tcase_add_test(tc, test_window_below);
 	suite_add_tcase(s, tc);
 	return s;
 }
