@@ -649,22 +649,16 @@ int history_put(struct history *h, const struct history_meta *m, const uint8_t *
 
 int history_put_all(struct history *h, const struct history_put *v, size_t n)
 {
-	int ret, rc;
+	int ret = hist_batch_ok(h, v, n);
 
-	if (!h || (n && !v))
-		return -EINVAL;
-	if (h->read_only)
-		return -EROFS;
-	if (!n)
-		return 0;
-	ret = hist_follow(h);
+	if (!ret)
+		ret = hist_follow(h); /* before the transaction: it may open the file anew */
 	if (!ret)
 		ret = hist_prepare(h, insert_sql, &h->insert);
+	if (!ret)
+		ret = hist_begin_transaction(h);
 	if (ret)
-		return ret;
-	rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
-		return sqlite_errno(rc);
+		return ret > 0 ? 0 : ret;
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = hist_put_row(h, h->insert, &v[i].meta, v[i].pprof, v[i].len, 0, NULL);
 	return hist_end_transaction(h, ret);

@@ -106,6 +106,10 @@ int hist_push_stmt(struct history *h, enum push_stmt which, bool writes, sqlite3
 int hist_step_done(sqlite3_stmt *st);
 char *hist_dup_column(sqlite3_stmt *st, int col);
 int hist_state_set_int(struct history *h, const char *key, int64_t v);
+/* A write of n items at v in one transaction: 0 to go on, 1 when n is 0, or -errno. */
+int hist_batch_ok(const struct history *h, const void *v, size_t n);
+/* BEGIN IMMEDIATE: 0 or -errno. */
+int hist_begin_transaction(struct history *h);
 /* Ends the transaction that BEGIN IMMEDIATE opened: committed when ret is 0, else rolled back. */
 int hist_end_transaction(struct history *h, int ret);
 

@@ -173,6 +173,25 @@ int history_mark(struct history *h, int64_t id, enum history_push_state state, c
 	return step_changed(h, st);
 }
 
+int hist_batch_ok(const struct history *h, const void *v, size_t n)
+{
+	if (!h || (n && !v))
+		return -EINVAL;
+	if (h->read_only)
+		return -EROFS;
+	return n ? 0 : 1;
+}
+
+int hist_begin_transaction(struct history *h)
+{
+	int rc;
+
+	if (!h->db)
+		return -EIO; /* a damaged file that could neither be moved nor opened again */
+	rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : sqlite_errno(rc);
+}
+
 int hist_end_transaction(struct history *h, int ret)
 {
 	int rc = sqlite3_exec(h->db, ret ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL);
@@ -187,19 +206,12 @@ int hist_end_transaction(struct history *h, int ret)
 
 int history_mark_all(struct history *h, const struct history_verdict *v, size_t n)
 {
-	int ret = 0, rc;
+	int ret = hist_batch_ok(h, v, n);
 
-	if (!h || (n && !v))
-		return -EINVAL;
-	if (h->read_only)
-		return -EROFS;
-	if (!n)
-		return 0;
-	if (!h->db)
-		return -EIO; /* a damaged file that could neither be moved nor opened again */
-	rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
-		return sqlite_errno(rc);
+	if (!ret)
+		ret = hist_begin_transaction(h);
+	if (ret)
+		return ret > 0 ? 0 : ret;
 	for (size_t i = 0; i < n && !ret; i++) {
 		ret = history_mark(h, v[i].id, v[i].state, v[i].message, v[i].at_ns);
 		if (ret == -ENOENT)
