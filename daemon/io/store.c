@@ -303,8 +303,7 @@ static int put_held(struct store *s)
 	int ret = 0;
 
 	if (s->held.n && put_held_at_once(s)) {
-		while (s->held.n)
-			backlog_pop(&s->held);
+		backlog_free(&s->held); /* empties it: its cap stays */
 		return 0;
 	}
 	while ((e = backlog_peek(&s->held))) {

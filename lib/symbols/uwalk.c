@@ -60,7 +60,7 @@ static void uw_env_count_read(struct uw_env *env, __u64 addr)
 	if (addr >= env->win_base && addr - env->win_base + sizeof(__u64) <= env->win_len)
 		return;
 	env->cost->stack_reads++;
-	ember_unwind_window_at(addr, &lo, &len); /* as bpf/unwind.bpf.h's uw_env_read() */
+	ember_unwind_window_at(addr, &lo, &len); /* as bpf/unwind.bpf.h's uw_env_refill() */
 	if (len) {
 		env->win_base = lo;
 		env->win_len = len;
