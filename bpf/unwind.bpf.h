@@ -235,6 +235,25 @@ static __always_inline struct ember_v8_memo *uw_env_v8_memo(struct uw_env *env, 
 }
 
 /*
+ * The CPython walk's code objects found lately (struct ember_py_code_memo),
+ * per CPU, as v8_memo.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EMBER_PY_CODE_MEMO_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ember_py_code_memo);
+} py_code_memo SEC(".maps");
+
+/* Slot i of this CPU's CPython code memo. */
+static __always_inline struct ember_py_code_memo *uw_env_py_code_memo(struct uw_env *env, __u32 i)
+{
+	(void)env;
+	i &= EMBER_PY_CODE_MEMO_SLOTS - 1;
+	return bpf_map_lookup_elem(&py_code_memo, &i);
+}
+
+/*
  * Per thread: its CPython thread state as its last walk found it
  * (uwalk_rt.bpf.h's uw_py_thread_frame()), gone with the thread.
  */

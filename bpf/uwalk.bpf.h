@@ -23,6 +23,9 @@
  *       (the walk running, told from every other that used the same memo; 0: none told)
  *   struct ember_v8_memo *uw_env_v8_memo(struct uw_env *env, __u32 i);
  *       (slot i, below EMBER_V8_MEMO_SLOTS, of the V8 walk's memo of functions, or NULL)
+ *   struct ember_py_code_memo *uw_env_py_code_memo(struct uw_env *env, __u32 i);
+ *       (slot i, below EMBER_PY_CODE_MEMO_SLOTS, of the CPython walk's memo of code
+ *       objects, or NULL: none kept)
  *   __u64 uw_env_tp(struct uw_env *env, __u32 tid);
  *       (thread tid's thread pointer, x86-64's fs_base, or 0: not known)
  *   bool uw_env_row(const uw_row_src *src, __u32 i, struct ember_unwind_row *out);

@@ -53,7 +53,12 @@ _Static_assert(sizeof(struct uw_rt) == 32, "struct uw_rt has no hole");
 #define UW_PY_POWER_STEPS 1
 /* The scratch's word after those: the code object last found to be one (uw_py_code()). */
 #define UW_PY_CODE_OK 2
-_Static_assert(UW_PY_CODE_OK < EMBER_RT_SCRATCH_WORDS, "the scratch holds the walk's memos");
+/*
+ * And the walked process, tgid << 32 | the generation of its entry, under which
+ * code objects are kept across walks (uw_py_code()); 0: none, kept for this walk only.
+ */
+#define UW_PY_WHO 3
+_Static_assert(UW_PY_WHO < EMBER_RT_SCRATCH_WORDS, "the scratch holds the walk's memos");
 #define UW_PY_FRAME_BYTES (UW_PY_FRAME_WORDS * 8)
 _Static_assert(UW_PY_FRAME_BYTES <= EMBER_RT_WINDOW, "a frame's record fits the window");
 /* _PyInterpreterFrame.owner of a C stack's entry frame (3.12+: FRAME_OWNED_BY_CSTACK). */
@@ -194,22 +199,46 @@ static __always_inline bool uw_py_read_frame(struct uw_env *env, __u64 addr, __u
 }
 
 /*
+ * The code memo's slot for code object code of the walked process (a hash of
+ * its address, Fibonacci's), or NULL: none kept, or no process told.
+ */
+static __always_inline struct ember_py_code_memo *uw_py_code_memo(struct uw_env *env, __u64 code)
+{
+	if (!(env->rt[UW_PY_WHO] & 0xffffffff))
+		return NULL;
+	return uw_env_py_code_memo(env, (__u32)((code >> 3) * 0x9e3779b97f4a7c15ull >>
+						(64 - EMBER_PY_CODE_MEMO_BITS)));
+}
+
+/*
  * Whether code is a code object (its type's): a frame's f_code, checked once
- * for a run of frames of one function (a recursion), remembered in the scratch.
+ * for a run of frames of one function (a recursion), remembered in the
+ * scratch, and once while it stays in the code memo's slot for it.
  */
 static __always_inline bool uw_py_code(struct uw_env *env, const struct ember_rt_proc *info,
 				       __u64 code)
 {
-	__u64 type = 0;
+	struct ember_py_code_memo *m;
+	__u64 who = env->rt[UW_PY_WHO], type = 0;
 
 	if (!code)
 		return false;
 	if (code == env->rt[UW_PY_CODE_OK])
 		return true;
+	m = uw_py_code_memo(env, code);
+	if (m && m->code == code && m->tgid == (__u32)(who >> 32) && m->gen == (__u32)who) {
+		env->rt[UW_PY_CODE_OK] = code;
+		return true;
+	}
 	if (!uw_env_read_mem(env, &type, sizeof(type), code + UW_PY_OB_TYPE) ||
 	    type != info->addr[1])
 		return false;
 	env->rt[UW_PY_CODE_OK] = code;
+	if (m) {
+		m->code = code;
+		m->tgid = (__u32)(who >> 32);
+		m->gen = (__u32)who;
+	}
 	return true;
 }
 
@@ -315,9 +344,12 @@ static __always_inline bool uw_rt_text(const struct uw_frame *f, const struct em
 	       (at >= info->text[2] && at < info->text[3]);
 }
 
-/* Finds thread tid's innermost interpreter frame: the chain's walk starts there. */
+/*
+ * Finds thread tid's innermost interpreter frame: the chain's walk starts
+ * there. who: the walked process (UW_PY_WHO), or 0.
+ */
 static __always_inline void uw_py_start(struct uw_rt *rt, const struct ember_rt_proc *info,
-					struct uw_env *env, __u32 tid)
+					struct uw_env *env, __u32 tid, __u64 who)
 {
 	rt->started = 1;
 	rt->cur = uw_py_thread_frame(info, env, tid);
@@ -327,6 +359,7 @@ static __always_inline void uw_py_start(struct uw_rt *rt, const struct ember_rt_
 		env->rt[UW_PY_TORTOISE] = rt->cur;
 		env->rt[UW_PY_POWER_STEPS] = 1ull << 32;
 		env->rt[UW_PY_CODE_OK] = 0;
+		env->rt[UW_PY_WHO] = who;
 		env->rt_len = 0;
 	}
 }
@@ -393,7 +426,7 @@ UW_GLOBAL int uw_rt_frame(struct uw_frame *f, struct uw_rt *rt,
 	if (trace)
 		return uw_py_replay(rt, trace);
 	if (!rt->started)
-		uw_py_start(rt, info, env, f->tid);
+		uw_py_start(rt, info, env, f->tid, (__u64)f->tgid << 32 | f->gen);
 	return uw_py_next(rt, info, env);
 }
 
@@ -435,7 +468,7 @@ UW_GLOBAL int uw_py_begin(struct uw_rt *rt, const struct ember_rt_proc *info, st
 {
 	if (!rt || !info)
 		return 0;
-	uw_py_start(rt, info, env, tid);
+	uw_py_start(rt, info, env, tid, 0); /* a process not loaded: no generation to keep under */
 	return rt->cur != 0;
 }
 

@@ -89,7 +89,7 @@ enum ember_py_off {
 };
 #define EMBER_RT_OFF_MAX 56
 /* Words of the runtime walk's memos (the walk's environment holds them: uwalk_rt.bpf.h). */
-#define EMBER_RT_SCRATCH_WORDS 3
+#define EMBER_RT_SCRATCH_WORDS 4
 /*
  * A thread's own CPython thread state, remembered from its last walk (the
  * kernel's task storage, bpf/unwind.bpf.h; the host walk's caller's): one
@@ -99,6 +99,21 @@ enum ember_py_off {
 struct ember_py_ts_memo {
 	__u64 runtime;
 	__u64 ts;
+};
+
+/*
+ * A CPython code object the walk found to be one (its type read), kept in a
+ * direct-mapped table by its address (per CPU: bpf/unwind.bpf.h's
+ * py_code_memo; the host walk's caller's): a frame of a function met again
+ * costs no read of its code object. A live frame holds its code, which CPython
+ * never moves; the type read is a check against a torn or garbage frame, and
+ * the host reads the type again when it names the frame.
+ */
+#define EMBER_PY_CODE_MEMO_BITS 6
+#define EMBER_PY_CODE_MEMO_SLOTS (1u << EMBER_PY_CODE_MEMO_BITS)
+struct ember_py_code_memo {
+	__u64 code;	 /* the code object's address; 0: none */
+	__u32 tgid, gen; /* its process, and the generation of the process's entry */
 };
 
 /*

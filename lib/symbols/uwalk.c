@@ -147,6 +147,14 @@ static struct ember_v8_memo *uw_env_v8_memo(struct uw_env *env, __u32 i)
 	return &env->v8_one;
 }
 
+/* Slot i of the caller's CPython code memo, or NULL: each code object's type is read. */
+static struct ember_py_code_memo *uw_env_py_code_memo(struct uw_env *env, __u32 i)
+{
+	if (!env || !env->mem || !env->mem->py_code_memo)
+		return NULL;
+	return &env->mem->py_code_memo[i & (EMBER_PY_CODE_MEMO_SLOTS - 1)];
+}
+
 /* The walked thread's pointer, as the caller knows it (a copy's walk does not: 0). */
 static __u64 uw_env_tp(struct uw_env *env, __u32 tid)
 {

@@ -89,6 +89,8 @@ struct uwalk_mem {
 	struct ember_py_ts_memo *ts_memo; /* the walked thread's, as the kernel keeps; or NULL */
 	/* the V8 walk's functions, EMBER_V8_MEMO_SLOTS kept between walks of one process; or NULL */
 	struct ember_v8_memo *v8_memo;
+	/* CPython's code objects, EMBER_PY_CODE_MEMO_SLOTS kept between walks of one process; or NULL */
+	struct ember_py_code_memo *py_code_memo;
 	uint64_t tp; /* the walked thread's pointer (x86-64's fs_base); 0: not known */
 };
 

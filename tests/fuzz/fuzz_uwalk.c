@@ -145,8 +145,10 @@ static void v8_proc(struct ember_unwind_proc *proc, bool dispatch)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct ember_v8_memo memo[EMBER_V8_MEMO_SLOTS];
+	static struct ember_py_code_memo codes[EMBER_PY_CODE_MEMO_SLOTS];
 	struct heap heap;
-	struct uwalk_mem mem = {.read = heap_read, .arg = &heap, .v8_memo = memo};
+	struct uwalk_mem mem = {
+		.read = heap_read, .arg = &heap, .v8_memo = memo, .py_code_memo = codes};
 	const struct uwalk_mem *live = NULL;
 	static struct ember_unwind_proc proc;
 	static struct uwalk_result res;
@@ -159,6 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct uwalk_stack stk;
 
 	memset(&proc, 0, sizeof(proc));
+	proc.gen = 1; /* one process to the memos, across inputs: what they kept may be stale */
 	if (!take(&data, &size, regs, sizeof(regs)) || !take(&data, &size, &n, 1))
 		return 0;
 	for (uint8_t i = 0; i < n % (MAPS_MAX + 1); i++) {

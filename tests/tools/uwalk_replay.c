@@ -106,6 +106,8 @@ struct replay {
 	struct rt_cache *rt_names;
 	struct ember_py_ts_memo ts_memo; /* the stopped thread's, kept as the kernel keeps it */
 	struct ember_v8_memo v8_memo[EMBER_V8_MEMO_SLOTS]; /* V8's functions, as a CPU's */
+	struct ember_py_code_memo
+		py_code_memo[EMBER_PY_CODE_MEMO_SLOTS]; /* CPython's, as a CPU's */
 	unsigned rt_frames, rt_samples, rt_shown;
 	/* the kernel's cost of the walks (struct uwalk_result's), summed: the runtime walk's under -R */
 	uint64_t walks, stack_reads, mem_reads, mem_bytes, rules;
@@ -291,8 +293,11 @@ static void runtime_walk(struct replay *r, const struct uwalk_rows *src,
 			 const struct uwalk_stack *stk, struct uwalk_regs *uregs)
 {
 	static struct uwalk_result res;
-	struct uwalk_mem mem = {
-		.read = read_rt, .arg = r, .ts_memo = &r->ts_memo, .v8_memo = r->v8_memo};
+	struct uwalk_mem mem = {.read = read_rt,
+				.arg = r,
+				.ts_memo = &r->ts_memo,
+				.v8_memo = r->v8_memo,
+				.py_code_memo = r->py_code_memo};
 	struct rt_mem rmem = {read_rt, r, NULL};
 	struct rt_name name;
 

@@ -1174,6 +1174,73 @@ START_TEST(test_walk_bad_code)
 }
 END_TEST
 
+/* py_walk() with the thread's memo of its state and a CPU's memo of code objects (or NULL). */
+static void py_walk_codes(struct ember_py_ts_memo *ts, struct ember_py_code_memo *codes)
+{
+	struct uwalk_rows src = {NULL, NULL};
+	struct uwalk_stack stk = {wx.stack, STACK, sizeof(wx.stack)};
+	struct uwalk_mem mem = {.read = pm_read, .ts_memo = ts, .py_code_memo = codes};
+	struct uwalk_regs regs = {.ip = LEAF, .sp = SP, .bp = BP(0), .tid = TID};
+
+	uwalk_mem(&wx.proc, &src, &stk, &mem, &regs, &wx.res);
+}
+
+/*
+ * Code objects kept across walks of a process (the kernel's py_code_memo, per
+ * CPU): a walk that met them reads none of their types again; a new
+ * generation of the process's entry (a process after another at its pid, or
+ * its mappings changed), or a walk of no known generation, reads and checks
+ * them anew. A code object kept is trusted while its slot holds it: a live
+ * frame holds its code, which CPython never moves; the host checks the type
+ * again when it names it.
+ */
+START_TEST(test_walk_code_memo)
+{
+	const uint64_t want[] = {LEAF, W(3), W(2), RA_C, W(1), W(0), RA_MAIN};
+
+	for (uint32_t minor = 11; minor <= 13; minor++) {
+		struct ember_py_code_memo codes[EMBER_PY_CODE_MEMO_SLOTS] = {0};
+		struct ember_py_ts_memo ts = {0};
+		uint32_t unkept, kept;
+
+		py_two_runs(minor);
+		wx.proc.gen = 5;
+		py_walk_codes(&ts,
+			      NULL); /* the thread's state found: each walk below reads it once */
+		py_walk_codes(&ts, NULL);
+		expect_walk(want, 7);
+		unkept = wx.res.mem_reads;
+		py_walk_codes(&ts, codes);
+		expect_walk(want, 7);
+		ck_assert_uint_eq(wx.res.mem_reads, unkept); /* each code object read, and kept */
+		py_walk_codes(&ts, codes);
+		expect_walk(want, 7);
+		kept = wx.res.mem_reads;
+		ck_assert_uint_eq(unkept - kept, 4); /* codes 3, 2, 1, 0: none read again */
+
+		/* trusted while kept: the host's naming checks the type again */
+		pm_u64(PM_CODE(2) + 8, CODE_TYPE + 8);
+		py_walk_codes(&ts, codes);
+		expect_walk(want, 7);
+		ck_assert_uint_eq(wx.res.mem_reads, kept);
+		/* another generation of the process: read and checked anew */
+		wx.proc.gen = 6;
+		py_walk_codes(&ts, codes);
+		expect_cut((const uint64_t[]){W(3)}, 1);
+		pm_u64(PM_CODE(2) + 8, CODE_TYPE);
+		py_walk_codes(&ts, codes);
+		expect_walk(want, 7);
+		py_walk_codes(&ts, codes);
+		ck_assert_uint_eq(wx.res.mem_reads, kept);
+		/* no generation known (a process not loaded): nothing kept across walks */
+		wx.proc.gen = 0;
+		py_walk_codes(&ts, codes);
+		expect_walk(want, 7);
+		ck_assert_uint_eq(wx.res.mem_reads, unkept);
+	}
+}
+END_TEST
+
 /*
  * A deferred sample's walk (daemon/sample/deferred.c): the chain read at the sample
  * (uwalk_rt_trace(), the kernel's uw_py_trace()) gives what the walk of the
@@ -1427,6 +1494,7 @@ Suite *python_suite(void)
 	tcase_add_test(walk, test_walk_no_thread);
 	tcase_add_test(walk, test_walk_memo);
 	tcase_add_test(walk, test_walk_bad_code);
+	tcase_add_test(walk, test_walk_code_memo);
 	tcase_add_test(walk, test_walk_cycle);
 	tcase_add_test(walk, test_walk_traced);
 	tcase_add_test(walk, test_walk_unsupported);
