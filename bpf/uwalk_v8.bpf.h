@@ -376,6 +376,33 @@ static __always_inline bool uw_v8_jit(const struct uw_frame *f,
 	return false;
 }
 
+/*
+ * Whether frame f of function func runs what m keeps of it, so that no word
+ * of the heap need be read: its pc in the Code kept (its JIT code, or the
+ * interpreter's entry), or, in the binary's builtins, an interpreted frame
+ * (a Smi bytecode offset: a baseline frame keeps its feedback vector there)
+ * of the BytecodeArray kept. A live frame holds its function and its code,
+ * and a Code or BytecodeArray is one function's; what this cannot see is
+ * another function at func's address running code made where the kept Code
+ * was, both moved or freed since and others made there. Taken as checked
+ * in this walk (a recursion's frames, and V8 13.6's dispatch entry, read no
+ * more).
+ */
+static __always_inline bool uw_v8_runs_kept(struct ember_v8_memo *m, const struct uw_frame *f,
+					    const struct ember_rt_proc *rt, struct uw_env *env,
+					    __u64 func, __u64 *slot /* 2 words of room */)
+{
+	if (m->func != func || m->tgid != f->tgid || m->gen != f->gen)
+		return false;
+	if (!(m->code && f->ip >= m->start && f->ip - m->start < m->size) &&
+	    (!m->bytecode || f->ip < rt->text[0] || f->ip >= rt->text[1] ||
+	     !uw_v8_stack(env, slot, 2, f->bp - rt->off[EMBER_V8_FP_BYTECODE_OFFSET]) ||
+	     (slot[0] & 1) || slot[1] != m->bytecode))
+		return false;
+	m->walk = uw_env_walk(env);
+	return true;
+}
+
 /* The memo's slot for function func: a hash of its address (Fibonacci's). */
 static __always_inline struct ember_v8_memo *uw_v8_memo_of(struct uw_env *env, __u64 func)
 {
@@ -398,6 +425,7 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f,
 	union uw_v8_room room = {};
 	struct ember_v8_memo *m;
 	bool builtins = f->ip >= rt->text[0] && f->ip < rt->text[1];
+	__u64 func;
 
 	if (rt->flags & EMBER_RT_F_UNSUPPORTED)
 		return false;
@@ -407,8 +435,10 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f,
 	if (f->bp < f->sp || !uw_v8_stack(env, room.w, 2, f->bp - rt->off[EMBER_V8_FP_FUNCTION]) ||
 	    !uw_v8_is_obj(room.w[1]) || !uw_v8_is_obj(room.w[0]))
 		return false;
-	m = uw_v8_memo_of(env, room.w[0]);
-	if (!m || !uw_v8_memo_fn(m, f, rt, env, room.w[0]))
+	func = room.w[0];
+	m = uw_v8_memo_of(env, func);
+	if (!m ||
+	    (!uw_v8_runs_kept(m, f, rt, env, func, room.w) && !uw_v8_memo_fn(m, f, rt, env, func)))
 		return false;
 	/*
 	 * In the binary's builtins, a frame that is not interpreted is a

@@ -253,8 +253,9 @@ _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_p
 /*
  * A JavaScript function the V8 walk read (bpf/uwalk_v8.bpf.h), kept in a
  * direct-mapped table by its address (per CPU: bpf/unwind.bpf.h's v8_memo;
- * the host walk's caller's): a function met again, as in a recursive or a
- * repeated stack, costs one read of its header, compared with what was read
+ * the host walk's caller's): a frame of a function met again that runs the
+ * Code or BytecodeArray kept costs no read; another, as in a recursive or a
+ * repeated stack, one read of its header, compared with what was read
  * before, where reading it whole took six to twelve (its map and type, its
  * shared info, its code, the Code's fields).
  */

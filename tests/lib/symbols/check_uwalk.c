@@ -637,8 +637,10 @@ END_TEST
 
 /*
  * The V8 memo (struct ember_v8_memo), kept between walks as the kernel keeps
- * it per CPU: a function met again costs the read of its header (V8 13.6: and
- * of its dispatch entry), and its words are the same as when read whole; what
+ * it per CPU: a frame of a function met again that runs the Code kept (its pc
+ * there), or an interpreted frame of the BytecodeArray kept, costs no read of
+ * the heap, and its words are the same as when read whole; another frame of it
+ * costs the read of its header (V8 13.6: and of its dispatch entry), and what
  * changed in between (its code, shared info, map, an interpreted frame's
  * BytecodeArray, the process) is read anew, never taken from the memo.
  */
@@ -695,21 +697,28 @@ START_TEST(test_v8_memo)
 	put(bp + 8, ret);
 	fx.proc.nmaps = 0;
 
-	/* read whole, then again from the memo: one read, the same words */
+	/* read whole, then again from the memo: its pc in the Code kept, no read, the same words */
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code), ret}, 2);
 	whole = fx.res.mem_reads;
 	ck_assert_uint_ge(whole, 3);
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code), ret}, 2);
-	ck_assert_uint_eq(fx.res.mem_reads, 1);
-	/* a recursion: the function's frame under its own, its header read once a walk */
+	ck_assert_uint_eq(fx.res.mem_reads, 0);
+	/* a recursion: the function's frame under its own */
 	recurse(bp, jit + 0x80, fn, ctx, ret);
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code),
 				      EMBER_RT_WORD(EMBER_RT_V8, 0x80, code), ret},
 		   3);
+	ck_assert_uint_eq(fx.res.mem_reads, 0);
+	/* its header read once a walk where its frames' pcs lie outside the Code kept */
+	recurse(bp, jit + 0x12345, fn, ctx, ret);
+	regs.ip = jit + 0x12340;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.ips[1], EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, 0x2345, fn));
 	ck_assert_uint_eq(fx.res.mem_reads, 1);
+	regs.ip = jit + 0x40;
 	recurse(bp, 0, 0, 0, ret);
 	/* a function at the end of readable memory: its words read one by one */
 	{
@@ -734,20 +743,31 @@ START_TEST(test_v8_memo)
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code2));
 	ck_assert_uint_eq(fx.res.mem_reads, 2);
-	/* another shared info: the word names it */
-	heap_put(code2 + 48, (uint64_t)10 << 32); /* baseline: named by the shared info */
-	heap_put(fn + 24, code + 1);
-	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res); /* code read anew */
-	heap_put(fn + 24, code2 + 1);
+	/*
+	 * another shared info, seen where the header is read (a pc outside the
+	 * Code kept): the Code read anew (a baseline one, named by the shared
+	 * info), then kept
+	 */
+	heap_put(code2 + 48, (uint64_t)10 << 32);
 	heap_put(fn + 32, sfi2 + 1);
+	regs.ip = jit + 0x12345;
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.mem_reads, 2);
+	regs.ip = jit + 0x1040;
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_WORD_V8_BASELINE, 0x40, sfi2));
-	/* the same address now another object (a map of no function's type): no word */
+	ck_assert_uint_eq(fx.res.mem_reads, 0);
+	/*
+	 * the same address now another object (a map of no function's type),
+	 * read where the pc is not in the Code kept: no word
+	 */
 	heap_put(fn, map_bca + 1);
 	heap_put(map_bca + 12, 170);
+	regs.ip = jit + 0x12345;
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], regs.ip);
 	ck_assert_uint_eq(fx.res.rt_frames, 0);
+	regs.ip = jit + 0x1040;
 	heap_put(fn, map_fn + 1);
 	/* another process (or its entry's next generation): the function read whole again */
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
@@ -772,7 +792,27 @@ START_TEST(test_v8_memo)
 	ck_assert_uint_eq(fx.res.mem_reads, 3); /* header, the array's map and type */
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 7, sfi2));
-	ck_assert_uint_eq(fx.res.mem_reads, 1);
+	ck_assert_uint_eq(fx.res.mem_reads, 0); /* the BytecodeArray kept: nothing read */
+	/* another BytecodeArray in its slot: its header read again (here, another shared info) */
+	{
+		const uint64_t bca2 = HEAP + 0x600;
+
+		heap_put(bca2, map_bca + 1);
+		heap_put(fn + 32, sfi + 1);
+		put(bp - 24, bca2 + 1);
+		uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+		ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 7, sfi));
+		heap_put(fn + 32, sfi2 + 1);
+		put(bp - 24, bca + 1);
+	}
+	/*
+	 * a baseline frame (its feedback vector where the offset was) calling a
+	 * builtin: its header read, and the Code its function runs
+	 */
+	put(bp - 32, bca + 0x41);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	ck_assert_uint_eq(fx.res.mem_reads, 2);
+	put(bp - 32, (uint64_t)(7 + 40 - 1) << 32);
 	put(bp - 24, ctx);
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], builtins + 0x40);
@@ -796,11 +836,13 @@ START_TEST(test_v8_memo)
 	ck_assert_uint_gt(fx.res.mem_reads, 2);
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
 	ck_assert_uint_eq(fx.res.ips[0], EMBER_RT_WORD(EMBER_RT_V8, 0x40, code));
-	ck_assert_uint_eq(fx.res.mem_reads, 2);
-	recurse(bp, jit + 0x80, fn, ctx, ret); /* the entry too read once a walk */
+	ck_assert_uint_eq(fx.res.mem_reads, 0);	  /* its pc in the Code kept */
+	recurse(bp, jit + 0x12345, fn, ctx, ret); /* elsewhere: header and entry, once a walk */
+	regs.ip = jit + 0x12340;
 	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
-	ck_assert_uint_eq(fx.res.ips[1], EMBER_RT_WORD(EMBER_RT_V8, 0x80, code));
+	ck_assert_uint_eq(fx.res.ips[1], EMBER_RT_WORD(EMBER_RT_WORD_V8_OSR, 0x2345, fn));
 	ck_assert_uint_eq(fx.res.mem_reads, 2);
+	regs.ip = jit + 0x40;
 	recurse(bp, 0, 0, 0, ret);
 	heap_put(code2 + 48, (uint64_t)12 << 32);
 	heap_put(table + 2 * EMBER_V8_DISPATCH_ENTRY + 8, (code2 + 1) << 16 | 2);
