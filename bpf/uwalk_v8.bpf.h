@@ -403,11 +403,27 @@ static __always_inline bool uw_v8_runs_kept(struct ember_v8_memo *m, const struc
 	return true;
 }
 
-/* The memo's slot for function func: a hash of its address (Fibonacci's). */
-static __always_inline struct ember_v8_memo *uw_v8_memo_of(struct uw_env *env, __u64 func)
+/*
+ * The memo's slot for function func of f's process: of the two a hash of its
+ * address (Fibonacci's) gives, the one holding it, else the one this walk
+ * has not used (so that two functions of one stack do not take turns), else
+ * the first.
+ */
+static __always_inline struct ember_v8_memo *uw_v8_memo_of(struct uw_env *env,
+							   const struct uw_frame *f, __u64 func)
 {
-	return uw_env_v8_memo(
-		env, (__u32)((func >> 3) * 0x9e3779b97f4a7c15ull >> (64 - EMBER_V8_MEMO_BITS)));
+	__u32 h = (__u32)((func >> 3) * 0x9e3779b97f4a7c15ull >> (64 - EMBER_V8_MEMO_BITS));
+	struct ember_v8_memo *a = uw_env_v8_memo(env, h), *b;
+	__u64 walk = uw_env_walk(env);
+
+	if (!a || (a->func == func && a->tgid == f->tgid && a->gen == f->gen))
+		return a;
+	b = uw_env_v8_memo(env, h ^ 1);
+	if (!b || b == a)
+		return a;
+	if (b->func == func && b->tgid == f->tgid && b->gen == f->gen)
+		return b;
+	return walk && a->walk == walk ? b : a;
 }
 
 /*
@@ -436,7 +452,7 @@ static __always_inline bool uw_v8_frame(const struct uw_frame *f,
 	    !uw_v8_is_obj(room.w[1]) || !uw_v8_is_obj(room.w[0]))
 		return false;
 	func = room.w[0];
-	m = uw_v8_memo_of(env, func);
+	m = uw_v8_memo_of(env, f, func);
 	if (!m ||
 	    (!uw_v8_runs_kept(m, f, rt, env, func, room.w) && !uw_v8_memo_fn(m, f, rt, env, func)))
 		return false;

@@ -852,6 +852,70 @@ START_TEST(test_v8_memo)
 }
 END_TEST
 
+/* The memo's first slot for function fn (tagged): bpf/uwalk_v8.bpf.h's hash. */
+static uint32_t v8_memo_slot(uint64_t fn)
+{
+	return (uint32_t)((fn >> 3) * 0x9e3779b97f4a7c15ull >> (64 - EMBER_V8_MEMO_BITS));
+}
+
+/*
+ * Two functions of one stack whose addresses hash to the same slots are both
+ * kept (two slots a hash): the next walk reads neither.
+ */
+START_TEST(test_v8_memo_ways)
+{
+	const uint64_t builtins = 0x7f0000100000ull, jit = 0x7f0000200000ull;
+	const uint64_t map_fn = HEAP + 0x200, sfi = HEAP + 0x300, code = HEAP + 0x900;
+	const uint64_t map_code = HEAP + 0xa00, ret = 0x7f0000005678ull, ctx = HEAP + 0x801;
+	uint64_t f1 = 0, f2 = 0, bp = STACK + 0x180;
+	struct uwalk_rows src = {find, &fx};
+	struct uwalk_stack stk = {fx.stack, STACK, sizeof(fx.stack)};
+	struct uwalk_mem live = {.read = live_read, .v8_memo = v8_memo};
+	struct uwalk_regs regs = {.ip = jit + 0x40, .sp = STACK + 0x100, .bp = bp};
+	struct ember_rt_proc *rt = &fx.proc.rt;
+
+	/* two places for a function's 40 bytes, above the other objects, of one slot */
+	for (uint64_t a = HEAP + 0xb00; a < HEAP + 0xfd8 && !f2; a += 8)
+		for (uint64_t b = a + 40; b <= HEAP + 0xfd8 && !f2; b += 8)
+			if (v8_memo_slot(a + 1) == v8_memo_slot(b + 1)) {
+				f1 = a;
+				f2 = b;
+			}
+	ck_assert_uint_ne(f2, 0);
+	memset(heap, 0, sizeof(heap));
+	memset(v8_memo, 0, sizeof(v8_memo));
+	v8_rt(rt, builtins, 32);
+	rt->off[EMBER_V8_JSFUNC_CODE] = 24;
+	v8_code_rt(rt);
+	heap_put(map_fn + 12, 2005);
+	heap_put(map_code + 12, 187);
+	v8_code(code, map_code, jit, 12);
+	for (int i = 0; i < 2; i++) {
+		uint64_t fn = i ? f2 : f1;
+
+		heap_put(fn, map_fn + 1);
+		heap_put(fn + 24, code + 1);
+		heap_put(fn + 32, sfi + 1);
+	}
+	put(bp - 16, f1 + 1);
+	put(bp - 8, ctx);
+	recurse(bp, jit + 0x80, f2, ctx, ret);
+	fx.proc.nmaps = 0;
+
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code),
+				      EMBER_RT_WORD(EMBER_RT_V8, 0x80, code), ret},
+		   3);
+	ck_assert_uint_gt(fx.res.mem_reads, 4);
+	uwalk_mem(&fx.proc, &src, &stk, &live, &regs, &fx.res);
+	expect_ips((const uint64_t[]){EMBER_RT_WORD(EMBER_RT_V8, 0x40, code),
+				      EMBER_RT_WORD(EMBER_RT_V8, 0x80, code), ret},
+		   3);
+	ck_assert_uint_eq(fx.res.mem_reads, 0);
+	recurse(bp, 0, 0, 0, ret);
+}
+END_TEST
+
 /*
  * Where the stack window is refilled (the kernel's and the host's count, one
  * source): from 64 bytes below the word asked for, never outside its page.
@@ -976,6 +1040,7 @@ Suite *uwalk_suite(void)
 	tcase_add_test(tc, test_v8_frame_from_copy);
 	tcase_add_test(tc, test_v8_dispatch);
 	tcase_add_test(tc, test_v8_memo);
+	tcase_add_test(tc, test_v8_memo_ways);
 	tcase_add_test(tc, test_window_at);
 	tcase_add_test(tc, test_window_below);
 	suite_add_tcase(s, tc);
