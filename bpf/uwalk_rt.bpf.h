@@ -200,14 +200,13 @@ static __always_inline bool uw_py_read_frame(struct uw_env *env, __u64 addr, __u
 
 /*
  * The code memo's slot for code object code of the walked process (a hash of
- * its address, Fibonacci's), or NULL: none kept, or no process told.
+ * its address), or NULL: none kept, or no process told.
  */
 static __always_inline struct ember_py_code_memo *uw_py_code_memo(struct uw_env *env, __u64 code)
 {
 	if (!(env->rt[UW_PY_WHO] & 0xffffffff))
 		return NULL;
-	return uw_env_py_code_memo(env, (__u32)((code >> 3) * 0x9e3779b97f4a7c15ull >>
-						(64 - EMBER_PY_CODE_MEMO_BITS)));
+	return uw_env_py_code_memo(env, ember_rt_memo_slot(code, EMBER_PY_CODE_MEMO_BITS));
 }
 
 /*

@@ -194,6 +194,13 @@ static __always_inline __u16 uw_v8_code_at(const struct ember_rt_proc *rt)
 	return 0; /* neither: its code is never reached (the map's word stands for it) */
 }
 
+/* Whether memo slot m holds function func of f's process (as this generation of its entry). */
+static __always_inline bool uw_v8_memo_holds(const struct ember_v8_memo *m,
+					     const struct uw_frame *f, __u64 func)
+{
+	return m->func == func && m->tgid == f->tgid && m->gen == f->gen;
+}
+
 /*
  * Reads JSFunction func's header (map to code field) at once into m, the
  * memo's slot for it, and checks it against what m keeps: its map (whose
@@ -210,7 +217,7 @@ static __always_inline bool uw_v8_memo_fn(struct ember_v8_memo *m, const struct 
 	__u16 type;
 
 	/* checked in this walk already (a recursion): it has not changed in the microseconds since */
-	if (walk && m->walk == walk && m->func == func && m->tgid == f->tgid && m->gen == f->gen)
+	if (walk && m->walk == walk && uw_v8_memo_holds(m, f, func))
 		return true;
 	m->walk = 0;
 	/*
@@ -229,7 +236,7 @@ static __always_inline bool uw_v8_memo_fn(struct ember_v8_memo *m, const struct 
 	code_at = rt->off[EMBER_V8_JSFUNC_CODE] != EMBER_RT_OFF_NONE ?
 			  m->head[(at_code / 8) & (EMBER_V8_HEAD_WORDS - 1)] :
 			  ((const __u32 *)m->head)[(at_code / 4) & (2 * EMBER_V8_HEAD_WORDS - 1)];
-	if (m->func != func || m->tgid != f->tgid || m->gen != f->gen || m->map != m->head[0]) {
+	if (!uw_v8_memo_holds(m, f, func) || m->map != m->head[0]) {
 		m->func = 0;
 		type = uw_v8_map_type(rt, env, m->head[0]);
 		if (type < rt->off[EMBER_V8_TYPE_JSFUNC_FIRST] ||
@@ -392,7 +399,7 @@ static __always_inline bool uw_v8_runs_kept(struct ember_v8_memo *m, const struc
 					    const struct ember_rt_proc *rt, struct uw_env *env,
 					    __u64 func, __u64 *slot /* 2 words of room */)
 {
-	if (m->func != func || m->tgid != f->tgid || m->gen != f->gen)
+	if (!uw_v8_memo_holds(m, f, func))
 		return false;
 	if (!(m->code && f->ip >= m->start && f->ip - m->start < m->size) &&
 	    (!m->bytecode || f->ip < rt->text[0] || f->ip >= rt->text[1] ||
@@ -405,23 +412,22 @@ static __always_inline bool uw_v8_runs_kept(struct ember_v8_memo *m, const struc
 
 /*
  * The memo's slot for function func of f's process: of the two a hash of its
- * address (Fibonacci's) gives, the one holding it, else the one this walk
- * has not used (so that two functions of one stack do not take turns), else
- * the first.
+ * address gives, the one holding it, else the one this walk has not used (so
+ * that two functions of one stack do not take turns), else the first.
  */
 static __always_inline struct ember_v8_memo *uw_v8_memo_of(struct uw_env *env,
 							   const struct uw_frame *f, __u64 func)
 {
-	__u32 h = (__u32)((func >> 3) * 0x9e3779b97f4a7c15ull >> (64 - EMBER_V8_MEMO_BITS));
+	__u32 h = ember_rt_memo_slot(func, EMBER_V8_MEMO_BITS);
 	struct ember_v8_memo *a = uw_env_v8_memo(env, h), *b;
 	__u64 walk = uw_env_walk(env);
 
-	if (!a || (a->func == func && a->tgid == f->tgid && a->gen == f->gen))
+	if (!a || uw_v8_memo_holds(a, f, func))
 		return a;
 	b = uw_env_v8_memo(env, h ^ 1);
 	if (!b || b == a)
 		return a;
-	if (b->func == func && b->tgid == f->tgid && b->gen == f->gen)
+	if (uw_v8_memo_holds(b, f, func))
 		return b;
 	return walk && a->walk == walk ? b : a;
 }

@@ -91,6 +91,16 @@ enum ember_py_off {
 /* Words of the runtime walk's memos (the walk's environment holds them: uwalk_rt.bpf.h). */
 #define EMBER_RT_SCRATCH_WORDS 4
 /*
+ * The first slot of a runtime walk's memo of 1 << bits slots (V8's functions,
+ * CPython's code objects) for an object at addr: Fibonacci's hash of its
+ * 8-aligned address; the kernel's and the host's walks, and the tests.
+ */
+static inline __attribute__((always_inline)) __u32 ember_rt_memo_slot(__u64 addr, __u32 bits)
+{
+	return (__u32)((addr >> 3) * 0x9e3779b97f4a7c15ull >> (64 - bits));
+}
+
+/*
  * A thread's own CPython thread state, remembered from its last walk (the
  * kernel's task storage, bpf/unwind.bpf.h; the host walk's caller's): one
  * read to check it where a search of the interpreter's threads took one or
@@ -251,8 +261,8 @@ _Static_assert(EMBER_V8_OFF_NR <= EMBER_RT_OFF_MAX, "V8's offsets fit ember_rt_p
 #define EMBER_V8_DISPATCH_CODE_SHIFT 16
 
 /*
- * A JavaScript function the V8 walk read (bpf/uwalk_v8.bpf.h), kept in a
- * direct-mapped table by its address (per CPU: bpf/unwind.bpf.h's v8_memo;
+ * A JavaScript function the V8 walk read (bpf/uwalk_v8.bpf.h), kept in one
+ * of two slots by its address (per CPU: bpf/unwind.bpf.h's v8_memo;
  * the host walk's caller's): a frame of a function met again that runs the
  * Code or BytecodeArray kept costs no read; another, as in a recursive or a
  * repeated stack, one read of its header, compared with what was read

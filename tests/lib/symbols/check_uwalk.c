@@ -852,12 +852,6 @@ START_TEST(test_v8_memo)
 }
 END_TEST
 
-/* The memo's first slot for function fn (tagged): bpf/uwalk_v8.bpf.h's hash. */
-static uint32_t v8_memo_slot(uint64_t fn)
-{
-	return (uint32_t)((fn >> 3) * 0x9e3779b97f4a7c15ull >> (64 - EMBER_V8_MEMO_BITS));
-}
-
 /*
  * Two functions of one stack whose addresses hash to the same slots are both
  * kept (two slots a hash): the next walk reads neither.
@@ -877,7 +871,8 @@ START_TEST(test_v8_memo_ways)
 	/* two places for a function's 40 bytes, above the other objects, of one slot */
 	for (uint64_t a = HEAP + 0xb00; a < HEAP + 0xfd8 && !f2; a += 8)
 		for (uint64_t b = a + 40; b <= HEAP + 0xfd8 && !f2; b += 8)
-			if (v8_memo_slot(a + 1) == v8_memo_slot(b + 1)) {
+			if (ember_rt_memo_slot(a + 1, EMBER_V8_MEMO_BITS) ==
+			    ember_rt_memo_slot(b + 1, EMBER_V8_MEMO_BITS)) {
 				f1 = a;
 				f2 = b;
 			}
